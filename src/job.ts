@@ -1,0 +1,23 @@
+/**
+ * A Job is what a handler receives: the data and its identity, bound to one hand-out's lease.
+ * `id` + `token` name this hand-out uniquely, so they can serve as an idempotency key downstream.
+ */
+
+export interface Job<T = unknown> {
+  readonly queue: string;
+  readonly id: string;
+  readonly data: T;
+  /** 1 on the first hand-out, 2 on the first retry, and so on. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** When the job was due, server clock, epoch ms. */
+  readonly dueAtMs: number;
+  readonly priority: number;
+  readonly createdAtMs: number;
+  /** This hand-out's lease token. */
+  readonly token: string;
+  /** Aborted when the worker starts closing or this hand-out's lease is lost. */
+  readonly signal: AbortSignal;
+  /** Pushes the lease deadline to `ms` from now (default: the worker's leaseMs). Throws LeaseLostError. */
+  extendLease(ms?: number): Promise<void>;
+}

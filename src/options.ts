@@ -1,0 +1,256 @@
+/**
+ * Every option of Queue, Worker and add(), documented once, with its schema. Validation happens
+ * at the call, before anything is written; the error names the field.
+ */
+import * as z from 'zod';
+import type { BackoffFunction, BackoffOptions } from './backoff.js';
+import { ValidationError } from './errors.js';
+import type { Store } from './store/store.js';
+import type { RedisConnection } from './store/redis/connection.js';
+
+export const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
+/** 9999-12-31T23:59:59.999Z */
+export const MAX_RUN_AT_MS = 253_402_300_799_999;
+export const MAX_ID_LENGTH = 256;
+export const MAX_PRIORITY = 1_000_000;
+export const MAX_ATTEMPTS = 1_000_000;
+export const DEFAULT_MAX_PAYLOAD_BYTES = 512 * 1024;
+
+function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
+  return typeof v;
+}
+
+/** A zod error callback whose message ends with the offending value. */
+function must(text: string) {
+  return { error: (iss: { input?: unknown }) => `${text} (got ${show(iss.input)})` };
+}
+
+const ms = (what: string, max: number) =>
+  z
+    .number(must(`must be a number of milliseconds`))
+    .min(0, must(`must not be negative`))
+    .max(max, must(`must be at most ${max} ms (${what})`));
+
+const idSchema = z
+  .string(must('must be a string'))
+  .min(1, must('must not be empty'))
+  .max(MAX_ID_LENGTH, must(`must be at most ${MAX_ID_LENGTH} characters`))
+  // Control characters make ids unreadable in every tool and are never meant.
+  .regex(/^[^\u0000-\u001f\u007f]+$/, must('must not contain control characters'));
+
+const delaySchema = ms('10 years', MAX_DELAY_MS);
+
+const runAtSchema = z
+  .union([z.number(), z.date()], must('must be epoch milliseconds or a Date'))
+  .transform((v) => (v instanceof Date ? v.getTime() : v))
+  .pipe(
+    z
+      .number(must('must be a valid time'))
+      .min(0, must('must not be before 1970'))
+      .max(MAX_RUN_AT_MS, must('must not be after the year 9999')),
+  );
+
+const backoffSchema = z.union(
+  [
+    z.strictObject({ type: z.literal('fixed'), delay: ms('backoff delay', MAX_DELAY_MS) }),
+    z.strictObject({
+      type: z.literal('exponential'),
+      delay: ms('backoff delay', MAX_DELAY_MS),
+      maxDelay: ms('backoff ceiling', MAX_DELAY_MS).optional(),
+      jitter: z.boolean(must('must be true or false')).optional(),
+    }),
+  ],
+  must("must be { type: 'fixed', delay } or { type: 'exponential', delay, maxDelay?, jitter? }"),
+);
+
+const attemptsSchema = z
+  .number(must('must be a whole number'))
+  .int(must('must be a whole number'))
+  .min(1, must('must be at least 1'))
+  .max(MAX_ATTEMPTS, must(`must be at most ${MAX_ATTEMPTS}`));
+
+export interface AddOptions {
+  /**
+   * The job's id. Adding an id that exists changes nothing (see `replace`), so an id derived
+   * from your data (`order:123`) makes enqueueing idempotent.
+   * @default a random UUID
+   * @example 'order:123:timeout'
+   */
+  id?: string;
+  /**
+   * Run after this many milliseconds, measured from the Redis server's clock. Fractions round up.
+   * Exclusive with `runAt`.
+   * @default 0
+   * @example 30 * 60 * 1000
+   */
+  delay?: number;
+  /** Run at this epoch time in milliseconds (or Date), compared with the Redis server's clock. */
+  runAt?: number | Date;
+  /**
+   * Among due jobs, higher runs first. Whole number in ±1,000,000.
+   * @default 0
+   */
+  priority?: number;
+  /** How many times the job may be handed out before it goes dead. @default the worker's `attempts` */
+  attempts?: number;
+  /** Delay between attempts. @default the worker's `backoff` */
+  backoff?: BackoffOptions;
+  /**
+   * When a job with this id exists and is not active, overwrite its data and options and
+   * reschedule it. An active job is never replaced.
+   * @default false
+   */
+  replace?: boolean;
+}
+
+export const addOptionsSchema = z
+  .strictObject({
+    id: idSchema.optional(),
+    delay: delaySchema.optional(),
+    runAt: runAtSchema.optional(),
+    priority: z
+      .number(must('must be a whole number'))
+      .int(must('must be a whole number'))
+      .min(-MAX_PRIORITY, must(`must be at least -${MAX_PRIORITY}`))
+      .max(MAX_PRIORITY, must(`must be at most ${MAX_PRIORITY}`))
+      .optional(),
+    attempts: attemptsSchema.optional(),
+    backoff: backoffSchema.optional(),
+    replace: z.boolean(must('must be true or false')).optional(),
+  })
+  .refine((o) => o.delay === undefined || o.runAt === undefined, {
+    error: 'and runAt cannot both be given',
+    path: ['delay'],
+  });
+
+export interface RescheduleOptions {
+  delay?: number;
+  runAt?: number | Date;
+}
+
+export const rescheduleOptionsSchema = z
+  .strictObject({ delay: delaySchema.optional(), runAt: runAtSchema.optional() })
+  .refine((o) => (o.delay === undefined) !== (o.runAt === undefined), {
+    error: 'or runAt: exactly one must be given',
+    path: ['delay'],
+  });
+
+export interface ConnectionOptions {
+  /**
+   * Where the jobs live: a Redis URL (`redis://`, `rediss://`), ioredis options, or an ioredis
+   * client (which stays yours: delayq never closes it).
+   * @default process.env.REDIS_URL, else 'redis://127.0.0.1:6379'
+   */
+  connection?: RedisConnection;
+  /**
+   * The first part of every key. Nothing outside it is read or written.
+   * @default 'dq'
+   */
+  prefix?: string;
+  /** A store to use instead of opening one from `connection` (several queues may share one). */
+  store?: Store;
+}
+
+export interface QueueOptions extends ConnectionOptions {
+  /**
+   * Largest accepted payload, in bytes of its JSON text.
+   * @default 524288 (512 KiB)
+   */
+  maxPayloadBytes?: number;
+}
+
+export interface WorkerOptions<T = unknown> extends ConnectionOptions {
+  /** Handlers running at once. @default 10 */
+  concurrency?: number;
+  /** Most jobs claimed in one round trip. @default min(concurrency, 50) */
+  batch?: number;
+  /**
+   * How long a hand-out lasts before the job may be handed to someone else. The worker renews
+   * it every third of this while the handler runs.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /** Hand-outs per job, for jobs that carry no `attempts` of their own. @default 3 */
+  attempts?: number;
+  /** Delay between attempts, for jobs without their own. @default exponential from 1 s, jittered, capped at 1 h */
+  backoff?: BackoffOptions | BackoffFunction;
+  /** How long `close()` waits for running handlers before handing their jobs back. @default 30000 */
+  closeTimeoutMs?: number;
+  /**
+   * Longest sleep without asking Redis, as a safety net for wake-up signals that can never
+   * arrive (e.g. a producer that writes the documented layout by hand and does not PUBLISH).
+   * @default 30000
+   */
+  idleCheckMs?: number;
+  /** Start claiming in the constructor. @default true */
+  autostart?: boolean;
+  /** Cap on the error text kept with a failed job. @default 8192 */
+  maxErrorLength?: number;
+  /** Ignored; keeps `T` in the options type for inference. */
+  readonly _data?: T;
+}
+
+const queueNameSchema = z
+  .string(must('must be a string'))
+  .regex(/^[A-Za-z0-9_.:-]{1,100}$/, must('must be 1-100 characters of A-Z a-z 0-9 _ . : -'));
+
+const prefixSchema = z
+  .string(must('must be a string'))
+  .regex(/^[A-Za-z0-9_.:-]{1,50}$/, must('must be 1-50 characters of A-Z a-z 0-9 _ . : -'));
+
+const connectionShape = {
+  connection: z.any().optional(),
+  prefix: prefixSchema.optional(),
+  store: z.any().optional(),
+};
+
+export const queueOptionsSchema = z.strictObject({
+  ...connectionShape,
+  maxPayloadBytes: z.number(must('must be a number')).int(must('must be a whole number')).min(1, must('must be positive')).optional(),
+});
+
+const positiveInt = (max: number) =>
+  z
+    .number(must('must be a whole number'))
+    .int(must('must be a whole number'))
+    .min(1, must('must be at least 1'))
+    .max(max, must(`must be at most ${max}`));
+
+export const workerOptionsSchema = z.strictObject({
+  ...connectionShape,
+  concurrency: positiveInt(100_000).optional(),
+  batch: positiveInt(10_000).optional(),
+  leaseMs: positiveInt(MAX_DELAY_MS).min(100, must('must be at least 100')).optional(),
+  attempts: attemptsSchema.optional(),
+  backoff: z.union([backoffSchema, z.function()], must('must be a backoff spec or a function')).optional(),
+  closeTimeoutMs: z.number(must('must be a number')).min(0, must('must not be negative')).optional(),
+  idleCheckMs: positiveInt(MAX_DELAY_MS).optional(),
+  autostart: z.boolean(must('must be true or false')).optional(),
+  maxErrorLength: positiveInt(1_000_000).optional(),
+});
+
+/** Runs a schema and turns its first issue into a ValidationError naming the field. */
+export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, field = ''): z.output<S> {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const path = [field, ...issue.path.map(String)].filter(Boolean).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = [path, issue.keys[0]].filter(Boolean).join('.');
+    throw new ValidationError(key, 'is not a known option');
+  }
+  if (issue.code === 'invalid_type' && issue.path.length === 0) {
+    throw new ValidationError(field || 'options', 'must be an object');
+  }
+  throw new ValidationError(path || 'options', issue.message);
+}
+
+export function parseQueueName(name: unknown): string {
+  return parseOptions(queueNameSchema, name, 'queue name') as string;
+}
+
+export function parseId(id: unknown): string {
+  return parseOptions(idSchema, id, 'id') as string;
+}

@@ -1,0 +1,21 @@
+/** Job data <-> the JSON text kept in the store, with the size limit checked on the way in. */
+import { ValidationError } from './errors.js';
+
+export function encodePayload(data: unknown, maxBytes: number, field = 'data'): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(data);
+  } catch (err) {
+    throw new ValidationError(field, `must be JSON-serialisable (${(err as Error).message})`);
+  }
+  if (text === undefined) {
+    if (data === undefined) return 'null';
+    throw new ValidationError(field, `must be JSON-serialisable (got ${typeof data})`);
+  }
+  // Byte length only matters near the limit; a UTF-16 length under a quarter of it cannot exceed it.
+  if (text.length * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > maxBytes) throw new ValidationError(field, `is ${bytes} bytes of JSON, over the limit of ${maxBytes} (maxPayloadBytes)`);
+  }
+  return text;
+}

@@ -1,0 +1,52 @@
+/**
+ * The only place a Redis key or channel name is built. Every key of one queue shares the hash
+ * tag `{<queue>}`, so each script touches a single Redis Cluster slot.
+ *
+ *   <prefix>:{<queue>}:scheduled   ZSET  due ms          -> job id
+ *   <prefix>:{<queue>}:ready       ZSET  -priority       -> due|seq|id (due, waiting for a worker)
+ *   <prefix>:{<queue>}:active      ZSET  lease deadline  -> job id
+ *   <prefix>:{<queue>}:dead        ZSET  time of death   -> job id
+ *   <prefix>:{<queue>}:seq         STRING counter (FIFO order, lease tokens)
+ *   <prefix>:{<queue>}:job:<id>    HASH  the job body
+ *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier"
+ */
+
+export interface QueueKeys {
+  readonly scheduled: string;
+  readonly ready: string;
+  readonly active: string;
+  readonly dead: string;
+  readonly seq: string;
+  readonly jobPrefix: string;
+  readonly wake: string;
+  /** KEYS[1..5] of every script, in the order the Lua headers give. */
+  readonly base: readonly string[];
+  /** ARGV[1..2] of every script. */
+  readonly baseArgs: readonly string[];
+}
+
+export function queueKeys(prefix: string, queue: string): QueueKeys {
+  const root = `${prefix}:{${queue}}:`;
+  const scheduled = `${root}scheduled`;
+  const ready = `${root}ready`;
+  const active = `${root}active`;
+  const dead = `${root}dead`;
+  const seq = `${root}seq`;
+  const jobPrefix = `${root}job:`;
+  const wake = `${root}wake`;
+  return {
+    scheduled,
+    ready,
+    active,
+    dead,
+    seq,
+    jobPrefix,
+    wake,
+    base: [scheduled, ready, active, dead, seq],
+    baseArgs: [jobPrefix, wake],
+  };
+}
+
+export function jobKey(keys: QueueKeys, id: string): string {
+  return keys.jobPrefix + id;
+}

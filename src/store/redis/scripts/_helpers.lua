@@ -1,0 +1,93 @@
+--[[ _helpers: pulled into every script by the `--@include _helpers.lua` line.
+Every script shares these KEYS and ARGV positions:
+  KEYS[1] scheduled (ZSET due ms -> id)       KEYS[2] ready (ZSET -priority -> due|seq|id)
+  KEYS[3] active (ZSET lease deadline -> id)  KEYS[4] dead (ZSET time of death -> id)
+  KEYS[5] seq (STRING counter: FIFO order and lease tokens)
+  ARGV[1] job key prefix (`<prefix>:{<queue>}:job:`)  ARGV[2] wake channel
+Job keys of batched scripts are built from ARGV[1]; they share the queue's hash tag, so they
+live in the same cluster slot as KEYS[1].
+Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
+(absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
+k lease token while active ('-' .. token once the lease has been given up), e last error.
+]]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local JOB_PREFIX, WAKE_CHANNEL = ARGV[1], ARGV[2]
+
+-- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- The one clock of the contract: the Redis server's.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Ready members sort (within one priority score) by due time, then by the order jobs were
+-- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
+local function ready_member(due, seq, id)
+  return string.format('%016d%016d', math.max(0, tonumber(due) or 0), tonumber(seq) or 0) .. id
+end
+
+local function ready_id(member)
+  return string.sub(member, 33)
+end
+
+local function head_score(zset)
+  local head = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
+  if head[2] then return tonumber(head[2]) end
+  return nil
+end
+
+-- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
+local function wake_if_earlier(prev_head, due)
+  if prev_head == nil or due < prev_head then
+    redis.call('PUBLISH', WAKE_CHANNEL, int(due))
+  end
+end
+
+local function schedule(id, due)
+  local prev_head = head_score(K_SCHEDULED)
+  redis.call('ZADD', K_SCHEDULED, due, id)
+  wake_if_earlier(prev_head, due)
+end
+
+-- Which set holds the job: 'scheduled', 'ready', 'active', 'dead', or nil.
+local function job_state(id, key)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled' end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return 'active' end
+  if redis.call('ZSCORE', K_DEAD, id) then return 'dead' end
+  local f = redis.call('HMGET', key, 't', 'q')
+  if f[1] and redis.call('ZSCORE', K_READY, ready_member(f[1], f[2], id)) then return 'ready' end
+  return nil
+end
+
+-- Takes a waiting job out of its set (scheduled, ready or dead).
+local function unlink_waiting(id, key, state)
+  if state == 'scheduled' then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == 'ready' then
+    local f = redis.call('HMGET', key, 't', 'q')
+    redis.call('ZREM', K_READY, ready_member(f[1], f[2], id))
+  elseif state == 'dead' then
+    redis.call('ZREM', K_DEAD, id)
+  end
+end
+
+-- The public state: a ready job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == 'ready' then return 'scheduled' end
+  return state
+end
+
+-- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound.
+local function call_chunked(cmd, key, items)
+  local n = #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + 4999, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end

@@ -1,0 +1,56 @@
+--[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
+KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq); 5+i: the key of job i
+ARGV: 1 job key prefix, 2 wake channel, 3 job count N, then 8 per job:
+      id, data, delayMs or '', runAtMs or '', priority, maxAttempts or '', backoff or '',
+      replace ('1' or '0')
+Returns: 3 per job: code (1 added, 0 exists and left alone, 2 replaced), public state, due ms
+Events: PUBLISH <wake> <due ms> when the queue's earliest due time moved earlier.
+Safe to run twice: ids are given by the caller, so a re-sent call finds the jobs and
+leaves them alone (code 0).
+]]
+--@include _helpers.lua
+
+local now = now_ms()
+local n = tonumber(ARGV[3])
+local seq = redis.call('INCRBY', K_SEQ, n) - n
+local prev_head = head_score(K_SCHEDULED)
+local min_due = nil
+local out = {}
+
+for i = 1, n do
+  local b = 4 + (i - 1) * 8
+  local id, key = ARGV[b], KEYS[5 + i]
+  local due
+  if ARGV[b + 2] ~= '' then due = now + tonumber(ARGV[b + 2]) else due = tonumber(ARGV[b + 3]) end
+
+  local code = 1
+  if redis.call('EXISTS', key) == 1 then
+    local state = job_state(id, key)
+    if ARGV[b + 7] ~= '1' or state == 'active' then
+      code = 0
+      out[#out + 1] = 0
+      out[#out + 1] = public_state(state) or 'scheduled'
+      out[#out + 1] = tonumber(redis.call('HGET', key, 't')) or 0
+    else
+      code = 2
+      unlink_waiting(id, key, state)
+      redis.call('DEL', key)
+    end
+  end
+
+  if code ~= 0 then
+    local fields = { 'd', ARGV[b + 1], 't', int(due), 'q', int(seq + i), 'c', int(now) }
+    if ARGV[b + 4] ~= '0' then fields[#fields + 1] = 'p'; fields[#fields + 1] = ARGV[b + 4] end
+    if ARGV[b + 5] ~= '' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[b + 5] end
+    if ARGV[b + 6] ~= '' then fields[#fields + 1] = 'b'; fields[#fields + 1] = ARGV[b + 6] end
+    redis.call('HSET', key, unpack(fields))
+    redis.call('ZADD', K_SCHEDULED, due, id)
+    if min_due == nil or due < min_due then min_due = due end
+    out[#out + 1] = code
+    out[#out + 1] = 'scheduled'
+    out[#out + 1] = due
+  end
+end
+
+if min_due ~= nil then wake_if_earlier(prev_head, min_due) end
+return out

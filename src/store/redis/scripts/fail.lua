@@ -1,0 +1,36 @@
+--[[ fail: ends a failed attempt: back to scheduled after a delay, or to the dead set when no
+attempts are left (or when asked to skip them).
+KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
+ARGV: 1 job key prefix, 2 wake channel, 3 id, 4 token, 5 error text, 6 retry delay ms,
+      7 straight to dead ('1' or '0'), 8 default max attempts
+Returns: { code, due ms or -1 }: code 1 retried (due is the retry's), 2 dead, 0 lease lost,
+-1 no such job. A re-sent call finds its own given-up token and answers as the first did.
+Events: PUBLISH <wake> when the retry became the queue's earliest due job.
+]]
+--@include _helpers.lua
+
+local id, token = ARGV[3], ARGV[4]
+local key = JOB_PREFIX .. id
+local f = redis.call('HMGET', key, 'k', 'a', 'm', 't')
+if f[1] == '-' .. token then
+  if redis.call('ZSCORE', K_DEAD, id) then return { 2, -1 } end
+  return { 1, tonumber(f[4]) or -1 }
+end
+if f[1] ~= token then
+  if redis.call('EXISTS', key) == 0 then return { -1, -1 } end
+  return { 0, -1 }
+end
+
+local now = now_ms()
+redis.call('ZREM', K_ACTIVE, id)
+local attempts = tonumber(f[2]) or 0
+local max = tonumber(f[3]) or tonumber(ARGV[8])
+if ARGV[7] == '1' or attempts >= max then
+  redis.call('HSET', key, 'k', '-' .. token, 'e', ARGV[5])
+  redis.call('ZADD', K_DEAD, now, id)
+  return { 2, -1 }
+end
+local due = now + tonumber(ARGV[6])
+redis.call('HSET', key, 'k', '-' .. token, 'e', ARGV[5], 't', int(due))
+schedule(id, due)
+return { 1, due }

@@ -1,0 +1,20 @@
+--[[ stats: counts by state, by the server's clock.
+KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
+ARGV: 1 job key prefix, 2 wake channel, 3 window ms
+Returns: { now ms, not-yet-promoted scheduled, ready, due in scheduled, active, dead,
+           earliest due ms or -1, due within the window in scheduled }
+]]
+--@include _helpers.lua
+
+local now = now_ms()
+local head = head_score(K_SCHEDULED) or -1
+return {
+  now,
+  redis.call('ZCARD', K_SCHEDULED),
+  redis.call('ZCARD', K_READY),
+  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now),
+  redis.call('ZCARD', K_ACTIVE),
+  redis.call('ZCARD', K_DEAD),
+  head,
+  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + tonumber(ARGV[3])),
+}

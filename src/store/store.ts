@@ -1,0 +1,111 @@
+/**
+ * The contract between Queue/Worker and a storage backend. The Redis store keeps it with one
+ * Lua script per method; an embedded store must keep the same semantics (same results for the
+ * same sequence of calls), which the conformance tests check.
+ *
+ * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
+ * data is found (and sent to the dead set) by the worker, not hidden by the store.
+ */
+import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../types.js';
+
+/** One job to write. Exactly one of delayMs / runAtMs is set. */
+export interface NewJob {
+  id: string;
+  data: string;
+  delayMs: number | undefined;
+  runAtMs: number | undefined;
+  priority: number;
+  maxAttempts: number | undefined;
+  /** Backoff spec, serialised (see backoff.ts), or undefined for the worker's default. */
+  backoff: string | undefined;
+  replace: boolean;
+}
+
+export interface StoredAddResult {
+  code: 'added' | 'exists' | 'replaced';
+  state: JobState;
+  dueAtMs: number;
+}
+
+/** A job as handed out by `claim`. */
+export interface ClaimedJob {
+  id: string;
+  token: string;
+  /** Serialised payload; undefined when the stored body has none (corrupt). */
+  data: string | undefined;
+  attempt: number;
+  maxAttempts: number | undefined;
+  backoff: string | undefined;
+  dueAtMs: number;
+  priority: number;
+  createdAtMs: number;
+  leaseExpiresAtMs: number;
+}
+
+export interface ClaimResult {
+  /** The server's clock when the claim ran. */
+  nowMs: number;
+  jobs: ClaimedJob[];
+  /** True when more jobs are due right now than were handed out. */
+  more: boolean;
+  /**
+   * The next moment something may need a worker: the earliest scheduled due time or the
+   * earliest lease deadline (an expired lease is recovered by the next claim). Undefined when
+   * the queue holds neither.
+   */
+  nextWakeMs: number | undefined;
+}
+
+/** Outcome of an ack/extend/release for one job. */
+export type LeaseOutcome = 'ok' | 'lease_lost' | 'not_found';
+
+export interface FailRequest {
+  id: string;
+  token: string;
+  /** Error text to keep with the job (already bounded in size by the caller). */
+  error: string;
+  /** Delay before the retry, measured from the server's now. */
+  retryDelayMs: number;
+  /** Skip any attempts left and go to the dead set. */
+  dead: boolean;
+  /** Used when the job carries no attempt limit of its own. */
+  defaultMaxAttempts: number;
+}
+
+export interface FailResult {
+  outcome: 'retried' | 'dead' | 'lease_lost' | 'not_found';
+  dueAtMs: number | undefined;
+}
+
+export interface LeaseRef {
+  id: string;
+  token: string;
+}
+
+export interface WakeSubscription {
+  close(): Promise<void>;
+}
+
+export interface WakeHandlers {
+  /** A job due at `dueAtMs` became the earliest scheduled job. */
+  onWake(dueAtMs: number): void;
+  /** The signal channel was (re)established; signals may have been missed before it. */
+  onResubscribed(): void;
+  onError(err: Error): void;
+}
+
+export interface Store {
+  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult>;
+  complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
+  fail(queue: string, req: FailRequest): Promise<FailResult>;
+  extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]>;
+  /** Hands active jobs back to scheduled, due now, without counting the attempt. */
+  release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
+  cancel(queue: string, id: string): Promise<CancelResult>;
+  reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
+  get(queue: string, id: string): Promise<JobInfo<string> | null>;
+  stats(queue: string, windowMs: number): Promise<QueueStats>;
+  subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription>;
+  close(): Promise<void>;
+}

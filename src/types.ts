@@ -1,0 +1,79 @@
+/**
+ * Terminology
+ *
+ * - job: one unit of work, with an id, a JSON payload (`data`) and a due time.
+ * - due time (`dueAtMs`): when the job may run, in epoch milliseconds of the Redis server's clock.
+ * - scheduled: waiting for its due time, or due and waiting for a worker ("ready").
+ * - active: handed to a worker under a lease; the worker must ack, nack or extend before
+ *   the lease deadline, or the job is handed out again.
+ * - lease token: a fresh string per hand-out. Every ack/nack/extend carries it; a stale token
+ *   is refused ("lease lost"), which fences off a worker that stalled and woke up late.
+ * - dead: out of attempts (or failed with UnrecoverableError, or its stored data is corrupt).
+ *   Kept with its last error until a person retries or purges it.
+ * - attempt: how many times the job has been handed out, counting the current hand-out.
+ */
+
+/** The states a job can be in. Each is a sorted set in Redis named after the state. */
+export type JobState = 'scheduled' | 'active' | 'dead';
+
+/** What `Queue.get` returns. */
+export interface JobInfo<T = unknown> {
+  id: string;
+  state: JobState;
+  data: T;
+  /** When the job is (or was last) due, server clock, epoch ms. */
+  dueAtMs: number;
+  /** True when the job is scheduled and its due time has passed (waiting for a worker). */
+  ready: boolean;
+  priority: number;
+  /** Hand-outs so far, the current one included. */
+  attempt: number;
+  /** The job's own attempt limit, or undefined when the worker's default applies. */
+  maxAttempts: number | undefined;
+  createdAtMs: number;
+  /** Lease deadline while active. */
+  leaseExpiresAtMs: number | undefined;
+  lastError: string | undefined;
+}
+
+export interface AddResult {
+  id: string;
+  /** False when a job with this id already existed and `replace` was not asked for. */
+  added: boolean;
+  /** True when an existing job was replaced. */
+  replaced: boolean;
+  /** The state the job is in after the call. */
+  state: JobState;
+  /** The job's due time, server clock, epoch ms (the existing job's when not added). */
+  dueAtMs: number;
+}
+
+export interface CancelResult {
+  id: string;
+  cancelled: boolean;
+  /** The job's state when it was not cancelled; undefined when there is no such job. */
+  state: JobState | undefined;
+}
+
+export interface RescheduleResult {
+  id: string;
+  rescheduled: boolean;
+  state: JobState | undefined;
+  dueAtMs: number | undefined;
+}
+
+export interface QueueStats {
+  /** Jobs waiting, due or not (the ready ones included). */
+  scheduled: number;
+  /** Scheduled jobs whose due time has passed. */
+  ready: number;
+  active: number;
+  dead: number;
+  /** Milliseconds until the earliest scheduled job is due; 0 when one is ready; undefined when none. */
+  nextDueInMs: number | undefined;
+  /** Scheduled jobs due within `windowMs` from now (ready ones included). */
+  dueWithinWindow: number;
+  windowMs: number;
+  /** The server's clock when the figures were taken. */
+  nowMs: number;
+}

@@ -1,0 +1,330 @@
+/**
+ * A Worker claims due jobs and runs a handler on each: it keeps up to `concurrency` handlers
+ * running, claims up to `batch` jobs per round trip, renews their leases, acks or fails them,
+ * and sleeps until the next due time (or a wake-up signal) when nothing is due.
+ *
+ * Constraint: every handed-out job MUST end in exactly one of ack, fail or release; a job left
+ * without one stays active until its lease runs out, which makes it late, not lost.
+ */
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
+import { UnrecoverableError } from './errors.js';
+import type { Job } from './job.js';
+import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
+import { openStore } from './store/open-store.js';
+import type { ClaimedJob, LeaseRef, Store, WakeSubscription } from './store/store.js';
+import { AckBatcher } from './worker/ack-batcher.js';
+import { HandedJob } from './worker/handed-job.js';
+import { LeaseKeeper } from './worker/lease-keeper.js';
+import { WakeTimer } from './worker/wake-timer.js';
+
+export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
+
+/** Events, past tense. Listeners that throw are reported as 'error' and never break a job's release. */
+export interface WorkerEvents<T> {
+  claimed: [job: Job<T>];
+  completed: [job: Job<T>, result: unknown];
+  failed: [job: Job<T>, error: unknown];
+  retried: [job: Job<T>, error: unknown, dueAtMs: number];
+  dead: [job: Job<T> | { id: string; token: string }, reason: string];
+  leaseLost: [job: Job<T>];
+  released: [job: Job<T>];
+  error: [error: Error];
+  closed: [];
+}
+
+const CLAIM_RETRY_MIN_MS = 100;
+const CLAIM_RETRY_MAX_MS = 5_000;
+
+function errorText(err: unknown, max: number): string {
+  let text: string;
+  if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
+  else text = `non-Error thrown: ${typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)}`;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
+  readonly queue: string;
+  readonly concurrency: number;
+  readonly batch: number;
+  readonly leaseMs: number;
+  readonly #handler: Handler<T>;
+  readonly #store: Store;
+  readonly #ownsStore: boolean;
+  readonly #attempts: number;
+  readonly #backoff: BackoffOptions | BackoffFunction;
+  readonly #closeTimeoutMs: number;
+  readonly #maxErrorLength: number;
+
+  readonly #running = new Map<string, HandedJob<T>>();
+  readonly #acks: AckBatcher;
+  readonly #timer: WakeTimer;
+  readonly #leases: LeaseKeeper;
+  /** Set by a timer, a signal or a claim that left jobs behind; cleared when a claim starts. */
+  #workAvailable = true;
+  #claiming = false;
+  #claimRetryMs = CLAIM_RETRY_MIN_MS;
+  #started = false;
+  #closing: Promise<void> | undefined;
+  #subscription: Promise<WakeSubscription | undefined> | undefined;
+  /** Settles whenever a handler ends, so close() can wait for the last one. */
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  constructor(queue: string, handler: Handler<T>, opts: WorkerOptions<T> = {}) {
+    super();
+    this.queue = parseQueueName(queue);
+    if (typeof handler !== 'function') throw new TypeError('handler must be a function');
+    const o = parseOptions(workerOptionsSchema, opts);
+    this.#handler = handler;
+    this.concurrency = o.concurrency ?? 10;
+    this.batch = o.batch ?? Math.min(this.concurrency, 50);
+    this.leaseMs = o.leaseMs ?? 30_000;
+    this.#attempts = o.attempts ?? 3;
+    this.#backoff = (opts.backoff ?? DEFAULT_BACKOFF) as BackoffOptions | BackoffFunction;
+    this.#closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
+    this.#maxErrorLength = o.maxErrorLength ?? 8192;
+    const { store, owned } = openStore(opts);
+    this.#store = store;
+    this.#ownsStore = owned;
+    this.#acks = new AckBatcher((leases) => this.#store.complete(this.queue, leases));
+    this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? 30_000);
+    this.#leases = new LeaseKeeper({
+      intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
+      running: () => [...this.#running.values()].filter((j) => !j.leaseGone),
+      extend: (leases) => this.#store.extend(this.queue, leases, this.leaseMs),
+      onLost: (job) => this.#leaseLost(job as HandedJob<T>),
+      onError: (err) => this.#emitError(err),
+    });
+    if (o.autostart !== false) this.start();
+  }
+
+  /** Starts claiming (done by the constructor unless `autostart: false`). */
+  start(): void {
+    if (this.#started || this.#closing) return;
+    this.#started = true;
+    this.#subscription = this.#store
+      .subscribe(this.queue, {
+        onWake: (dueAtMs) => this.#signalled(dueAtMs),
+        onResubscribed: () => this.#wake(),
+        onError: (err) => this.#emitError(err),
+      })
+      .catch((err) => {
+        // Without signals the worker still finds work through its idle check; it is only slower.
+        this.#emitError(err);
+        return undefined;
+      });
+    this.#leases.start();
+    this.#pump();
+  }
+
+  /** Jobs whose handlers are running. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  #signalled(dueAtMs: number): void {
+    if (dueAtMs <= this.#timer.serverNow() + 1) this.#wake();
+    else this.#timer.wakeAt(dueAtMs);
+  }
+
+  #wake(): void {
+    this.#workAvailable = true;
+    this.#pump();
+  }
+
+  #pump(): void {
+    if (this.#closing || this.#claiming || !this.#workAvailable || !this.#started) return;
+    const free = this.concurrency - this.#running.size;
+    if (free <= 0) return;
+    this.#claiming = true;
+    this.#workAvailable = false;
+    const want = Math.min(this.batch, free);
+    const sentAt = performance.now();
+    this.#store.claim(this.queue, want, this.leaseMs, this.#attempts).then(
+      (res) => {
+        this.#claiming = false;
+        this.#claimRetryMs = CLAIM_RETRY_MIN_MS;
+        this.#timer.observe(res.nowMs, sentAt, performance.now());
+        for (const c of res.jobs) this.#start(c);
+        if (res.more) this.#workAvailable = true;
+        if (!this.#closing) this.#timer.wakeAt(res.nextWakeMs);
+        this.#pump();
+      },
+      (err) => {
+        this.#claiming = false;
+        this.#emitError(err);
+        // Back off while Redis is unreachable; the timer keeps at most one retry pending.
+        this.#timer.wakeAt(this.#timer.serverNow() + this.#claimRetryMs);
+        this.#claimRetryMs = Math.min(CLAIM_RETRY_MAX_MS, this.#claimRetryMs * 2);
+      },
+    );
+  }
+
+  #start(c: ClaimedJob): void {
+    let data: unknown;
+    let corrupt: string | undefined;
+    if (c.data === undefined) corrupt = 'corrupt job: the body has no data field (d)';
+    else {
+      try {
+        data = JSON.parse(c.data);
+      } catch (err) {
+        corrupt = `corrupt job: data is not valid JSON (${(err as Error).message})`;
+      }
+    }
+    if (corrupt !== undefined) {
+      this.#buryCorrupt(c, corrupt);
+      return;
+    }
+    const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, (j, ms) => this.#extendOne(j, ms));
+    this.#running.set(job.token, job);
+    this.#emit('claimed', job);
+    Promise.resolve()
+      .then(() => this.#handler(job))
+      .then(
+        (result) => this.#finish(job, () => this.#complete(job, result)),
+        (err) => this.#finish(job, () => this.#fail(job, err)),
+      );
+  }
+
+  #finish(job: HandedJob<T>, settle: () => Promise<void>): void {
+    this.#running.delete(job.token);
+    // The slot is free once the handler returned; its ack travels with the next claim.
+    const settled = job.leaseGone ? Promise.resolve() : settle().catch((err) => this.#emitError(err));
+    void settled.finally(() => {
+      if (this.#running.size === 0) this.#idle?.resolve();
+    });
+    this.#pump();
+  }
+
+  async #complete(job: HandedJob<T>, result: unknown): Promise<void> {
+    const outcome = await this.#acks.ack(job.id, job.token);
+    if (outcome === 'lease_lost') this.#leaseLost(job);
+    else this.#emit('completed', job, result);
+  }
+
+  async #fail(job: HandedJob<T>, err: unknown): Promise<void> {
+    if (this.#closing && job.aborted) {
+      // Most likely the handler gave up because we asked it to: hand the job back, attempt unspent.
+      await this.#release([job]);
+      return;
+    }
+    this.#emit('failed', job, err);
+    const res = await this.#store.fail(this.queue, {
+      id: job.id,
+      token: job.token,
+      error: errorText(err, this.#maxErrorLength),
+      retryDelayMs: this.#retryDelay(job, err),
+      dead: err instanceof UnrecoverableError,
+      defaultMaxAttempts: this.#attempts,
+    });
+    if (res.outcome === 'retried') this.#emit('retried', job, err, res.dueAtMs!);
+    else if (res.outcome === 'dead') this.#emit('dead', job, errorText(err, this.#maxErrorLength));
+    else if (res.outcome === 'lease_lost') this.#leaseLost(job);
+  }
+
+  #retryDelay(job: HandedJob<T>, err: unknown): number {
+    const own = decodeBackoff(job.backoffSpec);
+    const policy = own ?? this.#backoff;
+    try {
+      return typeof policy === 'function' ? checkBackoffResult(policy(job.attempt, err)) : backoffDelay(policy, job.attempt);
+    } catch (e) {
+      this.#emitError(e as Error);
+      return backoffDelay(DEFAULT_BACKOFF, job.attempt);
+    }
+  }
+
+  #buryCorrupt(c: ClaimedJob, reason: string): void {
+    this.#store
+      .fail(this.queue, { id: c.id, token: c.token, error: reason, retryDelayMs: 0, dead: true, defaultMaxAttempts: this.#attempts })
+      .then(
+        () => this.#emit('dead', { id: c.id, token: c.token }, reason),
+        (err) => this.#emitError(err),
+      );
+  }
+
+  async #extendOne(job: HandedJob<T>, ms: number | undefined): Promise<boolean> {
+    const [outcome] = await this.#store.extend(this.queue, [{ id: job.id, token: job.token }], ms ?? this.leaseMs);
+    if (outcome !== 'ok') this.#leaseLost(job);
+    return outcome === 'ok';
+  }
+
+  #leaseLost(job: HandedJob<T>): void {
+    if (job.leaseGone) return;
+    job.leaseGone = true;
+    job.abort('lease lost');
+    this.#emit('leaseLost', job);
+  }
+
+  async #release(jobs: HandedJob<T>[]): Promise<void> {
+    const live = jobs.filter((j) => !j.leaseGone);
+    for (const j of live) j.leaseGone = true;
+    if (live.length === 0) return;
+    const outcomes = await this.#store.release(
+      this.queue,
+      live.map((j): LeaseRef => ({ id: j.id, token: j.token })),
+    );
+    live.forEach((j, i) => {
+      if (outcomes[i] === 'ok') this.#emit('released', j);
+    });
+  }
+
+  /**
+   * Stops claiming, asks running handlers to stop (their `signal` aborts), waits for them up
+   * to `timeoutMs`, then hands the unfinished jobs back so another worker runs them at once.
+   */
+  close(opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.#closing ??= this.#close(opts.timeoutMs ?? this.#closeTimeoutMs);
+    return this.#closing;
+  }
+
+  async #close(timeoutMs: number): Promise<void> {
+    this.#timer.stop();
+    const sub = await this.#subscription;
+    await sub?.close();
+    for (const job of this.#running.values()) job.abort('worker closing');
+    if (this.#running.size > 0) {
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.#untilIdle(),
+        new Promise<void>((resolve) => {
+          timeout = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timeout);
+    }
+    await this.#release([...this.#running.values()]).catch((err) => this.#emitError(err));
+    this.#leases.stop();
+    await this.#acks.drain();
+    // Settlements (fail/release calls) started by handlers that ended during the wait.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.#ownsStore) await this.#store.close();
+    this.#emit('closed');
+  }
+
+  #untilIdle(): Promise<void> {
+    if (this.#running.size === 0) return Promise.resolve();
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.#idle = { promise, resolve };
+    return promise;
+  }
+
+  #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
+    try {
+      (this.emit as (e: K, ...a: WorkerEvents<T>[K]) => boolean)(event, ...args);
+    } catch (err) {
+      if (event !== 'error') this.#emitError(err as Error);
+    }
+  }
+
+  #emitError(err: unknown): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (this.listenerCount('error') === 0) {
+      // An 'error' event without a listener would crash the process; a warning does not.
+      process.emitWarning(`delayq worker (${this.queue}): ${error.message}`, 'DelayqWarning');
+      return;
+    }
+    this.#emit('error', error);
+  }
+}

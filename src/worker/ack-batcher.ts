@@ -1,0 +1,51 @@
+/**
+ * An ack batcher gathers the acks of handlers that finish in the same turn of the event loop
+ * and sends them in one script run: with a fast handler, acking one job per round trip would
+ * make the Node process, not Redis, the limit.
+ */
+import type { LeaseOutcome, LeaseRef } from '../store/store.js';
+
+interface Pending extends LeaseRef {
+  resolve(outcome: LeaseOutcome): void;
+  reject(err: unknown): void;
+}
+
+export class AckBatcher {
+  #pending: Pending[] = [];
+  #scheduled = false;
+  #inFlight = new Set<Promise<void>>();
+  readonly #send: (leases: LeaseRef[]) => Promise<LeaseOutcome[]>;
+
+  constructor(send: (leases: LeaseRef[]) => Promise<LeaseOutcome[]>) {
+    this.#send = send;
+  }
+
+  ack(id: string, token: string): Promise<LeaseOutcome> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ id, token, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#pending;
+    this.#pending = [];
+    if (batch.length === 0) return;
+    const p = this.#send(batch.map(({ id, token }) => ({ id, token }))).then(
+      (outcomes) => batch.forEach((b, i) => b.resolve(outcomes[i]!)),
+      (err) => batch.forEach((b) => b.reject(err)),
+    );
+    this.#inFlight.add(p);
+    void p.finally(() => this.#inFlight.delete(p));
+  }
+
+  /** Sends what is pending now and waits for every batch under way. */
+  async drain(): Promise<void> {
+    this.#flush();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+}

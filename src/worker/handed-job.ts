@@ -1,0 +1,65 @@
+/** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
+import { LeaseLostError } from '../errors.js';
+import type { Job } from '../job.js';
+import type { ClaimedJob } from '../store/store.js';
+
+export class HandedJob<T> implements Job<T> {
+  readonly queue: string;
+  readonly id: string;
+  readonly data: T;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly dueAtMs: number;
+  readonly priority: number;
+  readonly createdAtMs: number;
+  readonly token: string;
+  /** The job's own backoff spec as stored, if it has one. */
+  readonly backoffSpec: string | undefined;
+  /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
+  leaseGone = false;
+  #controller: AbortController | undefined;
+  #abortReason: string | undefined;
+  readonly #extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>;
+
+  constructor(
+    queue: string,
+    c: ClaimedJob,
+    data: T,
+    defaultMaxAttempts: number,
+    extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>,
+  ) {
+    this.queue = queue;
+    this.id = c.id;
+    this.data = data;
+    this.attempt = c.attempt;
+    this.maxAttempts = c.maxAttempts ?? defaultMaxAttempts;
+    this.dueAtMs = c.dueAtMs;
+    this.priority = c.priority;
+    this.createdAtMs = c.createdAtMs;
+    this.token = c.token;
+    this.backoffSpec = c.backoff;
+    this.#extend = extend;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: string): void {
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  get aborted(): boolean {
+    return this.#abortReason !== undefined;
+  }
+
+  async extendLease(ms?: number): Promise<void> {
+    if (this.leaseGone || !(await this.#extend(this, ms))) throw new LeaseLostError(this.id, this.token);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * A lease keeper renews the leases of the jobs in flight, all of a worker's jobs in one call,
+ * every third of the lease, so a lease only runs out when the process stalls for two thirds of
+ * it (or dies). A job it cannot renew is reported lost.
+ */
+import type { LeaseOutcome, LeaseRef } from '../store/store.js';
+
+export interface LeaseKeeperParams {
+  intervalMs: number;
+  running: () => LeaseRef[];
+  extend: (leases: LeaseRef[]) => Promise<LeaseOutcome[]>;
+  onLost: (lease: LeaseRef) => void;
+  onError: (err: unknown) => void;
+}
+
+export class LeaseKeeper {
+  #interval: NodeJS.Timeout | undefined;
+  #busy = false;
+  readonly #p: LeaseKeeperParams;
+
+  constructor(params: LeaseKeeperParams) {
+    this.#p = params;
+  }
+
+  start(): void {
+    this.#interval ??= setInterval(() => void this.renew(), this.#p.intervalMs);
+  }
+
+  async renew(): Promise<void> {
+    // One renewal at a time: a slow one must not pile up behind itself during an outage.
+    if (this.#busy) return;
+    const leases = this.#p.running();
+    if (leases.length === 0) return;
+    this.#busy = true;
+    try {
+      const outcomes = await this.#p.extend(leases);
+      leases.forEach((l, i) => {
+        if (outcomes[i] !== 'ok') this.#p.onLost(l);
+      });
+    } catch (err) {
+      this.#p.onError(err);
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#interval);
+    this.#interval = undefined;
+  }
+}
