@@ -98,12 +98,12 @@ export class Queue<T = unknown> {
   }
 
   /** Removes a scheduled job (the order was paid: its timeout must not run). Active and dead jobs stay. */
-  cancel(id: string): Promise<CancelResult> {
+  async cancel(id: string): Promise<CancelResult> {
     return this.#store.cancel(this.name, parseId(id));
   }
 
   /** Gives a scheduled job a new due time. */
-  reschedule(id: string, when: RescheduleOptions): Promise<RescheduleResult> {
+  async reschedule(id: string, when: RescheduleOptions): Promise<RescheduleResult> {
     const o = parseOptions(rescheduleOptionsSchema, when);
     return this.#store.reschedule(
       this.name,
@@ -114,7 +114,7 @@ export class Queue<T = unknown> {
   }
 
   /** Makes a scheduled job due now. */
-  promote(id: string): Promise<RescheduleResult> {
+  async promote(id: string): Promise<RescheduleResult> {
     return this.#store.reschedule(this.name, parseId(id), 0, undefined);
   }
 
@@ -132,7 +132,7 @@ export class Queue<T = unknown> {
   }
 
   /** Counts by state, by the server's clock; `windowMs` sets `dueWithinWindow`. */
-  stats(opts: { windowMs?: number } = {}): Promise<QueueStats> {
+  async stats(opts: { windowMs?: number } = {}): Promise<QueueStats> {
     const windowMs = opts.windowMs ?? 60_000;
     if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs < 0) {
       throw new ValidationError('windowMs', `must be a non-negative number of milliseconds (got ${String(windowMs)})`);

@@ -23,16 +23,25 @@ function ownOptions(extra: RedisOptions): RedisOptions {
   return { maxRetriesPerRequest: null, enableAutoPipelining: true, ...extra };
 }
 
+/**
+ * Connection errors reach callers as rejected commands (and a Worker's 'error' event); without
+ * a listener ioredis would also print every reconnect attempt to the console.
+ */
+function quiet(client: Redis): Redis {
+  client.on('error', () => {});
+  return client;
+}
+
 export function openClient(connection: RedisConnection | undefined, extra: RedisOptions = {}): OwnedClient {
   if (connection instanceof Redis) return { client: connection, owned: false };
   if (connection === undefined || typeof connection === 'string') {
     const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-    return { client: new Redis(url, ownOptions(extra)), owned: true };
+    return { client: quiet(new Redis(url, ownOptions(extra))), owned: true };
   }
-  return { client: new Redis(ownOptions({ ...connection, ...extra })), owned: true };
+  return { client: quiet(new Redis(ownOptions({ ...connection, ...extra }))), owned: true };
 }
 
 /** A second connection to the same server, e.g. for pub/sub. Always owned by delayq. */
 export function duplicateClient(client: Redis, extra: RedisOptions = {}): Redis {
-  return client.duplicate(ownOptions(extra));
+  return quiet(client.duplicate(ownOptions(extra)));
 }
