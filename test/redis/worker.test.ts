@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Queue, RedisStore, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { deferred, serverTimeMs, until } from '../helpers/wait.js';
+
+let redis: RedisServer;
+let client: ReturnType<RedisServer['client']>;
+const open: { close(): Promise<void> }[] = [];
+before(async () => {
+  redis = await startRedis();
+  client = redis.client();
+});
+after(async () => {
+  await Promise.all(open.map((o) => o.close()));
+  await redis.stop();
+});
+
+function setup<T = unknown>() {
+  const name = uniqueName('w');
+  const queue = new Queue<T>(name, { connection: redis.url });
+  open.push(queue);
+  const worker = (handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}) => {
+    const w = new Worker<T>(name, handler, { connection: redis.url, ...opts });
+    w.on('error', () => {});
+    open.push(w);
+    return w;
+  };
+  return { name, queue, worker };
+}
+
+describe('worker', () => {
+  test('never runs a job before its due time by the server clock', async () => {
+    const { queue, worker } = setup<number>();
+    const n = 40;
+    const early: string[] = [];
+    const done = deferred();
+    let count = 0;
+    for (let i = 0; i < n; i++) await queue.add(i, { delay: 20 + (i % 10) * 15 });
+    worker(async (job) => {
+      const now = await serverTimeMs(client);
+      if (now < job.dueAtMs) early.push(`${job.id} ran at ${now}, due ${job.dueAtMs}`);
+      if (++count === n) done.resolve();
+    }, { concurrency: 5 });
+    await done.promise;
+    assert.deepEqual(early, []);
+  });
+
+  test('runs a job due at runAt, and a job added while it sleeps on a later one', async () => {
+    const { queue, worker } = setup<string>();
+    const ran = new Map<string, number>();
+    await queue.add('late', { id: 'late', delay: 60_000 });
+    worker(async (job) => {
+      ran.set(job.id, await serverTimeMs(client));
+    });
+    // Let the worker go to sleep on the job due in a minute.
+    await until(async () => (await queue.stats()).scheduled === 1, 'the late job to be scheduled');
+    const start = await serverTimeMs(client);
+    const a = await queue.add('soon', { id: 'soon', delay: 100 });
+    const b = await queue.add('at', { id: 'at', runAt: start + 150 });
+    await until(() => ran.size === 2, 'both short jobs to run', 5000);
+    assert.ok(!ran.has('late'));
+    assert.ok(ran.get('soon')! >= a.dueAtMs && ran.get('soon')! < a.dueAtMs + 500, `soon ran ${ran.get('soon')! - a.dueAtMs} ms after due`);
+    assert.ok(ran.get('at')! >= b.dueAtMs && ran.get('at')! < b.dueAtMs + 500);
+  });
+
+  test('higher priority first, then earlier due time, then first added', async () => {
+    const { queue, worker } = setup<string>();
+    const jobs: { data: string; opts: { priority: number; runAt?: number } }[] = [];
+    const base = (await serverTimeMs(client)) - 10_000;
+    // Same due time for everything but the 'older' ones, which are due earlier.
+    for (let i = 0; i < 10; i++) jobs.push({ data: `low-${i}`, opts: { priority: 0, runAt: base } });
+    for (let i = 0; i < 10; i++) jobs.push({ data: `high-${i}`, opts: { priority: 10, runAt: base } });
+    for (let i = 0; i < 5; i++) jobs.push({ data: `mid-${i}`, opts: { priority: 5, runAt: base } });
+    jobs.push({ data: 'low-older', opts: { priority: 0, runAt: base - 1 } });
+    jobs.push({ data: 'high-older', opts: { priority: 10, runAt: base - 1 } });
+    await queue.addBulk(jobs);
+    const order: string[] = [];
+    const done = deferred();
+    worker(
+      (job) => {
+        order.push(job.data);
+        if (order.length === jobs.length) done.resolve();
+      },
+      { concurrency: 1, batch: 1 },
+    );
+    await done.promise;
+    const expected = [
+      'high-older',
+      ...Array.from({ length: 10 }, (_, i) => `high-${i}`),
+      ...Array.from({ length: 5 }, (_, i) => `mid-${i}`),
+      'low-older',
+      ...Array.from({ length: 10 }, (_, i) => `low-${i}`),
+    ];
+    assert.deepEqual(order, expected);
+  });
+
+  test('claims up to `batch` jobs in one round trip', async () => {
+    const { name, queue } = setup();
+    await queue.addBulk(Array.from({ length: 25 }, (_, i) => ({ data: i })));
+    const store = new RedisStore({ connection: redis.url });
+    open.push(store);
+    const first = await store.claim(name, 10, 30_000, 3);
+    assert.equal(first.jobs.length, 10);
+    assert.equal(first.more, true);
+    assert.deepEqual(first.jobs.map((j) => j.attempt), Array(10).fill(1));
+    assert.equal(new Set(first.jobs.map((j) => j.token)).size, 10);
+    const rest = await store.claim(name, 100, 30_000, 3);
+    assert.equal(rest.jobs.length, 15);
+    assert.equal(rest.more, false);
+    assert.equal(await client.zcard(`dq:{${name}}:active`), 25);
+  });
+
+  test('two workers never get the same job', async () => {
+    const { queue, worker } = setup<number>();
+    const n = 2000;
+    await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `j${i}` } })));
+    const seen = new Map<string, number>();
+    const done = deferred();
+    const handler = (job: Job<number>) => {
+      seen.set(job.id, (seen.get(job.id) ?? 0) + 1);
+      if (seen.size === n) done.resolve();
+    };
+    const w1 = worker(handler, { concurrency: 20, batch: 7 });
+    const w2 = worker(handler, { concurrency: 20, batch: 7 });
+    await done.promise;
+    await Promise.all([w1.close(), w2.close()]);
+    assert.equal(seen.size, n);
+    assert.deepEqual([...seen.values()].filter((c) => c !== 1), []);
+    assert.equal((await queue.stats()).active, 0);
+  });
+
+  test('a producer and worker whose host clock is 10 minutes wrong still run on server time', async () => {
+    const { queue, worker } = setup<string>();
+    const realNow = Date.now;
+    Date.now = () => realNow() + 10 * 60_000;
+    try {
+      const before = await serverTimeMs(client);
+      const r = await queue.add('skewed', { delay: 300 });
+      assert.ok(r.dueAtMs >= before + 300 && r.dueAtMs < before + 300 + 1000, `due ${r.dueAtMs - before} ms after server now`);
+      const ran = deferred<number>();
+      worker(async () => ran.resolve(await serverTimeMs(client)));
+      const at = await ran.promise;
+      assert.ok(at >= r.dueAtMs && at < r.dueAtMs + 1000, `ran ${at - r.dueAtMs} ms after due`);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  test('a failing job is retried with backoff, then goes dead with its last error', async () => {
+    const { queue, worker } = setup<string>();
+    await queue.add('boom', { id: 'f1', attempts: 3, backoff: { type: 'fixed', delay: 20 } });
+    const attempts: number[] = [];
+    const dead = deferred();
+    const w = worker(
+      (job) => {
+        attempts.push(job.attempt);
+        throw new Error(`failure ${job.attempt}`);
+      },
+      { concurrency: 1 },
+    );
+    w.on('dead', () => dead.resolve());
+    await dead.promise;
+    assert.deepEqual(attempts, [1, 2, 3]);
+    const info = await queue.get('f1');
+    assert.equal(info?.state, 'dead');
+    assert.equal(info?.attempt, 3);
+    assert.match(info!.lastError!, /^Error: failure 3/);
+  });
+
+  test('close() waits for running handlers, then hands back what is still running', async () => {
+    const { queue, worker } = setup<string>();
+    await queue.add('quick', { id: 'quick' });
+    await queue.add('stuck', { id: 'stuck' });
+    const started = new Set<string>();
+    const w = worker(
+      async (job) => {
+        started.add(job.id);
+        if (job.id === 'stuck') await new Promise(() => {});
+      },
+      { concurrency: 2 },
+    );
+    const completed = new Set<string>();
+    w.on('completed', (job) => completed.add(job.id));
+    await until(() => started.size === 2, 'both jobs to start');
+    await w.close({ timeoutMs: 200 });
+    assert.ok(completed.has('quick'));
+    const stuck = await queue.get('stuck');
+    assert.equal(stuck?.state, 'scheduled');
+    assert.equal(stuck?.attempt, 0, 'a hand-back does not spend an attempt');
+    assert.equal((await queue.stats()).active, 0);
+  });
+
+  test('an idle worker sends next to no commands to Redis', async () => {
+    // A server of its own, so other tests' traffic does not count.
+    const own = await startRedis();
+    try {
+      const probe = own.client();
+      const name = uniqueName('idle');
+      const q = new Queue(name, { connection: own.url });
+      await q.add('far', { delay: 3_600_000 });
+      const w = new Worker(name, () => {}, { connection: own.url });
+      await until(async () => (await probe.info('commandstats')).includes('cmdstat_evalsha'), 'the first claim');
+      await new Promise((r) => setTimeout(r, 200));
+      const calls = async () => {
+        const text = await probe.info('commandstats');
+        let total = 0;
+        for (const m of text.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) if (m[1] !== 'info') total += Number(m[2]);
+        return total;
+      };
+      const before = await calls();
+      await new Promise((r) => setTimeout(r, 3000));
+      const idle = (await calls()) - before;
+      assert.ok(idle <= 1, `an idle worker sent ${idle} commands in 3 s`);
+      await w.close();
+      await q.close();
+    } finally {
+      await own.stop();
+    }
+  });
+});
