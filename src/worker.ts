@@ -35,6 +35,7 @@ export interface WorkerEvents<T> {
 }
 
 const CLAIM_RETRY_MIN_MS = 100;
+const MAX_CLAIMS_IN_FLIGHT = 2;
 const CLAIM_RETRY_MAX_MS = 5_000;
 
 function errorText(err: unknown, max: number): string {
@@ -61,9 +62,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #acks: AckBatcher;
   readonly #timer: WakeTimer;
   readonly #leases: LeaseKeeper;
-  /** Set by a timer, a signal or a claim that left jobs behind; cleared when a claim starts. */
+  /**
+   * Whether jobs may be due: set by a timer, a signal or a claim that left jobs behind; cleared
+   * by a claim that found no more, unless a wake-up came after that claim was sent.
+   */
   #workAvailable = true;
-  #claiming = false;
+  #wakes = 0;
+  /** Claims under way, and the handler slots they hold for the jobs they will bring. */
+  #claims = 0;
+  #reserved = 0;
   #claimRetryMs = CLAIM_RETRY_MIN_MS;
   #started = false;
   #closing: Promise<void> | undefined;
@@ -129,30 +136,38 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #wake(): void {
+    this.#wakes++;
     this.#workAvailable = true;
     this.#pump();
   }
 
   #pump(): void {
-    if (this.#closing || this.#claiming || !this.#workAvailable || !this.#started) return;
-    const free = this.concurrency - this.#running.size;
+    if (this.#closing || !this.#workAvailable || !this.#started) return;
+    // A second claim may go out while one is under way, so Redis never waits on this process
+    // while there are free slots and due jobs; more than two buys nothing.
+    if (this.#claims >= MAX_CLAIMS_IN_FLIGHT) return;
+    const free = this.concurrency - this.#running.size - this.#reserved;
     if (free <= 0) return;
-    this.#claiming = true;
-    this.#workAvailable = false;
     const want = Math.min(this.batch, free);
+    this.#claims++;
+    this.#reserved += want;
+    const wakesBefore = this.#wakes;
     const sentAt = performance.now();
     this.#store.claim(this.queue, want, this.leaseMs, this.#attempts).then(
       (res) => {
-        this.#claiming = false;
+        this.#claims--;
+        this.#reserved -= want;
         this.#claimRetryMs = CLAIM_RETRY_MIN_MS;
         this.#timer.observe(res.nowMs, sentAt, performance.now());
         for (const c of res.jobs) this.#start(c);
-        if (res.more) this.#workAvailable = true;
+        if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
         if (!this.#closing) this.#timer.wakeAt(res.nextWakeMs);
         this.#pump();
       },
       (err) => {
-        this.#claiming = false;
+        this.#claims--;
+        this.#reserved -= want;
+        this.#workAvailable = false;
         this.#emitError(err);
         // Back off while Redis is unreachable; the timer keeps at most one retry pending.
         this.#timer.wakeAt(this.#timer.serverNow() + this.#claimRetryMs);

@@ -1,5 +1,6 @@
 --[[ claim: hands out up to N due jobs, highest priority first, then earliest due, then
-first added; recovers jobs whose lease ran out on the way.
+first added; recovers jobs whose lease ran out on the way. When no more than N jobs are due,
+they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
 ARGV: 1 job key prefix, 2 wake channel, 3 N, 4 lease ms, 5 default max attempts,
       6 promote limit (due jobs moved from scheduled to ready per call),
@@ -40,57 +41,88 @@ for _, id in ipairs(expired) do
   end
 end
 
--- 2. Move due jobs into the ready set, where they are ordered by priority.
-local due_ids = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
-if #due_ids > 0 then
-  local adds = {}
-  for _, id in ipairs(due_ids) do
-    local f = redis.call('HMGET', JOB_PREFIX .. id, 't', 'q', 'p')
-    if tonumber(f[1]) then
-      adds[#adds + 1] = -(tonumber(f[3]) or 0)
-      adds[#adds + 1] = ready_member(f[1], f[2], id)
-    elseif redis.call('EXISTS', JOB_PREFIX .. id) == 1 then
-      -- A body without a usable due time is corrupt: keep it, with the reason, in the dead set.
-      redis.call('HSET', JOB_PREFIX .. id, 'e', 'corrupt job: missing or bad due time (t)')
-      redis.call('ZADD', K_DEAD, now, id)
-    end
-    -- A member without a body at all is dangling (written by hand, or half-deleted): dropped.
-  end
-  call_chunked('ZREM', K_SCHEDULED, due_ids)
-  if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
+-- 2. Pick the jobs to hand out, with the fields a worker needs.
+local picked = {} -- { id, HMGET d a m b t p c }
+local function body(id)
+  return redis.call('HMGET', JOB_PREFIX .. id, 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q')
 end
 
--- 3. Hand out the best N with fresh lease tokens.
-local out = { now, -1, 0 }
-local popped = redis.call('ZPOPMIN', K_READY, want)
-if #popped > 0 then
-  local token_base = redis.call('INCRBY', K_SEQ, #popped / 2) - #popped / 2
-  local deadline = now + lease_ms
-  local actives = {}
+local direct = nil
+if redis.call('ZCARD', K_READY) == 0 then
+  direct = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, want + 1)
+  if #direct > want then direct = nil end
+end
+
+if direct ~= nil then
+  -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
+  for _, id in ipairs(direct) do
+    local f = body(id)
+    -- A member without a body is dangling (written by hand, or half-deleted): dropped.
+    if f[1] or f[5] then picked[#picked + 1] = { id, f } end
+  end
+  if #direct > 0 then call_chunked('ZREM', K_SCHEDULED, direct) end
+  table.sort(picked, function(x, y)
+    local px, py = tonumber(x[2][6]) or 0, tonumber(y[2][6]) or 0
+    if px ~= py then return px > py end
+    local tx, ty = tonumber(x[2][5]) or 0, tonumber(y[2][5]) or 0
+    if tx ~= ty then return tx < ty end
+    return (tonumber(x[2][8]) or 0) < (tonumber(y[2][8]) or 0)
+  end)
+else
+  -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
+  -- priority order, and take the best from there.
+  local due_ids = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, tonumber(ARGV[6]))
+  if #due_ids > 0 then
+    local adds = {}
+    for _, id in ipairs(due_ids) do
+      local f = redis.call('HMGET', JOB_PREFIX .. id, 't', 'q', 'p')
+      if tonumber(f[1]) then
+        adds[#adds + 1] = -(tonumber(f[3]) or 0)
+        adds[#adds + 1] = ready_member(f[1], f[2], id)
+      elseif redis.call('EXISTS', JOB_PREFIX .. id) == 1 then
+        -- A body without a usable due time is corrupt: keep it, with the reason, in the dead set.
+        redis.call('HSET', JOB_PREFIX .. id, 'e', 'corrupt job: missing or bad due time (t)')
+        redis.call('ZADD', K_DEAD, now, id)
+      end
+    end
+    call_chunked('ZREM', K_SCHEDULED, due_ids)
+    if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
+  end
+  local popped = redis.call('ZPOPMIN', K_READY, want)
   for i = 1, #popped, 2 do
     local id = ready_id(popped[i])
-    local key = JOB_PREFIX .. id
-    local f = redis.call('HMGET', key, 'd', 'a', 'm', 'b', 't', 'p', 'c')
-    if f[5] or f[1] then
-      local attempt = (tonumber(f[2]) or 0) + 1
-      local token = int(now) .. '-' .. int(token_base + (i + 1) / 2)
-      redis.call('HSET', key, 'a', attempt, 'k', token)
-      actives[#actives + 1] = deadline
-      actives[#actives + 1] = id
-      local n = #out
-      out[n + 1] = id
-      out[n + 2] = token
-      out[n + 3] = f[1]
-      out[n + 4] = attempt
-      out[n + 5] = f[3] or ''
-      out[n + 6] = f[4] or ''
-      out[n + 7] = tonumber(f[5]) or now
-      out[n + 8] = tonumber(f[6]) or 0
-      out[n + 9] = tonumber(f[7]) or 0
-      out[n + 10] = deadline
-    end
+    local f = body(id)
+    if f[1] or f[5] then picked[#picked + 1] = { id, f } end
   end
-  if #actives > 0 then call_chunked('ZADD', K_ACTIVE, actives) end
+end
+
+-- 3. Hand them out with fresh lease tokens.
+local out = { now, -1, 0 }
+if #picked > 0 then
+  local token_base = redis.call('INCRBY', K_SEQ, #picked) - #picked
+  local token_prefix = int(now) .. '-'
+  local deadline = now + lease_ms
+  local actives = {}
+  for i, p in ipairs(picked) do
+    local id, f = p[1], p[2]
+    local attempt = (tonumber(f[2]) or 0) + 1
+    local token = token_prefix .. int(token_base + i)
+    redis.call('HSET', JOB_PREFIX .. id, 'a', attempt, 'k', token)
+    actives[#actives + 1] = deadline
+    actives[#actives + 1] = id
+    local n = #out
+    out[n + 1] = id
+    out[n + 2] = token
+    out[n + 3] = f[1]
+    out[n + 4] = attempt
+    out[n + 5] = f[3] or ''
+    out[n + 6] = f[4] or ''
+    out[n + 7] = tonumber(f[5]) or now
+    out[n + 8] = tonumber(f[6]) or 0
+    out[n + 9] = tonumber(f[7]) or 0
+    out[n + 10] = deadline
+  end
+  call_chunked('ZADD', K_ACTIVE, actives)
 end
 
 local next_due = head_score(K_SCHEDULED)
