@@ -41,3 +41,25 @@ export class UnrecoverableError extends DelayqError {
 export class StoreError extends DelayqError {
   override name = 'StoreError';
 }
+
+/** A handler ran past the worker's `timeoutMs`; the attempt fails (and is retried if attempts are left). */
+export class HandlerTimeoutError extends DelayqError {
+  override name = 'HandlerTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`handler did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * Thrown by `job.snooze()`: ends the attempt without failing it. Not an error a handler should
+ * catch; if one does and returns normally, the job is snoozed all the same.
+ */
+export class SnoozeSignal extends DelayqError {
+  override name = 'SnoozeSignal';
+  constructor(
+    readonly delayMs: number,
+    readonly deadlineAtMs: number | undefined,
+  ) {
+    super(`snoozed for ${delayMs} ms`);
+  }
+}

@@ -1,11 +1,11 @@
 /** delayq: delayed jobs on Redis sorted sets. Public exports only. */
-export { Queue, type BulkJob } from './queue.js';
+export { Queue, type BulkJob, type DeadJobInfo } from './queue.js';
 export { Worker, type Handler, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
 export type { JobState, JobInfo, AddResult, CancelResult, RescheduleResult, QueueStats } from './types.js';
-export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError } from './errors.js';
+export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
-export type { Store } from './store/store.js';
+export type { Store, VerifyReport } from './store/store.js';
 export { VERSION } from './version.js';

@@ -18,6 +18,13 @@ export interface Job<T = unknown> {
   readonly token: string;
   /** Aborted when the worker starts closing or this hand-out's lease is lost. */
   readonly signal: AbortSignal;
+  /**
+   * Not yet: run this job again in `delayMs` without spending an attempt. Throws a SnoozeSignal
+   * that ends the handler. With `deadlineAtMs` (epoch ms, server clock), a snooze that would
+   * run past it sends the job to the dead set instead ("give up after 30 minutes").
+   * @example if (order.payment === 'pending') job.snooze(30_000, { deadlineAtMs: job.createdAtMs + 30 * 60_000 });
+   */
+  snooze(delayMs: number, opts?: { deadlineAtMs?: number }): never;
   /** Pushes the lease deadline to `ms` from now (default: the worker's leaseMs). Throws LeaseLostError. */
   extendLease(ms?: number): Promise<void>;
 }

@@ -33,7 +33,7 @@ const ms = (what: string, max: number) =>
     .min(0, must(`must not be negative`))
     .max(max, must(`must be at most ${max} ms (${what})`));
 
-const idSchema = z
+export const idSchema = z
   .string(must('must be a string'))
   .min(1, must('must not be empty'))
   .max(MAX_ID_LENGTH, must(`must be at most ${MAX_ID_LENGTH} characters`))
@@ -184,6 +184,13 @@ export interface WorkerOptions<T = unknown> extends ConnectionOptions {
    * @default 30000
    */
   idleCheckMs?: number;
+  /**
+   * Longest a handler may run; past it the job's signal aborts and the attempt fails with a
+   * HandlerTimeoutError (retried while attempts are left). The lease is renewed meanwhile, so
+   * this, not `leaseMs`, bounds a slow handler.
+   * @default undefined (no limit)
+   */
+  timeoutMs?: number;
   /** Start claiming in the constructor. @default true */
   autostart?: boolean;
   /** Cap on the error text kept with a failed job. @default 8192 */
@@ -227,6 +234,7 @@ export const workerOptionsSchema = z.strictObject({
   backoff: z.union([backoffSchema, z.function()], must('must be a backoff spec or a function')).optional(),
   closeTimeoutMs: z.number(must('must be a number')).min(0, must('must not be negative')).optional(),
   idleCheckMs: positiveInt(MAX_DELAY_MS).optional(),
+  timeoutMs: positiveInt(MAX_DELAY_MS).optional(),
   autostart: z.boolean(must('must be true or false')).optional(),
   maxErrorLength: positiveInt(1_000_000).optional(),
 });

@@ -8,6 +8,7 @@ import { ValidationError } from './errors.js';
 import {
   addOptionsSchema,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  idSchema,
   parseId,
   parseOptions,
   parseQueueName,
@@ -19,7 +20,7 @@ import {
 } from './options.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import type { NewJob, Store } from './store/store.js';
+import type { DeadJob, NewJob, PurgeTarget, Store, VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, JobInfo, QueueStats, RescheduleResult } from './types.js';
 
 /** Jobs per script run in addBulk: large enough to amortise the round trip, small enough not to stall Redis. */
@@ -28,6 +29,27 @@ const BULK_CHUNK = 500;
 export interface BulkJob<T> {
   data: T;
   opts?: AddOptions;
+}
+
+/** A dead job with its payload decoded (raw text when it is not valid JSON). */
+export interface DeadJobInfo<T> extends Omit<DeadJob, 'data'> {
+  data: T | string | undefined;
+}
+
+function decode<T>(text: string | undefined): T | string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    // Corrupt bodies stay visible as text.
+    return text;
+  }
+}
+
+function idList(target: string | readonly string[], field: string): string[] {
+  const ids = typeof target === 'string' ? [target] : target;
+  if (!Array.isArray(ids)) throw new ValidationError(field, 'must be an id, a list of ids, or { all: true }');
+  return ids.map((id, i) => parseOptions(idSchema, id, Array.isArray(target) ? `${field}[${i}]` : field) as string);
 }
 
 export class Queue<T = unknown> {
@@ -138,6 +160,46 @@ export class Queue<T = unknown> {
       throw new ValidationError('windowMs', `must be a non-negative number of milliseconds (got ${String(windowMs)})`);
     }
     return this.#store.stats(this.name, windowMs);
+  }
+
+  /** The dead set: jobs out of attempts, failed for good, or corrupt. */
+  readonly dead = {
+    /** A page of dead jobs, oldest death first. */
+    list: async (opts: { offset?: number; limit?: number } = {}): Promise<{ total: number; jobs: DeadJobInfo<T>[] }> => {
+      const offset = opts.offset ?? 0;
+      const limit = opts.limit ?? 100;
+      if (!Number.isInteger(offset) || offset < 0) throw new ValidationError('offset', `must be a whole number from 0 (got ${String(offset)})`);
+      if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw new ValidationError('limit', `must be a whole number from 0 to 10000 (got ${String(limit)})`);
+      const page = await this.#store.deadList(this.name, offset, limit);
+      return { total: page.total, jobs: page.jobs.map((j) => ({ ...j, data: decode<T>(j.data) })) };
+    },
+    /** Puts dead jobs back to scheduled, due now, with a fresh set of attempts. Returns how many. */
+    retry: async (target: string | readonly string[] | { all: true }): Promise<number> => {
+      if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+        if ((target as { all?: unknown }).all !== true) throw new ValidationError('target', 'must be an id, a list of ids, or { all: true }');
+        return this.#store.deadRetry(this.name, 'all');
+      }
+      return this.#store.deadRetry(this.name, idList(target as string | string[], 'id'));
+    },
+    /** Deletes dead jobs for good. Returns how many. */
+    purge: async (target: string | readonly string[] | { all: true } | { olderThanMs: number }): Promise<number> => {
+      let t: PurgeTarget;
+      if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+        if ('all' in target && target.all === true) t = { all: true };
+        else if ('olderThanMs' in target && typeof target.olderThanMs === 'number' && Number.isFinite(target.olderThanMs) && target.olderThanMs >= 0) {
+          t = { olderThanMs: Math.floor(target.olderThanMs) };
+        } else throw new ValidationError('target', 'must be an id, a list of ids, { all: true } or { olderThanMs }');
+      } else t = { ids: idList(target as string | string[], 'id') };
+      return this.#store.deadPurge(this.name, t);
+    },
+  };
+
+  /**
+   * Walks the queue's keys and reports any job in no state or in two, entries without a body,
+   * and active jobs without a lease. For tests and incident checks; it reads the whole queue.
+   */
+  verify(): Promise<VerifyReport> {
+    return this.#store.verify(this.name);
   }
 
   async close(): Promise<void> {

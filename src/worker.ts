@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { UnrecoverableError } from './errors.js';
+import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
@@ -27,6 +27,7 @@ export interface WorkerEvents<T> {
   completed: [job: Job<T>, result: unknown];
   failed: [job: Job<T>, error: unknown];
   retried: [job: Job<T>, error: unknown, dueAtMs: number];
+  snoozed: [job: Job<T>, dueAtMs: number];
   dead: [job: Job<T> | { id: string; token: string }, reason: string];
   leaseLost: [job: Job<T>];
   released: [job: Job<T>];
@@ -57,6 +58,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #backoff: BackoffOptions | BackoffFunction;
   readonly #closeTimeoutMs: number;
   readonly #maxErrorLength: number;
+  readonly #timeoutMs: number | undefined;
 
   readonly #running = new Map<string, HandedJob<T>>();
   readonly #acks: AckBatcher;
@@ -91,6 +93,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#backoff = (opts.backoff ?? DEFAULT_BACKOFF) as BackoffOptions | BackoffFunction;
     this.#closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
     this.#maxErrorLength = o.maxErrorLength ?? 8192;
+    this.#timeoutMs = o.timeoutMs;
     const { store, owned } = openStore(opts);
     this.#store = store;
     this.#ownsStore = owned;
@@ -194,15 +197,30 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, (j, ms) => this.#extendOne(j, ms));
     this.#running.set(job.token, job);
     this.#emit('claimed', job);
-    Promise.resolve()
-      .then(() => this.#handler(job))
-      .then(
-        (result) => this.#finish(job, () => this.#complete(job, result)),
-        (err) => this.#finish(job, () => this.#fail(job, err)),
-      );
+    const run = Promise.resolve().then(() => this.#handler(job));
+    if (this.#timeoutMs !== undefined) {
+      const ms = this.#timeoutMs;
+      const timer = setTimeout(() => {
+        job.abort('timeout');
+        this.#finish(job, () => this.#fail(job, new HandlerTimeoutError(ms)));
+      }, ms);
+      const clear = () => clearTimeout(timer);
+      run.then(clear, clear);
+    }
+    run.then(
+      (result) => this.#finish(job, () => (job.snoozed ? this.#snooze(job, job.snoozed) : this.#complete(job, result))),
+      (err) =>
+        this.#finish(job, () => {
+          const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
+          return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);
+        }),
+    );
   }
 
+  /** Takes a handler's outcome, once: a handler that ends after its timeout changes nothing. */
   #finish(job: HandedJob<T>, settle: () => Promise<void>): void {
+    if (job.settled) return;
+    job.settled = true;
     this.#running.delete(job.token);
     // The slot is free once the handler returned; its ack travels with the next claim.
     const settled = job.leaseGone ? Promise.resolve() : settle().catch((err) => this.#emitError(err));
@@ -235,6 +253,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     });
     if (res.outcome === 'retried') this.#emit('retried', job, err, res.dueAtMs!);
     else if (res.outcome === 'dead') this.#emit('dead', job, errorText(err, this.#maxErrorLength));
+    else if (res.outcome === 'lease_lost') this.#leaseLost(job);
+  }
+
+  async #snooze(job: HandedJob<T>, signal: SnoozeSignal): Promise<void> {
+    const res = await this.#store.snooze(this.queue, {
+      id: job.id,
+      token: job.token,
+      delayMs: signal.delayMs,
+      deadlineAtMs: signal.deadlineAtMs,
+    });
+    if (res.outcome === 'snoozed') this.#emit('snoozed', job, res.dueAtMs!);
+    else if (res.outcome === 'dead') this.#emit('dead', job, 'snooze deadline passed');
     else if (res.outcome === 'lease_lost') this.#leaseLost(job);
   }
 

@@ -77,6 +77,40 @@ export interface FailResult {
   dueAtMs: number | undefined;
 }
 
+export interface SnoozeRequest {
+  id: string;
+  token: string;
+  delayMs: number;
+  /** Past this (server clock), the job goes dead instead of running again. */
+  deadlineAtMs: number | undefined;
+}
+
+export interface SnoozeResult {
+  outcome: 'snoozed' | 'dead' | 'lease_lost' | 'not_found';
+  dueAtMs: number | undefined;
+}
+
+export interface DeadJob {
+  id: string;
+  diedAtMs: number;
+  /** Serialised payload; undefined when the body had none. */
+  data: string | undefined;
+  attempt: number;
+  maxAttempts: number | undefined;
+  lastError: string | undefined;
+  dueAtMs: number | undefined;
+  createdAtMs: number | undefined;
+}
+
+export type PurgeTarget = { ids: string[] } | { all: true } | { olderThanMs: number };
+
+/** What verify() found: every job must be in exactly one state, and every state entry must have a body. */
+export interface VerifyReport {
+  ok: boolean;
+  counts: { scheduled: number; ready: number; active: number; dead: number; bodies: number };
+  problems: string[];
+}
+
 export interface LeaseRef {
   id: string;
   token: string;
@@ -106,6 +140,13 @@ export interface Store {
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
   stats(queue: string, windowMs: number): Promise<QueueStats>;
+  snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult>;
+  deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }>;
+  /** Retries the given dead jobs, or all of them; returns how many went back to scheduled. */
+  deadRetry(queue: string, ids: string[] | 'all'): Promise<number>;
+  deadPurge(queue: string, target: PurgeTarget): Promise<number>;
+  /** Walks the queue's keys; meant for tests and for checks after an incident, not a hot path. */
+  verify(queue: string): Promise<VerifyReport>;
   subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription>;
   close(): Promise<void>;
 }

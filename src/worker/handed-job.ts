@@ -1,5 +1,6 @@
 /** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
-import { LeaseLostError } from '../errors.js';
+import { LeaseLostError, SnoozeSignal, ValidationError } from '../errors.js';
+import { MAX_DELAY_MS, MAX_RUN_AT_MS } from '../options.js';
 import type { Job } from '../job.js';
 import type { ClaimedJob } from '../store/store.js';
 
@@ -15,6 +16,10 @@ export class HandedJob<T> implements Job<T> {
   readonly token: string;
   /** The job's own backoff spec as stored, if it has one. */
   readonly backoffSpec: string | undefined;
+  /** Set by snooze(): honoured even if the handler catches the signal and returns. */
+  snoozed: SnoozeSignal | undefined;
+  /** Set once the handler's outcome was taken (it returned, threw or timed out). */
+  settled = false;
   /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
   leaseGone = false;
   #controller: AbortController | undefined;
@@ -57,6 +62,18 @@ export class HandedJob<T> implements Job<T> {
 
   get aborted(): boolean {
     return this.#abortReason !== undefined;
+  }
+
+  snooze(delayMs: number, opts: { deadlineAtMs?: number } = {}): never {
+    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
+      throw new ValidationError('delayMs', `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${String(delayMs)})`);
+    }
+    const d = opts.deadlineAtMs;
+    if (d !== undefined && (typeof d !== 'number' || !Number.isFinite(d) || d < 0 || d > MAX_RUN_AT_MS)) {
+      throw new ValidationError('deadlineAtMs', `must be epoch milliseconds (got ${String(d)})`);
+    }
+    this.snoozed = new SnoozeSignal(Math.ceil(delayMs), d);
+    throw this.snoozed;
   }
 
   async extendLease(ms?: number): Promise<void> {

@@ -8,6 +8,11 @@ import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } fr
 import type {
   ClaimResult,
   ClaimedJob,
+  DeadJob,
+  PurgeTarget,
+  SnoozeRequest,
+  SnoozeResult,
+  VerifyReport,
   FailRequest,
   FailResult,
   LeaseOutcome,
@@ -21,6 +26,7 @@ import type {
 import { duplicateClient, openClient, type RedisConnection } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
+import { verifyQueue } from './verify.js';
 
 export interface RedisStoreOptions {
   connection?: RedisConnection | undefined;
@@ -32,6 +38,8 @@ export interface RedisStoreOptions {
 const PROMOTE_LIMIT = 1000;
 /** Expired leases recovered per claim. */
 const REAP_LIMIT = 100;
+/** Dead jobs retried or purged per script run, so a huge dead set never stalls Redis. */
+const DEAD_BATCH = 1000;
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
 const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
@@ -234,6 +242,55 @@ export class RedisStore implements Store {
       windowMs,
       nowMs: now!,
     };
+  }
+
+  async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
+    const [code, due] = (await this.#run(queue, 'snooze', [req.id, req.token, req.delayMs, req.deadlineAtMs ?? ''])) as [number, number];
+    const outcome = ({ 1: 'snoozed', 2: 'dead', 0: 'lease_lost', [-1]: 'not_found' } as const)[code as 1 | 2 | 0 | -1];
+    return { outcome, dueAtMs: due < 0 ? undefined : due };
+  }
+
+  async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
+    const reply = (await this.#run(queue, 'dead-list', [offset, limit])) as unknown[];
+    const jobs: DeadJob[] = [];
+    for (let i = 1; i < reply.length; i += 8) {
+      jobs.push({
+        id: String(reply[i]),
+        diedAtMs: num(reply[i + 1]),
+        data: optStr(reply[i + 2]),
+        attempt: num(reply[i + 3]),
+        maxAttempts: optNum(reply[i + 4]),
+        lastError: optStr(reply[i + 5]),
+        dueAtMs: optNum(reply[i + 6]),
+        createdAtMs: optNum(reply[i + 7]),
+      });
+    }
+    return { total: num(reply[0]), jobs };
+  }
+
+  async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
+    if (ids !== 'all') return num(await this.#run(queue, 'dead-retry', ['ids', 0, ...ids]));
+    let total = 0;
+    for (;;) {
+      const n = num(await this.#run(queue, 'dead-retry', ['all', DEAD_BATCH]));
+      total += n;
+      if (n < DEAD_BATCH) return total;
+    }
+  }
+
+  async deadPurge(queue: string, target: PurgeTarget): Promise<number> {
+    if ('ids' in target) return num(await this.#run(queue, 'dead-purge', ['ids', 0, 0, ...target.ids]));
+    const args = 'all' in target ? ['all', DEAD_BATCH, 0] : ['older', DEAD_BATCH, target.olderThanMs];
+    let total = 0;
+    for (;;) {
+      const n = num(await this.#run(queue, 'dead-purge', args));
+      total += n;
+      if (n < DEAD_BATCH) return total;
+    }
+  }
+
+  verify(queue: string): Promise<VerifyReport> {
+    return verifyQueue(this.#client, this.keys(queue));
   }
 
   async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {

@@ -20,6 +20,10 @@ export const SCRIPT_NAMES = [
   'reschedule',
   'get',
   'stats',
+  'snooze',
+  'dead-list',
+  'dead-retry',
+  'dead-purge',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
