@@ -32,12 +32,24 @@ export interface RedisStoreOptions {
   connection?: RedisConnection | undefined;
   /** @default 'dq' */
   prefix?: string | undefined;
+  /**
+   * A claim unanswered for this long is taken as a wedged connection, which is then dropped and
+   * re-opened.
+   * @default 15000
+   */
+  claimWatchdogMs?: number | undefined;
 }
 
 /** Due jobs moved into the ready set per claim; bounds one script's run time. */
 const PROMOTE_LIMIT = 1000;
 /** Expired leases recovered per claim. */
 const REAP_LIMIT = 100;
+/**
+ * A claim takes milliseconds. One unanswered for this long is on a wedged connection (a
+ * half-open socket that TCP keepalive would take minutes to notice): drop the socket so ioredis
+ * reconnects and re-sends. Wedged blocking connections are BullMQ's most reported failure.
+ */
+const CLAIM_WATCHDOG_MS = 15_000;
 /** Dead jobs retried or purged per script run, so a huge dead set never stalls Redis. */
 const DEAD_BATCH = 1000;
 /** How often an idle subscription proves its connection is alive. */
@@ -72,12 +84,14 @@ export class RedisStore implements Store {
   readonly #prefix: string;
   readonly #keys = new Map<string, QueueKeys>();
   readonly #subscribers = new Set<Redis>();
+  readonly #claimWatchdogMs: number;
 
   constructor(opts: RedisStoreOptions = {}) {
     const { client, owned } = openClient(opts.connection);
     this.#client = client;
     this.#owned = owned;
     this.#prefix = opts.prefix ?? 'dq';
+    this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
   }
 
   /** The command connection, for tests and tools that read the documented layout. */
@@ -129,13 +143,13 @@ export class RedisStore implements Store {
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
-    const reply = (await this.#run(queue, 'claim', [
-      count,
-      leaseMs,
-      defaultMaxAttempts,
-      PROMOTE_LIMIT,
-      REAP_LIMIT,
-    ])) as unknown[];
+    const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
+    let reply: unknown[];
+    try {
+      reply = (await this.#run(queue, 'claim', [count, leaseMs, defaultMaxAttempts, PROMOTE_LIMIT, REAP_LIMIT])) as unknown[];
+    } finally {
+      clearTimeout(watchdog);
+    }
     const nowMs = num(reply[0]);
     const wake = num(reply[1]);
     const jobs: ClaimedJob[] = [];

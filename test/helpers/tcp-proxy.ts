@@ -1,0 +1,55 @@
+/**
+ * A loopback TCP proxy that can freeze: while frozen, the connections it already carries stay
+ * open but pass no bytes — a half-open connection as a dead NAT or switch leaves behind.
+ * Connections opened after freeze() pass normally once thaw() is called, or at once with
+ * `freezeOnlyExisting`.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export interface TcpProxy {
+  readonly port: number;
+  readonly url: string;
+  /** Stops traffic on every connection open now; new connections pass. */
+  freezeExisting(): void;
+  close(): Promise<void>;
+}
+
+export async function startProxy(targetPort: number): Promise<TcpProxy> {
+  const pairs = new Set<{ a: Socket; b: Socket; frozen: boolean }>();
+  const server: Server = createServer((a) => {
+    const b = connect(targetPort, '127.0.0.1');
+    const pair = { a, b, frozen: false };
+    pairs.add(pair);
+    a.on('data', (d) => {
+      if (!pair.frozen) b.write(d);
+    });
+    b.on('data', (d) => {
+      if (!pair.frozen) a.write(d);
+    });
+    const end = () => {
+      pairs.delete(pair);
+      a.destroy();
+      b.destroy();
+    };
+    a.on('close', end);
+    b.on('close', end);
+    a.on('error', end);
+    b.on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    freezeExisting() {
+      for (const p of pairs) p.frozen = true;
+    },
+    async close() {
+      for (const p of pairs) {
+        p.a.destroy();
+        p.b.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
