@@ -119,6 +119,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         onResubscribed: () => this.#wake(),
         onError: (err) => this.#emitError(err),
       })
+      .then((sub) => {
+        // A job added between the first claim and the subscription taking effect sent its
+        // signal to no one; one claim now finds it.
+        this.#wake();
+        return sub;
+      })
       .catch((err) => {
         // Without signals the worker still finds work through its idle check; it is only slower.
         this.#emitError(err);

@@ -318,7 +318,16 @@ export class RedisStore implements Store {
     sub.on('error', (err: Error) => handlers.onError(err));
     sub.on('ready', () => {
       // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
-      if (connectedOnce) handlers.onResubscribed();
+      // It emits 'ready' before it writes the SUBSCRIBE, so wait for a PING sent after it: once
+      // that is answered the subscription is live and a claim cannot miss a later signal.
+      if (connectedOnce) {
+        queueMicrotask(() => {
+          sub.ping().then(
+            () => handlers.onResubscribed(),
+            () => handlers.onResubscribed(),
+          );
+        });
+      }
       connectedOnce = true;
     });
     await sub.subscribe(channel);
