@@ -1,5 +1,7 @@
 /** delayq: delayed jobs on Redis sorted sets. Public exports only. */
-export { Queue, type BulkJob, type DeadJobInfo } from './queue.js';
+export { Queue, type BulkJob, type DeadJobInfo, type QueueEvents } from './queue.js';
+export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
+export type { Logger } from './logger.js';
 export { Worker, type Handler, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';

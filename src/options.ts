@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
+import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
 import type { RedisConnection } from './store/redis/connection.js';
 
@@ -103,6 +104,14 @@ export interface AddOptions {
    * @default false
    */
   replace?: boolean;
+  /**
+   * Adds the job only if no other add with the same `key` happened in the last `windowMs`,
+   * whatever became of that job since ("send this reminder at most once per hour"). The window
+   * starts at the first add and is kept by the Redis server's clock. A deduplicated add returns
+   * `added: false` and `duplicateOf` (the id that holds the key).
+   * @example { key: `reminder:${userId}`, windowMs: 3_600_000 }
+   */
+  dedup?: { key: string; windowMs: number };
 }
 
 export const addOptionsSchema = z
@@ -119,6 +128,19 @@ export const addOptionsSchema = z
     attempts: attemptsSchema.optional(),
     backoff: backoffSchema.optional(),
     replace: z.boolean(must('must be true or false')).optional(),
+    dedup: z
+      .strictObject(
+        {
+          key: idSchema,
+          windowMs: z
+            .number(must('must be a whole number of milliseconds'))
+            .int(must('must be a whole number of milliseconds'))
+            .min(1, must('must be at least 1'))
+            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`)),
+        },
+        must('must be { key, windowMs }'),
+      )
+      .optional(),
   })
   .refine((o) => o.delay === undefined || o.runAt === undefined, {
     error: 'and runAt cannot both be given',
@@ -151,6 +173,11 @@ export interface ConnectionOptions {
   prefix?: string;
   /** A store to use instead of opening one from `connection` (several queues may share one). */
   store?: Store;
+  /**
+   * A pino-compatible logger (pino, or `logger.child({ component: 'delayq' })`). delayq is
+   * silent without one.
+   */
+  logger?: Logger;
 }
 
 export interface QueueOptions extends ConnectionOptions {
@@ -211,6 +238,12 @@ const connectionShape = {
   connection: z.any().optional(),
   prefix: prefixSchema.optional(),
   store: z.any().optional(),
+  logger: z
+    .custom<Logger>(
+      (v) => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+      must('must have debug, info, warn and error methods (a pino-compatible logger)'),
+    )
+    .optional(),
 };
 
 export const queueOptionsSchema = z.strictObject({

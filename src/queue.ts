@@ -3,6 +3,7 @@
  * reads jobs. Every call is one script run (addBulk: one per chunk).
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { encodeBackoff } from './backoff.js';
 import { ValidationError } from './errors.js';
 import {
@@ -18,9 +19,11 @@ import {
   type QueueOptions,
   type RescheduleOptions,
 } from './options.js';
+import { EventFeed } from './event-feed.js';
+import { logSafely, type Logger } from './logger.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import type { DeadJob, NewJob, PurgeTarget, Store, VerifyReport } from './store/store.js';
+import type { DeadJob, NewJob, PurgeTarget, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, JobInfo, QueueStats, RescheduleResult } from './types.js';
 
 /** Jobs per script run in addBulk: large enough to amortise the round trip, small enough not to stall Redis. */
@@ -46,25 +49,61 @@ function decode<T>(text: string | undefined): T | string | undefined {
   }
 }
 
+/** In-process events, past tense. A throwing listener is logged and never fails the call. */
+export interface QueueEvents {
+  added: [result: AddResult];
+  cancelled: [result: CancelResult];
+  rescheduled: [result: RescheduleResult];
+  paused: [];
+  resumed: [];
+}
+
+function addResult(id: string, r: StoredAddResult): AddResult {
+  const out: AddResult = {
+    id,
+    added: r.code === 'added' || r.code === 'replaced',
+    replaced: r.code === 'replaced',
+    state: r.state,
+    dueAtMs: r.dueAtMs,
+  };
+  if (r.duplicateOf !== undefined) out.duplicateOf = r.duplicateOf;
+  return out;
+}
+
 function idList(target: string | readonly string[], field: string): string[] {
   const ids = typeof target === 'string' ? [target] : target;
   if (!Array.isArray(ids)) throw new ValidationError(field, 'must be an id, a list of ids, or { all: true }');
   return ids.map((id, i) => parseOptions(idSchema, id, Array.isArray(target) ? `${field}[${i}]` : field) as string);
 }
 
-export class Queue<T = unknown> {
+export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly name: string;
   readonly #store: Store;
   readonly #ownsStore: boolean;
   readonly #maxPayloadBytes: number;
+  readonly #logger: Logger | undefined;
+  /** The queue's cross-process event stream (opt-in). */
+  readonly events: EventFeed;
 
   constructor(name: string, opts: QueueOptions = {}) {
+    super();
     this.name = parseQueueName(name);
     const o = parseOptions(queueOptionsSchema, opts);
     this.#maxPayloadBytes = o.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.#logger = opts.logger;
     const { store, owned } = openStore(opts);
     this.#store = store;
     this.#ownsStore = owned;
+    this.events = new EventFeed(store, this.name);
+  }
+
+  #emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): void {
+    if (this.listenerCount(event) === 0) return;
+    try {
+      (this.emit as (e: K, ...a: QueueEvents[K]) => boolean)(event, ...args);
+    } catch (err) {
+      logSafely(this.#logger, 'error', { err, queue: this.name, event }, 'delayq: a queue event listener threw');
+    }
   }
 
   /** The store behind this queue (shared with a Worker through the `store` option). */
@@ -84,14 +123,17 @@ export class Queue<T = unknown> {
       maxAttempts: o.attempts,
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
+      dedup: o.dedup,
     };
   }
 
-  /** Adds one job. Resolves once the job is stored; `added: false` when the id existed. */
+  /** Adds one job. Resolves once the job is stored; `added: false` when the id existed or the add was deduplicated. */
   async add(data: T, opts?: AddOptions): Promise<AddResult> {
     const job = this.#toNewJob(data, opts, '');
     const [r] = await this.#store.add(this.name, [job]);
-    return { id: job.id, added: r!.code !== 'exists', replaced: r!.code === 'replaced', state: r!.state, dueAtMs: r!.dueAtMs };
+    const result = addResult(job.id, r!);
+    if (result.added) this.#emit('added', result);
+    return result;
   }
 
   /**
@@ -105,39 +147,57 @@ export class Queue<T = unknown> {
     for (let i = 0; i < news.length; i += BULK_CHUNK) {
       const chunk = news.slice(i, i + BULK_CHUNK);
       chunks.push(
-        this.#store.add(this.name, chunk).then((rs) =>
-          rs.map((r, k) => ({
-            id: chunk[k]!.id,
-            added: r.code !== 'exists',
-            replaced: r.code === 'replaced',
-            state: r.state,
-            dueAtMs: r.dueAtMs,
-          })),
-        ),
+        this.#store.add(this.name, chunk).then((rs) => rs.map((r, k) => addResult(chunk[k]!.id, r))),
       );
     }
-    return (await Promise.all(chunks)).flat();
+    const results = (await Promise.all(chunks)).flat();
+    if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);
+    return results;
   }
 
   /** Removes a scheduled job (the order was paid: its timeout must not run). Active and dead jobs stay. */
   async cancel(id: string): Promise<CancelResult> {
-    return this.#store.cancel(this.name, parseId(id));
+    const result = await this.#store.cancel(this.name, parseId(id));
+    if (result.cancelled) this.#emit('cancelled', result);
+    return result;
   }
 
   /** Gives a scheduled job a new due time. */
   async reschedule(id: string, when: RescheduleOptions): Promise<RescheduleResult> {
     const o = parseOptions(rescheduleOptionsSchema, when);
-    return this.#store.reschedule(
+    const result = await this.#store.reschedule(
       this.name,
       parseId(id),
       o.delay === undefined ? undefined : Math.ceil(o.delay),
       o.runAt === undefined ? undefined : Math.ceil(o.runAt),
     );
+    if (result.rescheduled) this.#emit('rescheduled', result);
+    return result;
   }
 
   /** Makes a scheduled job due now. */
   async promote(id: string): Promise<RescheduleResult> {
-    return this.#store.reschedule(this.name, parseId(id), 0, undefined);
+    const result = await this.#store.reschedule(this.name, parseId(id), 0, undefined);
+    if (result.rescheduled) this.#emit('rescheduled', result);
+    return result;
+  }
+
+  /**
+   * Stops every worker of this queue, in every process, from claiming. Running jobs go on;
+   * scheduled jobs keep their due times; leases that run out are still recovered. Returns
+   * false when the queue was already paused.
+   */
+  async pause(): Promise<boolean> {
+    const changed = await this.#store.setPaused(this.name, true);
+    if (changed) this.#emit('paused');
+    return changed;
+  }
+
+  /** Lets workers claim again; they are signalled at once, and overdue jobs run in the usual order. */
+  async resume(): Promise<boolean> {
+    const changed = await this.#store.setPaused(this.name, false);
+    if (changed) this.#emit('resumed');
+    return changed;
   }
 
   /** The job with its state, or null. Data that is not valid JSON is returned as its raw text. */
@@ -164,6 +224,11 @@ export class Queue<T = unknown> {
 
   /** The dead set: jobs out of attempts, failed for good, or corrupt. */
   readonly dead = {
+    /** One dead job with its data, attempts and last error; null when it is not dead. */
+    get: async (id: string): Promise<JobInfo<T> | null> => {
+      const info = await this.get(id);
+      return info?.state === 'dead' ? info : null;
+    },
     /** A page of dead jobs, oldest death first. */
     list: async (opts: { offset?: number; limit?: number } = {}): Promise<{ total: number; jobs: DeadJobInfo<T>[] }> => {
       const offset = opts.offset ?? 0;

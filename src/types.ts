@@ -38,12 +38,20 @@ export interface JobInfo<T = unknown> {
 
 export interface AddResult {
   id: string;
-  /** False when a job with this id already existed and `replace` was not asked for. */
+  /**
+   * False when a job with this id already existed and `replace` was not asked for, or when
+   * the add was deduplicated.
+   */
   added: boolean;
   /** True when an existing job was replaced. */
   replaced: boolean;
-  /** The state the job is in after the call. */
-  state: JobState;
+  /** The id of the job that holds the dedup key, when this add was deduplicated. */
+  duplicateOf?: string;
+  /**
+   * The state the job is in after the call. For a deduplicated add, the state of the job that
+   * holds the key, or 'finished' when that job has since completed or been removed.
+   */
+  state: JobState | 'finished';
   /** The job's due time, server clock, epoch ms (the existing job's when not added). */
   dueAtMs: number;
 }
@@ -76,4 +84,8 @@ export interface QueueStats {
   windowMs: number;
   /** The server's clock when the figures were taken. */
   nowMs: number;
+  /** True while the queue is paused: workers claim nothing. */
+  paused: boolean;
+  /** Entries in the event stream, or undefined when the stream is off. */
+  eventStreamLength: number | undefined;
 }

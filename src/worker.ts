@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
 import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
+import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
 import type { ClaimedJob, LeaseRef, Store, WakeSubscription } from './store/store.js';
@@ -34,6 +35,20 @@ export interface WorkerEvents<T> {
   error: [error: Error];
   closed: [];
 }
+
+/** How loud each event is in the log (when a logger is given). */
+const LOG_LEVELS: Record<keyof WorkerEvents<unknown>, LogLevel> = {
+  claimed: 'debug',
+  completed: 'debug',
+  failed: 'info',
+  retried: 'info',
+  snoozed: 'debug',
+  dead: 'warn',
+  leaseLost: 'warn',
+  released: 'debug',
+  error: 'error',
+  closed: 'info',
+};
 
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
@@ -59,6 +74,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #closeTimeoutMs: number;
   readonly #maxErrorLength: number;
   readonly #timeoutMs: number | undefined;
+  readonly #logger: Logger | undefined;
 
   readonly #running = new Map<string, HandedJob<T>>();
   readonly #acks: AckBatcher;
@@ -94,6 +110,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
     this.#maxErrorLength = o.maxErrorLength ?? 8192;
     this.#timeoutMs = o.timeoutMs;
+    this.#logger = opts.logger;
     const { store, owned } = openStore(opts);
     this.#store = store;
     this.#ownsStore = owned;
@@ -362,6 +379,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
+    if (this.#logger) this.#log(event, args);
     try {
       (this.emit as (e: K, ...a: WorkerEvents<T>[K]) => boolean)(event, ...args);
     } catch (err) {
@@ -369,9 +387,28 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 
+  #log(event: keyof WorkerEvents<T>, args: unknown[]): void {
+    const obj: Record<string, unknown> = { queue: this.queue, event };
+    const [first, second, third] = args as [{ id?: string; attempt?: number } | Error | undefined, unknown, unknown];
+    if (event === 'error') obj.err = first;
+    else if (first && !(first instanceof Error)) {
+      obj.jobId = first.id;
+      if (first.attempt !== undefined) obj.attempt = first.attempt;
+    }
+    if (event === 'failed' || event === 'retried') obj.err = second;
+    if (event === 'dead') obj.reason = second;
+    if (event === 'retried') obj.dueAtMs = third;
+    if (event === 'snoozed') obj.dueAtMs = second;
+    logSafely(this.#logger, LOG_LEVELS[event], obj, `delayq: ${event}`);
+  }
+
   #emitError(err: unknown): void {
     const error = err instanceof Error ? err : new Error(String(err));
     if (this.listenerCount('error') === 0) {
+      if (this.#logger) {
+        this.#log('error', [error]);
+        return;
+      }
       // An 'error' event without a listener would crash the process; a warning does not.
       process.emitWarning(`delayq worker (${this.queue}): ${error.message}`, 'DelayqWarning');
       return;

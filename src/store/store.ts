@@ -19,12 +19,17 @@ export interface NewJob {
   /** Backoff spec, serialised (see backoff.ts), or undefined for the worker's default. */
   backoff: string | undefined;
   replace: boolean;
+  /** Skip this job when another add took the same key within the window (see AddOptions.dedup). */
+  dedup: { key: string; windowMs: number } | undefined;
 }
 
 export interface StoredAddResult {
-  code: 'added' | 'exists' | 'replaced';
-  state: JobState;
+  code: 'added' | 'exists' | 'replaced' | 'deduplicated';
+  /** 'finished' only when deduplicated and the job holding the key is gone. */
+  state: JobState | 'finished';
   dueAtMs: number;
+  /** The id of the job holding the dedup key, when deduplicated. */
+  duplicateOf: string | undefined;
 }
 
 /** A job as handed out by `claim`. */
@@ -116,6 +121,23 @@ export interface LeaseRef {
   token: string;
 }
 
+/** One entry of a queue's event stream (opt-in; see Queue.events). */
+export interface StreamEvent {
+  /** The stream entry id (`<ms>-<n>`), usable as a cursor. */
+  cursor: string;
+  event: string;
+  /** The job's id; empty for queue-wide events (paused, resumed). */
+  id: string;
+  /** Every other field of the entry, as stored (attempt, due, error). */
+  fields: Record<string, string>;
+}
+
+export interface EventReader {
+  /** Entries after `cursor` ('$' = only new ones), waiting up to `blockMs` when there are none. */
+  read(cursor: string, count: number, blockMs: number): Promise<StreamEvent[]>;
+  close(): Promise<void>;
+}
+
 export interface WakeSubscription {
   close(): Promise<void>;
 }
@@ -148,5 +170,11 @@ export interface Store {
   /** Walks the queue's keys; meant for tests and for checks after an incident, not a hot path. */
   verify(queue: string): Promise<VerifyReport>;
   subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription>;
+  /** Pauses (true) or resumes (false) claiming; returns whether the setting changed. */
+  setPaused(queue: string, paused: boolean): Promise<boolean>;
+  /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */
+  setEventStream(queue: string, maxLen: number): Promise<boolean>;
+  /** A reader of the queue's event stream, with a connection of its own for blocking reads. */
+  eventReader(queue: string): EventReader;
   close(): Promise<void>;
 }

@@ -8,7 +8,11 @@
  *   <prefix>:{<queue>}:dead        ZSET  time of death   -> job id
  *   <prefix>:{<queue>}:seq         STRING counter (FIFO order, lease tokens)
  *   <prefix>:{<queue>}:job:<id>    HASH  the job body
+ *   <prefix>:{<queue>}:meta        HASH  paused ('1' while paused), events (the stream's MAXLEN)
+ *   <prefix>:{<queue>}:events      STREAM what happened (opt-in, capped)
+ *   <prefix>:{<queue>}:dedup:<key> STRING '<due ms>:<job id>' of the add holding a dedup key, expiring with its window
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier"
+ * The scripts build meta, events and dedup keys from the job key prefix (see _helpers.lua).
  */
 
 export interface QueueKeys {
@@ -19,6 +23,8 @@ export interface QueueKeys {
   readonly seq: string;
   readonly jobPrefix: string;
   readonly wake: string;
+  readonly meta: string;
+  readonly events: string;
   /** KEYS[1..5] of every script, in the order the Lua headers give. */
   readonly base: readonly string[];
   /** ARGV[1..2] of every script. */
@@ -35,6 +41,8 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
   const jobPrefix = `${root}job:`;
   const wake = `${root}wake`;
   return {
+    meta: `${root}meta`,
+    events: `${root}events`,
     scheduled,
     ready,
     active,

@@ -9,7 +9,9 @@ import type {
   ClaimResult,
   ClaimedJob,
   DeadJob,
+  EventReader,
   PurgeTarget,
+  StreamEvent,
   SnoozeRequest,
   SnoozeResult,
   VerifyReport,
@@ -56,7 +58,7 @@ const DEAD_BATCH = 1000;
 const SUBSCRIBER_PING_MS = 30_000;
 const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
 
-const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced' } as const;
+const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced', 3: 'deduplicated' } as const;
 const LEASE_CODES: Record<number, LeaseOutcome> = { 1: 'ok', 0: 'lease_lost', [-1]: 'not_found' };
 
 function num(v: unknown): number {
@@ -128,15 +130,18 @@ export class RedisStore implements Store {
         j.maxAttempts ?? '',
         j.backoff ?? '',
         j.replace ? '1' : '0',
+        j.dedup?.key ?? '',
+        j.dedup?.windowMs ?? '',
       );
     }
     const reply = (await this.#run(queue, 'add', args, jobKeys)) as unknown[];
     const out: StoredAddResult[] = [];
-    for (let i = 0; i < reply.length; i += 3) {
+    for (let i = 0; i < reply.length; i += 4) {
       out.push({
-        code: ADD_CODES[num(reply[i]) as 0 | 1 | 2],
-        state: reply[i + 1] as JobState,
+        code: ADD_CODES[num(reply[i]) as 0 | 1 | 2 | 3],
+        state: reply[i + 1] as JobState | 'finished',
         dueAtMs: num(reply[i + 2]),
+        duplicateOf: reply[i + 3] === '' ? undefined : String(reply[i + 3]),
       });
     }
     return out;
@@ -242,7 +247,7 @@ export class RedisStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin] = (await this.#run(queue, 'stats', [
+    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength] = (await this.#run(queue, 'stats', [
       windowMs,
     ])) as number[];
     const readyTotal = ready! + dueInScheduled!;
@@ -255,6 +260,8 @@ export class RedisStore implements Store {
       dueWithinWindow: ready! + dueWithin!,
       windowMs,
       nowMs: now!,
+      paused: paused === 1,
+      eventStreamLength: streamLength! < 0 ? undefined : streamLength,
     };
   }
 
@@ -349,6 +356,40 @@ export class RedisStore implements Store {
         clearInterval(watchdog);
         this.#subscribers.delete(sub);
         sub.disconnect();
+      },
+    };
+  }
+
+  async setPaused(queue: string, paused: boolean): Promise<boolean> {
+    return num(await this.#run(queue, 'set-meta', ['paused', paused ? '1' : '0'])) === 1;
+  }
+
+  async setEventStream(queue: string, maxLen: number): Promise<boolean> {
+    return num(await this.#run(queue, 'set-meta', ['events', maxLen])) === 1;
+  }
+
+  eventReader(queue: string): EventReader {
+    const stream = this.keys(queue).events;
+    // XREAD BLOCK holds its connection, so each reader has one of its own.
+    const conn = duplicateClient(this.#client, { enableAutoPipelining: false });
+    this.#subscribers.add(conn);
+    return {
+      read: async (cursor, count, blockMs) => {
+        const reply = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)) as
+          | [string, [string, string[]][]][]
+          | null;
+        const out: StreamEvent[] = [];
+        for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
+          const fields: Record<string, string> = {};
+          for (let i = 0; i < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+          const { event = '', id = '', ...rest } = fields;
+          out.push({ cursor: entryId, event, id, fields: rest });
+        }
+        return out;
+      },
+      close: async () => {
+        this.#subscribers.delete(conn);
+        conn.disconnect();
       },
     };
   }

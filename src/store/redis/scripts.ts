@@ -24,6 +24,7 @@ export const SCRIPT_NAMES = [
   'dead-list',
   'dead-retry',
   'dead-purge',
+  'set-meta',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

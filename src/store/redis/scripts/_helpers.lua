@@ -5,13 +5,18 @@ Every script shares these KEYS and ARGV positions:
   KEYS[5] seq (STRING counter: FIFO order and lease tokens)
   ARGV[1] job key prefix (`<prefix>:{<queue>}:job:`)  ARGV[2] wake channel
 Job keys of batched scripts are built from ARGV[1]; they share the queue's hash tag, so they
-live in the same cluster slot as KEYS[1].
+live in the same cluster slot as KEYS[1]. So do the queue's other keys, built from the same
+root (ARGV[1] without its `job:`): `meta` (HASH: paused '1' when paused; events = the event
+stream's MAXLEN when the stream is on), `events` (STREAM) and `dedup:<key>` (STRING job id,
+expiring with its window; value '<due ms>:<job id>').
 Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
 (absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
 k lease token while active ('-' .. token once the lease has been given up), e last error.
 ]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local JOB_PREFIX, WAKE_CHANNEL = ARGV[1], ARGV[2]
+local QUEUE_ROOT = string.sub(JOB_PREFIX, 1, #JOB_PREFIX - 4)
+local K_META, K_EVENTS = QUEUE_ROOT .. 'meta', QUEUE_ROOT .. 'events'
 
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
@@ -89,5 +94,14 @@ local function call_chunked(cmd, key, items)
     local j = math.min(i + 4999, n)
     redis.call(cmd, key, unpack(items, i, j))
     i = j + 1
+  end
+end
+
+-- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
+local events_max = nil
+local function emit(event, id, ...)
+  if events_max == nil then events_max = tonumber(redis.call('HGET', K_META, 'events')) or 0 end
+  if events_max > 0 then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
   end
 end

@@ -18,4 +18,5 @@ end
 if state == 'active' or state == 'dead' then return { 0, state } end
 unlink_waiting(id, key, state)
 redis.call('DEL', key)
+emit('cancelled', id)
 return { 1, 'scheduled' }

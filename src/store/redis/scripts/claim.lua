@@ -2,6 +2,8 @@
 first added; recovers jobs whose lease ran out on the way. When no more than N jobs are due,
 they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
+While the queue is paused (meta paused = '1') it only recovers expired leases and hands out
+nothing; its next wake is then the earliest lease deadline.
 ARGV: 1 job key prefix, 2 wake channel, 3 N, 4 lease ms, 5 default max attempts,
       6 promote limit (due jobs moved from scheduled to ready per call),
       7 reap limit (expired leases recovered per call)
@@ -34,11 +36,21 @@ for _, id in ipairs(expired) do
     if attempts >= max then
       redis.call('HSET', key, 'k', given_up, 'e', why)
       redis.call('ZADD', K_DEAD, now, id)
+      emit('leaseExpired', id, 'attempt', attempts)
+      emit('dead', id, 'attempt', attempts, 'error', why)
     else
       redis.call('HSET', key, 'k', given_up, 'e', why, 't', int(now))
       schedule(id, now)
+      emit('leaseExpired', id, 'attempt', attempts)
     end
   end
+end
+
+-- A paused queue hands out nothing; workers sleep until a lease needs recovering or the
+-- resume signal comes.
+if redis.call('HGET', K_META, 'paused') == '1' then
+  local next_lease = head_score(K_ACTIVE)
+  return { now, next_lease or -1, 0 }
 end
 
 -- 2. Pick the jobs to hand out, with the fields a worker needs.
@@ -121,6 +133,7 @@ if #picked > 0 then
     out[n + 8] = tonumber(f[6]) or 0
     out[n + 9] = tonumber(f[7]) or 0
     out[n + 10] = deadline
+    emit('claimed', id, 'attempt', attempt, 'due', f[5] or '')
   end
   call_chunked('ZADD', K_ACTIVE, actives)
 end

@@ -16,6 +16,7 @@ for i = 3, #ARGV, 2 do
     done_ids[#done_ids + 1] = id
     done_keys[#done_keys + 1] = key
     out[#out + 1] = 1
+    emit('completed', id)
   elseif current == false and redis.call('EXISTS', key) == 0 then
     out[#out + 1] = -1
   else

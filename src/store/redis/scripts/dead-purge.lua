@@ -20,6 +20,7 @@ local n = 0
 for _, id in ipairs(ids) do
   if redis.call('ZREM', K_DEAD, id) == 1 then
     redis.call('DEL', JOB_PREFIX .. id)
+    emit('purged', id)
     n = n + 1
   end
 end

@@ -23,6 +23,7 @@ for _, id in ipairs(ids) do
       redis.call('HSET', key, 'a', 0, 't', int(now))
       -- A body that was corrupt stays corrupt: it comes back here with the reason.
       schedule(id, now)
+      emit('deadRetried', id)
       n = n + 1
     end
   end

@@ -28,9 +28,11 @@ local max = tonumber(f[3]) or tonumber(ARGV[8])
 if ARGV[7] == '1' or attempts >= max then
   redis.call('HSET', key, 'k', '-' .. token, 'e', ARGV[5])
   redis.call('ZADD', K_DEAD, now, id)
+  emit('dead', id, 'attempt', attempts, 'error', ARGV[5])
   return { 2, -1 }
 end
 local due = now + tonumber(ARGV[6])
 redis.call('HSET', key, 'k', '-' .. token, 'e', ARGV[5], 't', int(due))
 schedule(id, due)
+emit('retried', id, 'attempt', attempts, 'due', int(due), 'error', ARGV[5])
 return { 1, due }

@@ -18,6 +18,7 @@ for i = 3, #ARGV, 2 do
     redis.call('ZREM', K_ACTIVE, id)
     redis.call('HSET', key, 'k', '-' .. token, 'a', math.max(0, (tonumber(f[2]) or 1) - 1), 't', int(now))
     schedule(id, now)
+    emit('released', id)
     out[#out + 1] = 1
   elseif f[1] == '-' .. token then
     out[#out + 1] = 1

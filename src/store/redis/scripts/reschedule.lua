@@ -18,4 +18,5 @@ if ARGV[4] ~= '' then due = now_ms() + tonumber(ARGV[4]) else due = tonumber(ARG
 unlink_waiting(id, key, state)
 redis.call('HSET', key, 't', int(due))
 schedule(id, due)
+emit('rescheduled', id, 'due', int(due))
 return { 1, 'scheduled', due }

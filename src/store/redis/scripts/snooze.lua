@@ -26,8 +26,10 @@ redis.call('ZREM', K_ACTIVE, id)
 if ARGV[6] ~= '' and due > tonumber(ARGV[6]) then
   redis.call('HSET', key, 'k', '-' .. token, 'e', 'snooze deadline passed: next look at ' .. int(due) .. ' is after ' .. ARGV[6])
   redis.call('ZADD', K_DEAD, now, id)
+  emit('dead', id, 'attempt', tonumber(f[2]) or 0, 'error', 'snooze deadline passed')
   return { 2, -1 }
 end
 redis.call('HSET', key, 'k', '-' .. token, 't', int(due), 'a', math.max(0, (tonumber(f[2]) or 1) - 1))
 schedule(id, due)
+emit('snoozed', id, 'due', int(due))
 return { 1, due }

@@ -2,7 +2,8 @@
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
 ARGV: 1 job key prefix, 2 wake channel, 3 window ms
 Returns: { now ms, not-yet-promoted scheduled, ready, due in scheduled, active, dead,
-           earliest due ms or -1, due within the window in scheduled }
+           earliest due ms or -1, due within the window in scheduled, paused 1/0,
+           event stream length or -1 when the stream is off }
 ]]
 --@include _helpers.lua
 
@@ -17,4 +18,6 @@ return {
   redis.call('ZCARD', K_DEAD),
   head,
   redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + tonumber(ARGV[3])),
+  redis.call('HGET', K_META, 'paused') == '1' and 1 or 0,
+  redis.call('HGET', K_META, 'events') and redis.call('XLEN', K_EVENTS) or -1,
 }

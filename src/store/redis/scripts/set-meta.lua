@@ -1,0 +1,41 @@
+--[[ set-meta: pauses or resumes a queue, or turns its event stream on or off.
+KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
+ARGV: 1 job key prefix, 2 wake channel, 3 what ('paused' or 'events'),
+      4 value ('1'/'0' for paused; the stream's MAXLEN, or '0' to turn it off, for events)
+Returns: 1 when the setting changed, 0 when it already had that value.
+Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
+workers claim at once; emits 'paused' / 'resumed' to the event stream.
+Safe to run twice: the second run finds the value set and returns 0.
+]]
+--@include _helpers.lua
+
+local what, value = ARGV[3], ARGV[4]
+if what == 'paused' then
+  local was = redis.call('HGET', K_META, 'paused') == '1'
+  local want = value == '1'
+  if was == want then return 0 end
+  if want then
+    redis.call('HSET', K_META, 'paused', '1')
+    emit('paused', '')
+  else
+    redis.call('HDEL', K_META, 'paused')
+    emit('resumed', '')
+    local now = now_ms()
+    local head = head_score(K_SCHEDULED)
+    if redis.call('ZCARD', K_READY) > 0 then head = now end
+    if head ~= nil then redis.call('PUBLISH', WAKE_CHANNEL, int(head)) end
+  end
+  return 1
+end
+if what == 'events' then
+  local current = redis.call('HGET', K_META, 'events') or '0'
+  if current == value then return 0 end
+  if value == '0' then
+    redis.call('HDEL', K_META, 'events')
+    redis.call('DEL', K_EVENTS)
+  else
+    redis.call('HSET', K_META, 'events', value)
+  end
+  return 1
+end
+return redis.error_reply('set-meta: unknown setting ' .. tostring(what))
