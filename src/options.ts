@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
 import type { RedisConnection } from './store/redis/connection.js';
@@ -178,6 +179,13 @@ export interface ConnectionOptions {
    * silent without one.
    */
   logger?: Logger;
+  /**
+   * OpenTelemetry spans through @opentelemetry/api: `true` uses the global tracer provider, or
+   * pass a Tracer. A Queue makes a producer span per add; a Worker a consumer span per attempt,
+   * linked to it. Without an SDK registered, spans go nowhere.
+   * @default false
+   */
+  tracing?: boolean | Tracer;
 }
 
 export interface QueueOptions extends ConnectionOptions {
@@ -238,6 +246,12 @@ const connectionShape = {
   connection: z.any().optional(),
   prefix: prefixSchema.optional(),
   store: z.any().optional(),
+  tracing: z
+    .custom<boolean | Tracer>(
+      (v) => typeof v === 'boolean' || (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>).startSpan === 'function'),
+      must('must be true, false or an OpenTelemetry Tracer'),
+    )
+    .optional(),
   logger: z
     .custom<Logger>(
       (v) => typeof v === 'object' && v !== null && ['debug', 'info', 'warn', 'error'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),

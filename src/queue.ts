@@ -21,6 +21,7 @@ import {
 } from './options.js';
 import { EventFeed } from './event-feed.js';
 import { logSafely, type Logger } from './logger.js';
+import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import type { DeadJob, NewJob, PurgeTarget, Store, StoredAddResult, VerifyReport } from './store/store.js';
@@ -82,6 +83,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly #ownsStore: boolean;
   readonly #maxPayloadBytes: number;
   readonly #logger: Logger | undefined;
+  readonly #tracing: Tracing | undefined;
   /** The queue's cross-process event stream (opt-in). */
   readonly events: EventFeed;
 
@@ -91,6 +93,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     const o = parseOptions(queueOptionsSchema, opts);
     this.#maxPayloadBytes = o.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#logger = opts.logger;
+    this.#tracing = Tracing.from(opts.tracing);
     const { store, owned } = openStore(opts);
     this.#store = store;
     this.#ownsStore = owned;
@@ -124,13 +127,14 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
       dedup: o.dedup,
+      traceContext: undefined,
     };
   }
 
   /** Adds one job. Resolves once the job is stored; `added: false` when the id existed or the add was deduplicated. */
   async add(data: T, opts?: AddOptions): Promise<AddResult> {
     const job = this.#toNewJob(data, opts, '');
-    const [r] = await this.#store.add(this.name, [job]);
+    const [r] = await this.#send([job]);
     const result = addResult(job.id, r!);
     if (result.added) this.#emit('added', result);
     return result;
@@ -143,16 +147,29 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    */
   async addBulk(jobs: readonly BulkJob<T>[]): Promise<AddResult[]> {
     const news = jobs.map((j, i) => this.#toNewJob(j?.data, j?.opts, `jobs[${i}].opts`));
-    const chunks: Promise<AddResult[]>[] = [];
-    for (let i = 0; i < news.length; i += BULK_CHUNK) {
-      const chunk = news.slice(i, i + BULK_CHUNK);
-      chunks.push(
-        this.#store.add(this.name, chunk).then((rs) => rs.map((r, k) => addResult(chunk[k]!.id, r))),
-      );
-    }
-    const results = (await Promise.all(chunks)).flat();
+    const stored = await this.#send(news);
+    const results = stored.map((r, k) => addResult(news[k]!.id, r));
     if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);
     return results;
+  }
+
+  /** Writes jobs, one script run per chunk, inside a producer span when tracing is on. */
+  #send(jobs: NewJob[]): Promise<StoredAddResult[]> {
+    const write = async (traceContext: string | undefined) => {
+      const chunks: Promise<StoredAddResult[]>[] = [];
+      for (let i = 0; i < jobs.length; i += BULK_CHUNK) {
+        const chunk = jobs.slice(i, i + BULK_CHUNK);
+        if (traceContext !== undefined) for (const j of chunk) j.traceContext = traceContext;
+        chunks.push(this.#store.add(this.name, chunk));
+      }
+      return (await Promise.all(chunks)).flat();
+    };
+    if (!this.#tracing) return write(undefined);
+    return this.#tracing.produce(
+      this.name,
+      jobs.map((j) => j.id),
+      write,
+    );
   }
 
   /** Removes a scheduled job (the order was paid: its timeout must not run). Active and dead jobs stay. */

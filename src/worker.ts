@@ -12,6 +12,7 @@ import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type 
 import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { logSafely, type Logger, type LogLevel } from './logger.js';
+import { fail as failSpan, Tracing } from './tracing.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
 import type { ClaimedJob, LeaseRef, Store, WakeSubscription } from './store/store.js';
@@ -75,6 +76,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #maxErrorLength: number;
   readonly #timeoutMs: number | undefined;
   readonly #logger: Logger | undefined;
+  readonly #tracing: Tracing | undefined;
 
   readonly #running = new Map<string, HandedJob<T>>();
   readonly #acks: AckBatcher;
@@ -111,6 +113,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#maxErrorLength = o.maxErrorLength ?? 8192;
     this.#timeoutMs = o.timeoutMs;
     this.#logger = opts.logger;
+    this.#tracing = Tracing.from(opts.tracing);
     const { store, owned } = openStore(opts);
     this.#store = store;
     this.#ownsStore = owned;
@@ -157,7 +160,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #signalled(dueAtMs: number): void {
-    if (dueAtMs <= this.#timer.serverNow() + 1) this.#wake();
+    if (!this.#timer.synced || dueAtMs <= this.#timer.serverNow() + 1) this.#wake();
     else this.#timer.wakeAt(dueAtMs);
   }
 
@@ -196,7 +199,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#workAvailable = false;
         this.#emitError(err);
         // Back off while Redis is unreachable; the timer keeps at most one retry pending.
-        this.#timer.wakeAt(this.#timer.serverNow() + this.#claimRetryMs);
+        this.#timer.wakeIn(this.#claimRetryMs);
         this.#claimRetryMs = Math.min(CLAIM_RETRY_MAX_MS, this.#claimRetryMs * 2);
       },
     );
@@ -220,7 +223,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, (j, ms) => this.#extendOne(j, ms));
     this.#running.set(job.token, job);
     this.#emit('claimed', job);
-    const run = Promise.resolve().then(() => this.#handler(job));
+    let run: Promise<unknown>;
+    if (this.#tracing) {
+      const traced = this.#tracing.process(this.queue, job, c.traceContext, () => Promise.resolve().then(() => this.#handler(job)));
+      run = traced.result;
+      const span = traced.span;
+      run.then(
+        () => span.end(),
+        (err) => {
+          failSpan(span, err);
+          span.end();
+        },
+      );
+    } else run = Promise.resolve().then(() => this.#handler(job));
     if (this.#timeoutMs !== undefined) {
       const ms = this.#timeoutMs;
       const timer = setTimeout(() => {

@@ -21,6 +21,8 @@ export interface NewJob {
   replace: boolean;
   /** Skip this job when another add took the same key within the window (see AddOptions.dedup). */
   dedup: { key: string; windowMs: number } | undefined;
+  /** Trace context of the add (propagation carrier as JSON), when tracing is on. */
+  traceContext: string | undefined;
 }
 
 export interface StoredAddResult {
@@ -45,6 +47,8 @@ export interface ClaimedJob {
   priority: number;
   createdAtMs: number;
   leaseExpiresAtMs: number;
+  /** The trace context stored by the add, if any. */
+  traceContext: string | undefined;
 }
 
 export interface ClaimResult {

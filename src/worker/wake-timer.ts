@@ -8,9 +8,13 @@
 import { performance } from 'node:perf_hooks';
 
 export class WakeTimer {
-  /** Server epoch ms minus local monotonic ms. */
-  #offset = 0;
+  /** Server epoch ms minus local monotonic ms; undefined until the first claim answered. */
+  #offset: number | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /**
+   * When the pending timer fires, in local monotonic ms. Kept in the local frame so a later
+   * change of the offset cannot make a pending timer look earlier or later than it is.
+   */
   #target = Infinity;
   readonly #onFire: () => void;
   readonly #maxSleepMs: number;
@@ -25,8 +29,14 @@ export class WakeTimer {
     this.#offset = serverNowMs - (sentAt + receivedAt) / 2;
   }
 
+  /** The server's clock as best known; before the first observation, a guess no decision may rest on. */
   serverNow(): number {
-    return performance.now() + this.#offset;
+    return performance.now() + (this.#offset ?? 0);
+  }
+
+  /** Whether the server's clock has been observed, so that server times can be told apart. */
+  get synced(): boolean {
+    return this.#offset !== undefined;
   }
 
   /**
@@ -35,8 +45,21 @@ export class WakeTimer {
    * older view of the queue. An early fire only costs one claim that finds nothing.
    */
   wakeAt(serverMs: number | undefined): void {
-    const now = this.serverNow();
-    const target = Math.min(serverMs ?? Infinity, now + this.#maxSleepMs);
+    const now = performance.now();
+    // Unsynced, a server time cannot be placed on the local clock: fire at once and let the
+    // claim that follows measure the offset.
+    const local = serverMs === undefined ? Infinity : this.#offset === undefined ? now : serverMs - this.#offset;
+    this.#setLocal(local, now);
+  }
+
+  /** Fires after `ms` of local time (a retry back-off, which needs no server clock). */
+  wakeIn(ms: number): void {
+    const now = performance.now();
+    this.#setLocal(now + ms, now);
+  }
+
+  #setLocal(local: number, now: number): void {
+    const target = Math.min(local, now + this.#maxSleepMs);
     if (this.#timer !== undefined && this.#target <= target) return;
     this.stop();
     this.#target = target;

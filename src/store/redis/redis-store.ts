@@ -132,6 +132,7 @@ export class RedisStore implements Store {
         j.replace ? '1' : '0',
         j.dedup?.key ?? '',
         j.dedup?.windowMs ?? '',
+        j.traceContext ?? '',
       );
     }
     const reply = (await this.#run(queue, 'add', args, jobKeys)) as unknown[];
@@ -158,7 +159,7 @@ export class RedisStore implements Store {
     const nowMs = num(reply[0]);
     const wake = num(reply[1]);
     const jobs: ClaimedJob[] = [];
-    for (let i = 3; i < reply.length; i += 10) {
+    for (let i = 3; i < reply.length; i += 11) {
       jobs.push({
         id: String(reply[i]),
         token: String(reply[i + 1]),
@@ -170,6 +171,7 @@ export class RedisStore implements Store {
         priority: num(reply[i + 7]),
         createdAtMs: num(reply[i + 8]),
         leaseExpiresAtMs: num(reply[i + 9]),
+        traceContext: optStr(reply[i + 10]),
       });
     }
     return { nowMs, jobs, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };

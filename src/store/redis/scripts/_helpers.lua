@@ -11,7 +11,8 @@ stream's MAXLEN when the stream is on), `events` (STREAM) and `dedup:<key>` (STR
 expiring with its window; value '<due ms>:<job id>').
 Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
 (absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
-k lease token while active ('-' .. token once the lease has been given up), e last error.
+k lease token while active ('-' .. token once the lease has been given up), e last error,
+x trace context of the add (JSON propagation carrier; absent unless tracing is on).
 ]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local JOB_PREFIX, WAKE_CHANNEL = ARGV[1], ARGV[2]

@@ -1,8 +1,8 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq); 5+i: the key of job i
-ARGV: 1 job key prefix, 2 wake channel, 3 job count N, then 10 per job:
+ARGV: 1 job key prefix, 2 wake channel, 3 job count N, then 11 per job:
       id, data, delayMs or '', runAtMs or '', priority, maxAttempts or '', backoff or '',
-      replace ('1' or '0'), dedup key or '', dedup window ms or ''
+      replace ('1' or '0'), dedup key or '', dedup window ms or '', trace context or ''
 Returns: 4 per job: code (1 added, 0 exists and left alone, 2 replaced, 3 deduplicated: the
 dedup key is held by another job's add within its window), public state ('finished' when that
 other job is gone), due ms, the id holding the dedup key ('' unless code 3).
@@ -29,7 +29,7 @@ local function answer(code, state, due, holder)
 end
 
 for i = 1, n do
-  local b = 4 + (i - 1) * 10
+  local b = 4 + (i - 1) * 11
   local id, key = ARGV[b], KEYS[5 + i]
   local due
   if ARGV[b + 2] ~= '' then due = now + tonumber(ARGV[b + 2]) else due = tonumber(ARGV[b + 3]) end
@@ -70,6 +70,7 @@ for i = 1, n do
     if ARGV[b + 4] ~= '0' then fields[#fields + 1] = 'p'; fields[#fields + 1] = ARGV[b + 4] end
     if ARGV[b + 5] ~= '' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[b + 5] end
     if ARGV[b + 6] ~= '' then fields[#fields + 1] = 'b'; fields[#fields + 1] = ARGV[b + 6] end
+    if ARGV[b + 10] ~= '' then fields[#fields + 1] = 'x'; fields[#fields + 1] = ARGV[b + 10] end
     redis.call('HSET', key, unpack(fields))
     redis.call('ZADD', K_SCHEDULED, due, id)
     if min_due == nil or due < min_due then min_due = due end

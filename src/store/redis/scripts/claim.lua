@@ -8,8 +8,8 @@ ARGV: 1 job key prefix, 2 wake channel, 3 N, 4 lease ms, 5 default max attempts,
       6 promote limit (due jobs moved from scheduled to ready per call),
       7 reap limit (expired leases recovered per call)
 Returns: { now ms, next wake ms or -1, more (1 when more jobs are due now than handed out),
-           then 10 per job: id, token, data (nil when missing), attempt, max attempts or '',
-           backoff or '', due ms, priority, created ms, lease deadline ms }
+           then 11 per job: id, token, data (nil when missing), attempt, max attempts or '',
+           backoff or '', due ms, priority, created ms, lease deadline ms, trace context or '' }
 Next wake is the earliest of the next due time and the next lease deadline, so a sleeping
 worker also wakes to recover expired leases and no separate reaper has to poll.
 Not idempotent: a re-sent claim hands out another batch; the first batch's leases run out
@@ -56,7 +56,7 @@ end
 -- 2. Pick the jobs to hand out, with the fields a worker needs.
 local picked = {} -- { id, HMGET d a m b t p c }
 local function body(id)
-  return redis.call('HMGET', JOB_PREFIX .. id, 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q')
+  return redis.call('HMGET', JOB_PREFIX .. id, 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q', 'x')
 end
 
 local direct = nil
@@ -133,6 +133,7 @@ if #picked > 0 then
     out[n + 8] = tonumber(f[6]) or 0
     out[n + 9] = tonumber(f[7]) or 0
     out[n + 10] = deadline
+    out[n + 11] = f[9] or ''
     emit('claimed', id, 'attempt', attempt, 'due', f[5] or '')
   end
   call_chunked('ZADD', K_ACTIVE, actives)
