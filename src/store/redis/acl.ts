@@ -1,0 +1,23 @@
+/**
+ * The least privilege a delayq process needs, as Redis ACL rules. Redis checks ACLs on the
+ * commands a script runs too, so the list holds every command inside the Lua scripts as well
+ * as those the client sends. Tested against a real server (test/redis/acl.test.ts).
+ */
+
+/** Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready check. */
+const CLIENT_COMMANDS = ['evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'scan', 'zscan', 'hmget'];
+
+/** Run inside the scripts. */
+const SCRIPT_COMMANDS = [
+  'time', 'publish',
+  'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zpopmin', 'zcard', 'zcount', 'zscore',
+  'hset', 'hget', 'hmget', 'hgetall', 'hdel',
+  'del', 'exists', 'get', 'set', 'incrby',
+  'xadd', 'xlen',
+];
+
+/** Rules for `ACL SETUSER <name> on >password <rules…>`: only delayq's keys, channels and commands. */
+export function aclRules(prefix = 'dq'): string[] {
+  const commands = [...new Set([...CLIENT_COMMANDS, ...SCRIPT_COMMANDS])];
+  return ['resetkeys', `~${prefix}:*`, 'resetchannels', `&${prefix}:*`, '-@all', ...commands.map((c) => `+${c}`)];
+}
