@@ -2,14 +2,23 @@
  * Turns the user's `connection` option into ioredis clients. A client the user passed in stays
  * theirs: delayq duplicates it for extra connections and never closes the original.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 
-export type RedisConnection = string | Redis | RedisOptions;
+/** A Redis Cluster: its seed nodes, and ioredis cluster options (`redisOptions` reach every node). */
+export interface ClusterConnection {
+  cluster: ClusterNode[];
+  options?: ClusterOptions;
+}
+
+export type RedisConnection = string | Redis | Cluster | RedisOptions | ClusterConnection;
+
+/** A connection delayq talks through: one server (standalone or behind Sentinel) or a cluster. */
+export type Client = Redis | Cluster;
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export interface OwnedClient {
-  client: Redis;
+  client: Client;
   /** True when delayq created the client and must close it. */
   owned: boolean;
 }
@@ -27,21 +36,38 @@ function ownOptions(extra: RedisOptions): RedisOptions {
  * Connection errors reach callers as rejected commands (and a Worker's 'error' event); without
  * a listener ioredis would also print every reconnect attempt to the console.
  */
-function quiet(client: Redis): Redis {
+function quiet<C extends Client>(client: C): C {
   client.on('error', () => {});
   return client;
 }
 
+function isClusterConnection(c: unknown): c is ClusterConnection {
+  return typeof c === 'object' && c !== null && Array.isArray((c as ClusterConnection).cluster);
+}
+
 export function openClient(connection: RedisConnection | undefined, extra: RedisOptions = {}): OwnedClient {
-  if (connection instanceof Redis) return { client: connection, owned: false };
+  if (connection instanceof Redis || connection instanceof Cluster) return { client: connection, owned: false };
+  if (isClusterConnection(connection)) {
+    const o = connection.options ?? {};
+    // Blocking and pub/sub connections must survive outages the same way on every node.
+    const cluster = new Cluster(connection.cluster, {
+      ...o,
+      enableAutoPipelining: extra.enableAutoPipelining ?? o.enableAutoPipelining ?? true,
+      redisOptions: { maxRetriesPerRequest: null, ...o.redisOptions },
+    });
+    return { client: quiet(cluster), owned: true };
+  }
   if (connection === undefined || typeof connection === 'string') {
     const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
     return { client: quiet(new Redis(url, ownOptions(extra))), owned: true };
   }
-  return { client: quiet(new Redis(ownOptions({ ...connection, ...extra }))), owned: true };
+  return { client: quiet(new Redis(ownOptions({ ...(connection as RedisOptions), ...extra }))), owned: true };
 }
 
-/** A second connection to the same server, e.g. for pub/sub. Always owned by delayq. */
-export function duplicateClient(client: Redis, extra: RedisOptions = {}): Redis {
+/** A second connection to the same server or cluster, e.g. for pub/sub. Always owned by delayq. */
+export function duplicateClient(client: Client, extra: RedisOptions = {}): Client {
+  if (client instanceof Cluster) {
+    return quiet(client.duplicate(undefined, { enableAutoPipelining: extra.enableAutoPipelining ?? true }));
+  }
   return quiet(client.duplicate(ownOptions(extra)));
 }

@@ -2,7 +2,6 @@
  * The Redis store: one typed method per Lua script (script `claim.lua` <-> `claim()`), plus the
  * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
  */
-import type { Redis } from 'ioredis';
 import { StoreError } from '../../errors.js';
 import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../../types.js';
 import type {
@@ -25,7 +24,7 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
-import { duplicateClient, openClient, type RedisConnection } from './connection.js';
+import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { verifyQueue } from './verify.js';
@@ -81,11 +80,11 @@ function leaseOutcomes(reply: unknown): LeaseOutcome[] {
 }
 
 export class RedisStore implements Store {
-  readonly #client: Redis;
+  readonly #client: Client;
   readonly #owned: boolean;
   readonly #prefix: string;
   readonly #keys = new Map<string, QueueKeys>();
-  readonly #subscribers = new Set<Redis>();
+  readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
 
   constructor(opts: RedisStoreOptions = {}) {
@@ -97,7 +96,7 @@ export class RedisStore implements Store {
   }
 
   /** The command connection, for tests and tools that read the documented layout. */
-  get client(): Redis {
+  get client(): Client {
     return this.#client;
   }
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis, Cluster } from 'ioredis';
+import type { Client } from './connection.js';
 import { VERSION } from '../../version.js';
 
 export const SCRIPT_NAMES = [
@@ -59,8 +59,6 @@ export function scripts(): Map<ScriptName, Script> {
   }
   return cache;
 }
-
-type Client = Redis | Cluster;
 
 export async function runScript(
   client: Client,

@@ -3,13 +3,14 @@
  * exactly one state set, every set entry has a body, every active job holds a live lease token.
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import type { Client } from './connection.js';
 import type { VerifyReport } from '../store.js';
 import type { QueueKeys } from './keys.js';
 
 const READY_ID_OFFSET = 32;
 
-async function zsetMembers(client: Redis, key: string): Promise<string[]> {
+async function zsetMembers(client: Client, key: string): Promise<string[]> {
   const out: string[] = [];
   let cursor = '0';
   do {
@@ -20,19 +21,26 @@ async function zsetMembers(client: Redis, key: string): Promise<string[]> {
   return out;
 }
 
-async function bodyIds(client: Redis, keys: QueueKeys): Promise<string[]> {
-  const out: string[] = [];
+async function scanNode(node: Redis, keys: QueueKeys, out: string[]): Promise<void> {
   let cursor = '0';
   do {
     // Queue names and prefixes admit no glob characters, so the pattern matches exactly these keys.
-    const [next, found] = await client.scan(cursor, 'MATCH', `${keys.jobPrefix}*`, 'COUNT', 1000);
+    const [next, found] = await node.scan(cursor, 'MATCH', `${keys.jobPrefix}*`, 'COUNT', 1000);
     for (const k of found) out.push(k.slice(keys.jobPrefix.length));
     cursor = next;
   } while (cursor !== '0');
+}
+
+async function bodyIds(client: Client, keys: QueueKeys): Promise<string[]> {
+  const out: string[] = [];
+  // SCAN is per node; the queue's keys all live on the master that owns its hash tag's slot,
+  // and scanning every master finds them without computing which one that is.
+  if (client instanceof Cluster) await Promise.all(client.nodes('master').map((n) => scanNode(n, keys, out)));
+  else await scanNode(client, keys, out);
   return out;
 }
 
-export async function verifyQueue(client: Redis, keys: QueueKeys): Promise<VerifyReport> {
+export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
   const [scheduled, readyMembers, active, dead, bodies] = await Promise.all([
     zsetMembers(client, keys.scheduled),
     zsetMembers(client, keys.ready),
