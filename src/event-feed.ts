@@ -55,9 +55,18 @@ export class EventFeed {
     const batch = opts.batch ?? 100;
     if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new ValidationError('batch', `must be a whole number from 1 to 10000 (got ${String(batch)})`);
     const reader = this.#store.eventReader(this.#queue);
+    // Closing the reader's connection ends a blocked read at once, so an abort needs no wait.
+    const onAbort = () => void reader.close();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       while (!opts.signal?.aborted) {
-        const events = await reader.read(cursor, batch, BLOCK_MS);
+        let events: StreamEvent[];
+        try {
+          events = await reader.read(cursor, batch, BLOCK_MS);
+        } catch (err) {
+          if (opts.signal?.aborted) return;
+          throw err;
+        }
         for (const e of events) {
           cursor = e.cursor;
           yield e;
@@ -65,6 +74,7 @@ export class EventFeed {
         }
       }
     } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
       await reader.close();
     }
   }
