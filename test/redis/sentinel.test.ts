@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Queue, RedisStore, Worker } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startSentinel, type SentinelSetup } from '../helpers/redis-sentinel.js';
+import { until } from '../helpers/wait.js';
+
+let setup: SentinelSetup;
+before(async () => {
+  setup = await startSentinel();
+});
+after(async () => {
+  await setup.stop();
+});
+
+describe('Sentinel failover', () => {
+  test('kill -9 the master mid-run: the replica takes over and every replicated job still runs, with no help', async () => {
+    const name = uniqueName('s');
+    const connection = setup.connection;
+    const queue = new Queue<number>(name, { connection });
+    const n = 300;
+    // Due over the next ~4 s, so the failover happens while jobs fall due.
+    const results = await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `j${i}`, delay: 200 + Math.floor((i / n) * 4000) } })));
+    assert.equal(results.filter((r) => r.added).length, n);
+    // What a producer does when an add must survive a failover (docs/operations.md).
+    assert.equal(await (queue.store as RedisStore).client.wait(1, 5000), 1);
+
+    const ran = new Set<number>();
+    const errors: Error[] = [];
+    const worker = new Worker<number>(name, (job) => void ran.add(job.data), { connection, concurrency: 20, leaseMs: 1000 });
+    worker.on('error', (e) => errors.push(e));
+    try {
+      await until(() => ran.size >= 30, 'the first jobs to run on the old master');
+      const oldMaster = setup.master.port;
+      await setup.master.kill9();
+      const killedAt = Date.now();
+      await until(async () => (await setup.currentMasterPort()) !== oldMaster, 'the sentinel to promote the replica', 30_000);
+      const promotedAt = Date.now();
+      await until(() => ran.size === n, 'every job to run after the failover', 30_000);
+      const doneAt = Date.now();
+      const report = await queue.verify();
+      assert.equal(report.ok, true, report.problems.join('; '));
+      assert.equal((await queue.stats()).scheduled, 0);
+      assert.ok(errors.length > 0, 'the outage was seen (errors reported, not thrown)');
+      console.log(`# failover: promoted ${promotedAt - killedAt} ms after kill -9, all ${n} jobs done ${doneAt - promotedAt} ms after promotion`);
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+});
