@@ -9,6 +9,7 @@ import { ValidationError } from './errors.js';
 import {
   addOptionsSchema,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_DELAY_MS,
   idSchema,
   parseId,
   parseOptions,
@@ -262,6 +263,24 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
         return this.#store.deadRetry(this.name, 'all');
       }
       return this.#store.deadRetry(this.name, idList(target as string | string[], 'id'));
+    },
+    /**
+     * Bounds the dead set for every process: at most `maxCount` jobs, none older than
+     * `maxAgeMs`; the oldest deaths are purged first (each purge is an event on the stream).
+     * Sets both caps; an omitted or `null` cap means none. Without caps the dead set grows until
+     * a person purges it.
+     */
+    setCaps: async (caps: { maxCount?: number | null; maxAgeMs?: number | null }): Promise<void> => {
+      const check = (v: unknown, field: string, max: number): number => {
+        if (v === null || v === undefined) return 0;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw new ValidationError(field, `must be a whole number from 1 to ${max}, or null for no cap (got ${String(v)})`);
+        return v;
+      };
+      if (typeof caps !== 'object' || caps === null) throw new ValidationError('caps', 'must be { maxCount?, maxAgeMs? }');
+      for (const k of Object.keys(caps)) if (k !== 'maxCount' && k !== 'maxAgeMs') throw new ValidationError(k, 'is not a dead-set cap (maxCount, maxAgeMs)');
+      const maxCount = check(caps.maxCount, 'maxCount', 1_000_000_000);
+      const maxAgeMs = check(caps.maxAgeMs, 'maxAgeMs', MAX_DELAY_MS);
+      await this.#store.setDeadCaps(this.name, maxCount, maxAgeMs);
     },
     /** Deletes dead jobs for good. Returns how many. */
     purge: async (target: string | readonly string[] | { all: true } | { olderThanMs: number }): Promise<number> => {

@@ -178,6 +178,11 @@ export interface Store {
   setPaused(queue: string, paused: boolean): Promise<boolean>;
   /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */
   setEventStream(queue: string, maxLen: number): Promise<boolean>;
+  /**
+   * Caps the dead set: at most `maxCount` jobs and none older than `maxAgeMs` (0 = no cap);
+   * the oldest go first, on the next death and at once.
+   */
+  setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void>;
   /** A reader of the queue's event stream, with a connection of its own for blocking reads. */
   eventReader(queue: string): EventReader;
   close(): Promise<void>;

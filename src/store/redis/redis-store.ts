@@ -369,6 +369,10 @@ export class RedisStore implements Store {
     return num(await this.#run(queue, 'set-meta', ['events', maxLen])) === 1;
   }
 
+  async setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void> {
+    await Promise.all([this.#run(queue, 'set-meta', ['deadMax', maxCount]), this.#run(queue, 'set-meta', ['deadMaxAge', maxAgeMs])]);
+  }
+
   eventReader(queue: string): EventReader {
     const stream = this.keys(queue).events;
     // XREAD BLOCK holds its connection, so each reader has one of its own.

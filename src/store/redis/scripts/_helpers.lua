@@ -7,7 +7,7 @@ Every script shares these KEYS and ARGV positions:
 Job keys of batched scripts are built from ARGV[1]; they share the queue's hash tag, so they
 live in the same cluster slot as KEYS[1]. So do the queue's other keys, built from the same
 root (ARGV[1] without its `job:`): `meta` (HASH: paused '1' when paused; events = the event
-stream's MAXLEN when the stream is on), `events` (STREAM) and `dedup:<key>` (STRING job id,
+stream's MAXLEN when the stream is on; deadMax / deadMaxAge = the dead set's caps), `events` (STREAM) and `dedup:<key>` (STRING job id,
 expiring with its window; value '<due ms>:<job id>').
 Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
 (absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
@@ -105,4 +105,35 @@ local function emit(event, id, ...)
   if events_max > 0 then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
   end
+end
+
+-- The dead set's optional caps (meta deadMax = most jobs kept, deadMaxAge = longest kept, ms).
+-- Trimmed a bounded amount per death, oldest first, so one script never stalls Redis.
+local DEAD_TRIM_PER_RUN = 100
+local function trim_dead(now)
+  local caps = redis.call('HMGET', K_META, 'deadMax', 'deadMaxAge')
+  local max_count, max_age = tonumber(caps[1]), tonumber(caps[2])
+  if not max_count and not max_age then return end
+  local victims = {}
+  if max_age then
+    victims = redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', now - max_age, 'LIMIT', 0, DEAD_TRIM_PER_RUN)
+  end
+  if max_count and #victims < DEAD_TRIM_PER_RUN then
+    local over = redis.call('ZCARD', K_DEAD) - #victims - max_count
+    if over > 0 then
+      local more = redis.call('ZRANGE', K_DEAD, #victims, #victims + math.min(over, DEAD_TRIM_PER_RUN - #victims) - 1)
+      for _, id in ipairs(more) do victims[#victims + 1] = id end
+    end
+  end
+  for _, id in ipairs(victims) do
+    redis.call('ZREM', K_DEAD, id)
+    redis.call('DEL', JOB_PREFIX .. id)
+    emit('purged', id, 'reason', 'dead set cap')
+  end
+end
+
+-- Every way into the dead set goes through here.
+local function bury(id, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  trim_dead(now)
 end

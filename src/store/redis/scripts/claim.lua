@@ -35,7 +35,7 @@ for _, id in ipairs(expired) do
     local why = 'lease expired during attempt ' .. attempts .. ' of ' .. max
     if attempts >= max then
       redis.call('HSET', key, 'k', given_up, 'e', why)
-      redis.call('ZADD', K_DEAD, now, id)
+      bury(id, now)
       emit('leaseExpired', id, 'attempt', attempts)
       emit('dead', id, 'attempt', attempts, 'error', why)
     else
@@ -94,7 +94,7 @@ else
       elseif redis.call('EXISTS', JOB_PREFIX .. id) == 1 then
         -- A body without a usable due time is corrupt: keep it, with the reason, in the dead set.
         redis.call('HSET', JOB_PREFIX .. id, 'e', 'corrupt job: missing or bad due time (t)')
-        redis.call('ZADD', K_DEAD, now, id)
+        bury(id, now)
       end
     end
     call_chunked('ZREM', K_SCHEDULED, due_ids)

@@ -27,7 +27,7 @@ local attempts = tonumber(f[2]) or 0
 local max = tonumber(f[3]) or tonumber(ARGV[8])
 if ARGV[7] == '1' or attempts >= max then
   redis.call('HSET', key, 'k', '-' .. token, 'e', ARGV[5])
-  redis.call('ZADD', K_DEAD, now, id)
+  bury(id, now)
   emit('dead', id, 'attempt', attempts, 'error', ARGV[5])
   return { 2, -1 }
 end

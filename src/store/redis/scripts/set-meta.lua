@@ -1,7 +1,9 @@
---[[ set-meta: pauses or resumes a queue, or turns its event stream on or off.
+--[[ set-meta: pauses or resumes a queue, turns its event stream on or off, or sets the dead
+set's caps.
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
-ARGV: 1 job key prefix, 2 wake channel, 3 what ('paused' or 'events'),
-      4 value ('1'/'0' for paused; the stream's MAXLEN, or '0' to turn it off, for events)
+ARGV: 1 job key prefix, 2 wake channel, 3 what ('paused', 'events', 'deadMax', 'deadMaxAge'),
+      4 value ('1'/'0' for paused; the stream's MAXLEN, or '0' to turn it off, for events;
+      the cap, or '0' for none, for deadMax (jobs) and deadMaxAge (ms))
 Returns: 1 when the setting changed, 0 when it already had that value.
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
@@ -36,6 +38,14 @@ if what == 'events' then
   else
     redis.call('HSET', K_META, 'events', value)
   end
+  return 1
+end
+if what == 'deadMax' or what == 'deadMaxAge' then
+  local current = redis.call('HGET', K_META, what) or '0'
+  if current == value then return 0 end
+  if value == '0' then redis.call('HDEL', K_META, what) else redis.call('HSET', K_META, what, value) end
+  -- Apply the new cap now rather than at the next death.
+  trim_dead(now_ms())
   return 1
 end
 return redis.error_reply('set-meta: unknown setting ' .. tostring(what))

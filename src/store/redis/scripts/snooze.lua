@@ -25,7 +25,7 @@ local due = now + tonumber(ARGV[5])
 redis.call('ZREM', K_ACTIVE, id)
 if ARGV[6] ~= '' and due > tonumber(ARGV[6]) then
   redis.call('HSET', key, 'k', '-' .. token, 'e', 'snooze deadline passed: next look at ' .. int(due) .. ' is after ' .. ARGV[6])
-  redis.call('ZADD', K_DEAD, now, id)
+  bury(id, now)
   emit('dead', id, 'attempt', tonumber(f[2]) or 0, 'error', 'snooze deadline passed')
   return { 2, -1 }
 end
