@@ -59,6 +59,9 @@ export class EventFeed {
     const onAbort = () => void reader.close();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      // '$' is pinned to the newest entry once: read again as '$', it would skip whatever was
+      // written between two reads.
+      if (cursor === '$') cursor = await reader.lastCursor();
       while (!opts.signal?.aborted) {
         let events: StreamEvent[];
         try {

@@ -9,6 +9,7 @@ export type { BackoffOptions, BackoffFunction } from './backoff.js';
 export type { JobState, JobInfo, AddResult, CancelResult, RescheduleResult, QueueStats } from './types.js';
 export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
+export { MemoryStore } from './store/memory/memory-store.js';
 export { aclRules } from './store/redis/acl.js';
 export type { Store, VerifyReport } from './store/store.js';
 export { VERSION } from './version.js';

@@ -1,14 +1,29 @@
-/** Picks the store for a connection option: the one passed in, or a Redis store of our own. */
+/**
+ * Picks the store for a connection option: the one passed in, the process's embedded store for
+ * `memory://[name]`, or a Redis store of our own. With no connection given, `REDIS_URL` decides
+ * (so `REDIS_URL=memory://` runs an app on the embedded store without code changes).
+ */
 import { ValidationError } from '../errors.js';
 import type { ConnectionOptions } from '../options.js';
+import { MemoryStore } from './memory/memory-store.js';
 import { RedisStore } from './redis/redis-store.js';
 import type { Store } from './store.js';
 
+const MEMORY_URL = /^memory:\/\/([A-Za-z0-9_.-]*)\/?$/;
+
 export function openStore(opts: ConnectionOptions): { store: Store; owned: boolean } {
   if (opts.store) return { store: opts.store, owned: false };
-  const url = typeof opts.connection === 'string' ? opts.connection : undefined;
-  if (url !== undefined && !/^rediss?:\/\//.test(url)) {
-    throw new ValidationError('connection', `must be a redis:// or rediss:// URL (got ${JSON.stringify(url)})`);
+  const fromEnv = opts.connection === undefined && process.env.REDIS_URL !== undefined;
+  const url = typeof opts.connection === 'string' ? opts.connection : fromEnv ? process.env.REDIS_URL : undefined;
+  const field = fromEnv ? 'REDIS_URL' : 'connection';
+  if (url !== undefined && url.startsWith('memory:')) {
+    const m = MEMORY_URL.exec(url);
+    if (!m) throw new ValidationError(field, `must be memory:// or memory://<name> with a name of A-Z a-z 0-9 _ . - (got ${JSON.stringify(url)})`);
+    // Shared by every queue and worker of the process that names it; closing them keeps the data.
+    return { store: MemoryStore.shared(m[1]), owned: false };
   }
-  return { store: new RedisStore({ connection: opts.connection, prefix: opts.prefix }), owned: true };
+  if (url !== undefined && !/^rediss?:\/\//.test(url)) {
+    throw new ValidationError(field, `must be a redis://, rediss:// or memory:// URL (got ${JSON.stringify(url)})`);
+  }
+  return { store: new RedisStore({ connection: url ?? opts.connection, prefix: opts.prefix }), owned: true };
 }

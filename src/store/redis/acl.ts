@@ -5,7 +5,7 @@
  */
 
 /** Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready check. */
-const CLIENT_COMMANDS = ['evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'scan', 'zscan', 'hmget'];
+const CLIENT_COMMANDS = ['evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'xrevrange', 'scan', 'zscan', 'hmget'];
 
 /** Run inside the scripts. */
 const SCRIPT_COMMANDS = [

@@ -379,6 +379,10 @@ export class RedisStore implements Store {
     const conn = duplicateClient(this.#client, { enableAutoPipelining: false });
     this.#subscribers.add(conn);
     return {
+      lastCursor: async () => {
+        const last = (await conn.xrevrange(stream, '+', '-', 'COUNT', 1)) as [string, string[]][];
+        return last[0]?.[0] ?? '0-0';
+      },
       read: async (cursor, count, blockMs) => {
         const reply = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)) as
           | [string, [string, string[]][]][]

@@ -1,0 +1,189 @@
+/** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
+import type { StreamEvent, WakeHandlers } from '../store.js';
+import { Heap } from './heap.js';
+
+export interface MemJob {
+  id: string;
+  data: string;
+  /** Due time (server clock = process clock), ms. */
+  due: number;
+  /** Add order, for FIFO among equals. */
+  seq: number;
+  created: number;
+  priority: number;
+  maxAttempts: number | undefined;
+  backoff: string | undefined;
+  attempts: number;
+  /** The current lease token; '-' + token once given up. */
+  token: string | undefined;
+  lastError: string | undefined;
+  traceContext: string | undefined;
+  /** 'ready' = due and waiting for a worker (public state 'scheduled'). */
+  where: 'scheduled' | 'ready' | 'active' | 'dead';
+  leaseDeadline: number;
+  diedAt: number;
+  /** Bumped on every move, so heap entries made before it are known to be stale. */
+  version: number;
+}
+
+interface Entry {
+  job: MemJob;
+  version: number;
+}
+
+function parseCursor(c: string): [number, number] {
+  const [ms, n] = c.split('-');
+  return [Number(ms), Number(n ?? 0)];
+}
+
+function after(a: [number, number], b: [number, number]): boolean {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+}
+
+export class MemoryQueue {
+  readonly jobs = new Map<string, MemJob>();
+  /** Dead jobs in death order. */
+  readonly dead = new Map<string, MemJob>();
+  readonly dedup = new Map<string, { id: string; due: number; expiresAt: number }>();
+  readonly subscribers = new Set<WakeHandlers>();
+  readonly events: StreamEvent[] = [];
+  readonly eventWaiters = new Set<() => void>();
+  paused = false;
+  eventsMax = 0;
+  deadMax = 0;
+  deadMaxAge = 0;
+  seq = 0;
+  #lastEvent: [number, number] = [0, 0];
+  #ready = 0;
+
+  readonly #scheduled = new Heap<Entry>(
+    (a, b) => a.job.due < b.job.due || (a.job.due === b.job.due && a.job.seq < b.job.seq),
+    (e) => e.version === e.job.version && e.job.where === 'scheduled',
+  );
+  readonly #readyHeap = new Heap<Entry>(
+    (a, b) =>
+      a.job.priority > b.job.priority ||
+      (a.job.priority === b.job.priority && (a.job.due < b.job.due || (a.job.due === b.job.due && a.job.seq < b.job.seq))),
+    (e) => e.version === e.job.version && e.job.where === 'ready',
+  );
+  readonly #leases = new Heap<Entry>(
+    (a, b) => a.job.leaseDeadline < b.job.leaseDeadline,
+    (e) => e.version === e.job.version && e.job.where === 'active',
+  );
+
+  nextSeq(n: number): number {
+    const base = this.seq;
+    this.seq += n;
+    return base;
+  }
+
+  #move(job: MemJob, where: MemJob['where']): void {
+    if (job.where === 'ready') this.#ready--;
+    if (job.where === 'dead') this.dead.delete(job.id);
+    job.where = where;
+    job.version++;
+    if (where === 'ready') this.#ready++;
+  }
+
+  schedule(job: MemJob, due: number): void {
+    this.#move(job, 'scheduled');
+    job.due = due;
+    this.#scheduled.push({ job, version: job.version });
+  }
+
+  activate(job: MemJob, deadline: number): void {
+    this.#move(job, 'active');
+    job.leaseDeadline = deadline;
+    this.#leases.push({ job, version: job.version });
+  }
+
+  bury(job: MemJob, now: number): void {
+    this.#move(job, 'dead');
+    job.diedAt = now;
+    this.dead.set(job.id, job);
+  }
+
+  /** Deletes the job; the version bump makes any heap entry of it stale. */
+  remove(job: MemJob): void {
+    if (job.where === 'ready') this.#ready--;
+    if (job.where === 'dead') this.dead.delete(job.id);
+    job.version++;
+    this.jobs.delete(job.id);
+  }
+
+  /** Earliest due time among scheduled jobs not yet moved to ready. */
+  headDue(): number | undefined {
+    return this.#scheduled.peek()?.job.due;
+  }
+
+  nextLease(): MemJob | undefined {
+    return this.#leases.peek()?.job;
+  }
+
+  readyCount(): number {
+    return this.#ready;
+  }
+
+  promoteDue(now: number): void {
+    for (;;) {
+      const top = this.#scheduled.peek();
+      if (!top || top.job.due > now) return;
+      this.#scheduled.pop();
+      this.#move(top.job, 'ready');
+      this.#readyHeap.push({ job: top.job, version: top.job.version });
+    }
+  }
+
+  popReady(): MemJob | undefined {
+    return this.#readyHeap.pop()?.job;
+  }
+
+  deadInOrder(): MemJob[] {
+    return [...this.dead.values()];
+  }
+
+  dedupHolder(key: string, now: number): { id: string; due: number } | undefined {
+    const held = this.dedup.get(key);
+    if (!held) return undefined;
+    if (held.expiresAt <= now) {
+      this.dedup.delete(key);
+      return undefined;
+    }
+    return held;
+  }
+
+  /** Tells subscribers, as Redis pub/sub would (asynchronously), that work may be due at `due`. */
+  signal(due: number): void {
+    if (this.subscribers.size === 0) return;
+    setImmediate(() => {
+      for (const h of this.subscribers) h.onWake(due);
+    });
+  }
+
+  wakeIfEarlier(prevHead: number | undefined, due: number): void {
+    if (prevHead === undefined || due < prevHead) this.signal(due);
+  }
+
+  emit(now: number, event: string, id: string, fields: Record<string, string>): void {
+    if (this.eventsMax <= 0) return;
+    // Stream ids never go backwards, even if the clock does.
+    const ms = Math.max(now, this.#lastEvent[0]);
+    const n = ms === this.#lastEvent[0] ? this.#lastEvent[1] + 1 : 0;
+    this.#lastEvent = [ms, n];
+    this.events.push({ cursor: `${ms}-${n}`, event, id, fields });
+    if (this.events.length > this.eventsMax) this.events.splice(0, this.events.length - this.eventsMax);
+    for (const w of [...this.eventWaiters]) w();
+  }
+
+  eventsAfter(cursor: string, count: number): StreamEvent[] {
+    const c = parseCursor(cursor);
+    const out: StreamEvent[] = [];
+    for (const e of this.events) {
+      if (after(parseCursor(e.cursor), c)) {
+        out.push(e);
+        if (out.length >= count) break;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,531 @@
+/**
+ * The embedded store: the Store contract kept in process memory, for trying delayq, for
+ * single-process apps and for unit-testing handlers. Same results as the Redis store for the
+ * same calls (the conformance suite runs both); the process clock plays the server's.
+ *
+ * Structures: a map of jobs; a heap of scheduled jobs by (due, seq); a heap of due jobs by
+ * (priority desc, due, seq); a heap of leases by deadline; the dead jobs in death order. Heaps
+ * drop moved jobs lazily (each move bumps the job's version), so cancel/reschedule are O(log n)
+ * at most and a claim of k jobs is O(k log n). stats() and verify() walk all jobs: O(n).
+ *
+ * What it does not give: durability (a restart loses everything) and more than one process.
+ */
+import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../../types.js';
+import type {
+  ClaimResult,
+  ClaimedJob,
+  DeadJob,
+  EventReader,
+  FailRequest,
+  FailResult,
+  LeaseOutcome,
+  LeaseRef,
+  NewJob,
+  PurgeTarget,
+  SnoozeRequest,
+  SnoozeResult,
+  Store,
+  StoredAddResult,
+  StreamEvent,
+  VerifyReport,
+  WakeHandlers,
+  WakeSubscription,
+} from '../store.js';
+import { MemoryQueue, type MemJob } from './memory-queue.js';
+
+/** Expired leases recovered per claim, as in the Redis store. */
+const REAP_LIMIT = 100;
+const DEAD_TRIM_PER_RUN = 100;
+
+const registry = new Map<string, MemoryStore>();
+
+export class MemoryStore implements Store {
+  readonly #queues = new Map<string, MemoryQueue>();
+  readonly #clock: () => number;
+
+  /** `clock` stands in for the Redis server's TIME (tests may pass their own). */
+  constructor(opts: { clock?: () => number } = {}) {
+    this.#clock = opts.clock ?? Date.now;
+  }
+
+  /**
+   * The store every `memory://<name>` connection in this process shares, so a Queue and a
+   * Worker given the same URL see the same jobs. `memory://` is the name ''.
+   */
+  static shared(name = ''): MemoryStore {
+    let s = registry.get(name);
+    if (!s) {
+      s = new MemoryStore();
+      registry.set(name, s);
+    }
+    return s;
+  }
+
+  /** Forgets a shared store (its jobs go with it); the next `memory://<name>` starts empty. */
+  static dropShared(name = ''): void {
+    registry.delete(name);
+  }
+
+  #q(queue: string): MemoryQueue {
+    let q = this.#queues.get(queue);
+    if (!q) {
+      q = new MemoryQueue();
+      this.#queues.set(queue, q);
+    }
+    return q;
+  }
+
+  #now(): number {
+    return this.#clock();
+  }
+
+  async add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    const prevHead = q.headDue();
+    let minDue: number | undefined;
+    const out: StoredAddResult[] = [];
+    const seqBase = q.nextSeq(jobs.length);
+    jobs.forEach((j, i) => {
+      const due = j.delayMs !== undefined ? now + j.delayMs : (j.runAtMs ?? 0);
+      if (j.dedup) {
+        const held = q.dedupHolder(j.dedup.key, now);
+        if (held && held.id !== j.id) {
+          const holder = q.jobs.get(held.id);
+          out.push({ code: 'deduplicated', state: holder ? publicState(holder) : 'finished', dueAtMs: holder ? holder.due : held.due, duplicateOf: held.id });
+          return;
+        }
+        if (!held) q.dedup.set(j.dedup.key, { id: j.id, due, expiresAt: now + j.dedup.windowMs });
+      }
+      const existing = q.jobs.get(j.id);
+      let code: 'added' | 'replaced' = 'added';
+      if (existing) {
+        if (!j.replace || existing.where === 'active') {
+          out.push({ code: 'exists', state: publicState(existing), dueAtMs: existing.due, duplicateOf: undefined });
+          return;
+        }
+        code = 'replaced';
+        q.remove(existing);
+      }
+      const job: MemJob = {
+        id: j.id,
+        data: j.data,
+        due,
+        seq: seqBase + i + 1,
+        created: now,
+        priority: j.priority,
+        maxAttempts: j.maxAttempts,
+        backoff: j.backoff,
+        attempts: 0,
+        token: undefined,
+        lastError: undefined,
+        traceContext: j.traceContext,
+        where: 'scheduled',
+        leaseDeadline: 0,
+        diedAt: 0,
+        version: 0,
+      };
+      q.jobs.set(job.id, job);
+      q.schedule(job, due);
+      if (minDue === undefined || due < minDue) minDue = due;
+      q.emit(now, 'added', job.id, { due: String(due) });
+      out.push({ code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
+    });
+    if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
+    return out;
+  }
+
+  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    // 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
+    for (let i = 0; i < REAP_LIMIT; i++) {
+      const lease = q.nextLease();
+      if (!lease || lease.leaseDeadline > now) break;
+      const attempts = lease.attempts;
+      const max = lease.maxAttempts ?? defaultMaxAttempts;
+      const why = `lease expired during attempt ${attempts} of ${max}`;
+      lease.token = `-${lease.token ?? ''}`;
+      lease.lastError = why;
+      q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
+      if (attempts >= max) {
+        this.#bury(q, lease, now);
+        q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
+      } else {
+        const prevHead = q.headDue();
+        q.schedule(lease, now);
+        q.wakeIfEarlier(prevHead, now);
+      }
+    }
+    if (q.paused) return { nowMs: now, jobs: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
+
+    // 2. Due jobs move to the ready heap, which orders them by priority, due time, add order.
+    q.promoteDue(now);
+    const jobs: ClaimedJob[] = [];
+    const seqBase = q.seq;
+    for (let n = 0; n < count; n++) {
+      const job = q.popReady();
+      if (!job) break;
+      jobs.push({
+        id: job.id,
+        token: '',
+        data: job.data,
+        attempt: 0,
+        maxAttempts: job.maxAttempts,
+        backoff: job.backoff,
+        dueAtMs: job.due,
+        priority: job.priority,
+        createdAtMs: job.created,
+        leaseExpiresAtMs: now + leaseMs,
+        traceContext: job.traceContext,
+      });
+    }
+    // 3. Hand them out with fresh lease tokens.
+    q.nextSeq(jobs.length);
+    jobs.forEach((c, i) => {
+      const job = q.jobs.get(c.id)!;
+      job.attempts += 1;
+      job.token = `${now}-${seqBase + i + 1}`;
+      q.activate(job, now + leaseMs);
+      c.token = job.token;
+      c.attempt = job.attempts;
+      q.emit(now, 'claimed', job.id, { attempt: String(job.attempts), due: String(job.due) });
+    });
+    const head = q.headDue();
+    const more = q.readyCount() > 0 || (head !== undefined && head <= now);
+    const lease = q.nextLease()?.leaseDeadline;
+    const wake = head === undefined ? lease : lease === undefined ? head : Math.min(head, lease);
+    return { nowMs: now, jobs, more, nextWakeMs: wake };
+  }
+
+  async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    return leases.map(({ id, token }) => {
+      const job = q.jobs.get(id);
+      if (!job) return 'not_found';
+      if (job.token !== token) return 'lease_lost';
+      q.remove(job);
+      q.emit(now, 'completed', id, {});
+      return 'ok';
+    });
+  }
+
+  async fail(queue: string, req: FailRequest): Promise<FailResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(req.id);
+    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    // A re-sent call finds its own given-up token and answers as the first did.
+    if (job.token === `-${req.token}`) return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: job.due };
+    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    const now = this.#now();
+    const max = job.maxAttempts ?? req.defaultMaxAttempts;
+    job.token = `-${req.token}`;
+    job.lastError = req.error;
+    if (req.dead || job.attempts >= max) {
+      this.#bury(q, job, now);
+      q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
+      return { outcome: 'dead', dueAtMs: undefined };
+    }
+    const due = now + req.retryDelayMs;
+    const prevHead = q.headDue();
+    q.schedule(job, due);
+    q.wakeIfEarlier(prevHead, due);
+    q.emit(now, 'retried', job.id, { attempt: String(job.attempts), due: String(due), error: req.error });
+    return { outcome: 'retried', dueAtMs: due };
+  }
+
+  async extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]> {
+    const q = this.#q(queue);
+    const deadline = this.#now() + leaseMs;
+    return leases.map(({ id, token }) => {
+      const job = q.jobs.get(id);
+      if (!job) return 'not_found';
+      if (job.token !== token || job.where !== 'active') return 'lease_lost';
+      q.activate(job, deadline);
+      return 'ok';
+    });
+  }
+
+  async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    return leases.map(({ id, token }) => {
+      const job = q.jobs.get(id);
+      if (!job) return 'not_found';
+      if (job.token === `-${token}`) return 'ok';
+      if (job.token !== token) return 'lease_lost';
+      job.token = `-${token}`;
+      job.attempts = Math.max(0, job.attempts - 1);
+      const prevHead = q.headDue();
+      q.schedule(job, now);
+      q.wakeIfEarlier(prevHead, now);
+      q.emit(now, 'released', id, {});
+      return 'ok';
+    });
+  }
+
+  async cancel(queue: string, id: string): Promise<CancelResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(id);
+    if (!job) return { id, cancelled: false, state: undefined };
+    if (job.where === 'active' || job.where === 'dead') return { id, cancelled: false, state: job.where };
+    q.remove(job);
+    q.emit(this.#now(), 'cancelled', id, {});
+    return { id, cancelled: true, state: 'scheduled' };
+  }
+
+  async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(id);
+    if (!job) return { id, rescheduled: false, state: undefined, dueAtMs: undefined };
+    if (job.where === 'active' || job.where === 'dead') return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
+    const now = this.#now();
+    const due = delayMs !== undefined ? now + delayMs : (runAtMs ?? 0);
+    const prevHead = q.headDue();
+    q.schedule(job, due);
+    q.wakeIfEarlier(prevHead, due);
+    q.emit(now, 'rescheduled', id, { due: String(due) });
+    return { id, rescheduled: true, state: 'scheduled', dueAtMs: due };
+  }
+
+  async get(queue: string, id: string): Promise<JobInfo<string> | null> {
+    const job = this.#q(queue).jobs.get(id);
+    if (!job) return null;
+    const now = this.#now();
+    return {
+      id,
+      state: publicState(job),
+      data: job.data,
+      dueAtMs: job.due,
+      ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
+      priority: job.priority,
+      attempt: job.attempts,
+      maxAttempts: job.maxAttempts,
+      createdAtMs: job.created,
+      leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
+      lastError: job.lastError,
+    };
+  }
+
+  async stats(queue: string, windowMs: number): Promise<QueueStats> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    let scheduled = 0;
+    let ready = 0;
+    let active = 0;
+    let dead = 0;
+    let within = 0;
+    for (const job of q.jobs.values()) {
+      if (job.where === 'active') active++;
+      else if (job.where === 'dead') dead++;
+      else {
+        scheduled++;
+        if (job.where === 'ready' || job.due <= now) ready++;
+        if (job.where === 'ready' || job.due <= now + windowMs) within++;
+      }
+    }
+    const head = q.headDue();
+    return {
+      scheduled,
+      ready,
+      active,
+      dead,
+      nextDueInMs: ready > 0 ? 0 : head === undefined ? undefined : Math.max(0, head - now),
+      dueWithinWindow: within,
+      windowMs,
+      nowMs: now,
+      paused: q.paused,
+      eventStreamLength: q.eventsMax > 0 ? q.events.length : undefined,
+    };
+  }
+
+  async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(req.id);
+    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    if (job.token === `-${req.token}`) return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: job.due };
+    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    const now = this.#now();
+    const due = now + req.delayMs;
+    job.token = `-${req.token}`;
+    if (req.deadlineAtMs !== undefined && due > req.deadlineAtMs) {
+      job.lastError = `snooze deadline passed: next look at ${due} is after ${req.deadlineAtMs}`;
+      this.#bury(q, job, now);
+      q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: 'snooze deadline passed' });
+      return { outcome: 'dead', dueAtMs: undefined };
+    }
+    job.attempts = Math.max(0, job.attempts - 1);
+    const prevHead = q.headDue();
+    q.schedule(job, due);
+    q.wakeIfEarlier(prevHead, due);
+    q.emit(now, 'snoozed', job.id, { due: String(due) });
+    return { outcome: 'snoozed', dueAtMs: due };
+  }
+
+  async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
+    const dead = this.#q(queue).deadInOrder();
+    const page = limit <= 0 ? [] : dead.slice(offset, offset + limit);
+    return {
+      total: dead.length,
+      jobs: page.map((j) => ({
+        id: j.id,
+        diedAtMs: j.diedAt,
+        data: j.data,
+        attempt: j.attempts,
+        maxAttempts: j.maxAttempts,
+        lastError: j.lastError,
+        dueAtMs: j.due,
+        createdAtMs: j.created,
+      })),
+    };
+  }
+
+  async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    const targets = ids === 'all' ? q.deadInOrder() : ids.map((id) => q.jobs.get(id)).filter((j): j is MemJob => j?.where === 'dead');
+    let n = 0;
+    const seen = new Set<string>();
+    for (const job of targets) {
+      if (seen.has(job.id)) continue;
+      seen.add(job.id);
+      job.attempts = 0;
+      const prevHead = q.headDue();
+      q.schedule(job, now);
+      q.wakeIfEarlier(prevHead, now);
+      q.emit(now, 'deadRetried', job.id, {});
+      n++;
+    }
+    return n;
+  }
+
+  async deadPurge(queue: string, target: PurgeTarget): Promise<number> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    let victims: MemJob[];
+    if ('ids' in target) victims = [...new Set(target.ids)].map((id) => q.jobs.get(id)).filter((j): j is MemJob => j?.where === 'dead');
+    else if ('all' in target) victims = q.deadInOrder();
+    else victims = q.deadInOrder().filter((j) => j.diedAt <= now - target.olderThanMs);
+    for (const job of victims) {
+      q.remove(job);
+      q.emit(now, 'purged', job.id, {});
+    }
+    return victims.length;
+  }
+
+  async verify(queue: string): Promise<VerifyReport> {
+    const q = this.#q(queue);
+    const problems: string[] = [];
+    const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, bodies: q.jobs.size };
+    for (const job of q.jobs.values()) {
+      counts[job.where]++;
+      if (job.where === 'active' && (!job.token || job.token.startsWith('-'))) problems.push(`job ${job.id} is active without a live lease token`);
+      if (job.where === 'dead' && !q.dead.has(job.id)) problems.push(`job ${job.id} is dead but not in the dead list`);
+    }
+    for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
+    return { ok: problems.length === 0, counts, problems };
+  }
+
+  async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {
+    const q = this.#q(queue);
+    q.subscribers.add(handlers);
+    return {
+      close: async () => {
+        q.subscribers.delete(handlers);
+      },
+    };
+  }
+
+  async setPaused(queue: string, paused: boolean): Promise<boolean> {
+    const q = this.#q(queue);
+    if (q.paused === paused) return false;
+    q.paused = paused;
+    const now = this.#now();
+    q.emit(now, paused ? 'paused' : 'resumed', '', {});
+    if (!paused) {
+      const head = q.readyCount() > 0 ? now : q.headDue();
+      if (head !== undefined) q.signal(head);
+    }
+    return true;
+  }
+
+  async setEventStream(queue: string, maxLen: number): Promise<boolean> {
+    const q = this.#q(queue);
+    if (q.eventsMax === maxLen) return false;
+    q.eventsMax = maxLen;
+    if (maxLen === 0) q.events.length = 0;
+    return true;
+  }
+
+  async setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void> {
+    const q = this.#q(queue);
+    q.deadMax = maxCount;
+    q.deadMaxAge = maxAgeMs;
+    this.#trimDead(q, this.#now());
+  }
+
+  eventReader(queue: string): EventReader {
+    const q = this.#q(queue);
+    let closed = false;
+    let wakeReader: (() => void) | undefined;
+    return {
+      lastCursor: async () => q.events.at(-1)?.cursor ?? '0-0',
+      read: async (cursor, count, blockMs) => {
+        const after = cursor === '$' ? (q.events.at(-1)?.cursor ?? '0-0') : cursor;
+        let found = q.eventsAfter(after, count);
+        if (found.length > 0 || closed) return found;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, blockMs);
+          function done() {
+            clearTimeout(timer);
+            q.eventWaiters.delete(done);
+            wakeReader = undefined;
+            resolve();
+          }
+          wakeReader = done;
+          q.eventWaiters.add(done);
+        });
+        if (closed) throw new Error('event reader closed');
+        found = q.eventsAfter(after, count);
+        return found;
+      },
+      close: async () => {
+        closed = true;
+        wakeReader?.();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    // The data stays: other queues and workers on the same `memory://` name may still use it.
+  }
+
+  #bury(q: MemoryQueue, job: MemJob, now: number): void {
+    q.bury(job, now);
+    this.#trimDead(q, now);
+  }
+
+  #trimDead(q: MemoryQueue, now: number): void {
+    if (!q.deadMax && !q.deadMaxAge) return;
+    const dead = q.deadInOrder();
+    const victims: MemJob[] = [];
+    if (q.deadMaxAge) for (const j of dead) if (j.diedAt <= now - q.deadMaxAge && victims.length < DEAD_TRIM_PER_RUN) victims.push(j);
+    if (q.deadMax) {
+      // Age victims are the oldest deaths, so the next oldest follow them in `dead`.
+      const start = victims.length;
+      const end = Math.min(dead.length, start + Math.max(0, dead.length - start - q.deadMax));
+      for (let i = start; i < end && victims.length < DEAD_TRIM_PER_RUN; i++) victims.push(dead[i]!);
+    }
+    for (const job of victims) {
+      q.remove(job);
+      q.emit(now, 'purged', job.id, { reason: 'dead set cap' });
+    }
+  }
+}
+
+function publicState(job: MemJob): JobState {
+  return job.where === 'ready' ? 'scheduled' : job.where;
+}
+
+export type { StreamEvent };
