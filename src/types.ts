@@ -88,4 +88,8 @@ export interface QueueStats {
   paused: boolean;
   /** Entries in the event stream, or undefined when the stream is off. */
   eventStreamLength: number | undefined;
+  /** Jobs completed on this queue since it was created (a running total, for throughput). */
+  completedTotal: number;
+  /** How long the longest-waiting due job has waited (the queue's current lag); undefined when none is due. */
+  oldestDueAgeMs: number | undefined;
 }

@@ -92,6 +92,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #claims = 0;
   #reserved = 0;
   #claimRetryMs = CLAIM_RETRY_MIN_MS;
+  readonly #claimsInFlight = new Set<Promise<void>>();
+  /** Leases of jobs that arrived after close() began, to hand back. */
+  readonly #lateClaims: LeaseRef[] = [];
   #started = false;
   #closing: Promise<void> | undefined;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
@@ -182,13 +185,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#reserved += want;
     const wakesBefore = this.#wakes;
     const sentAt = performance.now();
-    this.#store.claim(this.queue, want, this.leaseMs, this.#attempts).then(
+    const claim = this.#store.claim(this.queue, want, this.leaseMs, this.#attempts).then(
       (res) => {
         this.#claims--;
         this.#reserved -= want;
         this.#claimRetryMs = CLAIM_RETRY_MIN_MS;
         this.#timer.observe(res.nowMs, sentAt, performance.now());
-        for (const c of res.jobs) this.#start(c);
+        // A claim that comes back after close() began brings jobs no one will run: close
+        // hands them back at once instead of leaving them to their lease.
+        if (this.#closing) this.#lateClaims.push(...res.jobs.map((c): LeaseRef => ({ id: c.id, token: c.token })));
+        else for (const c of res.jobs) this.#start(c);
         if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
         if (!this.#closing) this.#timer.wakeAt(res.nextWakeMs);
         this.#pump();
@@ -203,6 +209,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#claimRetryMs = Math.min(CLAIM_RETRY_MAX_MS, this.#claimRetryMs * 2);
       },
     );
+    this.#claimsInFlight.add(claim);
+    void claim.finally(() => this.#claimsInFlight.delete(claim));
   }
 
   #start(c: ClaimedJob): void {
@@ -365,6 +373,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#timer.stop();
     const sub = await this.#subscription;
     await sub?.close();
+    await Promise.allSettled([...this.#claimsInFlight]);
+    if (this.#lateClaims.length > 0) {
+      await this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err));
+    }
     for (const job of this.#running.values()) job.abort('worker closing');
     if (this.#running.size > 0) {
       let timeout: NodeJS.Timeout | undefined;

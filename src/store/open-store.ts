@@ -13,7 +13,8 @@ const MEMORY_URL = /^memory:\/\/([A-Za-z0-9_.-]*)\/?$/;
 
 export function openStore(opts: ConnectionOptions): { store: Store; owned: boolean } {
   if (opts.store) return { store: opts.store, owned: false };
-  const fromEnv = opts.connection === undefined && process.env.REDIS_URL !== undefined;
+  // An empty REDIS_URL (common in CI templates) counts as unset.
+  const fromEnv = opts.connection === undefined && Boolean(process.env.REDIS_URL);
   const url = typeof opts.connection === 'string' ? opts.connection : fromEnv ? process.env.REDIS_URL : undefined;
   const field = fromEnv ? 'REDIS_URL' : 'connection';
   if (url !== undefined && url.startsWith('memory:')) {

@@ -53,6 +53,7 @@ export class MemoryQueue {
   deadMax = 0;
   deadMaxAge = 0;
   seq = 0;
+  completed = 0;
   #lastEvent: [number, number] = [0, 0];
   #ready = 0;
 

@@ -206,6 +206,7 @@ export class MemoryStore implements Store {
       if (!job) return 'not_found';
       if (job.token !== token) return 'lease_lost';
       q.remove(job);
+      q.completed++;
       q.emit(now, 'completed', id, {});
       return 'ok';
     });
@@ -316,12 +317,16 @@ export class MemoryStore implements Store {
     let active = 0;
     let dead = 0;
     let within = 0;
+    let oldestDue = Infinity;
     for (const job of q.jobs.values()) {
       if (job.where === 'active') active++;
       else if (job.where === 'dead') dead++;
       else {
         scheduled++;
-        if (job.where === 'ready' || job.due <= now) ready++;
+        if (job.where === 'ready' || job.due <= now) {
+          ready++;
+          oldestDue = Math.min(oldestDue, job.due);
+        }
         if (job.where === 'ready' || job.due <= now + windowMs) within++;
       }
     }
@@ -337,6 +342,8 @@ export class MemoryStore implements Store {
       nowMs: now,
       paused: q.paused,
       eventStreamLength: q.eventsMax > 0 ? q.events.length : undefined,
+      completedTotal: q.completed,
+      oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
     };
   }
 

@@ -11,7 +11,7 @@ const CLIENT_COMMANDS = ['evalsha', 'eval', 'ping', 'info', 'select', 'quit', 's
 const SCRIPT_COMMANDS = [
   'time', 'publish',
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zpopmin', 'zcard', 'zcount', 'zscore',
-  'hset', 'hget', 'hmget', 'hgetall', 'hdel',
+  'hset', 'hget', 'hmget', 'hgetall', 'hdel', 'hincrby',
   'del', 'exists', 'get', 'set', 'incrby',
   'xadd', 'xlen',
 ];

@@ -58,7 +58,7 @@ export function openClient(connection: RedisConnection | undefined, extra: Redis
     return { client: quiet(cluster), owned: true };
   }
   if (connection === undefined || typeof connection === 'string') {
-    const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+    const url = connection ?? (process.env.REDIS_URL || DEFAULT_REDIS_URL);
     return { client: quiet(new Redis(url, ownOptions(extra))), owned: true };
   }
   return { client: quiet(new Redis(ownOptions({ ...(connection as RedisOptions), ...extra }))), owned: true };

@@ -248,7 +248,7 @@ export class RedisStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength] = (await this.#run(queue, 'stats', [
+    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#run(queue, 'stats', [
       windowMs,
     ])) as number[];
     const readyTotal = ready! + dueInScheduled!;
@@ -263,6 +263,9 @@ export class RedisStore implements Store {
       nowMs: now!,
       paused: paused === 1,
       eventStreamLength: streamLength! < 0 ? undefined : streamLength,
+      completedTotal: completed!,
+      // The ready set is ordered by priority, so its first member is only a sample of the wait.
+      oldestDueAgeMs: readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
     };
   }
 

@@ -24,6 +24,8 @@ for i = 3, #ARGV, 2 do
   end
 end
 if #done_ids > 0 then
+  -- A running total, so monitors can show throughput without the event stream.
+  redis.call('HINCRBY', K_META, 'completed', #done_ids)
   call_chunked('ZREM', K_ACTIVE, done_ids)
   for i = 1, #done_keys, 5000 do
     redis.call('DEL', unpack(done_keys, i, math.min(i + 4999, #done_keys)))

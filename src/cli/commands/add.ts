@@ -1,0 +1,92 @@
+import { createInterface } from 'node:readline';
+import { createReadStream } from 'node:fs';
+import type { Command } from 'commander';
+import type { AddOptions } from '../../options.js';
+import type { BulkJob } from '../../queue.js';
+import { duration, globals, instant, numberOption, output, paint, UsageError, when, withQueue } from '../context.js';
+import { parseData, readSource } from '../read-input.js';
+
+const BULK = 1000;
+
+export function addCommand(program: Command): void {
+  program
+    .command('add')
+    .description('add a job (data from the argument, --file, or stdin), or many with --ndjson')
+    .argument('[data]', 'the job data: JSON, or plain text')
+    .option('--id <id>', 'job id (an existing id is left alone unless --replace)')
+    .option('--delay <duration>', 'run after this long: 1500, 30s, 5m, 2h')
+    .option('--at <time>', 'run at this time: ISO 8601 or epoch ms')
+    .option('--priority <n>', 'higher runs first among due jobs')
+    .option('--attempts <n>', 'hand-outs before the dead set')
+    .option('--replace', 'replace an existing job with this id')
+    .option('--file <path>', 'read the data from a file (- for stdin)')
+    .option('--ndjson', 'bulk: one job per line, {"data":…,"opts":{…}} or a bare JSON value')
+    .addHelpText('after', `
+Examples:
+  $ delayq add '{"orderId":"123"}' --id order:123:timeout --delay 30m
+  $ delayq add --file report.json --at 2026-12-01T02:00:00Z
+  $ cat jobs.ndjson | delayq add --ndjson --queue emails`)
+    .action(async (data: string | undefined, o: Record<string, string | boolean | undefined>, cmd: Command) => {
+      const g = globals(cmd);
+      const opts: AddOptions = {};
+      if (o.id !== undefined) opts.id = o.id as string;
+      const delay = duration('--delay', o.delay as string | undefined);
+      const at = instant('--at', o.at as string | undefined);
+      if (delay !== undefined) opts.delay = delay;
+      if (at !== undefined) opts.runAt = at;
+      const priority = numberOption('--priority', o.priority as string | undefined);
+      if (priority !== undefined) opts.priority = priority;
+      const attempts = numberOption('--attempts', o.attempts as string | undefined);
+      if (attempts !== undefined) opts.attempts = attempts;
+      if (o.replace) opts.replace = true;
+
+      if (o.ndjson) {
+        if (data !== undefined) throw new UsageError('--ndjson reads jobs from --file or stdin, not from an argument');
+        await addNdjson(g, o.file as string | undefined, opts);
+        return;
+      }
+      const payload = data !== undefined ? parseData(data) : parseData(await readSource(o.file as string | undefined));
+      const r = await withQueue(g, (q) => q.add(payload, opts));
+      output(g, r, () =>
+        r.added
+          ? `${paint('green', 'added')} ${r.id}, due ${when(r.dueAtMs)}`
+          : `${paint('yellow', 'not added')}: ${r.duplicateOf ? `deduplicated by ${r.duplicateOf}` : `${r.id} exists (${r.state}, due ${when(r.dueAtMs)})`}`,
+      );
+    });
+}
+
+async function addNdjson(g: ReturnType<typeof globals>, file: string | undefined, defaults: AddOptions): Promise<void> {
+  const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  const tty = Boolean(process.stderr.isTTY) && !g.json;
+  let added = 0;
+  let existing = 0;
+  let lineNo = 0;
+  await withQueue(g, async (q) => {
+    let batch: BulkJob<unknown>[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const rs = await q.addBulk(batch);
+      for (const r of rs) (r.added ? added++ : existing++);
+      batch = [];
+      if (tty) process.stderr.write(`\r${paint('dim', `added ${added}, existing ${existing}`, process.stderr)}`);
+    };
+    for await (const line of lines) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      let v: unknown;
+      try {
+        v = JSON.parse(line);
+      } catch {
+        throw new UsageError(`line ${lineNo} is not JSON`);
+      }
+      const isJob = typeof v === 'object' && v !== null && !Array.isArray(v) && 'data' in v;
+      const job = isJob ? (v as BulkJob<unknown>) : { data: v };
+      batch.push({ data: job.data, opts: { ...defaults, ...job.opts } });
+      if (batch.length >= BULK) await flush();
+    }
+    await flush();
+  });
+  if (tty) process.stderr.write('\n');
+  output(g, { added, existing }, () => `${paint('green', 'added')} ${added} jobs${existing ? `, ${existing} existed already` : ''}`);
+}

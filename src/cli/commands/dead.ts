@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { duration, globals, numberOption, output, paint, UsageError, when, withQueue } from '../context.js';
+
+export function deadCommands(program: Command): void {
+  const dead = program.command('dead').description('the dead set: list, retry, purge');
+
+  dead
+    .command('list')
+    .description('dead jobs, oldest death first')
+    .option('--offset <n>', 'skip this many', '0')
+    .option('--limit <n>', 'show at most this many', '20')
+    .action(async (o: { offset: string; limit: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const page = await withQueue(g, (q) => q.dead.list({ offset: numberOption('--offset', o.offset)!, limit: numberOption('--limit', o.limit)! }));
+      output(g, page, () =>
+        [
+          `${page.total} dead`,
+          ...page.jobs.map((j) => `${paint('bold', j.id)}  died ${when(j.diedAtMs)}  attempt ${j.attempt}  ${paint('red', (j.lastError ?? '').split('\n')[0]!)}`),
+        ].join('\n'),
+      );
+    });
+
+  dead
+    .command('retry')
+    .description('put dead jobs back, due now, with fresh attempts')
+    .argument('[ids...]')
+    .option('--all', 'every dead job')
+    .action(async (ids: string[], o: { all?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      if (!o.all && ids.length === 0) throw new UsageError('give ids or --all');
+      if (o.all && ids.length > 0) throw new UsageError('give ids or --all, not both');
+      const n = await withQueue(g, (q) => q.dead.retry(o.all ? { all: true } : ids));
+      output(g, { retried: n }, () => `retried ${n}`);
+    });
+
+  dead
+    .command('purge')
+    .description('delete dead jobs for good')
+    .argument('[ids...]')
+    .option('--all', 'every dead job')
+    .option('--older-than <duration>', 'jobs that died longer ago than this')
+    .action(async (ids: string[], o: { all?: boolean; olderThan?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const modes = [ids.length > 0, Boolean(o.all), o.olderThan !== undefined].filter(Boolean).length;
+      if (modes !== 1) throw new UsageError('give exactly one of: ids, --all, --older-than');
+      const n = await withQueue(g, (q) =>
+        q.dead.purge(o.all ? { all: true } : o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan)! } : ids),
+      );
+      output(g, { purged: n }, () => `purged ${n}`);
+    });
+}

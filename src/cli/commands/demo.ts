@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { runDemo } from '../../demo/run-demo.js';
+import { colourOn, globals, numberOption, paint } from '../context.js';
+
+export function demoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description("the shop's order-timeout scenario end to end, with a final check (memory:// unless --redis/REDIS_URL)")
+    .option('--orders <n>', 'orders to place', '300')
+    .option('--timeout-ms <ms>', 'the unpaid-order timeout (30 min in the shop, scaled down)', '2000')
+    .option('--seed <n>', 'repeat a run exactly')
+    .addHelpText('after', `
+Examples:
+  $ delayq demo
+  $ delayq demo --orders 2000 --redis redis://127.0.0.1:6379`)
+    .action(async (o: { orders: string; timeoutMs: string; seed?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const connection = g.redis ?? (process.env.REDIS_URL || 'memory://demo');
+      const live = colourOn(process.stderr) && !g.json;
+      const timeoutMs = numberOption('--timeout-ms', o.timeoutMs)!;
+      if (!g.json) {
+        process.stderr.write(
+          `${paint('bold', 'delayq demo', process.stderr)}: orders that stay unpaid are cancelled ${timeoutMs} ms after they are placed (30 min in the shop), on ${connection.replace(/\/\/[^@/]*@/, '//***@')}\n`,
+        );
+      }
+      let lastPlain = 0;
+      const report = await runDemo({
+        connection,
+        ...(g.prefix !== undefined ? { prefix: g.prefix } : {}),
+        orders: numberOption('--orders', o.orders)!,
+        timeoutMs,
+        ...(o.seed !== undefined ? { seed: numberOption('--seed', o.seed)! } : {}),
+        onProgress: (line) => {
+          if (g.json) return;
+          if (live) process.stderr.write(`\r\x1b[2K${line}`);
+          else if (Date.now() - lastPlain >= 1000) {
+            lastPlain = Date.now();
+            process.stderr.write(`${line}\n`);
+          }
+        },
+      });
+      if (live) process.stderr.write('\n');
+      if (g.json) {
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+      } else {
+        const out = [
+          '',
+          `orders placed          ${report.placed}`,
+          `paid                   ${report.paid}   (of which payment was pending first: ${report.pendingThenPaid})`,
+          `cancelled when due     ${report.cancelled}   (of which payment was pending first: ${report.pendingThenCancelled})`,
+          `timeout lateness       p50 ${report.lateness.p50} ms, p99 ${report.lateness.p99} ms, max ${report.lateness.max} ms (${report.lateness.samples} handler runs)`,
+          '',
+          ...report.checks.map((c) => `${c.ok ? paint('green', 'ok  ') : paint('red', 'FAIL')} ${c.name} (${c.detail})`),
+          '',
+          report.ok ? paint('green', `all checks passed in ${(report.elapsedMs / 1000).toFixed(1)} s`) : paint('red', 'the demo check FAILED'),
+        ];
+        process.stdout.write(`${out.join('\n')}\n`);
+      }
+      if (!report.ok) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,96 @@
+import type { Command } from 'commander';
+import { duration, globals, instant, ms, output, paint, UsageError, when, withQueue } from '../context.js';
+
+export function jobCommands(program: Command): void {
+  program
+    .command('get')
+    .description('show one job: state, due time, attempts, last error, data')
+    .argument('<id>')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const job = await withQueue(g, (q) => q.get(id));
+      if (!job) {
+        output(g, null, () => `no job ${id} (never added, completed, cancelled or purged)`);
+        process.exitCode = 2;
+        return;
+      }
+      output(g, job, () =>
+        [
+          `${paint('bold', job.id)}  ${job.state}${job.ready ? ' (due, waiting for a worker)' : ''}`,
+          `due        ${when(job.dueAtMs)}`,
+          `attempt    ${job.attempt}${job.maxAttempts ? ` of ${job.maxAttempts}` : ''}`,
+          `priority   ${job.priority}`,
+          `created    ${when(job.createdAtMs)}`,
+          ...(job.leaseExpiresAtMs ? [`lease till ${when(job.leaseExpiresAtMs)}`] : []),
+          ...(job.lastError ? [`last error ${job.lastError.split('\n')[0]}`] : []),
+          `data       ${JSON.stringify(job.data)}`,
+        ].join('\n'),
+      );
+    });
+
+  program
+    .command('cancel')
+    .description('remove a scheduled job (active and dead jobs are left alone)')
+    .argument('<id>')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const r = await withQueue(g, (q) => q.cancel(id));
+      output(g, r, () => (r.cancelled ? `${paint('green', 'cancelled')} ${id}` : `not cancelled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+      if (!r.cancelled) process.exitCode = 2;
+    });
+
+  program
+    .command('reschedule')
+    .description('give a scheduled job a new due time')
+    .argument('<id>')
+    .option('--delay <duration>', 'due this long from now')
+    .option('--at <time>', 'due at this time: ISO 8601 or epoch ms')
+    .action(async (id: string, o: { delay?: string; at?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const delay = duration('--delay', o.delay);
+      const at = instant('--at', o.at);
+      if ((delay === undefined) === (at === undefined)) throw new UsageError('give exactly one of --delay and --at');
+      const r = await withQueue(g, (q) => q.reschedule(id, delay !== undefined ? { delay } : { runAt: at! }));
+      output(g, r, () => (r.rescheduled ? `${paint('green', 'rescheduled')} ${id}, due ${when(r.dueAtMs)}` : `not rescheduled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+      if (!r.rescheduled) process.exitCode = 2;
+    });
+
+  program
+    .command('promote')
+    .description('make a scheduled job due now')
+    .argument('<id>')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const r = await withQueue(g, (q) => q.promote(id));
+      output(g, r, () => (r.rescheduled ? `${paint('green', 'promoted')} ${id}` : `not promoted: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+      if (!r.rescheduled) process.exitCode = 2;
+    });
+
+  program
+    .command('stats')
+    .description('jobs by state, what is due soon, and when the next job is due')
+    .option('--window <duration>', 'count jobs due within this window', '60s')
+    .action(async (o: { window: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const windowMs = duration('--window', o.window)!;
+      const s = await withQueue(g, (q) => q.stats({ windowMs }));
+      output(g, s, () =>
+        [
+          `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
+          `scheduled ${s.scheduled} (ready ${s.ready})  active ${s.active}  dead ${s.dead}`,
+          `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due in ${ms(s.nextDueInMs)}`,
+        ].join('\n'),
+      );
+    });
+
+  for (const [name, verb] of [['pause', 'stop every worker of the queue from claiming'], ['resume', 'let workers claim again']] as const) {
+    program
+      .command(name)
+      .description(verb)
+      .action(async (_o: unknown, cmd: Command) => {
+        const g = globals(cmd);
+        const changed = await withQueue(g, (q) => (name === 'pause' ? q.pause() : q.resume()));
+        output(g, { changed }, () => (changed ? `${name}d ${g.queue}` : `${g.queue} was already ${name}d`));
+      });
+  }
+}

@@ -1,0 +1,73 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Command } from 'commander';
+import type { Handler } from '../../worker.js';
+import { Worker } from '../../worker.js';
+import { connectionOf, duration, globals, numberOption, paint, UsageError } from '../context.js';
+
+/**
+ * Runs a handler module: its default export (or `handler` export) is called for each job.
+ * SIGTERM/SIGINT close the worker gracefully: no new claims, running jobs finish (or are
+ * handed back after --close-timeout), then the process exits 0.
+ */
+export function workerCommand(program: Command): void {
+  program
+    .command('worker')
+    .description('run a handler module on the queue until SIGTERM/SIGINT')
+    .requiredOption('--handler <module>', 'a JS module whose default export is (job) => result')
+    .option('--concurrency <n>', 'handlers running at once', '10')
+    .option('--batch <n>', 'jobs claimed per round trip')
+    .option('--lease <duration>', 'lease length', '30s')
+    .option('--attempts <n>', 'default hand-outs per job', '3')
+    .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', '30s')
+    .addHelpText('after', `
+Example:
+  $ cat > cancel-order.mjs <<'JS'
+  export default async (job) => { await shop.cancelIfUnpaid(job.data.orderId); };
+  JS
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50`)
+    .action(async (o: Record<string, string>, cmd: Command) => {
+      const g = globals(cmd);
+      const mod = (await import(pathToFileURL(resolve(o.handler!)).href)) as { default?: unknown; handler?: unknown };
+      const handler = (typeof mod.default === 'function' ? mod.default : mod.handler) as Handler<unknown> | undefined;
+      if (typeof handler !== 'function') throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function`);
+      const worker = new Worker<unknown>(g.queue, handler, {
+        ...connectionOf(g),
+        concurrency: numberOption('--concurrency', o.concurrency)!,
+        ...(o.batch !== undefined ? { batch: numberOption('--batch', o.batch)! } : {}),
+        leaseMs: duration('--lease', o.lease)!,
+        attempts: numberOption('--attempts', o.attempts)!,
+        closeTimeoutMs: duration('--close-timeout', o.closeTimeout)!,
+      });
+      const log = (line: string) => {
+        if (g.json) return;
+        process.stderr.write(`${line}\n`);
+      };
+      const json = (obj: object) => g.json && process.stdout.write(`${JSON.stringify(obj)}\n`);
+      let done = 0;
+      let failed = 0;
+      worker.on('completed', (job) => {
+        done++;
+        json({ event: 'completed', id: job.id, attempt: job.attempt });
+      });
+      worker.on('failed', (job, err) => {
+        failed++;
+        json({ event: 'failed', id: job.id, attempt: job.attempt, error: String((err as Error)?.message ?? err) });
+        log(`${paint('yellow', 'failed', process.stderr)} ${job.id} (attempt ${job.attempt}): ${String((err as Error)?.message ?? err)}`);
+      });
+      worker.on('dead', (job, reason) => log(`${paint('red', 'dead', process.stderr)} ${job.id}: ${reason.split('\n')[0]}`));
+      worker.on('error', (err) => log(`${paint('red', 'error', process.stderr)}: ${err.message}`));
+      log(`${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`);
+      json({ event: 'started', queue: g.queue, pid: process.pid });
+      await new Promise<void>((resolveStop) => {
+        const stop = (signal: string) => {
+          log(`${signal}: closing (running jobs finish or are handed back)…`);
+          worker.close().then(resolveStop, resolveStop);
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      json({ event: 'stopped', completed: done, failed });
+      log(`stopped: ${done} completed, ${failed} failed`);
+    });
+}

@@ -1,0 +1,104 @@
+/**
+ * What every command shares: the global options turned into a Queue, output in text or JSON,
+ * colour only on a terminal and never with NO_COLOR, and errors as one line with exit code 1.
+ */
+import { styleText } from 'node:util';
+import type { Command } from 'commander';
+import { DelayqError } from '../errors.js';
+import type { ConnectionOptions } from '../options.js';
+import { Queue } from '../queue.js';
+
+export interface GlobalOptions {
+  queue: string;
+  redis?: string;
+  prefix?: string;
+  json?: boolean;
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+export function connectionOf(g: GlobalOptions): ConnectionOptions {
+  const out: ConnectionOptions = {};
+  if (g.redis !== undefined) out.connection = g.redis;
+  if (g.prefix !== undefined) out.prefix = g.prefix;
+  return out;
+}
+
+export function openQueue(g: GlobalOptions): Queue<unknown> {
+  return new Queue<unknown>(g.queue, connectionOf(g));
+}
+
+/** Runs `fn` with a queue that is closed afterwards, whatever happens. */
+export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>): Promise<R> {
+  const q = openQueue(g);
+  try {
+    return await fn(q);
+  } finally {
+    await q.close();
+  }
+}
+
+export function colourOn(stream: NodeJS.WriteStream = process.stdout): boolean {
+  return Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
+}
+
+type Style = Parameters<typeof styleText>[0];
+export function paint(style: Style, text: string, stream: NodeJS.WriteStream = process.stdout): string {
+  return colourOn(stream) ? styleText(style, text) : text;
+}
+
+/** Prints `value` as JSON with --json, else the text `human` gives. */
+export function output(g: GlobalOptions, value: unknown, human: () => string): void {
+  process.stdout.write(g.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
+}
+
+export function ms(n: number | undefined): string {
+  if (n === undefined) return '—';
+  if (Math.abs(n) < 1000) return `${Math.round(n)} ms`;
+  if (Math.abs(n) < 120_000) return `${(n / 1000).toFixed(1)} s`;
+  if (Math.abs(n) < 7_200_000) return `${(n / 60_000).toFixed(1)} min`;
+  return `${(n / 3_600_000).toFixed(1)} h`;
+}
+
+export function when(epochMs: number | undefined): string {
+  return epochMs === undefined ? '—' : new Date(epochMs).toISOString();
+}
+
+/** One line on stderr, then exit 1: the CLI's only way to fail. */
+export function fail(err: unknown): never {
+  const text = err instanceof DelayqError || err instanceof Error ? `${err.name === 'Error' ? 'error' : err.name}: ${err.message}` : `error: ${String(err)}`;
+  process.stderr.write(`${paint('red', text.split('\n')[0]!, process.stderr)}\n`);
+  process.exit(1);
+}
+
+export class UsageError extends Error {
+  override name = 'usage';
+}
+
+/** Parses a number option, refusing anything that is not one. */
+export function numberOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${name} must be a number (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "1500", "1500ms", "30s", "5m", "2h", "1d" → milliseconds. */
+export function duration(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
+  if (!m) throw new UsageError(`${name} must be a duration like 1500, 30s, 5m, 2h (got ${JSON.stringify(value)})`);
+  return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']!);
+}
+
+/** An ISO date or epoch milliseconds → epoch milliseconds. */
+export function instant(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(n)) throw new UsageError(`${name} must be an ISO time or epoch milliseconds (got ${JSON.stringify(value)})`);
+  return n;
+}

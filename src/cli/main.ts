@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+/**
+ * The delayq command line: a thin layer over the public API. Every command takes the global
+ * options; every failure is one line on stderr and exit code 1.
+ */
+import { Command, CommanderError } from 'commander';
+import { VERSION } from '../version.js';
+import { addCommand } from './commands/add.js';
+import { deadCommands } from './commands/dead.js';
+import { demoCommand } from './commands/demo.js';
+import { jobCommands } from './commands/job-ops.js';
+import { monitorCommand } from './commands/monitor.js';
+import { workerCommand } from './commands/worker.js';
+import { fail } from './context.js';
+
+export function buildProgram(): Command {
+  const program = new Command('delayq')
+    .version(VERSION)
+    .description('Delayed jobs on Redis sorted sets: add, inspect and run them.')
+    .option('-q, --queue <name>', 'queue name', 'default')
+    .option('--redis <url>', 'redis://, rediss:// or memory:// (default: $REDIS_URL, else redis://127.0.0.1:6379)')
+    .option('--prefix <prefix>', 'key prefix', 'dq')
+    .option('--json', 'machine-readable output')
+    .showHelpAfterError(false)
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
+    .addHelpText('after', `
+Examples:
+  $ delayq demo                                        # the order-timeout demo, no Redis needed
+  $ delayq add '{"orderId":"123"}' --id order:123 --delay 30m --queue order-timeouts
+  $ delayq cancel order:123 --queue order-timeouts
+  $ delayq stats --queue order-timeouts --json
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs`);
+  addCommand(program);
+  jobCommands(program);
+  deadCommands(program);
+  monitorCommand(program);
+  workerCommand(program);
+  demoCommand(program);
+  return program;
+}
+
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // --help and --version end here too, successfully.
+    if (err.exitCode === 0) process.exit(0);
+    fail(new Error(err.message.replace(/^error: /, '')));
+  }
+  fail(err);
+}

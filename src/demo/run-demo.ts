@@ -1,0 +1,173 @@
+/**
+ * The order-timeout demo, end to end: place orders, each with a "cancel if unpaid" job; pay
+ * some (their timeout is cancelled), leave some "payment pending" (the handler snoozes and
+ * looks again, giving up at a deadline), and let a worker cancel the rest when due. It ends
+ * with a check of every order's fate and the lateness of the timeout jobs.
+ */
+import { randomBytes } from 'node:crypto';
+import { Queue } from '../queue.js';
+import type { ConnectionOptions } from '../options.js';
+import { Worker } from '../worker.js';
+import { OrderBook } from './order-book.js';
+import { seededRandom } from './random.js';
+
+export interface DemoOptions extends ConnectionOptions {
+  /** Orders to place. @default 300 */
+  orders?: number;
+  /** Spread the orders over this long. @default 3000 */
+  placeMs?: number;
+  /** The unpaid-order timeout (30 minutes in the shop, scaled down). @default 2000 */
+  timeoutMs?: number;
+  /** How long a pending payment is waited for after the timeout. @default 1500 */
+  graceMs?: number;
+  /** How often a pending payment is looked at again. @default 200 */
+  pollMs?: number;
+  seed?: number;
+  /** Called with a one-line progress summary, about ten times a second. */
+  onProgress?: (line: string) => void;
+}
+
+type Plan = 'pays' | 'pending-pays' | 'pending-never' | 'never';
+
+export interface DemoReport {
+  store: string;
+  placed: number;
+  paid: number;
+  cancelled: number;
+  pendingThenPaid: number;
+  pendingThenCancelled: number;
+  /** Payments refused because the order had already been cancelled (none are expected). */
+  latePaymentsRefused: number;
+  lateness: { p50: number; p99: number; max: number; samples: number };
+  checks: { name: string; ok: boolean; detail: string }[];
+  ok: boolean;
+  elapsedMs: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
+  const n = opts.orders ?? 300;
+  const placeMs = opts.placeMs ?? 3000;
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const graceMs = opts.graceMs ?? 1500;
+  const pollMs = opts.pollMs ?? 200;
+  const random = seededRandom(opts.seed ?? Date.now());
+  const started = Date.now();
+  const book = new OrderBook();
+  const plans = new Map<string, Plan>();
+  const lateness: number[] = [];
+  const name = `demo-orders-${randomBytes(3).toString('hex')}`;
+  const connection: ConnectionOptions = { connection: opts.connection, prefix: opts.prefix, store: opts.store };
+  const queue = new Queue<{ orderId: string }>(name, connection);
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => unknown) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      void fn();
+    }, ms);
+    timers.add(t);
+  };
+
+  const worker = new Worker<{ orderId: string }>(
+    name,
+    (job) => {
+      lateness.push(Date.now() - job.dueAtMs);
+      const order = book.get(job.data.orderId);
+      if (!order || order.status === 'paid' || order.status === 'cancelled') return; // already settled: nothing to do
+      if (order.status === 'pending') {
+        const giveUpAt = order.placedAt + timeoutMs + graceMs;
+        // Look again soon, unless the next look would be past the deadline: then give up now.
+        if (Date.now() + pollMs <= giveUpAt) job.snooze(pollMs);
+      }
+      book.cancel(order.id);
+    },
+    { ...connection, concurrency: 50 },
+  );
+  worker.on('error', () => {});
+
+  let placed = 0;
+  const progress = setInterval(async () => {
+    if (!opts.onProgress) return;
+    const s = await queue.stats().catch(() => undefined);
+    const all = book.all();
+    const count = (st: string) => all.filter((o) => o.status === st).length;
+    opts.onProgress(
+      `placed ${placed}/${n}  paid ${count('paid')}  cancelled ${count('cancelled')}  pending ${count('pending')}  unpaid ${count('unpaid')}` +
+        (s ? `  |  jobs scheduled ${s.scheduled} active ${s.active}` : ''),
+    );
+  }, 100);
+
+  try {
+    // Place the orders, each with its timeout job, and decide what its customer will do.
+    for (let i = 0; i < n; i++) {
+      const at = Math.floor((i / n) * placeMs);
+      const r = random();
+      const plan: Plan = r < 0.5 ? 'pays' : r < 0.6 ? 'pending-pays' : r < 0.7 ? 'pending-never' : 'never';
+      const payAt = random();
+      const pendAt = random();
+      later(at, async () => {
+        const id = `o${String(i).padStart(5, '0')}`;
+        plans.set(id, plan);
+        book.place(id, Date.now());
+        await queue.add({ orderId: id }, { id: `order:${id}:timeout`, delay: timeoutMs });
+        placed++;
+        if (plan === 'pays') {
+          later(Math.floor(timeoutMs * (0.1 + 0.8 * payAt)), async () => {
+            book.pay(id);
+            await queue.cancel(`order:${id}:timeout`);
+          });
+        } else if (plan !== 'never') {
+          later(Math.floor(timeoutMs * (0.2 + 0.6 * pendAt)), () => book.markPending(id));
+          if (plan === 'pending-pays') later(timeoutMs + Math.floor(graceMs * (0.2 + 0.6 * payAt)), () => book.pay(id));
+        }
+      });
+    }
+    // Wait until every order is settled and the queue is empty.
+    const deadline = Date.now() + placeMs + timeoutMs + graceMs + 15_000;
+    for (;;) {
+      const settled = placed === n && book.all().every((o) => o.status === 'paid' || o.status === 'cancelled');
+      const s = await queue.stats();
+      if (settled && s.scheduled === 0 && s.active === 0) break;
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    clearInterval(progress);
+    for (const t of timers) clearTimeout(t);
+  }
+
+  const stats = await queue.stats();
+  const report = await queue.verify();
+  await worker.close();
+  await queue.close();
+
+  const orders = book.all();
+  const fate = (plan: Plan, status: string) => orders.filter((o) => plans.get(o.id) === plan && o.status === status).length;
+  const planned = (plan: Plan) => orders.filter((o) => plans.get(o.id) === plan).length;
+  lateness.sort((a, b) => a - b);
+  const checks = [
+    { name: 'every order placed', ok: orders.length === n, detail: `${orders.length} of ${n}` },
+    { name: 'no paid order was cancelled', ok: book.refused.cancelPaid === 0, detail: `${book.refused.cancelPaid} refused cancels of paid orders` },
+    { name: 'every order paid in time is paid', ok: fate('pays', 'paid') + fate('pending-pays', 'paid') === planned('pays') + planned('pending-pays'), detail: `${fate('pays', 'paid') + fate('pending-pays', 'paid')} of ${planned('pays') + planned('pending-pays')}` },
+    { name: 'every unpaid order was cancelled', ok: fate('never', 'cancelled') + fate('pending-never', 'cancelled') === planned('never') + planned('pending-never'), detail: `${fate('never', 'cancelled') + fate('pending-never', 'cancelled')} of ${planned('never') + planned('pending-never')}` },
+    { name: 'no job left behind', ok: stats.scheduled === 0 && stats.active === 0 && stats.dead === 0, detail: `scheduled ${stats.scheduled}, active ${stats.active}, dead ${stats.dead}` },
+    { name: 'queue consistent (verify)', ok: report.ok, detail: report.problems.slice(0, 3).join('; ') || 'clean' },
+  ];
+  return {
+    store: typeof opts.connection === 'string' ? opts.connection.replace(/\/\/[^@/]*@/, '//***@') : opts.store ? 'custom store' : (process.env.REDIS_URL ?? 'redis'),
+    placed: orders.length,
+    paid: orders.filter((o) => o.status === 'paid').length,
+    cancelled: orders.filter((o) => o.status === 'cancelled').length,
+    pendingThenPaid: orders.filter((o) => o.wasPending && o.status === 'paid').length,
+    pendingThenCancelled: orders.filter((o) => o.wasPending && o.status === 'cancelled').length,
+    latePaymentsRefused: book.refused.payCancelled,
+    lateness: { p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: lateness.at(-1) ?? 0, samples: lateness.length },
+    checks,
+    ok: checks.every((c) => c.ok),
+    elapsedMs: Date.now() - started,
+  };
+}

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { Queue } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
+
+const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const HANDLER = fileURLToPath(new URL('./fixtures/record-handler.js', import.meta.url));
+
+let redis: RedisServer;
+let dir: string;
+before(async () => {
+  redis = await startRedis();
+  dir = mkdtempSync(join(tmpdir(), 'delayq-cli-'));
+});
+after(async () => {
+  await redis.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function start(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
+  else child.stdin!.end();
+  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, done };
+}
+
+const run = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => start(args, opts).done;
+
+describe('delayq CLI against a real redis-server', () => {
+  test('add, get, reschedule, promote, cancel, stats: human and --json output', async () => {
+    const q = uniqueName('cli');
+    const g = ['--redis', redis.url, '--queue', q];
+    const added = await run([...g, 'add', '{"orderId":"123"}', '--id', 'order:123', '--delay', '30m', '--json']);
+    assert.equal(added.code, 0, added.stderr);
+    const a = JSON.parse(added.stdout) as { id: string; added: boolean; dueAtMs: number };
+    assert.deepEqual([a.id, a.added], ['order:123', true]);
+
+    const human = await run([...g, 'add', 'plain text', '--id', 'text-job', '--delay', '1h']);
+    assert.match(human.stdout, /^added text-job, due \d{4}-/);
+
+    const got = JSON.parse((await run([...g, 'get', 'order:123', '--json'])).stdout) as { state: string; data: unknown };
+    assert.deepEqual([got.state, got.data], ['scheduled', { orderId: '123' }]);
+    assert.equal((JSON.parse((await run([...g, 'get', 'text-job', '--json'])).stdout) as { data: unknown }).data, 'plain text');
+
+    const at = '2031-01-01T00:00:00.000Z';
+    const re = JSON.parse((await run([...g, 'reschedule', 'order:123', '--at', at, '--json'])).stdout) as { dueAtMs: number };
+    assert.equal(re.dueAtMs, Date.parse(at));
+    assert.equal((JSON.parse((await run([...g, 'promote', 'order:123', '--json'])).stdout) as { rescheduled: boolean }).rescheduled, true);
+
+    const stats = JSON.parse((await run([...g, 'stats', '--json'])).stdout) as { scheduled: number; ready: number };
+    assert.deepEqual([stats.scheduled, stats.ready], [2, 1]);
+    assert.match((await run([...g, 'stats'])).stdout, /scheduled 2 \(ready 1\)/);
+
+    assert.equal((await run([...g, 'cancel', 'order:123'])).code, 0);
+    const again = await run([...g, 'cancel', 'order:123', '--json']);
+    assert.equal(again.code, 2, 'cancelling a missing job says so in the exit code');
+    assert.deepEqual(JSON.parse(again.stdout), { id: 'order:123', cancelled: false });
+    const missing = await run([...g, 'get', 'order:123', '--json']);
+    assert.deepEqual([missing.code, missing.stdout.trim()], [2, 'null']);
+  });
+
+  test('data from stdin and a file; NDJSON bulk', async () => {
+    const q = uniqueName('cli');
+    const g = ['--redis', redis.url, '--queue', q];
+    assert.equal((await run([...g, 'add', '--id', 'from-stdin', '--delay', '1h'], { input: '{"a":1}' })).code, 0);
+    const file = join(dir, 'job.json');
+    writeFileSync(file, '{"b":2}');
+    assert.equal((await run([...g, 'add', '--file', file, '--id', 'from-file', '--delay', '1h'])).code, 0);
+    const lines = [...Array.from({ length: 2500 }, (_, i) => JSON.stringify({ data: { n: i }, opts: { id: `bulk-${i}` } })), '{"n":"bare"}'].join('\n');
+    const bulk = await run([...g, 'add', '--ndjson', '--delay', '1h', '--json'], { input: lines });
+    assert.equal(bulk.code, 0, bulk.stderr);
+    assert.deepEqual(JSON.parse(bulk.stdout), { added: 2501, existing: 0 });
+    const queue = new Queue(q, { connection: redis.url });
+    try {
+      assert.equal((await queue.stats()).scheduled, 2503);
+      assert.deepEqual((await queue.get('from-stdin'))?.data, { a: 1 });
+      assert.deepEqual((await queue.get('from-file'))?.data, { b: 2 });
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('bad input: one line on stderr, exit code 1, nothing written', async () => {
+    const q = uniqueName('cli');
+    const g = ['--redis', redis.url, '--queue', q];
+    const cases: [string[], RegExp, string?][] = [
+      [[...g, 'add', '1', '--delay', '-5'], /--delay must be a duration/],
+      [[...g, 'add', '1', '--id', ''], /id must not be empty/],
+      [[...g, 'add', '1', '--delay', '10', '--at', '2030-01-01'], /delay and runAt cannot both be given/],
+      [[...g, 'add', '1', '--priority', 'high'], /--priority must be a number/],
+      [[...g, 'add', '--ndjson'], /line 2 is not JSON/, '{"data":1}\nnot json\n'],
+      [[...g, 'reschedule', 'x'], /exactly one of --delay and --at/],
+      [['--redis', 'http://nope', '--queue', q, 'stats'], /connection must be a redis:\/\//],
+      [['--redis', redis.url, '--queue', 'bad name!', 'stats'], /queue/],
+      [[...g, 'frobnicate'], /unknown command/],
+      [[...g, 'dead', 'purge'], /exactly one of: ids, --all, --older-than/],
+    ];
+    for (const [args, message, input] of cases) {
+      const r = await run(args, input === undefined ? {} : { input });
+      assert.equal(r.code, 1, `${args.join(' ')}: exit ${r.code}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: one line, got ${JSON.stringify(r.stderr)}`);
+      assert.match(r.stderr, message, args.join(' '));
+    }
+    const queue = new Queue(q, { connection: redis.url });
+    try {
+      assert.equal((await queue.stats()).scheduled, 0, 'nothing was written (the NDJSON batch fails before its first write)');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('dead list, retry and purge', async () => {
+    const q = uniqueName('cli');
+    const g = ['--redis', redis.url, '--queue', q];
+    const queue = new Queue(q, { connection: redis.url });
+    try {
+      for (const id of ['d1', 'd2', 'd3']) {
+        await queue.add(id, { id });
+        const c = (await queue.store.claim(q, 1, 30_000, 1)).jobs[0]!;
+        await queue.store.fail(q, { id: c.id, token: c.token, error: 'boom', retryDelayMs: 0, dead: true, defaultMaxAttempts: 1 });
+      }
+      const list = JSON.parse((await run([...g, 'dead', 'list', '--json'])).stdout) as { total: number; jobs: { id: string; lastError: string }[] };
+      assert.equal(list.total, 3);
+      assert.equal(list.jobs[0]!.lastError, 'boom');
+      assert.match((await run([...g, 'dead', 'list'])).stdout, /3 dead\nd1 .*boom/);
+      assert.deepEqual(JSON.parse((await run([...g, 'dead', 'retry', 'd1', '--json'])).stdout), { retried: 1 });
+      assert.deepEqual(JSON.parse((await run([...g, 'dead', 'purge', '--all', '--json'])).stdout), { purged: 2 });
+      assert.equal((await queue.stats()).dead, 0);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('monitor prints refreshes as JSON lines', async () => {
+    const q = uniqueName('cli');
+    const r = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { scheduled: number; completedTotal: number });
+    assert.equal(rows.length, 3);
+    assert.equal(rows[0]!.scheduled, 0);
+  });
+
+  test('worker runs a handler module and stops cleanly on SIGTERM without losing a job', async () => {
+    const q = uniqueName('cli');
+    const record = join(dir, `${q}.log`);
+    writeFileSync(record, '');
+    const queue = new Queue(q, { connection: redis.url });
+    try {
+      const n = 40;
+      await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `w${i}` } })));
+      const w = start(['--redis', redis.url, '--queue', q, 'worker', '--handler', HANDLER, '--concurrency', '4', '--close-timeout', '5s', '--json'], {
+        env: { DELAYQ_TEST_RECORD: record, DELAYQ_TEST_SLEEP_MS: '100' },
+      });
+      await until(() => readFileSync(record, 'utf8').split('\n').filter(Boolean).length >= 4, 'the worker to finish a few jobs');
+      w.child.kill('SIGTERM');
+      const r = await w.done;
+      assert.equal(r.code, 0, r.stderr);
+      const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; completed?: number });
+      assert.equal(events.at(-1)!.event, 'stopped');
+      const finished = new Set(readFileSync(record, 'utf8').split('\n').filter(Boolean));
+      const s = await queue.stats();
+      // Every job either finished (and was acked) or is still scheduled: none is stuck active, none lost.
+      assert.equal(s.active, 0);
+      assert.equal(finished.size + s.scheduled, n, `${finished.size} finished + ${s.scheduled} scheduled`);
+      assert.equal(events.at(-1)!.completed, finished.size);
+      assert.equal((await queue.verify()).ok, true);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('the demo passes its own check on memory:// and on Redis', async () => {
+    for (const store of [[], ['--redis', redis.url]]) {
+      // An empty REDIS_URL counts as unset, so the first run is on memory://.
+      const r = await run([...store, 'demo', '--orders', '60', '--timeout-ms', '600', '--seed', '7', '--json'], { env: { REDIS_URL: '' } });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const report = JSON.parse(r.stdout) as { ok: boolean; placed: number; paid: number; cancelled: number; checks: { ok: boolean }[] };
+      assert.equal(report.ok, true, JSON.stringify(report.checks));
+      assert.equal(report.placed, 60);
+      assert.equal(report.paid + report.cancelled, 60);
+    }
+  });
+
+  test('--help shows examples; --version the package version', async () => {
+    const help = await run(['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Examples:/);
+    const version = await run(['--version']);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+$/);
+  });
+});
