@@ -15,7 +15,7 @@ import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
-import type { ClaimedJob, LeaseRef, Store, WakeSubscription } from './store/store.js';
+import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
 import { HandedJob } from './worker/handed-job.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
@@ -125,7 +125,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
       running: () => [...this.#running.values()].filter((j) => !j.leaseGone),
-      extend: (leases) => this.#store.extend(this.queue, leases, this.leaseMs),
+      extend: (leases) => this.#extend(leases as HandedJob<T>[], this.leaseMs),
       onLost: (job) => this.#leaseLost(job as HandedJob<T>),
       onError: (err) => this.#emitError(err),
     });
@@ -277,8 +277,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #complete(job: HandedJob<T>, result: unknown): Promise<void> {
+    const sentAt = this.#timer.serverNow();
     const outcome = await this.#acks.ack(job.id, job.token);
-    if (outcome === 'lease_lost') this.#leaseLost(job);
+    // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
+    // finished after this lease ran out: which one, the lease deadline tells.
+    if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
     else this.#emit('completed', job, result);
   }
 
@@ -334,8 +337,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       );
   }
 
+  /** Extends leases and records the new deadlines (measured from when the call was sent, to err early). */
+  async #extend(jobs: HandedJob<T>[], ms: number): Promise<LeaseOutcome[]> {
+    const sentAt = this.#timer.serverNow();
+    const outcomes = await this.#store.extend(this.queue, jobs.map((j): LeaseRef => ({ id: j.id, token: j.token })), ms);
+    jobs.forEach((j, i) => {
+      if (outcomes[i] === 'ok') j.leaseDeadlineMs = Math.max(j.leaseDeadlineMs, sentAt + ms);
+    });
+    return outcomes;
+  }
+
   async #extendOne(job: HandedJob<T>, ms: number | undefined): Promise<boolean> {
-    const [outcome] = await this.#store.extend(this.queue, [{ id: job.id, token: job.token }], ms ?? this.leaseMs);
+    const [outcome] = await this.#extend([job], ms ?? this.leaseMs);
     if (outcome !== 'ok') this.#leaseLost(job);
     return outcome === 'ok';
   }

@@ -14,6 +14,8 @@ export class HandedJob<T> implements Job<T> {
   readonly priority: number;
   readonly createdAtMs: number;
   readonly token: string;
+  /** The lease deadline as last granted (server clock): from the claim, then each extension. */
+  leaseDeadlineMs: number;
   /** The job's own backoff spec as stored, if it has one. */
   readonly backoffSpec: string | undefined;
   /** Set by snooze(): honoured even if the handler catches the signal and returns. */
@@ -42,6 +44,7 @@ export class HandedJob<T> implements Job<T> {
     this.priority = c.priority;
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
+    this.leaseDeadlineMs = c.leaseExpiresAtMs;
     this.backoffSpec = c.backoff;
     this.#extend = extend;
   }

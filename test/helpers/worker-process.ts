@@ -1,0 +1,28 @@
+/**
+ * A worker as a real child process, for fault tests: the parent can SIGKILL, SIGSTOP or
+ * SIGTERM it. It reports over IPC: { t: 'ready' }, { t: 'start', id, token, attempt, pid },
+ * { t: 'completed', id, token, pid }, { t: 'leaseLost', id, token, pid }.
+ * Settings come from the environment: DQ_URL, DQ_QUEUE, DQ_CONCURRENCY, DQ_LEASE_MS, DQ_WORK_MS.
+ */
+import { Worker } from '../../src/index.js';
+
+const env = process.env;
+const send = (msg: object) => process.send?.({ ...msg, pid: process.pid });
+const workMs = Number(env.DQ_WORK_MS ?? 0);
+const worker = new Worker<unknown>(
+  env.DQ_QUEUE!,
+  async (job) => {
+    send({ t: 'start', id: job.id, token: job.token, attempt: job.attempt });
+    if (workMs > 0) await new Promise((r) => setTimeout(r, workMs));
+  },
+  { connection: env.DQ_URL!, concurrency: Number(env.DQ_CONCURRENCY ?? 10), leaseMs: Number(env.DQ_LEASE_MS ?? 30_000), closeTimeoutMs: 2_000 },
+);
+worker.on('completed', (job) => send({ t: 'completed', id: job.id, token: job.token }));
+worker.on('leaseLost', (job) => send({ t: 'leaseLost', id: job.id, token: job.token }));
+worker.on('error', () => {});
+process.on('SIGTERM', () => {
+  void worker.close().then(() => process.exit(0));
+});
+// The parent holds an IPC channel; losing it means the test is gone.
+process.on('disconnect', () => process.exit(0));
+send({ t: 'ready' });
