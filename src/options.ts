@@ -293,7 +293,10 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, fie
   const issue = r.error.issues[0]!;
   const path = [field, ...issue.path.map(String)].filter(Boolean).join('.');
   if (issue.code === 'unrecognized_keys') {
-    const key = [path, issue.keys[0]].filter(Boolean).join('.');
+    const raw = issue.keys[0]!;
+    // An empty or odd key is shown quoted, so the message still starts with something visible.
+    const shown = /^[A-Za-z_$][\w$]*$/.test(raw) ? raw : JSON.stringify(raw);
+    const key = [path, shown].filter(Boolean).join('.');
     throw new ValidationError(key, 'is not a known option');
   }
   if (issue.code === 'invalid_type' && issue.path.length === 0) {
