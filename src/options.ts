@@ -54,7 +54,7 @@ const runAtSchema = z
       .max(MAX_RUN_AT_MS, must('must not be after the year 9999')),
   );
 
-const backoffSchema = z.union(
+export const backoffSchema = z.union(
   [
     z.strictObject({ type: z.literal('fixed'), delay: ms('backoff delay', MAX_DELAY_MS) }),
     z.strictObject({
@@ -67,7 +67,7 @@ const backoffSchema = z.union(
   must("must be { type: 'fixed', delay } or { type: 'exponential', delay, maxDelay?, jitter? }"),
 );
 
-const attemptsSchema = z
+export const attemptsSchema = z
   .number(must('must be a whole number'))
   .int(must('must be a whole number'))
   .min(1, must('must be at least 1'))
@@ -115,17 +115,18 @@ export interface AddOptions {
   dedup?: { key: string; windowMs: number };
 }
 
+export const prioritySchema = z
+  .number(must('must be a whole number'))
+  .int(must('must be a whole number'))
+  .min(-MAX_PRIORITY, must(`must be at least -${MAX_PRIORITY}`))
+  .max(MAX_PRIORITY, must(`must be at most ${MAX_PRIORITY}`));
+
 export const addOptionsSchema = z
   .strictObject({
     id: idSchema.optional(),
     delay: delaySchema.optional(),
     runAt: runAtSchema.optional(),
-    priority: z
-      .number(must('must be a whole number'))
-      .int(must('must be a whole number'))
-      .min(-MAX_PRIORITY, must(`must be at least -${MAX_PRIORITY}`))
-      .max(MAX_PRIORITY, must(`must be at most ${MAX_PRIORITY}`))
-      .optional(),
+    priority: prioritySchema.optional(),
     attempts: attemptsSchema.optional(),
     backoff: backoffSchema.optional(),
     replace: z.boolean(must('must be true or false')).optional(),

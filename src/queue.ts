@@ -21,6 +21,7 @@ import {
   type RescheduleOptions,
 } from './options.js';
 import { EventFeed } from './event-feed.js';
+import { Schedules } from './schedules/schedules.js';
 import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
@@ -87,6 +88,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly #tracing: Tracing | undefined;
   /** The queue's cross-process event stream (opt-in). */
   readonly events: EventFeed;
+  /** Recurring jobs: store them here, run a Scheduler (in any number of processes) to enqueue them. */
+  readonly schedules: Schedules;
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
@@ -99,6 +102,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.#store = store;
     this.#ownsStore = owned;
     this.events = new EventFeed(store, this.name);
+    this.schedules = new Schedules(store, this.name, this.#maxPayloadBytes);
   }
 
   #emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): void {

@@ -148,16 +148,37 @@ export interface WakeSubscription {
   close(): Promise<void>;
 }
 
+/** Makes an add conditional: only if `occurrenceMs` is later than the schedule's last occurrence. */
+export interface ScheduleGuard {
+  name: string;
+  occurrenceMs: number;
+}
+
+export interface StoredSchedule {
+  name: string;
+  /** The definition as stored (JSON text). */
+  definition: string;
+  /** The last occurrence enqueued, if any. */
+  lastOccurrenceMs: number | undefined;
+}
+
 export interface WakeHandlers {
   /** A job due at `dueAtMs` became the earliest scheduled job. */
   onWake(dueAtMs: number): void;
+  /** A recurring schedule was stored or removed. */
+  onSchedulesChanged?(): void;
   /** The signal channel was (re)established; signals may have been missed before it. */
   onResubscribed(): void;
   onError(err: Error): void;
 }
 
 export interface Store {
+  /** Adds jobs; with a guard, adds nothing and returns null when that occurrence was enqueued already. */
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
+  /** Stores a schedule's definition (JSON text), or removes it with null; returns whether it changed. */
+  scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean>;
+  scheduleList(queue: string): Promise<StoredSchedule[]>;
   claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult>;
   complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
   fail(queue: string, req: FailRequest): Promise<FailResult>;

@@ -54,6 +54,8 @@ export class MemoryQueue {
   deadMaxAge = 0;
   seq = 0;
   completed = 0;
+  readonly schedules = new Map<string, string>();
+  readonly scheduleLast = new Map<string, number>();
   #lastEvent: [number, number] = [0, 0];
   #ready = 0;
 
@@ -158,6 +160,13 @@ export class MemoryQueue {
     if (this.subscribers.size === 0) return;
     setImmediate(() => {
       for (const h of this.subscribers) h.onWake(due);
+    });
+  }
+
+  schedulesChanged(): void {
+    if (this.subscribers.size === 0) return;
+    setImmediate(() => {
+      for (const h of this.subscribers) h.onSchedulesChanged?.();
     });
   }
 

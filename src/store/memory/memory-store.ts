@@ -22,7 +22,9 @@ import type {
   LeaseRef,
   NewJob,
   PurgeTarget,
+  ScheduleGuard,
   SnoozeRequest,
+  StoredSchedule,
   SnoozeResult,
   Store,
   StoredAddResult,
@@ -79,9 +81,16 @@ export class MemoryStore implements Store {
     return this.#clock();
   }
 
-  async add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]> {
+  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
+  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const q = this.#q(queue);
     const now = this.#now();
+    if (guard) {
+      const last = q.scheduleLast.get(guard.name);
+      if (last !== undefined && last >= guard.occurrenceMs) return null;
+      q.scheduleLast.set(guard.name, guard.occurrenceMs);
+    }
     const prevHead = q.headDue();
     let minDue: number | undefined;
     const out: StoredAddResult[] = [];
@@ -442,6 +451,27 @@ export class MemoryStore implements Store {
         q.subscribers.delete(handlers);
       },
     };
+  }
+
+  async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
+    const q = this.#q(queue);
+    let changed: boolean;
+    if (definition === null) {
+      changed = q.schedules.delete(name);
+      q.scheduleLast.delete(name);
+    } else {
+      changed = q.schedules.get(name) !== definition;
+      q.schedules.set(name, definition);
+    }
+    if (changed) q.schedulesChanged();
+    return changed;
+  }
+
+  async scheduleList(queue: string): Promise<StoredSchedule[]> {
+    const q = this.#q(queue);
+    return [...q.schedules.entries()]
+      .map(([name, definition]) => ({ name, definition, lastOccurrenceMs: q.scheduleLast.get(name) }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {

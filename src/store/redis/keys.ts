@@ -11,7 +11,10 @@
  *   <prefix>:{<queue>}:meta        HASH  paused ('1' while paused), events (the stream's MAXLEN)
  *   <prefix>:{<queue>}:events      STREAM what happened (opt-in, capped)
  *   <prefix>:{<queue>}:dedup:<key> STRING '<due ms>:<job id>' of the add holding a dedup key, expiring with its window
- *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier"
+ *   <prefix>:{<queue>}:schedules   HASH  schedule name -> definition JSON
+ *   <prefix>:{<queue>}:schedule-last HASH schedule name -> last enqueued occurrence ms
+ *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
+ *                                  time in ms), or 's': "a schedule was stored or removed"
  * The scripts build meta, events and dedup keys from the job key prefix (see _helpers.lua).
  */
 
@@ -25,6 +28,8 @@ export interface QueueKeys {
   readonly wake: string;
   readonly meta: string;
   readonly events: string;
+  readonly schedules: string;
+  readonly scheduleLast: string;
   /** KEYS[1..5] of every script, in the order the Lua headers give. */
   readonly base: readonly string[];
   /** ARGV[1..2] of every script. */
@@ -43,6 +48,8 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
   return {
     meta: `${root}meta`,
     events: `${root}events`,
+    schedules: `${root}schedules`,
+    scheduleLast: `${root}schedule-last`,
     scheduled,
     ready,
     active,

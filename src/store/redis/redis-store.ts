@@ -10,6 +10,8 @@ import type {
   DeadJob,
   EventReader,
   PurgeTarget,
+  ScheduleGuard,
+  StoredSchedule,
   StreamEvent,
   SnoozeRequest,
   SnoozeResult,
@@ -114,9 +116,11 @@ export class RedisStore implements Store {
     return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]);
   }
 
-  async add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]> {
+  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
+  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
-    const args: (string | number)[] = [jobs.length];
+    const args: (string | number)[] = [jobs.length, guard?.name ?? '', guard?.occurrenceMs ?? ''];
     const jobKeys: string[] = [];
     for (const j of jobs) {
       jobKeys.push(jobKey(k, j.id));
@@ -135,6 +139,7 @@ export class RedisStore implements Store {
       );
     }
     const reply = (await this.#run(queue, 'add', args, jobKeys)) as unknown[];
+    if (reply.length === 1 && num(reply[0]) === -1) return null;
     const out: StoredAddResult[] = [];
     for (let i = 0; i < reply.length; i += 4) {
       out.push({
@@ -324,7 +329,9 @@ export class RedisStore implements Store {
     this.#subscribers.add(sub);
     let connectedOnce = false;
     sub.on('message', (ch: string, message: string) => {
-      if (ch === channel) handlers.onWake(Number(message));
+      if (ch !== channel) return;
+      if (message === 's') handlers.onSchedulesChanged?.();
+      else handlers.onWake(Number(message));
     });
     sub.on('error', (err: Error) => handlers.onError(err));
     sub.on('ready', () => {
@@ -362,6 +369,18 @@ export class RedisStore implements Store {
         sub.disconnect();
       },
     };
+  }
+
+  async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
+    return num(await this.#run(queue, 'schedule-set', [name, definition ?? ''])) === 1;
+  }
+
+  async scheduleList(queue: string): Promise<StoredSchedule[]> {
+    const k = this.keys(queue);
+    const [defs, last] = (await Promise.all([this.#client.hgetall(k.schedules), this.#client.hgetall(k.scheduleLast)])) as [Record<string, string>, Record<string, string>];
+    return Object.entries(defs)
+      .map(([name, definition]) => ({ name, definition, lastOccurrenceMs: optNum(last[name]) }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {

@@ -25,6 +25,7 @@ export const SCRIPT_NAMES = [
   'dead-retry',
   'dead-purge',
   'set-meta',
+  'schedule-set',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -7,7 +7,9 @@ Every script shares these KEYS and ARGV positions:
 Job keys of batched scripts are built from ARGV[1]; they share the queue's hash tag, so they
 live in the same cluster slot as KEYS[1]. So do the queue's other keys, built from the same
 root (ARGV[1] without its `job:`): `meta` (HASH: paused '1' when paused; events = the event
-stream's MAXLEN when the stream is on; deadMax / deadMaxAge = the dead set's caps), `events` (STREAM) and `dedup:<key>` (STRING job id,
+stream's MAXLEN when the stream is on; deadMax / deadMaxAge = the dead set's caps; completed =
+running total), `schedules` (HASH name -> definition JSON), `schedule-last` (HASH name -> last
+enqueued occurrence ms), `events` (STREAM) and `dedup:<key>` (STRING job id,
 expiring with its window; value '<due ms>:<job id>').
 Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
 (absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,

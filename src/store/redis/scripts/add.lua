@@ -1,9 +1,11 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq); 5+i: the key of job i
-ARGV: 1 job key prefix, 2 wake channel, 3 job count N, then 11 per job:
+ARGV: 1 job key prefix, 2 wake channel, 3 job count N, 4 schedule name or '', 5 occurrence ms
+      or '' (a recurring schedule's guard: the add happens only if this occurrence is later
+      than the schedule's last one, which it then becomes), then 11 per job:
       id, data, delayMs or '', runAtMs or '', priority, maxAttempts or '', backoff or '',
       replace ('1' or '0'), dedup key or '', dedup window ms or '', trace context or ''
-Returns: 4 per job: code (1 added, 0 exists and left alone, 2 replaced, 3 deduplicated: the
+Returns: { -1 } when the schedule guard refused (the occurrence was enqueued already); else 4 per job: code (1 added, 0 exists and left alone, 2 replaced, 3 deduplicated: the
 dedup key is held by another job's add within its window), public state ('finished' when that
 other job is gone), due ms, the id holding the dedup key ('' unless code 3).
 The dedup key holds '<due ms>:<id>' of the add that took it, and expires with its window.
@@ -16,6 +18,11 @@ id on the dedup key) and leaves them alone (code 0).
 
 local now = now_ms()
 local n = tonumber(ARGV[3])
+if ARGV[4] ~= '' then
+  local last = tonumber(redis.call('HGET', QUEUE_ROOT .. 'schedule-last', ARGV[4]))
+  if last and last >= tonumber(ARGV[5]) then return { -1 } end
+  redis.call('HSET', QUEUE_ROOT .. 'schedule-last', ARGV[4], ARGV[5])
+end
 local seq = redis.call('INCRBY', K_SEQ, n) - n
 local prev_head = head_score(K_SCHEDULED)
 local min_due = nil
@@ -29,7 +36,7 @@ local function answer(code, state, due, holder)
 end
 
 for i = 1, n do
-  local b = 4 + (i - 1) * 11
+  local b = 6 + (i - 1) * 11
   local id, key = ARGV[b], KEYS[5 + i]
   local due
   if ARGV[b + 2] ~= '' then due = now + tonumber(ARGV[b + 2]) else due = tonumber(ARGV[b + 3]) end

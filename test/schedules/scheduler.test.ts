@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
+
+let redis: RedisServer;
+let client: ReturnType<RedisServer['client']>;
+const open: { close(): Promise<void> }[] = [];
+before(async () => {
+  redis = await startRedis();
+  client = redis.client();
+});
+after(async () => {
+  await Promise.all(open.map((o) => o.close()));
+  await redis.stop();
+});
+
+function track<T extends { close(): Promise<void> }>(x: T): T {
+  open.push(x);
+  return x;
+}
+
+/** Occurrence times of the jobs the store recorded as added, from the event stream. */
+async function addedOccurrences(queue: string, schedule: string): Promise<number[]> {
+  const raw = (await client.xrange(`dq:{${queue}}:events`, '-', '+')) as [string, string[]][];
+  const prefix = `schedule:${schedule}:`;
+  return raw
+    .filter(([, f]) => f[1] === 'added' && f[3]!.startsWith(prefix))
+    .map(([, f]) => Number(f[3]!.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+describe('recurring schedules on Redis', () => {
+  test('two schedulers (own connections) enqueue each occurrence exactly once; workers run them on time', async () => {
+    const queue = track(new Queue<{ n: number }>(uniqueName('s'), { connection: redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    const ran: { id: string; late: number }[] = [];
+    const w = track(new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: redis.url }));
+    w.on('error', () => {});
+    await queue.schedules.upsert('tick', { every: 200, data: { n: 1 } });
+    const a = track(new Scheduler(queue.name, { connection: redis.url, leadMs: 100 }));
+    const b = track(new Scheduler(queue.name, { connection: redis.url, leadMs: 100 }));
+    await until(() => ran.length >= 6, 'six occurrences to run', 10_000);
+    const occ = await addedOccurrences(queue.name, 'tick');
+    assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
+    for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 200, 'no occurrence skipped');
+    assert.equal(new Set(ran.map((r) => r.id)).size, ran.length, 'no occurrence ran twice');
+    assert.ok(a.enqueued + b.enqueued >= occ.length);
+    assert.ok(ran.every((r) => r.late < 1000), `on time: ${ran.map((r) => r.late).join(',')}`);
+    const info = await queue.schedules.get('tick');
+    assert.equal(info?.every, 200);
+    assert.ok(info!.lastRunAtMs! >= occ.at(-1)!);
+    assert.ok(info!.nextRunAtMs! > info!.lastRunAtMs!);
+  });
+
+  test('a per-second cron run by two schedulers fires once a second', async () => {
+    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    await queue.schedules.upsert('every-second', { cron: '* * * * * *' });
+    track(new Scheduler(queue.name, { connection: redis.url }));
+    track(new Scheduler(queue.name, { connection: redis.url }));
+    await until(async () => (await addedOccurrences(queue.name, 'every-second')).length >= 3, 'three occurrences', 10_000);
+    const occ = await addedOccurrences(queue.name, 'every-second');
+    for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 1000);
+    assert.ok(occ.every((t) => t % 1000 === 0), 'on whole seconds');
+  });
+
+  test('a change applies from the next occurrence; remove stops it', async () => {
+    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    await queue.schedules.upsert('t', { every: 150 });
+    track(new Scheduler(queue.name, { connection: redis.url, leadMs: 50 }));
+    await until(async () => (await addedOccurrences(queue.name, 't')).length >= 2, 'two at 150 ms');
+    assert.equal(await queue.schedules.upsert('t', { every: 400 }), true);
+    const changedAt = (await addedOccurrences(queue.name, 't')).at(-1)!;
+    await until(async () => (await addedOccurrences(queue.name, 't')).filter((o) => o > changedAt).length >= 2, 'two at 400 ms');
+    const later = (await addedOccurrences(queue.name, 't')).filter((o) => o > changedAt);
+    assert.equal(later[1]! - later[0]!, 400);
+    assert.equal(await queue.schedules.remove('t'), true);
+    assert.equal(await queue.schedules.remove('t'), false);
+    const count = (await addedOccurrences(queue.name, 't')).length;
+    const stoppedAt = Date.now();
+    await until(() => Date.now() - stoppedAt > 900, 'two intervals to pass');
+    assert.equal((await addedOccurrences(queue.name, 't')).length, count, 'nothing added after remove');
+    assert.deepEqual(await queue.schedules.list(), []);
+  });
+
+  test("missed occurrences: 'latest' runs the latest once, 'skip' runs none of them", async () => {
+    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    await queue.schedules.upsert('latest', { every: 100, missed: 'latest' });
+    await queue.schedules.upsert('skip', { every: 100, missed: 'skip' });
+    // No scheduler runs while several occurrences pass.
+    const downFrom = Date.now();
+    await until(() => Date.now() - downFrom > 450, 'occurrences to be missed');
+    const startedAt = Date.now();
+    track(new Scheduler(queue.name, { connection: redis.url, leadMs: 0, missedAfterMs: 50 }));
+    await until(async () => (await addedOccurrences(queue.name, 'skip')).length >= 1, 'the first future occurrence of skip');
+    const latest = await addedOccurrences(queue.name, 'latest');
+    const skip = await addedOccurrences(queue.name, 'skip');
+    const missedLatest = latest.filter((o) => o < startedAt - 50);
+    assert.equal(missedLatest.length, 1, `one catch-up run, got ${missedLatest.length}`);
+    assert.ok(startedAt - missedLatest[0]! < 200, 'and it is the latest missed one');
+    assert.deepEqual(skip.filter((o) => o < startedAt - 50), [], 'skip runs none of the missed ones');
+  });
+
+  test('bad definitions are refused by field and nothing is stored', async () => {
+    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    const bad: [string, unknown, RegExp][] = [
+      ['a', { cron: '61 * * * *' }, /^cron is not a valid cron pattern/],
+      ['a', { cron: '* * * * *', tz: 'Mars/Olympus' }, /^tz is not a known IANA time zone/],
+      ['a', { cron: '* * * * *', every: 1000 }, /^cron give exactly one of cron and every/],
+      ['a', {}, /^cron give exactly one/],
+      ['a', { every: 10 }, /^every/],
+      ['a', { every: 1000, missed: 'sometimes' }, /^missed/],
+      ['a', { every: 1000, opts: { attempts: 0 } }, /^opts\.attempts/],
+      ['a', { every: 1000, nope: 1 }, /^nope/],
+      ['', { every: 1000 }, /^name/],
+    ];
+    for (const [name, spec, message] of bad) {
+      await assert.rejects(queue.schedules.upsert(name, spec as never), (e: unknown) => e instanceof ValidationError && message.test(e.message), JSON.stringify(spec));
+    }
+    assert.deepEqual(await queue.schedules.list(), []);
+    assert.equal(await client.exists(`dq:{${queue.name}}:schedules`), 0);
+  });
+});
+
+describe('recurring schedules on the memory store', () => {
+  test('two schedulers on one store: each occurrence once', async () => {
+    const store = new MemoryStore();
+    const queue = new Queue(uniqueName('s'), { store });
+    await queue.schedules.upsert('m', { every: 150 });
+    const ids: string[] = [];
+    const w = track(new Worker(queue.name, (job) => void ids.push(job.id), { store }));
+    w.on('error', () => {});
+    track(new Scheduler(queue.name, { store, leadMs: 50 }));
+    track(new Scheduler(queue.name, { store, leadMs: 50 }));
+    await until(() => ids.length >= 4, 'four occurrences');
+    assert.equal(new Set(ids).size, ids.length);
+    const times = ids.map((id) => Number(id.split(':').at(-1))).sort((a, b) => a - b);
+    for (let i = 1; i < times.length; i++) assert.equal(times[i]! - times[i - 1]!, 150);
+    assert.equal(ids[0], occurrenceJobId('m', times[0]!));
+  });
+});
