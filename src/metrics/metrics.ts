@@ -1,0 +1,158 @@
+/**
+ * Prometheus metrics through prom-client, an optional peer dependency: it is imported only
+ * when metrics are asked for, so the library works without it. Labels are queue names only —
+ * never a job id, which would make one series per job.
+ *
+ *   const metrics = await DelayqMetrics.create();          // prom-client's default registry
+ *   metrics.observeQueue(queue); metrics.observeWorker(worker);
+ *   http.createServer(async (_, res) => res.end(await metrics.registry.metrics()));
+ */
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Queue } from '../queue.js';
+import type { QueueStats } from '../types.js';
+import type { Worker } from '../worker.js';
+
+type PromClient = typeof import('prom-client');
+
+export interface MetricsOptions {
+  /** Where the series are registered. @default prom-client's global register */
+  registry?: Registry;
+  /** How long queue stats are reused between scrapes. @default 1000 */
+  statsCacheMs?: number;
+}
+
+/** Seconds; from 1 ms (a delay queue's lag is measured in ms) to a minute. */
+const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export class DelayqMetrics {
+  readonly registry: Registry;
+  readonly #jobs: Gauge<'queue' | 'state'>;
+  readonly #oldestDue: Gauge<'queue'>;
+  readonly #enqueued: Counter<'queue'>;
+  readonly #completed: Counter<'queue'>;
+  readonly #failed: Counter<'queue'>;
+  readonly #retried: Counter<'queue'>;
+  readonly #dead: Counter<'queue'>;
+  readonly #leaseLost: Counter<'queue'>;
+  readonly #duration: Histogram<'queue'>;
+  readonly #lag: Histogram<'queue'>;
+  readonly #queues = new Map<string, Queue<unknown>>();
+  readonly #statsCache = new Map<string, { at: number; stats: Promise<QueueStats> }>();
+  readonly #statsCacheMs: number;
+
+  private constructor(prom: PromClient, opts: MetricsOptions) {
+    this.registry = opts.registry ?? prom.register;
+    this.#statsCacheMs = opts.statsCacheMs ?? 1000;
+    const registers = [this.registry];
+    const self = this;
+    this.#jobs = new prom.Gauge({
+      name: 'delayq_jobs',
+      help: 'Jobs by state (scheduled includes ready; ready = due and waiting for a worker)',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        await self.#collect((q, s) => {
+          this.set({ queue: q, state: 'scheduled' }, s.scheduled);
+          this.set({ queue: q, state: 'ready' }, s.ready);
+          this.set({ queue: q, state: 'active' }, s.active);
+          this.set({ queue: q, state: 'dead' }, s.dead);
+        });
+      },
+    });
+    this.#oldestDue = new prom.Gauge({
+      name: 'delayq_oldest_ready_age_seconds',
+      help: 'How long the longest-waiting due job has waited for a worker (0 when none is due)',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        await self.#collect((q, s) => this.set({ queue: q }, (s.oldestDueAgeMs ?? 0) / 1000));
+      },
+    });
+    const counter = (name: string, help: string) => new prom.Counter({ name, help, labelNames: ['queue'], registers });
+    this.#enqueued = counter('delayq_enqueued_total', 'Jobs added through observed queues');
+    this.#completed = counter('delayq_completed_total', 'Jobs whose handler returned and whose ack landed');
+    this.#failed = counter('delayq_failed_total', 'Handler runs that threw (each is then retried or dead)');
+    this.#retried = counter('delayq_retried_total', 'Failed jobs scheduled again after their backoff');
+    this.#dead = counter('delayq_dead_total', 'Jobs moved to the dead set by observed workers');
+    this.#leaseLost = counter('delayq_lease_lost_total', "Hand-outs whose lease expired before the worker's ack (the job runs again elsewhere)");
+    this.#duration = new prom.Histogram({ name: 'delayq_job_duration_seconds', help: 'Handler run time', labelNames: ['queue'], buckets: DURATION_BUCKETS, registers });
+    this.#lag = new prom.Histogram({
+      name: 'delayq_schedule_lag_seconds',
+      help: 'Handler start minus due time: how late jobs run',
+      labelNames: ['queue'],
+      buckets: LAG_BUCKETS,
+      registers,
+    });
+  }
+
+  /** Loads prom-client; throws a clear error when it is not installed. */
+  static async create(opts: MetricsOptions = {}): Promise<DelayqMetrics> {
+    let prom: PromClient;
+    try {
+      prom = await import('prom-client');
+    } catch {
+      throw new Error('delayq metrics need prom-client: npm install prom-client');
+    }
+    return new DelayqMetrics(prom, opts);
+  }
+
+  async #collect(set: (queue: string, s: QueueStats) => void): Promise<void> {
+    await Promise.all(
+      [...this.#queues.values()].map(async (q) => {
+        let c = this.#statsCache.get(q.name);
+        if (!c || Date.now() - c.at > this.#statsCacheMs) {
+          c = { at: Date.now(), stats: q.stats() };
+          this.#statsCache.set(q.name, c);
+        }
+        // A scrape during an outage shows the other series rather than failing whole.
+        const s = await c.stats.catch(() => undefined);
+        if (s) set(q.name, s);
+      }),
+    );
+  }
+
+  /** State gauges from this queue's stats at scrape time, and its adds. */
+  observeQueue<T>(queue: Queue<T>): this {
+    const q = queue as unknown as Queue<unknown>;
+    this.#queues.set(q.name, q);
+    q.on('added', () => this.#enqueued.inc({ queue: q.name }));
+    return this;
+  }
+
+  /** Counters and histograms from this worker's events. */
+  observeWorker<T>(worker: Worker<T>): this {
+    const w = worker as unknown as Worker<unknown>;
+    const labels = { queue: w.queue };
+    const started = new Map<string, number>();
+    const ended = (job: { token: string }) => {
+      const t = started.get(job.token);
+      started.delete(job.token);
+      if (t !== undefined) this.#duration.observe(labels, (performance.now() - t) / 1000);
+    };
+    w.on('claimed', (job) => {
+      started.set(job.token, performance.now());
+      this.#lag.observe(labels, Math.max(0, Date.now() - job.dueAtMs) / 1000);
+    });
+    w.on('completed', (job) => {
+      ended(job);
+      this.#completed.inc(labels);
+    });
+    w.on('failed', (job) => {
+      ended(job);
+      this.#failed.inc(labels);
+    });
+    w.on('snoozed', (job) => ended(job));
+    w.on('released', (job) => ended(job));
+    w.on('retried', () => this.#retried.inc(labels));
+    w.on('dead', (job) => {
+      if ('attempt' in job) ended(job);
+      this.#dead.inc(labels);
+    });
+    w.on('leaseLost', (job) => {
+      ended(job);
+      this.#leaseLost.inc(labels);
+    });
+    return this;
+  }
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { DelayqMetrics, Queue, UnrecoverableError, Worker } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
+
+let redis: RedisServer;
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await redis.stop();
+});
+
+/** Parses the text format into series -> value. */
+function parse(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+describe('Prometheus metrics', () => {
+  test('/metrics from a worker under load has every series, with sane values, and no job ids as labels', async () => {
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0 });
+    const name = uniqueName('m');
+    const queue = new Queue<number>(name, { connection: redis.url });
+    const worker = new Worker<number>(
+      name,
+      async (job) => {
+        if (job.data % 10 === 0) throw new UnrecoverableError('poison');
+        if (job.data % 10 === 1 && job.attempt === 1) throw new Error('flaky');
+        await new Promise((r) => setTimeout(r, 2));
+      },
+      { connection: redis.url, concurrency: 20, backoff: { type: 'fixed', delay: 10 } },
+    );
+    worker.on('error', () => {});
+    metrics.observeQueue(queue).observeWorker(worker);
+    const server = createServer(async (_req, res) => {
+      res.setHeader('content-type', registry.contentType);
+      res.end(await registry.metrics());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+    try {
+      const n = 500;
+      await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { delay: Math.floor(i / 5) } })));
+      await queue.add(-1, { id: 'later', delay: 600_000 });
+      let done = 0;
+      worker.on('completed', () => done++);
+      worker.on('dead', () => done++);
+      await until(() => done === n, 'every job to end', 20_000);
+      await until(async () => (await queue.stats()).active === 0, 'acks to land');
+      const text = await (await fetch(url)).text();
+      const m = parse(text);
+      const q = `queue="${name}"`;
+      assert.equal(m.get(`delayq_enqueued_total{${q}}`), n + 1);
+      assert.equal(m.get(`delayq_completed_total{${q}}`), n - 50);
+      assert.equal(m.get(`delayq_dead_total{${q}}`), 50);
+      assert.equal(m.get(`delayq_failed_total{${q}}`), 100, '50 poison + 50 flaky first tries');
+      assert.equal(m.get(`delayq_retried_total{${q}}`), 50);
+      assert.equal(m.get(`delayq_lease_lost_total{${q}}`) ?? 0, 0);
+      assert.equal(m.get(`delayq_jobs{${q},state="scheduled"}`), 1);
+      assert.equal(m.get(`delayq_jobs{${q},state="ready"}`), 0);
+      assert.equal(m.get(`delayq_jobs{${q},state="active"}`), 0);
+      assert.equal(m.get(`delayq_jobs{${q},state="dead"}`), 50);
+      assert.equal(m.get(`delayq_oldest_ready_age_seconds{${q}}`), 0);
+      // Every hand-out's lag is observed once: 500 first runs + 50 retries.
+      assert.equal(m.get(`delayq_schedule_lag_seconds_count{${q}}`), n + 50);
+      const lagSum = m.get(`delayq_schedule_lag_seconds_sum{${q}}`)!;
+      assert.ok(lagSum >= 0 && lagSum / (n + 50) < 1, `mean lag ${lagSum / (n + 50)} s`);
+      assert.ok(m.get(`delayq_schedule_lag_seconds_bucket{le="+Inf",${q}}`) === n + 50);
+      assert.equal(m.get(`delayq_job_duration_seconds_count{${q}}`), n + 50);
+      assert.doesNotMatch(text, /job_id|jobId|id="/, 'no job ids as labels');
+    } finally {
+      server.close();
+      await worker.close();
+      await queue.close();
+    }
+  });
+});
