@@ -53,15 +53,9 @@ try {
     r.dispatchPerSec = await step('dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, profile.dispatchJobs));
     r.enqueuePerSec = await step('enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, profile.enqueueJobs));
     r.cost = await step('cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));
-    r.scale = await step('scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, async () => {
-      await admin.config('RESETSTAT');
-      const lat = await lateness(system, redis.url, profile.scaleJobs, profile.scaleWindowMs, { leadMs: profile.leadMs, pending: profile.scalePending });
-      const stats = await admin.info('commandstats');
-      const m = [...stats.matchAll(/cmdstat_(evalsha|eval|fcall):calls=(\d+),usec=(\d+)/g)];
-      const calls = m.reduce((a, x) => a + Number(x[2]), 0);
-      const usec = m.reduce((a, x) => a + Number(x[3]), 0);
-      return { ...lat, scriptUsecPerCall: calls ? Math.round((usec / calls) * 10) / 10 : Number.NaN };
-    });
+    r.scale = await step('scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, () =>
+      lateness(system, redis.url, profile.scaleJobs, profile.scaleWindowMs, { leadMs: profile.leadMs, pending: profile.scalePending, admin }),
+    );
   }
 } finally {
   admin.disconnect();

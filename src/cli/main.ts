@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { addCommand } from './commands/add.js';
+import { benchCommand } from './commands/bench.js';
 import { deadCommands } from './commands/dead.js';
 import { demoCommand } from './commands/demo.js';
 import { jobCommands } from './commands/job-ops.js';
@@ -37,6 +38,7 @@ Examples:
   monitorCommand(program);
   workerCommand(program);
   demoCommand(program);
+  benchCommand(program);
   return program;
 }
 

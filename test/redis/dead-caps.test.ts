@@ -2,33 +2,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
-});
+const fx = useRedis();
 
 function setup() {
-  const queue = new Queue<number>(uniqueName('dc'), { connection: redis.url });
-  open.push(queue);
+  const queue = new Queue<number>(uniqueName('dc'), { connection: fx.redis.url });
+  fx.track(queue);
   const worker = new Worker<number>(
     queue.name,
     () => {
       throw new UnrecoverableError('poison');
     },
-    { connection: redis.url, concurrency: 1, batch: 1 },
+    { connection: fx.redis.url, concurrency: 1, batch: 1 },
   );
   worker.on('error', () => {});
-  open.push(worker);
+  fx.track(worker);
   return { queue };
 }
 
@@ -50,7 +40,7 @@ describe('dead set caps', () => {
     let page = await queue.dead.list();
     assert.equal(page.total, 3);
     assert.deepEqual(page.jobs.map((j) => j.id), ['j3', 'j4', 'j5']);
-    assert.equal(await client.exists(`dq:{${queue.name}}:job:j0`), 0, 'purged bodies are gone');
+    assert.equal(await fx.client.exists(`dq:{${queue.name}}:job:j0`), 0, 'purged bodies are gone');
     await killJobs(queue, 6, 2);
     page = await queue.dead.list();
     assert.deepEqual(page.jobs.map((j) => j.id), ['j5', 'j6', 'j7']);
@@ -60,10 +50,10 @@ describe('dead set caps', () => {
   test('an age cap drops deaths older than it when the next job dies; null removes the caps', async () => {
     const { queue } = setup();
     await killJobs(queue, 0, 3);
-    const diedBy = await serverTimeMs(client);
+    const diedBy = await serverTimeMs(fx.client);
     await queue.dead.setCaps({ maxAgeMs: 200 });
     assert.equal((await queue.stats()).dead, 3, 'nothing is old enough yet');
-    await until(async () => (await serverTimeMs(client)) > diedBy + 250, 'the first deaths to age past the cap');
+    await until(async () => (await serverTimeMs(fx.client)) > diedBy + 250, 'the first deaths to age past the cap');
     await killJobs(queue, 3, 1);
     assert.deepEqual((await queue.dead.list()).jobs.map((j) => j.id), ['j3']);
     await queue.dead.setCaps({ maxAgeMs: null, maxCount: null });
@@ -76,6 +66,6 @@ describe('dead set caps', () => {
     await assert.rejects(queue.dead.setCaps({ maxCount: 0 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxCount'));
     await assert.rejects(queue.dead.setCaps({ maxAgeMs: -1 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxAgeMs'));
     await assert.rejects(queue.dead.setCaps({ max: 3 } as never), (e: unknown) => e instanceof ValidationError && e.message.startsWith('max'));
-    assert.equal(await client.exists(`dq:{${queue.name}}:meta`), 0);
+    assert.equal(await fx.client.exists(`dq:{${queue.name}}:meta`), 0);
   });
 });

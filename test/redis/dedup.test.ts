@@ -2,24 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Queue, ValidationError } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-const open: Queue[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
-});
+const fx = useRedis();
 
 function newQueue<T = unknown>(): Queue<T> {
-  const q = new Queue<T>(uniqueName('d'), { connection: redis.url });
-  open.push(q as Queue);
+  const q = new Queue<T>(uniqueName('d'), { connection: fx.redis.url });
+  fx.track(q as Queue);
   return q;
 }
 
@@ -52,7 +42,7 @@ describe('dedup window', () => {
   test('after the window the key is free again', async () => {
     const q = newQueue<string>();
     await q.add('x', { id: 'a', delay: 60_000, dedup: { key: 'k', windowMs: 50 } });
-    await until(async () => (await client.exists(`dq:{${q.name}}:dedup:k`)) === 0, 'the window to expire');
+    await until(async () => (await fx.client.exists(`dq:{${q.name}}:dedup:k`)) === 0, 'the window to expire');
     const later = await q.add('x', { id: 'b', delay: 60_000, dedup: { key: 'k', windowMs: 50 } });
     assert.equal(later.added, true);
     assert.equal(later.duplicateOf, undefined);
@@ -101,6 +91,6 @@ describe('dedup window', () => {
         `dedup ${JSON.stringify(dedup)}`,
       );
     }
-    assert.deepEqual(await client.keys(`dq:{${q.name}}:*`), []);
+    assert.deepEqual(await fx.client.keys(`dq:{${q.name}}:*`), []);
   });
 });

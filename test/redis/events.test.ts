@@ -5,31 +5,21 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Queue, UnrecoverableError, Worker, type AddResult, type Logger, type StreamEvent } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
-});
+const fx = useRedis();
 
 function newQueue<T>(): Queue<T> {
-  const q = new Queue<T>(uniqueName('e'), { connection: redis.url });
-  open.push(q);
+  const q = new Queue<T>(uniqueName('e'), { connection: fx.redis.url });
+  fx.track(q);
   return q;
 }
 
 function newWorker<T>(queue: string, handler: (job: { data: T }) => unknown, extra: Record<string, unknown> = {}): Worker<T> {
-  const w = new Worker<T>(queue, handler as never, { connection: redis.url, attempts: 2, backoff: { type: 'fixed', delay: 10 }, ...extra });
+  const w = new Worker<T>(queue, handler as never, { connection: fx.redis.url, attempts: 2, backoff: { type: 'fixed', delay: 10 }, ...extra });
   w.on('error', () => {});
-  open.push(w);
+  fx.track(w);
   return w;
 }
 
@@ -72,7 +62,7 @@ describe('event stream', () => {
     const q = newQueue<string>();
     assert.equal(await q.events.enable({ maxLen: 1000 }), true);
     assert.equal(await q.events.enable({ maxLen: 1000 }), false);
-    const follower = spawn(process.execPath, [fileURLToPath(new URL('../helpers/follow-events.js', import.meta.url)), redis.url, q.name], {
+    const follower = spawn(process.execPath, [fileURLToPath(new URL('../helpers/follow-events.js', import.meta.url)), fx.redis.url, q.name], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const events: StreamEvent[] = [];
@@ -119,9 +109,9 @@ describe('event stream', () => {
     assert.ok(len >= 10 && len <= 200, `stream length ${len}`);
     assert.equal(await q.events.disable(), true);
     assert.equal((await q.stats()).eventStreamLength, undefined);
-    assert.equal(await client.exists(`dq:{${q.name}}:events`), 0);
+    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0);
     await q.add(1);
-    assert.equal(await client.exists(`dq:{${q.name}}:events`), 0, 'nothing is written while off');
+    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0, 'nothing is written while off');
   });
 
   test('bad options are refused by field', async () => {
@@ -158,6 +148,6 @@ describe('logging', () => {
     const deadLine = lines.find((l) => l.obj.event === 'dead');
     assert.equal(deadLine?.level, 'warn');
     assert.match(String(deadLine?.obj.reason), /nope/);
-    await assert.rejects(async () => new Queue('q', { connection: redis.url, logger: { info() {} } as never }), /^ValidationError: logger/);
+    await assert.rejects(async () => new Queue('q', { connection: fx.redis.url, logger: { info() {} } as never }), /^ValidationError: logger/);
   });
 });

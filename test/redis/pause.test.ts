@@ -2,29 +2,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Queue, Worker, type Job } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
-});
+const fx = useRedis();
 
 function setup<T>() {
-  const queue = new Queue<T>(uniqueName('p'), { connection: redis.url });
-  open.push(queue);
+  const queue = new Queue<T>(uniqueName('p'), { connection: fx.redis.url });
+  fx.track(queue);
   const worker = (handler: (job: Job<T>) => unknown) => {
     // A long idle check, so only the resume signal can explain a prompt start.
-    const w = new Worker<T>(queue.name, handler, { connection: redis.url, concurrency: 1, batch: 1, idleCheckMs: 600_000 });
+    const w = new Worker<T>(queue.name, handler, { connection: fx.redis.url, concurrency: 1, batch: 1, idleCheckMs: 600_000 });
     w.on('error', () => {});
-    open.push(w);
+    fx.track(w);
     return w;
   };
   return { queue, worker };
@@ -35,7 +25,7 @@ describe('pause and resume', () => {
     const { queue, worker } = setup<string>();
     assert.equal(await queue.pause(), true);
     assert.equal(await queue.pause(), false, 'pausing twice changes nothing');
-    const now = await serverTimeMs(client);
+    const now = await serverTimeMs(fx.client);
     // Added in an order unlike their due order.
     await queue.add('c', { id: 'c', runAt: now + 30 });
     await queue.add('a', { id: 'a', runAt: now + 10 });
@@ -46,7 +36,7 @@ describe('pause and resume', () => {
     });
     // All three fall due and the worker's timer fires while paused; it must hand out nothing.
     await until(async () => (await queue.stats()).ready === 3, 'the jobs to fall due');
-    await until(async () => (await serverTimeMs(client)) > now + 300, 'a few timer periods after the jobs fell due');
+    await until(async () => (await serverTimeMs(fx.client)) > now + 300, 'a few timer periods after the jobs fell due');
     assert.deepEqual(ran, []);
     const stats = await queue.stats();
     assert.equal(stats.paused, true);
@@ -69,7 +59,7 @@ describe('pause and resume', () => {
     const first = await queue.store.claim(queue.name, 1, 100, 3);
     assert.equal(first.jobs.length, 1);
     await queue.pause();
-    await until(async () => (await serverTimeMs(client)) > first.jobs[0]!.leaseExpiresAtMs, 'the lease to run out');
+    await until(async () => (await serverTimeMs(fx.client)) > first.jobs[0]!.leaseExpiresAtMs, 'the lease to run out');
     const second = await queue.store.claim(queue.name, 1, 1000, 3);
     assert.deepEqual(second.jobs, [], 'nothing is handed out while paused');
     const info = await queue.get('x');

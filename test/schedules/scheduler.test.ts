@@ -1,30 +1,19 @@
 import assert from 'node:assert/strict';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
-});
+const fx = useRedis();
 
-function track<T extends { close(): Promise<void> }>(x: T): T {
-  open.push(x);
-  return x;
-}
+const { track } = fx;
 
 /** Occurrence times of the jobs the store recorded as added, from the event stream. */
 async function addedOccurrences(queue: string, schedule: string): Promise<number[]> {
-  const raw = (await client.xrange(`dq:{${queue}}:events`, '-', '+')) as [string, string[]][];
+  const raw = (await fx.client.xrange(`dq:{${queue}}:events`, '-', '+')) as [string, string[]][];
   const prefix = `schedule:${schedule}:`;
   return raw
     .filter(([, f]) => f[1] === 'added' && f[3]!.startsWith(prefix))
@@ -34,14 +23,14 @@ async function addedOccurrences(queue: string, schedule: string): Promise<number
 
 describe('recurring schedules on Redis', () => {
   test('two schedulers (own connections) enqueue each occurrence exactly once; workers run them on time', async () => {
-    const queue = track(new Queue<{ n: number }>(uniqueName('s'), { connection: redis.url }));
+    const queue = track(new Queue<{ n: number }>(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     const ran: { id: string; late: number }[] = [];
-    const w = track(new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: redis.url }));
+    const w = track(new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: fx.redis.url }));
     w.on('error', () => {});
     await queue.schedules.upsert('tick', { every: 200, data: { n: 1 } });
-    const a = track(new Scheduler(queue.name, { connection: redis.url, leadMs: 100 }));
-    const b = track(new Scheduler(queue.name, { connection: redis.url, leadMs: 100 }));
+    const a = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
+    const b = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
     await until(() => ran.length >= 6, 'six occurrences to run', 10_000);
     const occ = await addedOccurrences(queue.name, 'tick');
     assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
@@ -55,12 +44,35 @@ describe('recurring schedules on Redis', () => {
     assert.ok(info!.nextRunAtMs! > info!.lastRunAtMs!);
   });
 
+  test('two scheduler processes: each occurrence enqueued once, none skipped', async () => {
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    await queue.schedules.upsert('proc', { every: 150 });
+    const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
+    const children = [0, 1].map(() => fork(program, [fx.redis.url, queue.name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+    try {
+      await Promise.all(children.map((c) => new Promise((r) => c.once('message', r))));
+      await until(async () => (await addedOccurrences(queue.name, 'proc')).length >= 8, 'eight occurrences', 15_000);
+      const occ = await addedOccurrences(queue.name, 'proc');
+      assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
+      for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 150, 'none skipped');
+    } finally {
+      await Promise.all(
+        children.map((c) => {
+          const exited = new Promise((r) => c.once('exit', r));
+          c.kill('SIGTERM');
+          return exited;
+        }),
+      );
+    }
+  });
+
   test('a per-second cron run by two schedulers fires once a second', async () => {
-    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     await queue.schedules.upsert('every-second', { cron: '* * * * * *' });
-    track(new Scheduler(queue.name, { connection: redis.url }));
-    track(new Scheduler(queue.name, { connection: redis.url }));
+    track(new Scheduler(queue.name, { connection: fx.redis.url }));
+    track(new Scheduler(queue.name, { connection: fx.redis.url }));
     await until(async () => (await addedOccurrences(queue.name, 'every-second')).length >= 3, 'three occurrences', 10_000);
     const occ = await addedOccurrences(queue.name, 'every-second');
     for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 1000);
@@ -68,10 +80,10 @@ describe('recurring schedules on Redis', () => {
   });
 
   test('a change applies from the next occurrence; remove stops it', async () => {
-    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     await queue.schedules.upsert('t', { every: 150 });
-    track(new Scheduler(queue.name, { connection: redis.url, leadMs: 50 }));
+    track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 50 }));
     await until(async () => (await addedOccurrences(queue.name, 't')).length >= 2, 'two at 150 ms');
     assert.equal(await queue.schedules.upsert('t', { every: 400 }), true);
     const changedAt = (await addedOccurrences(queue.name, 't')).at(-1)!;
@@ -88,7 +100,7 @@ describe('recurring schedules on Redis', () => {
   });
 
   test("missed occurrences: 'latest' runs the latest once, 'skip' runs none of them", async () => {
-    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     await queue.schedules.upsert('latest', { every: 100, missed: 'latest' });
     await queue.schedules.upsert('skip', { every: 100, missed: 'skip' });
@@ -96,7 +108,7 @@ describe('recurring schedules on Redis', () => {
     const downFrom = Date.now();
     await until(() => Date.now() - downFrom > 450, 'occurrences to be missed');
     const startedAt = Date.now();
-    track(new Scheduler(queue.name, { connection: redis.url, leadMs: 0, missedAfterMs: 50 }));
+    track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 0, missedAfterMs: 50 }));
     await until(async () => (await addedOccurrences(queue.name, 'skip')).length >= 1, 'the first future occurrence of skip');
     const latest = await addedOccurrences(queue.name, 'latest');
     const skip = await addedOccurrences(queue.name, 'skip');
@@ -107,7 +119,7 @@ describe('recurring schedules on Redis', () => {
   });
 
   test('bad definitions are refused by field and nothing is stored', async () => {
-    const queue = track(new Queue(uniqueName('s'), { connection: redis.url }));
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     const bad: [string, unknown, RegExp][] = [
       ['a', { cron: '61 * * * *' }, /^cron is not a valid cron pattern/],
       ['a', { cron: '* * * * *', tz: 'Mars/Olympus' }, /^tz is not a known IANA time zone/],
@@ -123,7 +135,7 @@ describe('recurring schedules on Redis', () => {
       await assert.rejects(queue.schedules.upsert(name, spec as never), (e: unknown) => e instanceof ValidationError && message.test(e.message), JSON.stringify(spec));
     }
     assert.deepEqual(await queue.schedules.list(), []);
-    assert.equal(await client.exists(`dq:{${queue.name}}:schedules`), 0);
+    assert.equal(await fx.client.exists(`dq:{${queue.name}}:schedules`), 0);
   });
 });
 

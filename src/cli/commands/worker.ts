@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import type { Handler } from '../../worker.js';
+import { Scheduler } from '../../schedules/scheduler.js';
 import { Worker } from '../../worker.js';
 import { connectionOf, duration, globals, numberOption, paint, UsageError } from '../context.js';
 
@@ -20,6 +21,7 @@ export function workerCommand(program: Command): void {
     .option('--lease <duration>', 'lease length', '30s')
     .option('--attempts <n>', 'default hand-outs per job', '3')
     .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', '30s')
+    .option('--schedules', "also run the queue's recurring-schedule scheduler in this process")
     .addHelpText('after', `
 Example:
   $ cat > cancel-order.mjs <<'JS'
@@ -58,11 +60,12 @@ Example:
       worker.on('dead', (job, reason) => log(`${paint('red', 'dead', process.stderr)} ${job.id}: ${reason.split('\n')[0]}`));
       worker.on('error', (err) => log(`${paint('red', 'error', process.stderr)}: ${err.message}`));
       log(`${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`);
+      const scheduler = o.schedules ? new Scheduler(g.queue, { ...connectionOf(g), onError: (err) => log(`scheduler error: ${err.message}`) }) : undefined;
       json({ event: 'started', queue: g.queue, pid: process.pid });
       await new Promise<void>((resolveStop) => {
         const stop = (signal: string) => {
           log(`${signal}: closing (running jobs finish or are handed back)…`);
-          worker.close().then(resolveStop, resolveStop);
+          Promise.all([worker.close(), scheduler?.close()]).then(() => resolveStop(), () => resolveStop());
         };
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));

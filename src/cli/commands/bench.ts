@@ -1,0 +1,23 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { UsageError } from '../context.js';
+
+/** Runs the benchmark (bench/run.ts, compiled beside the CLI in a source checkout). */
+export function benchCommand(program: Command): void {
+  program
+    .command('bench')
+    .description('delayq beside BullMQ and a naive poller on a redis-server of its own (source checkout only)')
+    .option('--quick', 'tiny sizes: a smoke run')
+    .option('--only <scenarios>', 'load,low,dispatch,enqueue,cost,scale')
+    .option('--systems <names>', 'delayq,bullmq,naive10,naive1000')
+    .action(async (o: { quick?: boolean; only?: string; systems?: string }, cmd: Command) => {
+      const run = fileURLToPath(new URL('../../../bench/run.js', import.meta.url));
+      if (!existsSync(run)) throw new UsageError('the benchmark ships with the source repository: git clone it, then npm ci && npm run bench');
+      const args = [run, ...(o.quick ? ['--quick'] : []), ...(o.only ? ['--only', o.only] : []), ...(o.systems ? ['--systems', o.systems] : [])];
+      if (cmd.optsWithGlobals().json) args.push('--json');
+      const child = spawn(process.execPath, args, { stdio: 'inherit' });
+      process.exitCode = await new Promise<number>((r) => child.on('exit', (code) => r(code ?? 1)));
+    });
+}
