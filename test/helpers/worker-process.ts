@@ -19,7 +19,9 @@ const worker = new Worker<unknown>(
 );
 worker.on('completed', (job) => send({ t: 'completed', id: job.id, token: job.token }));
 worker.on('leaseLost', (job) => send({ t: 'leaseLost', id: job.id, token: job.token }));
-worker.on('error', () => {});
+worker.on('error', (err) => {
+  if (process.env.DQ_DEBUG) process.stderr.write(`worker ${process.pid} error: ${err.message}\n`);
+});
 process.on('SIGTERM', () => {
   void worker.close().then(() => process.exit(0));
 });
