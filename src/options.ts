@@ -40,7 +40,9 @@ export const idSchema = z
   .min(1, must('must not be empty'))
   .max(MAX_ID_LENGTH, must(`must be at most ${MAX_ID_LENGTH} characters`))
   // Control characters make ids unreadable in every tool and are never meant.
-  .regex(/^[^\u0000-\u001f\u007f]+$/, must('must not contain control characters'));
+  .regex(/^[^\u0000-\u001f\u007f]+$/, must('must not contain control characters'))
+  // A lone surrogate half is not text: Redis would store it as U+FFFD, folding distinct ids into one.
+  .regex(/^(?:[^\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])+$/, must('must be valid Unicode (no lone surrogate halves)'));
 
 const delaySchema = ms('10 years', MAX_DELAY_MS);
 

@@ -93,6 +93,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
+    // null is as good as nothing here (a common way to say "defaults").
+    opts ??= {};
     this.name = parseQueueName(name);
     const o = parseOptions(queueOptionsSchema, opts);
     this.#maxPayloadBytes = o.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -236,8 +238,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /** Counts by state, by the server's clock; `windowMs` sets `dueWithinWindow`. */
-  async stats(opts: { windowMs?: number } = {}): Promise<QueueStats> {
-    const windowMs = opts.windowMs ?? 60_000;
+  async stats(opts: { windowMs?: number } | null = {}): Promise<QueueStats> {
+    const windowMs = opts?.windowMs ?? 60_000;
     if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs < 0) {
       throw new ValidationError('windowMs', `must be a non-negative number of milliseconds (got ${String(windowMs)})`);
     }
@@ -252,9 +254,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       return info?.state === 'dead' ? info : null;
     },
     /** A page of dead jobs, oldest death first. */
-    list: async (opts: { offset?: number; limit?: number } = {}): Promise<{ total: number; jobs: DeadJobInfo<T>[] }> => {
-      const offset = opts.offset ?? 0;
-      const limit = opts.limit ?? 100;
+    list: async (opts: { offset?: number; limit?: number } | null = {}): Promise<{ total: number; jobs: DeadJobInfo<T>[] }> => {
+      const offset = opts?.offset ?? 0;
+      const limit = opts?.limit ?? 100;
       if (!Number.isInteger(offset) || offset < 0) throw new ValidationError('offset', `must be a whole number from 0 (got ${String(offset)})`);
       if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw new ValidationError('limit', `must be a whole number from 0 to 10000 (got ${String(limit)})`);
       const page = await this.#store.deadList(this.name, offset, limit);

@@ -103,6 +103,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   constructor(queue: string, handler: Handler<T>, opts: WorkerOptions<T> = {}) {
     super();
+    // null is as good as nothing here (a common way to say "defaults").
+    opts ??= {};
     this.queue = parseQueueName(queue);
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     const o = parseOptions(workerOptionsSchema, opts);

@@ -11,7 +11,8 @@ import type { Store } from './store.js';
 
 const MEMORY_URL = /^memory:\/\/([A-Za-z0-9_.-]*)\/?$/;
 
-export function openStore(opts: ConnectionOptions): { store: Store; owned: boolean } {
+export function openStore(given: ConnectionOptions | null | undefined): { store: Store; owned: boolean } {
+  const opts = given ?? {};
   if (opts.store) return { store: opts.store, owned: false };
   // An empty REDIS_URL (common in CI templates) counts as unset.
   const fromEnv = opts.connection === undefined && Boolean(process.env.REDIS_URL);

@@ -150,3 +150,39 @@ describe('public inputs, generated (fast-check)', () => {
     }
   });
 });
+
+describe('inputs found by generated tests', () => {
+  test('ids with a lone surrogate half are refused (Redis would fold them into one id)', async () => {
+    const queue = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    try {
+      await assert.rejects(queue.add(1, { id: 'a\uD800' }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('id must be valid Unicode'));
+      await assert.rejects(queue.add(1, { id: 'a\uDC01b' }), ValidationError);
+      assert.equal((await queue.add(1, { id: 'emoji-😀' })).added, true, 'a proper surrogate pair is fine');
+      assert.equal((await queue.get('emoji-😀'))?.id, 'emoji-😀');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('null options mean defaults, never a TypeError', async () => {
+    // Defaults come from REDIS_URL: point it at the embedded store so nothing leaves the test.
+    const saved = process.env.REDIS_URL;
+    process.env.REDIS_URL = 'memory://null-options';
+    try {
+      const queue = new Queue<unknown>(uniqueName('prop'), null as never);
+      await queue.close();
+      const w = new Worker(uniqueName('prop'), () => undefined, null as never);
+      await w.close();
+    } finally {
+      if (saved === undefined) delete process.env.REDIS_URL;
+      else process.env.REDIS_URL = saved;
+    }
+    const q2 = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    try {
+      assert.equal(typeof (await q2.stats(null)).scheduled, 'number');
+      assert.equal((await q2.dead.list(null)).total, 0);
+    } finally {
+      await q2.close();
+    }
+  });
+});
