@@ -1,29 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let admin: ReturnType<RedisServer['client']>;
-before(async () => {
-  redis = await startRedis();
-  admin = redis.client();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
 
 /** Runs n jobs due over windowMs through two workers while `disrupt` runs, and checks none is stuck or lost. */
 async function survive(disrupt: () => Promise<unknown>, what: string): Promise<void> {
   const name = uniqueName('dis');
-  const queue = new Queue<number>(name, { connection: redis.url });
+  const queue = new Queue<number>(name, { connection: fx.redis.url });
   const n = 300;
   await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `d${i}`, delay: Math.floor((i / n) * 1500) } })));
   const seen = new Set<string>();
   const workers = [0, 1].map(() => {
-    const w = new Worker<number>(name, (job) => void seen.add(job.id), { connection: redis.url, concurrency: 10, leaseMs: 1000 });
+    const w = new Worker<number>(name, (job) => void seen.add(job.id), { connection: fx.redis.url, concurrency: 10, leaseMs: 1000 });
     w.on('error', () => {});
     return w;
   });
@@ -45,18 +37,18 @@ async function survive(disrupt: () => Promise<unknown>, what: string): Promise<v
 
 describe('Redis disruptions during work', () => {
   test('SCRIPT FLUSH: scripts are reloaded on NOSCRIPT', async () => {
-    await survive(() => admin.script('FLUSH'), 'SCRIPT FLUSH');
+    await survive(() => fx.client.script('FLUSH'), 'SCRIPT FLUSH');
   });
 
   test('CLIENT KILL TYPE normal: every connection drops, ioredis reconnects, re-sent commands are safe', async () => {
-    await survive(() => admin.call('CLIENT', 'KILL', 'TYPE', 'normal'), 'CLIENT KILL');
+    await survive(() => fx.client.call('CLIENT', 'KILL', 'TYPE', 'normal'), 'CLIENT KILL');
   });
 
   test('CLIENT KILL TYPE pubsub: the wake subscription is renewed', async () => {
-    await survive(() => admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub'), 'CLIENT KILL TYPE pubsub');
+    await survive(() => fx.client.call('CLIENT', 'KILL', 'TYPE', 'pubsub'), 'CLIENT KILL TYPE pubsub');
   });
 
   test('CLIENT PAUSE 700 ALL: commands wait, then everything carries on', async () => {
-    await survive(() => admin.call('CLIENT', 'PAUSE', '700', 'ALL'), 'CLIENT PAUSE');
+    await survive(() => fx.client.call('CLIENT', 'PAUSE', '700', 'ALL'), 'CLIENT PAUSE');
   });
 });

@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Queue, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
 
 /** Values that are sometimes right and often wrong, for any option. */
 const anyValue = fc.oneof(
@@ -57,12 +49,12 @@ const addOptions = fc.oneof(
 const data = fc.oneof(fc.jsonValue(), anyValue, fc.string({ minLength: 600_000, maxLength: 600_001 }).map((s) => s), fc.constant(() => 1), fc.constant(Symbol('s')), fc.bigInt());
 
 async function keysOf(queue: string): Promise<string[]> {
-  return client.keys(`dq:{${queue}}:*`);
+  return fx.client.keys(`dq:{${queue}}:*`);
 }
 
 describe('public inputs, generated (fast-check)', () => {
   test('add(data, opts): succeeds or throws a ValidationError naming a field, and a rejected call writes nothing', async () => {
-    const queue = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    const queue = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     try {
       await fc.assert(
         fc.asyncProperty(data, addOptions, async (d, opts) => {
@@ -84,7 +76,7 @@ describe('public inputs, generated (fast-check)', () => {
   });
 
   test('addBulk: one bad job rejects the whole call before anything is written', async () => {
-    const queue = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    const queue = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.record({ data: fc.jsonValue(), opts: addOptions }, { requiredKeys: ['data'] }), { minLength: 1, maxLength: 5 }), async (jobs) => {
@@ -108,7 +100,7 @@ describe('public inputs, generated (fast-check)', () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.string({ maxLength: 120 }), anyValue), async (name) => {
         try {
-          const q = new Queue(name as string, { connection: redis.url });
+          const q = new Queue(name as string, { connection: fx.redis.url });
           await q.close();
         } catch (err) {
           assert.ok(err instanceof ValidationError, String(err));
@@ -116,7 +108,7 @@ describe('public inputs, generated (fast-check)', () => {
       }),
       { numRuns: 200 },
     );
-    const queue = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    const queue = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     await queue.add(1, { id: 'r', delay: 60_000 });
     try {
       await fc.assert(
@@ -136,7 +128,7 @@ describe('public inputs, generated (fast-check)', () => {
           fc.record({ concurrency: anyValue, batch: anyValue, leaseMs: anyValue, attempts: anyValue, backoff, timeoutMs: anyValue, closeTimeoutMs: anyValue, idleCheckMs: anyValue, bogus: anyValue }, { requiredKeys: [] }),
           async (opts) => {
             try {
-              const w = new Worker(queue.name, () => undefined, { connection: redis.url, autostart: false, ...(opts as object) } as never);
+              const w = new Worker(queue.name, () => undefined, { connection: fx.redis.url, autostart: false, ...(opts as object) } as never);
               await w.close();
             } catch (err) {
               assert.ok(err instanceof ValidationError || err instanceof TypeError, String(err));
@@ -153,7 +145,7 @@ describe('public inputs, generated (fast-check)', () => {
 
 describe('inputs found by generated tests', () => {
   test('ids with a lone surrogate half are refused (Redis would fold them into one id)', async () => {
-    const queue = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    const queue = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     try {
       await assert.rejects(queue.add(1, { id: 'a\uD800' }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('id must be valid Unicode'));
       await assert.rejects(queue.add(1, { id: 'a\uDC01b' }), ValidationError);
@@ -177,7 +169,7 @@ describe('inputs found by generated tests', () => {
       if (saved === undefined) delete process.env.REDIS_URL;
       else process.env.REDIS_URL = saved;
     }
-    const q2 = new Queue<unknown>(uniqueName('prop'), { connection: redis.url });
+    const q2 = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     try {
       assert.equal(typeof (await q2.stats(null)).scheduled, 'number');
       assert.equal((await q2.dead.list(null)).total, 0);

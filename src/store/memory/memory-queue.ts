@@ -88,10 +88,18 @@ export class MemoryQueue {
     if (where === 'ready') this.#ready++;
   }
 
-  schedule(job: MemJob, due: number): void {
+  /** Puts the job in the scheduled heap; the caller signals workers (add does it once per call). */
+  place(job: MemJob, due: number): void {
     this.#move(job, 'scheduled');
     job.due = due;
     this.#scheduled.push({ job, version: job.version });
+  }
+
+  /** Schedules the job and wakes workers when it became the earliest, like the scripts' schedule(). */
+  schedule(job: MemJob, due: number): void {
+    const prevHead = this.headDue();
+    this.place(job, due);
+    this.wakeIfEarlier(prevHead, due);
   }
 
   activate(job: MemJob, deadline: number): void {

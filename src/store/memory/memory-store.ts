@@ -135,7 +135,7 @@ export class MemoryStore implements Store {
         version: 0,
       };
       q.jobs.set(job.id, job);
-      q.schedule(job, due);
+      q.place(job, due);
       if (minDue === undefined || due < minDue) minDue = due;
       q.emit(now, 'added', job.id, { due: String(due) });
       out.push({ code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
@@ -161,9 +161,7 @@ export class MemoryStore implements Store {
         this.#bury(q, lease, now);
         q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
       } else {
-        const prevHead = q.headDue();
         q.schedule(lease, now);
-        q.wakeIfEarlier(prevHead, now);
       }
     }
     if (q.paused) return { nowMs: now, jobs: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
@@ -238,9 +236,7 @@ export class MemoryStore implements Store {
       return { outcome: 'dead', dueAtMs: undefined };
     }
     const due = now + req.retryDelayMs;
-    const prevHead = q.headDue();
     q.schedule(job, due);
-    q.wakeIfEarlier(prevHead, due);
     q.emit(now, 'retried', job.id, { attempt: String(job.attempts), due: String(due), error: req.error });
     return { outcome: 'retried', dueAtMs: due };
   }
@@ -267,9 +263,7 @@ export class MemoryStore implements Store {
       if (job.token !== token) return 'lease_lost';
       job.token = `-${token}`;
       job.attempts = Math.max(0, job.attempts - 1);
-      const prevHead = q.headDue();
       q.schedule(job, now);
-      q.wakeIfEarlier(prevHead, now);
       q.emit(now, 'released', id, {});
       return 'ok';
     });
@@ -292,9 +286,7 @@ export class MemoryStore implements Store {
     if (job.where === 'active' || job.where === 'dead') return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
     const now = this.#now();
     const due = delayMs !== undefined ? now + delayMs : (runAtMs ?? 0);
-    const prevHead = q.headDue();
     q.schedule(job, due);
-    q.wakeIfEarlier(prevHead, due);
     q.emit(now, 'rescheduled', id, { due: String(due) });
     return { id, rescheduled: true, state: 'scheduled', dueAtMs: due };
   }
@@ -372,9 +364,7 @@ export class MemoryStore implements Store {
       return { outcome: 'dead', dueAtMs: undefined };
     }
     job.attempts = Math.max(0, job.attempts - 1);
-    const prevHead = q.headDue();
     q.schedule(job, due);
-    q.wakeIfEarlier(prevHead, due);
     q.emit(now, 'snoozed', job.id, { due: String(due) });
     return { outcome: 'snoozed', dueAtMs: due };
   }
@@ -407,9 +397,7 @@ export class MemoryStore implements Store {
       if (seen.has(job.id)) continue;
       seen.add(job.id);
       job.attempts = 0;
-      const prevHead = q.headDue();
       q.schedule(job, now);
-      q.wakeIfEarlier(prevHead, now);
       q.emit(now, 'deadRetried', job.id, {});
       n++;
     }
