@@ -197,6 +197,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         // hands them back at once instead of leaving them to their lease.
         if (this.#closing) this.#lateClaims.push(...res.jobs.map((c): LeaseRef => ({ id: c.id, token: c.token })));
         else for (const c of res.jobs) this.#start(c);
+        for (const u of res.unreadable) this.#buryCorrupt(u, u.reason);
         if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
         if (!this.#closing) this.#timer.wakeAt(res.nextWakeMs);
         this.#pump();
@@ -330,7 +331,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 
-  #buryCorrupt(c: ClaimedJob, reason: string): void {
+  #buryCorrupt(c: LeaseRef, reason: string): void {
     this.#store
       .fail(this.queue, { id: c.id, token: c.token, error: reason, retryDelayMs: 0, dead: true, defaultMaxAttempts: this.#attempts })
       .then(

@@ -51,10 +51,17 @@ export interface ClaimedJob {
   traceContext: string | undefined;
 }
 
+/** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
+export interface UnreadableJob extends LeaseRef {
+  reason: string;
+}
+
 export interface ClaimResult {
   /** The server's clock when the claim ran. */
   nowMs: number;
   jobs: ClaimedJob[];
+  /** Jobs handed out that could not be parsed: each goes dead with its reason; the others run. */
+  unreadable: UnreadableJob[];
   /** True when more jobs are due right now than were handed out. */
   more: boolean;
   /**

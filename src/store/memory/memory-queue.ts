@@ -14,7 +14,7 @@ export interface MemJob {
   maxAttempts: number | undefined;
   backoff: string | undefined;
   attempts: number;
-  /** The current lease token; '-' + token once given up. */
+  /** The current lease token; '-' + token once its holder gave it up, '~' + token once a claim recovered it. */
   token: string | undefined;
   lastError: string | undefined;
   traceContext: string | undefined;

@@ -154,7 +154,8 @@ export class MemoryStore implements Store {
       const attempts = lease.attempts;
       const max = lease.maxAttempts ?? defaultMaxAttempts;
       const why = `lease expired during attempt ${attempts} of ${max}`;
-      lease.token = `-${lease.token ?? ''}`;
+      // Marked apart from a give-up ('-'), so every later call with this token is stale.
+      lease.token = `~${lease.token ?? ''}`;
       lease.lastError = why;
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
@@ -164,7 +165,7 @@ export class MemoryStore implements Store {
         q.schedule(lease, now);
       }
     }
-    if (q.paused) return { nowMs: now, jobs: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
+    if (q.paused) return { nowMs: now, jobs: [], unreadable: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
 
     // 2. Due jobs move to the ready heap, which orders them by priority, due time, add order.
     q.promoteDue(now);
@@ -202,7 +203,7 @@ export class MemoryStore implements Store {
     const more = q.readyCount() > 0 || (head !== undefined && head <= now);
     const lease = q.nextLease()?.leaseDeadline;
     const wake = head === undefined ? lease : lease === undefined ? head : Math.min(head, lease);
-    return { nowMs: now, jobs, more, nextWakeMs: wake };
+    return { nowMs: now, jobs, unreadable: [], more, nextWakeMs: wake };
   }
 
   async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {

@@ -13,6 +13,7 @@
  *   <prefix>:{<queue>}:dedup:<key> STRING '<due ms>:<job id>' of the add holding a dedup key, expiring with its window
  *   <prefix>:{<queue>}:schedules   HASH  schedule name -> definition JSON
  *   <prefix>:{<queue>}:schedule-last HASH schedule name -> last enqueued occurrence ms
+ *   <prefix>:{<queue>}:req:<request id> STRING a non-idempotent call's answer, expiring (see _helpers.lua)
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  * The scripts build meta, events and dedup keys from the job key prefix (see _helpers.lua).
@@ -25,6 +26,7 @@ export interface QueueKeys {
   readonly dead: string;
   readonly seq: string;
   readonly jobPrefix: string;
+  readonly requestPrefix: string;
   readonly wake: string;
   readonly meta: string;
   readonly events: string;
@@ -56,6 +58,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     dead,
     seq,
     jobPrefix,
+    requestPrefix: `${root}req:`,
     wake,
     base: [scheduled, ready, active, dead, seq],
     baseArgs: [jobPrefix, wake],
@@ -64,4 +67,9 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
 
 export function jobKey(keys: QueueKeys, id: string): string {
   return keys.jobPrefix + id;
+}
+
+/** Where a script remembers the answer to the call with this request id. */
+export function requestKey(keys: QueueKeys, requestId: string): string {
+  return keys.requestPrefix + requestId;
 }

@@ -8,6 +8,7 @@ import type {
   ClaimResult,
   ClaimedJob,
   DeadJob,
+  UnreadableJob,
   EventReader,
   PurgeTarget,
   ScheduleGuard,
@@ -27,7 +28,8 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
-import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { randomBytes } from 'node:crypto';
+import { jobKey, queueKeys, requestKey, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { verifyQueue } from './verify.js';
 
@@ -59,6 +61,14 @@ const DEAD_BATCH = 1000;
 const SUBSCRIBER_PING_MS = 30_000;
 const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
 
+/**
+ * How long a script remembers the answer to an add, cancel or reschedule, so that a call ioredis
+ * re-sends after a lost reply (it does so after every reconnect) gets the first run's answer.
+ * Covers reconnects and a restart of Redis; the cost is one small expiring key per call (a
+ * claim's memo lives as long as its lease).
+ */
+export const REQUEST_MEMO_MS = 60_000;
+
 const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced', 3: 'deduplicated' } as const;
 const LEASE_CODES: Record<number, LeaseOutcome> = { 1: 'ok', 0: 'lease_lost', [-1]: 'not_found' };
 
@@ -77,6 +87,31 @@ function optStr(v: unknown): string | undefined {
   return v === '' || v === null || v === undefined ? undefined : String(v);
 }
 
+/** A stored number shown as it is: undefined when absent or not a finite number (corrupt data is listed, never thrown). */
+function looseNum(v: unknown): number | undefined {
+  if (v === '' || v === null || v === undefined) return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** One claimed job from its 11 reply fields; throws on anything the script should never send. */
+function claimedJob(reply: unknown[], i: number): ClaimedJob {
+  const data = reply[i + 2];
+  return {
+    id: String(reply[i]),
+    token: String(reply[i + 1]),
+    data: data === null || data === undefined ? undefined : String(data),
+    attempt: num(reply[i + 3]),
+    maxAttempts: optNum(reply[i + 4]),
+    backoff: optStr(reply[i + 5]),
+    dueAtMs: num(reply[i + 6]),
+    priority: num(reply[i + 7]),
+    createdAtMs: num(reply[i + 8]),
+    leaseExpiresAtMs: num(reply[i + 9]),
+    traceContext: optStr(reply[i + 10]),
+  };
+}
+
 function leaseOutcomes(reply: unknown): LeaseOutcome[] {
   return (reply as number[]).map((c) => LEASE_CODES[c > 0 ? 1 : c]!);
 }
@@ -88,6 +123,9 @@ export class RedisStore implements Store {
   readonly #keys = new Map<string, QueueKeys>();
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
+  /** Request ids: unique to this store instance, then a counter (see REQUEST_MEMO_MS). */
+  readonly #requestPrefix = randomBytes(9).toString('base64url');
+  #requestSeq = 0;
 
   constructor(opts: RedisStoreOptions = {}) {
     const { client, owned } = openClient(opts.connection);
@@ -111,6 +149,10 @@ export class RedisStore implements Store {
     return k;
   }
 
+  #requestId(): string {
+    return `${this.#requestPrefix}${(++this.#requestSeq).toString(36)}`;
+  }
+
   #run(queue: string, name: Parameters<typeof runScript>[1], args: (string | number)[], extraKeys: string[] = []) {
     const k = this.keys(queue);
     return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]);
@@ -120,8 +162,9 @@ export class RedisStore implements Store {
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
-    const args: (string | number)[] = [jobs.length, guard?.name ?? '', guard?.occurrenceMs ?? ''];
-    const jobKeys: string[] = [];
+    const rid = this.#requestId();
+    const args: (string | number)[] = [jobs.length, guard?.name ?? '', guard?.occurrenceMs ?? '', rid, REQUEST_MEMO_MS];
+    const jobKeys: string[] = [requestKey(k, rid)];
     for (const j of jobs) {
       jobKeys.push(jobKey(k, j.id));
       args.push(
@@ -155,30 +198,30 @@ export class RedisStore implements Store {
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
     const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
     let reply: unknown[];
+    const rid = this.#requestId();
     try {
-      reply = (await this.#run(queue, 'claim', [count, leaseMs, defaultMaxAttempts, PROMOTE_LIMIT, REAP_LIMIT])) as unknown[];
+      reply = (await this.#run(
+        queue,
+        'claim',
+        [count, leaseMs, defaultMaxAttempts, PROMOTE_LIMIT, REAP_LIMIT, rid],
+        [requestKey(this.keys(queue), rid)],
+      )) as unknown[];
     } finally {
       clearTimeout(watchdog);
     }
     const nowMs = num(reply[0]);
     const wake = num(reply[1]);
     const jobs: ClaimedJob[] = [];
+    const unreadable: UnreadableJob[] = [];
+    // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
     for (let i = 3; i < reply.length; i += 11) {
-      jobs.push({
-        id: String(reply[i]),
-        token: String(reply[i + 1]),
-        data: reply[i + 2] === null ? undefined : String(reply[i + 2]),
-        attempt: num(reply[i + 3]),
-        maxAttempts: optNum(reply[i + 4]),
-        backoff: optStr(reply[i + 5]),
-        dueAtMs: num(reply[i + 6]),
-        priority: num(reply[i + 7]),
-        createdAtMs: num(reply[i + 8]),
-        leaseExpiresAtMs: num(reply[i + 9]),
-        traceContext: optStr(reply[i + 10]),
-      });
+      try {
+        jobs.push(claimedJob(reply, i));
+      } catch (err) {
+        unreadable.push({ id: String(reply[i]), token: String(reply[i + 1]), reason: `corrupt job: ${(err as Error).message}` });
+      }
     }
-    return { nowMs, jobs, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };
+    return { nowMs, jobs, unreadable, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };
   }
 
   async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
@@ -210,16 +253,20 @@ export class RedisStore implements Store {
   }
 
   async cancel(queue: string, id: string): Promise<CancelResult> {
-    const [code, state] = (await this.#run(queue, 'cancel', [id], [jobKey(this.keys(queue), id)])) as [number, string];
+    const k = this.keys(queue);
+    const rid = this.#requestId();
+    const [code, state] = (await this.#run(queue, 'cancel', [id, rid, REQUEST_MEMO_MS], [jobKey(k, id), requestKey(k, rid)])) as [number, string];
     return { id, cancelled: code === 1, state: state === '' ? undefined : (state as JobState) };
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
+    const k = this.keys(queue);
+    const rid = this.#requestId();
     const [code, state, due] = (await this.#run(
       queue,
       'reschedule',
-      [id, delayMs ?? '', delayMs === undefined ? (runAtMs ?? 0) : ''],
-      [jobKey(this.keys(queue), id)],
+      [id, delayMs ?? '', delayMs === undefined ? (runAtMs ?? 0) : '', rid, REQUEST_MEMO_MS],
+      [jobKey(k, id), requestKey(k, rid)],
     )) as [number, string, number];
     return {
       id,
@@ -232,10 +279,12 @@ export class RedisStore implements Store {
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
     const reply = (await this.#run(queue, 'get', [id], [jobKey(this.keys(queue), id)])) as unknown[];
     if (reply.length === 0) return null;
-    const [state, deadline, now] = reply as [string, number, number];
+    const [state, deadlineText, now] = reply as [string, string, number];
+    const deadline = Number(deadlineText);
     const h: Record<string, string> = {};
     for (let i = 3; i < reply.length; i += 2) h[String(reply[i])] = String(reply[i + 1]);
-    const dueAtMs = Number(h.t);
+    // Stored fields are shown as they are; a corrupt number reads as absent (NaN for the due time).
+    const dueAtMs = looseNum(h.t) ?? Number.NaN;
     return {
       id,
       // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
@@ -243,10 +292,10 @@ export class RedisStore implements Store {
       data: h.d as string,
       dueAtMs,
       ready: state === 'ready' || (state === 'scheduled' && dueAtMs <= now),
-      priority: Number(h.p ?? 0),
-      attempt: Number(h.a ?? 0),
-      maxAttempts: h.m === undefined ? undefined : Number(h.m),
-      createdAtMs: Number(h.c),
+      priority: looseNum(h.p) ?? 0,
+      attempt: looseNum(h.a) ?? 0,
+      maxAttempts: looseNum(h.m),
+      createdAtMs: looseNum(h.c) ?? Number.NaN,
       leaseExpiresAtMs: deadline < 0 ? undefined : deadline,
       lastError: h.e,
     };
@@ -288,11 +337,11 @@ export class RedisStore implements Store {
         id: String(reply[i]),
         diedAtMs: num(reply[i + 1]),
         data: optStr(reply[i + 2]),
-        attempt: num(reply[i + 3]),
-        maxAttempts: optNum(reply[i + 4]),
+        attempt: looseNum(reply[i + 3]) ?? 0,
+        maxAttempts: looseNum(reply[i + 4]),
         lastError: optStr(reply[i + 5]),
-        dueAtMs: optNum(reply[i + 6]),
-        createdAtMs: optNum(reply[i + 7]),
+        dueAtMs: looseNum(reply[i + 6]),
+        createdAtMs: looseNum(reply[i + 7]),
       });
     }
     return { total: num(reply[0]), jobs };

@@ -13,13 +13,40 @@ enqueued occurrence ms), `events` (STREAM) and `dedup:<key>` (STRING job id,
 expiring with its window; value '<due ms>:<job id>').
 Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
 (absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
-k lease token while active ('-' .. token once the lease has been given up), e last error,
-x trace context of the add (JSON propagation carrier; absent unless tracing is on).
+k lease token while active, then marked: '-' .. token once its holder gave the lease up
+(fail, snooze, release: a re-send of that call finds the mark and answers as the first run
+did), '~' .. token once a claim recovered it after it ran out (every later call with that token
+is stale and answers lease lost), e last error, x trace context of the add (JSON propagation
+carrier; absent unless tracing is on).
+Request memos: `req:<request id>` (STRING, expiring) keeps a non-idempotent call's answer, so a
+call that ioredis re-sends after a lost reply gets the truth instead of a second run.
+Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
+0x1A), job keys with read_job (a key of another type must not stop the queue), and every
+script decides everything before its first write, because Redis keeps the writes a script made
+before an error.
 ]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local JOB_PREFIX, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local QUEUE_ROOT = string.sub(JOB_PREFIX, 1, #JOB_PREFIX - 4)
 local K_META, K_EVENTS = QUEUE_ROOT .. 'meta', QUEUE_ROOT .. 'events'
+
+-- Stored numbers are whole numbers delayq wrote; anything else (nan, inf, 1e400, 0x1A, '',
+-- text, fractions) is corrupt and gives nil. At most 16 digits, so the value is exact.
+local function as_int(s)
+  if type(s) == 'number' then
+    if s == s and s > -1e16 and s < 1e16 and s == math.floor(s) then return s end
+    return nil
+  end
+  if type(s) ~= 'string' or #s == 0 or #s > 17 or not string.find(s, '^%-?%d+$') then return nil end
+  return tonumber(s)
+end
+
+-- A whole-number argument; a bad one fails the script before it writes anything.
+local function arg_int(i, name)
+  local v = as_int(ARGV[i])
+  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[i])) end
+  return v
+end
 
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
@@ -35,7 +62,7 @@ end
 -- Ready members sort (within one priority score) by due time, then by the order jobs were
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 local function ready_member(due, seq, id)
-  return string.format('%016d%016d', math.max(0, tonumber(due) or 0), tonumber(seq) or 0) .. id
+  return string.format('%016d%016d', math.max(0, as_int(due) or 0), math.max(0, as_int(seq) or 0)) .. id
 end
 
 local function ready_id(member)
@@ -44,7 +71,7 @@ end
 
 local function head_score(zset)
   local head = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
-  if head[2] then return tonumber(head[2]) end
+  if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
   return nil
 end
 
@@ -61,13 +88,50 @@ local function schedule(id, due)
   wake_if_earlier(prev_head, due)
 end
 
+-- Reads fields of a job's hash. Returns the fields, or nil and why when the key holds another
+-- type (a hand-written producer's STRING): a plain HMGET would fail the whole script.
+local function read_job(key, ...)
+  local f = redis.pcall('HMGET', key, ...)
+  if type(f) == 'table' and f.err then
+    return nil, 'corrupt job: its key holds a ' .. redis.call('TYPE', key).ok .. ', not a hash'
+  end
+  return f, nil
+end
+
+-- Why a job's body cannot be handed out, or nil when it can. `f` holds the fields
+-- d a m b t p c q (the order of CLAIM_FIELDS); absent optional fields are fine.
+local CLAIM_FIELDS = { 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q', 'x', 'k' }
+local function corrupt_reason(f)
+  if not f[5] or not as_int(f[5]) then return 'corrupt job: missing or bad due time (t)' end
+  if not f[1] then return 'corrupt job: the body has no data field (d)' end
+  if f[2] and not as_int(f[2]) then return 'corrupt job: bad attempt count (a)' end
+  if f[3] and not as_int(f[3]) then return 'corrupt job: bad max attempts (m)' end
+  if f[6] and not as_int(f[6]) then return 'corrupt job: bad priority (p)' end
+  if f[7] and not as_int(f[7]) then return 'corrupt job: bad created time (c)' end
+  if f[8] and not as_int(f[8]) then return 'corrupt job: bad sequence (q)' end
+  return nil
+end
+
+-- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
+local function memo_get(memo_key)
+  if memo_key == nil or memo_key == '' then return nil end
+  local v = redis.call('GET', memo_key)
+  if v then return v end
+  return nil
+end
+
+local function memo_set(memo_key, value, ttl_ms)
+  if memo_key == nil or memo_key == '' then return end
+  redis.call('SET', memo_key, value, 'PX', ttl_ms)
+end
+
 -- Which set holds the job: 'scheduled', 'ready', 'active', 'dead', or nil.
 local function job_state(id, key)
   if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled' end
   if redis.call('ZSCORE', K_ACTIVE, id) then return 'active' end
   if redis.call('ZSCORE', K_DEAD, id) then return 'dead' end
-  local f = redis.call('HMGET', key, 't', 'q')
-  if f[1] and redis.call('ZSCORE', K_READY, ready_member(f[1], f[2], id)) then return 'ready' end
+  local f = read_job(key, 't', 'q')
+  if f and as_int(f[1]) and redis.call('ZSCORE', K_READY, ready_member(f[1], f[2], id)) then return 'ready' end
   return nil
 end
 
@@ -76,7 +140,7 @@ local function unlink_waiting(id, key, state)
   if state == 'scheduled' then
     redis.call('ZREM', K_SCHEDULED, id)
   elseif state == 'ready' then
-    local f = redis.call('HMGET', key, 't', 'q')
+    local f = read_job(key, 't', 'q')
     redis.call('ZREM', K_READY, ready_member(f[1], f[2], id))
   elseif state == 'dead' then
     redis.call('ZREM', K_DEAD, id)
@@ -103,7 +167,7 @@ end
 -- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
 local events_max = nil
 local function emit(event, id, ...)
-  if events_max == nil then events_max = tonumber(redis.call('HGET', K_META, 'events')) or 0 end
+  if events_max == nil then events_max = as_int(redis.call('HGET', K_META, 'events')) or 0 end
   if events_max > 0 then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
   end
@@ -114,7 +178,7 @@ end
 local DEAD_TRIM_PER_RUN = 100
 local function trim_dead(now)
   local caps = redis.call('HMGET', K_META, 'deadMax', 'deadMaxAge')
-  local max_count, max_age = tonumber(caps[1]), tonumber(caps[2])
+  local max_count, max_age = as_int(caps[1]), as_int(caps[2])
   if not max_count and not max_age then return end
   local victims = {}
   if max_age then

@@ -1,33 +1,54 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
-KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq); 5+i: the key of job i
+KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq), 6 the request memo key
+      (`req:<request id>`, or any key when ARGV 6 is ''), 6+i: the key of job i
 ARGV: 1 job key prefix, 2 wake channel, 3 job count N, 4 schedule name or '', 5 occurrence ms
       or '' (a recurring schedule's guard: the add happens only if this occurrence is later
-      than the schedule's last one, which it then becomes), then 11 per job:
+      than the schedule's last one, which it then becomes), 6 request id or '', 7 memo ms
+      (how long a re-send is recognised), then 11 per job from ARGV 8:
       id, data, delayMs or '', runAtMs or '', priority, maxAttempts or '', backoff or '',
       replace ('1' or '0'), dedup key or '', dedup window ms or '', trace context or ''
-Returns: { -1 } when the schedule guard refused (the occurrence was enqueued already); else 4 per job: code (1 added, 0 exists and left alone, 2 replaced, 3 deduplicated: the
-dedup key is held by another job's add within its window), public state ('finished' when that
-other job is gone), due ms, the id holding the dedup key ('' unless code 3).
+Returns: { -1 } when the schedule guard refused (the occurrence was enqueued already); else 4 per
+job: code (1 added, 0 exists and left alone, 2 replaced, 3 deduplicated: the dedup key is held
+within its window, by another job's add or by this id's own add whose job has finished),
+public state ('finished' when the job holding the key is gone), due ms, the id holding the
+dedup key ('' unless code 3).
+Rules: an add that changes nothing (code 0 or 3) takes no sequence number and no dedup key.
 The dedup key holds '<due ms>:<id>' of the add that took it, and expires with its window.
+Every argument is checked before the first write; a bad one fails the call and writes nothing.
 Events: PUBLISH <wake> <due ms> when the queue's earliest due time moved earlier; 'added' to
 the event stream.
-Safe to run twice: ids are given by the caller, so a re-sent call finds the jobs (and its own
-id on the dedup key) and leaves them alone (code 0).
+Safe to re-send: with a request id, the first run's codes are remembered for the memo time as
+'<now>:<one code digit per job>', and a re-send answers them again, even after the job ran and
+was acked (without a request id, a re-send finds the jobs and answers code 0).
 ]]
 --@include _helpers.lua
 
-local now = now_ms()
-local n = tonumber(ARGV[3])
-if ARGV[4] ~= '' then
-  local last = tonumber(redis.call('HGET', QUEUE_ROOT .. 'schedule-last', ARGV[4]))
-  if last and last >= tonumber(ARGV[5]) then return { -1 } end
-  redis.call('HSET', QUEUE_ROOT .. 'schedule-last', ARGV[4], ARGV[5])
-end
-local seq = redis.call('INCRBY', K_SEQ, n) - n
-local prev_head = head_score(K_SCHEDULED)
-local min_due = nil
-local out = {}
+local FIRST = 8
+local n = arg_int(3, 'job count')
+local memo_key, memo_ms = '', 0
+if ARGV[6] ~= '' then memo_key, memo_ms = KEYS[6], arg_int(7, 'memo ms') end
 
+-- Parse and check every job's arguments before anything is written.
+local jobs = {}
+for i = 1, n do
+  local b = FIRST + (i - 1) * 11
+  local j = { id = ARGV[b], key = KEYS[6 + i], data = ARGV[b + 1], replace = ARGV[b + 7] == '1' }
+  if ARGV[b + 2] ~= '' then j.delay = arg_int(b + 2, 'delayMs') else j.run_at = arg_int(b + 3, 'runAtMs') end
+  j.priority = arg_int(b + 4, 'priority')
+  if ARGV[b + 5] ~= '' then arg_int(b + 5, 'maxAttempts') end
+  if ARGV[b + 8] ~= '' then
+    j.dedup = QUEUE_ROOT .. 'dedup:' .. ARGV[b + 8]
+    j.window = arg_int(b + 9, 'dedup window ms')
+  end
+  jobs[i] = j
+end
+
+local function due_of(j, now)
+  if j.delay then return now + j.delay end
+  return j.run_at
+end
+
+local out = {}
 local function answer(code, state, due, holder)
   out[#out + 1] = code
   out[#out + 1] = state
@@ -35,56 +56,121 @@ local function answer(code, state, due, holder)
   out[#out + 1] = holder
 end
 
-for i = 1, n do
-  local b = 6 + (i - 1) * 11
-  local id, key = ARGV[b], KEYS[5 + i]
-  local due
-  if ARGV[b + 2] ~= '' then due = now + tonumber(ARGV[b + 2]) else due = tonumber(ARGV[b + 3]) end
+-- The job holding a dedup key: its id and the due time it was added with, or nil.
+local function dedup_holder(dkey)
+  local held = redis.call('GET', dkey)
+  if not held then return nil, nil end
+  local held_due, holder = string.match(held, '^(%d+):(.*)$')
+  return holder, tonumber(held_due)
+end
 
-  local code = 1
-  local dedup = ARGV[b + 8]
-  if dedup ~= '' then
-    local dkey = QUEUE_ROOT .. 'dedup:' .. dedup
-    local held = redis.call('GET', dkey)
-    local held_due, holder = nil, nil
-    if held then held_due, holder = string.match(held, '^(%d+):(.*)$') end
-    if holder and holder ~= id then
-      code = 3
-      local hkey = JOB_PREFIX .. holder
-      local state = job_state(holder, hkey)
-      local live_due = state and tonumber(redis.call('HGET', hkey, 't'))
-      answer(3, public_state(state) or 'finished', live_due or tonumber(held_due), holder)
-    elseif not holder then
-      -- The due time is kept with the id so a duplicate can be told when the first one ran.
-      redis.call('SET', dkey, int(due) .. ':' .. id, 'PX', ARGV[b + 9])
+local function answer_deduplicated(holder, held_due)
+  local hkey = JOB_PREFIX .. holder
+  local state = job_state(holder, hkey)
+  local live_due = state and as_int((read_job(hkey, 't') or {})[1])
+  answer(3, public_state(state) or 'finished', live_due or held_due, holder)
+end
+
+local function answer_exists(j)
+  local f = read_job(j.key, 't')
+  answer(0, public_state(job_state(j.id, j.key)) or 'scheduled', f and as_int(f[1]) or 0, '')
+end
+
+-- A re-sent call: the first run's answers.
+local memo = memo_get(memo_key)
+if memo then
+  local m_now, codes = string.match(memo, '^(%d+):(%d*)$')
+  m_now = tonumber(m_now)
+  for i, j in ipairs(jobs) do
+    local code = tonumber(string.sub(codes, i, i))
+    if code == 1 or code == 2 then
+      answer(code, 'scheduled', due_of(j, m_now), '')
+    elseif code == 3 then
+      local holder, held_due = nil, nil
+      if j.dedup then holder, held_due = dedup_holder(j.dedup) end
+      if holder then answer_deduplicated(holder, held_due) else answer(3, 'finished', due_of(j, m_now), '') end
+    else
+      answer_exists(j)
     end
   end
+  return out
+end
 
-  if code == 1 and redis.call('EXISTS', key) == 1 then
-    local state = job_state(id, key)
-    if ARGV[b + 7] ~= '1' or state == 'active' then
+local now = now_ms()
+if ARGV[4] ~= '' then
+  local occurrence = arg_int(5, 'occurrence ms')
+  local last = as_int(redis.call('HGET', QUEUE_ROOT .. 'schedule-last', ARGV[4]))
+  if last and last >= occurrence then return { -1 } end
+  redis.call('HSET', QUEUE_ROOT .. 'schedule-last', ARGV[4], int(occurrence))
+end
+
+-- Decide each job's fate before writing: only jobs written take a sequence number.
+-- Within one call, a job repeated or a dedup key taken by an earlier job counts as written.
+local writes = 0
+local codes = {}
+local pending, taken = {}, {}
+for i, j in ipairs(jobs) do
+  j.due = due_of(j, now)
+  local code = 1
+  local exists = redis.call('EXISTS', j.key) == 1
+  if pending[j.id] then
+    code = 0
+    answer(0, 'scheduled', pending[j.id].due, '')
+  elseif j.dedup and taken[j.dedup] and taken[j.dedup].id ~= j.id then
+    code = 3
+    answer(3, 'scheduled', taken[j.dedup].due, taken[j.dedup].id)
+  elseif j.dedup then
+    local holder, held_due = dedup_holder(j.dedup)
+    if holder and (holder ~= j.id or not exists) then
+      code = 3
+      answer_deduplicated(holder, held_due)
+    end
+  end
+  if code == 1 and exists then
+    local state = job_state(j.id, j.key)
+    if not j.replace or state == 'active' then
       code = 0
-      answer(0, public_state(state) or 'scheduled', tonumber(redis.call('HGET', key, 't')) or 0, '')
+      answer_exists(j)
     else
       code = 2
-      unlink_waiting(id, key, state)
-      redis.call('DEL', key)
+      j.state = state
     end
   end
-
   if code == 1 or code == 2 then
-    local fields = { 'd', ARGV[b + 1], 't', int(due), 'q', int(seq + i), 'c', int(now) }
-    if ARGV[b + 4] ~= '0' then fields[#fields + 1] = 'p'; fields[#fields + 1] = ARGV[b + 4] end
+    writes = writes + 1
+    pending[j.id] = j
+    if j.dedup and not taken[j.dedup] then taken[j.dedup] = j end
+    answer(code, 'scheduled', j.due, '')
+  end
+  j.code = code
+  codes[i] = code
+end
+
+local seq = redis.call('INCRBY', K_SEQ, writes) - writes
+local prev_head = head_score(K_SCHEDULED)
+local min_due = nil
+for i, j in ipairs(jobs) do
+  if j.code == 1 or j.code == 2 then
+    if j.code == 2 then
+      unlink_waiting(j.id, j.key, j.state)
+      redis.call('DEL', j.key)
+    end
+    -- The due time is kept with the id so a duplicate can be told when the first one ran.
+    if j.dedup and taken[j.dedup] == j and not dedup_holder(j.dedup) then redis.call('SET', j.dedup, int(j.due) .. ':' .. j.id, 'PX', j.window) end
+    seq = seq + 1
+    local b = FIRST + (i - 1) * 11
+    local fields = { 'd', j.data, 't', int(j.due), 'q', int(seq), 'c', int(now) }
+    if j.priority ~= 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = int(j.priority) end
     if ARGV[b + 5] ~= '' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[b + 5] end
     if ARGV[b + 6] ~= '' then fields[#fields + 1] = 'b'; fields[#fields + 1] = ARGV[b + 6] end
     if ARGV[b + 10] ~= '' then fields[#fields + 1] = 'x'; fields[#fields + 1] = ARGV[b + 10] end
-    redis.call('HSET', key, unpack(fields))
-    redis.call('ZADD', K_SCHEDULED, due, id)
-    if min_due == nil or due < min_due then min_due = due end
-    emit('added', id, 'due', int(due))
-    answer(code, 'scheduled', due, '')
+    redis.call('HSET', j.key, unpack(fields))
+    redis.call('ZADD', K_SCHEDULED, j.due, j.id)
+    if min_due == nil or j.due < min_due then min_due = j.due end
+    emit('added', j.id, 'due', int(j.due))
   end
 end
 
 if min_due ~= nil then wake_if_earlier(prev_head, min_due) end
+memo_set(memo_key, int(now) .. ':' .. table.concat(codes), memo_ms)
 return out

@@ -11,13 +11,13 @@ local done_ids, done_keys = {}, {}
 for i = 3, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
   local key = JOB_PREFIX .. id
-  local current = redis.call('HGET', key, 'k')
+  local current = (read_job(key, 'k') or {})[1]
   if current == token then
     done_ids[#done_ids + 1] = id
     done_keys[#done_keys + 1] = key
     out[#out + 1] = 1
     emit('completed', id)
-  elseif current == false and redis.call('EXISTS', key) == 0 then
+  elseif not current and redis.call('EXISTS', key) == 0 then
     out[#out + 1] = -1
   else
     out[#out + 1] = 0

@@ -6,12 +6,12 @@ Returns: the number of jobs deleted. With 'all'/'older', at most `limit` per cal
 ]]
 --@include _helpers.lua
 
-local mode, limit = ARGV[3], tonumber(ARGV[4])
+local mode, limit = ARGV[3], arg_int(4, 'limit')
 local ids
 if mode == 'all' then
   ids = redis.call('ZRANGE', K_DEAD, 0, limit - 1)
 elseif mode == 'older' then
-  ids = redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', now_ms() - tonumber(ARGV[5]), 'LIMIT', 0, limit)
+  ids = redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', now_ms() - arg_int(5, 'age ms'), 'LIMIT', 0, limit)
 else
   ids = {}
   for i = 6, #ARGV do ids[#ids + 1] = ARGV[i] end

@@ -7,18 +7,18 @@ Safe to run twice: a re-sent call sets the same kind of deadline again.
 --@include _helpers.lua
 
 local now = now_ms()
-local deadline = now + tonumber(ARGV[3])
+local deadline = now + arg_int(3, 'lease ms')
 local out = {}
 local renewed = {}
 for i = 4, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
   local key = JOB_PREFIX .. id
-  local current = redis.call('HGET', key, 'k')
+  local current = (read_job(key, 'k') or {})[1]
   if current == token then
     renewed[#renewed + 1] = deadline
     renewed[#renewed + 1] = id
     out[#out + 1] = deadline
-  elseif current == false and redis.call('EXISTS', key) == 0 then
+  elseif not current and redis.call('EXISTS', key) == 0 then
     out[#out + 1] = -1
   else
     out[#out + 1] = 0

@@ -20,9 +20,9 @@ return {
   redis.call('ZCARD', K_ACTIVE),
   redis.call('ZCARD', K_DEAD),
   head,
-  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + tonumber(ARGV[3])),
+  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + arg_int(3, 'window ms')),
   redis.call('HGET', K_META, 'paused') == '1' and 1 or 0,
   redis.call('HGET', K_META, 'events') and redis.call('XLEN', K_EVENTS) or -1,
-  tonumber(redis.call('HGET', K_META, 'completed')) or 0,
+  as_int(redis.call('HGET', K_META, 'completed')) or 0,
   first_ready_due,
 }
