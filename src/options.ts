@@ -11,6 +11,11 @@ import type { Store } from './store/store.js';
 import type { RedisConnection } from './store/redis/connection.js';
 
 export const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
+/**
+ * 2001-01-01T00:00:00Z. A `runAt` before it can only be a time in seconds (a second count of
+ * today is ~1.8e9, which read as milliseconds is January 1970): refused, not silently due now.
+ */
+export const MIN_RUN_AT_MS = 978_307_200_000;
 /** 9999-12-31T23:59:59.999Z */
 export const MAX_RUN_AT_MS = 253_402_300_799_999;
 export const MAX_ID_LENGTH = 256;
@@ -39,8 +44,9 @@ export const idSchema = z
   .string(must('must be a string'))
   .min(1, must('must not be empty'))
   .max(MAX_ID_LENGTH, must(`must be at most ${MAX_ID_LENGTH} characters`))
-  // Control characters make ids unreadable in every tool and are never meant.
-  .regex(/^[^\u0000-\u001f\u007f]+$/, must('must not contain control characters'))
+  // Control characters (C0, DEL and C1, e.g. U+009B, a terminal escape) make ids unreadable or
+  // dangerous in every tool and are never meant.
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, must('must not contain control characters'))
   // A lone surrogate half is not text: Redis would store it as U+FFFD, folding distinct ids into one.
   .regex(/^(?:[^\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])+$/, must('must be valid Unicode (no lone surrogate halves)'));
 
@@ -52,7 +58,10 @@ const runAtSchema = z
   .pipe(
     z
       .number(must('must be a valid time'))
-      .min(0, must('must not be before 1970'))
+      .min(MIN_RUN_AT_MS, {
+        error: (iss: { input?: unknown }) =>
+          `must be epoch milliseconds, not seconds: ${show(iss.input)} is before 2001 (use Date.now() + delay, or multiply seconds by 1000)`,
+      })
       .max(MAX_RUN_AT_MS, must('must not be after the year 9999')),
   );
 
@@ -289,9 +298,14 @@ export const workerOptionsSchema = z.strictObject({
   maxErrorLength: positiveInt(1_000_000).optional(),
 });
 
-/** Runs a schema and turns its first issue into a ValidationError naming the field. */
+/** Runs an options schema (nothing or null means no options) and turns its first issue into a ValidationError naming the field. */
 export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, field = ''): z.output<S> {
-  const r = schema.safeParse(value ?? {});
+  return parseValue(schema, value ?? {}, field);
+}
+
+/** Runs a schema on a value as given and turns its first issue into a ValidationError naming the field. */
+export function parseValue<S extends z.ZodType>(schema: S, value: unknown, field = ''): z.output<S> {
+  const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const path = [field, ...issue.path.map(String)].filter(Boolean).join('.');
@@ -302,16 +316,16 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, fie
     const key = [path, shown].filter(Boolean).join('.');
     throw new ValidationError(key, 'is not a known option');
   }
-  if (issue.code === 'invalid_type' && issue.path.length === 0) {
-    throw new ValidationError(field || 'options', 'must be an object');
+  if (issue.code === 'invalid_type' && issue.path.length === 0 && issue.expected === 'object') {
+    throw new ValidationError(field || 'options', `must be an object (got ${show(value)})`);
   }
   throw new ValidationError(path || 'options', issue.message);
 }
 
 export function parseQueueName(name: unknown): string {
-  return parseOptions(queueNameSchema, name, 'queue name') as string;
+  return parseValue(queueNameSchema, name, 'queue name') as string;
 }
 
-export function parseId(id: unknown): string {
-  return parseOptions(idSchema, id, 'id') as string;
+export function parseId(id: unknown, field = 'id'): string {
+  return parseValue(idSchema, id, field) as string;
 }

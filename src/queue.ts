@@ -76,7 +76,7 @@ function addResult(id: string, r: StoredAddResult): AddResult {
 function idList(target: string | readonly string[], field: string): string[] {
   const ids = typeof target === 'string' ? [target] : target;
   if (!Array.isArray(ids)) throw new ValidationError(field, 'must be an id, a list of ids, or { all: true }');
-  return ids.map((id, i) => parseOptions(idSchema, id, Array.isArray(target) ? `${field}[${i}]` : field) as string);
+  return ids.map((id, i) => parseId(id, Array.isArray(target) ? `${field}[${i}]` : field));
 }
 
 export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
@@ -153,7 +153,13 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * same ids is safe).
    */
   async addBulk(jobs: readonly BulkJob<T>[]): Promise<AddResult[]> {
-    const news = jobs.map((j, i) => this.#toNewJob(j?.data, j?.opts, `jobs[${i}].opts`));
+    if (!Array.isArray(jobs)) throw new ValidationError('jobs', `must be an array of { data, opts? } (got ${jobs === null ? 'null' : typeof jobs})`);
+    const news = jobs.map((j: unknown, i) => {
+      if (typeof j !== 'object' || j === null || Array.isArray(j)) {
+        throw new ValidationError(`jobs[${i}]`, `must be an object { data, opts? } (got ${j === null ? 'null' : Array.isArray(j) ? 'an array' : typeof j})`);
+      }
+      return this.#toNewJob((j as BulkJob<T>).data, (j as BulkJob<T>).opts, `jobs[${i}].opts`);
+    });
     const stored = await this.#send(news);
     const results = stored.map((r, k) => addResult(news[k]!.id, r));
     if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);

@@ -9,17 +9,18 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
+import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError, ValidationError } from './errors.js';
 import type { Job } from './job.js';
 import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
-import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
+import { MAX_DELAY_MS, MAX_RUN_AT_MS, parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
 import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
 import { HandedJob } from './worker/handed-job.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { WakeTimer } from './worker/wake-timer.js';
+import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
 
@@ -60,6 +61,17 @@ function errorText(err: unknown, max: number): string {
   if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
   else text = `non-Error thrown: ${typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)}`;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function snoozeProblem(s: SnoozeSignal): ValidationError | undefined {
+  const { delayMs: d, deadlineAtMs: at } = s;
+  if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > MAX_DELAY_MS) {
+    return new ValidationError('SnoozeSignal.delayMs', `must be whole milliseconds from 0 to ${MAX_DELAY_MS} (got ${String(d)})`);
+  }
+  if (at !== undefined && (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at > MAX_RUN_AT_MS)) {
+    return new ValidationError('SnoozeSignal.deadlineAtMs', `must be whole epoch milliseconds (got ${String(at)})`);
+  }
+  return undefined;
 }
 
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
@@ -114,7 +126,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.leaseMs = o.leaseMs ?? 30_000;
     this.#attempts = o.attempts ?? 3;
     this.#backoff = (opts.backoff ?? DEFAULT_BACKOFF) as BackoffOptions | BackoffFunction;
-    this.#closeTimeoutMs = o.closeTimeoutMs ?? 30_000;
+    // Past ~24.8 days a Node timer fires at once; waiting that long is waiting for ever anyway.
+    this.#closeTimeoutMs = timerDelay(o.closeTimeoutMs ?? 30_000);
     this.#maxErrorLength = o.maxErrorLength ?? 8192;
     this.#timeoutMs = o.timeoutMs;
     this.#logger = opts.logger;
@@ -249,11 +262,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     } else run = Promise.resolve().then(() => this.#handler(job));
     if (this.#timeoutMs !== undefined) {
       const ms = this.#timeoutMs;
-      const timer = setTimeout(() => {
+      const timer = setLongTimeout(() => {
         job.abort('timeout');
         this.#finish(job, () => this.#fail(job, new HandlerTimeoutError(ms)));
       }, ms);
-      const clear = () => clearTimeout(timer);
+      const clear = () => timer.clear();
       run.then(clear, clear);
     }
     run.then(
@@ -309,6 +322,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #snooze(job: HandedJob<T>, signal: SnoozeSignal): Promise<void> {
+    // A SnoozeSignal a handler built itself skipped job.snooze()'s checks: a bad one fails the attempt.
+    const bad = snoozeProblem(signal);
+    if (bad) return this.#fail(job, bad);
     const res = await this.#store.snooze(this.queue, {
       id: job.id,
       token: job.token,

@@ -75,11 +75,16 @@ export class HandedJob<T> implements Job<T> {
     if (d !== undefined && (typeof d !== 'number' || !Number.isFinite(d) || d < 0 || d > MAX_RUN_AT_MS)) {
       throw new ValidationError('deadlineAtMs', `must be epoch milliseconds (got ${String(d)})`);
     }
-    this.snoozed = new SnoozeSignal(Math.ceil(delayMs), d);
+    this.snoozed = new SnoozeSignal(Math.ceil(delayMs), d === undefined ? undefined : Math.floor(d));
     throw this.snoozed;
   }
 
   async extendLease(ms?: number): Promise<void> {
+    if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0 || ms > MAX_DELAY_MS)) {
+      // Infinity would keep the job active for ever; zero or less would hand it to a second worker now.
+      throw new ValidationError('ms', `must be a number of milliseconds above 0 and at most ${MAX_DELAY_MS} (got ${String(ms)})`);
+    }
+    if (ms !== undefined) ms = Math.ceil(ms);
     if (this.leaseGone || !(await this.#extend(this, ms))) throw new LeaseLostError(this.id, this.token);
   }
 }

@@ -4,6 +4,7 @@
  * it (or dies). A job it cannot renew is reported lost.
  */
 import type { LeaseOutcome, LeaseRef } from '../store/store.js';
+import { timerDelay } from '../timers.js';
 
 export interface LeaseKeeperParams {
   intervalMs: number;
@@ -23,7 +24,7 @@ export class LeaseKeeper {
   }
 
   start(): void {
-    this.#interval ??= setInterval(() => void this.renew(), this.#p.intervalMs);
+    this.#interval ??= setInterval(() => void this.renew(), timerDelay(this.#p.intervalMs));
   }
 
   async renew(): Promise<void> {

@@ -6,6 +6,7 @@
  * little early is harmless: the claim script checks due times by the server's clock.
  */
 import { performance } from 'node:perf_hooks';
+import { timerDelay } from '../timers.js';
 
 export class WakeTimer {
   /** Server epoch ms minus local monotonic ms; undefined until the first claim answered. */
@@ -21,7 +22,8 @@ export class WakeTimer {
 
   constructor(onFire: () => void, maxSleepMs: number) {
     this.#onFire = onFire;
-    this.#maxSleepMs = maxSleepMs;
+    // A longer sleep would overflow Node's timer and fire at once, over and over.
+    this.#maxSleepMs = timerDelay(maxSleepMs);
   }
 
   /** Records the server's clock read during a round trip sent at `sentAt` and answered at `receivedAt` (performance.now()). */

@@ -14,6 +14,17 @@ export class Heap<T> {
     this.#live = live;
   }
 
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** Drops every dead entry at once (O(n)): keeps a heap with many stale entries from growing. */
+  compact(): void {
+    const live = this.#items.filter((x) => this.#live(x));
+    this.#items.length = 0;
+    for (const x of live) this.push(x);
+  }
+
   push(item: T): void {
     const a = this.#items;
     a.push(item);

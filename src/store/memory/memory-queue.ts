@@ -26,9 +26,29 @@ export interface MemJob {
   version: number;
 }
 
+/**
+ * A heap entry keeps the sort key the job had when it was pushed: a stale entry (the job moved
+ * since) must keep its place until it surfaces and is dropped, or the heap's order breaks and a
+ * due job hides behind it.
+ */
 interface Entry {
   job: MemJob;
   version: number;
+  /** due time (scheduled, ready) or lease deadline (leases) */
+  at: number;
+  seq: number;
+  priority: number;
+}
+
+function entry(job: MemJob, at: number): Entry {
+  return { job, version: job.version, at, seq: job.seq, priority: job.priority };
+}
+
+/** Drops a removed job's payload at once: stale heap entries may keep the object a while. */
+function release(job: MemJob): void {
+  job.data = '';
+  job.traceContext = undefined;
+  job.lastError = undefined;
 }
 
 function parseCursor(c: string): [number, number] {
@@ -60,18 +80,21 @@ export class MemoryQueue {
   #ready = 0;
 
   readonly #scheduled = new Heap<Entry>(
-    (a, b) => a.job.due < b.job.due || (a.job.due === b.job.due && a.job.seq < b.job.seq),
+    (a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq),
     (e) => e.version === e.job.version && e.job.where === 'scheduled',
   );
   readonly #readyHeap = new Heap<Entry>(
-    (a, b) =>
-      a.job.priority > b.job.priority ||
-      (a.job.priority === b.job.priority && (a.job.due < b.job.due || (a.job.due === b.job.due && a.job.seq < b.job.seq))),
+    (a, b) => a.priority > b.priority || (a.priority === b.priority && (a.at < b.at || (a.at === b.at && a.seq < b.seq))),
     (e) => e.version === e.job.version && e.job.where === 'ready',
   );
   readonly #leases = new Heap<Entry>(
-    (a, b) => a.job.leaseDeadline < b.job.leaseDeadline,
+    (a, b) => a.at < b.at,
     (e) => e.version === e.job.version && e.job.where === 'active',
+  );
+  /** Dedup keys by expiry, so expired ones are freed without a scan. */
+  readonly #dedupExpiry = new Heap<{ key: string; expiresAt: number }>(
+    (a, b) => a.expiresAt < b.expiresAt,
+    () => true,
   );
 
   nextSeq(n: number): number {
@@ -80,19 +103,30 @@ export class MemoryQueue {
     return base;
   }
 
+  /** Jobs per state, to tell when a heap is mostly stale entries. */
+  readonly #count = { scheduled: 0, ready: 0, active: 0, dead: 0 };
+
   #move(job: MemJob, where: MemJob['where']): void {
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
+    if (job.version > 0) this.#count[job.where]--;
     job.where = where;
     job.version++;
+    this.#count[where]++;
     if (where === 'ready') this.#ready++;
+  }
+
+  /** Stale entries (of jobs that moved or went) are dropped as they surface; compact when they outnumber the live ones. */
+  #push(heap: Heap<Entry>, e: Entry, live: number): void {
+    heap.push(e);
+    if (heap.size > 1024 && heap.size > 2 * live) heap.compact();
   }
 
   /** Puts the job in the scheduled heap; the caller signals workers (add does it once per call). */
   place(job: MemJob, due: number): void {
     this.#move(job, 'scheduled');
     job.due = due;
-    this.#scheduled.push({ job, version: job.version });
+    this.#push(this.#scheduled, entry(job, due), this.#count.scheduled);
   }
 
   /** Schedules the job and wakes workers when it became the earliest, like the scripts' schedule(). */
@@ -105,7 +139,7 @@ export class MemoryQueue {
   activate(job: MemJob, deadline: number): void {
     this.#move(job, 'active');
     job.leaseDeadline = deadline;
-    this.#leases.push({ job, version: job.version });
+    this.#push(this.#leases, entry(job, deadline), this.#count.active);
   }
 
   bury(job: MemJob, now: number): void {
@@ -116,15 +150,17 @@ export class MemoryQueue {
 
   /** Deletes the job; the version bump makes any heap entry of it stale. */
   remove(job: MemJob): void {
+    if (job.version > 0) this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
     job.version++;
     this.jobs.delete(job.id);
+    release(job);
   }
 
   /** Earliest due time among scheduled jobs not yet moved to ready. */
   headDue(): number | undefined {
-    return this.#scheduled.peek()?.job.due;
+    return this.#scheduled.peek()?.at;
   }
 
   nextLease(): MemJob | undefined {
@@ -138,10 +174,10 @@ export class MemoryQueue {
   promoteDue(now: number): void {
     for (;;) {
       const top = this.#scheduled.peek();
-      if (!top || top.job.due > now) return;
+      if (!top || top.at > now) return;
       this.#scheduled.pop();
       this.#move(top.job, 'ready');
-      this.#readyHeap.push({ job: top.job, version: top.job.version });
+      this.#push(this.#readyHeap, entry(top.job, top.job.due), this.#count.ready);
     }
   }
 
@@ -151,6 +187,22 @@ export class MemoryQueue {
 
   deadInOrder(): MemJob[] {
     return [...this.dead.values()];
+  }
+
+  /** Takes a dedup key for `windowMs`. */
+  takeDedup(key: string, id: string, due: number, now: number, windowMs: number): void {
+    const expiresAt = now + windowMs;
+    this.dedup.set(key, { id, due, expiresAt });
+    this.#dedupExpiry.push({ key, expiresAt });
+  }
+
+  /** Frees expired dedup keys (Redis expires its keys by itself). */
+  expireDedup(now: number): void {
+    for (let top = this.#dedupExpiry.peek(); top && top.expiresAt <= now; top = this.#dedupExpiry.peek()) {
+      this.#dedupExpiry.pop();
+      const held = this.dedup.get(top.key);
+      if (held && held.expiresAt <= now) this.dedup.delete(top.key);
+    }
   }
 
   dedupHolder(key: string, now: number): { id: string; due: number } | undefined {

@@ -91,22 +91,22 @@ export class MemoryStore implements Store {
       if (last !== undefined && last >= guard.occurrenceMs) return null;
       q.scheduleLast.set(guard.name, guard.occurrenceMs);
     }
+    q.expireDedup(now);
     const prevHead = q.headDue();
     let minDue: number | undefined;
     const out: StoredAddResult[] = [];
-    const seqBase = q.nextSeq(jobs.length);
-    jobs.forEach((j, i) => {
+    // The same rules as add.lua: an add that changes nothing takes no sequence number and no dedup key.
+    jobs.forEach((j) => {
       const due = j.delayMs !== undefined ? now + j.delayMs : (j.runAtMs ?? 0);
+      const existing = q.jobs.get(j.id);
       if (j.dedup) {
         const held = q.dedupHolder(j.dedup.key, now);
-        if (held && held.id !== j.id) {
+        if (held && (held.id !== j.id || !existing)) {
           const holder = q.jobs.get(held.id);
           out.push({ code: 'deduplicated', state: holder ? publicState(holder) : 'finished', dueAtMs: holder ? holder.due : held.due, duplicateOf: held.id });
           return;
         }
-        if (!held) q.dedup.set(j.dedup.key, { id: j.id, due, expiresAt: now + j.dedup.windowMs });
       }
-      const existing = q.jobs.get(j.id);
       let code: 'added' | 'replaced' = 'added';
       if (existing) {
         if (!j.replace || existing.where === 'active') {
@@ -116,11 +116,12 @@ export class MemoryStore implements Store {
         code = 'replaced';
         q.remove(existing);
       }
+      if (j.dedup && !q.dedupHolder(j.dedup.key, now)) q.takeDedup(j.dedup.key, j.id, due, now, j.dedup.windowMs);
       const job: MemJob = {
         id: j.id,
         data: j.data,
         due,
-        seq: seqBase + i + 1,
+        seq: q.nextSeq(1) + 1,
         created: now,
         priority: j.priority,
         maxAttempts: j.maxAttempts,

@@ -43,6 +43,11 @@ export interface RedisStoreOptions {
    * @default 15000
    */
   claimWatchdogMs?: number | undefined;
+  /**
+   * For tests only: the scripts take "now" from this key while it holds a number (a frozen
+   * server clock), and from TIME otherwise.
+   */
+  testClockKey?: string | undefined;
 }
 
 /** Due jobs moved into the ready set per claim; bounds one script's run time. */
@@ -123,6 +128,7 @@ export class RedisStore implements Store {
   readonly #keys = new Map<string, QueueKeys>();
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
+  readonly #testClockKey: string | undefined;
   /** Request ids: unique to this store instance, then a counter (see REQUEST_MEMO_MS). */
   readonly #requestPrefix = randomBytes(9).toString('base64url');
   #requestSeq = 0;
@@ -133,6 +139,7 @@ export class RedisStore implements Store {
     this.#owned = owned;
     this.#prefix = opts.prefix ?? 'dq';
     this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
+    this.#testClockKey = opts.testClockKey;
   }
 
   /** The command connection, for tests and tools that read the documented layout. */
@@ -155,7 +162,7 @@ export class RedisStore implements Store {
 
   #run(queue: string, name: Parameters<typeof runScript>[1], args: (string | number)[], extraKeys: string[] = []) {
     const k = this.keys(queue);
-    return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]);
+    return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args], this.#testClockKey);
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;

@@ -41,22 +41,34 @@ function readScript(file: string): string {
   return readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
 }
 
-/** Resolves `--@include file` lines (one level: helpers include nothing). */
-export function loadScriptSource(name: ScriptName): string {
+const NOW_MS = 'local function now_ms()\n';
+
+/**
+ * Resolves `--@include file` lines (one level: helpers include nothing). With `testClockKey`,
+ * now_ms() returns that key's value while it is set: a frozen server clock for tests that
+ * step time (the differential test). Production scripts never carry it.
+ */
+export function loadScriptSource(name: ScriptName, testClockKey?: string): string {
   const raw = readScript(`${name}.lua`);
-  const body = raw.replace(INCLUDE, (_, file: string) => readScript(file));
+  let body = raw.replace(INCLUDE, (_, file: string) => readScript(file));
+  if (testClockKey !== undefined) {
+    if (!body.includes(NOW_MS)) throw new Error(`${name}.lua: no now_ms() to replace`);
+    body = body.replace(NOW_MS, `${NOW_MS}  local fixed = redis.call('GET', ${JSON.stringify(testClockKey)})\n  if fixed then return tonumber(fixed) end\n`);
+  }
   return `-- delayq ${VERSION} ${name}\n${body}`;
 }
 
-let cache: Map<ScriptName, Script> | undefined;
+const caches = new Map<string, Map<ScriptName, Script>>();
 
-export function scripts(): Map<ScriptName, Script> {
+export function scripts(testClockKey?: string): Map<ScriptName, Script> {
+  let cache = caches.get(testClockKey ?? '');
   if (!cache) {
     cache = new Map();
     for (const name of SCRIPT_NAMES) {
-      const source = loadScriptSource(name);
+      const source = loadScriptSource(name, testClockKey);
       cache.set(name, { name, source, sha: createHash('sha1').update(source).digest('hex') });
     }
+    caches.set(testClockKey ?? '', cache);
   }
   return cache;
 }
@@ -66,8 +78,9 @@ export async function runScript(
   name: ScriptName,
   keys: readonly string[],
   args: readonly (string | number)[],
+  testClockKey?: string,
 ): Promise<unknown> {
-  const script = scripts().get(name)!;
+  const script = scripts(testClockKey).get(name)!;
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (err) {

@@ -104,42 +104,57 @@ if ARGV[4] ~= '' then
   redis.call('HSET', QUEUE_ROOT .. 'schedule-last', ARGV[4], int(occurrence))
 end
 
--- Decide each job's fate before writing: only jobs written take a sequence number.
--- Within one call, a job repeated or a dedup key taken by an earlier job counts as written.
+-- Decide each job's fate before writing, in order, as if each job were added on its own: a
+-- job repeated in the call sees the earlier one as existing, and a dedup key taken by an
+-- earlier job holds for the later ones. Only jobs written take a sequence number.
 local writes = 0
 local codes = {}
 local pending, taken = {}, {}
 for i, j in ipairs(jobs) do
   j.due = due_of(j, now)
+  local prev = pending[j.id]
+  local exists = prev ~= nil or redis.call('EXISTS', j.key) == 1
   local code = 1
-  local exists = redis.call('EXISTS', j.key) == 1
-  if pending[j.id] then
-    code = 0
-    answer(0, 'scheduled', pending[j.id].due, '')
-  elseif j.dedup and taken[j.dedup] and taken[j.dedup].id ~= j.id then
-    code = 3
-    answer(3, 'scheduled', taken[j.dedup].due, taken[j.dedup].id)
-  elseif j.dedup then
-    local holder, held_due = dedup_holder(j.dedup)
-    if holder and (holder ~= j.id or not exists) then
+  if j.dedup then
+    local t = taken[j.dedup]
+    if t and t.id ~= j.id then
       code = 3
-      answer_deduplicated(holder, held_due)
+      answer(3, 'scheduled', pending[t.id].due, t.id)
+    elseif not t then
+      local holder, held_due = dedup_holder(j.dedup)
+      if holder and (holder ~= j.id or not exists) then
+        code = 3
+        -- A holder added again earlier in this call is answered as it will be written.
+        if pending[holder] then answer(3, 'scheduled', pending[holder].due, holder) else answer_deduplicated(holder, held_due) end
+      end
     end
   end
   if code == 1 and exists then
-    local state = job_state(j.id, j.key)
-    if not j.replace or state == 'active' then
-      code = 0
-      answer_exists(j)
+    if prev then
+      if j.replace then
+        -- Replaces the earlier job of this call, which is then never written.
+        code = 2
+        prev.superseded = true
+        j.state, j.delete_stored = prev.state, prev.delete_stored
+      else
+        code = 0
+        answer(0, 'scheduled', prev.due, '')
+      end
     else
-      code = 2
-      j.state = state
+      local state = job_state(j.id, j.key)
+      if not j.replace or state == 'active' then
+        code = 0
+        answer_exists(j)
+      else
+        code = 2
+        j.state, j.delete_stored = state, true
+      end
     end
   end
   if code == 1 or code == 2 then
     writes = writes + 1
     pending[j.id] = j
-    if j.dedup and not taken[j.dedup] then taken[j.dedup] = j end
+    if j.dedup and not taken[j.dedup] and not dedup_holder(j.dedup) then taken[j.dedup] = j end
     answer(code, 'scheduled', j.due, '')
   end
   j.code = code
@@ -151,23 +166,25 @@ local prev_head = head_score(K_SCHEDULED)
 local min_due = nil
 for i, j in ipairs(jobs) do
   if j.code == 1 or j.code == 2 then
-    if j.code == 2 then
-      unlink_waiting(j.id, j.key, j.state)
-      redis.call('DEL', j.key)
-    end
-    -- The due time is kept with the id so a duplicate can be told when the first one ran.
-    if j.dedup and taken[j.dedup] == j and not dedup_holder(j.dedup) then redis.call('SET', j.dedup, int(j.due) .. ':' .. j.id, 'PX', j.window) end
     seq = seq + 1
-    local b = FIRST + (i - 1) * 11
-    local fields = { 'd', j.data, 't', int(j.due), 'q', int(seq), 'c', int(now) }
-    if j.priority ~= 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = int(j.priority) end
-    if ARGV[b + 5] ~= '' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[b + 5] end
-    if ARGV[b + 6] ~= '' then fields[#fields + 1] = 'b'; fields[#fields + 1] = ARGV[b + 6] end
-    if ARGV[b + 10] ~= '' then fields[#fields + 1] = 'x'; fields[#fields + 1] = ARGV[b + 10] end
-    redis.call('HSET', j.key, unpack(fields))
-    redis.call('ZADD', K_SCHEDULED, j.due, j.id)
-    if min_due == nil or j.due < min_due then min_due = j.due end
-    emit('added', j.id, 'due', int(j.due))
+    -- The due time is kept with the id so a duplicate can be told when the first one ran.
+    if taken[j.dedup or ''] == j then redis.call('SET', j.dedup, int(j.due) .. ':' .. j.id, 'PX', j.window) end
+    if not j.superseded then
+      if j.delete_stored then
+        unlink_waiting(j.id, j.key, j.state)
+        redis.call('DEL', j.key)
+      end
+      local b = FIRST + (i - 1) * 11
+      local fields = { 'd', j.data, 't', int(j.due), 'q', int(seq), 'c', int(now) }
+      if j.priority ~= 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = int(j.priority) end
+      if ARGV[b + 5] ~= '' then fields[#fields + 1] = 'm'; fields[#fields + 1] = ARGV[b + 5] end
+      if ARGV[b + 6] ~= '' then fields[#fields + 1] = 'b'; fields[#fields + 1] = ARGV[b + 6] end
+      if ARGV[b + 10] ~= '' then fields[#fields + 1] = 'x'; fields[#fields + 1] = ARGV[b + 10] end
+      redis.call('HSET', j.key, unpack(fields))
+      redis.call('ZADD', K_SCHEDULED, j.due, j.id)
+      if min_due == nil or j.due < min_due then min_due = j.due end
+      emit('added', j.id, 'due', int(j.due))
+    end
   end
 end
 

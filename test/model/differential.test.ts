@@ -1,0 +1,248 @@
+/**
+ * The differential test: random sequences of store calls (add, addBulk, cancel, reschedule,
+ * promote, claim, ack, fail, snooze, release, extend, lease expiry through clock steps,
+ * pause/resume, dead retry/purge) run against the Redis store, the memory store and the
+ * reference model, with every answer compared, then every job's state and verify() on both
+ * stores. Calls with old tokens come for free: a call names any hand-out made so far.
+ *
+ * Both stores run on one frozen clock that only the test moves (the Redis scripts read it from
+ * a key: RedisStore's testClockKey), so lease expiry and due times are exact, not raced.
+ * Seeded and bounded here (DQ_DIFF_RUNS, DQ_DIFF_SEED to repeat a failure); `npm run soak`
+ * runs it longer.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import type { NewJob, Store } from '../../src/store/store.js';
+import { uniqueName } from '../helpers/names.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { DEDUP_WINDOW_MS, QueueModel, type ModelAdd } from './queue-model.js';
+
+const fx = useRedis();
+
+const RUNS = Number(process.env.DQ_DIFF_RUNS ?? 200);
+const SEED = process.env.DQ_DIFF_SEED === undefined ? undefined : Number(process.env.DQ_DIFF_SEED);
+const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
+const DEFAULT_MAX = 2;
+const T0 = 1_900_000_000_000;
+
+const addArb = fc.record({
+  id: fc.constantFrom(...IDS),
+  delayMs: fc.constantFrom(0, 0, 500, 1000, 60_000),
+  priority: fc.constantFrom(0, 0, 1, -1),
+  maxAttempts: fc.constantFrom(undefined, 1, 3),
+  replace: fc.boolean(),
+  dedupKey: fc.constantFrom(undefined, undefined, undefined, 'k1', 'k2'),
+});
+
+const handout = fc.nat(50);
+const command = fc.oneof(
+  { arbitrary: fc.record({ c: fc.constant('add' as const), adds: fc.array(addArb, { minLength: 1, maxLength: 4 }) }), weight: 5 },
+  { arbitrary: fc.record({ c: fc.constant('claim' as const), n: fc.integer({ min: 1, max: 3 }), leaseMs: fc.constantFrom(1000, 30_000) }), weight: 5 },
+  { arbitrary: fc.record({ c: fc.constant('ack' as const), h: handout }), weight: 3 },
+  {
+    arbitrary: fc.record({ c: fc.constant('fail' as const), h: handout, retryDelayMs: fc.constantFrom(0, 700), dead: fc.boolean() }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('snooze' as const),
+      h: handout,
+      delayMs: fc.constantFrom(0, 2000),
+      deadline: fc.constantFrom(undefined, 1000, 5000),
+    }),
+    weight: 2,
+  },
+  { arbitrary: fc.record({ c: fc.constant('release' as const), h: handout }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('extend' as const), h: handout, ms: fc.constantFrom(1000, 30_000) }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('cancel' as const), id: fc.constantFrom(...IDS) }), weight: 2 },
+  { arbitrary: fc.record({ c: fc.constant('reschedule' as const), id: fc.constantFrom(...IDS), delayMs: fc.constantFrom(0, 300, 60_000) }), weight: 2 },
+  { arbitrary: fc.record({ c: fc.constant('step' as const), ms: fc.constantFrom(1, 500, 1000, 30_001, 70_000) }), weight: 4 },
+  { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('deadRetry' as const), ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })) }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('deadPurge' as const), ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })) }), weight: 1 },
+);
+type Command = typeof command extends fc.Arbitrary<infer C> ? C : never;
+
+function newJob(a: ModelAdd): NewJob {
+  return {
+    id: a.id,
+    data: JSON.stringify({ id: a.id }),
+    delayMs: a.delayMs,
+    runAtMs: undefined,
+    priority: a.priority,
+    maxAttempts: a.maxAttempts,
+    backoff: undefined,
+    replace: a.replace,
+    dedup: a.dedupKey === undefined ? undefined : { key: a.dedupKey, windowMs: DEDUP_WINDOW_MS },
+    traceContext: undefined,
+  };
+}
+
+/** One store under test, with the tokens of its hand-outs by hand-out index. */
+interface Subject {
+  name: string;
+  store: Store;
+  tokens: string[];
+}
+
+/** Runs one command on one store and returns its answer in the model's terms. */
+async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel): Promise<unknown> {
+  const token = (h: number) => s.tokens[h % s.tokens.length]!;
+  const h = 'h' in cmd ? cmd.h % Math.max(1, model.handouts.length) : 0;
+  const id = (i: number) => model.handouts[i]!;
+  switch (cmd.c) {
+    case 'add':
+      return (await s.store.add(queue, cmd.adds.map(newJob))).map((r) => ({ code: r.code, state: r.state, dueAtMs: r.dueAtMs, duplicateOf: r.duplicateOf }));
+    case 'claim': {
+      const r = await s.store.claim(queue, cmd.n, cmd.leaseMs, DEFAULT_MAX);
+      assert.deepEqual(r.unreadable, [], `${s.name}: unreadable jobs`);
+      for (const j of r.jobs) s.tokens.push(j.token);
+      return {
+        jobs: r.jobs.map((j) => ({ id: j.id, attempt: j.attempt, dueAtMs: j.dueAtMs, priority: j.priority, leaseExpiresAtMs: j.leaseExpiresAtMs })),
+        more: r.more,
+      };
+    }
+    case 'ack':
+      if (model.handouts.length === 0) return 'skip';
+      return (await s.store.complete(queue, [{ id: id(h), token: token(h) }]))[0];
+    case 'fail':
+      if (model.handouts.length === 0) return 'skip';
+      return s.store.fail(queue, { id: id(h), token: token(h), error: 'boom', retryDelayMs: cmd.retryDelayMs, dead: cmd.dead, defaultMaxAttempts: DEFAULT_MAX });
+    case 'snooze':
+      if (model.handouts.length === 0) return 'skip';
+      return s.store.snooze(queue, { id: id(h), token: token(h), delayMs: cmd.delayMs, deadlineAtMs: cmd.deadline === undefined ? undefined : model.now + cmd.deadline });
+    case 'release':
+      if (model.handouts.length === 0) return 'skip';
+      return (await s.store.release(queue, [{ id: id(h), token: token(h) }]))[0];
+    case 'extend':
+      if (model.handouts.length === 0) return 'skip';
+      return (await s.store.extend(queue, [{ id: id(h), token: token(h) }], cmd.ms))[0];
+    case 'cancel': {
+      const r = await s.store.cancel(queue, cmd.id);
+      return { cancelled: r.cancelled, state: r.state };
+    }
+    case 'reschedule': {
+      const r = await s.store.reschedule(queue, cmd.id, cmd.delayMs, undefined);
+      return { rescheduled: r.rescheduled, state: r.state, dueAtMs: r.dueAtMs };
+    }
+    case 'pause':
+      await s.store.setPaused(queue, cmd.paused);
+      return 'done';
+    case 'deadRetry':
+      return s.store.deadRetry(queue, cmd.ids);
+    case 'deadPurge':
+      return s.store.deadPurge(queue, cmd.ids === 'all' ? { all: true } : { ids: cmd.ids });
+    case 'step':
+      return 'done';
+  }
+}
+
+function runOnModel(model: QueueModel, cmd: Command): unknown {
+  const h = 'h' in cmd ? cmd.h % Math.max(1, model.handouts.length) : 0;
+  const none = model.handouts.length === 0;
+  switch (cmd.c) {
+    case 'add':
+      return model.add(cmd.adds);
+    case 'claim':
+      return model.claim(cmd.n, cmd.leaseMs);
+    case 'ack':
+      return none ? 'skip' : model.complete(h);
+    case 'fail':
+      return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, 'boom');
+    case 'snooze':
+      return none ? 'skip' : model.snooze(h, cmd.delayMs, cmd.deadline === undefined ? undefined : model.now + cmd.deadline);
+    case 'release':
+      return none ? 'skip' : model.release(h);
+    case 'extend':
+      return none ? 'skip' : model.extend(h, cmd.ms);
+    case 'cancel':
+      return model.cancel(cmd.id);
+    case 'reschedule':
+      return model.reschedule(cmd.id, cmd.delayMs);
+    case 'pause':
+      model.paused = cmd.paused;
+      return 'done';
+    case 'deadRetry':
+      return model.deadRetry(cmd.ids);
+    case 'deadPurge':
+      return model.deadPurge(cmd.ids);
+    case 'step':
+      model.now += cmd.ms;
+      return 'done';
+  }
+}
+
+/** What every store must agree on about one job. */
+async function snapshot(store: Store, queue: string, id: string) {
+  const j = await store.get(queue, id);
+  if (!j) return null;
+  return {
+    state: j.state,
+    dueAtMs: j.dueAtMs,
+    ready: j.ready,
+    priority: j.priority,
+    attempt: j.attempt,
+    maxAttempts: j.maxAttempts,
+    leaseExpiresAtMs: j.leaseExpiresAtMs,
+    lastError: j.lastError,
+  };
+}
+
+describe('differential: Redis store, memory store and the reference model', () => {
+  test(`random call sequences give the same answers and states (${RUNS} runs)`, { timeout: 170_000 }, async () => {
+    const clockKey = `dqtest:clock:${uniqueName('diff')}`;
+    let now = T0;
+    const redisStore = new RedisStore({ connection: fx.redis.url, testClockKey: clockKey });
+    const memoryStore = new MemoryStore({ clock: () => now });
+    let rounds = 0;
+    let commands = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60, size: 'large' }), async (cmds) => {
+          rounds++;
+          const queue = uniqueName('diff');
+          now = T0;
+          await fx.client.set(clockKey, String(now));
+          const model = new QueueModel(now, DEFAULT_MAX);
+          const subjects: Subject[] = [
+            { name: 'redis', store: redisStore, tokens: [] },
+            { name: 'memory', store: memoryStore, tokens: [] },
+          ];
+          const log: string[] = [];
+          for (const cmd of cmds) {
+            commands++;
+            log.push(JSON.stringify(cmd));
+            const expected = runOnModel(model, cmd);
+            if (cmd.c === 'step') {
+              now = model.now;
+              await fx.client.set(clockKey, String(now));
+            }
+            for (const s of subjects) {
+              const got = await runOn(s, queue, cmd, model);
+              assert.deepEqual(got, expected, `${s.name} differs from the model at step ${log.length}:\n${log.join('\n')}`);
+            }
+          }
+          for (const id of IDS) {
+            const want = model.get(id);
+            for (const s of subjects) assert.deepEqual(await snapshot(s.store, queue, id), want, `${s.name}: job ${id} after\n${log.join('\n')}`);
+          }
+          for (const s of subjects) {
+            const report = await s.store.verify(queue);
+            assert.equal(report.ok, true, `${s.name}: verify: ${report.problems.join('; ')}\n${log.join('\n')}`);
+          }
+        }),
+        { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), endOnFailure: false },
+      );
+    } catch (err) {
+      // The shrunk counterexample's own assertion says what differed.
+      const cause = (err as { cause?: Error }).cause;
+      throw new Error(`${(err as Error).message}\n${cause?.message ?? ''}`);
+    } finally {
+      console.log(`differential: ${rounds} rounds, ${commands} commands, on both stores and the model`);
+      await redisStore.close();
+    }
+  });
+});
