@@ -11,19 +11,44 @@ export interface TcpProxy {
   readonly url: string;
   /** Stops traffic on every connection open now; new connections pass. */
   freezeExisting(): void;
+  /**
+   * Swallows the next reply from the server and cuts that connection, as a network that drops
+   * a reply and then the link does; ioredis reconnects and re-sends the unanswered command.
+   * New connections then wait (connected, passing nothing) until `release()`; resolves once
+   * the cut happened.
+   */
+  cutOnNextReply(): Promise<void>;
+  release(): void;
   close(): Promise<void>;
 }
 
 export async function startProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<{ a: Socket; b: Socket; frozen: boolean }>();
+  let cut: (() => void) | undefined;
+  let held = false;
+  const waiting = new Set<{ frozen: boolean; queued: Buffer[]; b: Socket }>();
   const server: Server = createServer((a) => {
     const b = connect(targetPort, '127.0.0.1');
-    const pair = { a, b, frozen: false };
+    const pair = { a, b, frozen: false, queued: [] as Buffer[] };
     pairs.add(pair);
+    if (held) {
+      pair.frozen = true;
+      waiting.add(pair);
+    }
     a.on('data', (d) => {
       if (!pair.frozen) b.write(d);
+      else if (waiting.has(pair)) pair.queued.push(d);
     });
     b.on('data', (d) => {
+      if (cut) {
+        const done = cut;
+        cut = undefined;
+        held = true;
+        a.destroy();
+        b.destroy();
+        done();
+        return;
+      }
       if (!pair.frozen) a.write(d);
     });
     const end = () => {
@@ -43,6 +68,19 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
     url: `redis://127.0.0.1:${port}`,
     freezeExisting() {
       for (const p of pairs) p.frozen = true;
+    },
+    cutOnNextReply() {
+      return new Promise<void>((resolve) => {
+        cut = resolve;
+      });
+    },
+    release() {
+      held = false;
+      for (const p of waiting) {
+        p.frozen = false;
+        for (const d of p.queued.splice(0)) p.b.write(d);
+      }
+      waiting.clear();
     },
     async close() {
       for (const p of pairs) {

@@ -192,7 +192,7 @@ async function snapshot(store: Store, queue: string, id: string) {
 }
 
 describe('differential: Redis store, memory store and the reference model', () => {
-  test(`random call sequences give the same answers and states (${RUNS} runs)`, { timeout: 170_000 }, async () => {
+  test(`random call sequences give the same answers and states (${RUNS} runs)`, { timeout: Math.max(170_000, RUNS * 2000) }, async () => {
     const clockKey = `dqtest:clock:${uniqueName('diff')}`;
     let now = T0;
     const redisStore = new RedisStore({ connection: fx.redis.url, testClockKey: clockKey });

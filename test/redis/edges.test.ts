@@ -1,0 +1,402 @@
+/**
+ * The contract at its edges (issue "Keep every guarantee at the edges"): corrupt stored data,
+ * stale holders, re-sent commands, handler-given values and bad calls. Each test reproduces a
+ * case that broke the contract, against a real redis-server (and the memory store where the
+ * case applies to it).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Queue, RedisStore, SnoozeSignal, ValidationError, Worker, type Job } from '../../src/index.js';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
+import type { NewJob, Store } from '../../src/store/store.js';
+import { uniqueName } from '../helpers/names.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { startProxy } from '../helpers/tcp-proxy.js';
+import { deferred, until, within } from '../helpers/wait.js';
+
+const fx = useRedis();
+
+function job(id: string, delayMs = 0, extra: Partial<NewJob> = {}): NewJob {
+  return { id, data: JSON.stringify(id), delayMs, runAtMs: undefined, priority: 0, maxAttempts: undefined, backoff: undefined, replace: false, dedup: undefined, traceContext: undefined, ...extra };
+}
+
+function redisStore(extra: { testClockKey?: string; connection?: string } = {}): RedisStore {
+  return fx.track(new RedisStore({ connection: extra.connection ?? fx.redis.url, testClockKey: extra.testClockKey }));
+}
+
+const jobKey = (queue: string, id: string) => `dq:{${queue}}:job:${id}`;
+
+async function assertVerified(store: Store, queue: string): Promise<void> {
+  const report = await store.verify(queue);
+  assert.equal(report.ok, true, report.problems.join('; '));
+}
+
+describe('corrupt stored data costs no other job and leaves no job in no state', () => {
+  for (const [field, value, path] of [
+    ['p', 'nan', 'direct'],
+    ['p', 'nan', 'ready'],
+    ['p', 'inf', 'ready'],
+    ['t', '1e400', 'direct'],
+    ['t', '0x1A', 'ready'],
+    ['m', 'abc', 'direct'],
+    ['a', '-inf', 'ready'],
+    ['c', '', 'direct'],
+    ['q', 'nan', 'ready'],
+  ] as const) {
+    test(`a job whose ${field} holds ${JSON.stringify(value)} goes dead with the reason; the others are handed out (${path} path)`, async () => {
+      const store = redisStore();
+      const queue = uniqueName('corrupt');
+      const n = 41;
+      await store.add(queue, Array.from({ length: n }, (_, i) => job(`j${i}`)));
+      await fx.client.hset(jobKey(queue, 'j7'), field, value);
+      // The direct path hands out everything due at once; the ready path passes due jobs through the ready set.
+      const batch = path === 'direct' ? 50 : 10;
+      const handed = new Set<string>();
+      for (let i = 0; i < 10 && handed.size < n - 1; i++) {
+        const r = await store.claim(queue, batch, 30_000, 3);
+        assert.deepEqual(r.unreadable, []);
+        for (const j of r.jobs) handed.add(j.id);
+      }
+      assert.equal(handed.size, n - 1);
+      assert.equal(handed.has('j7'), false);
+      const dead = await store.deadList(queue, 0, 10);
+      assert.equal(dead.total, 1);
+      assert.equal(dead.jobs[0]!.id, 'j7');
+      assert.match(dead.jobs[0]!.lastError ?? '', /^corrupt job: .*\(\w\)/);
+      await assertVerified(store, queue);
+    });
+  }
+
+  test('a job key of the wrong type (a STRING) goes dead with the reason; the queue keeps running', async () => {
+    const store = redisStore();
+    const queue = uniqueName('wrongtype');
+    await store.add(queue, [job('a'), job('b')]);
+    await fx.client.set(jobKey(queue, 'x'), 'hello');
+    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'x');
+    const r = await store.claim(queue, 10, 30_000, 3);
+    assert.deepEqual(r.jobs.map((j) => j.id).sort(), ['a', 'b']);
+    const dead = await store.deadList(queue, 0, 10);
+    assert.deepEqual(
+      dead.jobs.map((j) => [j.id, j.lastError]),
+      [['x', 'corrupt job: its key holds a string, not a hash']],
+    );
+    const got = await store.get(queue, 'x');
+    assert.equal(got?.state, 'dead');
+    assert.equal(got?.lastError, 'corrupt job: its key holds a string, not a hash');
+    // Cancel, reschedule and retry answer instead of failing half-way.
+    await assert.rejects(store.reschedule(queue, 'x', 0, undefined), /not a hash/);
+    assert.equal(await store.deadRetry(queue, ['x']), 0);
+    assert.equal(await store.deadPurge(queue, { ids: ['x'] }), 1);
+    await store.complete(queue, r.jobs.map((j) => ({ id: j.id, token: j.token })));
+    await assertVerified(store, queue);
+  });
+
+  test('a body without data and without a due time, or without a due time only, goes dead (fast path too)', async () => {
+    const store = redisStore();
+    const queue = uniqueName('nobody');
+    await store.add(queue, [job('ok')]);
+    await fx.client.hset(jobKey(queue, 'empty'), 'c', '1');
+    await fx.client.hset(jobKey(queue, 'no-due'), 'd', '"x"', 'q', '5');
+    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'empty', 0, 'no-due');
+    const r = await store.claim(queue, 10, 30_000, 3);
+    assert.deepEqual(r.jobs.map((j) => j.id), ['ok']);
+    const dead = await store.deadList(queue, 0, 10);
+    assert.deepEqual(dead.jobs.map((j) => [j.id, j.lastError]).sort(), [
+      ['empty', 'corrupt job: missing or bad due time (t)'],
+      ['no-due', 'corrupt job: missing or bad due time (t)'],
+    ]);
+  });
+
+  test('dead.list() and get() show a job buried for a bad due time, and never throw', async () => {
+    const queue = new Queue(uniqueName('deadlist'), { connection: fx.redis.url });
+    fx.track(queue);
+    await queue.add(1, { id: 'bad' });
+    await fx.client.hset(jobKey(queue.name, 'bad'), 't', 'nan', 'a', 'x', 'c', 'inf');
+    await (queue.store as RedisStore).claim(queue.name, 10, 30_000, 3);
+    const list = await queue.dead.list();
+    assert.equal(list.total, 1);
+    assert.equal(list.jobs[0]!.id, 'bad');
+    assert.equal(list.jobs[0]!.dueAtMs, undefined);
+    assert.equal(list.jobs[0]!.createdAtMs, undefined);
+    assert.equal(list.jobs[0]!.lastError, 'corrupt job: missing or bad due time (t)');
+    const got = await queue.get('bad');
+    assert.equal(got?.state, 'dead');
+    assert.equal(got?.attempt, 0);
+  });
+
+  test('a worker runs the healthy jobs of a batch and buries the corrupt one (bad max attempts)', async () => {
+    const name = uniqueName('worker-corrupt');
+    const queue = fx.track(new Queue<number>(name, { connection: fx.redis.url }));
+    await queue.addBulk([1, 2, 3, 4, 5, 6].map((i) => ({ data: i, opts: { id: `j${i}`, delay: 300 } })));
+    await fx.client.hset(jobKey(name, 'j3'), 'm', 'abc');
+    const ran: number[] = [];
+    const worker = fx.track(new Worker<number>(name, (j) => void ran.push(j.data), { connection: fx.redis.url, batch: 10 }));
+    await until(async () => ran.length === 5 && (await queue.stats()).dead === 1, 'five jobs run and one dead');
+    await worker.close();
+    assert.deepEqual(ran.sort(), [1, 2, 4, 5, 6]);
+    assert.match((await queue.dead.list()).jobs[0]!.lastError ?? '', /bad max attempts/);
+    assert.equal((await queue.verify()).ok, true);
+  });
+
+  test('a handler throwing SnoozeSignal(NaN) fails the attempt with a ValidationError; the job stays in a state', async () => {
+    const name = uniqueName('snooze-nan');
+    const queue = fx.track(new Queue<number>(name, { connection: fx.redis.url }));
+    await queue.add(1, { id: 's', attempts: 1 });
+    const failed = deferred<unknown>();
+    const worker = fx.track(
+      new Worker<number>(
+        name,
+        () => {
+          throw new SnoozeSignal(Number.NaN, undefined);
+        },
+        { connection: fx.redis.url },
+      ),
+    );
+    worker.on('failed', (_j, err) => failed.resolve(err));
+    const err = await within(failed.promise, 5000, 'failed event');
+    assert.ok(err instanceof ValidationError && err.field === 'SnoozeSignal.delayMs', String(err));
+    await until(async () => (await queue.stats()).dead === 1, 'the job dead after its one attempt');
+    await worker.close();
+    assert.equal((await queue.verify()).ok, true);
+  });
+});
+
+describe('fencing: every call of a stale holder answers lease lost and changes nothing', () => {
+  const kinds: [string, () => Promise<{ store: Store; step(ms: number): Promise<void> }>][] = [
+    [
+      'redis',
+      async () => {
+        const clockKey = `dqtest:clock:${uniqueName('c')}`;
+        let now = 1_900_000_000_000;
+        await fx.client.set(clockKey, String(now));
+        return {
+          store: redisStore({ testClockKey: clockKey }),
+          step: async (ms) => {
+            now += ms;
+            await fx.client.set(clockKey, String(now));
+          },
+        };
+      },
+    ],
+    [
+      'memory',
+      async () => {
+        let now = 1_900_000_000_000;
+        return { store: new MemoryStore({ clock: () => now }), step: async (ms) => void (now += ms) };
+      },
+    ],
+  ];
+  for (const [kind, open] of kinds) {
+    test(`[${kind}] a lease recovered by a claim is not the holder's any more: fail, snooze, release, ack, extend`, async () => {
+      const { store, step } = await open();
+      const queue = uniqueName('fence');
+      await store.add(queue, [job('j')]);
+      const first = (await store.claim(queue, 1, 1000, 5)).jobs[0]!;
+      await step(1001);
+      // The lease ran out: this claim recovers it and hands the job out again.
+      const second = (await store.claim(queue, 1, 60_000, 5)).jobs[0]!;
+      assert.equal(second.id, 'j');
+      const stale = { id: 'j', token: first.token };
+      assert.deepEqual(await store.fail(queue, { ...stale, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 5 }), { outcome: 'lease_lost', dueAtMs: undefined });
+      assert.deepEqual(await store.snooze(queue, { ...stale, delayMs: 60_000, deadlineAtMs: undefined }), { outcome: 'lease_lost', dueAtMs: undefined });
+      assert.deepEqual(await store.release(queue, [stale]), ['lease_lost']);
+      assert.deepEqual(await store.complete(queue, [stale]), ['lease_lost']);
+      assert.deepEqual(await store.extend(queue, [stale], 60_000), ['lease_lost']);
+      const now = await store.get(queue, 'j');
+      assert.equal(now?.state, 'active');
+      assert.equal(now?.attempt, 2);
+      assert.equal(now?.leaseExpiresAtMs, second.leaseExpiresAtMs);
+      // The same calls after the recovery but before any new claim are stale too.
+      await step(60_001);
+      await store.claim(queue, 0, 1000, 5);
+      const recovered = await store.get(queue, 'j');
+      assert.equal(recovered?.state, 'scheduled');
+      assert.deepEqual(await store.snooze(queue, { id: 'j', token: second.token, delayMs: 60_000, deadlineAtMs: undefined }), { outcome: 'lease_lost', dueAtMs: undefined });
+      assert.deepEqual(await store.release(queue, [{ id: 'j', token: second.token }]), ['lease_lost']);
+      // Taken for a re-send, the snooze would have made it due in 60 s and the release would have lowered its attempts.
+      assert.deepEqual(await store.get(queue, 'j'), recovered);
+      await assertVerified(store, queue);
+    });
+
+    test(`[${kind}] a holder's own re-sent give-up still answers as the first run did`, async () => {
+      const { store } = await open();
+      const queue = uniqueName('resend');
+      await store.add(queue, [job('j')]);
+      const c = (await store.claim(queue, 1, 60_000, 5)).jobs[0]!;
+      const req = { id: 'j', token: c.token, delayMs: 60_000, deadlineAtMs: undefined };
+      const first = await store.snooze(queue, req);
+      assert.equal(first.outcome, 'snoozed');
+      assert.deepEqual(await store.snooze(queue, req), first);
+    });
+  }
+});
+
+describe('a re-sent command gives the caller the truth (reply lost, connection cut, ioredis re-sends)', () => {
+  async function viaProxy() {
+    const proxy = await startProxy(fx.redis.port);
+    fx.track({ close: () => proxy.close() });
+    return proxy;
+  }
+
+  test('cancel answers cancelled: true, not "no such job"', async () => {
+    const proxy = await viaProxy();
+    const queue = fx.track(new Queue(uniqueName('re-cancel'), { connection: proxy.url }));
+    await queue.add(1, { id: 'order:1', delay: 60_000 });
+    const cut = proxy.cutOnNextReply();
+    const answer = queue.cancel('order:1');
+    await cut;
+    proxy.release();
+    assert.deepEqual(await within(answer, 5000, 'cancel'), { id: 'order:1', cancelled: true, state: 'scheduled' });
+  });
+
+  test('add of a new id answers added: true', async () => {
+    const proxy = await viaProxy();
+    const queue = fx.track(new Queue(uniqueName('re-add'), { connection: proxy.url }));
+    await queue.stats(); // connected, so the reply cut is the add's
+    const cut = proxy.cutOnNextReply();
+    const answer = queue.add(1, { id: 'new', delay: 60_000 });
+    await cut;
+    proxy.release();
+    const r = await within(answer, 5000, 'add');
+    assert.equal(r.added, true);
+    assert.equal(r.state, 'scheduled');
+  });
+
+  test('an add of a job due now, re-sent after a worker ran and acked it, does not enqueue it again', async () => {
+    const proxy = await viaProxy();
+    const name = uniqueName('re-add-done');
+    const queue = fx.track(new Queue(name, { connection: proxy.url }));
+    const runs: number[] = [];
+    const worker = fx.track(new Worker(name, (j: Job) => void runs.push(j.attempt), { connection: fx.redis.url }));
+    const completed = deferred();
+    worker.on('completed', () => completed.resolve());
+    await queue.stats(); // connected, so the reply cut is the add's
+    const cut = proxy.cutOnNextReply();
+    const answer = queue.add(1, { id: 'now' });
+    await cut;
+    await within(completed.promise, 5000, 'the first run');
+    proxy.release();
+    const r = await within(answer, 5000, 'add');
+    assert.equal(r.added, true);
+    // The re-send ran (its answer came back); had it added the job again, it would be scheduled or running now.
+    const stats = await queue.stats();
+    assert.equal(stats.scheduled + stats.active, 0);
+    assert.equal(stats.completedTotal, 1);
+    assert.deepEqual(runs, [1]);
+  });
+
+  test('a re-sent claim returns the batch the first run handed out', async () => {
+    const proxy = await viaProxy();
+    const queue = uniqueName('re-claim');
+    const direct = redisStore();
+    await direct.add(queue, [job('a'), job('b'), job('c')]);
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(queue, 0); // connected before the cut
+    const cut = proxy.cutOnNextReply();
+    const answer = viaCut.claim(queue, 2, 60_000, 3);
+    await cut;
+    proxy.release();
+    const r = await within(answer, 5000, 'claim');
+    assert.deepEqual(r.jobs.map((j) => j.id), ['a', 'b']);
+    for (const j of r.jobs) assert.equal(await fx.client.hget(jobKey(queue, j.id), 'k'), j.token);
+    // Nothing else was handed out: c is still waiting.
+    assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
+  });
+});
+
+describe('handler-given values and timer options', () => {
+  test('extendLease(Infinity), (-60000), (0) and (NaN) are refused with a ValidationError; the lease stands', async () => {
+    const name = uniqueName('extend');
+    const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+    await queue.add(1, { id: 'e' });
+    const errors = deferred<unknown[]>();
+    const worker = fx.track(
+      new Worker(
+        name,
+        async (j) => {
+          const out: unknown[] = [];
+          for (const v of [Infinity, -60_000, 0, Number.NaN]) await j.extendLease(v).catch((e: unknown) => out.push(e));
+          errors.resolve(out);
+        },
+        { connection: fx.redis.url },
+      ),
+    );
+    const errs = await within(errors.promise, 5000, 'the handler');
+    assert.equal(errs.length, 4);
+    for (const e of errs) assert.ok(e instanceof ValidationError && e.field === 'ms', String(e));
+    await worker.close();
+  });
+
+  test('timeoutMs of 30 days does not time a handler out at once; idleCheckMs of 30 days does not spin', async () => {
+    const name = uniqueName('long-timers');
+    const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+    const day = 24 * 3600 * 1000;
+    const ran = deferred();
+    const release = deferred();
+    const worker = fx.track(
+      new Worker(
+        name,
+        async () => {
+          ran.resolve();
+          await release.promise;
+        },
+        { connection: fx.redis.url, timeoutMs: 30 * day, idleCheckMs: 30 * day },
+      ),
+    );
+    let failed = 0;
+    worker.on('failed', () => failed++);
+    await queue.add(1, { id: 'slow' });
+    await within(ran.promise, 5000, 'the handler start');
+    const before = Number((await fx.client.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
+    // A wrapped timer would fire within a millisecond, again and again; 300 ms shows hundreds of claims.
+    await new Promise((r) => setTimeout(r, 300));
+    const after = Number((await fx.client.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
+    assert.equal(failed, 0, 'the handler was timed out');
+    assert.ok(after - before < 20, `${after - before} commands in 300 ms while idle`);
+    release.resolve();
+    await until(async () => (await queue.stats()).completedTotal === 1, 'completion');
+  });
+});
+
+describe('smaller contract gaps', () => {
+  test('dedup: an add of the same id after the first one completed, within the window, is deduplicated', async () => {
+    for (const store of [redisStore(), new MemoryStore()] as Store[]) {
+      const queue = uniqueName('dedup-done');
+      const d = { key: 'reminder:1', windowMs: 60_000 };
+      assert.equal((await store.add(queue, [job('r', 0, { dedup: d })]))[0]!.code, 'added');
+      const c = (await store.claim(queue, 1, 30_000, 3)).jobs[0]!;
+      await store.complete(queue, [{ id: 'r', token: c.token }]);
+      const again = (await store.add(queue, [job('r', 0, { dedup: d })]))[0]!;
+      assert.deepEqual(again, { code: 'deduplicated', state: 'finished', dueAtMs: c.dueAtMs, duplicateOf: 'r' });
+    }
+  });
+
+  test('an add of an existing id takes no sequence number and no dedup key', async () => {
+    const store = redisStore();
+    const queue = uniqueName('exists');
+    await store.add(queue, [job('x', 60_000)]);
+    const seq = await fx.client.get(`dq:{${queue}}:seq`);
+    const r = await store.add(queue, [job('x', 60_000, { dedup: { key: 'k', windowMs: 60_000 } })]);
+    assert.equal(r[0]!.code, 'exists');
+    assert.equal(await fx.client.get(`dq:{${queue}}:seq`), seq);
+    assert.equal(await fx.client.exists(`dq:{${queue}}:dedup:k`), 0);
+  });
+
+  test('bad calls get a ValidationError naming the field and the expected type', async () => {
+    const queue = fx.track(new Queue(uniqueName('bad-calls'), { connection: fx.redis.url }));
+    const cases: [() => Promise<unknown>, string, RegExp][] = [
+      [() => queue.addBulk('x' as never), 'jobs', /must be an array/],
+      [() => queue.addBulk(5 as never), 'jobs', /must be an array/],
+      [() => queue.addBulk([null] as never), 'jobs[0]', /must be an object/],
+      [() => queue.cancel(undefined as never), 'id', /must be a string/],
+      [() => queue.add(1, { id: 'a\u009bb' }), 'id', /control characters/],
+      [() => queue.add(1, { id: 'a\u0085b' }), 'id', /control characters/],
+      [() => queue.add(1, { runAt: 1_763_900_000 }), 'runAt', /not seconds/],
+      [() => queue.reschedule('a', { runAt: 1_000 }), 'runAt', /not seconds/],
+    ];
+    for (const [call, field, message] of cases) {
+      await assert.rejects(call(), (e: unknown) => e instanceof ValidationError && e.field === field && message.test(e.message), `${field}: ${String(message)}`);
+    }
+    assert.deepEqual(await fx.client.keys(`dq:{${queue.name}}:*`), []);
+  });
+});
