@@ -66,6 +66,13 @@ describe('the packed package', () => {
     }
   });
 
+  test('the CLI runs from the package, and `delayq bench` says where the benchmark is', async () => {
+    const main = join(project.pkgDir, 'dist/src/cli/main.js');
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    assert.equal((await inProject(process.execPath, [main, '--version'])).trim(), version);
+    await assert.rejects(inProject(process.execPath, [main, 'bench']), /git clone https:\/\/github\.com\/delayq\/delayq/);
+  });
+
   test('require() from a CommonJS file: a Queue on memory:// adds a job and counts it, without the optional peers', async () => {
     writeFileSync(
       join(project.dir, 'consumer.cjs'),
