@@ -2,7 +2,8 @@
 export { Queue, type BulkJob, type DeadJobInfo, type QueueEvents } from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
-export { DelayqMetrics, type MetricsOptions } from './metrics/metrics.js';
+export { DelayqMetrics, type MetricsOptions, type MetricsRegistry } from './metrics/metrics.js';
+export type { TracerLike, SpanLike } from './tracing.js';
 export { Scheduler, occurrenceJobId, type SchedulerOptions } from './schedules/scheduler.js';
 export type { Schedules, ScheduleInfo } from './schedules/schedules.js';
 export type { ScheduleSpec, MissedPolicy } from './schedules/definition.js';

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
-import type { Tracer } from '@opentelemetry/api';
+import type { TracerLike } from './tracing.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
 import type { RedisConnection } from './store/redis/connection.js';
@@ -194,10 +194,11 @@ export interface ConnectionOptions {
   /**
    * OpenTelemetry spans through @opentelemetry/api: `true` uses the global tracer provider, or
    * pass a Tracer. A Queue makes a producer span per add; a Worker a consumer span per attempt,
-   * linked to it. Without an SDK registered, spans go nowhere.
+   * linked to it. Without an SDK registered, spans go nowhere. @opentelemetry/api is an optional
+   * peer dependency: install it to trace.
    * @default false
    */
-  tracing?: boolean | Tracer;
+  tracing?: boolean | TracerLike;
 }
 
 export interface QueueOptions extends ConnectionOptions {
@@ -259,7 +260,7 @@ const connectionShape = {
   prefix: prefixSchema.optional(),
   store: z.any().optional(),
   tracing: z
-    .custom<boolean | Tracer>(
+    .custom<boolean | TracerLike>(
       (v) => typeof v === 'boolean' || (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>).startSpan === 'function'),
       must('must be true, false or an OpenTelemetry Tracer'),
     )

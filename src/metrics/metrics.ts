@@ -14,9 +14,18 @@ import type { Worker } from '../worker.js';
 
 type PromClient = typeof import('prom-client');
 
+/**
+ * What delayq needs of a prom-client `Registry` (any prom-client Registry fits). The public
+ * types name only this, so a TypeScript user without prom-client compiles too.
+ */
+export interface MetricsRegistry {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
 export interface MetricsOptions {
-  /** Where the series are registered. @default prom-client's global register */
-  registry?: Registry;
+  /** Where the series are registered: a prom-client `Registry`. @default prom-client's global register */
+  registry?: MetricsRegistry;
   /** How long queue stats are reused between scrapes. @default 1000 */
   statsCacheMs?: number;
 }
@@ -26,7 +35,8 @@ const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 export class DelayqMetrics {
-  readonly registry: Registry;
+  /** The registry given, or prom-client's global one; `await registry.metrics()` is the scrape. */
+  readonly registry: MetricsRegistry;
   readonly #jobs: Gauge<'queue' | 'state'>;
   readonly #oldestDue: Gauge<'queue'>;
   readonly #enqueued: Counter<'queue'>;
@@ -44,7 +54,7 @@ export class DelayqMetrics {
   private constructor(prom: PromClient, opts: MetricsOptions) {
     this.registry = opts.registry ?? prom.register;
     this.#statsCacheMs = opts.statsCacheMs ?? 1000;
-    const registers = [this.registry];
+    const registers = [this.registry as Registry];
     const self = this;
     this.#jobs = new prom.Gauge({
       name: 'delayq_jobs',

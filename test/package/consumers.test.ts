@@ -1,0 +1,159 @@
+/**
+ * The packed package from a user's side: what it holds, a CommonJS consumer that require()s it,
+ * and a strict TypeScript consumer (skipLibCheck: false) without the optional peers. No Redis.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { packedProject, root, type PackedProject } from './packed.js';
+
+const run = promisify(execFile);
+let project: PackedProject;
+
+before(() => {
+  // typescript and @types/node only: what a fresh TypeScript project has beside delayq.
+  project = packedProject(['typescript', '@types/node']);
+});
+after(() => project?.remove());
+
+/** Runs a command in the consumer project; on failure the error carries its output. */
+async function inProject(file: string, args: string[], timeout = 30_000): Promise<string> {
+  try {
+    const { stdout } = await run(file, args, { cwd: project.dir, timeout, encoding: 'utf8' });
+    return stdout;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${[file, ...args].join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+describe('the packed package', () => {
+  test('holds what a user needs and nothing built for us', () => {
+    const files = project.files;
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/main.js']) {
+      assert.ok(files.includes(f), `${f} is in the package`);
+    }
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/src/')),
+      [],
+      'no compiled tests or benchmark',
+    );
+    // docs/data-model.md tells producers in other languages where the script is.
+    assert.ok(files.includes('dist/src/store/redis/scripts/add.lua'));
+    assert.ok(files.includes('dist/src/store/redis/scripts/_helpers.lua'));
+    assert.match(readFileSync(join(project.pkgDir, 'docs/data-model.md'), 'utf8'), /dist\/src\/store\/redis\/scripts\/add\.lua/);
+  });
+
+  test('every source map points at sources that ship', () => {
+    const maps = project.files.filter((f) => f.endsWith('.map'));
+    assert.ok(maps.length > 0);
+    for (const m of maps) {
+      const { sources } = JSON.parse(readFileSync(join(project.pkgDir, m), 'utf8')) as { sources: string[] };
+      for (const s of sources) {
+        const target = new URL(s, `file:///${m}`).pathname.slice(1);
+        assert.ok(project.files.includes(target), `${m} points at ${s}, which ships`);
+      }
+    }
+  });
+
+  test('no type declaration imports an optional peer', () => {
+    for (const f of project.files.filter((x) => x.endsWith('.d.ts'))) {
+      const text = readFileSync(join(project.pkgDir, f), 'utf8');
+      assert.doesNotMatch(text, /(from|import\()\s*['"](prom-client|@opentelemetry\/)/, f);
+    }
+  });
+
+  test('the CLI runs from the package, and `delayq bench` says where the benchmark is', async () => {
+    const main = join(project.pkgDir, 'dist/src/cli/main.js');
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    assert.equal((await inProject(process.execPath, [main, '--version'])).trim(), version);
+    await assert.rejects(inProject(process.execPath, [main, 'bench']), /git clone https:\/\/github\.com\/delayq\/delayq/);
+  });
+
+  test('require() from a CommonJS file: a Queue on memory:// adds a job and counts it, without the optional peers', async () => {
+    writeFileSync(
+      join(project.dir, 'consumer.cjs'),
+      `'use strict';
+const { Queue, VERSION } = require('delayq');
+for (const peer of ['@opentelemetry/api', 'prom-client']) {
+  let found = true;
+  try { require.resolve(peer); } catch { found = false; }
+  if (found) throw new Error(peer + ' is installed: this check needs it absent');
+}
+let tracingError = '';
+try { new Queue('traced', { connection: 'memory://', tracing: true }); } catch (err) { tracingError = err.message; }
+(async () => {
+  const queue = new Queue('orders', { connection: 'memory://' });
+  const added = await queue.add({ orderId: '123' }, { id: 'order:123', delay: 60000 });
+  const again = await queue.add({ orderId: '123' }, { id: 'order:123', delay: 60000 });
+  const stats = await queue.stats();
+  await queue.close();
+  console.log(JSON.stringify({ VERSION, added: added.added, again: again.added, scheduled: stats.scheduled, tracingError }));
+})().catch((err) => { console.error(err); process.exit(1); });
+`,
+    );
+    const out = await inProject(process.execPath, ['consumer.cjs']);
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    assert.deepEqual({ ...r, tracingError: undefined }, { VERSION: version, added: true, again: false, scheduled: 1, tracingError: undefined });
+    assert.match(String(r.tracingError), /npm install @opentelemetry\/api/, 'tracing without the peer says what to install');
+  });
+
+  test('a strict TypeScript project compiles against the published types (skipLibCheck: false, no optional peers)', async () => {
+    writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    writeFileSync(
+      join(project.dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2023'],
+          types: ['node'],
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          noImplicitOverride: true,
+          noPropertyAccessFromIndexSignature: true,
+          verbatimModuleSyntax: true,
+        },
+        files: ['consumer.ts', 'consumer-cjs.cts'],
+      }),
+    );
+    writeFileSync(
+      join(project.dir, 'consumer.ts'),
+      `import { DelayqMetrics, Queue, ValidationError, Worker, type Job, type MetricsRegistry, type QueueStats, type TracerLike } from 'delayq';
+
+interface Order { orderId: string }
+const queue = new Queue<Order>('orders', { connection: 'memory://' });
+const { added } = await queue.add({ orderId: '123' }, { id: 'order:123', delay: 30 * 60_000 });
+const stats: QueueStats = await queue.stats();
+// @ts-expect-error data is typed
+await queue.add({ orderId: 123 });
+const worker = new Worker<Order>('orders', async (job: Job<Order>) => { job.data.orderId.toUpperCase(); }, { connection: 'memory://', concurrency: 2 });
+const tracer: TracerLike = { startSpan: () => ({ end() {}, recordException() {}, setStatus() { return undefined; } }) };
+const traced = new Queue<Order>('traced', { connection: 'memory://', tracing: tracer });
+const registry: MetricsRegistry = { contentType: 'text/plain', metrics: async () => '' };
+const create: (opts?: { registry?: MetricsRegistry }) => Promise<DelayqMetrics> = DelayqMetrics.create;
+const err: boolean = new Error('x') instanceof ValidationError;
+console.log(added, stats.scheduled, registry.contentType, typeof create, err);
+await Promise.all([worker.close(), traced.close(), queue.close()]);
+`,
+    );
+    writeFileSync(
+      join(project.dir, 'consumer-cjs.cts'),
+      `import delayq = require('delayq');
+const queue: delayq.Queue<{ n: number }> = new delayq.Queue<{ n: number }>('cjs', { connection: 'memory://' });
+void queue.add({ n: 1 });
+export {};
+`,
+    );
+    const tsc = join(project.dir, 'node_modules/typescript/bin/tsc');
+    await inProject(process.execPath, [tsc, '-p', 'tsconfig.json'], 60_000);
+  });
+});
