@@ -22,7 +22,7 @@ import { DEDUP_WINDOW_MS, QueueModel, type ModelAdd } from './queue-model.js';
 
 const fx = useRedis();
 
-const RUNS = Number(process.env.DQ_DIFF_RUNS ?? 200);
+const RUNS = Number(process.env.DQ_DIFF_RUNS ?? 400);
 const SEED = process.env.DQ_DIFF_SEED === undefined ? undefined : Number(process.env.DQ_DIFF_SEED);
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
 const DEFAULT_MAX = 2;

@@ -182,7 +182,12 @@ describe('fencing: every call of a stale holder answers lease lost and changes n
       'memory',
       async () => {
         let now = 1_900_000_000_000;
-        return { store: new MemoryStore({ clock: () => now }), step: async (ms) => void (now += ms) };
+        return {
+          store: new MemoryStore({ clock: () => now }),
+          step: async (ms) => {
+            now += ms;
+          },
+        };
       },
     ],
   ];
