@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Queue, Worker } from '../../src/index.js';
+import { Redis } from 'ioredis';
+import { aclRules, Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { until } from '../helpers/wait.js';
@@ -84,5 +85,28 @@ describe('Redis Cluster', () => {
       if (e.event === 'completed') ac.abort();
     }
     assert.deepEqual(seen, ['paused', 'added', 'resumed', 'claimed', 'completed']);
+  });
+
+  test('a least-privilege user from aclRules() connects to the cluster, works a queue, verifies and WAITs', async () => {
+    for (const n of cluster.nodes) {
+      const admin = new Redis({ host: '127.0.0.1', port: n.port });
+      await admin.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
+      admin.disconnect();
+    }
+    const connection = { cluster: cluster.seeds, options: { redisOptions: { username: 'jobs', password: 's3cret' } } };
+    const queue = new Queue<string>(uniqueName('acl'), { connection });
+    open.push(queue);
+    const errors: Error[] = [];
+    const ran: string[] = [];
+    const worker = new Worker<string>(queue.name, (job) => void ran.push(job.data), { connection });
+    worker.on('error', (e) => errors.push(e));
+    open.push(worker);
+    await queue.add('x', { id: 'x' });
+    await queue.add('later', { id: 'later', delay: 600_000 });
+    await until(() => ran.length === 1, 'the job to run as the ACL user');
+    const replicas = await (queue.store as unknown as { client: { call(...a: unknown[]): Promise<unknown> } }).client.call('WAIT', 0, 100);
+    assert.equal(replicas, 0);
+    assert.equal((await queue.verify()).ok, true);
+    assert.deepEqual(errors, []);
   });
 });

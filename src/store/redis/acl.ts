@@ -4,15 +4,22 @@
  * as those the client sends. Tested against a real server (test/redis/acl.test.ts).
  */
 
-/** Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready check. */
-const CLIENT_COMMANDS = ['evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'xrevrange', 'scan', 'zscan', 'hmget'];
+/**
+ * Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready
+ * check; on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS, CLUSTER INFO); WAIT,
+ * which the operations guide recommends after adds that must survive a failover.
+ */
+const CLIENT_COMMANDS = [
+  'evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'xrevrange', 'scan', 'zscan', 'hmget',
+  'cluster|slots', 'cluster|info', 'wait',
+];
 
 /** Run inside the scripts. */
 const SCRIPT_COMMANDS = [
   'time', 'publish',
   'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zpopmin', 'zcard', 'zcount', 'zscore',
   'hset', 'hget', 'hmget', 'hgetall', 'hdel', 'hincrby',
-  'del', 'exists', 'get', 'set', 'incrby',
+  'del', 'exists', 'get', 'set', 'incrby', 'type',
   'xadd', 'xlen',
 ];
 
