@@ -15,6 +15,7 @@ import { openStore } from '../store/open-store.js';
 import type { NewJob, Store, WakeSubscription } from '../store/store.js';
 import { decodeDefinition, type StoredDefinition } from './definition.js';
 import { latestOccurrence, nextOccurrence } from './occurrences.js';
+import { ServerClock } from './server-clock.js';
 
 export interface SchedulerOptions extends ConnectionOptions {
   /** Enqueue an occurrence this long before it is due, so it runs on time. @default 1000 */
@@ -40,6 +41,8 @@ export class Scheduler {
   readonly #leadMs: number;
   readonly #missedAfterMs: number;
   readonly #onError: (err: Error) => void;
+  /** Occurrences are decided by the store's clock (the Redis server's), never the host's. */
+  readonly #clock = new ServerClock();
   #timer: NodeJS.Timeout | undefined;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
   #running: Promise<void> | undefined;
@@ -103,14 +106,14 @@ export class Scheduler {
 
   /** Enqueues what is due within the lead time; returns how long to sleep until the next one. */
   async #pass(): Promise<number> {
-    const list = await this.#store.scheduleList(this.queue);
-    let wakeAt = Date.now() + MAX_SLEEP_MS;
+    const [list] = await Promise.all([this.#store.scheduleList(this.queue), this.#clock.sync(this.#store, this.queue)]);
+    let wakeAt = this.#clock.now() + MAX_SLEEP_MS;
     for (const s of list) {
       const def = decodeDefinition(s.definition);
       if (!def) continue;
       let last = s.lastOccurrenceMs ?? def.anchorMs;
       for (;;) {
-        const now = Date.now();
+        const now = this.#clock.now();
         let next = nextOccurrence(def, last);
         if (next === undefined) break;
         if (next > now + this.#leadMs) {
@@ -132,7 +135,7 @@ export class Scheduler {
         last = next;
       }
     }
-    return wakeAt - Date.now();
+    return wakeAt - this.#clock.now();
   }
 
   #job(name: string, def: StoredDefinition, occurrenceMs: number): NewJob {

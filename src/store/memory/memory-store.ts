@@ -526,6 +526,10 @@ export class MemoryStore implements Store {
     // The data stays: other queues and workers on the same `memory://` name may still use it.
   }
 
+  async serverTimeMs(_queue: string): Promise<number> {
+    return this.#now();
+  }
+
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
     q.bury(job, now);
     this.#trimDead(q, now);

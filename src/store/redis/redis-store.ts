@@ -59,6 +59,9 @@ const DEAD_BATCH = 1000;
 const SUBSCRIBER_PING_MS = 30_000;
 const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
 
+/** Reads the server's clock where the queue lives (KEYS[1] is one of the queue's keys, for routing only). */
+const TIME_SCRIPT = "local t = redis.call('TIME') return { tonumber(t[1]), tonumber(t[2]) }";
+
 const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced', 3: 'deduplicated' } as const;
 const LEASE_CODES: Record<number, LeaseOutcome> = { 1: 'ok', 0: 'lease_lost', [-1]: 'not_found' };
 
@@ -423,6 +426,13 @@ export class RedisStore implements Store {
         conn.disconnect();
       },
     };
+  }
+
+  async serverTimeMs(queue: string): Promise<number> {
+    // A script keyed by the queue runs on the node that holds it (in a cluster, each node has
+    // a clock of its own), and reads the same TIME the queue's scripts read.
+    const [s, us] = (await this.#client.eval(TIME_SCRIPT, 1, this.keys(queue).base[0]!)) as [number, number];
+    return num(s) * 1000 + Math.floor(num(us) / 1000);
   }
 
   async close(): Promise<void> {
