@@ -33,6 +33,12 @@ export interface WorkerEvents<T> {
   dead: [job: Job<T> | { id: string; token: string }, reason: string];
   leaseLost: [job: Job<T>];
   released: [job: Job<T>];
+  /**
+   * The handler ended but its outcome (ack, retry, snooze or hand-back) could not be written,
+   * e.g. Redis was unreachable. The job stays active until its lease runs out and then runs
+   * again; it may also have been written after all (the error is also reported as 'error').
+   */
+  settleFailed: [job: Job<T>, error: Error];
   error: [error: Error];
   closed: [];
 }
@@ -47,6 +53,7 @@ const LOG_LEVELS: Record<keyof WorkerEvents<unknown>, LogLevel> = {
   dead: 'warn',
   leaseLost: 'warn',
   released: 'debug',
+  settleFailed: 'warn',
   error: 'error',
   closed: 'info',
 };
@@ -157,6 +164,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       });
     this.#leases.start();
     this.#pump();
+  }
+
+  /**
+   * The Redis server's clock (epoch ms) as this worker last measured it, from the `nowMs` of its
+   * claims, carried forward on the local monotonic clock: the clock due times are kept by. Before
+   * the first claim answered, the host's clock.
+   */
+  serverNow(): number {
+    return this.#timer.synced ? this.#timer.serverNow() : Date.now();
   }
 
   /** Jobs whose handlers are running. */
@@ -271,7 +287,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     job.settled = true;
     this.#running.delete(job.token);
     // The slot is free once the handler returned; its ack travels with the next claim.
-    const settled = job.leaseGone ? Promise.resolve() : settle().catch((err) => this.#emitError(err));
+    const settled = job.leaseGone
+      ? Promise.resolve()
+      : settle().catch((err) => {
+          this.#emitError(err);
+          this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+        });
     void settled.finally(() => {
       if (this.#running.size === 0) this.#idle?.resolve();
     });
@@ -437,7 +458,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       obj.jobId = first.id;
       if (first.attempt !== undefined) obj.attempt = first.attempt;
     }
-    if (event === 'failed' || event === 'retried') obj.err = second;
+    if (event === 'failed' || event === 'retried' || event === 'settleFailed') obj.err = second;
     if (event === 'dead') obj.reason = second;
     if (event === 'retried') obj.dueAtMs = third;
     if (event === 'snoozed') obj.dueAtMs = second;
