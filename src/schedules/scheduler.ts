@@ -12,6 +12,7 @@ import { encodeBackoff } from '../backoff.js';
 import type { ConnectionOptions } from '../options.js';
 import { parseQueueName } from '../options.js';
 import { openStore } from '../store/open-store.js';
+import { settlesWithin } from '../settles-within.js';
 import type { NewJob, Store, WakeSubscription } from '../store/store.js';
 import { decodeDefinition, type StoredDefinition } from './definition.js';
 import { latestOccurrence, nextOccurrence } from './occurrences.js';
@@ -29,6 +30,8 @@ export interface SchedulerOptions extends ConnectionOptions {
 /** The longest a scheduler sleeps without looking (timers beyond ~24 days overflow anyway). */
 const MAX_SLEEP_MS = 3_600_000;
 const RETRY_MS = 1000;
+/** close() waits this long for a pass under way (Redis may not answer); its adds are guarded, so leaving it loses nothing. */
+const CLOSE_WAIT_MS = 1000;
 
 export function occurrenceJobId(name: string, occurrenceMs: number): string {
   return `schedule:${name}:${occurrenceMs}`;
@@ -156,9 +159,9 @@ export class Scheduler {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
-    await this.#running;
-    const sub = await this.#subscription;
-    await sub?.close();
+    if (this.#running) await settlesWithin(this.#running, CLOSE_WAIT_MS);
+    const unsubscribed = this.#subscription?.then((sub) => sub?.close());
+    if (unsubscribed) await settlesWithin(unsubscribed, CLOSE_WAIT_MS);
     if (this.#owned) await this.#store.close();
   }
 }

@@ -215,4 +215,9 @@ export interface Store {
    * host's clock.
    */
   serverTimeMs(queue: string): Promise<number>;
+  /**
+   * Resolves once the store can take calls (a Redis connection is ready); rejects with a
+   * ConnectionError after `timeoutMs` (default: the store's connect timeout, else no limit).
+   */
+  waitUntilReady(timeoutMs?: number): Promise<void>;
 }

@@ -530,6 +530,8 @@ export class MemoryStore implements Store {
     return this.#now();
   }
 
+  async waitUntilReady(_timeoutMs?: number): Promise<void> {}
+
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
     q.bury(job, now);
     this.#trimDead(q, now);

@@ -27,6 +27,8 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { settlesWithin } from '../../settles-within.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { verifyQueue } from './verify.js';
@@ -41,7 +43,17 @@ export interface RedisStoreOptions {
    * @default 15000
    */
   claimWatchdogMs?: number | undefined;
+  /**
+   * Longest a call waits for a connection before it fails with a ConnectionError. Unset, calls
+   * wait through an outage (right for a worker, which carries on when Redis is back).
+   */
+  connectTimeoutMs?: number | undefined;
+  /** Longest a call waits for its answer before it fails with a ConnectionError. Unset, no limit. */
+  commandTimeoutMs?: number | undefined;
 }
+
+/** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
+const QUIT_WAIT_MS = 1000;
 
 /** Due jobs moved into the ready set per claim; bounds one script's run time. */
 const PROMOTE_LIMIT = 1000;
@@ -91,11 +103,13 @@ export class RedisStore implements Store {
   readonly #keys = new Map<string, QueueKeys>();
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
+  readonly #guard: ConnectionGuard;
 
   constructor(opts: RedisStoreOptions = {}) {
     const { client, owned } = openClient(opts.connection);
     this.#client = client;
     this.#owned = owned;
+    this.#guard = new ConnectionGuard(client, { connectTimeoutMs: opts.connectTimeoutMs, commandTimeoutMs: opts.commandTimeoutMs });
     this.#prefix = opts.prefix ?? 'dq';
     this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
   }
@@ -116,7 +130,7 @@ export class RedisStore implements Store {
 
   #run(queue: string, name: Parameters<typeof runScript>[1], args: (string | number)[], extraKeys: string[] = []) {
     const k = this.keys(queue);
-    return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]);
+    return this.#guard.run(() => runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]));
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -323,7 +337,7 @@ export class RedisStore implements Store {
   }
 
   verify(queue: string): Promise<VerifyReport> {
-    return verifyQueue(this.#client, this.keys(queue));
+    return this.#guard.run(() => verifyQueue(this.#client, this.keys(queue)));
   }
 
   async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {
@@ -331,13 +345,20 @@ export class RedisStore implements Store {
     const sub = duplicateClient(this.#client, { enableAutoPipelining: false });
     this.#subscribers.add(sub);
     let connectedOnce = false;
+    // ioredis reports every failed reconnect attempt; one report per drop is enough.
+    let reported = false;
     sub.on('message', (ch: string, message: string) => {
       if (ch !== channel) return;
       if (message === 's') handlers.onSchedulesChanged?.();
       else handlers.onWake(Number(message));
     });
-    sub.on('error', (err: Error) => handlers.onError(err));
+    sub.on('error', (err: Error) => {
+      if (reported) return;
+      reported = true;
+      handlers.onError(this.#guard.wrap(err) as Error);
+    });
     sub.on('ready', () => {
+      reported = false;
       // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
       // It emits 'ready' before it writes the SUBSCRIBE, so wait for a PING sent after it: once
       // that is answered the subscription is live and a claim cannot miss a later signal.
@@ -351,7 +372,13 @@ export class RedisStore implements Store {
       }
       connectedOnce = true;
     });
-    await sub.subscribe(channel);
+    try {
+      await sub.subscribe(channel);
+    } catch (err) {
+      this.#subscribers.delete(sub);
+      sub.disconnect();
+      throw this.#guard.wrap(err);
+    }
 
     // A half-open TCP connection looks alive and delivers nothing. Ping it; if no answer
     // comes in time, drop the socket so ioredis reconnects and re-subscribes.
@@ -380,7 +407,10 @@ export class RedisStore implements Store {
 
   async scheduleList(queue: string): Promise<StoredSchedule[]> {
     const k = this.keys(queue);
-    const [defs, last] = (await Promise.all([this.#client.hgetall(k.schedules), this.#client.hgetall(k.scheduleLast)])) as [Record<string, string>, Record<string, string>];
+    const [defs, last] = (await this.#guard.run(() => Promise.all([this.#client.hgetall(k.schedules), this.#client.hgetall(k.scheduleLast)]))) as [
+      Record<string, string>,
+      Record<string, string>,
+    ];
     return Object.entries(defs)
       .map(([name, definition]) => ({ name, definition, lastOccurrenceMs: optNum(last[name]) }))
       .sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -431,13 +461,20 @@ export class RedisStore implements Store {
   async serverTimeMs(queue: string): Promise<number> {
     // A script keyed by the queue runs on the node that holds it (in a cluster, each node has
     // a clock of its own), and reads the same TIME the queue's scripts read.
-    const [s, us] = (await this.#client.eval(TIME_SCRIPT, 1, this.keys(queue).base[0]!)) as [number, number];
+    const [s, us] = (await this.#guard.run(() => this.#client.eval(TIME_SCRIPT, 1, this.keys(queue).base[0]!))) as [number, number];
     return num(s) * 1000 + Math.floor(num(us) / 1000);
   }
 
+  waitUntilReady(timeoutMs?: number): Promise<void> {
+    return this.#guard.waitUntilReady(timeoutMs);
+  }
+
+  /** Resolves within about a second whatever Redis does: a server that does not answer QUIT gets its socket closed. */
   async close(): Promise<void> {
+    this.#guard.close();
     for (const sub of this.#subscribers) sub.disconnect();
     this.#subscribers.clear();
-    if (this.#owned) await this.#client.quit().catch(() => this.#client.disconnect());
+    if (!this.#owned) return;
+    if (!(await settlesWithin(this.#client.quit(), QUIT_WAIT_MS))) this.#client.disconnect();
   }
 }
