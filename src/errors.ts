@@ -42,6 +42,26 @@ export class StoreError extends DelayqError {
   override name = 'StoreError';
 }
 
+/**
+ * Redis could not be reached, or did not answer in time; `address` names the server (or the
+ * Sentinel master, or the cluster's seed nodes) and the message says what happened.
+ *
+ * For a write it means "not known": the command may or may not have run, and a command that was
+ * on its way may still run when the connection comes back (ioredis re-sends what was in
+ * flight). Adding the same id again is safe: an id that exists changes nothing. (An add without
+ * an id of its own gets a fresh one each time, so its retry may add a second job.)
+ */
+export class ConnectionError extends DelayqError {
+  override name = 'ConnectionError';
+  constructor(
+    readonly address: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Redis at ${address}: ${detail}`, options);
+  }
+}
+
 /** A handler ran past the worker's `timeoutMs`; the attempt fails (and is retried if attempts are left). */
 export class HandlerTimeoutError extends DelayqError {
   override name = 'HandlerTimeoutError';

@@ -12,7 +12,7 @@ export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
 export type { JobState, JobInfo, AddResult, CancelResult, RescheduleResult, QueueStats } from './types.js';
-export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal } from './errors.js';
+export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal, ConnectionError } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
 export { aclRules } from './store/redis/acl.js';

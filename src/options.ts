@@ -207,7 +207,24 @@ export interface QueueOptions extends ConnectionOptions {
    * @default 524288 (512 KiB)
    */
   maxPayloadBytes?: number;
+  /**
+   * Longest a call (add, stats, cancel, waitUntilReady…) waits for a connection to Redis before
+   * it fails with a ConnectionError naming the address. Applies to the Redis store the queue
+   * opens itself (not to one passed as `store`).
+   * @default 10000
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Longest a call waits for Redis's answer once sent before it fails with a ConnectionError. A
+   * write that fails this way may or may not have run (see ConnectionError).
+   * @default 10000
+   */
+  commandTimeoutMs?: number;
 }
+
+/** Producer defaults: ioredis's own connect timeout, and the same again for an answer (scripts take milliseconds). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
 
 export interface WorkerOptions<T = unknown> extends ConnectionOptions {
   /** Handlers running at once. @default 10 */
@@ -276,6 +293,8 @@ const connectionShape = {
 export const queueOptionsSchema = z.strictObject({
   ...connectionShape,
   maxPayloadBytes: z.number(must('must be a number')).int(must('must be a whole number')).min(1, must('must be positive')).optional(),
+  connectTimeoutMs: z.number(must('must be a number of milliseconds')).int(must('must be a whole number')).min(1, must('must be at least 1')).max(3_600_000, must('must be at most 3600000 (1 h)')).optional(),
+  commandTimeoutMs: z.number(must('must be a number of milliseconds')).int(must('must be a whole number')).min(1, must('must be at least 1')).max(3_600_000, must('must be at most 3600000 (1 h)')).optional(),
 });
 
 const positiveInt = (max: number) =>

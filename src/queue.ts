@@ -8,6 +8,8 @@ import { encodeBackoff } from './backoff.js';
 import { ValidationError } from './errors.js';
 import {
   addOptionsSchema,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_PAYLOAD_BYTES,
   MAX_DELAY_MS,
   idSchema,
@@ -86,6 +88,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly #maxPayloadBytes: number;
   readonly #logger: Logger | undefined;
   readonly #tracing: Tracing | undefined;
+  readonly #connectTimeoutMs: number;
   /** The queue's cross-process event stream (opt-in). */
   readonly events: EventFeed;
   /** Recurring jobs: store them here, run a Scheduler (in any number of processes) to enqueue them. */
@@ -100,7 +103,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.#maxPayloadBytes = o.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#logger = opts.logger;
     this.#tracing = Tracing.from(opts.tracing);
-    const { store, owned } = openStore(opts);
+    this.#connectTimeoutMs = o.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // A producer gets an answer in bounded time: an error it can act on beats a silence.
+    const { store, owned } = openStore(opts, { connectTimeoutMs: this.#connectTimeoutMs, commandTimeoutMs: o.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS });
     this.#store = store;
     this.#ownsStore = owned;
     this.events = new EventFeed(store, this.name);
@@ -315,6 +320,16 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     return this.#store.verify(this.name);
   }
 
+  /**
+   * Resolves once Redis is connected and answering; rejects with a ConnectionError naming the
+   * address after `connectTimeoutMs`. Not needed before calls (each waits by itself), but a
+   * process can check its Redis at start-up and fail fast.
+   */
+  waitUntilReady(): Promise<void> {
+    return this.#store.waitUntilReady(this.#connectTimeoutMs);
+  }
+
+  /** Closes the queue's own connection; calls still waiting fail with a ConnectionError. Resolves within about a second whatever Redis does. */
   async close(): Promise<void> {
     if (this.#ownsStore) await this.#store.close();
   }

@@ -9,7 +9,8 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { HandlerTimeoutError, SnoozeSignal, UnrecoverableError, ValidationError } from './errors.js';
+import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError, ValidationError } from './errors.js';
+import { settlesWithin } from './settles-within.js';
 import type { Job } from './job.js';
 import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
@@ -34,6 +35,17 @@ export interface WorkerEvents<T> {
   dead: [job: Job<T> | { id: string; token: string }, reason: string];
   leaseLost: [job: Job<T>];
   released: [job: Job<T>];
+  /**
+   * The handler ended but its outcome (ack, retry, snooze or hand-back) could not be written,
+   * e.g. Redis was unreachable. The job stays active until its lease runs out and then runs
+   * again; it may also have been written after all (the error is also reported as 'error').
+   */
+  settleFailed: [job: Job<T>, error: Error];
+  /**
+   * Redis is reachable again after an outage, which was reported once, as a ConnectionError on
+   * 'error', when it began. `downMs`: how long it lasted, as this worker saw it.
+   */
+  reconnected: [downMs: number];
   error: [error: Error];
   closed: [];
 }
@@ -48,6 +60,8 @@ const LOG_LEVELS: Record<keyof WorkerEvents<unknown>, LogLevel> = {
   dead: 'warn',
   leaseLost: 'warn',
   released: 'debug',
+  settleFailed: 'warn',
+  reconnected: 'info',
   error: 'error',
   closed: 'info',
 };
@@ -55,6 +69,12 @@ const LOG_LEVELS: Record<keyof WorkerEvents<unknown>, LogLevel> = {
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
 const CLAIM_RETRY_MAX_MS = 5_000;
+/**
+ * After its handlers had all of close()'s timeout, a worker still gets this long to hand their
+ * jobs back and close its connections; past it, close() resolves whatever Redis does (a job not
+ * handed back runs again when its lease runs out).
+ */
+const CLOSE_GRACE_MS = 1_000;
 
 function errorText(err: unknown, max: number): string {
   let text: string;
@@ -110,6 +130,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #started = false;
   #closing: Promise<void> | undefined;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
+  /** When the current outage began (performance.now()); undefined while Redis answers. */
+  #outageSince: number | undefined;
   /** Settles whenever a handler ends, so close() can wait for the last one. */
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -154,7 +176,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#subscription = this.#store
       .subscribe(this.queue, {
         onWake: (dueAtMs) => this.#signalled(dueAtMs),
-        onResubscribed: () => this.#wake(),
+        onResubscribed: () => {
+          this.#reachable();
+          this.#wake();
+        },
         onError: (err) => this.#emitError(err),
       })
       .then((sub) => {
@@ -170,6 +195,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       });
     this.#leases.start();
     this.#pump();
+  }
+
+  /**
+   * The Redis server's clock (epoch ms) as this worker last measured it, from the `nowMs` of its
+   * claims, carried forward on the local monotonic clock: the clock due times are kept by. Before
+   * the first claim answered, the host's clock.
+   */
+  serverNow(): number {
+    return this.#timer.synced ? this.#timer.serverNow() : Date.now();
   }
 
   /** Jobs whose handlers are running. */
@@ -205,6 +239,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#claims--;
         this.#reserved -= want;
         this.#claimRetryMs = CLAIM_RETRY_MIN_MS;
+        this.#reachable();
         this.#timer.observe(res.nowMs, sentAt, performance.now());
         // A claim that comes back after close() began brings jobs no one will run: close
         // hands them back at once instead of leaving them to their lease.
@@ -285,7 +320,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     job.settled = true;
     this.#running.delete(job.token);
     // The slot is free once the handler returned; its ack travels with the next claim.
-    const settled = job.leaseGone ? Promise.resolve() : settle().catch((err) => this.#emitError(err));
+    const settled = job.leaseGone
+      ? Promise.resolve()
+      : settle().catch((err) => {
+          this.#emitError(err);
+          this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+        });
     void settled.finally(() => {
       if (this.#running.size === 0) this.#idle?.resolve();
     });
@@ -402,30 +442,36 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #close(timeoutMs: number): Promise<void> {
+    // Every wait below is bounded: close() resolves within timeoutMs (plus CLOSE_GRACE_MS when
+    // running handlers used all of it), whatever Redis does.
+    const deadline = performance.now() + timeoutMs;
+    const left = () => Math.max(deadline - performance.now(), 0);
+    const bounded = (p: Promise<unknown>) => settlesWithin(p, left());
     this.#timer.stop();
-    const sub = await this.#subscription;
-    await sub?.close();
-    await Promise.allSettled([...this.#claimsInFlight]);
+    // A subscription still being set up (Redis unreachable) is closed whenever it arrives.
+    const subscribed = this.#subscription?.then((sub) => sub?.close());
+    if (subscribed) await bounded(subscribed);
+    await bounded(Promise.allSettled([...this.#claimsInFlight]));
     if (this.#lateClaims.length > 0) {
-      await this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err));
+      await bounded(this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err)));
     }
     for (const job of this.#running.values()) job.abort('worker closing');
-    if (this.#running.size > 0) {
-      let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.#untilIdle(),
-        new Promise<void>((resolve) => {
-          timeout = setTimeout(resolve, timeoutMs);
-        }),
-      ]);
-      clearTimeout(timeout);
-    }
-    await this.#release([...this.#running.values()]).catch((err) => this.#emitError(err));
+    if (this.#running.size > 0) await bounded(this.#untilIdle());
+    // Handlers that used all of the timeout leave nothing for handing their jobs back: a short grace.
+    const graceUntil = this.#running.size > 0 && left() === 0 ? performance.now() + CLOSE_GRACE_MS : deadline;
+    const inGrace = (p: Promise<unknown>) => settlesWithin(p, graceUntil - performance.now());
+    const unfinished = [...this.#running.values()];
+    await inGrace(
+      this.#release(unfinished).catch((err: unknown) => {
+        this.#emitError(err);
+        for (const job of unfinished) this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+      }),
+    );
     this.#leases.stop();
-    await this.#acks.drain();
+    await inGrace(this.#acks.drain());
     // Settlements (fail/release calls) started by handlers that ended during the wait.
     await new Promise((resolve) => setImmediate(resolve));
-    if (this.#ownsStore) await this.#store.close();
+    if (this.#ownsStore) await inGrace(this.#store.close());
     this.#emit('closed');
   }
 
@@ -450,19 +496,33 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const obj: Record<string, unknown> = { queue: this.queue, event };
     const [first, second, third] = args as [{ id?: string; attempt?: number } | Error | undefined, unknown, unknown];
     if (event === 'error') obj.err = first;
-    else if (first && !(first instanceof Error)) {
+    else if (first && typeof first === 'object' && !(first instanceof Error)) {
       obj.jobId = first.id;
       if (first.attempt !== undefined) obj.attempt = first.attempt;
     }
-    if (event === 'failed' || event === 'retried') obj.err = second;
+    if (event === 'failed' || event === 'retried' || event === 'settleFailed') obj.err = second;
     if (event === 'dead') obj.reason = second;
     if (event === 'retried') obj.dueAtMs = third;
     if (event === 'snoozed') obj.dueAtMs = second;
+    if (event === 'reconnected') obj.downMs = first;
     logSafely(this.#logger, LOG_LEVELS[event], obj, `delayq: ${event}`);
+  }
+
+  /** Redis answered: ends an outage, reported once. */
+  #reachable(): void {
+    if (this.#outageSince === undefined) return;
+    const downMs = Math.round(performance.now() - this.#outageSince);
+    this.#outageSince = undefined;
+    this.#emit('reconnected', downMs);
   }
 
   #emitError(err: unknown): void {
     const error = err instanceof Error ? err : new Error(String(err));
+    if (error instanceof ConnectionError) {
+      // An outage is reported when it begins, not on every call or reconnect attempt during it.
+      if (this.#outageSince !== undefined) return;
+      this.#outageSince = performance.now();
+    }
     if (this.listenerCount('error') === 0) {
       if (this.#logger) {
         this.#log('error', [error]);

@@ -50,6 +50,8 @@ export class DelayqMetrics {
   readonly #queues = new Map<string, Queue<unknown>>();
   readonly #statsCache = new Map<string, { at: number; stats: Promise<QueueStats> }>();
   readonly #statsCacheMs: number;
+  /** Start of each hand-out in flight (performance.now()), per observed worker, for the duration histogram. */
+  readonly #started = new Set<Map<string, number>>();
 
   private constructor(prom: PromClient, opts: MetricsOptions) {
     this.registry = opts.registry ?? prom.register;
@@ -135,6 +137,8 @@ export class DelayqMetrics {
     const w = worker as unknown as Worker<unknown>;
     const labels = { queue: w.queue };
     const started = new Map<string, number>();
+    this.#started.add(started);
+    // Every hand-out ends in exactly one of these events, so its entry goes with it.
     const ended = (job: { token: string }) => {
       const t = started.get(job.token);
       started.delete(job.token);
@@ -142,7 +146,8 @@ export class DelayqMetrics {
     };
     w.on('claimed', (job) => {
       started.set(job.token, performance.now());
-      this.#lag.observe(labels, Math.max(0, Date.now() - job.dueAtMs) / 1000);
+      // Due times are the server's; so is the worker's clock for them (never the host's).
+      this.#lag.observe(labels, Math.max(0, w.serverNow() - job.dueAtMs) / 1000);
     });
     w.on('completed', (job) => {
       ended(job);
@@ -154,6 +159,8 @@ export class DelayqMetrics {
     });
     w.on('snoozed', (job) => ended(job));
     w.on('released', (job) => ended(job));
+    // The ack (or retry, snooze, hand-back) was not written: the handler ended all the same.
+    w.on('settleFailed', (job) => ended(job));
     w.on('retried', () => this.#retried.inc(labels));
     w.on('dead', (job) => {
       if ('attempt' in job) ended(job);
@@ -164,5 +171,12 @@ export class DelayqMetrics {
       this.#leaseLost.inc(labels);
     });
     return this;
+  }
+
+  /** Hand-outs of observed workers whose start is held (their handler has not ended): for leak checks. */
+  get trackedHandOuts(): number {
+    let n = 0;
+    for (const m of this.#started) n += m.size;
+    return n;
   }
 }

@@ -12,9 +12,11 @@ import { encodeBackoff } from '../backoff.js';
 import type { ConnectionOptions } from '../options.js';
 import { parseQueueName } from '../options.js';
 import { openStore } from '../store/open-store.js';
+import { settlesWithin } from '../settles-within.js';
 import type { NewJob, Store, WakeSubscription } from '../store/store.js';
 import { decodeDefinition, type StoredDefinition } from './definition.js';
 import { latestOccurrence, nextOccurrence } from './occurrences.js';
+import { ServerClock } from './server-clock.js';
 
 export interface SchedulerOptions extends ConnectionOptions {
   /** Enqueue an occurrence this long before it is due, so it runs on time. @default 1000 */
@@ -28,6 +30,8 @@ export interface SchedulerOptions extends ConnectionOptions {
 /** The longest a scheduler sleeps without looking (timers beyond ~24 days overflow anyway). */
 const MAX_SLEEP_MS = 3_600_000;
 const RETRY_MS = 1000;
+/** close() waits this long for a pass under way (Redis may not answer); its adds are guarded, so leaving it loses nothing. */
+const CLOSE_WAIT_MS = 1000;
 
 export function occurrenceJobId(name: string, occurrenceMs: number): string {
   return `schedule:${name}:${occurrenceMs}`;
@@ -40,6 +44,8 @@ export class Scheduler {
   readonly #leadMs: number;
   readonly #missedAfterMs: number;
   readonly #onError: (err: Error) => void;
+  /** Occurrences are decided by the store's clock (the Redis server's), never the host's. */
+  readonly #clock = new ServerClock();
   #timer: NodeJS.Timeout | undefined;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
   #running: Promise<void> | undefined;
@@ -103,14 +109,14 @@ export class Scheduler {
 
   /** Enqueues what is due within the lead time; returns how long to sleep until the next one. */
   async #pass(): Promise<number> {
-    const list = await this.#store.scheduleList(this.queue);
-    let wakeAt = Date.now() + MAX_SLEEP_MS;
+    const [list] = await Promise.all([this.#store.scheduleList(this.queue), this.#clock.sync(this.#store, this.queue)]);
+    let wakeAt = this.#clock.now() + MAX_SLEEP_MS;
     for (const s of list) {
       const def = decodeDefinition(s.definition);
       if (!def) continue;
       let last = s.lastOccurrenceMs ?? def.anchorMs;
       for (;;) {
-        const now = Date.now();
+        const now = this.#clock.now();
         let next = nextOccurrence(def, last);
         if (next === undefined) break;
         if (next > now + this.#leadMs) {
@@ -132,7 +138,7 @@ export class Scheduler {
         last = next;
       }
     }
-    return wakeAt - Date.now();
+    return wakeAt - this.#clock.now();
   }
 
   #job(name: string, def: StoredDefinition, occurrenceMs: number): NewJob {
@@ -153,9 +159,9 @@ export class Scheduler {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
-    await this.#running;
-    const sub = await this.#subscription;
-    await sub?.close();
+    if (this.#running) await settlesWithin(this.#running, CLOSE_WAIT_MS);
+    const unsubscribed = this.#subscription?.then((sub) => sub?.close());
+    if (unsubscribed) await settlesWithin(unsubscribed, CLOSE_WAIT_MS);
     if (this.#owned) await this.#store.close();
   }
 }

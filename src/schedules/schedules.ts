@@ -31,7 +31,8 @@ export class Schedules {
   async upsert(name: string, spec: ScheduleSpec): Promise<boolean> {
     const n = parseScheduleName(name);
     const previous = (await this.#store.scheduleList(this.#queue)).find((s) => s.name === n);
-    const def = parseSpec(spec, Date.now(), previous && decodeDefinition(previous.definition));
+    // An interval is anchored on the server's clock, like every due time.
+    const def = parseSpec(spec, await this.#store.serverTimeMs(this.#queue), previous && decodeDefinition(previous.definition));
     encodePayload(def.data, this.#maxPayloadBytes, 'data');
     return this.#store.scheduleSet(this.#queue, n, JSON.stringify(def));
   }
@@ -47,9 +48,9 @@ export class Schedules {
   }
 
   async list(): Promise<ScheduleInfo[]> {
-    const now = Date.now();
+    const [now, stored] = await Promise.all([this.#store.serverTimeMs(this.#queue), this.#store.scheduleList(this.#queue)]);
     const out: ScheduleInfo[] = [];
-    for (const s of await this.#store.scheduleList(this.#queue)) {
+    for (const s of stored) {
       const def = decodeDefinition(s.definition);
       if (!def) continue;
       // The last occurrence may lie ahead (enqueued early); the next one comes after both.

@@ -11,7 +11,13 @@ import type { Store } from './store.js';
 
 const MEMORY_URL = /^memory:\/\/([A-Za-z0-9_.-]*)\/?$/;
 
-export function openStore(given: ConnectionOptions | null | undefined): { store: Store; owned: boolean } {
+/** Timeouts for a Redis store opened here; unset, calls wait through outages (workers, schedulers). */
+export interface StoreTimeouts {
+  connectTimeoutMs?: number | undefined;
+  commandTimeoutMs?: number | undefined;
+}
+
+export function openStore(given: ConnectionOptions | null | undefined, timeouts: StoreTimeouts = {}): { store: Store; owned: boolean } {
   const opts = given ?? {};
   if (opts.store) return { store: opts.store, owned: false };
   // An empty REDIS_URL (common in CI templates) counts as unset.
@@ -27,5 +33,5 @@ export function openStore(given: ConnectionOptions | null | undefined): { store:
   if (url !== undefined && !/^rediss?:\/\//.test(url)) {
     throw new ValidationError(field, `must be a redis://, rediss:// or memory:// URL (got ${JSON.stringify(url)})`);
   }
-  return { store: new RedisStore({ connection: url ?? opts.connection, prefix: opts.prefix }), owned: true };
+  return { store: new RedisStore({ connection: url ?? opts.connection, prefix: opts.prefix, ...timeouts }), owned: true };
 }

@@ -216,4 +216,15 @@ export interface Store {
   /** A reader of the queue's event stream, with a connection of its own for blocking reads. */
   eventReader(queue: string): EventReader;
   close(): Promise<void>;
+  /**
+   * The clock due times are kept by (the Redis server's `TIME`, on the node that holds the
+   * queue), in epoch ms: recurring schedules decide occurrences and anchors by it, never by the
+   * host's clock.
+   */
+  serverTimeMs(queue: string): Promise<number>;
+  /**
+   * Resolves once the store can take calls (a Redis connection is ready); rejects with a
+   * ConnectionError after `timeoutMs` (default: the store's connect timeout, else no limit).
+   */
+  waitUntilReady(timeoutMs?: number): Promise<void>;
 }

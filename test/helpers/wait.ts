@@ -23,14 +23,14 @@ export async function serverTimeMs(client: Redis): Promise<number> {
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
-/** Fails in `ms` instead of hanging until the runner's timeout when `promise` never settles. */
+/** `promise`, or a rejection naming `what` once `ms` have passed: a stuck call fails the test in seconds. */
 export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
       promise,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+        timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
       }),
     ]);
   } finally {

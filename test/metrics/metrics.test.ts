@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { DelayqMetrics, Queue, UnrecoverableError, Worker } from '../../src/index.js';
+import { DelayqMetrics, MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
@@ -84,6 +84,66 @@ describe('Prometheus metrics', () => {
       server.close();
       await worker.close();
       await queue.close();
+    }
+  });
+
+  test("schedule lag is measured by the server's clock, not the worker host's", async () => {
+    // The store's clock (the server's) is a minute behind this host's: a job due now runs now.
+    const store = new MemoryStore({ clock: () => Date.now() - 60_000 });
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry });
+    const name = uniqueName('m');
+    const queue = new Queue<number>(name, { store });
+    let done = 0;
+    const worker = new Worker<number>(name, () => void done++, { store });
+    metrics.observeWorker(worker);
+    try {
+      await queue.addBulk([{ data: 1 }, { data: 2 }, { data: 3 }]);
+      await until(() => done === 3, 'three jobs to run', 5_000);
+      const m = parse(await registry.metrics());
+      const q = `queue="${name}"`;
+      assert.equal(m.get(`delayq_schedule_lag_seconds_count{${q}}`), 3);
+      const lagSum = m.get(`delayq_schedule_lag_seconds_sum{${q}}`)!;
+      assert.ok(lagSum < 1, `lag summed to ${lagSum} s for three jobs due now`);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test("a job whose ack cannot be written still has its run time observed, and the metrics keep nothing of it", async () => {
+    // The regression: the start of a hand-out was forgotten only on completed/failed/… events,
+    // none of which comes when the ack itself fails, so the entry stayed for the process's life.
+    const inner = new MemoryStore();
+    const ackFails = new Error('ack failed (Redis went away)');
+    const store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'complete') return async () => Promise.reject(ackFails);
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as Store;
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry });
+    const name = uniqueName('m');
+    const queue = new Queue<number>(name, { store });
+    const errors: Error[] = [];
+    const settleFailed: string[] = [];
+    const worker = new Worker<number>(name, () => {}, { store, leaseMs: 60_000 });
+    worker.on('error', (err) => errors.push(err));
+    worker.on('settleFailed', (job) => settleFailed.push(job.id));
+    metrics.observeWorker(worker);
+    try {
+      await queue.add(1, { id: 'a' });
+      await until(() => settleFailed.length === 1, 'the failed ack to be reported', 5_000);
+      assert.deepEqual(settleFailed, ['a']);
+      assert.equal(errors[0], ackFails);
+      const m = parse(await registry.metrics());
+      const q = `queue="${name}"`;
+      assert.equal(m.get(`delayq_job_duration_seconds_count{${q}}`), 1, 'the run time is observed once');
+      assert.equal(m.get(`delayq_completed_total{${q}}`) ?? 0, 0, 'not counted as completed');
+      assert.equal(metrics.trackedHandOuts, 0, 'no start time left behind');
+    } finally {
+      await worker.close({ timeoutMs: 1000 });
     }
   });
 });

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { until } from '../helpers/wait.js';
+import { serverTimeMs, until } from '../helpers/wait.js';
 
 const fx = useRedis();
 
@@ -64,6 +64,41 @@ describe('recurring schedules on Redis', () => {
           return exited;
         }),
       );
+    }
+  });
+
+  test("a scheduler on a host whose clock is 2 minutes fast skips no occurrence and never moves schedule-last ahead of the server's clock", async () => {
+    // The regression: occurrences were decided by the host's clock. The fast host saw every
+    // occurrence of the last two minutes as missed, enqueued only the latest (2 minutes ahead),
+    // and the correct scheduler then waited two minutes for the server to catch up.
+    const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
+    await queue.events.enable({ maxLen: 100_000 });
+    await queue.schedules.upsert('skew', { every: 200 });
+    const lead = 100;
+    track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: lead }));
+    const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
+    const fast = fork(program, [fx.redis.url, queue.name, '120000'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    try {
+      const hello = (await new Promise((r) => fast.once('message', r))) as { now: number };
+      assert.ok(hello.now - Date.now() > 100_000, 'the child runs 2 minutes fast');
+      const lastKey = `dq:{${queue.name}}:schedule-last`;
+      const from = performance.now();
+      let samples = 0;
+      while (performance.now() - from < 2000) {
+        const [last, now] = await Promise.all([fx.client.hget(lastKey, 'skew'), serverTimeMs(fx.client)]);
+        if (last !== null) assert.ok(Number(last) <= now + lead + 50, `schedule-last is ${Number(last) - now} ms ahead of the server's clock`);
+        samples++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.ok(samples > 10);
+      const occ = await addedOccurrences(queue.name, 'skew');
+      assert.ok(occ.length >= 7, `occurrences kept coming: ${occ.length}`);
+      assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
+      for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 200, `none skipped: ${occ.join(',')}`);
+    } finally {
+      const exited = new Promise((r) => fast.once('exit', r));
+      fast.kill('SIGTERM');
+      await exited;
     }
   });
 
@@ -154,5 +189,29 @@ describe('recurring schedules on the memory store', () => {
     const times = ids.map((id) => Number(id.split(':').at(-1))).sort((a, b) => a - b);
     for (let i = 1; i < times.length; i++) assert.equal(times[i]! - times[i - 1]!, 150);
     assert.equal(ids[0], occurrenceJobId('m', times[0]!));
+  });
+
+  test("anchors, occurrences and the schedule list follow the store's clock, not the host's", async () => {
+    // The store's clock (the server's, for Redis) is 2 minutes behind this host's.
+    const skew = 120_000;
+    const serverNow = () => Date.now() - skew;
+    const store = new MemoryStore({ clock: serverNow });
+    const queue = new Queue(uniqueName('s'), { store });
+    const before = serverNow();
+    await queue.schedules.upsert('m', { every: 150 });
+    const def = (await queue.schedules.get('m'))!;
+    assert.ok(def.anchorMs >= before && def.anchorMs <= serverNow(), `anchored by the store's clock (off by ${def.anchorMs - before} ms)`);
+    const ran: { id: string; late: number }[] = [];
+    const w = track(new Worker(queue.name, (job) => void ran.push({ id: job.id, late: serverNow() - job.dueAtMs }), { store }));
+    w.on('error', () => {});
+    const leadMs = 50;
+    track(new Scheduler(queue.name, { store, leadMs }));
+    await until(() => ran.length >= 4, 'four occurrences to run', 5_000);
+    const times = ran.map((r) => Number(r.id.split(':').at(-1))).sort((a, b) => a - b);
+    for (let i = 1; i < times.length; i++) assert.equal(times[i]! - times[i - 1]!, 150);
+    assert.ok(ran.every((r) => r.late < 1000), `on time: ${ran.map((r) => r.late).join(',')}`);
+    const info = (await queue.schedules.get('m'))!;
+    assert.ok(info.lastRunAtMs! <= serverNow() + leadMs, 'the last occurrence is not ahead of the store clock');
+    assert.ok(info.nextRunAtMs! > info.lastRunAtMs! && info.nextRunAtMs! <= serverNow() + 150 + leadMs, 'the next one is the next by the store clock');
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { colourOn, duration, globals, ms, paint, withQueue } from '../context.js';
+import { ConnectionError } from '../../errors.js';
 import type { QueueStats } from '../../types.js';
 
 /**
@@ -24,7 +25,19 @@ export function monitorCommand(program: Command): void {
         let prev: QueueStats | undefined;
         let prevAt = 0;
         for (let i = 0; i < limit && !stop; i++) {
-          const s = await q.stats({ windowMs: 60_000 });
+          let s: QueueStats;
+          try {
+            s = await q.stats({ windowMs: 60_000 });
+          } catch (err) {
+            if (!(err instanceof ConnectionError)) throw err;
+            // Say so and keep trying: a frozen screen looks like a quiet queue.
+            const line = `reconnecting: ${err.message}`;
+            if (g.json) process.stdout.write(`${JSON.stringify({ reconnecting: true, address: err.address, error: err.message })}\n`);
+            else process.stdout.write(live ? `\x1b[H\x1b[2J${paint('bold', `delayq monitor — ${g.queue}`)}\n${paint('yellow', line)}\n` : `${line}\n`);
+            prev = undefined;
+            if (i + 1 < limit && !stop) await new Promise((r) => setTimeout(r, every));
+            continue;
+          }
           const at = Date.now();
           const throughput = prev ? (s.completedTotal - prev.completedTotal) / ((at - prevAt) / 1000) : undefined;
           const row = { ...s, throughputPerSec: throughput };

@@ -72,5 +72,8 @@ Example:
       });
       json({ event: 'stopped', completed: done, failed });
       log(`stopped: ${done} completed, ${failed} failed`);
+      // A handler that ignored its abort signal may still be running; its job was handed back
+      // (or its lease will run out), so nothing keeps the process.
+      process.stdout.write('', () => process.exit(0));
     });
 }

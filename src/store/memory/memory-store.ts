@@ -528,6 +528,12 @@ export class MemoryStore implements Store {
     // The data stays: other queues and workers on the same `memory://` name may still use it.
   }
 
+  async serverTimeMs(_queue: string): Promise<number> {
+    return this.#now();
+  }
+
+  async waitUntilReady(_timeoutMs?: number): Promise<void> {}
+
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
     q.bury(job, now);
     this.#trimDead(q, now);

@@ -29,6 +29,8 @@ import type {
 } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
+import { ConnectionGuard } from './connection-guard.js';
+import { settlesWithin } from '../../settles-within.js';
 import { jobKey, queueKeys, requestKey, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { verifyQueue } from './verify.js';
@@ -48,7 +50,17 @@ export interface RedisStoreOptions {
    * server clock), and from TIME otherwise.
    */
   testClockKey?: string | undefined;
+  /**
+   * Longest a call waits for a connection before it fails with a ConnectionError. Unset, calls
+   * wait through an outage (right for a worker, which carries on when Redis is back).
+   */
+  connectTimeoutMs?: number | undefined;
+  /** Longest a call waits for its answer before it fails with a ConnectionError. Unset, no limit. */
+  commandTimeoutMs?: number | undefined;
 }
+
+/** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
+const QUIT_WAIT_MS = 1000;
 
 /** Due jobs moved into the ready set per claim; bounds one script's run time. */
 const PROMOTE_LIMIT = 1000;
@@ -73,6 +85,8 @@ const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
  * claim's memo lives as long as its lease).
  */
 export const REQUEST_MEMO_MS = 60_000;
+/** Reads the server's clock where the queue lives (KEYS[1] is one of the queue's keys, for routing only). */
+const TIME_SCRIPT = "local t = redis.call('TIME') return { tonumber(t[1]), tonumber(t[2]) }";
 
 const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced', 3: 'deduplicated' } as const;
 const LEASE_CODES: Record<number, LeaseOutcome> = { 1: 'ok', 0: 'lease_lost', [-1]: 'not_found' };
@@ -132,11 +146,13 @@ export class RedisStore implements Store {
   /** Request ids: unique to this store instance, then a counter (see REQUEST_MEMO_MS). */
   readonly #requestPrefix = randomBytes(9).toString('base64url');
   #requestSeq = 0;
+  readonly #guard: ConnectionGuard;
 
   constructor(opts: RedisStoreOptions = {}) {
     const { client, owned } = openClient(opts.connection);
     this.#client = client;
     this.#owned = owned;
+    this.#guard = new ConnectionGuard(client, { connectTimeoutMs: opts.connectTimeoutMs, commandTimeoutMs: opts.commandTimeoutMs });
     this.#prefix = opts.prefix ?? 'dq';
     this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
     this.#testClockKey = opts.testClockKey;
@@ -162,7 +178,7 @@ export class RedisStore implements Store {
 
   #run(queue: string, name: Parameters<typeof runScript>[1], args: (string | number)[], extraKeys: string[] = []) {
     const k = this.keys(queue);
-    return runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args], this.#testClockKey);
+    return this.#guard.run(() => runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args], this.#testClockKey));
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -376,7 +392,7 @@ export class RedisStore implements Store {
   }
 
   verify(queue: string): Promise<VerifyReport> {
-    return verifyQueue(this.#client, this.keys(queue));
+    return this.#guard.run(() => verifyQueue(this.#client, this.keys(queue)));
   }
 
   async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {
@@ -384,13 +400,20 @@ export class RedisStore implements Store {
     const sub = duplicateClient(this.#client, { enableAutoPipelining: false });
     this.#subscribers.add(sub);
     let connectedOnce = false;
+    // ioredis reports every failed reconnect attempt; one report per drop is enough.
+    let reported = false;
     sub.on('message', (ch: string, message: string) => {
       if (ch !== channel) return;
       if (message === 's') handlers.onSchedulesChanged?.();
       else handlers.onWake(Number(message));
     });
-    sub.on('error', (err: Error) => handlers.onError(err));
+    sub.on('error', (err: Error) => {
+      if (reported) return;
+      reported = true;
+      handlers.onError(this.#guard.wrap(err) as Error);
+    });
     sub.on('ready', () => {
+      reported = false;
       // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
       // It emits 'ready' before it writes the SUBSCRIBE, so wait for a PING sent after it: once
       // that is answered the subscription is live and a claim cannot miss a later signal.
@@ -404,7 +427,13 @@ export class RedisStore implements Store {
       }
       connectedOnce = true;
     });
-    await sub.subscribe(channel);
+    try {
+      await sub.subscribe(channel);
+    } catch (err) {
+      this.#subscribers.delete(sub);
+      sub.disconnect();
+      throw this.#guard.wrap(err);
+    }
 
     // A half-open TCP connection looks alive and delivers nothing. Ping it; if no answer
     // comes in time, drop the socket so ioredis reconnects and re-subscribes.
@@ -433,7 +462,10 @@ export class RedisStore implements Store {
 
   async scheduleList(queue: string): Promise<StoredSchedule[]> {
     const k = this.keys(queue);
-    const [defs, last] = (await Promise.all([this.#client.hgetall(k.schedules), this.#client.hgetall(k.scheduleLast)])) as [Record<string, string>, Record<string, string>];
+    const [defs, last] = (await this.#guard.run(() => Promise.all([this.#client.hgetall(k.schedules), this.#client.hgetall(k.scheduleLast)]))) as [
+      Record<string, string>,
+      Record<string, string>,
+    ];
     return Object.entries(defs)
       .map(([name, definition]) => ({ name, definition, lastOccurrenceMs: optNum(last[name]) }))
       .sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -481,9 +513,23 @@ export class RedisStore implements Store {
     };
   }
 
+  async serverTimeMs(queue: string): Promise<number> {
+    // A script keyed by the queue runs on the node that holds it (in a cluster, each node has
+    // a clock of its own), and reads the same TIME the queue's scripts read.
+    const [s, us] = (await this.#guard.run(() => this.#client.eval(TIME_SCRIPT, 1, this.keys(queue).base[0]!))) as [number, number];
+    return num(s) * 1000 + Math.floor(num(us) / 1000);
+  }
+
+  waitUntilReady(timeoutMs?: number): Promise<void> {
+    return this.#guard.waitUntilReady(timeoutMs);
+  }
+
+  /** Resolves within about a second whatever Redis does: a server that does not answer QUIT gets its socket closed. */
   async close(): Promise<void> {
+    this.#guard.close();
     for (const sub of this.#subscribers) sub.disconnect();
     this.#subscribers.clear();
-    if (this.#owned) await this.#client.quit().catch(() => this.#client.disconnect());
+    if (!this.#owned) return;
+    if (!(await settlesWithin(this.#client.quit(), QUIT_WAIT_MS))) this.#client.disconnect();
   }
 }
