@@ -108,9 +108,9 @@ function optStr(v: unknown): string | undefined {
 
 /** A stored number shown as it is: undefined when absent or not a finite number (corrupt data is listed, never thrown). */
 function looseNum(v: unknown): number | undefined {
-  if (v === '' || v === null || v === undefined) return undefined;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : undefined;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  // Whole decimal numbers only, as the scripts' as_int: Number() would also take '0x1A' and '1e3'.
+  return typeof v === 'string' && /^-?\d{1,16}$/.test(v) ? Number(v) : undefined;
 }
 
 /** One claimed job from its 11 reply fields; throws on anything the script should never send. */

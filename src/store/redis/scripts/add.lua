@@ -161,7 +161,8 @@ for i, j in ipairs(jobs) do
   codes[i] = code
 end
 
-local seq = redis.call('INCRBY', K_SEQ, writes) - writes
+local seq = 0
+if writes > 0 then seq = redis.call('INCRBY', K_SEQ, writes) - writes end
 local prev_head = head_score(K_SCHEDULED)
 local min_due = nil
 for i, j in ipairs(jobs) do
