@@ -27,7 +27,13 @@ const ROWS: Row[] = [
   { label: 'enqueue overran the 10k/s window', value: (r) => r.load?.enqueueOverrunMs, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p50 @400/s', value: (r) => r.low?.p50, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p99 @400/s', value: (r) => r.low?.p99, unit: 'ms', lowerIsBetter: true },
-  { label: 'max dispatch with ack', value: (r) => r.dispatchPerSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 5, text: '≥ 5× BullMQ' }, lowerIsBetter: false },
+  {
+    label: 'max dispatch with ack',
+    value: (r) => r.dispatchPerSec,
+    unit: 'jobs/s',
+    goal: { kind: 'ratioMin', bound: 5, text: '≥ 5× BullMQ' },
+    lowerIsBetter: false,
+  },
   { label: 'bulk enqueue', value: (r) => r.enqueuePerSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 4, text: '≥ 4× BullMQ' }, lowerIsBetter: false },
   { label: 'commands/job, enqueue', value: (r) => r.cost?.enqueueCommandsPerJob, unit: '', lowerIsBetter: true },
   { label: 'commands/job, processing', value: (r) => r.cost?.processCommandsPerJob, unit: '', lowerIsBetter: true },
@@ -38,8 +44,20 @@ const ROWS: Row[] = [
     goal: { kind: 'max', bound: 3, text: '≤ 3' },
     lowerIsBetter: true,
   },
-  { label: 'bytes per pending job', value: (r) => r.cost?.bytesPerPendingJob, unit: 'B', goal: { kind: 'max', bound: 220, text: '≤ 220 B' }, lowerIsBetter: true },
-  { label: 'idle commands/s, 1 worker', value: (r) => r.cost?.idleCommandsPerSec, unit: '/s', goal: { kind: 'max', bound: 0.2, text: '≤ 0.2/s' }, lowerIsBetter: true },
+  {
+    label: 'bytes per pending job',
+    value: (r) => r.cost?.bytesPerPendingJob,
+    unit: 'B',
+    goal: { kind: 'max', bound: 220, text: '≤ 220 B' },
+    lowerIsBetter: true,
+  },
+  {
+    label: 'idle commands/s, 1 worker',
+    value: (r) => r.cost?.idleCommandsPerSec,
+    unit: '/s',
+    goal: { kind: 'max', bound: 0.2, text: '≤ 0.2/s' },
+    lowerIsBetter: true,
+  },
   { label: 'lateness p99, 1M pending', value: (r) => r.scale?.p99, unit: 'ms', lowerIsBetter: true },
   { label: 'worker script µs/call, 1M pending', value: (r) => r.scale?.scriptUsecPerCall, unit: 'µs', lowerIsBetter: true },
 ];
@@ -64,14 +82,25 @@ export function table(results: SystemResult[]): string {
     const ratio = dv !== undefined && bv !== undefined && bv !== 0 ? dv / bv : undefined;
     let met = '';
     if (row.goal && dv !== undefined) {
-      const ok = row.goal.kind === 'max' ? dv <= row.goal.bound : row.goal.kind === 'min' ? dv >= row.goal.bound : ratio !== undefined && ratio >= row.goal.bound;
+      const ok =
+        row.goal.kind === 'max' ? dv <= row.goal.bound : row.goal.kind === 'min' ? dv >= row.goal.bound : ratio !== undefined && ratio >= row.goal.bound;
       met = ok ? 'yes' : 'no';
     }
-    lines.push([`${row.label}${row.unit ? ` (${row.unit})` : ''}`, ...vals.map(fmt), ratio === undefined ? '—' : `${ratio.toFixed(2)}×`, row.goal?.text ?? '', met]);
+    lines.push([
+      `${row.label}${row.unit ? ` (${row.unit})` : ''}`,
+      ...vals.map(fmt),
+      ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
+      row.goal?.text ?? '',
+      met,
+    ]);
   }
   const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   const render = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [render(lines[0]!), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...lines.slice(1).map(render)].join('\n');
+  return [
+    render(lines[0]!),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...lines.slice(1).map(render),
+  ].join('\n');
 }
 
 /** A CDF of lateness per system (log x axis), hand-written SVG: no chart library for one chart. */
@@ -85,7 +114,8 @@ export function latenessSvg(results: SystemResult[], title: string): string {
   const colours = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e'];
   const xMin = 0.1;
   const xMax = 10_000;
-  const x = (ms: number) => left + ((Math.log10(Math.min(xMax, Math.max(xMin, ms))) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (W - left - right);
+  const x = (ms: number) =>
+    left + ((Math.log10(Math.min(xMax, Math.max(xMin, ms))) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (W - left - right);
   const y = (f: number) => H - bottom - f * (H - bottom - top);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
@@ -93,9 +123,16 @@ export function latenessSvg(results: SystemResult[], title: string): string {
     `<text x="${left}" y="24" font-size="14" font-weight="bold">${title}</text>`,
   ];
   for (const ms of [0.1, 1, 10, 100, 1000, 10_000]) {
-    parts.push(`<line x1="${x(ms)}" y1="${top}" x2="${x(ms)}" y2="${H - bottom}" stroke="#ddd"/>`, `<text x="${x(ms)}" y="${H - bottom + 16}" text-anchor="middle">${ms}</text>`);
+    parts.push(
+      `<line x1="${x(ms)}" y1="${top}" x2="${x(ms)}" y2="${H - bottom}" stroke="#ddd"/>`,
+      `<text x="${x(ms)}" y="${H - bottom + 16}" text-anchor="middle">${ms}</text>`,
+    );
   }
-  for (const f of [0, 0.5, 0.9, 0.99, 1]) parts.push(`<line x1="${left}" y1="${y(f)}" x2="${W - right}" y2="${y(f)}" stroke="#eee"/>`, `<text x="${left - 6}" y="${y(f) + 4}" text-anchor="end">${f}</text>`);
+  for (const f of [0, 0.5, 0.9, 0.99, 1])
+    parts.push(
+      `<line x1="${left}" y1="${y(f)}" x2="${W - right}" y2="${y(f)}" stroke="#eee"/>`,
+      `<text x="${left - 6}" y="${y(f) + 4}" text-anchor="end">${f}</text>`,
+    );
   parts.push(`<text x="${(left + W - right) / 2}" y="${H - 12}" text-anchor="middle">lateness, ms (handler start − due time), log scale</text>`);
   results.forEach((r, i) => {
     const s = r.load?.samples;
@@ -106,7 +143,10 @@ export function latenessSvg(results: SystemResult[], title: string): string {
     pts.push(`${x(s.at(-1)!).toFixed(1)},${y(1).toFixed(1)}`);
     const c = colours[i % colours.length]!;
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.join(' ')}"/>`);
-    parts.push(`<rect x="${W - right + 12}" y="${top + i * 20}" width="12" height="12" fill="${c}"/>`, `<text x="${W - right + 30}" y="${top + i * 20 + 11}">${r.system} (p99 ${fmt(r.load?.p99)} ms)</text>`);
+    parts.push(
+      `<rect x="${W - right + 12}" y="${top + i * 20}" width="12" height="12" fill="${c}"/>`,
+      `<text x="${W - right + 30}" y="${top + i * 20 + 11}">${r.system} (p99 ${fmt(r.load?.p99)} ms)</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n');

@@ -48,8 +48,12 @@ try {
       await admin.flushall();
       return fn();
     };
-    r.load = await step('load', `lateness, ${profile.loadJobs} jobs over ${profile.loadWindowMs} ms`, () => lateness(system, redis.url, profile.loadJobs, profile.loadWindowMs, { leadMs: profile.leadMs, keepSamples: true }));
-    r.low = await step('low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () => lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }));
+    r.load = await step('load', `lateness, ${profile.loadJobs} jobs over ${profile.loadWindowMs} ms`, () =>
+      lateness(system, redis.url, profile.loadJobs, profile.loadWindowMs, { leadMs: profile.leadMs, keepSamples: true }),
+    );
+    r.low = await step('low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () =>
+      lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }),
+    );
     r.dispatchPerSec = await step('dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, profile.dispatchJobs));
     r.enqueuePerSec = await step('enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, profile.enqueueJobs));
     r.cost = await step('cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));

@@ -53,7 +53,8 @@ export class EventFeed {
       throw new ValidationError('after', `must be '$', '0' or a cursor like '1700000000000-0' (got ${String(cursor)})`);
     }
     const batch = opts.batch ?? 100;
-    if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new ValidationError('batch', `must be a whole number from 1 to 10000 (got ${String(batch)})`);
+    if (!Number.isInteger(batch) || batch < 1 || batch > 10_000)
+      throw new ValidationError('batch', `must be a whole number from 1 to 10000 (got ${String(batch)})`);
     const reader = this.#store.eventReader(this.#queue);
     // Closing the reader's connection ends a blocked read at once, so an abort needs no wait.
     const onAbort = () => void reader.close();

@@ -264,13 +264,9 @@ export interface WorkerOptions<T = unknown> extends ConnectionOptions {
   readonly _data?: T;
 }
 
-const queueNameSchema = z
-  .string(must('must be a string'))
-  .regex(/^[A-Za-z0-9_.:-]{1,100}$/, must('must be 1-100 characters of A-Z a-z 0-9 _ . : -'));
+const queueNameSchema = z.string(must('must be a string')).regex(/^[A-Za-z0-9_.:-]{1,100}$/, must('must be 1-100 characters of A-Z a-z 0-9 _ . : -'));
 
-const prefixSchema = z
-  .string(must('must be a string'))
-  .regex(/^[A-Za-z0-9_.:-]{1,50}$/, must('must be 1-50 characters of A-Z a-z 0-9 _ . : -'));
+const prefixSchema = z.string(must('must be a string')).regex(/^[A-Za-z0-9_.:-]{1,50}$/, must('must be 1-50 characters of A-Z a-z 0-9 _ . : -'));
 
 const connectionShape = {
   connection: z.any().optional(),
@@ -293,8 +289,18 @@ const connectionShape = {
 export const queueOptionsSchema = z.strictObject({
   ...connectionShape,
   maxPayloadBytes: z.number(must('must be a number')).int(must('must be a whole number')).min(1, must('must be positive')).optional(),
-  connectTimeoutMs: z.number(must('must be a number of milliseconds')).int(must('must be a whole number')).min(1, must('must be at least 1')).max(3_600_000, must('must be at most 3600000 (1 h)')).optional(),
-  commandTimeoutMs: z.number(must('must be a number of milliseconds')).int(must('must be a whole number')).min(1, must('must be at least 1')).max(3_600_000, must('must be at most 3600000 (1 h)')).optional(),
+  connectTimeoutMs: z
+    .number(must('must be a number of milliseconds'))
+    .int(must('must be a whole number'))
+    .min(1, must('must be at least 1'))
+    .max(3_600_000, must('must be at most 3600000 (1 h)'))
+    .optional(),
+  commandTimeoutMs: z
+    .number(must('must be a number of milliseconds'))
+    .int(must('must be a whole number'))
+    .min(1, must('must be at least 1'))
+    .max(3_600_000, must('must be at most 3600000 (1 h)'))
+    .optional(),
 });
 
 const positiveInt = (max: number) =>

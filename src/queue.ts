@@ -12,7 +12,6 @@ import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_PAYLOAD_BYTES,
   MAX_DELAY_MS,
-  idSchema,
   parseId,
   parseOptions,
   parseQueueName,
@@ -269,7 +268,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const offset = opts?.offset ?? 0;
       const limit = opts?.limit ?? 100;
       if (!Number.isInteger(offset) || offset < 0) throw new ValidationError('offset', `must be a whole number from 0 (got ${String(offset)})`);
-      if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw new ValidationError('limit', `must be a whole number from 0 to 10000 (got ${String(limit)})`);
+      if (!Number.isInteger(limit) || limit < 0 || limit > 10_000)
+        throw new ValidationError('limit', `must be a whole number from 0 to 10000 (got ${String(limit)})`);
       const page = await this.#store.deadList(this.name, offset, limit);
       return { total: page.total, jobs: page.jobs.map((j) => ({ ...j, data: decode<T>(j.data) })) };
     },
@@ -290,7 +290,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     setCaps: async (caps: { maxCount?: number | null; maxAgeMs?: number | null }): Promise<void> => {
       const check = (v: unknown, field: string, max: number): number => {
         if (v === null || v === undefined) return 0;
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw new ValidationError(field, `must be a whole number from 1 to ${max}, or null for no cap (got ${String(v)})`);
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
+          throw new ValidationError(field, `must be a whole number from 1 to ${max}, or null for no cap (got ${String(v)})`);
         return v;
       };
       if (typeof caps !== 'object' || caps === null) throw new ValidationError('caps', 'must be { maxCount?, maxAgeMs? }');

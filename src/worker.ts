@@ -79,7 +79,7 @@ const CLOSE_GRACE_MS = 1_000;
 function errorText(err: unknown, max: number): string {
   let text: string;
   if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
-  else text = `non-Error thrown: ${typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)}`;
+  else text = `non-Error thrown: ${typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err))}`;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -388,18 +388,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #buryCorrupt(c: LeaseRef, reason: string): void {
-    this.#store
-      .fail(this.queue, { id: c.id, token: c.token, error: reason, retryDelayMs: 0, dead: true, defaultMaxAttempts: this.#attempts })
-      .then(
-        () => this.#emit('dead', { id: c.id, token: c.token }, reason),
-        (err) => this.#emitError(err),
-      );
+    this.#store.fail(this.queue, { id: c.id, token: c.token, error: reason, retryDelayMs: 0, dead: true, defaultMaxAttempts: this.#attempts }).then(
+      () => this.#emit('dead', { id: c.id, token: c.token }, reason),
+      (err) => this.#emitError(err),
+    );
   }
 
   /** Extends leases and records the new deadlines (measured from when the call was sent, to err early). */
   async #extend(jobs: HandedJob<T>[], ms: number): Promise<LeaseOutcome[]> {
     const sentAt = this.#timer.serverNow();
-    const outcomes = await this.#store.extend(this.queue, jobs.map((j): LeaseRef => ({ id: j.id, token: j.token })), ms);
+    const outcomes = await this.#store.extend(
+      this.queue,
+      jobs.map((j): LeaseRef => ({ id: j.id, token: j.token })),
+      ms,
+    );
     jobs.forEach((j, i) => {
       if (outcomes[i] === 'ok') j.leaseDeadlineMs = Math.max(j.leaseDeadlineMs, sentAt + ms);
     });

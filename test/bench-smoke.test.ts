@@ -10,7 +10,10 @@ describe('benchmark smoke run', () => {
   test('--quick runs every scenario for every system and yields every figure (no timing is asserted)', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [RUN, '--quick', '--json'], { timeout: 170_000, maxBuffer: 64 * 1024 * 1024 });
     const { results } = JSON.parse(stdout) as { results: Record<string, unknown>[] };
-    assert.deepEqual(results.map((r) => r.system), ['delayq', 'bullmq', 'naive10', 'naive1000']);
+    assert.deepEqual(
+      results.map((r) => r.system),
+      ['delayq', 'bullmq', 'naive10', 'naive1000'],
+    );
     for (const r of results) {
       const load = r.load as { p99: number; n: number };
       assert.equal(load.n, 500, `${String(r.system)}: every job ran`);

@@ -25,13 +25,16 @@ export function buildProgram(): Command {
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ outputError: () => {} })
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ delayq demo                                        # the order-timeout demo, no Redis needed
   $ delayq add '{"orderId":"123"}' --id order:123 --delay 30m --queue order-timeouts
   $ delayq cancel order:123 --queue order-timeouts
   $ delayq stats --queue order-timeouts --json
-  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs`);
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs`,
+    );
   addCommand(program);
   jobCommands(program);
   deadCommands(program);

@@ -152,13 +152,26 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
   const checks = [
     { name: 'every order placed', ok: orders.length === n, detail: `${orders.length} of ${n}` },
     { name: 'no paid order was cancelled', ok: book.refused.cancelPaid === 0, detail: `${book.refused.cancelPaid} refused cancels of paid orders` },
-    { name: 'every order paid in time is paid', ok: fate('pays', 'paid') + fate('pending-pays', 'paid') === planned('pays') + planned('pending-pays'), detail: `${fate('pays', 'paid') + fate('pending-pays', 'paid')} of ${planned('pays') + planned('pending-pays')}` },
-    { name: 'every unpaid order was cancelled', ok: fate('never', 'cancelled') + fate('pending-never', 'cancelled') === planned('never') + planned('pending-never'), detail: `${fate('never', 'cancelled') + fate('pending-never', 'cancelled')} of ${planned('never') + planned('pending-never')}` },
-    { name: 'no job left behind', ok: stats.scheduled === 0 && stats.active === 0 && stats.dead === 0, detail: `scheduled ${stats.scheduled}, active ${stats.active}, dead ${stats.dead}` },
+    {
+      name: 'every order paid in time is paid',
+      ok: fate('pays', 'paid') + fate('pending-pays', 'paid') === planned('pays') + planned('pending-pays'),
+      detail: `${fate('pays', 'paid') + fate('pending-pays', 'paid')} of ${planned('pays') + planned('pending-pays')}`,
+    },
+    {
+      name: 'every unpaid order was cancelled',
+      ok: fate('never', 'cancelled') + fate('pending-never', 'cancelled') === planned('never') + planned('pending-never'),
+      detail: `${fate('never', 'cancelled') + fate('pending-never', 'cancelled')} of ${planned('never') + planned('pending-never')}`,
+    },
+    {
+      name: 'no job left behind',
+      ok: stats.scheduled === 0 && stats.active === 0 && stats.dead === 0,
+      detail: `scheduled ${stats.scheduled}, active ${stats.active}, dead ${stats.dead}`,
+    },
     { name: 'queue consistent (verify)', ok: report.ok, detail: report.problems.slice(0, 3).join('; ') || 'clean' },
   ];
   return {
-    store: typeof opts.connection === 'string' ? opts.connection.replace(/\/\/[^@/]*@/, '//***@') : opts.store ? 'custom store' : (process.env.REDIS_URL ?? 'redis'),
+    store:
+      typeof opts.connection === 'string' ? opts.connection.replace(/\/\/[^@/]*@/, '//***@') : opts.store ? 'custom store' : (process.env.REDIS_URL ?? 'redis'),
     placed: orders.length,
     paid: orders.filter((o) => o.status === 'paid').length,
     cancelled: orders.filter((o) => o.status === 'cancelled').length,

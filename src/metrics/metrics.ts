@@ -88,7 +88,13 @@ export class DelayqMetrics {
     this.#retried = counter('delayq_retried_total', 'Failed jobs scheduled again after their backoff');
     this.#dead = counter('delayq_dead_total', 'Jobs moved to the dead set by observed workers');
     this.#leaseLost = counter('delayq_lease_lost_total', "Hand-outs whose lease expired before the worker's ack (the job runs again elsewhere)");
-    this.#duration = new prom.Histogram({ name: 'delayq_job_duration_seconds', help: 'Handler run time', labelNames: ['queue'], buckets: DURATION_BUCKETS, registers });
+    this.#duration = new prom.Histogram({
+      name: 'delayq_job_duration_seconds',
+      help: 'Handler run time',
+      labelNames: ['queue'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
     this.#lag = new prom.Histogram({
       name: 'delayq_schedule_lag_seconds',
       help: 'Handler start minus due time: how late jobs run',

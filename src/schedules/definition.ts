@@ -46,7 +46,12 @@ const MIN_EVERY_MS = 100;
 
 const specSchema = z.strictObject({
   cron: z.string().min(1).max(200).optional(),
-  every: z.number().int().min(MIN_EVERY_MS).max(366 * 24 * 3600 * 1000).optional(),
+  every: z
+    .number()
+    .int()
+    .min(MIN_EVERY_MS)
+    .max(366 * 24 * 3600 * 1000)
+    .optional(),
   tz: z.string().min(1).max(100).optional(),
   data: z.unknown().optional(),
   opts: z.strictObject({ priority: prioritySchema.optional(), attempts: attemptsSchema.optional(), backoff: backoffSchema.optional() }).optional(),

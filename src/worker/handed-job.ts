@@ -28,13 +28,7 @@ export class HandedJob<T> implements Job<T> {
   #abortReason: string | undefined;
   readonly #extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>;
 
-  constructor(
-    queue: string,
-    c: ClaimedJob,
-    data: T,
-    defaultMaxAttempts: number,
-    extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>,
-  ) {
+  constructor(queue: string, c: ClaimedJob, data: T, defaultMaxAttempts: number, extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>) {
     this.queue = queue;
     this.id = c.id;
     this.data = data;

@@ -65,11 +65,14 @@ export class WakeTimer {
     if (this.#timer !== undefined && this.#target <= target) return;
     this.stop();
     this.#target = target;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#target = Infinity;
-      this.#onFire();
-    }, Math.max(0, target - now));
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#target = Infinity;
+        this.#onFire();
+      },
+      Math.max(0, target - now),
+    );
   }
 
   stop(): void {

@@ -153,7 +153,10 @@ describe('delayq CLI against a real redis-server', () => {
     const q = uniqueName('cli');
     const r = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { scheduled: number; completedTotal: number });
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { scheduled: number; completedTotal: number });
     assert.equal(rows.length, 3);
     assert.equal(rows[0]!.scheduled, 0);
   });
@@ -173,7 +176,10 @@ describe('delayq CLI against a real redis-server', () => {
       w.child.kill('SIGTERM');
       const r = await w.done;
       assert.equal(r.code, 0, r.stderr);
-      const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; completed?: number });
+      const events = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; completed?: number });
       assert.equal(events.at(-1)!.event, 'stopped');
       const finished = new Set(readFileSync(record, 'utf8').split('\n').filter(Boolean));
       const s = await queue.stats();

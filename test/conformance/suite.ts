@@ -91,12 +91,16 @@ export function conformance(kind: StoreKind): void {
       const done = deferred();
       const early: string[] = [];
       for (let i = 0; i < 30; i++) await q.add(i, { delay: 10 + (i % 6) * 20 });
-      worker(q, async (job) => {
-        const now = await kind.now();
-        if (now < job.dueAtMs) early.push(`${job.id} at ${now} < ${job.dueAtMs}`);
-        ran.set(job.data, (ran.get(job.data) ?? 0) + 1);
-        if (ran.size === 30) done.resolve();
-      }, { concurrency: 4 });
+      worker(
+        q,
+        async (job) => {
+          const now = await kind.now();
+          if (now < job.dueAtMs) early.push(`${job.id} at ${now} < ${job.dueAtMs}`);
+          ran.set(job.data, (ran.get(job.data) ?? 0) + 1);
+          if (ran.size === 30) done.resolve();
+        },
+        { concurrency: 4 },
+      );
       await done.promise;
       assert.deepEqual(early, []);
       assert.ok([...ran.values()].every((n) => n === 1));
@@ -114,10 +118,14 @@ export function conformance(kind: StoreKind): void {
       await q.addBulk(jobs);
       const order: string[] = [];
       const done = deferred();
-      worker(q, (job) => {
-        order.push(job.data);
-        if (order.length === jobs.length) done.resolve();
-      }, { concurrency: 1, batch: 1 });
+      worker(
+        q,
+        (job) => {
+          order.push(job.data);
+          if (order.length === jobs.length) done.resolve();
+        },
+        { concurrency: 1, batch: 1 },
+      );
       await done.promise;
       assert.deepEqual(order, ['high-older', 'high-0', 'high-1', 'high-2', 'high-3', 'high-4', 'low-older', 'low-0', 'low-1', 'low-2', 'low-3', 'low-4']);
     });
@@ -129,7 +137,10 @@ export function conformance(kind: StoreKind): void {
       assert.equal(first.jobs.length, 5);
       assert.equal(first.more, true);
       assert.equal(new Set(first.jobs.map((j) => j.token)).size, 5);
-      await q.store.complete(q.name, first.jobs.map((j) => ({ id: j.id, token: j.token })));
+      await q.store.complete(
+        q.name,
+        first.jobs.map((j) => ({ id: j.id, token: j.token })),
+      );
       await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ data: 100 + i })));
       const seen = new Map<string, number>();
       const done = deferred();
@@ -141,7 +152,10 @@ export function conformance(kind: StoreKind): void {
       worker(q, handler, { concurrency: 3, batch: 2 });
       await done.promise;
       await until(async () => (await q.stats()).active === 0, 'acks to land');
-      assert.ok([...seen.values()].every((n) => n === 1), 'no job ran twice');
+      assert.ok(
+        [...seen.values()].every((n) => n === 1),
+        'no job ran twice',
+      );
     });
 
     test('a throwing handler is retried with backoff, then dead with its last error; UnrecoverableError skips retries', async () => {
@@ -149,11 +163,15 @@ export function conformance(kind: StoreKind): void {
       const attempts: number[] = [];
       const dead = deferred<string>();
       const deaths: string[] = [];
-      const w = worker(q, (job) => {
-        if (job.data === 'fatal') throw new UnrecoverableError('give up');
-        attempts.push(job.attempt);
-        throw new Error(`boom ${job.attempt}`);
-      }, { attempts: 3, backoff: { type: 'fixed', delay: 20 } });
+      const w = worker(
+        q,
+        (job) => {
+          if (job.data === 'fatal') throw new UnrecoverableError('give up');
+          attempts.push(job.attempt);
+          throw new Error(`boom ${job.attempt}`);
+        },
+        { attempts: 3, backoff: { type: 'fixed', delay: 20 } },
+      );
       w.on('dead', (job) => {
         deaths.push(job.id);
         if (deaths.length === 2) dead.resolve('');
@@ -173,15 +191,22 @@ export function conformance(kind: StoreKind): void {
     test('snooze runs again without spending an attempt, and dies at its deadline', async () => {
       const q = queue<string>();
       const seen: number[] = [];
-      const w = worker(q, (job) => {
-        seen.push(job.attempt);
-        job.snooze(20, { deadlineAtMs: job.createdAtMs + 150 });
-      }, { attempts: 1 });
+      const w = worker(
+        q,
+        (job) => {
+          seen.push(job.attempt);
+          job.snooze(20, { deadlineAtMs: job.createdAtMs + 150 });
+        },
+        { attempts: 1 },
+      );
       const dead = new Promise<[unknown, string]>((r) => w.once('dead', (j, reason) => r([j, reason])));
       await q.add('pending', { id: 'p' });
       const [, reason] = await dead;
       assert.ok(seen.length >= 3, `looked ${seen.length} times`);
-      assert.ok(seen.every((a) => a === 1), 'a snooze does not count as an attempt');
+      assert.ok(
+        seen.every((a) => a === 1),
+        'a snooze does not count as an attempt',
+      );
       assert.match(reason, /snooze deadline/);
       assert.match((await q.get('p'))?.lastError ?? '', /snooze deadline passed/);
     });
@@ -206,13 +231,17 @@ export function conformance(kind: StoreKind): void {
       const q = queue<string>();
       const extended = deferred<number>();
       const finish = deferred();
-      worker(q, async (job) => {
-        const before = (await q.get(job.id))!.leaseExpiresAtMs!;
-        await job.extendLease(60_000);
-        const afterExtend = (await q.get(job.id))!.leaseExpiresAtMs!;
-        extended.resolve(afterExtend - before);
-        await finish.promise;
-      }, { leaseMs: 2_000 });
+      worker(
+        q,
+        async (job) => {
+          const before = (await q.get(job.id))!.leaseExpiresAtMs!;
+          await job.extendLease(60_000);
+          const afterExtend = (await q.get(job.id))!.leaseExpiresAtMs!;
+          extended.resolve(afterExtend - before);
+          await finish.promise;
+        },
+        { leaseMs: 2_000 },
+      );
       await q.add('x', { id: 'x' });
       assert.ok((await extended.promise) > 50_000);
       finish.resolve();
@@ -222,11 +251,15 @@ export function conformance(kind: StoreKind): void {
     test('close hands running jobs back at once, due now, without counting the attempt', async () => {
       const q = queue<string>();
       const started = deferred();
-      const w = worker(q, async (job) => {
-        started.resolve();
-        await new Promise((r) => job.signal.addEventListener('abort', r));
-        await new Promise((r) => setTimeout(r, 10_000));
-      }, { closeTimeoutMs: 50 });
+      const w = worker(
+        q,
+        async (job) => {
+          started.resolve();
+          await new Promise((r) => job.signal.addEventListener('abort', r));
+          await new Promise((r) => setTimeout(r, 10_000));
+        },
+        { closeTimeoutMs: 50 },
+      );
       const released = new Promise((r) => w.once('released', r));
       await q.add('x', { id: 'x' });
       await started.promise;

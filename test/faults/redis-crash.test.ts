@@ -47,10 +47,14 @@ describe('Redis crash', () => {
 
     const check = new Queue<number>(name, { connection: second.url });
     try {
-      await until(async () => {
-        const s = await check.stats();
-        return s.scheduled === 0 && s.active === 0;
-      }, 'every job to finish after the restart', 30_000);
+      await until(
+        async () => {
+          const s = await check.stats();
+          return s.scheduled === 0 && s.active === 0;
+        },
+        'every job to finish after the restart',
+        30_000,
+      );
       const s = await check.stats();
       assert.equal(s.dead, 0);
       // Completions recorded by the store itself (the stream is in the AOF too) cover every job.

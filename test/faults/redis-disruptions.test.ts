@@ -22,10 +22,14 @@ async function survive(disrupt: () => Promise<unknown>, what: string): Promise<v
   try {
     await until(() => seen.size >= 50, 'work to be under way');
     await disrupt();
-    await until(async () => {
-      const s = await queue.stats();
-      return seen.size === n && s.scheduled === 0 && s.active === 0;
-    }, `every job to finish after ${what}`, 20_000);
+    await until(
+      async () => {
+        const s = await queue.stats();
+        return seen.size === n && s.scheduled === 0 && s.active === 0;
+      },
+      `every job to finish after ${what}`,
+      20_000,
+    );
     assert.equal((await queue.stats()).dead, 0);
     const report = await queue.verify();
     assert.equal(report.ok, true, report.problems.join('; '));

@@ -42,7 +42,10 @@ describe('worker processes that crash or stall', () => {
     const second = await fleet.start();
     await until(async () => completions(await readStream(client, q.name)).size === n, 'every job to be acked', 20_000);
     const acked = completions(await readStream(client, q.name));
-    assert.ok([...acked.values()].every((c) => c === 1), 'no job was acked twice');
+    assert.ok(
+      [...acked.values()].every((c) => c === 1),
+      'no job was acked twice',
+    );
     for (const o of orphans) {
       // Unless its ack landed just before the kill, an orphan ran again on the second worker.
       if (fleet.reports.some((r) => r.t === 'start' && r.pid === second.pid && r.id === o.id)) {
@@ -51,7 +54,10 @@ describe('worker processes that crash or stall', () => {
         assert.equal(again.attempt, (o.attempt ?? 0) + 1);
       }
     }
-    assert.ok(orphans.some((o) => fleet.reports.some((r) => r.t === 'start' && r.pid === second.pid && r.id === o.id)), 'at least one orphan was re-delivered');
+    assert.ok(
+      orphans.some((o) => fleet.reports.some((r) => r.t === 'start' && r.pid === second.pid && r.id === o.id)),
+      'at least one orphan was re-delivered',
+    );
     const report = await q.verify();
     assert.equal(report.ok, true, report.problems.join('; '));
     await q.close();
@@ -66,9 +72,17 @@ describe('worker processes that crash or stall', () => {
     await until(() => fleet.reports.some((r) => r.t === 'start' && r.pid === staller.pid), 'the job to start');
     staller.kill('SIGSTOP');
     const rescuer = await fleet.start();
-    await until(() => fleet.reports.some((r) => r.t === 'completed' && r.pid === rescuer.pid && r.id === 'slow'), 'the rescuer to run it after the lease ran out', 10_000);
+    await until(
+      () => fleet.reports.some((r) => r.t === 'completed' && r.pid === rescuer.pid && r.id === 'slow'),
+      'the rescuer to run it after the lease ran out',
+      10_000,
+    );
     staller.kill('SIGCONT');
-    await until(() => fleet.reports.some((r) => r.t === 'leaseLost' && r.pid === staller.pid && r.id === 'slow'), 'the stalled worker to learn it lost the lease', 10_000);
+    await until(
+      () => fleet.reports.some((r) => r.t === 'leaseLost' && r.pid === staller.pid && r.id === 'slow'),
+      'the stalled worker to learn it lost the lease',
+      10_000,
+    );
     assert.ok(!fleet.reports.some((r) => r.t === 'completed' && r.pid === staller.pid), 'the stale ack did not land');
     assert.equal(completions(await readStream(client, q.name)).get('slow'), 1);
     const starts = fleet.reports.filter((r) => r.t === 'start' && r.id === 'slow');
@@ -106,7 +120,10 @@ describe('worker processes that crash or stall', () => {
     const drainMs = Date.now() - recoverFrom;
     const acked = completions(await readStream(client, q.name));
     assert.equal(acked.size, n, 'lost: 0');
-    assert.ok([...acked.values()].every((c) => c === 1), 'no job acked twice');
+    assert.ok(
+      [...acked.values()].every((c) => c === 1),
+      'no job acked twice',
+    );
 
     const starts = new Map<string, { pid: number; token: string }[]>();
     for (const r of fleet.reports) if (r.t === 'start') starts.set(r.id!, [...(starts.get(r.id!) ?? []), { pid: r.pid, token: r.token! }]);

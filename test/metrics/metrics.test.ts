@@ -110,7 +110,7 @@ describe('Prometheus metrics', () => {
     }
   });
 
-  test("a job whose ack cannot be written still has its run time observed, and the metrics keep nothing of it", async () => {
+  test('a job whose ack cannot be written still has its run time observed, and the metrics keep nothing of it', async () => {
     // The regression: the start of a hand-out was forgotten only on completed/failed/… events,
     // none of which comes when the ack itself fails, so the entry stayed for the process's life.
     const inner = new MemoryStore();

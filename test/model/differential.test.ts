@@ -61,8 +61,20 @@ const command = fc.oneof(
   { arbitrary: fc.record({ c: fc.constant('reschedule' as const), id: fc.constantFrom(...IDS), delayMs: fc.constantFrom(0, 300, 60_000) }), weight: 2 },
   { arbitrary: fc.record({ c: fc.constant('step' as const), ms: fc.constantFrom(1, 500, 1000, 30_001, 70_000) }), weight: 4 },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
-  { arbitrary: fc.record({ c: fc.constant('deadRetry' as const), ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })) }), weight: 1 },
-  { arbitrary: fc.record({ c: fc.constant('deadPurge' as const), ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })) }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('deadRetry' as const),
+      ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })),
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('deadPurge' as const),
+      ids: fc.oneof(fc.constant('all' as const), fc.array(fc.constantFrom(...IDS), { maxLength: 2 })),
+    }),
+    weight: 1,
+  },
 );
 type Command = typeof command extends fc.Arbitrary<infer C> ? C : never;
 
@@ -110,10 +122,22 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       return (await s.store.complete(queue, [{ id: id(h), token: token(h) }]))[0];
     case 'fail':
       if (model.handouts.length === 0) return 'skip';
-      return s.store.fail(queue, { id: id(h), token: token(h), error: 'boom', retryDelayMs: cmd.retryDelayMs, dead: cmd.dead, defaultMaxAttempts: DEFAULT_MAX });
+      return s.store.fail(queue, {
+        id: id(h),
+        token: token(h),
+        error: 'boom',
+        retryDelayMs: cmd.retryDelayMs,
+        dead: cmd.dead,
+        defaultMaxAttempts: DEFAULT_MAX,
+      });
     case 'snooze':
       if (model.handouts.length === 0) return 'skip';
-      return s.store.snooze(queue, { id: id(h), token: token(h), delayMs: cmd.delayMs, deadlineAtMs: cmd.deadline === undefined ? undefined : model.now + cmd.deadline });
+      return s.store.snooze(queue, {
+        id: id(h),
+        token: token(h),
+        delayMs: cmd.delayMs,
+        deadlineAtMs: cmd.deadline === undefined ? undefined : model.now + cmd.deadline,
+      });
     case 'release':
       if (model.handouts.length === 0) return 'skip';
       return (await s.store.release(queue, [{ id: id(h), token: token(h) }]))[0];

@@ -45,7 +45,10 @@ export class QueueModel {
   paused = false;
   #seq = 0;
 
-  constructor(now: number, readonly defaultMaxAttempts: number) {
+  constructor(
+    now: number,
+    readonly defaultMaxAttempts: number,
+  ) {
     this.now = now;
   }
 

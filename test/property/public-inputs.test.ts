@@ -46,7 +46,14 @@ const addOptions = fc.oneof(
   ),
 );
 
-const data = fc.oneof(fc.jsonValue(), anyValue, fc.string({ minLength: 600_000, maxLength: 600_001 }).map((s) => s), fc.constant(() => 1), fc.constant(Symbol('s')), fc.bigInt());
+const data = fc.oneof(
+  fc.jsonValue(),
+  anyValue,
+  fc.string({ minLength: 600_000, maxLength: 600_001 }).map((s) => s),
+  fc.constant(() => 1),
+  fc.constant(Symbol('s')),
+  fc.bigInt(),
+);
 
 async function keysOf(queue: string): Promise<string[]> {
   return fx.client.keys(`dq:{${queue}}:*`);
@@ -79,16 +86,19 @@ describe('public inputs, generated (fast-check)', () => {
     const queue = new Queue<unknown>(uniqueName('prop'), { connection: fx.redis.url });
     try {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.record({ data: fc.jsonValue(), opts: addOptions }, { requiredKeys: ['data'] }), { minLength: 1, maxLength: 5 }), async (jobs) => {
-          const before = await keysOf(queue.name);
-          try {
-            await queue.addBulk(jobs as never);
-          } catch (err) {
-            assert.ok(err instanceof ValidationError, String(err));
-            assert.match(err.message, /^jobs\[\d+\]/);
-            assert.deepEqual((await keysOf(queue.name)).sort(), before.sort());
-          }
-        }),
+        fc.asyncProperty(
+          fc.array(fc.record({ data: fc.jsonValue(), opts: addOptions }, { requiredKeys: ['data'] }), { minLength: 1, maxLength: 5 }),
+          async (jobs) => {
+            const before = await keysOf(queue.name);
+            try {
+              await queue.addBulk(jobs as never);
+            } catch (err) {
+              assert.ok(err instanceof ValidationError, String(err));
+              assert.match(err.message, /^jobs\[\d+\]/);
+              assert.deepEqual((await keysOf(queue.name)).sort(), before.sort());
+            }
+          },
+        ),
         { numRuns: 150 },
       );
     } finally {
@@ -112,20 +122,37 @@ describe('public inputs, generated (fast-check)', () => {
     await queue.add(1, { id: 'r', delay: 60_000 });
     try {
       await fc.assert(
-        fc.asyncProperty(fc.oneof(fc.string({ maxLength: 10 }), anyValue), fc.oneof(anyValue, fc.record({ delay: anyValue, runAt: anyValue }, { requiredKeys: [] })), async (id, when) => {
-          const before = (await queue.get('r'))!.dueAtMs;
-          try {
-            await queue.reschedule(id as string, when as never);
-          } catch (err) {
-            assert.ok(err instanceof ValidationError, String(err));
-            assert.equal((await queue.get('r'))!.dueAtMs, before);
-          }
-        }),
+        fc.asyncProperty(
+          fc.oneof(fc.string({ maxLength: 10 }), anyValue),
+          fc.oneof(anyValue, fc.record({ delay: anyValue, runAt: anyValue }, { requiredKeys: [] })),
+          async (id, when) => {
+            const before = (await queue.get('r'))!.dueAtMs;
+            try {
+              await queue.reschedule(id as string, when as never);
+            } catch (err) {
+              assert.ok(err instanceof ValidationError, String(err));
+              assert.equal((await queue.get('r'))!.dueAtMs, before);
+            }
+          },
+        ),
         { numRuns: 200 },
       );
       await fc.assert(
         fc.asyncProperty(
-          fc.record({ concurrency: anyValue, batch: anyValue, leaseMs: anyValue, attempts: anyValue, backoff, timeoutMs: anyValue, closeTimeoutMs: anyValue, idleCheckMs: anyValue, bogus: anyValue }, { requiredKeys: [] }),
+          fc.record(
+            {
+              concurrency: anyValue,
+              batch: anyValue,
+              leaseMs: anyValue,
+              attempts: anyValue,
+              backoff,
+              timeoutMs: anyValue,
+              closeTimeoutMs: anyValue,
+              idleCheckMs: anyValue,
+              bogus: anyValue,
+            },
+            { requiredKeys: [] },
+          ),
           async (opts) => {
             try {
               const w = new Worker(queue.name, () => undefined, { connection: fx.redis.url, autostart: false, ...(opts as object) } as never);

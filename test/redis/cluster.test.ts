@@ -47,7 +47,10 @@ describe('Redis Cluster', () => {
       await queue.add('far', { id: 'far', delay: 600_000 });
       await until(async () => (await queue.stats()).scheduled === 1, 'the far job');
       await queue.add('flaky', { delay: 30 });
-      await queue.addBulk([{ data: 'a', opts: { delay: 10, priority: 1 } }, { data: 'b', opts: { delay: 10 } }]);
+      await queue.addBulk([
+        { data: 'a', opts: { delay: 10, priority: 1 } },
+        { data: 'b', opts: { delay: 10 } },
+      ]);
     }
     await until(() => names.every((n) => (ran.get(n)?.length ?? 0) === 3), 'every queue to run its three near jobs', 15_000);
     for (const name of names) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -39,11 +39,17 @@ describe('dead set caps', () => {
     await queue.dead.setCaps({ maxCount: 3 });
     let page = await queue.dead.list();
     assert.equal(page.total, 3);
-    assert.deepEqual(page.jobs.map((j) => j.id), ['j3', 'j4', 'j5']);
+    assert.deepEqual(
+      page.jobs.map((j) => j.id),
+      ['j3', 'j4', 'j5'],
+    );
     assert.equal(await fx.client.exists(`dq:{${queue.name}}:job:j0`), 0, 'purged bodies are gone');
     await killJobs(queue, 6, 2);
     page = await queue.dead.list();
-    assert.deepEqual(page.jobs.map((j) => j.id), ['j5', 'j6', 'j7']);
+    assert.deepEqual(
+      page.jobs.map((j) => j.id),
+      ['j5', 'j6', 'j7'],
+    );
     assert.equal((await queue.verify()).ok, true);
   });
 
@@ -55,7 +61,10 @@ describe('dead set caps', () => {
     assert.equal((await queue.stats()).dead, 3, 'nothing is old enough yet');
     await until(async () => (await serverTimeMs(fx.client)) > diedBy + 250, 'the first deaths to age past the cap');
     await killJobs(queue, 3, 1);
-    assert.deepEqual((await queue.dead.list()).jobs.map((j) => j.id), ['j3']);
+    assert.deepEqual(
+      (await queue.dead.list()).jobs.map((j) => j.id),
+      ['j3'],
+    );
     await queue.dead.setCaps({ maxAgeMs: null, maxCount: null });
     await killJobs(queue, 4, 2);
     assert.equal((await queue.stats()).dead, 3, 'three dead, none purged');

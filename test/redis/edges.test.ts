@@ -17,7 +17,19 @@ import { deferred, until, within } from '../helpers/wait.js';
 const fx = useRedis();
 
 function job(id: string, delayMs = 0, extra: Partial<NewJob> = {}): NewJob {
-  return { id, data: JSON.stringify(id), delayMs, runAtMs: undefined, priority: 0, maxAttempts: undefined, backoff: undefined, replace: false, dedup: undefined, traceContext: undefined, ...extra };
+  return {
+    id,
+    data: JSON.stringify(id),
+    delayMs,
+    runAtMs: undefined,
+    priority: 0,
+    maxAttempts: undefined,
+    backoff: undefined,
+    replace: false,
+    dedup: undefined,
+    traceContext: undefined,
+    ...extra,
+  };
 }
 
 function redisStore(extra: { testClockKey?: string; connection?: string } = {}): RedisStore {
@@ -47,7 +59,10 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
       const store = redisStore();
       const queue = uniqueName('corrupt');
       const n = 41;
-      await store.add(queue, Array.from({ length: n }, (_, i) => job(`j${i}`)));
+      await store.add(
+        queue,
+        Array.from({ length: n }, (_, i) => job(`j${i}`)),
+      );
       await fx.client.hset(jobKey(queue, 'j7'), field, value);
       // The direct path hands out everything due at once; the ready path passes due jobs through the ready set.
       const batch = path === 'direct' ? 50 : 10;
@@ -87,7 +102,10 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     await assert.rejects(store.reschedule(queue, 'x', 0, undefined), /not a hash/);
     assert.equal(await store.deadRetry(queue, ['x']), 0);
     assert.equal(await store.deadPurge(queue, { ids: ['x'] }), 1);
-    await store.complete(queue, r.jobs.map((j) => ({ id: j.id, token: j.token })));
+    await store.complete(
+      queue,
+      r.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
     await assertVerified(store, queue);
   });
 
@@ -99,7 +117,10 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     await fx.client.hset(jobKey(queue, 'no-due'), 'd', '"x"', 'q', '5');
     await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'empty', 0, 'no-due');
     const r = await store.claim(queue, 10, 30_000, 3);
-    assert.deepEqual(r.jobs.map((j) => j.id), ['ok']);
+    assert.deepEqual(
+      r.jobs.map((j) => j.id),
+      ['ok'],
+    );
     const dead = await store.deadList(queue, 0, 10);
     assert.deepEqual(dead.jobs.map((j) => [j.id, j.lastError]).sort(), [
       ['empty', 'corrupt job: missing or bad due time (t)'],
@@ -202,7 +223,10 @@ describe('fencing: every call of a stale holder answers lease lost and changes n
       const second = (await store.claim(queue, 1, 60_000, 5)).jobs[0]!;
       assert.equal(second.id, 'j');
       const stale = { id: 'j', token: first.token };
-      assert.deepEqual(await store.fail(queue, { ...stale, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 5 }), { outcome: 'lease_lost', dueAtMs: undefined });
+      assert.deepEqual(await store.fail(queue, { ...stale, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 5 }), {
+        outcome: 'lease_lost',
+        dueAtMs: undefined,
+      });
       assert.deepEqual(await store.snooze(queue, { ...stale, delayMs: 60_000, deadlineAtMs: undefined }), { outcome: 'lease_lost', dueAtMs: undefined });
       assert.deepEqual(await store.release(queue, [stale]), ['lease_lost']);
       assert.deepEqual(await store.complete(queue, [stale]), ['lease_lost']);
@@ -216,7 +240,10 @@ describe('fencing: every call of a stale holder answers lease lost and changes n
       await store.claim(queue, 0, 1000, 5);
       const recovered = await store.get(queue, 'j');
       assert.equal(recovered?.state, 'scheduled');
-      assert.deepEqual(await store.snooze(queue, { id: 'j', token: second.token, delayMs: 60_000, deadlineAtMs: undefined }), { outcome: 'lease_lost', dueAtMs: undefined });
+      assert.deepEqual(await store.snooze(queue, { id: 'j', token: second.token, delayMs: 60_000, deadlineAtMs: undefined }), {
+        outcome: 'lease_lost',
+        dueAtMs: undefined,
+      });
       assert.deepEqual(await store.release(queue, [{ id: 'j', token: second.token }]), ['lease_lost']);
       // Taken for a re-send, the snooze would have made it due in 60 s and the release would have lowered its attempts.
       assert.deepEqual(await store.get(queue, 'j'), recovered);
@@ -302,7 +329,10 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     await cut;
     proxy.release();
     const r = await within(answer, 5000, 'claim');
-    assert.deepEqual(r.jobs.map((j) => j.id), ['a', 'b']);
+    assert.deepEqual(
+      r.jobs.map((j) => j.id),
+      ['a', 'b'],
+    );
     for (const j of r.jobs) assert.equal(await fx.client.hget(jobKey(queue, j.id), 'k'), j.token);
     // Nothing else was handed out: c is still waiting.
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
@@ -400,7 +430,11 @@ describe('smaller contract gaps', () => {
       [() => queue.reschedule('a', { runAt: 1_000 }), 'runAt', /not seconds/],
     ];
     for (const [call, field, message] of cases) {
-      await assert.rejects(call(), (e: unknown) => e instanceof ValidationError && e.field === field && message.test(e.message), `${field}: ${String(message)}`);
+      await assert.rejects(
+        call(),
+        (e: unknown) => e instanceof ValidationError && e.field === field && message.test(e.message),
+        `${field}: ${String(message)}`,
+      );
     }
     assert.deepEqual(await fx.client.keys(`dq:{${queue.name}}:*`), []);
   });

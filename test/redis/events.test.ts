@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, Worker, type AddResult, type Logger, type StreamEvent } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -78,7 +78,15 @@ describe('event stream', () => {
       await q.add('later', { id: 'later', delay: 60_000 });
       await q.cancel('later');
       const expected = (id: string) => events.filter((e) => e.id === id).map((e) => e.event);
-      await until(() => expected('fail').includes('dead') && expected('fatal').includes('dead') && expected('ok').includes('completed') && expected('later').includes('cancelled'), 'the follower to see every job end', 10_000);
+      await until(
+        () =>
+          expected('fail').includes('dead') &&
+          expected('fatal').includes('dead') &&
+          expected('ok').includes('completed') &&
+          expected('later').includes('cancelled'),
+        'the follower to see every job end',
+        10_000,
+      );
       assert.deepEqual(expected('ok'), ['added', 'claimed', 'completed']);
       assert.deepEqual(expected('fail'), ['added', 'claimed', 'retried', 'claimed', 'dead']);
       assert.deepEqual(expected('fatal'), ['added', 'claimed', 'dead']);
@@ -134,9 +142,13 @@ describe('logging', () => {
         throw new Error('a broken logger must not break the worker');
       },
     };
-    const w = newWorker<string>(q.name, () => {
-      throw new Error('nope');
-    }, { logger });
+    const w = newWorker<string>(
+      q.name,
+      () => {
+        throw new Error('nope');
+      },
+      { logger },
+    );
     const dead = new Promise((r) => w.once('dead', r));
     await q.add('x', { id: 'x' });
     await dead;

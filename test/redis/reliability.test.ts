@@ -55,7 +55,10 @@ describe('fencing and leases', () => {
     });
     assert.deepEqual(await store.complete(name, [{ id: 'lease-1', token: stale.token }]), ['lease_lost']);
     assert.deepEqual(await store.extend(name, [{ id: 'lease-1', token: stale.token }], 1000), ['lease_lost']);
-    assert.equal((await store.fail(name, { id: 'lease-1', token: stale.token, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 })).outcome, 'lease_lost');
+    assert.equal(
+      (await store.fail(name, { id: 'lease-1', token: stale.token, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 })).outcome,
+      'lease_lost',
+    );
     const info = await queue.get('lease-1');
     assert.equal(info?.state, 'active');
     assert.match(info!.lastError!, /lease expired during attempt 1 of 3/);
@@ -89,7 +92,7 @@ describe('fencing and leases', () => {
     await done.promise;
     await completed.promise;
     assert.deepEqual(lost, []);
-    assert.equal((await queue.get('slow')), null);
+    assert.equal(await queue.get('slow'), null);
   });
 
   test('a re-sent ack, fail or release answers as the first did', async () => {
@@ -137,7 +140,10 @@ describe('retries, snooze, timeout, dead set', () => {
     w.on('dead', (_job, reason) => dead.resolve(reason));
     assert.match(await dead.promise, /snooze deadline passed/);
     assert.ok(looks.length >= 3, `looked ${looks.length} times`);
-    assert.ok(looks.every((a) => a === 1), 'a snooze never spends an attempt');
+    assert.ok(
+      looks.every((a) => a === 1),
+      'a snooze never spends an attempt',
+    );
     const info = await queue.get('pay-check');
     assert.equal(info?.state, 'dead');
     assert.match(info!.lastError!, /snooze deadline passed/);
@@ -161,7 +167,10 @@ describe('retries, snooze, timeout, dead set', () => {
     await dead.promise;
     assert.equal(errors.length, 2);
     assert.ok(errors.every((e) => e instanceof HandlerTimeoutError));
-    assert.ok(signals.every((s) => s.aborted), 'the handler is told to stop');
+    assert.ok(
+      signals.every((s) => s.aborted),
+      'the handler is told to stop',
+    );
     assert.equal(w.running, 0);
   });
 

@@ -32,7 +32,18 @@ async function dump(client: Redis, queue: string): Promise<Record<string, unknow
 }
 
 function job(id: string, delayMs = 0): NewJob {
-  return { id, data: '1', delayMs, runAtMs: undefined, priority: 0, maxAttempts: undefined, backoff: undefined, replace: false, dedup: undefined, traceContext: undefined };
+  return {
+    id,
+    data: '1',
+    delayMs,
+    runAtMs: undefined,
+    priority: 0,
+    maxAttempts: undefined,
+    backoff: undefined,
+    replace: false,
+    dedup: undefined,
+    traceContext: undefined,
+  };
 }
 
 /** Runs a script with hand-made arguments, as a foreign producer or a bug would. */
@@ -150,7 +161,8 @@ const rows: Row[] = [
       await s.claim(q, 1, 60_000, 3);
       await fx.client.hset(key(q, 'job:x'), 'm', 'abc');
     },
-    run: async (s, q) => s.fail(q, { id: 'x', token: (await fx.client.hget(key(q, 'job:x'), 'k'))!, error: 'boom', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 }),
+    run: async (s, q) =>
+      s.fail(q, { id: 'x', token: (await fx.client.hget(key(q, 'job:x'), 'k'))!, error: 'boom', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 }),
     expect: (a, _b, after, q) => {
       assert.deepEqual(a, { outcome: 'dead', dueAtMs: undefined });
       assert.match((after[key(q, 'job:x')] as { v: Record<string, string> }).v.e!, /^corrupt job: .*last error: boom/);

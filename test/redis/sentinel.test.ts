@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Queue, RedisStore, Worker } from '../../src/index.js';
+import { Queue, type RedisStore, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startSentinel, type SentinelSetup } from '../helpers/redis-sentinel.js';
 import { until } from '../helpers/wait.js';

@@ -48,7 +48,10 @@ describe('tracing', () => {
     worker.on('completed', (job) => completed.push(job.id));
     await queue.add('ok', { id: 'ok' });
     await queue.add('bad', { id: 'bad' });
-    await queue.addBulk([{ data: 'b1', opts: { id: 'b1' } }, { data: 'b2', opts: { id: 'b2' } }]);
+    await queue.addBulk([
+      { data: 'b1', opts: { id: 'b1' } },
+      { data: 'b2', opts: { id: 'b2' } },
+    ]);
     await until(() => completed.length === 4, 'all jobs to complete');
     await until(() => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CONSUMER).length === 5, 'five consumer spans');
 
@@ -79,7 +82,10 @@ describe('tracing', () => {
     const failed = bad.find((s) => s.attributes['messaging.delayq.attempt'] === 1)!;
     assert.equal(failed.status.code, SpanStatusCode.ERROR);
     assert.equal(failed.status.message, 'first try fails');
-    assert.ok(consumers.some((s) => s.spanContext().spanId === activeInHandler), 'the consumer span is active inside the handler');
+    assert.ok(
+      consumers.some((s) => s.spanContext().spanId === activeInHandler),
+      'the consumer span is active inside the handler',
+    );
   });
 
   test('without the option nothing is traced and no trace context is stored', async () => {

@@ -38,11 +38,14 @@ describe('worker', () => {
     const done = deferred();
     let count = 0;
     for (let i = 0; i < n; i++) await queue.add(i, { delay: 20 + (i % 10) * 15 });
-    worker(async (job) => {
-      const now = await serverTimeMs(client);
-      if (now < job.dueAtMs) early.push(`${job.id} ran at ${now}, due ${job.dueAtMs}`);
-      if (++count === n) done.resolve();
-    }, { concurrency: 5 });
+    worker(
+      async (job) => {
+        const now = await serverTimeMs(client);
+        if (now < job.dueAtMs) early.push(`${job.id} ran at ${now}, due ${job.dueAtMs}`);
+        if (++count === n) done.resolve();
+      },
+      { concurrency: 5 },
+    );
     await done.promise;
     assert.deepEqual(early, []);
   });
@@ -104,7 +107,10 @@ describe('worker', () => {
     const first = await store.claim(name, 10, 30_000, 3);
     assert.equal(first.jobs.length, 10);
     assert.equal(first.more, true);
-    assert.deepEqual(first.jobs.map((j) => j.attempt), Array(10).fill(1));
+    assert.deepEqual(
+      first.jobs.map((j) => j.attempt),
+      Array(10).fill(1),
+    );
     assert.equal(new Set(first.jobs.map((j) => j.token)).size, 10);
     const rest = await store.claim(name, 100, 30_000, 3);
     assert.equal(rest.jobs.length, 15);
@@ -127,7 +133,10 @@ describe('worker', () => {
     await done.promise;
     await Promise.all([w1.close(), w2.close()]);
     assert.equal(seen.size, n);
-    assert.deepEqual([...seen.values()].filter((c) => c !== 1), []);
+    assert.deepEqual(
+      [...seen.values()].filter((c) => c !== 1),
+      [],
+    );
     assert.equal((await queue.stats()).active, 0);
   });
 

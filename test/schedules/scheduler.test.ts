@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -26,7 +26,9 @@ describe('recurring schedules on Redis', () => {
     const queue = track(new Queue<{ n: number }>(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     const ran: { id: string; late: number }[] = [];
-    const w = track(new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: fx.redis.url }));
+    const w = track(
+      new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: fx.redis.url }),
+    );
     w.on('error', () => {});
     await queue.schedules.upsert('tick', { every: 200, data: { n: 1 } });
     const a = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
@@ -37,7 +39,10 @@ describe('recurring schedules on Redis', () => {
     for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 200, 'no occurrence skipped');
     assert.equal(new Set(ran.map((r) => r.id)).size, ran.length, 'no occurrence ran twice');
     assert.ok(a.enqueued + b.enqueued >= occ.length);
-    assert.ok(ran.every((r) => r.late < 1000), `on time: ${ran.map((r) => r.late).join(',')}`);
+    assert.ok(
+      ran.every((r) => r.late < 1000),
+      `on time: ${ran.map((r) => r.late).join(',')}`,
+    );
     const info = await queue.schedules.get('tick');
     assert.equal(info?.every, 200);
     assert.ok(info!.lastRunAtMs! >= occ.at(-1)!);
@@ -111,7 +116,10 @@ describe('recurring schedules on Redis', () => {
     await until(async () => (await addedOccurrences(queue.name, 'every-second')).length >= 3, 'three occurrences', 10_000);
     const occ = await addedOccurrences(queue.name, 'every-second');
     for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 1000);
-    assert.ok(occ.every((t) => t % 1000 === 0), 'on whole seconds');
+    assert.ok(
+      occ.every((t) => t % 1000 === 0),
+      'on whole seconds',
+    );
   });
 
   test('a change applies from the next occurrence; remove stops it', async () => {
@@ -150,7 +158,11 @@ describe('recurring schedules on Redis', () => {
     const missedLatest = latest.filter((o) => o < startedAt - 50);
     assert.equal(missedLatest.length, 1, `one catch-up run, got ${missedLatest.length}`);
     assert.ok(startedAt - missedLatest[0]! < 200, 'and it is the latest missed one');
-    assert.deepEqual(skip.filter((o) => o < startedAt - 50), [], 'skip runs none of the missed ones');
+    assert.deepEqual(
+      skip.filter((o) => o < startedAt - 50),
+      [],
+      'skip runs none of the missed ones',
+    );
   });
 
   test('bad definitions are refused by field and nothing is stored', async () => {
@@ -167,7 +179,11 @@ describe('recurring schedules on Redis', () => {
       ['', { every: 1000 }, /^name/],
     ];
     for (const [name, spec, message] of bad) {
-      await assert.rejects(queue.schedules.upsert(name, spec as never), (e: unknown) => e instanceof ValidationError && message.test(e.message), JSON.stringify(spec));
+      await assert.rejects(
+        queue.schedules.upsert(name, spec as never),
+        (e: unknown) => e instanceof ValidationError && message.test(e.message),
+        JSON.stringify(spec),
+      );
     }
     assert.deepEqual(await queue.schedules.list(), []);
     assert.equal(await fx.client.exists(`dq:{${queue.name}}:schedules`), 0);
@@ -209,7 +225,10 @@ describe('recurring schedules on the memory store', () => {
     await until(() => ran.length >= 4, 'four occurrences to run', 5_000);
     const times = ran.map((r) => Number(r.id.split(':').at(-1))).sort((a, b) => a - b);
     for (let i = 1; i < times.length; i++) assert.equal(times[i]! - times[i - 1]!, 150);
-    assert.ok(ran.every((r) => r.late < 1000), `on time: ${ran.map((r) => r.late).join(',')}`);
+    assert.ok(
+      ran.every((r) => r.late < 1000),
+      `on time: ${ran.map((r) => r.late).join(',')}`,
+    );
     const info = (await queue.schedules.get('m'))!;
     assert.ok(info.lastRunAtMs! <= serverNow() + leadMs, 'the last occurrence is not ahead of the store clock');
     assert.ok(info.nextRunAtMs! > info.lastRunAtMs! && info.nextRunAtMs! <= serverNow() + 150 + leadMs, 'the next one is the next by the store clock');

@@ -13,7 +13,19 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 function at(id: string, runAtMs: number, extra: Partial<NewJob> = {}): NewJob {
-  return { id, data: '1', delayMs: undefined, runAtMs, priority: 0, maxAttempts: undefined, backoff: undefined, replace: false, dedup: undefined, traceContext: undefined, ...extra };
+  return {
+    id,
+    data: '1',
+    delayMs: undefined,
+    runAtMs,
+    priority: 0,
+    maxAttempts: undefined,
+    backoff: undefined,
+    replace: false,
+    dedup: undefined,
+    traceContext: undefined,
+    ...extra,
+  };
 }
 
 function heapUsed(): number {
@@ -28,7 +40,13 @@ describe('memory store edges', () => {
     // (stale) entries broke the heap's order and hid d and a, which were due.
     let now = 0;
     const store = new MemoryStore({ clock: () => now });
-    for (const [id, due] of [['g', 2], ['a', 2], ['e', 1], ['d', 0]] as const) await store.add('q', [at(id, due)]);
+    for (const [id, due] of [
+      ['g', 2],
+      ['a', 2],
+      ['e', 1],
+      ['d', 0],
+    ] as const)
+      await store.add('q', [at(id, due)]);
     await store.reschedule('q', 'e', undefined, 3);
     await store.reschedule('q', 'g', undefined, 3);
     now = 2;
@@ -40,7 +58,8 @@ describe('memory store edges', () => {
     const store = new MemoryStore();
     const before = heapUsed();
     // JSON.stringify makes each payload a flat string of its own, as a decoded request body is.
-    for (let i = 0; i < 2000; i++) await store.add('q', [{ ...at(`j${i}`, 0), delayMs: 3_600_000, runAtMs: undefined, data: JSON.stringify(`${i}:${'x'.repeat(10_000)}`) }]);
+    for (let i = 0; i < 2000; i++)
+      await store.add('q', [{ ...at(`j${i}`, 0), delayMs: 3_600_000, runAtMs: undefined, data: JSON.stringify(`${i}:${'x'.repeat(10_000)}`) }]);
     for (let i = 0; i < 2000; i++) await store.cancel('q', `j${i}`);
     const grown = heapUsed() - before;
     assert.ok(grown < 2 * 1024 * 1024, `heap grew ${(grown / 1048576).toFixed(1)} MiB`);

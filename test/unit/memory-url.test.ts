@@ -32,7 +32,10 @@ describe('memory:// connections', () => {
       await q.add(1, { id: 'one', delay: 1000 });
       assert.equal((await MemoryStore.shared('env').get('q', 'one'))?.id, 'one');
       process.env.REDIS_URL = 'localhost:6379';
-      assert.throws(() => new Queue('q'), (e: unknown) => e instanceof ValidationError && e.message.startsWith('REDIS_URL'));
+      assert.throws(
+        () => new Queue('q'),
+        (e: unknown) => e instanceof ValidationError && e.message.startsWith('REDIS_URL'),
+      );
     } finally {
       if (saved === undefined) delete process.env.REDIS_URL;
       else process.env.REDIS_URL = saved;
@@ -40,6 +43,9 @@ describe('memory:// connections', () => {
   });
 
   test('a malformed memory URL is refused', () => {
-    assert.throws(() => new Queue('q', { connection: 'memory://bad name' }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('connection'));
+    assert.throws(
+      () => new Queue('q', { connection: 'memory://bad name' }),
+      (e: unknown) => e instanceof ValidationError && e.message.startsWith('connection'),
+    );
   });
 });

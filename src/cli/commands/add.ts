@@ -21,11 +21,14 @@ export function addCommand(program: Command): void {
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
     .option('--ndjson', 'bulk: one job per line, {"data":…,"opts":{…}} or a bare JSON value')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ delayq add '{"orderId":"123"}' --id order:123:timeout --delay 30m
   $ delayq add --file report.json --at 2026-12-01T02:00:00Z
-  $ cat jobs.ndjson | delayq add --ndjson --queue emails`)
+  $ cat jobs.ndjson | delayq add --ndjson --queue emails`,
+    )
     .action(async (data: string | undefined, o: Record<string, string | boolean | undefined>, cmd: Command) => {
       const g = globals(cmd);
       const opts: AddOptions = {};
@@ -67,7 +70,7 @@ async function addNdjson(g: ReturnType<typeof globals>, file: string | undefined
     const flush = async () => {
       if (batch.length === 0) return;
       const rs = await q.addBulk(batch);
-      for (const r of rs) (r.added ? added++ : existing++);
+      for (const r of rs) r.added ? added++ : existing++;
       batch = [];
       if (tty) process.stderr.write(`\r${paint('dim', `added ${added}, existing ${existing}`, process.stderr)}`);
     };

@@ -15,7 +15,9 @@ export function deadCommands(program: Command): void {
       output(g, page, () =>
         [
           `${page.total} dead`,
-          ...page.jobs.map((j) => `${paint('bold', j.id)}  died ${when(j.diedAtMs)}  attempt ${j.attempt}  ${paint('red', (j.lastError ?? '').split('\n')[0]!)}`),
+          ...page.jobs.map(
+            (j) => `${paint('bold', j.id)}  died ${when(j.diedAtMs)}  attempt ${j.attempt}  ${paint('red', (j.lastError ?? '').split('\n')[0]!)}`,
+          ),
         ].join('\n'),
       );
     });

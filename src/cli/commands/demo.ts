@@ -9,10 +9,13 @@ export function demoCommand(program: Command): void {
     .option('--orders <n>', 'orders to place', '300')
     .option('--timeout-ms <ms>', 'the unpaid-order timeout (30 min in the shop, scaled down)', '2000')
     .option('--seed <n>', 'repeat a run exactly')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ delayq demo
-  $ delayq demo --orders 2000 --redis redis://127.0.0.1:6379`)
+  $ delayq demo --orders 2000 --redis redis://127.0.0.1:6379`,
+    )
     .action(async (o: { orders: string; timeoutMs: string; seed?: string }, cmd: Command) => {
       const g = globals(cmd);
       const connection = g.redis ?? (process.env.REDIS_URL || 'memory://demo');

@@ -51,7 +51,11 @@ export function jobCommands(program: Command): void {
       const at = instant('--at', o.at);
       if ((delay === undefined) === (at === undefined)) throw new UsageError('give exactly one of --delay and --at');
       const r = await withQueue(g, (q) => q.reschedule(id, delay !== undefined ? { delay } : { runAt: at! }));
-      output(g, r, () => (r.rescheduled ? `${paint('green', 'rescheduled')} ${id}, due ${when(r.dueAtMs)}` : `not rescheduled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+      output(g, r, () =>
+        r.rescheduled
+          ? `${paint('green', 'rescheduled')} ${id}, due ${when(r.dueAtMs)}`
+          : `not rescheduled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`,
+      );
       if (!r.rescheduled) process.exitCode = 2;
     });
 
@@ -83,7 +87,10 @@ export function jobCommands(program: Command): void {
       );
     });
 
-  for (const [name, verb] of [['pause', 'stop every worker of the queue from claiming'], ['resume', 'let workers claim again']] as const) {
+  for (const [name, verb] of [
+    ['pause', 'stop every worker of the queue from claiming'],
+    ['resume', 'let workers claim again'],
+  ] as const) {
     program
       .command(name)
       .description(verb)

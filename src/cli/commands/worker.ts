@@ -22,12 +22,15 @@ export function workerCommand(program: Command): void {
     .option('--attempts <n>', 'default hand-outs per job', '3')
     .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', '30s')
     .option('--schedules', "also run the queue's recurring-schedule scheduler in this process")
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Example:
   $ cat > cancel-order.mjs <<'JS'
   export default async (job) => { await shop.cancelIfUnpaid(job.data.orderId); };
   JS
-  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50`)
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50`,
+    )
     .action(async (o: Record<string, string>, cmd: Command) => {
       const g = globals(cmd);
       const mod = (await import(pathToFileURL(resolve(o.handler!)).href)) as { default?: unknown; handler?: unknown };
@@ -59,13 +62,18 @@ Example:
       });
       worker.on('dead', (job, reason) => log(`${paint('red', 'dead', process.stderr)} ${job.id}: ${reason.split('\n')[0]}`));
       worker.on('error', (err) => log(`${paint('red', 'error', process.stderr)}: ${err.message}`));
-      log(`${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`);
+      log(
+        `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`,
+      );
       const scheduler = o.schedules ? new Scheduler(g.queue, { ...connectionOf(g), onError: (err) => log(`scheduler error: ${err.message}`) }) : undefined;
       json({ event: 'started', queue: g.queue, pid: process.pid });
       await new Promise<void>((resolveStop) => {
         const stop = (signal: string) => {
           log(`${signal}: closing (running jobs finish or are handed back)…`);
-          Promise.all([worker.close(), scheduler?.close()]).then(() => resolveStop(), () => resolveStop());
+          Promise.all([worker.close(), scheduler?.close()]).then(
+            () => resolveStop(),
+            () => resolveStop(),
+          );
         };
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));

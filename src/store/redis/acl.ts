@@ -10,17 +10,50 @@
  * which the operations guide recommends after adds that must survive a failover.
  */
 const CLIENT_COMMANDS = [
-  'evalsha', 'eval', 'ping', 'info', 'select', 'quit', 'subscribe', 'unsubscribe', 'xread', 'xrevrange', 'scan', 'zscan', 'hmget',
-  'cluster|slots', 'cluster|info', 'wait',
+  'evalsha',
+  'eval',
+  'ping',
+  'info',
+  'select',
+  'quit',
+  'subscribe',
+  'unsubscribe',
+  'xread',
+  'xrevrange',
+  'scan',
+  'zscan',
+  'hmget',
+  'cluster|slots',
+  'cluster|info',
+  'wait',
 ];
 
 /** Run inside the scripts. */
 const SCRIPT_COMMANDS = [
-  'time', 'publish',
-  'zadd', 'zrem', 'zrange', 'zrangebyscore', 'zpopmin', 'zcard', 'zcount', 'zscore',
-  'hset', 'hget', 'hmget', 'hgetall', 'hdel', 'hincrby',
-  'del', 'exists', 'get', 'set', 'incrby', 'type',
-  'xadd', 'xlen',
+  'time',
+  'publish',
+  'zadd',
+  'zrem',
+  'zrange',
+  'zrangebyscore',
+  'zpopmin',
+  'zcard',
+  'zcount',
+  'zscore',
+  'hset',
+  'hget',
+  'hmget',
+  'hgetall',
+  'hdel',
+  'hincrby',
+  'del',
+  'exists',
+  'get',
+  'set',
+  'incrby',
+  'type',
+  'xadd',
+  'xlen',
 ];
 
 /** Rules for `ACL SETUSER <name> on >password <rules…>`: only delayq's keys, channels and commands. */

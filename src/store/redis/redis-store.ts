@@ -249,18 +249,20 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'complete', leases.flatMap((l) => [l.id, l.token])));
+    return leaseOutcomes(
+      await this.#run(
+        queue,
+        'complete',
+        leases.flatMap((l) => [l.id, l.token]),
+      ),
+    );
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
-    const [code, due] = (await this.#run(queue, 'fail', [
-      req.id,
-      req.token,
-      req.error,
-      req.retryDelayMs,
-      req.dead ? '1' : '0',
-      req.defaultMaxAttempts,
-    ])) as [number, number];
+    const [code, due] = (await this.#run(queue, 'fail', [req.id, req.token, req.error, req.retryDelayMs, req.dead ? '1' : '0', req.defaultMaxAttempts])) as [
+      number,
+      number,
+    ];
     const outcome = ({ 1: 'retried', 2: 'dead', 0: 'lease_lost', [-1]: 'not_found' } as const)[code as 1 | 2 | 0 | -1];
     return { outcome, dueAtMs: due < 0 ? undefined : due };
   }
@@ -272,7 +274,13 @@ export class RedisStore implements Store {
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'release', leases.flatMap((l) => [l.id, l.token])));
+    return leaseOutcomes(
+      await this.#run(
+        queue,
+        'release',
+        leases.flatMap((l) => [l.id, l.token]),
+      ),
+    );
   }
 
   async cancel(queue: string, id: string): Promise<CancelResult> {
@@ -325,9 +333,11 @@ export class RedisStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#run(queue, 'stats', [
-      windowMs,
-    ])) as number[];
+    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#run(
+      queue,
+      'stats',
+      [windowMs],
+    )) as number[];
     const readyTotal = ready! + dueInScheduled!;
     return {
       scheduled: notPromoted! + ready!,
@@ -342,7 +352,8 @@ export class RedisStore implements Store {
       eventStreamLength: streamLength! < 0 ? undefined : streamLength,
       completedTotal: completed!,
       // The ready set is ordered by priority, so its first member is only a sample of the wait.
-      oldestDueAgeMs: readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
+      oldestDueAgeMs:
+        readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
     };
   }
 
@@ -494,9 +505,7 @@ export class RedisStore implements Store {
         return last[0]?.[0] ?? '0-0';
       },
       read: async (cursor, count, blockMs) => {
-        const reply = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)) as
-          | [string, [string, string[]][]][]
-          | null;
+        const reply = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)) as [string, [string, string[]][]][] | null;
         const out: StreamEvent[] = [];
         for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
           const fields: Record<string, string> = {};
