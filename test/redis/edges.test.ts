@@ -10,6 +10,7 @@ import { Queue, RedisStore, SnoozeSignal, ValidationError, Worker, type Job } fr
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { NewJob, Store } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy } from '../helpers/tcp-proxy.js';
 import { deferred, until, within } from '../helpers/wait.js';
@@ -17,19 +18,7 @@ import { deferred, until, within } from '../helpers/wait.js';
 const fx = useRedis();
 
 function job(id: string, delayMs = 0, extra: Partial<NewJob> = {}): NewJob {
-  return {
-    id,
-    data: JSON.stringify(id),
-    delayMs,
-    runAtMs: undefined,
-    priority: 0,
-    maxAttempts: undefined,
-    backoff: undefined,
-    replace: false,
-    dedup: undefined,
-    traceContext: undefined,
-    ...extra,
-  };
+  return newJob(id, { delayMs, ...extra });
 }
 
 function redisStore(extra: { testClockKey?: string; connection?: string } = {}): RedisStore {

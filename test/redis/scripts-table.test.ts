@@ -13,6 +13,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { runScript, type ScriptName } from '../../src/store/redis/scripts.js';
 import type { NewJob } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
 const fx = useRedis();
@@ -32,18 +33,7 @@ async function dump(client: Redis, queue: string): Promise<Record<string, unknow
 }
 
 function job(id: string, delayMs = 0): NewJob {
-  return {
-    id,
-    data: '1',
-    delayMs,
-    runAtMs: undefined,
-    priority: 0,
-    maxAttempts: undefined,
-    backoff: undefined,
-    replace: false,
-    dedup: undefined,
-    traceContext: undefined,
-  };
+  return newJob(id, { data: '1', delayMs });
 }
 
 /** Runs a script with hand-made arguments, as a foreign producer or a bug would. */

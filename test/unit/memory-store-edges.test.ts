@@ -8,24 +8,13 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { NewJob } from '../../src/store/store.js';
+import { newJob } from '../helpers/new-job.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 function at(id: string, runAtMs: number, extra: Partial<NewJob> = {}): NewJob {
-  return {
-    id,
-    data: '1',
-    delayMs: undefined,
-    runAtMs,
-    priority: 0,
-    maxAttempts: undefined,
-    backoff: undefined,
-    replace: false,
-    dedup: undefined,
-    traceContext: undefined,
-    ...extra,
-  };
+  return newJob(id, { data: '1', delayMs: undefined, runAtMs, ...extra });
 }
 
 function heapUsed(): number {
