@@ -286,21 +286,17 @@ const connectionShape = {
     .optional(),
 };
 
+const producerTimeoutSchema = z
+  .number(must('must be a number of milliseconds'))
+  .int(must('must be a whole number'))
+  .min(1, must('must be at least 1'))
+  .max(3_600_000, must('must be at most 3600000 (1 h)'));
+
 export const queueOptionsSchema = z.strictObject({
   ...connectionShape,
   maxPayloadBytes: z.number(must('must be a number')).int(must('must be a whole number')).min(1, must('must be positive')).optional(),
-  connectTimeoutMs: z
-    .number(must('must be a number of milliseconds'))
-    .int(must('must be a whole number'))
-    .min(1, must('must be at least 1'))
-    .max(3_600_000, must('must be at most 3600000 (1 h)'))
-    .optional(),
-  commandTimeoutMs: z
-    .number(must('must be a number of milliseconds'))
-    .int(must('must be a whole number'))
-    .min(1, must('must be at least 1'))
-    .max(3_600_000, must('must be at most 3600000 (1 h)'))
-    .optional(),
+  connectTimeoutMs: producerTimeoutSchema.optional(),
+  commandTimeoutMs: producerTimeoutSchema.optional(),
 });
 
 const positiveInt = (max: number) =>

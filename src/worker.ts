@@ -9,16 +9,16 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError, ValidationError } from './errors.js';
+import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
 import { settlesWithin } from './settles-within.js';
 import type { Job } from './job.js';
 import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
-import { MAX_DELAY_MS, MAX_RUN_AT_MS, parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
+import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
 import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
-import { HandedJob } from './worker/handed-job.js';
+import { HandedJob, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { setLongTimeout, timerDelay } from './timers.js';
@@ -81,17 +81,6 @@ function errorText(err: unknown, max: number): string {
   if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
   else text = `non-Error thrown: ${typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err))}`;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-function snoozeProblem(s: SnoozeSignal): ValidationError | undefined {
-  const { delayMs: d, deadlineAtMs: at } = s;
-  if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > MAX_DELAY_MS) {
-    return new ValidationError('SnoozeSignal.delayMs', `must be whole milliseconds from 0 to ${MAX_DELAY_MS} (got ${String(d)})`);
-  }
-  if (at !== undefined && (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at > MAX_RUN_AT_MS)) {
-    return new ValidationError('SnoozeSignal.deadlineAtMs', `must be whole epoch milliseconds (got ${String(at)})`);
-  }
-  return undefined;
 }
 
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
@@ -363,8 +352,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #snooze(job: HandedJob<T>, signal: SnoozeSignal): Promise<void> {
     // A SnoozeSignal a handler built itself skipped job.snooze()'s checks: a bad one fails the attempt.
-    const bad = snoozeProblem(signal);
+    const bad = snoozeProblem(signal.delayMs, signal.deadlineAtMs, 'SnoozeSignal.');
     if (bad) return this.#fail(job, bad);
+    signal = roundedSnooze(signal.delayMs, signal.deadlineAtMs);
     const res = await this.#store.snooze(this.queue, {
       id: job.id,
       token: job.token,
@@ -459,8 +449,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     for (const job of this.#running.values()) job.abort('worker closing');
     if (this.#running.size > 0) await bounded(this.#untilIdle());
-    // Handlers that used all of the timeout leave nothing for handing their jobs back: a short grace.
-    const graceUntil = this.#running.size > 0 && left() === 0 ? performance.now() + CLOSE_GRACE_MS : deadline;
+    // Handlers still running used (nearly) all of the timeout and leave little or nothing for
+    // handing their jobs back: those get at least a short grace. (Testing for exactly no time
+    // left raced the timer that ended the wait, and a job then waited out its whole lease.)
+    const graceUntil = this.#running.size > 0 ? Math.max(deadline, performance.now() + CLOSE_GRACE_MS) : deadline;
     const inGrace = (p: Promise<unknown>) => settlesWithin(p, graceUntil - performance.now());
     const unfinished = [...this.#running.values()];
     await inGrace(

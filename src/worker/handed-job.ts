@@ -4,6 +4,25 @@ import { MAX_DELAY_MS, MAX_RUN_AT_MS } from '../options.js';
 import type { Job } from '../job.js';
 import type { ClaimedJob } from '../store/store.js';
 
+/**
+ * What is wrong with a snooze's values, or undefined. Checked in job.snooze() (field names as
+ * given) and again by the worker for a SnoozeSignal a handler built itself (`SnoozeSignal.`).
+ */
+export function snoozeProblem(delayMs: unknown, deadlineAtMs: unknown, prefix: string): ValidationError | undefined {
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
+    return new ValidationError(`${prefix}delayMs`, `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${String(delayMs)})`);
+  }
+  if (deadlineAtMs !== undefined && (typeof deadlineAtMs !== 'number' || !Number.isFinite(deadlineAtMs) || deadlineAtMs < 0 || deadlineAtMs > MAX_RUN_AT_MS)) {
+    return new ValidationError(`${prefix}deadlineAtMs`, `must be epoch milliseconds (got ${String(deadlineAtMs)})`);
+  }
+  return undefined;
+}
+
+/** A snooze in whole milliseconds, as the scripts take them: never earlier than asked. */
+export function roundedSnooze(delayMs: number, deadlineAtMs: number | undefined): SnoozeSignal {
+  return new SnoozeSignal(Math.ceil(delayMs), deadlineAtMs === undefined ? undefined : Math.floor(deadlineAtMs));
+}
+
 export class HandedJob<T> implements Job<T> {
   readonly queue: string;
   readonly id: string;
@@ -62,14 +81,9 @@ export class HandedJob<T> implements Job<T> {
   }
 
   snooze(delayMs: number, opts: { deadlineAtMs?: number } = {}): never {
-    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
-      throw new ValidationError('delayMs', `must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (got ${String(delayMs)})`);
-    }
-    const d = opts.deadlineAtMs;
-    if (d !== undefined && (typeof d !== 'number' || !Number.isFinite(d) || d < 0 || d > MAX_RUN_AT_MS)) {
-      throw new ValidationError('deadlineAtMs', `must be epoch milliseconds (got ${String(d)})`);
-    }
-    this.snoozed = new SnoozeSignal(Math.ceil(delayMs), d === undefined ? undefined : Math.floor(d));
+    const bad = snoozeProblem(delayMs, opts.deadlineAtMs, '');
+    if (bad) throw bad;
+    this.snoozed = roundedSnooze(delayMs, opts.deadlineAtMs);
     throw this.snoozed;
   }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { deferred, until } from '../helpers/wait.js';
+import { deferred, until, within } from '../helpers/wait.js';
 
 export interface StoreKind {
   name: string;
@@ -262,9 +262,9 @@ export function conformance(kind: StoreKind): void {
       );
       const released = new Promise((r) => w.once('released', r));
       await q.add('x', { id: 'x' });
-      await started.promise;
-      await w.close();
-      await released;
+      await within(started.promise, 10_000, 'the handler to start');
+      await within(w.close(), 10_000, 'close()');
+      await within(released, 10_000, "the 'released' event");
       const info = await q.get('x');
       assert.equal(info?.state, 'scheduled');
       assert.equal(info?.attempt, 0);

@@ -100,7 +100,7 @@ end
 
 -- Why a job's body cannot be handed out, or nil when it can. `f` holds the fields
 -- d a m b t p c q (the order of CLAIM_FIELDS); absent optional fields are fine.
-local CLAIM_FIELDS = { 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q', 'x', 'k' }
+local CLAIM_FIELDS = { 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q', 'x' }
 local function corrupt_reason(f)
   if not f[5] or not as_int(f[5]) then return 'corrupt job: missing or bad due time (t)' end
   if not f[1] then return 'corrupt job: the body has no data field (d)' end
@@ -114,14 +114,12 @@ end
 
 -- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
 local function memo_get(memo_key)
-  if memo_key == nil or memo_key == '' then return nil end
-  local v = redis.call('GET', memo_key)
-  if v then return v end
-  return nil
+  if memo_key == '' then return nil end
+  return redis.call('GET', memo_key) or nil
 end
 
 local function memo_set(memo_key, value, ttl_ms)
-  if memo_key == nil or memo_key == '' then return end
+  if memo_key == '' then return end
   redis.call('SET', memo_key, value, 'PX', ttl_ms)
 end
 

@@ -55,12 +55,16 @@ if memo then
   -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
   local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
   local prefix = int(m_now) .. '-'
+  -- The hand-out fields and, last, the lease token (read only here: the hot path needs no k).
+  local fields = { unpack(CLAIM_FIELDS) }
+  fields[#fields + 1] = 'k'
+  local K = #fields
   for _, id in ipairs(held) do
-    local f = read_job(JOB_PREFIX .. id, unpack(CLAIM_FIELDS))
-    if f and f[10] and string.sub(f[10], 1, #prefix) == prefix then
-      local k = as_int(string.sub(f[10], #prefix + 1))
+    local f = read_job(JOB_PREFIX .. id, unpack(fields))
+    if f and f[K] and string.sub(f[K], 1, #prefix) == prefix then
+      local k = as_int(string.sub(f[K], #prefix + 1))
       if k and k > m_base and k <= m_base + m_count then
-        hand_out_line(out, id, f[10], as_int(f[2]) or 1, f, m_deadline, m_now)
+        hand_out_line(out, id, f[K], as_int(f[2]) or 1, f, m_deadline, m_now)
       end
     end
   end
