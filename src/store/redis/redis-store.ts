@@ -31,8 +31,10 @@ import { duplicateClient, openClient, type Client, type RedisConnection } from '
 import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
-import { jobKey, queueKeys, requestKey, type QueueKeys } from './keys.js';
+import { queueKeys, requestKey, type QueueKeys } from './keys.js';
+import { parseBody, parseClaimLine, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
+import { CODES, codeName, encodeCall, leaseArgs, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
 
 export interface RedisStoreOptions {
@@ -88,9 +90,6 @@ export const REQUEST_MEMO_MS = 60_000;
 /** Reads the server's clock where the queue lives (KEYS[1] is one of the queue's keys, for routing only). */
 const TIME_SCRIPT = "local t = redis.call('TIME') return { tonumber(t[1]), tonumber(t[2]) }";
 
-const ADD_CODES = { 1: 'added', 0: 'exists', 2: 'replaced', 3: 'deduplicated' } as const;
-const LEASE_CODES: Record<number, LeaseOutcome> = { 1: 'ok', 0: 'lease_lost', [-1]: 'not_found' };
-
 function num(v: unknown): number {
   const n = typeof v === 'number' ? v : Number(v);
   if (!Number.isFinite(n)) throw new StoreError(`expected a number from Redis, got ${String(v)}`);
@@ -106,33 +105,34 @@ function optStr(v: unknown): string | undefined {
   return v === '' || v === null || v === undefined ? undefined : String(v);
 }
 
-/** A stored number shown as it is: undefined when absent or not a finite number (corrupt data is listed, never thrown). */
-function looseNum(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  // Whole decimal numbers only, as the scripts' as_int: Number() would also take '0x1A' and '1e3'.
-  return typeof v === 'string' && /^-?\d{1,16}$/.test(v) ? Number(v) : undefined;
-}
-
-/** One claimed job from its 11 reply fields; throws on anything the script should never send. */
-function claimedJob(reply: unknown[], i: number): ClaimedJob {
-  const data = reply[i + 2];
+/** One claimed job from its CLAIM_LINE; throws on anything the script should never send. */
+function claimedJob(line: string, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
+  const head = parseClaimLine(line);
+  const body = parseBody(line.slice(head.bodyAt));
   return {
-    id: String(reply[i]),
-    token: String(reply[i + 1]),
-    data: data === null || data === undefined ? undefined : String(data),
-    attempt: num(reply[i + 3]),
-    maxAttempts: optNum(reply[i + 4]),
-    backoff: optStr(reply[i + 5]),
-    dueAtMs: num(reply[i + 6]),
-    priority: num(reply[i + 7]),
-    createdAtMs: num(reply[i + 8]),
-    leaseExpiresAtMs: num(reply[i + 9]),
-    traceContext: optStr(reply[i + 10]),
+    id: head.id,
+    token: tokenPrefix + head.tokenNumber,
+    data: body.data,
+    attempt: head.attempt,
+    maxAttempts: body.maxAttempts,
+    backoff: body.backoff,
+    dueAtMs: head.dueAtMs,
+    priority: body.priority,
+    createdAtMs: body.createdAtMs,
+    leaseExpiresAtMs,
+    traceContext: body.traceContext,
   };
 }
 
+/** The id and token of a line that could not be read in full (so the job can be sent to the dead set). */
+function lineLease(line: string, tokenPrefix: string): LeaseRef {
+  const parts = line.split('\n', 1)[0]!.split(':');
+  return { id: parts.slice(3).join(':'), token: tokenPrefix + (parts[2] ?? '') };
+}
+
 function leaseOutcomes(reply: unknown): LeaseOutcome[] {
-  return (reply as number[]).map((c) => LEASE_CODES[c > 0 ? 1 : c]!);
+  // extend answers a deadline (> 1) for a renewed lease.
+  return (reply as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
 }
 
 export class RedisStore implements Store {
@@ -176,9 +176,14 @@ export class RedisStore implements Store {
     return `${this.#requestPrefix}${(++this.#requestSeq).toString(36)}`;
   }
 
-  #run(queue: string, name: Parameters<typeof runScript>[1], args: (string | number)[], extraKeys: string[] = []) {
+  /** Runs a script with its arguments in the order wire.ts gives (`extra` after BASE_ARGS). */
+  #exec(queue: string, name: ScriptName, keys: string[], args: (string | number)[]) {
+    return this.#guard.run(() => runScript(this.#client, name, keys, args, this.#testClockKey));
+  }
+
+  #run(queue: string, name: ScriptName, extra: (string | number)[]) {
     const k = this.keys(queue);
-    return this.#guard.run(() => runScript(this.#client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args], this.#testClockKey));
+    return this.#exec(queue, name, k.base as string[], [...k.baseArgs, ...extra]);
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -186,30 +191,33 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const args: (string | number)[] = [jobs.length, guard?.name ?? '', guard?.occurrenceMs ?? '', rid, REQUEST_MEMO_MS];
-    const jobKeys: string[] = [requestKey(k, rid)];
-    for (const j of jobs) {
-      jobKeys.push(jobKey(k, j.id));
-      args.push(
-        j.id,
-        j.data,
-        j.delayMs ?? '',
-        j.delayMs === undefined ? (j.runAtMs ?? 0) : '',
-        j.priority,
-        j.maxAttempts ?? '',
-        j.backoff ?? '',
-        j.replace ? '1' : '0',
-        j.dedup?.key ?? '',
-        j.dedup?.windowMs ?? '',
-        j.traceContext ?? '',
-      );
-    }
-    const reply = (await this.#run(queue, 'add', args, jobKeys)) as unknown[];
-    if (reply.length === 1 && num(reply[0]) === -1) return null;
+    const call = encodeCall(
+      'add',
+      k,
+      { memo: requestKey(k, rid) },
+      { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
+      jobs.map((j) => ({
+        id: j.id,
+        data: j.data,
+        delay_ms: j.delayMs ?? '',
+        run_at: j.delayMs === undefined ? (j.runAtMs ?? 0) : '',
+        priority: j.priority,
+        max_attempts: j.maxAttempts ?? '',
+        backoff: j.backoff === undefined ? '' : asciiOnly(j.backoff),
+        replace: j.replace ? '1' : '0',
+        dedup_key: j.dedup?.key ?? '',
+        dedup_ms: j.dedup?.windowMs ?? '',
+        trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
+      })),
+    );
+    const reply = (await this.#exec(queue, 'add', call.keys, call.args)) as unknown[];
+    if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     const out: StoredAddResult[] = [];
     for (let i = 0; i < reply.length; i += 4) {
+      const code = codeName('add', reply[i]);
+      if (code === 'guard_refused') throw new StoreError('add: unexpected guard code');
       out.push({
-        code: ADD_CODES[num(reply[i]) as 0 | 1 | 2 | 3],
+        code,
         state: reply[i + 1] as JobState | 'finished',
         dueAtMs: num(reply[i + 2]),
         duplicateOf: reply[i + 3] === '' ? undefined : String(reply[i + 3]),
@@ -221,27 +229,32 @@ export class RedisStore implements Store {
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
     const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
     let reply: unknown[];
+    const k = this.keys(queue);
     const rid = this.#requestId();
+    const call = encodeCall(
+      'claim',
+      k,
+      { memo: requestKey(k, rid) },
+      { count, lease_ms: leaseMs, default_max: defaultMaxAttempts, promote_limit: PROMOTE_LIMIT, reap_limit: REAP_LIMIT, request_id: rid },
+    );
     try {
-      reply = (await this.#run(
-        queue,
-        'claim',
-        [count, leaseMs, defaultMaxAttempts, PROMOTE_LIMIT, REAP_LIMIT, rid],
-        [requestKey(this.keys(queue), rid)],
-      )) as unknown[];
+      reply = (await this.#exec(queue, 'claim', call.keys, call.args)) as unknown[];
     } finally {
       clearTimeout(watchdog);
     }
     const nowMs = num(reply[0]);
     const wake = num(reply[1]);
+    const deadline = num(reply[3]);
+    const tokenPrefix = String(reply[4]);
     const jobs: ClaimedJob[] = [];
     const unreadable: UnreadableJob[] = [];
     // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
-    for (let i = 3; i < reply.length; i += 11) {
+    for (let i = 5; i < reply.length; i++) {
+      const line = String(reply[i]);
       try {
-        jobs.push(claimedJob(reply, i));
+        jobs.push(claimedJob(line, tokenPrefix, deadline));
       } catch (err) {
-        unreadable.push({ id: String(reply[i]), token: String(reply[i + 1]), reason: `corrupt job: ${(err as Error).message}` });
+        unreadable.push({ ...lineLease(line, tokenPrefix), reason: `corrupt job: ${(err as Error).message}` });
       }
     }
     return { nowMs, jobs, unreadable, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };
@@ -249,86 +262,81 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(
-      await this.#run(
-        queue,
-        'complete',
-        leases.flatMap((l) => [l.id, l.token]),
-      ),
-    );
+    return leaseOutcomes(await this.#run(queue, 'complete', leaseArgs(leases)));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
-    const [code, due] = (await this.#run(queue, 'fail', [req.id, req.token, req.error, req.retryDelayMs, req.dead ? '1' : '0', req.defaultMaxAttempts])) as [
-      number,
-      number,
-    ];
-    const outcome = ({ 1: 'retried', 2: 'dead', 0: 'lease_lost', [-1]: 'not_found' } as const)[code as 1 | 2 | 0 | -1];
-    return { outcome, dueAtMs: due < 0 ? undefined : due };
+    const k = this.keys(queue);
+    const call = encodeCall(
+      'fail',
+      k,
+      {},
+      { id: req.id, token: req.token, error: req.error, retry_ms: req.retryDelayMs, dead: req.dead ? '1' : '0', default_max: req.defaultMaxAttempts },
+    );
+    const [code, due] = (await this.#exec(queue, 'fail', call.keys, call.args)) as [number, number];
+    return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'extend', [leaseMs, ...leases.flatMap((l) => [l.id, l.token])]));
+    return leaseOutcomes(await this.#run(queue, 'extend', [leaseMs, ...leaseArgs(leases)]));
   }
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(
-      await this.#run(
-        queue,
-        'release',
-        leases.flatMap((l) => [l.id, l.token]),
-      ),
-    );
+    return leaseOutcomes(await this.#run(queue, 'release', leaseArgs(leases)));
   }
 
   async cancel(queue: string, id: string): Promise<CancelResult> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const [code, state] = (await this.#run(queue, 'cancel', [id, rid, REQUEST_MEMO_MS], [jobKey(k, id), requestKey(k, rid)])) as [number, string];
-    return { id, cancelled: code === 1, state: state === '' ? undefined : (state as JobState) };
+    const call = encodeCall('cancel', k, { memo: requestKey(k, rid) }, { id, request_id: rid, memo_ms: REQUEST_MEMO_MS });
+    const [code, state] = (await this.#exec(queue, 'cancel', call.keys, call.args)) as [number, string];
+    return { id, cancelled: codeName('change', code) === 'done', state: state === '' ? undefined : (state as JobState) };
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const [code, state, due] = (await this.#run(
-      queue,
+    const call = encodeCall(
       'reschedule',
-      [id, delayMs ?? '', delayMs === undefined ? (runAtMs ?? 0) : '', rid, REQUEST_MEMO_MS],
-      [jobKey(k, id), requestKey(k, rid)],
-    )) as [number, string, number];
+      k,
+      { memo: requestKey(k, rid) },
+      { id, delay_ms: delayMs ?? '', run_at: delayMs === undefined ? (runAtMs ?? 0) : '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
+    );
+    const [code, state, due] = (await this.#exec(queue, 'reschedule', call.keys, call.args)) as [number, string, number];
     return {
       id,
-      rescheduled: code === 1,
+      rescheduled: codeName('change', code) === 'done',
       state: state === '' ? undefined : (state as JobState),
       dueAtMs: due < 0 ? undefined : due,
     };
   }
 
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
-    const reply = (await this.#run(queue, 'get', [id], [jobKey(this.keys(queue), id)])) as unknown[];
+    const reply = (await this.#run(queue, 'get', [id])) as unknown[];
     if (reply.length === 0) return null;
-    const [state, deadlineText, now] = reply as [string, string, number];
+    const [state, deadlineText, now, bodyText, runText, dueText] = reply as [string, string, number, string, string, string];
     const deadline = Number(deadlineText);
-    const h: Record<string, string> = {};
-    for (let i = 3; i < reply.length; i += 2) h[String(reply[i])] = String(reply[i + 1]);
-    // Stored fields are shown as they are; a corrupt number reads as absent (NaN for the due time).
-    const dueAtMs = looseNum(h.t) ?? Number.NaN;
+    const due = Number(dueText);
+    // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
+    const body = tryParseBody(bodyText);
+    const run = parseRun(runText);
+    const dueAtMs = due >= 0 ? due : Number.NaN;
+    const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
     return {
       id,
       // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
       state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
-      data: h.d as string,
+      data: body?.data as string,
       dueAtMs,
       ready: state === 'ready' || (state === 'scheduled' && dueAtMs <= now),
-      priority: looseNum(h.p) ?? 0,
-      attempt: looseNum(h.a) ?? 0,
-      maxAttempts: looseNum(h.m),
-      createdAtMs: looseNum(h.c) ?? Number.NaN,
+      priority: body?.priority ?? 0,
+      attempt: run?.attempts ?? 0,
+      maxAttempts: body?.maxAttempts,
+      createdAtMs: body?.createdAtMs ?? Number.NaN,
       leaseExpiresAtMs: deadline < 0 ? undefined : deadline,
-      lastError: h.e,
+      lastError: run?.lastError ?? bodyProblem,
     };
   }
 
@@ -358,24 +366,27 @@ export class RedisStore implements Store {
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
-    const [code, due] = (await this.#run(queue, 'snooze', [req.id, req.token, req.delayMs, req.deadlineAtMs ?? ''])) as [number, number];
-    const outcome = ({ 1: 'snoozed', 2: 'dead', 0: 'lease_lost', [-1]: 'not_found' } as const)[code as 1 | 2 | 0 | -1];
-    return { outcome, dueAtMs: due < 0 ? undefined : due };
+    const call = encodeCall('snooze', this.keys(queue), {}, { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' });
+    const [code, due] = (await this.#exec(queue, 'snooze', call.keys, call.args)) as [number, number];
+    return { outcome: codeName('snooze', code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
     const reply = (await this.#run(queue, 'dead-list', [offset, limit])) as unknown[];
     const jobs: DeadJob[] = [];
-    for (let i = 1; i < reply.length; i += 8) {
+    for (let i = 1; i < reply.length; i += 4) {
+      const bodyText = optStr(reply[i + 2]);
+      const body = tryParseBody(bodyText);
+      const run = parseRun(optStr(reply[i + 3]));
       jobs.push({
         id: String(reply[i]),
         diedAtMs: num(reply[i + 1]),
-        data: optStr(reply[i + 2]),
-        attempt: looseNum(reply[i + 3]) ?? 0,
-        maxAttempts: looseNum(reply[i + 4]),
-        lastError: optStr(reply[i + 5]),
-        dueAtMs: looseNum(reply[i + 6]),
-        createdAtMs: looseNum(reply[i + 7]),
+        data: body?.data,
+        attempt: run?.attempts ?? 0,
+        maxAttempts: body?.maxAttempts,
+        lastError: run?.lastError ?? (body ? undefined : bodyText ? 'corrupt job: unreadable body' : 'corrupt job: no body'),
+        dueAtMs: run?.dueAtMs,
+        createdAtMs: body?.createdAtMs,
       });
     }
     return { total: num(reply[0]), jobs };

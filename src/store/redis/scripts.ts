@@ -8,26 +8,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Client } from './connection.js';
 import { VERSION } from '../../version.js';
+import { luaPrologue, SCRIPT_NAMES, type ScriptName } from './wire.js';
 
-export const SCRIPT_NAMES = [
-  'add',
-  'claim',
-  'complete',
-  'fail',
-  'extend',
-  'release',
-  'cancel',
-  'reschedule',
-  'get',
-  'stats',
-  'snooze',
-  'dead-list',
-  'dead-retry',
-  'dead-purge',
-  'set-meta',
-  'schedule-set',
-] as const;
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
+export { SCRIPT_NAMES, type ScriptName };
 
 export interface Script {
   readonly name: ScriptName;
@@ -44,13 +27,16 @@ function readScript(file: string): string {
 const NOW_MS = 'local function now_ms()\n';
 
 /**
- * Resolves `--@include file` lines (one level: helpers include nothing). With `testClockKey`,
+ * Resolves the `--@include file` line (one level: helpers include nothing), preceded by the
+ * script's generated prologue (wire.ts luaPrologue). With `testClockKey`,
  * now_ms() returns that key's value while it is set: a frozen server clock for tests that
  * step time (the differential test). Production scripts never carry it.
  */
 export function loadScriptSource(name: ScriptName, testClockKey?: string): string {
   const raw = readScript(`${name}.lua`);
-  let body = raw.replace(INCLUDE, (_, file: string) => readScript(file));
+  if (!INCLUDE.test(raw)) throw new Error(`${name}.lua: no --@include line`);
+  // The named KEYS/ARGV locals (wire.ts) come first: the helpers read them too.
+  let body = raw.replace(INCLUDE, (_, file: string) => luaPrologue(name) + readScript(file));
   if (testClockKey !== undefined) {
     if (!body.includes(NOW_MS)) throw new Error(`${name}.lua: no now_ms() to replace`);
     body = body.replace(NOW_MS, `${NOW_MS}  local fixed = redis.call('GET', ${JSON.stringify(testClockKey)})\n  if fixed then return tonumber(fixed) end\n`);

@@ -1,34 +1,27 @@
---[[ _helpers: pulled into every script by the `--@include _helpers.lua` line.
-Every script shares these KEYS and ARGV positions:
-  KEYS[1] scheduled (ZSET due ms -> id)       KEYS[2] ready (ZSET -priority -> due|seq|id)
-  KEYS[3] active (ZSET lease deadline -> id)  KEYS[4] dead (ZSET time of death -> id)
-  KEYS[5] seq (STRING counter: FIFO order and lease tokens)
-  ARGV[1] job key prefix (`<prefix>:{<queue>}:job:`)  ARGV[2] wake channel
-Job keys of batched scripts are built from ARGV[1]; they share the queue's hash tag, so they
-live in the same cluster slot as KEYS[1]. So do the queue's other keys, built from the same
-root (ARGV[1] without its `job:`): `meta` (HASH: paused '1' when paused; events = the event
-stream's MAXLEN when the stream is on; deadMax / deadMaxAge = the dead set's caps; completed =
-running total), `schedules` (HASH name -> definition JSON), `schedule-last` (HASH name -> last
-enqueued occurrence ms), `events` (STREAM) and `dedup:<key>` (STRING job id,
-expiring with its window; value '<due ms>:<job id>').
-Job hash fields: d data, t due ms, q seq, p priority (absent = 0), a attempts handed out
-(absent = 0), m max attempts (absent = the worker's default), b backoff, c created ms,
-k lease token while active, then marked: '-' .. token once its holder gave the lease up
-(fail, snooze, release: a re-send of that call finds the mark and answers as the first run
-did), '~' .. token once a claim recovered it after it ran out (every later call with that token
-is stale and answers lease lost), e last error, x trace context of the add (JSON propagation
-carrier; absent unless tracing is on).
-Request memos: `req:<request id>` (STRING, expiring) keeps a non-idempotent call's answer, so a
-call that ioredis re-sends after a lost reply gets the truth instead of a second run.
+--[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
+script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
+  K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
+  K_ACTIVE (ZSET lease deadline -> id)   K_DEAD (ZSET time of death -> id)
+  K_SEQ (STRING counter: FIFO order and lease tokens)
+  K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
+  K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
+  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge; completed total)
+  K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
+  A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
+  CODE.<name>: the script's return codes.
+Every script makes a fixed number of Redis calls per batch, whatever its size (the event
+stream, when turned on, adds one XADD per event). Other keys of the queue share ROOT and its
+hash tag: `dedup:<key>` (STRING '<due ms>:<job id>', expiring with its window), `schedules`,
+`schedule-last`, and `req:<request id>` (a request memo: a non-idempotent call's answer, so a
+call ioredis re-sends after a lost reply gets the truth instead of a second run).
+Lease tokens are '<now ms>-<n>'. In the run state a token becomes '-' .. token once its holder
+gave the lease up (fail, snooze, release: a re-send of that call finds the mark and answers as
+the first run did), and '~' .. token once a claim recovered it after it ran out (every later
+call with that token is stale and answers lease lost).
 Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
-0x1A), job keys with read_job (a key of another type must not stop the queue), and every
-script decides everything before its first write, because Redis keeps the writes a script made
-before an error.
+0x1A), bodies with parse_body and run states with parse_run, and every script decides
+everything before its first write, because Redis keeps the writes a script made before an error.
 ]]
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local JOB_PREFIX, WAKE_CHANNEL = ARGV[1], ARGV[2]
-local QUEUE_ROOT = string.sub(JOB_PREFIX, 1, #JOB_PREFIX - 4)
-local K_META, K_EVENTS = QUEUE_ROOT .. 'meta', QUEUE_ROOT .. 'events'
 
 -- Stored numbers are whole numbers delayq wrote; anything else (nan, inf, 1e400, 0x1A, '',
 -- text, fractions) is corrupt and gives nil. At most 16 digits, so the value is exact.
@@ -41,10 +34,30 @@ local function as_int(s)
   return tonumber(s)
 end
 
+local function arg(name)
+  return ARGV[A[name]]
+end
+
 -- A whole-number argument; a bad one fails the script before it writes anything.
-local function arg_int(i, name)
-  local v = as_int(ARGV[i])
-  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[i])) end
+local function arg_int(name)
+  local v = as_int(ARGV[A[name]])
+  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[A[name]])) end
+  return v
+end
+
+local function each_count()
+  if EACH_SIZE == 0 then return 0 end
+  return math.floor((#ARGV - EACH_FIRST + 1) / EACH_SIZE)
+end
+
+local function each_arg(i, name)
+  return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
+end
+
+local function each_int(i, name)
+  local s = each_arg(i, name)
+  local v = as_int(s)
+  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
   return v
 end
 
@@ -59,10 +72,79 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound (one call
+-- per 4,000 arguments: still a fixed number per batch, as batches are at most 1,000 jobs).
+-- CHUNK is even, so pairs (score and member, field and value) are never split.
+local CHUNK = 4000
+local function call_chunked(cmd, key, items)
+  local n = #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + CHUNK - 1, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end
+
+-- HMGET of many fields; returns the values in order (false for absent).
+local function hmget(key, ids)
+  if #ids == 0 then return {} end
+  if #ids <= CHUNK then return redis.call('HMGET', key, unpack(ids)) end
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('HMGET', key, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for _, v in ipairs(part) do out[#out + 1] = v end
+  end
+  return out
+end
+
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff
+-- and trace lengths, data start }, or nil and why it cannot be read.
+local function parse_body(body)
+  if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
+  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
+  if not q then return nil, 'corrupt job: unreadable body header' end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
+  if not b.seq then return nil, 'corrupt job: bad sequence' end
+  if not b.created then return nil, 'corrupt job: bad created time' end
+  if not b.priority then return nil, 'corrupt job: bad priority' end
+  if m ~= '' then
+    b.max = as_int(m)
+    if not b.max then return nil, 'corrupt job: bad max attempts' end
+  end
+  if not b.bl or not b.xl or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  return b, nil
+end
+
+local function encode_body(seq, created, priority, max, backoff, trace, data)
+  return int(seq) .. ':' .. int(created) .. ':' .. int(priority) .. ':' .. (max or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+end
+
+-- A run state (wire.ts RUN_STATE) as { a, t, k, e }; an absent one is a job never run. nil and
+-- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
+-- token can still be compared, so its holder's call settles it).
+local function parse_run(run)
+  if not run then return { a = 0, k = '' }, nil end
+  local a, t, k, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):()')
+  if not a then return nil, 'corrupt job: unreadable run state' end
+  local r = { a = as_int(a), t = as_int(t), k = k, e = string.sub(run, rest) }
+  if r.e == '' then r.e = nil end
+  if not r.a then
+    r.a, r.bad = 0, 'corrupt job: bad attempt count'
+  elseif t ~= '' and not r.t then
+    r.bad = 'corrupt job: bad due time in its run state'
+  end
+  return r, nil
+end
+
+local function encode_run(a, t, k, e)
+  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (e or '')
+end
+
 -- Ready members sort (within one priority score) by due time, then by the order jobs were
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 local function ready_member(due, seq, id)
-  return string.format('%016d%016d', math.max(0, as_int(due) or 0), math.max(0, as_int(seq) or 0)) .. id
+  return string.format('%016d%016d', math.max(0, due or 0), math.max(0, seq or 0)) .. id
 end
 
 local function ready_id(member)
@@ -82,34 +164,16 @@ local function wake_if_earlier(prev_head, due)
   end
 end
 
-local function schedule(id, due)
+-- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }.
+local function schedule_many(pairs_)
+  if #pairs_ == 0 then return end
   local prev_head = head_score(K_SCHEDULED)
-  redis.call('ZADD', K_SCHEDULED, due, id)
-  wake_if_earlier(prev_head, due)
-end
-
--- Reads fields of a job's hash. Returns the fields, or nil and why when the key holds another
--- type (a hand-written producer's STRING): a plain HMGET would fail the whole script.
-local function read_job(key, ...)
-  local f = redis.pcall('HMGET', key, ...)
-  if type(f) == 'table' and f.err then
-    return nil, 'corrupt job: its key holds a ' .. redis.call('TYPE', key).ok .. ', not a hash'
+  local min_due = nil
+  for i = 1, #pairs_, 2 do
+    if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
   end
-  return f, nil
-end
-
--- Why a job's body cannot be handed out, or nil when it can. `f` holds the fields
--- d a m b t p c q (the order of CLAIM_FIELDS); absent optional fields are fine.
-local CLAIM_FIELDS = { 'd', 'a', 'm', 'b', 't', 'p', 'c', 'q', 'x' }
-local function corrupt_reason(f)
-  if not f[5] or not as_int(f[5]) then return 'corrupt job: missing or bad due time (t)' end
-  if not f[1] then return 'corrupt job: the body has no data field (d)' end
-  if f[2] and not as_int(f[2]) then return 'corrupt job: bad attempt count (a)' end
-  if f[3] and not as_int(f[3]) then return 'corrupt job: bad max attempts (m)' end
-  if f[6] and not as_int(f[6]) then return 'corrupt job: bad priority (p)' end
-  if f[7] and not as_int(f[7]) then return 'corrupt job: bad created time (c)' end
-  if f[8] and not as_int(f[8]) then return 'corrupt job: bad sequence (q)' end
-  return nil
+  call_chunked('ZADD', K_SCHEDULED, pairs_)
+  wake_if_earlier(prev_head, min_due)
 end
 
 -- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
@@ -123,23 +187,26 @@ local function memo_set(memo_key, value, ttl_ms)
   redis.call('SET', memo_key, value, 'PX', ttl_ms)
 end
 
--- Which set holds the job: 'scheduled', 'ready', 'active', 'dead', or nil.
-local function job_state(id, key)
-  if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled' end
-  if redis.call('ZSCORE', K_ACTIVE, id) then return 'active' end
-  if redis.call('ZSCORE', K_DEAD, id) then return 'dead' end
-  local f = read_job(key, 't', 'q')
-  if f and as_int(f[1]) and redis.call('ZSCORE', K_READY, ready_member(f[1], f[2], id)) then return 'ready' end
-  return nil
+-- Which set holds one job: 'scheduled', 'ready', 'active', 'dead', or nil; with its body and
+-- run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled', body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return 'active', body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return 'dead', body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t and redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return 'ready', body, run end
+  return nil, body, run
 end
 
 -- Takes a waiting job out of its set (scheduled, ready or dead).
-local function unlink_waiting(id, key, state)
+local function unlink_waiting(id, state, body, run)
   if state == 'scheduled' then
     redis.call('ZREM', K_SCHEDULED, id)
   elseif state == 'ready' then
-    local f = read_job(key, 't', 'q')
-    redis.call('ZREM', K_READY, ready_member(f[1], f[2], id))
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
   elseif state == 'dead' then
     redis.call('ZREM', K_DEAD, id)
   end
@@ -151,17 +218,6 @@ local function public_state(state)
   return state
 end
 
--- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound.
-local function call_chunked(cmd, key, items)
-  local n = #items
-  local i = 1
-  while i <= n do
-    local j = math.min(i + 4999, n)
-    redis.call(cmd, key, unpack(items, i, j))
-    i = j + 1
-  end
-end
-
 -- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
 local events_max = nil
 local function emit(event, id, ...)
@@ -169,6 +225,13 @@ local function emit(event, id, ...)
   if events_max > 0 then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
   end
+end
+
+-- Deletes jobs for good: their bodies and run states.
+local function forget(ids)
+  if #ids == 0 then return end
+  call_chunked('HDEL', K_JOBS, ids)
+  call_chunked('HDEL', K_RUNS, ids)
 end
 
 -- The dead set's optional caps (meta deadMax = most jobs kept, deadMaxAge = longest kept, ms).
@@ -189,15 +252,62 @@ local function trim_dead(now)
       for _, id in ipairs(more) do victims[#victims + 1] = id end
     end
   end
-  for _, id in ipairs(victims) do
-    redis.call('ZREM', K_DEAD, id)
-    redis.call('DEL', JOB_PREFIX .. id)
-    emit('purged', id, 'reason', 'dead set cap')
-  end
+  if #victims == 0 then return end
+  call_chunked('ZREM', K_DEAD, victims)
+  forget(victims)
+  for _, id in ipairs(victims) do emit('purged', id, 'reason', 'dead set cap') end
 end
 
--- Every way into the dead set goes through here.
-local function bury(id, now)
-  redis.call('ZADD', K_DEAD, now, id)
+-- Every way into the dead set goes through here: `ids` die at `now`.
+local function bury_many(ids, now)
+  if #ids == 0 then return end
+  local adds = {}
+  for _, id in ipairs(ids) do
+    adds[#adds + 1] = now
+    adds[#adds + 1] = id
+  end
+  call_chunked('ZADD', K_DEAD, adds)
   trim_dead(now)
+end
+
+-- HSET of { field, value, ... } pairs, chunked.
+local function hset_pairs(key, items)
+  if #items > 0 then call_chunked('HSET', key, items) end
+end
+
+-- The lease token a run state holds ('' when none or unreadable).
+local function held_token(run)
+  if not run then return '' end
+  return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
+end
+
+-- The answer to a call whose token is not the job's: lease lost while the job exists.
+local function lost_or_missing(id)
+  if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  return CODE.not_found
+end
+
+-- The items of an `id, token` batch.
+local function lease_items()
+  local ids, tokens = {}, {}
+  for i = 1, each_count() do
+    ids[i], tokens[i] = each_arg(i, 'id'), each_arg(i, 'token')
+  end
+  return ids, tokens
+end
+
+-- The given ids that are in the dead set, each once, in order (one ZMSCORE per chunk).
+local function dead_members(ids)
+  local out, seen = {}, {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('ZMSCORE', K_DEAD, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j, s in ipairs(part) do
+      local id = ids[i + j - 1]
+      if s and not seen[id] then
+        seen[id] = true
+        out[#out + 1] = id
+      end
+    end
+  end
+  return out
 end

@@ -1,16 +1,16 @@
 --[[ cancel: removes a scheduled job (due or not). Active and dead jobs are left alone.
-KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq), 6 the job's key,
-      7 the request memo key (`req:<request id>`, or any key when ARGV 4 is '')
-ARGV: 1 job key prefix, 2 wake channel, 3 id, 4 request id or '', 5 memo ms
-Returns: { code, state }: code 1 cancelled, 0 not cancelled (state says why), -1 no such job
-Safe to re-send: with a request id the answer is remembered for the memo time
-('<code>:<state>'), so a re-sent cancel answers "cancelled" again instead of "no such job".
+KEYS: base, memo
+ARGV: base, id, request_id, memo_ms
+Returns: { CODE, state }
+Codes: done (cancelled), refused (state says why: active or dead), not_found.
+Safe to re-send: with a request id the answer is remembered for memo_ms ('<code>:<state>'), so
+a re-sent cancel answers "cancelled" again instead of "no such job".
 ]]
 --@include _helpers.lua
 
-local id, key = ARGV[3], KEYS[6]
+local id = arg('id')
 local memo_key, memo_ms = '', 0
-if ARGV[4] ~= '' then memo_key, memo_ms = KEYS[7], arg_int(5, 'memo ms') end
+if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
 local memo = memo_get(memo_key)
 if memo then
   local code, state = string.match(memo, '^(%-?%d+):(.*)$')
@@ -22,17 +22,17 @@ local function done(code, state)
   return { code, state }
 end
 
-local state = job_state(id, key)
+local state, body, run = job_state(id)
 if state == nil then
-  if redis.call('EXISTS', key) == 1 then
+  if body or run then
     -- A body in no set is dangling; cancelling it is what the caller wants anyway.
-    redis.call('DEL', key)
-    return done(1, 'scheduled')
+    forget({ id })
+    return done(CODE.done, 'scheduled')
   end
-  return { -1, '' }
+  return { CODE.not_found, '' }
 end
-if state == 'active' or state == 'dead' then return { 0, state } end
-unlink_waiting(id, key, state)
-redis.call('DEL', key)
+if state == 'active' or state == 'dead' then return { CODE.refused, state } end
+unlink_waiting(id, state, body, run)
+forget({ id })
 emit('cancelled', id)
-return done(1, 'scheduled')
+return done(CODE.done, 'scheduled')

@@ -1,33 +1,43 @@
 --[[ dead-retry: puts dead jobs back to scheduled, due now, with their attempts reset.
-KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
-ARGV: 1 job key prefix, 2 wake channel, 3 mode ('ids' or 'all'), 4 limit (for 'all'), then ids
-Returns: the number of jobs retried. With 'all', at most `limit` per call: call again until 0.
-Safe to run twice: a job no longer dead is skipped. A job whose key holds another type than a
-hash stays dead (nothing could run it); purge it.
+KEYS: base
+ARGV: base, mode, limit
+EACH: id
+Returns: the number of jobs retried
+`mode` is 'ids' (the items) or 'all' (at most `limit` per call: call again until 0).
+Safe to run twice: a job no longer dead is skipped. A dead member whose body is gone is removed
+and not counted. A fixed number of calls per batch.
 Events: PUBLISH <wake> when a retried job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
 
 local ids
-if ARGV[3] == 'all' then
-  ids = redis.call('ZRANGE', K_DEAD, 0, arg_int(4, 'limit') - 1)
+if arg('mode') == 'all' then
+  ids = redis.call('ZRANGE', K_DEAD, 0, arg_int('limit') - 1)
 else
   ids = {}
-  for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
+  for i = 1, each_count() do ids[i] = each_arg(i, 'id') end
 end
+if #ids == 0 then return 0 end
 local now = now_ms()
-local n = 0
-for _, id in ipairs(ids) do
-  local key = JOB_PREFIX .. id
-  local _, wrong_type = read_job(key, 'a')
-  if not wrong_type and redis.call('ZREM', K_DEAD, id) == 1 then
-    if redis.call('EXISTS', key) == 1 then
-      redis.call('HSET', key, 'a', 0, 't', int(now))
-      -- A body that was corrupt stays corrupt: it comes back here with the reason.
-      schedule(id, now)
-      emit('deadRetried', id)
-      n = n + 1
-    end
+local dead = dead_members(ids)
+if #dead == 0 then return 0 end
+local bodies, runs = hmget(K_JOBS, dead), hmget(K_RUNS, dead)
+call_chunked('ZREM', K_DEAD, dead)
+local run_writes, scheduled, gone = {}, {}, {}
+for i, id in ipairs(dead) do
+  if bodies[i] then
+    local r = parse_run(runs[i])
+    run_writes[#run_writes + 1] = id
+    -- A body that was corrupt stays corrupt: it comes back here with the reason.
+    run_writes[#run_writes + 1] = encode_run(0, now, '', r and r.e)
+    scheduled[#scheduled + 1] = now
+    scheduled[#scheduled + 1] = id
+    emit('deadRetried', id)
+  else
+    gone[#gone + 1] = id
   end
 end
-return n
+hset_pairs(K_RUNS, run_writes)
+forget(gone)
+schedule_many(scheduled)
+return #scheduled / 2

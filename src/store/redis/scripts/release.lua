@@ -1,32 +1,40 @@
 --[[ release: hands running jobs back without counting the attempt (a worker shutting down);
 they are due at once, so another worker picks them up without waiting for the lease to run out.
-KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
-ARGV: 1 job key prefix, 2 wake channel, then 2 per job: id, token
-Returns: one code per job: 1 released, 0 lease lost, -1 no such job.
-A re-sent call finds its own given-up mark ('-' .. token) and answers 1 again; a stale
-holder (its lease recovered: '~' .. token) gets lease lost and changes nothing.
+KEYS: base
+ARGV: base
+EACH: id, token
+Returns: one CODE per job
+Codes: ok (released), lease_lost, not_found. A re-sent call finds its own given-up mark
+('-' .. token) and answers ok again; a stale holder (its lease recovered: '~' .. token) gets
+lease lost and changes nothing.
 Events: PUBLISH <wake> when a released job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
 
 local now = now_ms()
-local out = {}
-for i = 3, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  local key = JOB_PREFIX .. id
-  local f = read_job(key, 'k', 'a') or {}
-  if f[1] == token then
-    redis.call('ZREM', K_ACTIVE, id)
-    redis.call('HSET', key, 'k', '-' .. token, 'a', math.max(0, (as_int(f[2]) or 1) - 1), 't', int(now))
-    schedule(id, now)
+local ids, tokens = lease_items()
+local runs = hmget(K_RUNS, ids)
+local out, released, run_writes, scheduled = {}, {}, {}, {}
+for i, id in ipairs(ids) do
+  local held = held_token(runs[i])
+  if runs[i] and held == tokens[i] then
+    local r = parse_run(runs[i])
+    released[#released + 1] = id
+    run_writes[#run_writes + 1] = id
+    run_writes[#run_writes + 1] = encode_run(math.max(0, (r.a or 1) - 1), now, '-' .. tokens[i], r.e)
+    scheduled[#scheduled + 1] = now
+    scheduled[#scheduled + 1] = id
     emit('released', id)
-    out[#out + 1] = 1
-  elseif f[1] == '-' .. token then
-    out[#out + 1] = 1
-  elseif not f[1] and redis.call('EXISTS', key) == 0 then
-    out[#out + 1] = -1
+    out[i] = CODE.ok
+  elseif runs[i] and held == '-' .. tokens[i] then
+    out[i] = CODE.ok
   else
-    out[#out + 1] = 0
+    out[i] = lost_or_missing(id)
   end
+end
+if #released > 0 then
+  call_chunked('ZREM', K_ACTIVE, released)
+  hset_pairs(K_RUNS, run_writes)
+  schedule_many(scheduled)
 end
 return out

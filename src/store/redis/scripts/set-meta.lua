@@ -1,17 +1,17 @@
 --[[ set-meta: pauses or resumes a queue, turns its event stream on or off, or sets the dead
 set's caps.
-KEYS: 1-5 as in _helpers (scheduled, ready, active, dead, seq)
-ARGV: 1 job key prefix, 2 wake channel, 3 what ('paused', 'events', 'deadMax', 'deadMaxAge'),
-      4 value ('1'/'0' for paused; the stream's MAXLEN, or '0' to turn it off, for events;
-      the cap, or '0' for none, for deadMax (jobs) and deadMaxAge (ms))
-Returns: 1 when the setting changed, 0 when it already had that value.
+KEYS: base
+ARGV: base, what, value
+Returns: 1 when the setting changed, 0 when it had that value
+`what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
+'deadMax' (jobs) or 'deadMaxAge' (ms), '0' for no cap.
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
 Safe to run twice: the second run finds the value set and returns 0.
 ]]
 --@include _helpers.lua
 
-local what, value = ARGV[3], ARGV[4]
+local what, value = arg('what'), arg('value')
 if what == 'paused' then
   local was = redis.call('HGET', K_META, 'paused') == '1'
   local want = value == '1'

@@ -1,0 +1,106 @@
+/**
+ * Reads the packed strings of the layout (wire.ts JOB_BODY, RUN_STATE, CLAIM_LINE). Hand-written
+ * with indexOf and one anchored regex, not a generic parser: a claim reads one line per job, and
+ * this is the worker's hot path.
+ */
+import { StoreError } from '../../errors.js';
+
+export interface JobBody {
+  seq: number;
+  createdAtMs: number;
+  priority: number;
+  maxAttempts: number | undefined;
+  backoff: string | undefined;
+  traceContext: string | undefined;
+  data: string;
+}
+
+export interface RunState {
+  attempts: number | undefined;
+  dueAtMs: number | undefined;
+  token: string;
+  lastError: string | undefined;
+}
+
+const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16}):/;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** A packed body; throws a StoreError naming what is wrong. */
+export function parseBody(s: string): JobBody {
+  const m = BODY_HEAD.exec(s);
+  if (!m) throw new StoreError('unreadable body header');
+  const start = m[0].length;
+  const bl = Number(m[5]);
+  const xl = Number(m[6]);
+  // Lengths count bytes; backoff and trace are written as ASCII (asciiOnly), so they count
+  // characters here too. One that is not (a hand-written body) is not read as something else.
+  const backoff = s.slice(start, start + bl);
+  const trace = s.slice(start + bl, start + bl + xl);
+  if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths in the body');
+  return {
+    seq: Number(m[1]),
+    createdAtMs: Number(m[2]),
+    priority: Number(m[3]),
+    maxAttempts: m[4] === '' ? undefined : Number(m[4]),
+    backoff: bl > 0 ? backoff : undefined,
+    traceContext: xl > 0 ? trace : undefined,
+    data: s.slice(start + bl + xl),
+  };
+}
+
+/** A body, or undefined when it cannot be read (listings show what they can, never throw). */
+export function tryParseBody(s: string | undefined): JobBody | undefined {
+  if (!s) return undefined;
+  try {
+    return parseBody(s);
+  } catch {
+    return undefined;
+  }
+}
+
+const WHOLE = /^\d{1,16}$/;
+
+/** A run state as stored; numbers that are not whole decimals read as undefined. */
+export function parseRun(s: string | undefined): RunState | undefined {
+  if (!s) return undefined;
+  const a = s.indexOf(':');
+  const b = s.indexOf(':', a + 1);
+  const c = s.indexOf(':', b + 1);
+  if (a < 0 || b < 0 || c < 0) return undefined;
+  const attempts = s.slice(0, a);
+  const due = s.slice(a + 1, b);
+  const lastError = s.slice(c + 1);
+  return {
+    attempts: WHOLE.test(attempts) ? Number(attempts) : undefined,
+    dueAtMs: WHOLE.test(due) ? Number(due) : undefined,
+    token: s.slice(b + 1, c),
+    lastError: lastError === '' ? undefined : lastError,
+  };
+}
+
+export interface ClaimLine {
+  id: string;
+  attempt: number;
+  dueAtMs: number;
+  tokenNumber: string;
+  /** Where the body starts in the line. */
+  bodyAt: number;
+}
+
+/** The head of one CLAIM_LINE: `<attempt>:<due ms>:<token number>:<id>\n<body>`. */
+export function parseClaimLine(s: string): ClaimLine {
+  const a = s.indexOf(':');
+  const b = s.indexOf(':', a + 1);
+  const c = s.indexOf(':', b + 1);
+  const nl = s.indexOf('\n', c + 1);
+  if (a < 0 || b < 0 || c < 0 || nl < 0) throw new StoreError('unreadable claim line');
+  const attempt = Number(s.slice(0, a));
+  const dueAtMs = Number(s.slice(a + 1, b));
+  if (!Number.isInteger(attempt) || !Number.isInteger(dueAtMs)) throw new StoreError('bad numbers in the claim line');
+  return { id: s.slice(c + 1, nl), attempt, dueAtMs, tokenNumber: s.slice(b + 1, c), bodyAt: nl + 1 };
+}
+
+/** JSON text with every non-ASCII character escaped (\uXXXX), so its length in bytes is its length in characters. */
+export function asciiOnly(json: string): string {
+  return ASCII.test(json) ? json : json.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

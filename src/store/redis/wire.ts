@@ -1,0 +1,223 @@
+/**
+ * The wire format of every Lua script, written once: the names of its KEYS and ARGV in order,
+ * the per-item arguments of batched scripts, its reply, and its return codes. The store builds
+ * every call from these lists (`encodeCall`), scripts.ts turns them into named Lua locals at load
+ * time (`luaPrologue`), so no script indexes KEYS or ARGV by number, and a test checks that each
+ * `.lua` header states exactly these lists.
+ */
+
+/** KEYS[1..9] of every script: the queue's own keys (see keys.ts for what each holds). */
+export const BASE_KEYS = ['scheduled', 'ready', 'active', 'dead', 'seq', 'jobs', 'runs', 'meta', 'events'] as const;
+/** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
+export const BASE_ARGS = ['root', 'wake'] as const;
+
+/** Return codes, by family. Lua sees them as `CODE.<name>`; the store maps them back here. */
+export const CODES = {
+  lease: { ok: 1, lease_lost: 0, not_found: -1 },
+  add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, guard_refused: -1 },
+  fail: { retried: 1, dead: 2, lease_lost: 0, not_found: -1 },
+  snooze: { snoozed: 1, dead: 2, lease_lost: 0, not_found: -1 },
+  change: { done: 1, refused: 0, not_found: -1 },
+} as const;
+export type CodeFamily = keyof typeof CODES;
+
+export interface ScriptWire {
+  /** KEYS after BASE_KEYS. */
+  readonly keys: readonly string[];
+  /** ARGV after BASE_ARGS. */
+  readonly args: readonly string[];
+  /** Arguments repeated per item after `args` (a batch). */
+  readonly each?: readonly string[];
+  /** The reply, as the script's header states it. */
+  readonly returns: string;
+  readonly codes?: CodeFamily;
+}
+
+/**
+ * One job as a claim hands it out: one string, so the reply is one bulk string per job.
+ *   `<attempt>:<due ms>:<token number>:<id length>:<id><body>`
+ * The token is `<token prefix><token number>`; the body is the job's packed body (see JOB_BODY).
+ */
+export const CLAIM_LINE = '<attempt>:<due ms>:<token number>:<id length>:<id><body>';
+/**
+ * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
+ *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
+ */
+export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>';
+/**
+ * A job's run state, the value of its field in the `runs` hash, present once the job first left
+ * the scheduled set (handed out, or promoted to ready):
+ *   `<attempts>:<due ms of that run>:<lease token, '-'..token given up, '~'..token recovered, or empty>:<last error>`
+ */
+export const RUN_STATE = '<attempts>:<due ms>:<token>:<last error>';
+
+export const WIRE = {
+  add: {
+    keys: ['memo'],
+    args: ['schedule', 'occurrence', 'request_id', 'memo_ms'],
+    each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace'],
+    returns: '{ CODE.guard_refused } when the schedule guard refused; else per job: code, public state, due ms, dedup holder id or empty',
+    codes: 'add',
+  },
+  claim: {
+    keys: ['memo'],
+    args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id'],
+    returns: '{ now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then one CLAIM_LINE per job }',
+  },
+  complete: {
+    keys: [],
+    args: [],
+    each: ['id', 'token'],
+    returns: 'one CODE per job',
+    codes: 'lease',
+  },
+  extend: {
+    keys: [],
+    args: ['lease_ms'],
+    each: ['id', 'token'],
+    returns: 'per job: the new lease deadline ms, or CODE.lease_lost / CODE.not_found',
+    codes: 'lease',
+  },
+  release: {
+    keys: [],
+    args: [],
+    each: ['id', 'token'],
+    returns: 'one CODE per job',
+    codes: 'lease',
+  },
+  fail: {
+    keys: [],
+    args: ['id', 'token', 'error', 'retry_ms', 'dead', 'default_max'],
+    returns: '{ CODE, due ms of the retry or -1 }',
+    codes: 'fail',
+  },
+  snooze: {
+    keys: [],
+    args: ['id', 'token', 'delay_ms', 'deadline'],
+    returns: '{ CODE, due ms or -1 }',
+    codes: 'snooze',
+  },
+  cancel: {
+    keys: ['memo'],
+    args: ['id', 'request_id', 'memo_ms'],
+    returns: '{ CODE, state }',
+    codes: 'change',
+  },
+  reschedule: {
+    keys: ['memo'],
+    args: ['id', 'delay_ms', 'run_at', 'request_id', 'memo_ms'],
+    returns: '{ CODE, state, due ms or -1 }',
+    codes: 'change',
+  },
+  get: {
+    keys: [],
+    args: ['id'],
+    returns: '{ } when no such job; else { internal state or empty, lease deadline ms or -1, now ms, body or empty, RUN_STATE or empty, due ms or -1 }',
+  },
+  stats: {
+    keys: [],
+    args: ['window_ms'],
+    returns:
+      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1 }',
+  },
+  'dead-list': {
+    keys: [],
+    args: ['offset', 'limit'],
+    returns: '{ total, then per job: id, died at ms, body or empty, RUN_STATE or empty }',
+  },
+  'dead-retry': {
+    keys: [],
+    args: ['mode', 'limit'],
+    each: ['id'],
+    returns: 'the number of jobs retried',
+  },
+  'dead-purge': {
+    keys: [],
+    args: ['mode', 'limit', 'age_ms'],
+    each: ['id'],
+    returns: 'the number of jobs deleted',
+  },
+  'set-meta': {
+    keys: [],
+    args: ['what', 'value'],
+    returns: '1 when the setting changed, 0 when it had that value',
+  },
+  'schedule-set': {
+    keys: [],
+    args: ['name', 'definition'],
+    returns: '1 when something changed, else 0',
+  },
+} as const satisfies Record<string, ScriptWire>;
+
+export type ScriptName = keyof typeof WIRE;
+export const SCRIPT_NAMES = Object.keys(WIRE) as ScriptName[];
+
+type ArgsOf<N extends ScriptName> = (typeof WIRE)[N]['args'][number];
+type KeysOf<N extends ScriptName> = (typeof WIRE)[N]['keys'][number];
+type EachOf<N extends ScriptName> = (typeof WIRE)[N] extends { each: readonly (infer E)[] } ? E & string : never;
+type Value = string | number;
+
+export interface EncodedCall {
+  keys: string[];
+  args: Value[];
+}
+
+/**
+ * KEYS and ARGV of one call, in the order WIRE gives: `base` are the queue's BASE_KEYS and
+ * BASE_ARGS values, `keys` and `args` name the script's own, `items` are the per-item rows.
+ */
+export function encodeCall<N extends ScriptName>(
+  name: N,
+  base: { base: readonly string[]; baseArgs: readonly Value[] },
+  keys: Record<KeysOf<N>, string>,
+  args: Record<ArgsOf<N>, Value>,
+  items?: readonly Record<EachOf<N>, Value>[],
+): EncodedCall {
+  const w: ScriptWire = WIRE[name];
+  const outKeys = [...base.base];
+  for (const k of w.keys) outKeys.push((keys as Record<string, string>)[k]!);
+  const outArgs: Value[] = [...base.baseArgs];
+  for (const a of w.args) outArgs.push((args as Record<string, Value>)[a]!);
+  if (items && w.each) {
+    for (const item of items) for (const e of w.each) outArgs.push((item as Record<string, Value>)[e]!);
+  }
+  return { keys: outKeys, args: outArgs };
+}
+
+/** Flat per-item rows for the scripts whose items are `id, token` (the hot path skips the objects). */
+export function leaseArgs(leases: readonly { id: string; token: string }[]): string[] {
+  const out: string[] = [];
+  for (const l of leases) out.push(l.id, l.token);
+  return out;
+}
+
+function luaName(prefix: string, name: string): string {
+  return prefix + name.toUpperCase().replace(/-/g, '_');
+}
+
+/**
+ * The Lua locals a script reads its KEYS and ARGV through, generated from WIRE:
+ * `K_<KEY>` for every key, `A.<arg>` = the ARGV index of each argument, `EACH_FIRST`,
+ * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, and `CODE`.
+ */
+export function luaPrologue(name: ScriptName): string {
+  const w: ScriptWire = WIRE[name];
+  const keys = [...BASE_KEYS, ...w.keys];
+  const lines = [`local ${keys.map((k) => luaName('K_', k)).join(', ')} = ${keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
+  lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
+  const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
+  lines.push(`local A = { ${args.join(', ')} }`);
+  const first = BASE_ARGS.length + w.args.length + 1;
+  const each = w.each ?? [];
+  lines.push(`local EACH_FIRST, EACH_SIZE = ${first}, ${each.length}`);
+  lines.push(`local E = { ${each.map((e, i) => `${e} = ${i}`).join(', ')} }`);
+  const codes = w.codes ? CODES[w.codes] : {};
+  lines.push(`local CODE = { ${Object.entries(codes).map(([k, v]) => `${k} = ${v}`).join(', ')} }`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Maps a reply code back to its name in the family; throws on a code the script never sends. */
+export function codeName<F extends CodeFamily>(family: F, code: unknown): keyof (typeof CODES)[F] {
+  for (const [k, v] of Object.entries(CODES[family])) if (v === code) return k as keyof (typeof CODES)[F];
+  throw new Error(`unexpected ${family} code from Redis: ${String(code)}`);
+}
