@@ -43,7 +43,7 @@ describe('dead set caps', () => {
       page.jobs.map((j) => j.id),
       ['j3', 'j4', 'j5'],
     );
-    assert.equal(await fx.client.exists(`dq:{${queue.name}}:job:j0`), 0, 'purged bodies are gone');
+    assert.equal(await fx.client.hexists(`dq:{${queue.name}}:jobs`, 'j0'), 0, 'purged bodies are gone');
     await killJobs(queue, 6, 2);
     page = await queue.dead.list();
     assert.deepEqual(

@@ -25,7 +25,16 @@ function redisStore(extra: { testClockKey?: string; connection?: string } = {}):
   return fx.track(new RedisStore({ connection: extra.connection ?? fx.redis.url, testClockKey: extra.testClockKey }));
 }
 
-const jobKey = (queue: string, id: string) => `dq:{${queue}}:job:${id}`;
+const jobsKey = (queue: string) => `dq:{${queue}}:jobs`;
+const runsKey = (queue: string) => `dq:{${queue}}:runs`;
+
+/** Replaces field `i` of a job's packed body header (wire.ts JOB_BODY) with `value`. */
+async function corruptBody(queue: string, id: string, i: number, value: string): Promise<void> {
+  const body = (await fx.client.hget(jobsKey(queue), id))!;
+  const parts = body.split(':');
+  parts[i] = value;
+  await fx.client.hset(jobsKey(queue), id, parts.join(':'));
+}
 
 async function assertVerified(store: Store, queue: string): Promise<void> {
   const report = await store.verify(queue);
@@ -33,18 +42,19 @@ async function assertVerified(store: Store, queue: string): Promise<void> {
 }
 
 describe('corrupt stored data costs no other job and leaves no job in no state', () => {
-  for (const [field, value, path] of [
-    ['p', 'nan', 'direct'],
-    ['p', 'nan', 'ready'],
-    ['p', 'inf', 'ready'],
-    ['t', '1e400', 'direct'],
-    ['t', '0x1A', 'ready'],
-    ['m', 'abc', 'direct'],
-    ['a', '-inf', 'ready'],
-    ['c', '', 'direct'],
-    ['q', 'nan', 'ready'],
+  // Body header fields: 0 seq, 1 created, 2 priority, 3 max attempts, 4 backoff length, 5 trace length.
+  for (const [what, where, value, reason, path] of [
+    ['priority', 2, 'nan', 'bad priority', 'direct'],
+    ['priority', 2, 'nan', 'bad priority', 'ready'],
+    ['priority', 2, 'inf', 'bad priority', 'ready'],
+    ['sequence', 0, '1e400', 'bad sequence', 'direct'],
+    ['sequence', 0, '0x1A', 'bad sequence', 'ready'],
+    ['max attempts', 3, 'abc', 'bad max attempts', 'direct'],
+    ['created time', 1, '', 'bad created time', 'direct'],
+    ['backoff length', 4, '99999', 'bad field lengths', 'ready'],
+    ['attempt count', 'run', '-inf', 'bad attempt count', 'ready'],
   ] as const) {
-    test(`a job whose ${field} holds ${JSON.stringify(value)} goes dead with the reason; the others are handed out (${path} path)`, async () => {
+    test(`a job whose ${what} holds ${JSON.stringify(value)} goes dead with the reason; the others are handed out (${path} path)`, async () => {
       const store = redisStore();
       const queue = uniqueName('corrupt');
       const n = 41;
@@ -52,7 +62,8 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
         queue,
         Array.from({ length: n }, (_, i) => job(`j${i}`)),
       );
-      await fx.client.hset(jobKey(queue, 'j7'), field, value);
+      if (where === 'run') await fx.client.hset(runsKey(queue), 'j7', `${value}:1::`);
+      else await corruptBody(queue, 'j7', where, value);
       // The direct path hands out everything due at once; the ready path passes due jobs through the ready set.
       const batch = path === 'direct' ? 50 : 10;
       const handed = new Set<string>();
@@ -66,30 +77,33 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
       const dead = await store.deadList(queue, 0, 10);
       assert.equal(dead.total, 1);
       assert.equal(dead.jobs[0]!.id, 'j7');
-      assert.match(dead.jobs[0]!.lastError ?? '', /^corrupt job: .*\(\w\)/);
+      assert.equal(dead.jobs[0]!.lastError, `corrupt job: ${reason}`);
       await assertVerified(store, queue);
     });
   }
 
-  test('a job key of the wrong type (a STRING) goes dead with the reason; the queue keeps running', async () => {
+  test('a body that is not a packed body (a hand-written producer’s JSON) goes dead with the reason; the queue keeps running', async () => {
     const store = redisStore();
-    const queue = uniqueName('wrongtype');
+    const queue = uniqueName('wrongshape');
     await store.add(queue, [job('a'), job('b')]);
-    await fx.client.set(jobKey(queue, 'x'), 'hello');
+    await fx.client.hset(jobsKey(queue), 'x', '{"hello":1}');
     await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'x');
     const r = await store.claim(queue, 10, 30_000, 3);
     assert.deepEqual(r.jobs.map((j) => j.id).sort(), ['a', 'b']);
     const dead = await store.deadList(queue, 0, 10);
     assert.deepEqual(
-      dead.jobs.map((j) => [j.id, j.lastError]),
-      [['x', 'corrupt job: its key holds a string, not a hash']],
+      dead.jobs.map((j) => [j.id, j.lastError, j.data]),
+      [['x', 'corrupt job: unreadable body header', undefined]],
     );
     const got = await store.get(queue, 'x');
     assert.equal(got?.state, 'dead');
-    assert.equal(got?.lastError, 'corrupt job: its key holds a string, not a hash');
-    // Cancel, reschedule and retry answer instead of failing half-way.
-    await assert.rejects(store.reschedule(queue, 'x', 0, undefined), /not a hash/);
-    assert.equal(await store.deadRetry(queue, ['x']), 0);
+    assert.equal(got?.lastError, 'corrupt job: unreadable body header');
+    // Cancel and reschedule answer instead of failing half-way; a retried corrupt job comes back dead.
+    assert.deepEqual(await store.reschedule(queue, 'x', 0, undefined), { id: 'x', rescheduled: false, state: 'dead', dueAtMs: dead.jobs[0]!.dueAtMs });
+    assert.equal((await store.cancel(queue, 'x')).cancelled, false);
+    assert.equal(await store.deadRetry(queue, ['x']), 1);
+    assert.deepEqual((await store.claim(queue, 10, 30_000, 3)).jobs, []);
+    assert.equal((await store.get(queue, 'x'))?.state, 'dead');
     assert.equal(await store.deadPurge(queue, { ids: ['x'] }), 1);
     await store.complete(
       queue,
@@ -98,47 +112,51 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     await assertVerified(store, queue);
   });
 
-  test('a body without data and without a due time, or without a due time only, goes dead (fast path too)', async () => {
+  test('a member whose body is gone is dropped; a truncated body goes dead (fast path too)', async () => {
     const store = redisStore();
     const queue = uniqueName('nobody');
     await store.add(queue, [job('ok')]);
-    await fx.client.hset(jobKey(queue, 'empty'), 'c', '1');
-    await fx.client.hset(jobKey(queue, 'no-due'), 'd', '"x"', 'q', '5');
-    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'empty', 0, 'no-due');
+    await fx.client.hset(jobsKey(queue), 'trunc', '1:2:3');
+    await fx.client.hset(runsKey(queue), 'gone', '1:1::');
+    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'gone', 0, 'trunc');
     const r = await store.claim(queue, 10, 30_000, 3);
     assert.deepEqual(
       r.jobs.map((j) => j.id),
       ['ok'],
     );
     const dead = await store.deadList(queue, 0, 10);
-    assert.deepEqual(dead.jobs.map((j) => [j.id, j.lastError]).sort(), [
-      ['empty', 'corrupt job: missing or bad due time (t)'],
-      ['no-due', 'corrupt job: missing or bad due time (t)'],
-    ]);
+    assert.deepEqual(
+      dead.jobs.map((j) => [j.id, j.lastError]),
+      [['trunc', 'corrupt job: unreadable body header']],
+    );
+    assert.equal(await fx.client.hexists(runsKey(queue), 'gone'), 0);
+    await store.complete(queue, [{ id: 'ok', token: r.jobs[0]!.token }]);
+    await assertVerified(store, queue);
   });
 
-  test('dead.list() and get() show a job buried for a bad due time, and never throw', async () => {
+  test('dead.list() and get() show a job buried for a corrupt body, and never throw', async () => {
     const queue = new Queue(uniqueName('deadlist'), { connection: fx.redis.url });
     fx.track(queue);
-    await queue.add(1, { id: 'bad' });
-    await fx.client.hset(jobKey(queue.name, 'bad'), 't', 'nan', 'a', 'x', 'c', 'inf');
+    await queue.add(1, { id: 'bad', delay: 0 });
+    await corruptBody(queue.name, 'bad', 1, 'inf');
     await (queue.store as RedisStore).claim(queue.name, 10, 30_000, 3);
     const list = await queue.dead.list();
     assert.equal(list.total, 1);
     assert.equal(list.jobs[0]!.id, 'bad');
-    assert.equal(list.jobs[0]!.dueAtMs, undefined);
     assert.equal(list.jobs[0]!.createdAtMs, undefined);
-    assert.equal(list.jobs[0]!.lastError, 'corrupt job: missing or bad due time (t)');
+    assert.equal(list.jobs[0]!.data, undefined);
+    assert.equal(list.jobs[0]!.lastError, 'corrupt job: bad created time');
     const got = await queue.get('bad');
     assert.equal(got?.state, 'dead');
     assert.equal(got?.attempt, 0);
+    assert.equal(got?.lastError, 'corrupt job: bad created time');
   });
 
   test('a worker runs the healthy jobs of a batch and buries the corrupt one (bad max attempts)', async () => {
     const name = uniqueName('worker-corrupt');
     const queue = fx.track(new Queue<number>(name, { connection: fx.redis.url }));
     await queue.addBulk([1, 2, 3, 4, 5, 6].map((i) => ({ data: i, opts: { id: `j${i}`, delay: 300 } })));
-    await fx.client.hset(jobKey(name, 'j3'), 'm', 'abc');
+    await corruptBody(name, 'j3', 3, 'abc');
     const ran: number[] = [];
     const worker = fx.track(new Worker<number>(name, (j) => void ran.push(j.data), { connection: fx.redis.url, batch: 10 }));
     await until(async () => ran.length === 5 && (await queue.stats()).dead === 1, 'five jobs run and one dead');
@@ -322,7 +340,7 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
       r.jobs.map((j) => j.id),
       ['a', 'b'],
     );
-    for (const j of r.jobs) assert.equal(await fx.client.hget(jobKey(queue, j.id), 'k'), j.token);
+    for (const j of r.jobs) assert.equal((await fx.client.hget(runsKey(queue), j.id))?.split(':')[2], j.token);
     // Nothing else was handed out: c is still waiting.
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
   });

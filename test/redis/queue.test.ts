@@ -102,7 +102,8 @@ describe('cancel, reschedule, promote, get, stats', () => {
     await q.add({}, { id: 'order:3:timeout', delay: 60_000 });
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: true, state: 'scheduled' });
     assert.equal(await q.get('order:3:timeout'), null);
-    assert.deepEqual(await client.keys(`dq:{${q.name}}:job:*`), []);
+    assert.equal(await client.hexists(`dq:{${q.name}}:jobs`, 'order:3:timeout'), 0);
+    assert.equal(await client.hexists(`dq:{${q.name}}:runs`, 'order:3:timeout'), 0);
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: false, state: undefined });
     await q.close();
   });

@@ -215,7 +215,8 @@ describe('bad stored data and bad listeners', () => {
   test('a body that is not JSON goes to the dead set with the reason; the worker keeps running', async () => {
     const { name, queue, worker } = setup<string>();
     await queue.add('fine', { id: 'bad', delay: 60_000 });
-    await client.hset(`dq:{${name}}:job:bad`, 'd', '{not json');
+    const body = (await client.hget(`dq:{${name}}:jobs`, 'bad'))!;
+    await client.hset(`dq:{${name}}:jobs`, 'bad', body.replace('"fine"', '{not json'));
     await queue.promote('bad');
     const w = worker(() => {});
     const dead = deferred<string>();
@@ -231,16 +232,16 @@ describe('bad stored data and bad listeners', () => {
     await assertClean(queue);
   });
 
-  test('a body without a due time goes to the dead set when it would fall due', async () => {
+  test('a body with an unreadable header goes to the dead set when it would fall due', async () => {
     const { name, queue } = setup();
     await queue.add(1, { id: 'no-t' });
-    await client.hdel(`dq:{${name}}:job:no-t`, 't');
+    await client.hset(`dq:{${name}}:jobs`, 'no-t', 'x:y');
     // Make the backlog larger than one hand-out so the job passes through the ready set's promotion.
     await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ data: i })));
     await store.claim(name, 2, 30_000, 3);
     const info = await queue.get('no-t');
     assert.equal(info?.state, 'dead');
-    assert.match(info!.lastError!, /missing or bad due time/);
+    assert.match(info!.lastError!, /unreadable body header/);
   });
 
   test('a listener that throws cannot stop a job from being acked', async () => {
@@ -264,12 +265,14 @@ describe('bad stored data and bad listeners', () => {
     const { name, queue } = setup();
     await queue.add(1, { id: 'two', delay: 60_000 });
     await client.zadd(`dq:{${name}}:dead`, 1, 'two');
-    await client.hset(`dq:{${name}}:job:orphan`, 'd', '1', 't', '1');
+    await client.hset(`dq:{${name}}:jobs`, 'orphan', '1:1:0::0:0:1');
+    await client.hset(`dq:{${name}}:runs`, 'lonely', '1:1::');
     await client.zadd(`dq:{${name}}:active`, 1, 'ghost');
     const report = await queue.verify();
     assert.equal(report.ok, false);
     assert.deepEqual(report.problems.sort(), [
       'job ghost is active but has no body',
+      'job lonely has a run state but no body',
       'job orphan has a body but is in no state',
       'job two is in 2 states: scheduled, dead',
     ]);

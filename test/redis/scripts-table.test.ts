@@ -36,7 +36,7 @@ function job(id: string, delayMs = 0): NewJob {
   return newJob(id, { data: '1', delayMs });
 }
 
-/** Runs a script with hand-made arguments, as a foreign producer or a bug would. */
+/** Runs a script with hand-made arguments (after BASE_ARGS), as a foreign producer or a bug would. */
 function raw(queue: string, name: ScriptName, args: (string | number)[], extraKeys: string[] = []) {
   const k = queueKeys('dq', queue);
   return runScript(fx.client, name, [...k.base, ...extraKeys], [...k.baseArgs, ...args]);
@@ -51,34 +51,38 @@ interface Row {
 }
 
 const key = (q: string, suffix: string) => `dq:{${q}}:${suffix}`;
-const stringJob = async (q: string, id: string, set: string) => {
-  await fx.client.set(key(q, `job:${id}`), 'hello');
+/** A body that is not a packed body (a hand-written producer's JSON), in the given set. */
+const badBody = async (q: string, id: string, set: string) => {
+  await fx.client.hset(key(q, 'jobs'), id, '{"hello":1}');
   await fx.client.zadd(key(q, set), 0, id);
 };
+const tokenOf = async (q: string, id: string) => (await fx.client.hget(key(q, 'runs'), id))!.split(':')[2]!;
+const setBodyField = async (q: string, id: string, i: number, value: string) => {
+  const parts = (await fx.client.hget(key(q, 'jobs'), id))!.split(':');
+  parts[i] = value;
+  await fx.client.hset(key(q, 'jobs'), id, parts.join(':'));
+};
+const entry = (after: Record<string, unknown>, k: string, field: string) => (after[k] as { v: Record<string, string> }).v[field];
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
+/** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
+const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', ''];
 
 const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', [1, '', '', '', 0, 'x', '1', 'nan', '', 0, '', '', '0', '', '', ''], ['', key(q, 'job:x')]),
-    expect: /delayq: argument delayMs must be a whole number, got nan/,
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, ...addItem('x', 'nan', '0')], ['']),
+    expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) =>
-      raw(
-        q,
-        'add',
-        [2, '', '', '', 0, 'x', '1', '0', '', 0, '', '', '0', '', '', '', 'y', '1', '0', '', 'inf', '', '', '0', '', '', ''],
-        ['', key(q, 'job:x'), key(q, 'job:y')],
-      ),
-    expect: /argument priority/,
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['']),
+    expect: /argument priority of item 2/,
   },
   {
-    name: 'add: an id whose key holds a STRING is "exists" and left alone',
-    seed: (_s, q) => stringJob(q, 'x', 'scheduled'),
+    name: 'add: an id whose body is unreadable is "exists" and left alone',
+    seed: (_s, q) => badBody(q, 'x', 'scheduled'),
     run: async (s, q) => (await s.add(q, [job('x')]))[0]!.code,
     expect: (a, b, c) => {
       assert.equal(a, 'exists');
@@ -98,16 +102,17 @@ const rows: Row[] = [
     name: 'claim: a lease of "inf" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a')])),
     run: (_s, q) => raw(q, 'claim', [1, 'inf', 3, 1000, 100, ''], ['']),
-    expect: /argument lease ms/,
+    expect: /argument lease_ms/,
   },
   {
-    name: 'claim: an active member whose key holds a STRING is recovered into the dead set',
-    seed: async (_s, q) => void (await stringJob(q, 'x', 'active')),
+    name: 'claim: an active member whose body is unreadable is recovered into the dead set',
+    seed: async (_s, q) => void (await badBody(q, 'x', 'active')),
     run: (s, q) => s.claim(q, 1, 1000, 3),
     expect: (_a, _b, after, q) => {
       assert.equal((after[key(q, 'dead')] as { v: string[] }).v[0], 'x');
       assert.equal(after[key(q, 'active')], undefined);
-      assert.deepEqual(after[key(q, `job:x`)], { type: 'string', v: 'hello' });
+      assert.equal(entry(after, key(q, 'jobs'), 'x'), '{"hello":1}');
+      assert.match(entry(after, key(q, 'runs'), 'x')!, /corrupt job: unreadable body header$/);
     },
   },
   {
@@ -115,20 +120,23 @@ const rows: Row[] = [
     seed: async (s, q) => {
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 1, 3);
-      await fx.client.hset(key(q, 'job:x'), 'a', 'nan');
+      await fx.client.hset(key(q, 'runs'), 'x', `nan:1:${await tokenOf(q, 'x')}:`);
       await new Promise((r) => setTimeout(r, 5));
     },
     run: (s, q) => s.claim(q, 1, 1000, 3),
     expect: (_a, _b, after, q) => {
-      const body = (after[key(q, 'job:x')] as { v: Record<string, string> }).v;
-      assert.match(body.e!, /^corrupt job: bad attempt count/);
-      assert.match(body.k!, /^~/);
+      const run = entry(after, key(q, 'runs'), 'x')!;
+      assert.match(run, /^0:1:~\d+-\d+:corrupt job: bad attempt count$/);
       assert.equal((after[key(q, 'dead')] as { v: string[] }).v[0], 'x');
     },
   },
   {
-    name: 'complete: a key holding a STRING answers lease lost and changes nothing',
-    seed: (_s, q) => stringJob(q, 'x', 'active'),
+    name: 'complete: an unreadable run state answers lease lost and changes nothing',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 60_000, 3);
+      await fx.client.hset(key(q, 'runs'), 'x', 'garbage');
+    },
     run: (s, q) => s.complete(q, [{ id: 'x', token: 't' }]),
     expect: (a, b, c) => {
       assert.deepEqual(a, ['lease_lost']);
@@ -141,21 +149,20 @@ const rows: Row[] = [
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
     },
-    run: async (_s, q) => raw(q, 'fail', ['x', (await fx.client.hget(key(q, 'job:x'), 'k'))!, 'e', 'nan', '0', 3]),
-    expect: /argument retry delay ms/,
+    run: async (_s, q) => raw(q, 'fail', ['x', await tokenOf(q, 'x'), 'e', 'nan', '0', 3]),
+    expect: /argument retry_ms/,
   },
   {
     name: 'fail: max attempts "abc" sends the job to the dead set with the reason',
     seed: async (s, q) => {
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
-      await fx.client.hset(key(q, 'job:x'), 'm', 'abc');
+      await setBodyField(q, 'x', 3, 'abc');
     },
-    run: async (s, q) =>
-      s.fail(q, { id: 'x', token: (await fx.client.hget(key(q, 'job:x'), 'k'))!, error: 'boom', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 }),
+    run: async (s, q) => s.fail(q, { id: 'x', token: await tokenOf(q, 'x'), error: 'boom', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 }),
     expect: (a, _b, after, q) => {
       assert.deepEqual(a, { outcome: 'dead', dueAtMs: undefined });
-      assert.match((after[key(q, 'job:x')] as { v: Record<string, string> }).v.e!, /^corrupt job: .*last error: boom/);
+      assert.match(entry(after, key(q, 'runs'), 'x')!, /:corrupt job: bad max attempts; last error: boom$/);
     },
   },
   {
@@ -164,8 +171,8 @@ const rows: Row[] = [
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
     },
-    run: async (_s, q) => raw(q, 'snooze', ['x', (await fx.client.hget(key(q, 'job:x'), 'k'))!, 'NaN', '']),
-    expect: /argument delay ms/,
+    run: async (_s, q) => raw(q, 'snooze', ['x', await tokenOf(q, 'x'), 'NaN', '']),
+    expect: /argument delay_ms/,
   },
   {
     name: 'extend: a lease of "inf" is refused',
@@ -173,12 +180,16 @@ const rows: Row[] = [
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
     },
-    run: async (_s, q) => raw(q, 'extend', ['inf', 'x', (await fx.client.hget(key(q, 'job:x'), 'k'))!]),
-    expect: /argument lease ms/,
+    run: async (_s, q) => raw(q, 'extend', ['inf', 'x', await tokenOf(q, 'x')]),
+    expect: /argument lease_ms/,
   },
   {
-    name: 'release: a key holding a STRING answers lease lost and changes nothing',
-    seed: (_s, q) => stringJob(q, 'x', 'active'),
+    name: 'release: an unreadable run state answers lease lost and changes nothing',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 60_000, 3);
+      await fx.client.hset(key(q, 'runs'), 'x', 'garbage');
+    },
     run: (s, q) => s.release(q, [{ id: 'x', token: 't' }]),
     expect: (a, b, c) => {
       assert.deepEqual(a, ['lease_lost']);
@@ -186,8 +197,8 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'cancel: a scheduled member whose key holds a STRING is cancelled (member and key removed)',
-    seed: (_s, q) => stringJob(q, 'x', 'scheduled'),
+    name: 'cancel: a scheduled member whose body is unreadable is cancelled (member and body removed)',
+    seed: (_s, q) => badBody(q, 'x', 'scheduled'),
     run: (s, q) => s.cancel(q, 'x'),
     expect: (a, _b, after) => {
       assert.deepEqual(a, { id: 'x', cancelled: true, state: 'scheduled' });
@@ -195,23 +206,26 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'reschedule: a key holding a STRING is refused',
-    seed: (_s, q) => stringJob(q, 'x', 'scheduled'),
-    run: (s, q) => s.reschedule(q, 'x', 0, undefined),
-    expect: /not a hash/,
+    name: 'reschedule: a scheduled job with an unreadable body is moved (its body is judged when it is claimed)',
+    seed: (_s, q) => badBody(q, 'x', 'scheduled'),
+    run: async (s, q) => (await s.reschedule(q, 'x', undefined, 2_000_000_000_000)).rescheduled,
+    expect: (a, _b, after, q) => {
+      assert.equal(a, true);
+      assert.deepEqual((after[key(q, 'scheduled')] as { v: string[] }).v, ['x', '2000000000000']);
+    },
   },
   {
     name: 'reschedule: a delay of "1e400" is refused',
     seed: async (s, q) => void (await s.add(q, [job('x', 60_000)])),
-    run: (_s, q) => raw(q, 'reschedule', ['x', '1e400', '', '', 0], [key(q, 'job:x'), '']),
-    expect: /argument delay ms/,
+    run: (_s, q) => raw(q, 'reschedule', ['x', '1e400', '', '', 0], ['']),
+    expect: /argument delay_ms/,
   },
   {
-    name: 'get: a key holding a STRING is shown with the reason',
-    seed: (_s, q) => stringJob(q, 'x', 'dead'),
+    name: 'get: an unreadable body is shown with the reason',
+    seed: (_s, q) => badBody(q, 'x', 'dead'),
     run: (s, q) => s.get(q, 'x'),
     expect: (a, b, c) => {
-      assert.equal((a as { lastError: string }).lastError, 'corrupt job: its key holds a string, not a hash');
+      assert.equal((a as { lastError: string }).lastError, 'corrupt job: unreadable body');
       unchanged(a, b, c);
     },
   },
@@ -225,35 +239,39 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'dead-list: bad numbers and a STRING key are listed, not thrown',
+    name: 'dead-list: bad numbers and an unreadable body are listed, not thrown',
     seed: async (s, q) => {
       await s.add(q, [job('bad')]);
-      await fx.client.hset(key(q, 'job:bad'), 'a', 'nan', 't', '0x1A', 'c', 'inf');
+      await fx.client.hset(key(q, 'runs'), 'bad', 'nan:0x1A::');
+      await setBodyField(q, 'bad', 1, 'inf');
       await fx.client.zadd(key(q, 'dead'), 5, 'bad');
       await fx.client.zrem(key(q, 'scheduled'), 'bad');
-      await stringJob(q, 's', 'dead');
+      await badBody(q, 's', 'dead');
     },
     run: async (s, q) => (await s.deadList(q, 0, 10)).jobs.map((j) => [j.id, j.attempt, j.dueAtMs, j.createdAtMs, j.lastError]),
     expect: (a, b, c) => {
       assert.deepEqual(a, [
-        ['s', 0, undefined, undefined, 'corrupt job: its key holds a string, not a hash'],
-        ['bad', 0, undefined, undefined, undefined],
+        ['s', 0, undefined, undefined, 'corrupt job: unreadable body'],
+        ['bad', 0, undefined, undefined, 'corrupt job: unreadable body'],
       ]);
       unchanged(a, b, c);
     },
   },
   {
-    name: 'dead-retry: a dead member whose key holds a STRING stays dead',
-    seed: (_s, q) => stringJob(q, 'x', 'dead'),
+    name: 'dead-retry: a dead member whose body is gone is removed, not retried',
+    seed: async (_s, q) => {
+      await fx.client.zadd(key(q, 'dead'), 0, 'x');
+      await fx.client.hset(key(q, 'runs'), 'x', '1:1::');
+    },
     run: (s, q) => s.deadRetry(q, 'all'),
-    expect: (a, b, c) => {
+    expect: (a, _b, after) => {
       assert.equal(a, 0);
-      unchanged(a, b, c);
+      assert.deepEqual(after, {});
     },
   },
   {
     name: 'dead-purge: a limit of "x" is refused',
-    seed: (_s, q) => stringJob(q, 'x', 'dead'),
+    seed: (_s, q) => badBody(q, 'x', 'dead'),
     run: (_s, q) => raw(q, 'dead-purge', ['all', 'x', 0]),
     expect: /argument limit/,
   },

@@ -95,6 +95,7 @@ describe('tracing', () => {
     open.push(queue);
     await queue.add('x', { id: 'x', delay: 60_000 });
     assert.equal(exporter.getFinishedSpans().length, 0);
-    assert.equal(await redis.client().hexists(`dq:{${name}}:job:x`, 'x'), 0);
+    // The body's trace length (wire.ts JOB_BODY, sixth header field) is 0: no trace context stored.
+    assert.equal((await redis.client().hget(`dq:{${name}}:jobs`, 'x'))!.split(':')[5], '0');
   });
 });

@@ -6,7 +6,7 @@
 
 /**
  * Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready
- * check; on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS, CLUSTER INFO); WAIT,
+ * check, scheduleList() (HGETALL); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS, CLUSTER INFO); WAIT,
  * which the operations guide recommends after adds that must survive a failover.
  */
 const CLIENT_COMMANDS = [
@@ -20,9 +20,9 @@ const CLIENT_COMMANDS = [
   'unsubscribe',
   'xread',
   'xrevrange',
-  'scan',
   'zscan',
-  'hmget',
+  'hscan',
+  'hgetall',
   'cluster|slots',
   'cluster|info',
   'wait',
@@ -43,15 +43,14 @@ const SCRIPT_COMMANDS = [
   'hset',
   'hget',
   'hmget',
-  'hgetall',
   'hdel',
+  'hexists',
   'hincrby',
   'del',
-  'exists',
   'get',
   'set',
   'incrby',
-  'type',
+  'zmscore',
   'xadd',
   'xlen',
 ];

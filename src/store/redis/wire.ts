@@ -212,7 +212,11 @@ export function luaPrologue(name: ScriptName): string {
   lines.push(`local EACH_FIRST, EACH_SIZE = ${first}, ${each.length}`);
   lines.push(`local E = { ${each.map((e, i) => `${e} = ${i}`).join(', ')} }`);
   const codes = w.codes ? CODES[w.codes] : {};
-  lines.push(`local CODE = { ${Object.entries(codes).map(([k, v]) => `${k} = ${v}`).join(', ')} }`);
+  lines.push(
+    `local CODE = { ${Object.entries(codes)
+      .map(([k, v]) => `${k} = ${v}`)
+      .join(', ')} }`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

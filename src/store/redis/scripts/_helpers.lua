@@ -102,17 +102,17 @@ end
 -- and trace lengths, data start }, or nil and why it cannot be read.
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
-  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
+  local q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
   if not q then return nil, 'corrupt job: unreadable body header' end
   local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
-  if not b.seq then return nil, 'corrupt job: bad sequence' end
+  if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
   if m ~= '' then
     b.max = as_int(m)
-    if not b.max then return nil, 'corrupt job: bad max attempts' end
+    if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
   end
-  if not b.bl or not b.xl or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
   return b, nil
 end
 
@@ -310,4 +310,13 @@ local function dead_members(ids)
     end
   end
   return out
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, active,
+-- dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
 end

@@ -63,21 +63,14 @@ local function dedup_holder(dkey)
   return holder, tonumber(held_due)
 end
 
--- The due time of a stored job: its score while scheduled, its run's due time otherwise.
-local function stored_due(id, state, run)
-  if state == 'scheduled' then return tonumber(redis.call('ZSCORE', K_SCHEDULED, id)) end
-  local r = parse_run(run)
-  return r and r.t
-end
-
 local function answer_deduplicated(holder, held_due)
   local state, _, run = job_state(holder)
-  answer(CODE.deduplicated, public_state(state) or 'finished', (state and stored_due(holder, state, run)) or held_due, holder)
+  answer(CODE.deduplicated, public_state(state) or 'finished', (state and current_due(holder, run)) or held_due, holder)
 end
 
 local function answer_exists(id)
   local state, _, run = job_state(id)
-  answer(CODE.exists, public_state(state) or 'scheduled', (state and stored_due(id, state, run)) or 0, '')
+  answer(CODE.exists, public_state(state) or 'scheduled', (state and current_due(id, run)) or 0, '')
 end
 
 -- A re-sent call: the first run's answers.

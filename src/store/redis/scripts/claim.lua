@@ -58,9 +58,10 @@ local run_writes = {} -- HSET K_RUNS pairs
 local buried = {}
 local dropped = {} -- members whose body is gone: their run states go too
 
-local function bury_corrupt(id, reason, attempts, due)
+-- `token` is the recovered lease's mark ('~' .. token), so its holder's later calls are stale.
+local function bury_corrupt(id, reason, attempts, due, token)
   run_writes[#run_writes + 1] = id
-  run_writes[#run_writes + 1] = encode_run(attempts or 0, due, '', reason)
+  run_writes[#run_writes + 1] = encode_run(attempts or 0, due, token or '', reason)
   buried[#buried + 1] = id
   emit('dead', id, 'error', reason)
 end
@@ -77,7 +78,7 @@ if #expired > 0 then
     if not bodies[i] then
       dropped[#dropped + 1] = id
     elseif not r or r.bad or not b then
-      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t)
+      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and ('~' .. r.k))
     else
       local max = b.max or default_max
       local recovered = '~' .. r.k

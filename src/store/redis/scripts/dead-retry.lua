@@ -29,7 +29,7 @@ for i, id in ipairs(dead) do
     local r = parse_run(runs[i])
     run_writes[#run_writes + 1] = id
     -- A body that was corrupt stays corrupt: it comes back here with the reason.
-    run_writes[#run_writes + 1] = encode_run(0, now, '', r and r.e)
+    run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = id
     emit('deadRetried', id)

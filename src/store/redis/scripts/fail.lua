@@ -19,8 +19,7 @@ local run = redis.call('HGET', K_RUNS, id)
 local held = held_token(run)
 if run and held == '-' .. token then
   if redis.call('ZSCORE', K_DEAD, id) then return { CODE.dead, -1 } end
-  local r = parse_run(run)
-  return { CODE.retried, (r and r.t) or -1 }
+  return { CODE.retried, current_due(id, run) or -1 }
 end
 if not run or held ~= token then return { lost_or_missing(id), -1 } end
 
