@@ -23,7 +23,7 @@ export interface RunState {
 }
 
 const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16}):/;
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^\p{ASCII}*$/u;
 
 /** A packed body; throws a StoreError naming what is wrong. */
 export function parseBody(s: string): JobBody {
@@ -102,5 +102,5 @@ export function parseClaimLine(s: string): ClaimLine {
 
 /** JSON text with every non-ASCII character escaped (\uXXXX), so its length in bytes is its length in characters. */
 export function asciiOnly(json: string): string {
-  return ASCII.test(json) ? json : json.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return ASCII.test(json) ? json : json.replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

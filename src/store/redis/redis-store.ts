@@ -176,14 +176,15 @@ export class RedisStore implements Store {
     return `${this.#requestPrefix}${(++this.#requestSeq).toString(36)}`;
   }
 
-  /** Runs a script with its arguments in the order wire.ts gives (`extra` after BASE_ARGS). */
-  #exec(queue: string, name: ScriptName, keys: string[], args: (string | number)[]) {
+  /** Runs a script with KEYS and ARGV built by encodeCall (wire.ts). */
+  #exec(name: ScriptName, keys: string[], args: (string | number)[]) {
     return this.#guard.run(() => runScript(this.#client, name, keys, args, this.#testClockKey));
   }
 
+  /** Runs a script with `extra` after BASE_ARGS, in the order wire.ts gives. */
   #run(queue: string, name: ScriptName, extra: (string | number)[]) {
     const k = this.keys(queue);
-    return this.#exec(queue, name, k.base as string[], [...k.baseArgs, ...extra]);
+    return this.#exec(name, k.base as string[], [...k.baseArgs, ...extra]);
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -210,7 +211,7 @@ export class RedisStore implements Store {
         trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
       })),
     );
-    const reply = (await this.#exec(queue, 'add', call.keys, call.args)) as unknown[];
+    const reply = (await this.#exec('add', call.keys, call.args)) as unknown[];
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     const out: StoredAddResult[] = [];
     for (let i = 0; i < reply.length; i += 4) {
@@ -238,7 +239,7 @@ export class RedisStore implements Store {
       { count, lease_ms: leaseMs, default_max: defaultMaxAttempts, promote_limit: PROMOTE_LIMIT, reap_limit: REAP_LIMIT, request_id: rid },
     );
     try {
-      reply = (await this.#exec(queue, 'claim', call.keys, call.args)) as unknown[];
+      reply = (await this.#exec('claim', call.keys, call.args)) as unknown[];
     } finally {
       clearTimeout(watchdog);
     }
@@ -273,7 +274,7 @@ export class RedisStore implements Store {
       {},
       { id: req.id, token: req.token, error: req.error, retry_ms: req.retryDelayMs, dead: req.dead ? '1' : '0', default_max: req.defaultMaxAttempts },
     );
-    const [code, due] = (await this.#exec(queue, 'fail', call.keys, call.args)) as [number, number];
+    const [code, due] = (await this.#exec('fail', call.keys, call.args)) as [number, number];
     return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
 
@@ -291,7 +292,7 @@ export class RedisStore implements Store {
     const k = this.keys(queue);
     const rid = this.#requestId();
     const call = encodeCall('cancel', k, { memo: requestKey(k, rid) }, { id, request_id: rid, memo_ms: REQUEST_MEMO_MS });
-    const [code, state] = (await this.#exec(queue, 'cancel', call.keys, call.args)) as [number, string];
+    const [code, state] = (await this.#exec('cancel', call.keys, call.args)) as [number, string];
     return { id, cancelled: codeName('change', code) === 'done', state: state === '' ? undefined : (state as JobState) };
   }
 
@@ -304,7 +305,7 @@ export class RedisStore implements Store {
       { memo: requestKey(k, rid) },
       { id, delay_ms: delayMs ?? '', run_at: delayMs === undefined ? (runAtMs ?? 0) : '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
     );
-    const [code, state, due] = (await this.#exec(queue, 'reschedule', call.keys, call.args)) as [number, string, number];
+    const [code, state, due] = (await this.#exec('reschedule', call.keys, call.args)) as [number, string, number];
     return {
       id,
       rescheduled: codeName('change', code) === 'done',
@@ -367,7 +368,7 @@ export class RedisStore implements Store {
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
     const call = encodeCall('snooze', this.keys(queue), {}, { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' });
-    const [code, due] = (await this.#exec(queue, 'snooze', call.keys, call.args)) as [number, number];
+    const [code, due] = (await this.#exec('snooze', call.keys, call.args)) as [number, number];
     return { outcome: codeName('snooze', code), dueAtMs: due < 0 ? undefined : due };
   }
 
