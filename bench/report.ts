@@ -12,7 +12,7 @@ export interface SystemResult {
 }
 
 interface Row {
-  label: string;
+  label: string | ((results: SystemResult[]) => string);
   value: (r: SystemResult) => number | undefined;
   unit: string;
   /** How delayq should compare: a ratio to BullMQ or an absolute bound. */
@@ -45,12 +45,18 @@ const ROWS: Row[] = [
     lowerIsBetter: true,
   },
   {
-    label: 'bytes per pending job',
+    label: (rs) => {
+      const c = rs.find((r) => r.cost)?.cost;
+      return c ? `bytes per pending job (used_memory Δ / ${count(c.memoryJobs)}, id job-N, ${c.memoryPayloadBytes} B payload)` : 'bytes per pending job';
+    },
     value: (r) => r.cost?.bytesPerPendingJob,
     unit: 'B',
     goal: { kind: 'max', bound: 220, text: '≤ 220 B' },
     lowerIsBetter: true,
   },
+  { label: '  of which keyspace (dict entries, buckets, key objects)', value: (r) => r.cost?.keyspaceBytesPerPendingJob, unit: 'B', lowerIsBetter: true },
+  { label: '  keys per pending job (DBSIZE Δ / jobs)', value: (r) => r.cost?.keysPerPendingJob, unit: '', lowerIsBetter: true },
+  { label: '  plus expiring keys right after the adds (memos)', value: (r) => r.cost?.transientBytesPerJob, unit: 'B/job', lowerIsBetter: true },
   {
     label: 'idle commands/s, 1 worker',
     value: (r) => r.cost?.idleCommandsPerSec,
@@ -62,10 +68,16 @@ const ROWS: Row[] = [
   { label: 'worker script µs/call, 1M pending', value: (r) => r.scale?.scriptUsecPerCall, unit: 'µs', lowerIsBetter: true },
 ];
 
+/** 200000 → 200k. */
+function count(n: number): string {
+  return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
+}
+
 function fmt(v: number | undefined): string {
   if (v === undefined || Number.isNaN(v)) return '—';
   if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
-  if (Math.abs(v) >= 10) return v.toFixed(0);
+  if (Math.abs(v) >= 100) return v.toFixed(0);
+  if (Math.abs(v) >= 10) return v.toFixed(1).replace(/\.0$/, '');
   return v.toFixed(2).replace(/\.?0+$/, '') || '0';
 }
 
@@ -86,8 +98,9 @@ export function table(results: SystemResult[]): string {
         row.goal.kind === 'max' ? dv <= row.goal.bound : row.goal.kind === 'min' ? dv >= row.goal.bound : ratio !== undefined && ratio >= row.goal.bound;
       met = ok ? 'yes' : 'no';
     }
+    const label = typeof row.label === 'string' ? row.label : row.label(results);
     lines.push([
-      `${row.label}${row.unit ? ` (${row.unit})` : ''}`,
+      `${label}${row.unit ? ` (${row.unit})` : ''}`,
       ...vals.map(fmt),
       ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
       row.goal?.text ?? '',

@@ -32,7 +32,8 @@ if (chosen.length === 0) throw new Error(`no such systems: ${values.systems}`);
 
 const progress = (text: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[2K' : ''}${text}${process.stderr.isTTY ? '' : '\n'}`);
 
-const redis = await startRedis({ args: ['--save', '', '--appendonly', 'no'] });
+// FLUSHALL and DEL free synchronously, so memory is measured with nothing left of earlier runs.
+const redis = await startRedis({ args: ['--save', '', '--appendonly', 'no', '--lazyfree-lazy-user-flush', 'no', '--lazyfree-lazy-user-del', 'no'] });
 const admin = redis.client();
 const results: SystemResult[] = [];
 const started = Date.now();
