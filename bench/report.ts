@@ -1,12 +1,12 @@
 /** Turns results into the printed table, the JSON file and the SVG chart of lateness. */
-import type { Cost, Lateness } from './scenarios.js';
+import type { Cost, Dispatch, Enqueue, Lateness } from './scenarios.js';
 
 export interface SystemResult {
   system: string;
   load?: Lateness;
   low?: Lateness;
-  dispatchPerSec?: number;
-  enqueuePerSec?: number;
+  dispatch?: Dispatch;
+  enqueue?: Enqueue;
   cost?: Cost;
   scale?: Lateness;
 }
@@ -29,12 +29,16 @@ const ROWS: Row[] = [
   { label: 'lateness p99 @400/s', value: (r) => r.low?.p99, unit: 'ms', lowerIsBetter: true },
   {
     label: 'max dispatch with ack',
-    value: (r) => r.dispatchPerSec,
+    value: (r) => r.dispatch?.perSec,
     unit: 'jobs/s',
     goal: { kind: 'ratioMin', bound: 5, text: '≥ 5× BullMQ' },
     lowerIsBetter: false,
   },
-  { label: 'bulk enqueue', value: (r) => r.enqueuePerSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 4, text: '≥ 4× BullMQ' }, lowerIsBetter: false },
+  { label: 'bulk enqueue', value: (r) => r.enqueue?.perSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 4, text: '≥ 4× BullMQ' }, lowerIsBetter: false },
+  { label: 'Redis CPU per job, dispatch (claims + acks)', value: (r) => r.dispatch?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'worker process CPU per job, dispatch', value: (r) => r.dispatch?.workerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'Redis CPU per job, bulk enqueue', value: (r) => r.enqueue?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'producer process CPU per job, bulk enqueue', value: (r) => r.enqueue?.producerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'commands/job, enqueue', value: (r) => r.cost?.enqueueCommandsPerJob, unit: '', lowerIsBetter: true },
   { label: 'commands/job, processing', value: (r) => r.cost?.processCommandsPerJob, unit: '', lowerIsBetter: true },
   {

@@ -55,8 +55,8 @@ try {
     r.low = await step('low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () =>
       lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }),
     );
-    r.dispatchPerSec = await step('dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, profile.dispatchJobs));
-    r.enqueuePerSec = await step('enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, profile.enqueueJobs));
+    r.dispatch = await step('dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, admin, profile.dispatchJobs));
+    r.enqueue = await step('enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, admin, profile.enqueueJobs));
     r.cost = await step('cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));
     r.scale = await step('scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, () =>
       lateness(system, redis.url, profile.scaleJobs, profile.scaleWindowMs, { leadMs: profile.leadMs, pending: profile.scalePending, admin }),

@@ -129,27 +129,65 @@ export async function lateness(
   return out;
 }
 
+/** Redis's CPU time so far (used_cpu_user + used_cpu_sys: every thread of the server), in µs. */
+async function redisCpuMicros(admin: Redis): Promise<number> {
+  const m = infoNumbers(await admin.info('cpu'));
+  return (m.used_cpu_user! + m.used_cpu_sys!) * 1e6;
+}
+
+const perJobUs = (us: number, n: number) => Math.round((us / n) * 100) / 100;
+
+export interface Dispatch {
+  perSec: number;
+  /** Redis CPU per job while the worker ran the backlog (claims and acks), µs. */
+  redisCpuUsPerJob: number;
+  /** The worker process's CPU per job (user + system, from its start), µs. */
+  workerCpuUsPerJob: number;
+}
+
 /** Scenario 3: a backlog all due now, one worker process, a no-op handler: jobs/s until all have run. */
-export async function dispatch(system: System, url: string, n: number): Promise<number> {
+export async function dispatch(system: System, url: string, admin: Redis, n: number): Promise<Dispatch> {
   const queue = queueName(system, 'dispatch');
   const producer = system.producer(url, queue);
   await producer.enqueue(jobs(n, Date.now(), 0, 'd'));
   await producer.close();
+  const cpu0 = await redisCpuMicros(admin);
   const child = new WorkerChild(system.name, url, queue);
   await child.ready;
   const { startedAt, reachedAt } = await child.reached(n, 300_000);
+  // The figure is the handler starts; the CPU counts the last acks too.
+  await new Promise((r) => setTimeout(r, 200));
+  const workerUs = await child.cpuMicros();
+  const cpu1 = await redisCpuMicros(admin);
   await child.stop();
-  return (n / Math.max(1, reachedAt - startedAt)) * 1000;
+  return {
+    perSec: (n / Math.max(1, reachedAt - startedAt)) * 1000,
+    redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n),
+    workerCpuUsPerJob: perJobUs(workerUs, n),
+  };
+}
+
+export interface Enqueue {
+  perSec: number;
+  /** Redis CPU per job during the enqueue, µs. */
+  redisCpuUsPerJob: number;
+  /** The producer's CPU per job (the benchmark's own process, which does nothing else meanwhile), µs. */
+  producerCpuUsPerJob: number;
 }
 
 /** Scenario 4: jobs/s for a bulk enqueue of delayed jobs. */
-export async function enqueue(system: System, url: string, n: number): Promise<number> {
+export async function enqueue(system: System, url: string, admin: Redis, n: number): Promise<Enqueue> {
   const producer = system.producer(url, queueName(system, 'enqueue'));
+  const batch = jobs(n, Date.now() + 3_600_000, 60_000, 'e');
+  const cpu0 = await redisCpuMicros(admin);
+  const own0 = process.cpuUsage();
   const t = performance.now();
-  await producer.enqueue(jobs(n, Date.now() + 3_600_000, 60_000, 'e'));
+  await producer.enqueue(batch);
   const ms = performance.now() - t;
+  const own = process.cpuUsage(own0);
+  const cpu1 = await redisCpuMicros(admin);
   await producer.close();
-  return (n / ms) * 1000;
+  return { perSec: (n / ms) * 1000, redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n), producerCpuUsPerJob: perJobUs(own.user + own.system, n) };
 }
 
 async function commandCalls(admin: Redis): Promise<Map<string, number>> {

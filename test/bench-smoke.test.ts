@@ -19,8 +19,10 @@ describe('benchmark smoke run', () => {
       assert.equal(load.n, 500, `${String(r.system)}: every job ran`);
       assert.ok(Number.isFinite(load.p99));
       assert.ok(Number.isFinite((r.low as { p99: number }).p99));
-      assert.ok((r.dispatchPerSec as number) > 0);
-      assert.ok((r.enqueuePerSec as number) > 0);
+      const d = r.dispatch as { perSec: number; redisCpuUsPerJob: number; workerCpuUsPerJob: number };
+      assert.ok(d.perSec > 0 && d.redisCpuUsPerJob >= 0 && d.workerCpuUsPerJob > 0);
+      const e = r.enqueue as { perSec: number; redisCpuUsPerJob: number; producerCpuUsPerJob: number };
+      assert.ok(e.perSec > 0 && e.redisCpuUsPerJob >= 0 && e.producerCpuUsPerJob > 0);
       const cost = r.cost as { processCommandsPerJob: number; bytesPerPendingJob: number; idleCommandsPerSec: number };
       assert.ok(cost.processCommandsPerJob > 0 && cost.bytesPerPendingJob > 0 && cost.idleCommandsPerSec >= 0);
       if (r.system !== 'naive1000') assert.ok(Number.isFinite((r.scale as { p99: number }).p99));
