@@ -21,6 +21,8 @@ export interface Profile {
   scaleWindowMs: number;
   /** Head start before the first job of a lateness window is due, on top of the enqueue time. */
   leadMs: number;
+  /** Requests per redis-benchmark measure of the server's limit. */
+  limitRequests: number;
 }
 
 export const FULL: Profile = {
@@ -37,6 +39,7 @@ export const FULL: Profile = {
   scaleJobs: 50_000,
   scaleWindowMs: 5000,
   leadMs: 1000,
+  limitRequests: 500_000,
 };
 
 export const QUICK: Profile = {
@@ -53,6 +56,7 @@ export const QUICK: Profile = {
   scaleJobs: 500,
   scaleWindowMs: 300,
   leadMs: 200,
+  limitRequests: 20_000,
 };
 
 export interface Lateness {
