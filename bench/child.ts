@@ -44,6 +44,13 @@ export class WorkerChild {
     return ((await p) as { lateness: number[] }).lateness;
   }
 
+  /** The child's CPU time (user + system, µs) since just before its worker started. */
+  async cpuMicros(): Promise<number> {
+    const p = this.#next('cpu');
+    this.#child.send({ t: 'cpu' });
+    return ((await p) as { us: number }).us;
+  }
+
   async stop(): Promise<void> {
     const exited = new Promise<void>((r) => this.#child.once('exit', () => r()));
     this.#child.send({ t: 'stop' });

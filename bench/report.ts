@@ -1,19 +1,33 @@
 /** Turns results into the printed table, the JSON file and the SVG chart of lateness. */
-import type { Cost, Lateness } from './scenarios.js';
+import type { Limits } from './limits.js';
+import type { Cost, Dispatch, Enqueue, Lateness } from './scenarios.js';
 
-export interface SystemResult {
-  system: string;
+/** One run of every scenario for one system. */
+export interface RunResult {
   load?: Lateness;
   low?: Lateness;
-  dispatchPerSec?: number;
-  enqueuePerSec?: number;
+  dispatch?: Dispatch;
+  enqueue?: Enqueue;
   cost?: Cost;
   scale?: Lateness;
 }
 
+/** A system's runs (--repeat n: n of them, each scenario run n times in a row). */
+export interface SystemResult {
+  system: string;
+  runs: RunResult[];
+}
+
+/** What a row may need besides its own run: the server's limits (medians over their runs). */
+interface Context {
+  evalshaPerSec?: number;
+}
+
 interface Row {
-  label: string;
-  value: (r: SystemResult) => number | undefined;
+  label: string | ((results: SystemResult[], limits: Limits[]) => string);
+  value: (r: RunResult, ctx: Context) => number | undefined;
+  /** A figure of the server, not of a system: the same in every column, from the limit runs. */
+  server?: (l: Limits) => number | undefined;
   unit: string;
   /** How delayq should compare: a ratio to BullMQ or an absolute bound. */
   goal?: { kind: 'max' | 'min' | 'ratioMin'; bound: number; text: string };
@@ -21,6 +35,20 @@ interface Row {
 }
 
 const ROWS: Row[] = [
+  {
+    label: (_, l) => `server limit: ZADD, redis-benchmark ${l[0]?.args ?? ''}`,
+    server: (l) => l.zaddPerSec,
+    value: () => undefined,
+    unit: 'ops/s',
+    lowerIsBetter: false,
+  },
+  {
+    label: (_, l) => `server limit: EVALSHA of return 1, redis-benchmark ${l[0]?.args ?? ''}`,
+    server: (l) => l.evalshaPerSec,
+    value: () => undefined,
+    unit: 'ops/s',
+    lowerIsBetter: false,
+  },
   { label: 'lateness p50 @10k/s', value: (r) => r.load?.p50, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p99 @10k/s', value: (r) => r.load?.p99, unit: 'ms', goal: { kind: 'max', bound: 5, text: '≤ 5 ms' }, lowerIsBetter: true },
   { label: 'lateness max @10k/s', value: (r) => r.load?.max, unit: 'ms', lowerIsBetter: true },
@@ -29,12 +57,22 @@ const ROWS: Row[] = [
   { label: 'lateness p99 @400/s', value: (r) => r.low?.p99, unit: 'ms', lowerIsBetter: true },
   {
     label: 'max dispatch with ack',
-    value: (r) => r.dispatchPerSec,
+    value: (r) => r.dispatch?.perSec,
     unit: 'jobs/s',
     goal: { kind: 'ratioMin', bound: 5, text: '≥ 5× BullMQ' },
     lowerIsBetter: false,
   },
-  { label: 'bulk enqueue', value: (r) => r.enqueuePerSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 4, text: '≥ 4× BullMQ' }, lowerIsBetter: false },
+  { label: 'bulk enqueue', value: (r) => r.enqueue?.perSec, unit: 'jobs/s', goal: { kind: 'ratioMin', bound: 4, text: '≥ 4× BullMQ' }, lowerIsBetter: false },
+  {
+    label: 'dispatch as a share of the EVALSHA limit',
+    value: (r, ctx) => (r.dispatch && ctx.evalshaPerSec ? (r.dispatch.perSec / ctx.evalshaPerSec) * 100 : undefined),
+    unit: '%',
+    lowerIsBetter: false,
+  },
+  { label: 'Redis CPU per job, dispatch (claims + acks)', value: (r) => r.dispatch?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'worker process CPU per job, dispatch', value: (r) => r.dispatch?.workerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'Redis CPU per job, bulk enqueue', value: (r) => r.enqueue?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'producer process CPU per job, bulk enqueue', value: (r) => r.enqueue?.producerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'commands/job, enqueue', value: (r) => r.cost?.enqueueCommandsPerJob, unit: '', lowerIsBetter: true },
   { label: 'commands/job, processing', value: (r) => r.cost?.processCommandsPerJob, unit: '', lowerIsBetter: true },
   {
@@ -45,12 +83,18 @@ const ROWS: Row[] = [
     lowerIsBetter: true,
   },
   {
-    label: 'bytes per pending job',
+    label: (rs) => {
+      const c = rs.flatMap((r) => r.runs).find((r) => r.cost)?.cost;
+      return c ? `bytes per pending job (used_memory Δ / ${count(c.memoryJobs)}, id job-N, ${c.memoryPayloadBytes} B payload)` : 'bytes per pending job';
+    },
     value: (r) => r.cost?.bytesPerPendingJob,
     unit: 'B',
     goal: { kind: 'max', bound: 220, text: '≤ 220 B' },
     lowerIsBetter: true,
   },
+  { label: '  of which keyspace (dict entries, buckets, key objects)', value: (r) => r.cost?.keyspaceBytesPerPendingJob, unit: 'B', lowerIsBetter: true },
+  { label: '  keys per pending job (DBSIZE Δ / jobs)', value: (r) => r.cost?.keysPerPendingJob, unit: '', lowerIsBetter: true },
+  { label: '  plus expiring keys right after the adds (memos)', value: (r) => r.cost?.transientBytesPerJob, unit: 'B/job', lowerIsBetter: true },
   {
     label: 'idle commands/s, 1 worker',
     value: (r) => r.cost?.idleCommandsPerSec,
@@ -62,36 +106,84 @@ const ROWS: Row[] = [
   { label: 'worker script µs/call, 1M pending', value: (r) => r.scale?.scriptUsecPerCall, unit: 'µs', lowerIsBetter: true },
 ];
 
+/** Median and spread of one figure over the runs that have it. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+function spread(values: (number | undefined)[]): Spread | undefined {
+  const v = values.filter((x): x is number => x !== undefined && !Number.isNaN(x)).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  const mid = Math.floor(v.length / 2);
+  const median = v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+  return { median, min: v[0]!, max: v.at(-1)!, n: v.length };
+}
+
+/** One row of the table, as the JSON keeps it. */
+export interface SummaryRow {
+  label: string;
+  unit: string;
+  values: Record<string, Spread | undefined>;
+  /** delayq / BullMQ, of the medians. */
+  ratio?: number;
+  goal?: string;
+  met?: boolean;
+}
+
+export function summary(results: SystemResult[], limits: Limits[]): SummaryRow[] {
+  const ctx: Context = {};
+  const evalsha = spread(limits.map((l) => l.evalshaPerSec));
+  if (evalsha) ctx.evalshaPerSec = evalsha.median;
+  return ROWS.map((row) => {
+    const values: Record<string, Spread | undefined> = {};
+    for (const r of results) values[r.system] = row.server ? spread(limits.map(row.server)) : spread(r.runs.map((run) => row.value(run, ctx)));
+    const dv = values.delayq?.median;
+    const bv = values.bullmq?.median;
+    const out: SummaryRow = { label: typeof row.label === 'string' ? row.label : row.label(results, limits), unit: row.unit, values };
+    if (!row.server && dv !== undefined && bv !== undefined && bv !== 0) out.ratio = dv / bv;
+    if (row.goal) {
+      out.goal = row.goal.text;
+      if (row.goal.kind === 'ratioMin') {
+        if (out.ratio !== undefined) out.met = out.ratio >= row.goal.bound;
+      } else if (dv !== undefined) out.met = row.goal.kind === 'max' ? dv <= row.goal.bound : dv >= row.goal.bound;
+    }
+    return out;
+  });
+}
+
+/** 200000 → 200k. */
+function count(n: number): string {
+  return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
+}
+
 function fmt(v: number | undefined): string {
   if (v === undefined || Number.isNaN(v)) return '—';
   if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
-  if (Math.abs(v) >= 10) return v.toFixed(0);
+  if (Math.abs(v) >= 100) return v.toFixed(0);
+  if (Math.abs(v) >= 10) return v.toFixed(1).replace(/\.0$/, '');
   return v.toFixed(2).replace(/\.?0+$/, '') || '0';
 }
 
-export function table(results: SystemResult[]): string {
+/** The median, and the spread (min–max) when there was more than one run: "36,470 (35,100–37,900)". */
+function cell(s: Spread | undefined): string {
+  if (!s) return '—';
+  return s.n > 1 ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : fmt(s.median);
+}
+
+export function table(results: SystemResult[], limits: Limits[]): string {
   const systems = results.map((r) => r.system);
-  const d = results.find((r) => r.system === 'delayq');
-  const b = results.find((r) => r.system === 'bullmq');
   const header = ['figure', ...systems, 'delayq/BullMQ', 'goal', 'met'];
   const lines = [header];
-  for (const row of ROWS) {
-    const vals = results.map((r) => row.value(r));
-    const dv = d ? row.value(d) : undefined;
-    const bv = b ? row.value(b) : undefined;
-    const ratio = dv !== undefined && bv !== undefined && bv !== 0 ? dv / bv : undefined;
-    let met = '';
-    if (row.goal && dv !== undefined) {
-      const ok =
-        row.goal.kind === 'max' ? dv <= row.goal.bound : row.goal.kind === 'min' ? dv >= row.goal.bound : ratio !== undefined && ratio >= row.goal.bound;
-      met = ok ? 'yes' : 'no';
-    }
+  for (const row of summary(results, limits)) {
     lines.push([
       `${row.label}${row.unit ? ` (${row.unit})` : ''}`,
-      ...vals.map(fmt),
-      ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
-      row.goal?.text ?? '',
-      met,
+      ...systems.map((s) => cell(row.values[s])),
+      row.ratio === undefined ? '—' : `${row.ratio.toFixed(2)}×`,
+      row.goal ?? '',
+      row.met === undefined ? '' : row.met ? 'yes' : 'no',
     ]);
   }
   const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
@@ -135,7 +227,7 @@ export function latenessSvg(results: SystemResult[], title: string): string {
     );
   parts.push(`<text x="${(left + W - right) / 2}" y="${H - 12}" text-anchor="middle">lateness, ms (handler start − due time), log scale</text>`);
   results.forEach((r, i) => {
-    const s = r.load?.samples;
+    const s = r.runs[0]?.load?.samples;
     if (!s || s.length === 0) return;
     const step = Math.max(1, Math.floor(s.length / 400));
     const pts: string[] = [];
@@ -145,7 +237,7 @@ export function latenessSvg(results: SystemResult[], title: string): string {
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.join(' ')}"/>`);
     parts.push(
       `<rect x="${W - right + 12}" y="${top + i * 20}" width="12" height="12" fill="${c}"/>`,
-      `<text x="${W - right + 30}" y="${top + i * 20 + 11}">${r.system} (p99 ${fmt(r.load?.p99)} ms)</text>`,
+      `<text x="${W - right + 30}" y="${top + i * 20 + 11}">${r.system} (p99 ${fmt(spread(r.runs.map((run) => run.load?.p99))?.median)} ms)</text>`,
     );
   });
   parts.push('</svg>');

@@ -3,24 +3,28 @@
  * after another on one redis-server of its own, each worker in a child process. Prints one
  * table with the ratio delayq / BullMQ and writes JSON and an SVG chart under bench/results/.
  *
- * Options: --quick (tiny sizes, the smoke test), --only <scenario,…> (load, low, dispatch,
- * enqueue, cost, scale), --systems <name,…>, --json (print the results as JSON on stdout).
+ * Options: --quick (tiny sizes, the smoke test), --only <scenario,…> (limits, load, low,
+ * dispatch, enqueue, cost, scale), --systems <name,…>, --repeat <n> (each scenario n times per
+ * system: the table shows the median and min–max, the JSON every run), --json (print the
+ * results as JSON on stdout).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
-import { latenessSvg, table, type SystemResult } from './report.js';
+import { type Limits, physicalLimits } from './limits.js';
+import { latenessSvg, type RunResult, summary, table, type SystemResult } from './report.js';
 import { cost, dispatch, enqueue, FULL, lateness, QUICK } from './scenarios.js';
 import { systems } from './systems/index.js';
 
-const SCENARIOS = ['load', 'low', 'dispatch', 'enqueue', 'cost', 'scale'] as const;
+const SCENARIOS = ['limits', 'load', 'low', 'dispatch', 'enqueue', 'cost', 'scale'] as const;
 
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     systems: { type: 'string' },
+    repeat: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -29,35 +33,51 @@ const only = new Set(values.only ? values.only.split(',') : SCENARIOS);
 for (const s of only) if (!SCENARIOS.includes(s as never)) throw new Error(`unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);
 const chosen = systems().filter((s) => !values.systems || values.systems.split(',').includes(s.name));
 if (chosen.length === 0) throw new Error(`no such systems: ${values.systems}`);
+const repeat = Number(values.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1 (got ${values.repeat})`);
 
 const progress = (text: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[2K' : ''}${text}${process.stderr.isTTY ? '' : '\n'}`);
 
-const redis = await startRedis({ args: ['--save', '', '--appendonly', 'no'] });
+// FLUSHALL and DEL free synchronously, so memory is measured with nothing left of earlier runs.
+const redis = await startRedis({ args: ['--save', '', '--appendonly', 'no', '--lazyfree-lazy-user-flush', 'no', '--lazyfree-lazy-user-del', 'no'] });
 const admin = redis.client();
 const results: SystemResult[] = [];
+const limits: Limits[] = [];
 const started = Date.now();
+const elapsed = () => `[${((Date.now() - started) / 1000).toFixed(0)} s]`;
+const times = (k: number) => (repeat > 1 ? ` (${k + 1}/${repeat})` : '');
 try {
-  for (const system of chosen) {
-    const r: SystemResult = { system: system.name };
-    results.push(r);
-    const step = async <T>(scenario: (typeof SCENARIOS)[number], what: string, fn: () => Promise<T>): Promise<T | undefined> => {
-      if (!only.has(scenario)) return undefined;
-      // The 1 s poller cannot be on time by design; its scale run only repeats that.
-      if (scenario === 'scale' && system.name === 'naive1000') return undefined;
-      progress(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${system.name}: ${what}…`);
+  if (only.has('limits')) {
+    for (let k = 0; k < repeat; k++) {
+      progress(`${elapsed()} redis-benchmark: ZADD and EVALSHA, pipelined${times(k)}…`);
       await admin.flushall();
-      return fn();
+      limits.push(await physicalLimits(redis.url, admin, profile.limitRequests));
+    }
+  }
+  for (const system of chosen) {
+    const r: SystemResult = { system: system.name, runs: Array.from({ length: repeat }, () => ({})) };
+    results.push(r);
+    // Each scenario runs `repeat` times in a row for this system; every run is kept.
+    const step = async <K extends keyof RunResult>(key: K, scenario: (typeof SCENARIOS)[number], what: string, fn: () => Promise<RunResult[K]>) => {
+      if (!only.has(scenario)) return;
+      // The 1 s poller cannot be on time by design; its scale run only repeats that.
+      if (scenario === 'scale' && system.name === 'naive1000') return;
+      for (let k = 0; k < repeat; k++) {
+        progress(`${elapsed()} ${system.name}: ${what}${times(k)}…`);
+        await admin.flushall();
+        r.runs[k]![key] = await fn();
+      }
     };
-    r.load = await step('load', `lateness, ${profile.loadJobs} jobs over ${profile.loadWindowMs} ms`, () =>
+    await step('load', 'load', `lateness, ${profile.loadJobs} jobs over ${profile.loadWindowMs} ms`, () =>
       lateness(system, redis.url, profile.loadJobs, profile.loadWindowMs, { leadMs: profile.leadMs, keepSamples: true }),
     );
-    r.low = await step('low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () =>
+    await step('low', 'low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () =>
       lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }),
     );
-    r.dispatchPerSec = await step('dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, profile.dispatchJobs));
-    r.enqueuePerSec = await step('enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, profile.enqueueJobs));
-    r.cost = await step('cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));
-    r.scale = await step('scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, () =>
+    await step('dispatch', 'dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, admin, profile.dispatchJobs));
+    await step('enqueue', 'enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, admin, profile.enqueueJobs));
+    await step('cost', 'cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));
+    await step('scale', 'scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, () =>
       lateness(system, redis.url, profile.scaleJobs, profile.scaleWindowMs, { leadMs: profile.leadMs, pending: profile.scalePending, admin }),
     );
   }
@@ -70,10 +90,13 @@ progress(`done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const machine = { node: process.version, cpus: (await import('node:os')).cpus().length, profile: values.quick ? 'quick' : 'full' };
-const forJson = results.map((r) => ({ ...r, load: r.load && { ...r.load, samples: undefined } }));
-writeFileSync(`${dir}${stamp}.json`, JSON.stringify({ machine, results: forJson }, null, 2));
-writeFileSync(`${dir}latest.json`, JSON.stringify({ machine, results: forJson }, null, 2));
+const machine = { node: process.version, cpus: (await import('node:os')).cpus().length, profile: values.quick ? 'quick' : 'full', repeat };
+const rows = summary(results, limits);
+// Every run is kept (lateness samples only in the chart); `table` has each row's median and spread.
+const forJson = results.map((r) => ({ ...r, runs: r.runs.map((run) => ({ ...run, load: run.load && { ...run.load, samples: undefined } })) }));
+const json = JSON.stringify({ machine, limits, results: forJson, table: rows }, null, 2);
+writeFileSync(`${dir}${stamp}.json`, json);
+writeFileSync(`${dir}latest.json`, json);
 writeFileSync(`${dir}lateness.svg`, latenessSvg(results, `Lateness CDF: ${profile.loadJobs} jobs due over ${profile.loadWindowMs} ms`));
-if (values.json) process.stdout.write(`${JSON.stringify({ machine, results: forJson })}\n`);
-else process.stdout.write(`\n${table(results)}\n\nresults: bench/results/latest.json, bench/results/lateness.svg\n`);
+if (values.json) process.stdout.write(`${JSON.stringify({ machine, limits, results: forJson, table: rows })}\n`);
+else process.stdout.write(`\n${table(results, limits)}\n\nresults: bench/results/latest.json, bench/results/lateness.svg\n`);

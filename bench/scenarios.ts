@@ -2,9 +2,9 @@
  * The benchmark's scenarios. Each runs one system on a flushed Redis and returns its figures.
  * Sizes come from a profile: the full one the issue sets, or a tiny one for the smoke test.
  */
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { WorkerChild } from './child.js';
-import type { BenchJob, System } from './systems/system.js';
+import { type BenchJob, memoryPayload, type System } from './systems/system.js';
 
 export interface Profile {
   loadJobs: number;
@@ -21,6 +21,8 @@ export interface Profile {
   scaleWindowMs: number;
   /** Head start before the first job of a lateness window is due, on top of the enqueue time. */
   leadMs: number;
+  /** Requests per redis-benchmark measure of the server's limit. */
+  limitRequests: number;
 }
 
 export const FULL: Profile = {
@@ -37,6 +39,7 @@ export const FULL: Profile = {
   scaleJobs: 50_000,
   scaleWindowMs: 5000,
   leadMs: 1000,
+  limitRequests: 500_000,
 };
 
 export const QUICK: Profile = {
@@ -53,6 +56,7 @@ export const QUICK: Profile = {
   scaleJobs: 500,
   scaleWindowMs: 300,
   leadMs: 200,
+  limitRequests: 20_000,
 };
 
 export interface Lateness {
@@ -129,27 +133,65 @@ export async function lateness(
   return out;
 }
 
+/** Redis's CPU time so far (used_cpu_user + used_cpu_sys: every thread of the server), in µs. */
+async function redisCpuMicros(admin: Redis): Promise<number> {
+  const m = infoNumbers(await admin.info('cpu'));
+  return (m.used_cpu_user! + m.used_cpu_sys!) * 1e6;
+}
+
+const perJobUs = (us: number, n: number) => Math.round((us / n) * 100) / 100;
+
+export interface Dispatch {
+  perSec: number;
+  /** Redis CPU per job while the worker ran the backlog (claims and acks), µs. */
+  redisCpuUsPerJob: number;
+  /** The worker process's CPU per job (user + system, from its start), µs. */
+  workerCpuUsPerJob: number;
+}
+
 /** Scenario 3: a backlog all due now, one worker process, a no-op handler: jobs/s until all have run. */
-export async function dispatch(system: System, url: string, n: number): Promise<number> {
+export async function dispatch(system: System, url: string, admin: Redis, n: number): Promise<Dispatch> {
   const queue = queueName(system, 'dispatch');
   const producer = system.producer(url, queue);
   await producer.enqueue(jobs(n, Date.now(), 0, 'd'));
   await producer.close();
+  const cpu0 = await redisCpuMicros(admin);
   const child = new WorkerChild(system.name, url, queue);
   await child.ready;
   const { startedAt, reachedAt } = await child.reached(n, 300_000);
+  // The figure is the handler starts; the CPU counts the last acks too.
+  await new Promise((r) => setTimeout(r, 200));
+  const workerUs = await child.cpuMicros();
+  const cpu1 = await redisCpuMicros(admin);
   await child.stop();
-  return (n / Math.max(1, reachedAt - startedAt)) * 1000;
+  return {
+    perSec: (n / Math.max(1, reachedAt - startedAt)) * 1000,
+    redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n),
+    workerCpuUsPerJob: perJobUs(workerUs, n),
+  };
+}
+
+export interface Enqueue {
+  perSec: number;
+  /** Redis CPU per job during the enqueue, µs. */
+  redisCpuUsPerJob: number;
+  /** The producer's CPU per job (the benchmark's own process, which does nothing else meanwhile), µs. */
+  producerCpuUsPerJob: number;
 }
 
 /** Scenario 4: jobs/s for a bulk enqueue of delayed jobs. */
-export async function enqueue(system: System, url: string, n: number): Promise<number> {
+export async function enqueue(system: System, url: string, admin: Redis, n: number): Promise<Enqueue> {
   const producer = system.producer(url, queueName(system, 'enqueue'));
+  const batch = jobs(n, Date.now() + 3_600_000, 60_000, 'e');
+  const cpu0 = await redisCpuMicros(admin);
+  const own0 = process.cpuUsage();
   const t = performance.now();
-  await producer.enqueue(jobs(n, Date.now() + 3_600_000, 60_000, 'e'));
+  await producer.enqueue(batch);
   const ms = performance.now() - t;
+  const own = process.cpuUsage(own0);
+  const cpu1 = await redisCpuMicros(admin);
   await producer.close();
-  return (n / ms) * 1000;
+  return { perSec: (n / ms) * 1000, redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n), producerCpuUsPerJob: perJobUs(own.user + own.system, n) };
 }
 
 async function commandCalls(admin: Redis): Promise<Map<string, number>> {
@@ -176,8 +218,119 @@ export interface Cost {
   processCommandsPerJob: number;
   enqueueByCommand: Record<string, number>;
   processByCommand: Record<string, number>;
+  /** Jobs the memory figures were measured on. */
+  memoryJobs: number;
+  /** Bytes of each of those jobs' JSON payload. */
+  memoryPayloadBytes: number;
+  /** The data's memory (used_memory less buffers and script cache) per pending job, expiring keys left out. */
   bytesPerPendingJob: number;
+  /** Keys that stay per pending job (DBSIZE Δ / jobs, expiring keys left out). */
+  keysPerPendingJob: number;
+  /** Of bytesPerPendingJob, the keyspace's own cost: dict entries, buckets and key objects (MEMORY STATS). */
+  keyspaceBytesPerPendingJob: number;
+  /** Keys with a TTL the adds left behind (request memos, dedup windows), per job, while they last. */
+  transientBytesPerJob: number;
+  transientKeys: number;
   idleCommandsPerSec: number;
+}
+
+/** Parses `name:value` lines of INFO into numbers. */
+function infoNumbers(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^(\w+):([-\d.]+)\r?$/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+/**
+ * The data's memory: used_memory (the allocator's live bytes: it never counts fragmentation nor
+ * the Lua VM's heap, which has its own allocator) less what is not data, all of which
+ * used_memory does include: client query and output buffers, the replication backlog, the AOF
+ * buffer and the script cache.
+ */
+async function dataMemory(admin: Redis): Promise<{ bytes: number; keys: number; keyspace: number }> {
+  const m = infoNumbers(await admin.info('memory'));
+  const notData = ['mem_clients_normal', 'mem_clients_slaves', 'mem_replication_backlog', 'mem_aof_buffer', 'used_memory_scripts'];
+  const bytes = m.used_memory! - notData.reduce((a, k) => a + (m[k] ?? 0), 0);
+  // MEMORY STATS db.0: overhead.hashtable.main (dict entries, buckets, key objects) + .expires.
+  const stats = (await admin.call('MEMORY', 'STATS')) as unknown[];
+  let keyspace = 0;
+  const db = stats[stats.indexOf('db.0') + 1];
+  if (stats.includes('db.0') && Array.isArray(db)) for (let i = 0; i < db.length; i += 2) keyspace += Number(db[i + 1]);
+  return { bytes, keys: await admin.dbsize(), keyspace };
+}
+
+/**
+ * Deletes every key with a TTL (they go away by themselves: not a pending job's cost); returns
+ * how many. On a connection of its own, closed before returning: a connection that ran SCAN and a
+ * pipeline of PTTLs keeps ~50 KB of reply buffers that mem_clients_normal does not show.
+ */
+async function deleteExpiringKeys(url: string, admin: Redis): Promise<number> {
+  if (!/expires=[1-9]/.test(await admin.info('keyspace'))) return 0;
+  const r = new Redis(url);
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await r.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    const ttls = await Promise.all(keys.map((k) => r.pttl(k)));
+    const expiring = keys.filter((_, i) => ttls[i]! >= 0);
+    if (expiring.length) n += await r.del(...expiring);
+  } while (cursor !== '0');
+  await r.quit();
+  return n;
+}
+
+const connectedClients = async (admin: Redis) => infoNumbers(await admin.info('clients')).connected_clients!;
+
+/** Waits (up to 2 s) until only `n` clients are left: a closed client's struct and buffers may outlive close() by a moment. */
+async function clientsBackTo(admin: Redis, n: number): Promise<void> {
+  for (const end = Date.now() + 2000; (await connectedClients(admin)) > n && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+}
+
+/**
+ * Memory per pending job: n jobs due in an hour, ids job-N, a 60-byte payload, on a flushed
+ * server (FLUSHALL is synchronous unless lazyfree-lazy-user-flush is on; run.ts turns it off).
+ * Keys with a TTL the adds left (request memos: 60 s) are measured apart and then deleted, so
+ * the figure is what each job costs for as long as it waits.
+ */
+async function pendingMemory(system: System, url: string, admin: Redis, n: number) {
+  // Redis 7 allocates a ~25 KB latency histogram for each command the first time it runs after
+  // a CONFIG RESETSTAT, in used_memory: at 2,000 jobs a dozen of them is ~150 B per job.
+  const tracking = (await admin.config('GET', 'latency-tracking')) as string[];
+  if (tracking.length === 2) await admin.config('SET', 'latency-tracking', 'no');
+  try {
+    return await measurePendingMemory(system, url, admin, n);
+  } finally {
+    if (tracking.length === 2) await admin.config('SET', 'latency-tracking', tracking[1]!);
+  }
+}
+
+async function measurePendingMemory(system: System, url: string, admin: Redis, n: number) {
+  await admin.flushall();
+  await admin.call('MEMORY', 'PURGE');
+  const clients = await connectedClients(admin);
+  // The first INFO and MEMORY STATS may grow the admin connection's buffers: settle them first.
+  await dataMemory(admin);
+  const before = await dataMemory(admin);
+  const producer = system.producer(url, queueName(system, 'memory'));
+  const due = Date.now() + 3_600_000;
+  await producer.enqueue(Array.from({ length: n }, (_, i) => ({ id: `job-${i}`, due: due + Math.floor((i * 60_000) / n), data: memoryPayload(i) })));
+  await producer.close();
+  await clientsBackTo(admin, clients);
+  const withTransient = await dataMemory(admin);
+  const transientKeys = await deleteExpiringKeys(url, admin);
+  await clientsBackTo(admin, clients);
+  const after = await dataMemory(admin);
+  const perJob = (x: number) => Math.round((x / n) * 10) / 10;
+  return {
+    memoryJobs: n,
+    memoryPayloadBytes: Buffer.byteLength(JSON.stringify(memoryPayload(n - 1))),
+    bytesPerPendingJob: perJob(after.bytes - before.bytes),
+    keysPerPendingJob: Math.round(((after.keys - before.keys) / n) * 1000) / 1000,
+    keyspaceBytesPerPendingJob: perJob(after.keyspace - before.keyspace),
+    transientBytesPerJob: perJob(withTransient.bytes - after.bytes),
+    transientKeys,
+  };
 }
 
 /** Scenario 5: commands per job (enqueue and processing), memory per pending job, idle chatter. */
@@ -197,18 +350,7 @@ export async function cost(system: System, url: string, admin: Redis, p: Profile
   const proc = perJob(await commandCalls(admin), p.costJobs);
   await child.stop();
 
-  await admin.flushall();
-  await admin.call('MEMORY', 'PURGE');
-  // used_memory does not count the Lua VM's heap (Lua has its own allocator: a script that
-  // built 26 MB of tables moved used_memory by 50 KB), so it is the data's memory as it is;
-  // subtracting used_memory_vm_eval took script garbage off the data and could go below zero.
-  const dataMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-  const before = await dataMemory();
-  const memQueue = queueName(system, 'memory');
-  const mp = system.producer(url, memQueue);
-  await mp.enqueue(jobs(p.memoryJobs, Date.now() + 3_600_000, 60_000, 'm'));
-  await mp.close();
-  const afterMem = await dataMemory();
+  const memory = await pendingMemory(system, url, admin, p.memoryJobs);
 
   await admin.flushall();
   const idle = new WorkerChild(system.name, url, queueName(system, 'idle'));
@@ -224,7 +366,7 @@ export async function cost(system: System, url: string, admin: Redis, p: Profile
     processCommandsPerJob: proc.total,
     enqueueByCommand: enq.byCommand,
     processByCommand: proc.byCommand,
-    bytesPerPendingJob: Math.round((afterMem - before) / p.memoryJobs),
+    ...memory,
     // One of the commands counted is the first INFO itself.
     idleCommandsPerSec: Math.round(((c1 - c0 - 1) / (p.idleMs / 1000)) * 100) / 100,
   };

@@ -1,8 +1,9 @@
 /**
  * One system's worker in a process of its own (so it never shares an event loop with the
  * producer). argv: <system> <redis url> <queue>. IPC in: { t: 'expect', n } (report when n jobs
- * have started), { t: 'samples' }, { t: 'stop' }. IPC out: { t: 'ready' }, { t: 'reached',
- * startedAt, reachedAt }, { t: 'samples', lateness }.
+ * have started), { t: 'samples' }, { t: 'cpu' }, { t: 'stop' }. IPC out: { t: 'ready' },
+ * { t: 'reached', startedAt, reachedAt }, { t: 'samples', lateness }, { t: 'cpu', us } (this
+ * process's CPU time, user + system, since just before the worker started).
  */
 import { systems } from './systems/index.js';
 
@@ -13,6 +14,7 @@ const lateness: number[] = [];
 let expect = Infinity;
 let reported = false;
 const startedAt = Date.now();
+const cpuAtStart = process.cpuUsage();
 const consumer = await system.consumer(url, queue, (due) => {
   lateness.push(Date.now() - due);
   if (!reported && lateness.length >= expect) {
@@ -28,7 +30,10 @@ process.on('message', async (m: { t: string; n?: number }) => {
       process.send!({ t: 'reached', startedAt, reachedAt: Date.now() });
     }
   } else if (m.t === 'samples') process.send!({ t: 'samples', lateness });
-  else if (m.t === 'stop') {
+  else if (m.t === 'cpu') {
+    const { user, system } = process.cpuUsage(cpuAtStart);
+    process.send!({ t: 'cpu', us: user + system });
+  } else if (m.t === 'stop') {
     await consumer.close().catch(() => {});
     process.exit(0);
   }

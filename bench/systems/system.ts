@@ -8,6 +8,8 @@ export interface BenchJob {
   id: string;
   /** Intended due time, epoch ms on this host. */
   due: number;
+  /** The job's data when it is not the usual payload(job) (the memory figure's fixed-size payload). */
+  data?: Record<string, unknown>;
 }
 
 export interface Producer {
@@ -27,7 +29,20 @@ export interface System {
   consumer(url: string, queue: string, onJob: (due: number) => void): Promise<Consumer>;
 }
 
-/** The payload every system carries: the same for all, as the issue asks. */
-export function payload(job: BenchJob): { orderId: string; userId: number; action: string; due: number } {
-  return { orderId: job.id, userId: 123, action: 'cancel', due: job.due };
+/** The payload every system carries: the same for all, as the issue asks, plus the due time lateness is measured against. */
+export function payload(job: BenchJob): Record<string, unknown> {
+  return job.data ?? { orderId: job.id, userId: 123, action: 'cancel', due: job.due };
+}
+
+/** Bytes of memoryPayload's JSON, whatever the index. */
+export const MEMORY_PAYLOAD_BYTES = 60;
+
+/**
+ * The memory figure's payload: the issue's three fields and no due time (no worker reads these
+ * jobs), exactly 60 bytes of JSON for every job. Its size matters beyond its bytes: Redis keeps a
+ * small hash as one compact listpack only while every value is at most hash-max-listpack-value
+ * (64) bytes, so a payload of 65+ bytes stored as a hash field costs far more than 5 more bytes.
+ */
+export function memoryPayload(i: number): Record<string, unknown> {
+  return { orderId: `order-${String(i).padStart(9, '0')}`, userId: 123, action: 'cancel' };
 }
