@@ -36,7 +36,7 @@ const SCRIPT_COMMANDS = [
   'zrem',
   'zrange',
   'zrangebyscore',
-  'zpopmin',
+  'zremrangebyrank',
   'zcard',
   'zcount',
   'zscore',

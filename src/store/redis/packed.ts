@@ -1,5 +1,5 @@
 /**
- * Reads the packed strings of the layout (wire.ts JOB_BODY, RUN_STATE, CLAIM_LINE). Hand-written
+ * Reads the packed strings of the layout (wire.ts JOB_BODY, RUN_STATE). Hand-written
  * with indexOf and one anchored regex, not a generic parser: a claim reads one line per job, and
  * this is the worker's hot path.
  */
@@ -76,28 +76,6 @@ export function parseRun(s: string | undefined): RunState | undefined {
     token: s.slice(b + 1, c),
     lastError: lastError === '' ? undefined : lastError,
   };
-}
-
-export interface ClaimLine {
-  id: string;
-  attempt: number;
-  dueAtMs: number;
-  tokenNumber: string;
-  /** Where the body starts in the line. */
-  bodyAt: number;
-}
-
-/** The head of one CLAIM_LINE: `<attempt>:<due ms>:<token number>:<id>\n<body>`. */
-export function parseClaimLine(s: string): ClaimLine {
-  const a = s.indexOf(':');
-  const b = s.indexOf(':', a + 1);
-  const c = s.indexOf(':', b + 1);
-  const nl = s.indexOf('\n', c + 1);
-  if (a < 0 || b < 0 || c < 0 || nl < 0) throw new StoreError('unreadable claim line');
-  const attempt = Number(s.slice(0, a));
-  const dueAtMs = Number(s.slice(a + 1, b));
-  if (!Number.isInteger(attempt) || !Number.isInteger(dueAtMs)) throw new StoreError('bad numbers in the claim line');
-  return { id: s.slice(c + 1, nl), attempt, dueAtMs, tokenNumber: s.slice(b + 1, c), bodyAt: nl + 1 };
 }
 
 /** JSON text with every non-ASCII character escaped (\uXXXX), so its length in bytes is its length in characters. */

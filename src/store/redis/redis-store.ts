@@ -32,9 +32,9 @@ import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
 import { queueKeys, requestKey, type QueueKeys } from './keys.js';
-import { parseBody, parseClaimLine, parseRun, tryParseBody, asciiOnly } from './packed.js';
+import { parseBody, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { CODES, codeName, encodeCall, leaseArgs, type ScriptName } from './wire.js';
+import { CLAIM_JOB_FIELDS, CODES, codeName, encodeCall, leaseArgs, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
 
 export interface RedisStoreOptions {
@@ -105,29 +105,22 @@ function optStr(v: unknown): string | undefined {
   return v === '' || v === null || v === undefined ? undefined : String(v);
 }
 
-/** One claimed job from its CLAIM_LINE; throws on anything the script should never send. */
-function claimedJob(line: string, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
-  const head = parseClaimLine(line);
-  const body = parseBody(line.slice(head.bodyAt));
+/** One claimed job from its CLAIM_JOB_FIELDS reply elements at `i`; throws on anything the script should never send. */
+function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
+  const body = parseBody(String(reply[i + 1]));
   return {
-    id: head.id,
-    token: tokenPrefix + head.tokenNumber,
+    id: String(reply[i]),
+    token: tokenPrefix + String(reply[i + 4]),
     data: body.data,
-    attempt: head.attempt,
+    attempt: num(reply[i + 2]),
     maxAttempts: body.maxAttempts,
     backoff: body.backoff,
-    dueAtMs: head.dueAtMs,
+    dueAtMs: num(reply[i + 3]),
     priority: body.priority,
     createdAtMs: body.createdAtMs,
     leaseExpiresAtMs,
     traceContext: body.traceContext,
   };
-}
-
-/** The id and token of a line that could not be read in full (so the job can be sent to the dead set). */
-function lineLease(line: string, tokenPrefix: string): LeaseRef {
-  const parts = line.split('\n', 1)[0]!.split(':');
-  return { id: parts.slice(3).join(':'), token: tokenPrefix + (parts[2] ?? '') };
 }
 
 function leaseOutcomes(reply: unknown): LeaseOutcome[] {
@@ -250,12 +243,11 @@ export class RedisStore implements Store {
     const jobs: ClaimedJob[] = [];
     const unreadable: UnreadableJob[] = [];
     // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
-    for (let i = 5; i < reply.length; i++) {
-      const line = String(reply[i]);
+    for (let i = 5; i < reply.length; i += CLAIM_JOB_FIELDS) {
       try {
-        jobs.push(claimedJob(line, tokenPrefix, deadline));
+        jobs.push(claimedJob(reply, i, tokenPrefix, deadline));
       } catch (err) {
-        unreadable.push({ ...lineLease(line, tokenPrefix), reason: `corrupt job: ${(err as Error).message}` });
+        unreadable.push({ id: String(reply[i]), token: tokenPrefix + String(reply[i + 4]), reason: `corrupt job: ${(err as Error).message}` });
       }
     }
     return { nowMs, jobs, unreadable, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };

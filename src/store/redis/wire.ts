@@ -34,11 +34,12 @@ export interface ScriptWire {
 }
 
 /**
- * One job as a claim hands it out: one string, so the reply is one bulk string per job.
- *   `<attempt>:<due ms>:<token number>:<id length>:<id><body>`
- * The token is `<token prefix><token number>`; the body is the job's packed body (see JOB_BODY).
+ * One job as a claim hands it out: five reply elements, `id, body, attempt, due ms, token
+ * number`; the token is `<token prefix><token number>`, the body the stored JOB_BODY. Measured
+ * against one concatenated string per job: building that string cost the claim ~3 µs of Redis
+ * time per job, and Node gains little from one string (the body is one string either way).
  */
-export const CLAIM_LINE = '<attempt>:<due ms>:<token number>:<id length>:<id><body>';
+export const CLAIM_JOB_FIELDS = 5;
 /**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
  *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
@@ -62,7 +63,7 @@ export const WIRE = {
   claim: {
     keys: ['memo'],
     args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id'],
-    returns: '{ now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then one CLAIM_LINE per job }',
+    returns: '{ now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }',
   },
   complete: {
     keys: [],

@@ -102,7 +102,15 @@ end
 -- and trace lengths, data start }, or nil and why it cannot be read.
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
-  local q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
+  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
+  if q and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), start = start }
+    if m ~= '' then b.max = tonumber(m) end
+    if (b.max == nil or b.max >= 1) and start + b.bl + b.xl - 1 <= #body then return b, nil end
+  end
+  -- Otherwise say what is wrong.
+  q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
   if not q then return nil, 'corrupt job: unreadable body header' end
   local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
@@ -123,8 +131,10 @@ end
 -- A run state (wire.ts RUN_STATE) as { a, t, k, e }; an absent one is a job never run. nil and
 -- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
 -- token can still be compared, so its holder's call settles it).
+-- The run state of a job never handed out; shared, so callers must not change it.
+local NEVER_RUN = { a = 0, k = '' }
 local function parse_run(run)
-  if not run then return { a = 0, k = '' }, nil end
+  if not run then return NEVER_RUN, nil end
   local a, t, k, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):()')
   if not a then return nil, 'corrupt job: unreadable run state' end
   local r = { a = as_int(a), t = as_int(t), k = k, e = string.sub(run, rest) }
@@ -219,10 +229,14 @@ local function public_state(state)
 end
 
 -- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
+-- Hot loops ask events_on() first, so a queue without the stream builds no event arguments.
 local events_max = nil
-local function emit(event, id, ...)
+local function events_on()
   if events_max == nil then events_max = as_int(redis.call('HGET', K_META, 'events')) or 0 end
-  if events_max > 0 then
+  return events_max > 0
+end
+local function emit(event, id, ...)
+  if events_on() then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
   end
 end

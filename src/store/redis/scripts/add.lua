@@ -176,7 +176,7 @@ for _, j in ipairs(jobs) do
       bodies[#bodies + 1] = encode_body(seq, now, j.priority, j.max and int(j.max), j.backoff, j.trace, j.data)
       scheduled[#scheduled + 1] = j.due
       scheduled[#scheduled + 1] = j.id
-      emit('added', j.id, 'due', int(j.due))
+      if events_on() then emit('added', j.id, 'due', int(j.due)) end
     end
   end
 end

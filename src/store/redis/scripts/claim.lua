@@ -3,7 +3,7 @@ first added; recovers jobs whose lease ran out on the way. When no more than `co
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id
-Returns: { now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then one CLAIM_LINE per job }
+Returns: { now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }
 `promote_limit` bounds the due jobs moved into the ready set per call, `reap_limit` the expired
 leases recovered per call; memo is `req:<request id>` (any key when request_id is '').
 While the queue is paused (meta paused = '1') it only recovers expired leases and hands out
@@ -28,9 +28,15 @@ local reap_limit = arg_int('reap_limit')
 local memo_key = ''
 if arg('request_id') ~= '' then memo_key = K_MEMO end
 
--- One hand-out: wire.ts CLAIM_LINE. Ids hold no control characters, so '\n' ends the id.
-local function line(id, attempt, due, token_number, body)
-  return int(attempt) .. ':' .. int(due) .. ':' .. int(token_number) .. ':' .. id .. '\n' .. body
+-- One hand-out: wire.ts CLAIM_JOB, five reply elements. The body goes out as stored and the
+-- numbers as integers: no string is built per job.
+local function hand_out(out, id, body, attempt, due, token_number)
+  local n = #out
+  out[n + 1] = id
+  out[n + 2] = body
+  out[n + 3] = attempt
+  out[n + 4] = due
+  out[n + 5] = token_number
 end
 
 -- 0. A re-sent claim: answer with the batch the first run handed out.
@@ -47,7 +53,7 @@ if memo then
     local r = parse_run(runs[i])
     if r and bodies[i] and string.sub(r.k, 1, #prefix) == prefix then
       local k = as_int(string.sub(r.k, #prefix + 1))
-      if k and k > m_base and k <= m_base + m_count then out[#out + 1] = line(id, r.a, r.t or m_now, k, bodies[i]) end
+      if k and k > m_base and k <= m_base + m_count then hand_out(out, id, bodies[i], r.a, r.t or m_now, k) end
     end
   end
   return out
@@ -119,14 +125,17 @@ end
 -- Reads candidates { id, due } in one HMGET each of bodies and run states: those that can be
 -- handed out come back with { b = body fields, r = run state, body = packed body }; corrupt
 -- ones are buried, members whose body is gone are dropped.
-local function readable(cands)
+-- `checked`: the bodies were read and checked when these jobs were promoted to ready (bodies
+-- never change while a job exists), so only their presence is checked again.
+local function readable(cands, checked)
   local ids = {}
   for i, c in ipairs(cands) do ids[i] = c.id end
   local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
   local out = {}
   for i, c in ipairs(cands) do
     local r, bad_run = parse_run(runs[i])
-    local b, bad_body = parse_body(bodies[i])
+    local b, bad_body = true, nil
+    if not checked then b, bad_body = parse_body(bodies[i]) end
     if not bodies[i] then
       if runs[i] then dropped[#dropped + 1] = c.id end
     elseif not r or r.bad or not b then
@@ -183,12 +192,16 @@ else
     run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e)
   end
   if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
-  local popped = redis.call('ZPOPMIN', K_READY, want)
+  -- ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on Redis 7.0 ZPOPMIN removes each member by its
+  -- score and member (~2.4 µs a member measured), the range removal walks the head once (~1.5).
+  local popped = {}
+  if want > 0 then popped = redis.call('ZRANGE', K_READY, 0, want - 1) end
+  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
   local cands = {}
-  for i = 1, #popped, 2 do
-    cands[#cands + 1] = { id = ready_id(popped[i]), due = tonumber(string.sub(popped[i], 1, 16)) }
+  for i, member in ipairs(popped) do
+    cands[i] = { id = ready_id(member), due = tonumber(string.sub(member, 1, 16)) }
   end
-  picked = readable(cands)
+  picked = readable(cands, true)
 end
 
 -- 3. Hand them out with fresh lease tokens.
@@ -204,8 +217,8 @@ if #picked > 0 then
     run_writes[#run_writes + 1] = encode_run(attempt, c.due, token_prefix .. int(token_base + i), c.r.e)
     actives[#actives + 1] = deadline
     actives[#actives + 1] = c.id
-    out[#out + 1] = line(c.id, attempt, c.due, token_base + i, c.body)
-    emit('claimed', c.id, 'attempt', attempt, 'due', int(c.due))
+    hand_out(out, c.id, c.body, attempt, c.due, token_base + i)
+    if events_on() then emit('claimed', c.id, 'attempt', attempt, 'due', int(c.due)) end
   end
   call_chunked('ZADD', K_ACTIVE, actives)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)

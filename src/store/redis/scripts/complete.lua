@@ -16,7 +16,7 @@ for i, id in ipairs(ids) do
   if runs[i] and held_token(runs[i]) == tokens[i] then
     done[#done + 1] = id
     out[i] = CODE.ok
-    emit('completed', id)
+    if events_on() then emit('completed', id) end
   else
     out[i] = lost_or_missing(id)
   end
