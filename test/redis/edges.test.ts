@@ -43,6 +43,8 @@ async function assertVerified(store: Store, queue: string): Promise<void> {
 
 describe('corrupt stored data costs no other job and leaves no job in no state', () => {
   // Body header fields: 0 seq, 1 created, 2 priority, 3 max attempts, 4 backoff length, 5 trace length.
+  // A claim reads seq, priority (it orders by them) and the run state, and buries what it cannot
+  // read; the rest of the body is read by the worker, which gets the job as unreadable and buries it.
   for (const [what, where, value, reason, path] of [
     ['priority', 2, 'nan', 'bad priority', 'direct'],
     ['priority', 2, 'nan', 'bad priority', 'ready'],
@@ -54,6 +56,7 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     ['backoff length', 4, '99999', 'bad field lengths', 'ready'],
     ['attempt count', 'run', '-inf', 'bad attempt count', 'ready'],
   ] as const) {
+    const byWorker = where === 3 || where === 4;
     test(`a job whose ${what} holds ${JSON.stringify(value)} goes dead with the reason; the others are handed out (${path} path)`, async () => {
       const store = redisStore();
       const queue = uniqueName('corrupt');
@@ -67,12 +70,24 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
       // The direct path hands out everything due at once; the ready path passes due jobs through the ready set.
       const batch = path === 'direct' ? 50 : 10;
       const handed = new Set<string>();
+      const unreadable: { id: string; token: string; reason: string }[] = [];
       for (let i = 0; i < 10 && handed.size < n - 1; i++) {
         const r = await store.claim(queue, batch, 30_000, 3);
-        assert.deepEqual(r.unreadable, []);
+        unreadable.push(...r.unreadable);
         for (const j of r.jobs) handed.add(j.id);
       }
       assert.equal(handed.size, n - 1);
+      if (byWorker) {
+        // What the worker does with an unreadable hand-out.
+        assert.deepEqual(
+          unreadable.map((u) => [u.id, u.reason]),
+          [['j7', `corrupt job: ${reason}`]],
+        );
+        const u = unreadable[0]!;
+        await store.fail(queue, { id: u.id, token: u.token, error: u.reason, retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+      } else {
+        assert.deepEqual(unreadable, []);
+      }
       assert.equal(handed.has('j7'), false);
       const dead = await store.deadList(queue, 0, 10);
       assert.equal(dead.total, 1);

@@ -25,10 +25,22 @@ export interface RunState {
 const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16}):/;
 const ASCII = /^\p{ASCII}*$/u;
 
+/** What is wrong with a body header that does not read, in the words the scripts use. */
+function bodyProblem(s: string): string {
+  const f = s.split(':', 7);
+  if (f.length < 7) return 'unreadable body header';
+  const whole = (v: string | undefined, signed = false) => v !== undefined && (signed ? /^-?\d{1,16}$/ : /^\d{1,16}$/).test(v);
+  if (!whole(f[0])) return 'bad sequence';
+  if (!whole(f[1])) return 'bad created time';
+  if (!whole(f[2], true)) return 'bad priority';
+  if (f[3] !== '' && (!whole(f[3]) || Number(f[3]) < 1)) return 'bad max attempts';
+  return 'bad field lengths';
+}
+
 /** A packed body; throws a StoreError naming what is wrong. */
 export function parseBody(s: string): JobBody {
   const m = BODY_HEAD.exec(s);
-  if (!m) throw new StoreError('unreadable body header');
+  if (!m || m[4] === '0') throw new StoreError(bodyProblem(s));
   const start = m[0].length;
   const bl = Number(m[5]);
   const xl = Number(m[6]);
@@ -36,7 +48,7 @@ export function parseBody(s: string): JobBody {
   // characters here too. One that is not (a hand-written body) is not read as something else.
   const backoff = s.slice(start, start + bl);
   const trace = s.slice(start + bl, start + bl + xl);
-  if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths in the body');
+  if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths');
   return {
     seq: Number(m[1]),
     createdAtMs: Number(m[2]),
@@ -63,6 +75,8 @@ const WHOLE = /^\d{1,16}$/;
 /** A run state as stored; numbers that are not whole decimals read as undefined. */
 export function parseRun(s: string | undefined): RunState | undefined {
   if (!s) return undefined;
+  // The short form '<due ms>': promoted to ready, never handed out.
+  if (!s.includes(':')) return { attempts: 0, dueAtMs: WHOLE.test(s) ? Number(s) : undefined, token: '', lastError: undefined };
   const a = s.indexOf(':');
   const b = s.indexOf(':', a + 1);
   const c = s.indexOf(':', b + 1);

@@ -49,6 +49,7 @@ export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<
  * A job's run state, the value of its field in the `runs` hash, present once the job first left
  * the scheduled set (handed out, or promoted to ready):
  *   `<attempts>:<due ms of that run>:<lease token, '-'..token given up, '~'..token recovered, or empty>:<last error>`
+ * or the short form `<due ms>` for a job promoted to ready that never ran.
  */
 export const RUN_STATE = '<attempts>:<due ms>:<token>:<last error>';
 

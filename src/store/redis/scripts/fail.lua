@@ -28,7 +28,7 @@ local r = parse_run(run)
 local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
 redis.call('ZREM', K_ACTIVE, id)
 local corrupt = r.bad or bad_body
-if corrupt then error_text = corrupt .. '; last error: ' .. error_text end
+if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
 local max = (b and b.max) or default_max
 if arg('dead') == '1' or corrupt or r.a >= max then
   redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, error_text))
