@@ -222,8 +222,14 @@ export function luaPrologue(name: ScriptName): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Code -> name, per family: built once, as acks map one code per job. */
+const NAMES = Object.fromEntries(
+  Object.entries(CODES).map(([family, codes]) => [family, new Map(Object.entries(codes).map(([name, code]) => [code as number, name]))]),
+) as Record<CodeFamily, Map<number, string>>;
+
 /** Maps a reply code back to its name in the family; throws on a code the script never sends. */
 export function codeName<F extends CodeFamily>(family: F, code: unknown): keyof (typeof CODES)[F] {
-  for (const [k, v] of Object.entries(CODES[family])) if (v === code) return k as keyof (typeof CODES)[F];
-  throw new Error(`unexpected ${family} code from Redis: ${String(code)}`);
+  const name = NAMES[family].get(code as number);
+  if (name === undefined) throw new Error(`unexpected ${family} code from Redis: ${String(code)}`);
+  return name as keyof (typeof CODES)[F];
 }
