@@ -36,8 +36,9 @@ export interface ScriptWire {
 /**
  * One job as a claim hands it out: five reply elements, `id, body, attempt, due ms, token
  * number`; the token is `<token prefix><token number>`, the body the stored JOB_BODY. Measured
- * against one concatenated string per job: building that string cost the claim ~3 µs of Redis
- * time per job, and Node gains little from one string (the body is one string either way).
+ * against one concatenated string per job: the hand-out loop went from 3.9 to 1.8 µs of Redis
+ * time per job with this and the other claim changes (Lua builds no string per job), and Node
+ * gains little from one string (the body is one string either way).
  */
 export const CLAIM_JOB_FIELDS = 5;
 /**
