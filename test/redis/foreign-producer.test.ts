@@ -58,7 +58,7 @@ test('a producer with plain Redis commands enqueues, cancels and reschedules; a 
   const name = uniqueName('foreign');
   const p = new PlainProducer(fx.client, name);
   const ran: { id: string; data: unknown; at: number; due: number }[] = [];
-  const worker = fx.track(
+  fx.track(
     new Worker<{ n: number }>(
       name,
       async (job) => {
