@@ -38,6 +38,10 @@ describe('script headers match wire.ts', () => {
     });
   }
 
+  test('the scripts fed by leaseArgs take their items as id, token', () => {
+    for (const name of ['complete', 'extend', 'release'] as const) assert.deepEqual(WIRE[name].each, ['id', 'token'], name);
+  });
+
   test('the prologue names every key and argument in order', () => {
     const p = luaPrologue('claim');
     assert.match(p, /^local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_MEMO = KEYS\[1\], .*KEYS\[10\]$/m);

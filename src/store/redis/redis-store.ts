@@ -34,7 +34,7 @@ import { settlesWithin } from '../../settles-within.js';
 import { queueKeys, requestKey, type QueueKeys } from './keys.js';
 import { parseBody, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { CLAIM_JOB_FIELDS, CODES, codeName, encodeCall, leaseArgs, type ScriptName } from './wire.js';
+import { CLAIM_JOB_FIELDS, CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
 
 export interface RedisStoreOptions {
@@ -169,15 +169,17 @@ export class RedisStore implements Store {
     return `${this.#requestPrefix}${(++this.#requestSeq).toString(36)}`;
   }
 
-  /** Runs a script with KEYS and ARGV built by encodeCall (wire.ts). */
-  #exec(name: ScriptName, keys: string[], args: (string | number)[]) {
-    return this.#guard.run(() => runScript(this.#client, name, keys, args, this.#testClockKey));
+  /** Runs a script with its arguments by name, in the order wire.ts gives them. */
+  #call<N extends ScriptName>(queue: string, name: N, args: ScriptArgs<N>, extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[] } = {}) {
+    const call = encodeCall(name, this.keys(queue), extra.keys ?? ({} as ScriptKeys<N>), args, extra.items);
+    return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
   }
 
-  /** Runs a script with `extra` after BASE_ARGS, in the order wire.ts gives. */
-  #run(queue: string, name: ScriptName, extra: (string | number)[]) {
-    const k = this.keys(queue);
-    return this.#exec(name, k.base as string[], [...k.baseArgs, ...extra]);
+  /** complete, extend, release: their `id, token` items as flat rows (the ack hot path). */
+  #leaseCall<N extends 'complete' | 'extend' | 'release'>(queue: string, name: N, args: ScriptArgs<N>, leases: LeaseRef[]) {
+    const call = encodeCall(name, this.keys(queue), {} as ScriptKeys<N>, args);
+    call.args.push(...leaseArgs(leases));
+    return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -185,26 +187,27 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const call = encodeCall(
+    const reply = (await this.#call(
+      queue,
       'add',
-      k,
-      { memo: requestKey(k, rid) },
       { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
-      jobs.map((j) => ({
-        id: j.id,
-        data: j.data,
-        delay_ms: j.delayMs ?? '',
-        run_at: j.delayMs === undefined ? (j.runAtMs ?? 0) : '',
-        priority: j.priority,
-        max_attempts: j.maxAttempts ?? '',
-        backoff: j.backoff === undefined ? '' : asciiOnly(j.backoff),
-        replace: j.replace ? '1' : '0',
-        dedup_key: j.dedup?.key ?? '',
-        dedup_ms: j.dedup?.windowMs ?? '',
-        trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
-      })),
-    );
-    const reply = (await this.#exec('add', call.keys, call.args)) as unknown[];
+      {
+        keys: { memo: requestKey(k, rid) },
+        items: jobs.map((j) => ({
+          id: j.id,
+          data: j.data,
+          delay_ms: j.delayMs ?? '',
+          run_at: j.delayMs === undefined ? (j.runAtMs ?? 0) : '',
+          priority: j.priority,
+          max_attempts: j.maxAttempts ?? '',
+          backoff: j.backoff === undefined ? '' : asciiOnly(j.backoff),
+          replace: j.replace ? '1' : '0',
+          dedup_key: j.dedup?.key ?? '',
+          dedup_ms: j.dedup?.windowMs ?? '',
+          trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
+        })),
+      },
+    )) as unknown[];
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     const out: StoredAddResult[] = [];
     for (let i = 0; i < reply.length; i += 4) {
@@ -223,16 +226,14 @@ export class RedisStore implements Store {
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
     const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
     let reply: unknown[];
-    const k = this.keys(queue);
     const rid = this.#requestId();
-    const call = encodeCall(
-      'claim',
-      k,
-      { memo: requestKey(k, rid) },
-      { count, lease_ms: leaseMs, default_max: defaultMaxAttempts, promote_limit: PROMOTE_LIMIT, reap_limit: REAP_LIMIT, request_id: rid },
-    );
     try {
-      reply = (await this.#exec('claim', call.keys, call.args)) as unknown[];
+      reply = (await this.#call(
+        queue,
+        'claim',
+        { count, lease_ms: leaseMs, default_max: defaultMaxAttempts, promote_limit: PROMOTE_LIMIT, reap_limit: REAP_LIMIT, request_id: rid },
+        { keys: { memo: requestKey(this.keys(queue), rid) } },
+      )) as unknown[];
     } finally {
       clearTimeout(watchdog);
     }
@@ -255,49 +256,50 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'complete', leaseArgs(leases)));
+    return leaseOutcomes(await this.#leaseCall(queue, 'complete', {}, leases));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
-    const k = this.keys(queue);
-    const call = encodeCall(
-      'fail',
-      k,
-      {},
-      { id: req.id, token: req.token, error: req.error, retry_ms: req.retryDelayMs, dead: req.dead ? '1' : '0', default_max: req.defaultMaxAttempts },
-    );
-    const [code, due] = (await this.#exec('fail', call.keys, call.args)) as [number, number];
+    const [code, due] = (await this.#call(queue, 'fail', {
+      id: req.id,
+      token: req.token,
+      error: req.error,
+      retry_ms: req.retryDelayMs,
+      dead: req.dead ? '1' : '0',
+      default_max: req.defaultMaxAttempts,
+    })) as [number, number];
     return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'extend', [leaseMs, ...leaseArgs(leases)]));
+    return leaseOutcomes(await this.#leaseCall(queue, 'extend', { lease_ms: leaseMs }, leases));
   }
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#run(queue, 'release', leaseArgs(leases)));
+    return leaseOutcomes(await this.#leaseCall(queue, 'release', {}, leases));
   }
 
   async cancel(queue: string, id: string): Promise<CancelResult> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const call = encodeCall('cancel', k, { memo: requestKey(k, rid) }, { id, request_id: rid, memo_ms: REQUEST_MEMO_MS });
-    const [code, state] = (await this.#exec('cancel', call.keys, call.args)) as [number, string];
+    const [code, state] = (await this.#call(queue, 'cancel', { id, request_id: rid, memo_ms: REQUEST_MEMO_MS }, { keys: { memo: requestKey(k, rid) } })) as [
+      number,
+      string,
+    ];
     return { id, cancelled: codeName('change', code) === 'done', state: state === '' ? undefined : (state as JobState) };
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const call = encodeCall(
+    const [code, state, due] = (await this.#call(
+      queue,
       'reschedule',
-      k,
-      { memo: requestKey(k, rid) },
       { id, delay_ms: delayMs ?? '', run_at: delayMs === undefined ? (runAtMs ?? 0) : '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
-    );
-    const [code, state, due] = (await this.#exec('reschedule', call.keys, call.args)) as [number, string, number];
+      { keys: { memo: requestKey(k, rid) } },
+    )) as [number, string, number];
     return {
       id,
       rescheduled: codeName('change', code) === 'done',
@@ -307,7 +309,7 @@ export class RedisStore implements Store {
   }
 
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
-    const reply = (await this.#run(queue, 'get', [id])) as unknown[];
+    const reply = (await this.#call(queue, 'get', { id })) as unknown[];
     if (reply.length === 0) return null;
     const [state, deadlineText, now, bodyText, runText, dueText] = reply as [string, string, number, string, string, string];
     const deadline = Number(deadlineText);
@@ -334,10 +336,12 @@ export class RedisStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#run(
+    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#call(
       queue,
       'stats',
-      [windowMs],
+      {
+        window_ms: windowMs,
+      },
     )) as number[];
     const readyTotal = ready! + dueInScheduled!;
     return {
@@ -359,13 +363,15 @@ export class RedisStore implements Store {
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
-    const call = encodeCall('snooze', this.keys(queue), {}, { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' });
-    const [code, due] = (await this.#exec('snooze', call.keys, call.args)) as [number, number];
+    const [code, due] = (await this.#call(queue, 'snooze', { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' })) as [
+      number,
+      number,
+    ];
     return { outcome: codeName('snooze', code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
-    const reply = (await this.#run(queue, 'dead-list', [offset, limit])) as unknown[];
+    const reply = (await this.#call(queue, 'dead-list', { offset, limit })) as unknown[];
     const jobs: DeadJob[] = [];
     for (let i = 1; i < reply.length; i += 4) {
       const bodyText = optStr(reply[i + 2]);
@@ -386,21 +392,21 @@ export class RedisStore implements Store {
   }
 
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
-    if (ids !== 'all') return num(await this.#run(queue, 'dead-retry', ['ids', 0, ...ids]));
+    if (ids !== 'all') return num(await this.#call(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items: ids.map((id) => ({ id })) }));
     let total = 0;
     for (;;) {
-      const n = num(await this.#run(queue, 'dead-retry', ['all', DEAD_BATCH]));
+      const n = num(await this.#call(queue, 'dead-retry', { mode: 'all', limit: DEAD_BATCH }));
       total += n;
       if (n < DEAD_BATCH) return total;
     }
   }
 
   async deadPurge(queue: string, target: PurgeTarget): Promise<number> {
-    if ('ids' in target) return num(await this.#run(queue, 'dead-purge', ['ids', 0, 0, ...target.ids]));
-    const args = 'all' in target ? ['all', DEAD_BATCH, 0] : ['older', DEAD_BATCH, target.olderThanMs];
+    if ('ids' in target) return num(await this.#call(queue, 'dead-purge', { mode: 'ids', limit: 0, age_ms: 0 }, { items: target.ids.map((id) => ({ id })) }));
+    const args = 'all' in target ? { mode: 'all', limit: DEAD_BATCH, age_ms: 0 } : { mode: 'older', limit: DEAD_BATCH, age_ms: target.olderThanMs };
     let total = 0;
     for (;;) {
-      const n = num(await this.#run(queue, 'dead-purge', args));
+      const n = num(await this.#call(queue, 'dead-purge', args));
       total += n;
       if (n < DEAD_BATCH) return total;
     }
@@ -472,7 +478,7 @@ export class RedisStore implements Store {
   }
 
   async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
-    return num(await this.#run(queue, 'schedule-set', [name, definition ?? ''])) === 1;
+    return num(await this.#call(queue, 'schedule-set', { name, definition: definition ?? '' })) === 1;
   }
 
   async scheduleList(queue: string): Promise<StoredSchedule[]> {
@@ -487,15 +493,18 @@ export class RedisStore implements Store {
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
-    return num(await this.#run(queue, 'set-meta', ['paused', paused ? '1' : '0'])) === 1;
+    return num(await this.#call(queue, 'set-meta', { what: 'paused', value: paused ? '1' : '0' })) === 1;
   }
 
   async setEventStream(queue: string, maxLen: number): Promise<boolean> {
-    return num(await this.#run(queue, 'set-meta', ['events', maxLen])) === 1;
+    return num(await this.#call(queue, 'set-meta', { what: 'events', value: maxLen })) === 1;
   }
 
   async setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void> {
-    await Promise.all([this.#run(queue, 'set-meta', ['deadMax', maxCount]), this.#run(queue, 'set-meta', ['deadMaxAge', maxAgeMs])]);
+    await Promise.all([
+      this.#call(queue, 'set-meta', { what: 'deadMax', value: maxCount }),
+      this.#call(queue, 'set-meta', { what: 'deadMaxAge', value: maxAgeMs }),
+    ]);
   }
 
   eventReader(queue: string): EventReader {

@@ -159,6 +159,10 @@ type ArgsOf<N extends ScriptName> = (typeof WIRE)[N]['args'][number];
 type KeysOf<N extends ScriptName> = (typeof WIRE)[N]['keys'][number];
 type EachOf<N extends ScriptName> = (typeof WIRE)[N] extends { each: readonly (infer E)[] } ? E & string : never;
 type Value = string | number;
+/** A script's own arguments, its own keys, and one of its items, by name. */
+export type ScriptArgs<N extends ScriptName> = Record<ArgsOf<N>, Value>;
+export type ScriptKeys<N extends ScriptName> = Record<KeysOf<N>, string>;
+export type ScriptItem<N extends ScriptName> = Record<EachOf<N>, Value>;
 
 export interface EncodedCall {
   keys: string[];
@@ -172,9 +176,9 @@ export interface EncodedCall {
 export function encodeCall<N extends ScriptName>(
   name: N,
   base: { base: readonly string[]; baseArgs: readonly Value[] },
-  keys: Record<KeysOf<N>, string>,
-  args: Record<ArgsOf<N>, Value>,
-  items?: readonly Record<EachOf<N>, Value>[],
+  keys: ScriptKeys<N>,
+  args: ScriptArgs<N>,
+  items?: readonly ScriptItem<N>[],
 ): EncodedCall {
   const w: ScriptWire = WIRE[name];
   const outKeys = [...base.base];
@@ -187,7 +191,10 @@ export function encodeCall<N extends ScriptName>(
   return { keys: outKeys, args: outArgs };
 }
 
-/** Flat per-item rows for the scripts whose items are `id, token` (the hot path skips the objects). */
+/**
+ * Flat per-item rows for the scripts whose items are `id, token` (complete, extend, release: the
+ * hot path skips the item objects; the wire-headers test holds their EACH to this order).
+ */
 export function leaseArgs(leases: readonly { id: string; token: string }[]): string[] {
   const out: string[] = [];
   for (const l of leases) out.push(l.id, l.token);

@@ -4,7 +4,8 @@ due, they are ordered here and handed out directly; otherwise due jobs pass thro
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id
 Returns: { now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }
-`promote_limit` bounds the due jobs moved into the ready set per call, `reap_limit` the expired
+`promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
+`count` are read when the ready set is empty), `reap_limit` the expired
 leases recovered per call; memo is `req:<request id>` (any key when request_id is '').
 While the queue is paused (meta paused = '1') it only recovers expired leases and hands out
 nothing; its next wake is then the earliest lease deadline.
@@ -130,12 +131,11 @@ local function candidate(id, due)
   return { id = id, due = due, seq = false, priority = false, r = false, body = false, ran = false }
 end
 
--- Reads candidates { id, due } in one HMGET each of bodies and run states: those that can be
--- handed out come back with { seq, priority, r = run state, body = packed body, ran = whether
--- a run state was stored }; corrupt ones are buried, members whose body is gone are dropped.
-local function readable(cands)
-  local ids = {}
-  for i, c in ipairs(cands) do ids[i] = c.id end
+-- Reads candidates { id, due } (and `ids`, their ids in order) in one HMGET each of bodies and
+-- run states: those that can be handed out come back with { seq, priority, r = run state,
+-- body = packed body, ran = whether a run state was stored }; corrupt ones are buried, members
+-- whose body is gone are dropped.
+local function readable(cands, ids)
   local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
   local out = {}
   for i, c in ipairs(cands) do
@@ -153,31 +153,24 @@ local function readable(cands)
   return out
 end
 
-local function due_candidates(limit)
-  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-  local cands = {}
-  for i = 1, #flat, 2 do cands[#cands + 1] = candidate(flat[i], tonumber(flat[i + 1])) end
-  return cands
+-- 2. Pick the jobs to hand out. One read of the due members decides the path and feeds it: when
+-- the ready set is empty it reads one more than a hand-out takes, to see whether all fit.
+local ready_empty = redis.call('ZCARD', K_READY) == 0
+local limit = promote_limit
+if ready_empty then limit = math.max(promote_limit, want + 1) end
+local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+local due, due_ids = {}, {}
+for i = 1, #flat, 2 do
+  local n = #due_ids + 1
+  due_ids[n] = flat[i]
+  due[n] = candidate(flat[i], tonumber(flat[i + 1]))
 end
+if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
 
-local function unschedule(cands)
-  local ids = {}
-  for i, c in ipairs(cands) do ids[i] = c.id end
-  if #ids > 0 then call_chunked('ZREM', K_SCHEDULED, ids) end
-end
-
--- 2. Pick the jobs to hand out.
 local picked
-local direct = nil
-if redis.call('ZCARD', K_READY) == 0 then
-  direct = due_candidates(want + 1)
-  if #direct > want then direct = nil end
-end
-
-if direct ~= nil then
+if ready_empty and #due <= want then
   -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
-  unschedule(direct)
-  picked = readable(direct)
+  picked = readable(due, due_ids)
   table.sort(picked, function(x, y)
     if x.priority ~= y.priority then return x.priority > y.priority end
     if x.due ~= y.due then return x.due < y.due end
@@ -187,10 +180,8 @@ else
   -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
   -- priority order, and take the best from there. A ready job's run state holds its due time,
   -- so its ready member can be found again by id.
-  local promoted = due_candidates(promote_limit)
-  unschedule(promoted)
   local adds = {}
-  for _, c in ipairs(readable(promoted)) do
+  for _, c in ipairs(readable(due, due_ids)) do
     adds[#adds + 1] = -c.priority
     adds[#adds + 1] = ready_member(c.due, c.seq, c.id)
     run_writes[#run_writes + 1] = c.id
@@ -203,11 +194,12 @@ else
   local popped = {}
   if want > 0 then popped = redis.call('ZRANGE', K_READY, 0, want - 1) end
   if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
-  local cands = {}
+  local cands, ids = {}, {}
   for i, member in ipairs(popped) do
-    cands[i] = candidate(ready_id(member), tonumber(string.sub(member, 1, 16)))
+    ids[i] = ready_id(member)
+    cands[i] = candidate(ids[i], tonumber(string.sub(member, 1, 16)))
   end
-  picked = readable(cands)
+  picked = readable(cands, ids)
 end
 
 -- 3. Hand them out with fresh lease tokens.
