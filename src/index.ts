@@ -1,5 +1,16 @@
 /** delayq: delayed jobs on Redis sorted sets. Public exports only. */
-export { Queue, type BulkJob, type DeadJobInfo, type QueueEvents } from './queue.js';
+export {
+  Queue,
+  listQueues,
+  type BulkJob,
+  type CancelManyResult,
+  type DeadFilter,
+  type DeadJobInfo,
+  type ListOptions,
+  type QueueEvents,
+  type SearchOptions,
+  type SearchResult,
+} from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
 export { DelayqMetrics, type MetricsOptions, type MetricsRegistry } from './metrics/metrics.js';
@@ -11,10 +22,10 @@ export { Worker, type Handler, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
-export type { JobState, JobInfo, AddResult, CancelResult, RescheduleResult, QueueStats } from './types.js';
+export type { JobState, JobInfo, JobPage, ListState, AddResult, CancelResult, RescheduleResult, QueueStats, RetentionRule, WorkerInfo } from './types.js';
 export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal, ConnectionError } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
 export { aclRules } from './store/redis/acl.js';
-export type { Store, VerifyReport } from './store/store.js';
+export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
 export { VERSION } from './version.js';

@@ -27,4 +27,16 @@ export interface Job<T = unknown> {
   snooze(delayMs: number, opts?: { deadlineAtMs?: number }): never;
   /** Pushes the lease deadline to `ms` from now (default: the worker's leaseMs). Throws LeaseLostError. */
   extendLease(ms?: number): Promise<void>;
+  /**
+   * Records how far the job has got: a number (e.g. percent) or a small JSON value (at most
+   * 4 KiB as JSON), shown by `get`, listings, the CLI and the dashboard, and kept with the job
+   * when retention keeps it. Fenced by this hand-out's lease: throws LeaseLostError when the
+   * job is no longer this worker's.
+   */
+  progress(value: unknown): Promise<void>;
+  /**
+   * Adds a line to the job's log (the last 100 lines are kept, each cut at 2,000 characters),
+   * shown by `get`. Fenced like progress().
+   */
+  log(line: string): Promise<void>;
 }

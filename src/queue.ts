@@ -18,6 +18,7 @@ import {
   queueOptionsSchema,
   rescheduleOptionsSchema,
   type AddOptions,
+  type ConnectionOptions,
   type QueueOptions,
   type RescheduleOptions,
 } from './options.js';
@@ -27,11 +28,70 @@ import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import type { DeadJob, NewJob, PurgeTarget, Store, StoredAddResult, VerifyReport } from './store/store.js';
-import type { AddResult, CancelResult, JobInfo, QueueStats, RescheduleResult } from './types.js';
+import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
+import {
+  LIST_STATES,
+  type AddResult,
+  type CancelResult,
+  type JobInfo,
+  type JobPage,
+  type ListState,
+  type QueueStats,
+  type RescheduleResult,
+  type RetentionRule,
+  type WorkerInfo,
+} from './types.js';
+import { decodeCursor, encodeCursor } from './inspect/cursor.js';
+import { matcher, type SearchQuery } from './inspect/match.js';
 
 /** Jobs per script run in addBulk: large enough to amortise the round trip, small enough not to stall Redis. */
 const BULK_CHUNK = 500;
+/** Jobs a search reads by default, and at most, per call (the caller sees how many it read). */
+const SEARCH_BUDGET = 10_000;
+const SEARCH_BUDGET_MAX = 1_000_000;
+/** Jobs read per scan step of a search or a filtered dead-set operation. */
+const SCAN_STEP = 1000;
+
+export interface ListOptions {
+  state: ListState;
+  /** Jobs per page, 1..1000. @default 50 */
+  limit?: number;
+  /** The `cursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface SearchOptions extends SearchQuery {
+  /** Most matches to return. @default 50 */
+  limit?: number;
+  /** Most jobs to read in this call. @default 10000 */
+  budget?: number;
+  /** The `cursor` of the previous call, to go on where it stopped. */
+  cursor?: string;
+}
+
+export interface SearchResult<T> {
+  jobs: JobInfo<T>[];
+  /** Jobs read by this call ("searched 10,000 of 1,200,000"). */
+  scanned: number;
+  /** Jobs in the queue. */
+  total: number;
+  /** Pass it back to search on; undefined when the whole queue was read. */
+  cursor: string | undefined;
+}
+
+/** Which dead jobs a retry or purge takes, besides ids, all, or an age. */
+export interface DeadFilter {
+  /** Dead jobs whose last error contains this text. */
+  errorContains?: string;
+  /** Dead jobs whose data (as stored JSON) contains this text. */
+  dataContains?: string;
+}
+
+export interface CancelManyResult {
+  cancelled: number;
+  /** One answer per id, in order. */
+  results: CancelResult[];
+}
 
 export interface BulkJob<T> {
   data: T;
@@ -72,6 +132,42 @@ function addResult(id: string, r: StoredAddResult): AddResult {
   };
   if (r.duplicateOf !== undefined) out.duplicateOf = r.duplicateOf;
   return out;
+}
+
+/** A job as stored (raw JSON text) with its data, result and progress decoded; text that is not JSON stays text. */
+function decodeJob<T>(info: JobInfo<string>): JobInfo<T> {
+  return { ...info, data: decode<T>(info.data) as T, result: decode(info.result as string | undefined), progress: decode(info.progress as string | undefined) };
+}
+
+function retentionRule(v: unknown, field: string): { maxCount: number; maxAgeMs: number } {
+  if (v === null || v === undefined) return { maxCount: 0, maxAgeMs: 0 };
+  if (typeof v !== 'object' || Array.isArray(v)) throw new ValidationError(field, 'must be { count?, ageMs? }, or null to keep none (completed) / all (dead)');
+  for (const k of Object.keys(v)) if (k !== 'count' && k !== 'ageMs') throw new ValidationError(`${field}.${k}`, 'is not a retention setting (count, ageMs)');
+  const r = v as { count?: unknown; ageMs?: unknown };
+  const check = (x: unknown, name: string, max: number): number => {
+    if (x === undefined || x === null) return 0;
+    if (typeof x !== 'number' || !Number.isInteger(x) || x < 1 || x > max)
+      throw new ValidationError(`${field}.${name}`, `must be a whole number from 1 to ${max} (got ${String(x)})`);
+    return x;
+  };
+  const out = { maxCount: check(r.count, 'count', 1_000_000_000), maxAgeMs: check(r.ageMs, 'ageMs', MAX_DELAY_MS) };
+  if (out.maxCount === 0 && out.maxAgeMs === 0) throw new ValidationError(field, 'needs count or ageMs (or null)');
+  return out;
+}
+
+function asRule(r: { maxCount: number; maxAgeMs: number }): RetentionRule | null {
+  return r.maxCount === 0 && r.maxAgeMs === 0 ? null : { count: r.maxCount || undefined, ageMs: r.maxAgeMs || undefined };
+}
+
+function purgeTarget(target: string | readonly string[] | { all: true } | { olderThanMs: number }): PurgeTarget {
+  if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+    if ('all' in target && target.all === true) return { all: true };
+    if ('olderThanMs' in target && typeof target.olderThanMs === 'number' && Number.isFinite(target.olderThanMs) && target.olderThanMs >= 0) {
+      return { olderThanMs: Math.floor(target.olderThanMs) };
+    }
+    throw new ValidationError('target', 'must be an id, a list of ids, { all: true } or { olderThanMs }');
+  }
+  return { ids: idList(target as string | string[], 'id') };
 }
 
 function idList(target: string | readonly string[], field: string): string[] {
@@ -179,7 +275,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
         if (traceContext !== undefined) for (const j of chunk) j.traceContext = traceContext;
         chunks.push(this.#store.add(this.name, chunk));
       }
-      return (await Promise.all(chunks)).flat();
+      // The queue's name in the registry (one command per queue per process, sent alongside).
+      const [, ...written] = await Promise.all([this.#store.register(this.name), ...chunks]);
+      return written.flat();
     };
     if (!this.#tracing) return write(undefined);
     return this.#tracing.produce(
@@ -189,11 +287,158 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     );
   }
 
-  /** Removes a scheduled job (the order was paid: its timeout must not run). Active and dead jobs stay. */
+  /** Removes a scheduled job (the order was paid: its timeout must not run). Active, dead and completed jobs stay. */
   async cancel(id: string): Promise<CancelResult> {
-    const result = await this.#store.cancel(this.name, parseId(id));
-    if (result.cancelled) this.#emit('cancelled', result);
-    return result;
+    const [result] = await this.#store.cancel(this.name, [parseId(id)]);
+    if (result!.cancelled) this.#emit('cancelled', result!);
+    return result!;
+  }
+
+  /** Cancels many scheduled jobs, a thousand per script run; one answer per id, in order. */
+  async cancelMany(ids: readonly string[]): Promise<CancelManyResult> {
+    if (!Array.isArray(ids)) throw new ValidationError('ids', 'must be an array of job ids');
+    const results = await this.#store.cancel(
+      this.name,
+      ids.map((id, i) => parseId(id, `ids[${i}]`)),
+    );
+    for (const r of results) if (r.cancelled) this.#emit('cancelled', r);
+    return { cancelled: results.filter((r) => r.cancelled).length, results };
+  }
+
+  /**
+   * Removes every scheduled job (due or not), or with `dueBefore` (epoch ms) only those due
+   * before it, a thousand per script run so Redis never stalls. Active, dead and completed jobs
+   * stay. Returns how many were removed.
+   */
+  async drain(opts: { dueBefore?: number } | null = {}): Promise<{ removed: number }> {
+    const before = opts?.dueBefore;
+    if (before !== undefined && (typeof before !== 'number' || !Number.isFinite(before) || before < 0)) {
+      throw new ValidationError('dueBefore', `must be epoch milliseconds (got ${String(before)})`);
+    }
+    return { removed: await this.#store.drain(this.name, before === undefined ? undefined : Math.floor(before)) };
+  }
+
+  /**
+   * Removes everything of this queue: jobs in every state, settings, event stream, schedules,
+   * worker entries, and its name in the registry. Refuses (removed: false, nothing touched)
+   * while jobs are active, unless `force`: their workers' acks then find nothing.
+   */
+  obliterate(opts: { force?: boolean } | null = {}): Promise<ObliterateResult> {
+    const force = opts?.force ?? false;
+    if (typeof force !== 'boolean') throw new ValidationError('force', 'must be true or false');
+    return this.#store.obliterate(this.name, force);
+  }
+
+  /** The workers of this queue whose heartbeat is live (every process, every host). */
+  workers(): Promise<WorkerInfo[]> {
+    return this.#store.workers(this.name);
+  }
+
+  /**
+   * How long this queue keeps finished jobs, for every process: `completed` (off by default:
+   * a completed job is deleted at once) and `dead` (by default kept until purged), each as
+   * `{ count?, ageMs? }`: at most `count` jobs, none older than `ageMs`, the oldest going first.
+   * `null` turns completed retention off (kept jobs stay until purged) and lifts the dead
+   * set's bounds. A setting left out is left as it is.
+   */
+  async setRetention(rules: { completed?: { count?: number; ageMs?: number } | null; dead?: { count?: number; ageMs?: number } | null }): Promise<void> {
+    if (typeof rules !== 'object' || rules === null) throw new ValidationError('rules', 'must be { completed?, dead? }');
+    for (const k of Object.keys(rules)) if (k !== 'completed' && k !== 'dead') throw new ValidationError(k, 'is not a retained set (completed, dead)');
+    const writes: [RetainedSet, { maxCount: number; maxAgeMs: number }][] = [];
+    for (const set of ['completed', 'dead'] as const) if (set in rules) writes.push([set, retentionRule(rules[set], set)]);
+    for (const [set, r] of writes) await this.#store.setRetention(this.name, set, r.maxCount, r.maxAgeMs);
+  }
+
+  /** The retention rules in force (null: completed jobs are not kept / dead jobs are kept until purged). */
+  async retention(): Promise<{ completed: RetentionRule | null; dead: RetentionRule | null }> {
+    const r = await this.#store.retention(this.name);
+    return { completed: asRule(r.completed), dead: asRule(r.dead) };
+  }
+
+  /** Reading jobs: listings by state, and search over payloads. */
+  readonly jobs = {
+    /**
+     * One page of the jobs in a state, in that state's order: scheduled by due time; ready
+     * (due and waiting) in hand-out order; active by lease deadline; dead by time of death;
+     * completed (kept) by finish time. Pass `cursor` back for the next page: paging neither
+     * repeats nor skips a job that stays put. Each page costs O(log n + limit) in Redis.
+     */
+    list: async (opts: ListOptions): Promise<JobPage<T>> => {
+      if (typeof opts !== 'object' || opts === null) throw new ValidationError('opts', 'must be { state, limit?, cursor? }');
+      const state = opts.state;
+      if (!LIST_STATES.includes(state)) throw new ValidationError('state', `must be one of ${LIST_STATES.join(', ')} (got ${String(state)})`);
+      const limit = opts.limit ?? 50;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new ValidationError('limit', `must be a whole number from 1 to 1000 (got ${String(limit)})`);
+      const page = await this.#store.list(this.name, state, decodeCursor(state, opts.cursor), limit);
+      return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next) };
+    },
+    /**
+     * Finds jobs by text in their id or data, or by a value at a JSON path, reading at most
+     * `budget` jobs per call: the answer says how many it read of how many there are, and a
+     * cursor to go on. Every state is searched (completed ones while kept).
+     */
+    search: async (opts: SearchOptions): Promise<SearchResult<T>> => {
+      const match = matcher(opts);
+      const limit = opts.limit ?? 50;
+      const budget = opts.budget ?? SEARCH_BUDGET;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new ValidationError('limit', `must be a whole number from 1 to 1000 (got ${String(limit)})`);
+      if (!Number.isInteger(budget) || budget < 1 || budget > SEARCH_BUDGET_MAX)
+        throw new ValidationError('budget', `must be a whole number from 1 to ${SEARCH_BUDGET_MAX} (got ${String(budget)})`);
+      let cursor = opts.cursor ?? '0';
+      if (typeof cursor !== 'string' || !/^\d{1,20}$/.test(cursor)) throw new ValidationError('cursor', 'must be the cursor a previous search returned');
+      const ids: string[] = [];
+      let scanned = 0;
+      let total = 0;
+      do {
+        const step = await this.#store.scan(this.name, cursor, Math.min(SCAN_STEP, budget - scanned));
+        total = step.total;
+        scanned += step.entries.length;
+        for (const e of step.entries) if (ids.length < limit && match(e.id, e.data)) ids.push(e.id);
+        cursor = step.cursor;
+      } while (cursor !== '0' && scanned < budget && ids.length < limit);
+      const found = await this.#store.getMany(this.name, ids, false);
+      return {
+        jobs: found.filter((j): j is JobInfo<string> => j !== null).map((j) => decodeJob<T>(j)),
+        scanned,
+        total,
+        cursor: cursor === '0' ? undefined : cursor,
+      };
+    },
+  };
+
+  /** Kept completed jobs (see setRetention). */
+  readonly completed = {
+    /** Deletes kept completed jobs now. Returns how many. */
+    purge: (target: string | readonly string[] | { all: true } | { olderThanMs: number }): Promise<number> => {
+      return this.#store.purge(this.name, 'completed', purgeTarget(target));
+    },
+  };
+
+  /** Ids of dead jobs that pass a filter, read a page at a time (bounded per call to Redis). */
+  async #deadMatching(filter: DeadFilter): Promise<string[]> {
+    const keys = Object.keys(filter);
+    for (const k of keys)
+      if (k !== 'errorContains' && k !== 'dataContains') throw new ValidationError(k, 'is not a dead-set filter (errorContains, dataContains)');
+    for (const k of keys) {
+      const v = (filter as Record<string, unknown>)[k];
+      if (typeof v !== 'string' || v === '') throw new ValidationError(k, 'must be a non-empty string');
+    }
+    if (keys.length === 0) throw new ValidationError('filter', 'needs errorContains or dataContains (or use { all: true })');
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.jobs.list({ state: 'dead', limit: SCAN_STEP, cursor });
+      for (const j of page.jobs) {
+        const data = typeof j.data === 'string' ? j.data : JSON.stringify(j.data);
+        if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
+        if (filter.dataContains !== undefined && !(data ?? '').includes(filter.dataContains)) continue;
+        ids.push(j.id);
+      }
+      cursor = page.cursor;
+    } while (cursor);
+    return ids;
   }
 
   /** Gives a scheduled job a new due time. */
@@ -234,17 +479,14 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     return changed;
   }
 
-  /** The job with its state, or null. Data that is not valid JSON is returned as its raw text. */
+  /**
+   * The job with its state, times, lease holder, progress, logs and (kept completed jobs) its
+   * result, or null. Data that is not valid JSON is returned as its raw text.
+   */
   async get(id: string): Promise<JobInfo<T> | null> {
     const info = await this.#store.get(this.name, parseId(id));
-    if (!info) return null;
-    let data: unknown = info.data;
-    try {
-      data = info.data === undefined ? undefined : JSON.parse(info.data);
-    } catch {
-      // Corrupt bodies stay visible as text; the worker is the one that dead-letters them.
-    }
-    return { ...info, data: data as T };
+    // Corrupt bodies stay visible as text; the worker is the one that dead-letters them.
+    return info ? decodeJob<T>(info) : null;
   }
 
   /** Counts by state, by the server's clock; `windowMs` sets `dueWithinWindow`. */
@@ -273,11 +515,18 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const page = await this.#store.deadList(this.name, offset, limit);
       return { total: page.total, jobs: page.jobs.map((j) => ({ ...j, data: decode<T>(j.data) })) };
     },
-    /** Puts dead jobs back to scheduled, due now, with a fresh set of attempts. Returns how many. */
-    retry: async (target: string | readonly string[] | { all: true }): Promise<number> => {
+    /**
+     * Puts dead jobs back to scheduled, due now, with a fresh set of attempts: by id, all, or
+     * by filter (`{ errorContains }`, `{ dataContains }`). Returns how many.
+     */
+    retry: async (target: string | readonly string[] | { all: true } | DeadFilter): Promise<number> => {
       if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
-        if ((target as { all?: unknown }).all !== true) throw new ValidationError('target', 'must be an id, a list of ids, or { all: true }');
-        return this.#store.deadRetry(this.name, 'all');
+        if ('all' in target) {
+          if ((target as { all?: unknown }).all !== true) throw new ValidationError('target', 'must be an id, a list of ids, { all: true } or a filter');
+          return this.#store.deadRetry(this.name, 'all');
+        }
+        const ids = await this.#deadMatching(target as DeadFilter);
+        return ids.length === 0 ? 0 : this.#store.deadRetry(this.name, ids);
       }
       return this.#store.deadRetry(this.name, idList(target as string | string[], 'id'));
     },
@@ -298,18 +547,15 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       for (const k of Object.keys(caps)) if (k !== 'maxCount' && k !== 'maxAgeMs') throw new ValidationError(k, 'is not a dead-set cap (maxCount, maxAgeMs)');
       const maxCount = check(caps.maxCount, 'maxCount', 1_000_000_000);
       const maxAgeMs = check(caps.maxAgeMs, 'maxAgeMs', MAX_DELAY_MS);
-      await this.#store.setDeadCaps(this.name, maxCount, maxAgeMs);
+      await this.#store.setRetention(this.name, 'dead', maxCount, maxAgeMs);
     },
-    /** Deletes dead jobs for good. Returns how many. */
-    purge: async (target: string | readonly string[] | { all: true } | { olderThanMs: number }): Promise<number> => {
-      let t: PurgeTarget;
-      if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
-        if ('all' in target && target.all === true) t = { all: true };
-        else if ('olderThanMs' in target && typeof target.olderThanMs === 'number' && Number.isFinite(target.olderThanMs) && target.olderThanMs >= 0) {
-          t = { olderThanMs: Math.floor(target.olderThanMs) };
-        } else throw new ValidationError('target', 'must be an id, a list of ids, { all: true } or { olderThanMs }');
-      } else t = { ids: idList(target as string | string[], 'id') };
-      return this.#store.deadPurge(this.name, t);
+    /** Deletes dead jobs for good: by id, all, older than an age, or by filter. Returns how many. */
+    purge: async (target: string | readonly string[] | { all: true } | { olderThanMs: number } | DeadFilter): Promise<number> => {
+      if (typeof target === 'object' && target !== null && !Array.isArray(target) && !('all' in target) && !('olderThanMs' in target)) {
+        const ids = await this.#deadMatching(target as DeadFilter);
+        return ids.length === 0 ? 0 : this.#store.purge(this.name, 'dead', { ids });
+      }
+      return this.#store.purge(this.name, 'dead', purgeTarget(target as string | string[] | { all: true } | { olderThanMs: number }));
     },
   };
 
@@ -333,5 +579,19 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   /** Closes the queue's own connection; calls still waiting fail with a ConnectionError. Resolves within about a second whatever Redis does. */
   async close(): Promise<void> {
     if (this.#ownsStore) await this.#store.close();
+  }
+}
+
+/**
+ * The queues under a connection's prefix (every queue that was ever added to or had a worker,
+ * until obliterated), with their counts. One registry read plus one stats call per queue.
+ */
+export async function listQueues(opts: ConnectionOptions = {}): Promise<{ name: string; stats: QueueStats }[]> {
+  const { store, owned } = openStore(opts, { connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS, commandTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS });
+  try {
+    const names = await store.queues();
+    return await Promise.all(names.map(async (name) => ({ name, stats: await store.stats(name, 60_000) })));
+  } finally {
+    if (owned) await store.close();
   }
 }

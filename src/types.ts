@@ -9,12 +9,22 @@
  * - lease token: a fresh string per hand-out. Every ack/nack/extend carries it; a stale token
  *   is refused ("lease lost"), which fences off a worker that stalled and woke up late.
  * - dead: out of attempts (or failed with UnrecoverableError, or its stored data is corrupt).
- *   Kept with its last error until a person retries or purges it.
+ *   Kept with its last error until a person retries or purges it (or the dead set's retention
+ *   rule drops it).
+ * - completed: acked. Deleted at once, unless the queue's retention rule for completed jobs
+ *   keeps it (with its result) for a while.
  * - attempt: how many times the job has been handed out, counting the current hand-out.
  */
 
 /** The states a job can be in. Each is a sorted set in Redis named after the state. */
-export type JobState = 'scheduled' | 'active' | 'dead';
+export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
+
+/**
+ * What a listing can ask for: 'scheduled' = waiting for its due time; 'ready' = due and waiting
+ * for a worker (both have the public state 'scheduled'); the others as in JobState.
+ */
+export type ListState = 'scheduled' | 'ready' | 'active' | 'dead' | 'completed';
+export const LIST_STATES: readonly ListState[] = ['scheduled', 'ready', 'active', 'dead', 'completed'];
 
 /** What `Queue.get` returns. */
 export interface JobInfo<T = unknown> {
@@ -34,6 +44,50 @@ export interface JobInfo<T = unknown> {
   /** Lease deadline while active. */
   leaseExpiresAtMs: number | undefined;
   lastError: string | undefined;
+  /** When the job was first handed out (server clock), once it ran. */
+  startedAtMs: number | undefined;
+  /** When it completed (kept completed jobs) or died (dead jobs). */
+  finishedAtMs: number | undefined;
+  /** The worker holding its lease (active), or the last one that did. */
+  workerId: string | undefined;
+  /** A kept completed job's result: what its handler returned, as JSON. */
+  result: unknown;
+  /** The last value its handler gave job.progress(), if any. */
+  progress: unknown;
+  /** Its log lines (job.log), oldest first; in `get` only (listings leave them out). */
+  logs: string[] | undefined;
+}
+
+/** A page of a listing. */
+export interface JobPage<T = unknown> {
+  state: ListState;
+  jobs: JobInfo<T>[];
+  /** Jobs in that state now. */
+  total: number;
+  /** Pass it back for the next page; undefined when this page is the last. */
+  cursor: string | undefined;
+}
+
+/** A worker of a queue, as its last heartbeat described it. */
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  queue: string;
+  concurrency: number;
+  /** Jobs it was running at its last heartbeat. */
+  running: number;
+  startedAtMs: number;
+  lastSeenAtMs: number;
+  /** Its entry expires then unless it beats again (a worker that died drops out by itself). */
+  expiresAtMs: number;
+  version: string;
+}
+
+/** How long a queue keeps finished jobs: at most `count` of them, none older than `ageMs`. */
+export interface RetentionRule {
+  count: number | undefined;
+  ageMs: number | undefined;
 }
 
 export interface AddResult {
@@ -92,4 +146,8 @@ export interface QueueStats {
   completedTotal: number;
   /** How long the longest-waiting due job has waited (the queue's current lag); undefined when none is due. */
   oldestDueAgeMs: number | undefined;
+  /** Completed jobs kept by the retention rule. */
+  completed: number;
+  /** Workers whose heartbeat is live. 0 while jobs are due means nobody is taking them. */
+  workers: number;
 }

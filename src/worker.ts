@@ -6,7 +6,9 @@
  * Constraint: every handed-out job MUST end in exactly one of ack, fail or release; a job left
  * without one stays active until its lease runs out, which makes it late, not lost.
  */
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
 import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
@@ -16,9 +18,10 @@ import { logSafely, type Logger, type LogLevel } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
-import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription } from './store/store.js';
+import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription, WorkerBeat } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
-import { HandedJob, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, LOG_CAP, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { VERSION } from './version.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { setLongTimeout, timerDelay } from './timers.js';
@@ -75,7 +78,40 @@ const CLAIM_RETRY_MAX_MS = 5_000;
  * handed back runs again when its lease runs out).
  */
 const CLOSE_GRACE_MS = 1_000;
+/**
+ * A worker is listed as live while its heartbeat is: one every BEAT_MS (carried by the lease
+ * renewal when it has jobs, so a busy worker pays no round trip for it), and its entry expires
+ * after three missed ones.
+ */
+const BEAT_MS = 10_000;
+const BEAT_TTL_MS = 3 * BEAT_MS;
+/** A kept result larger than this is replaced by a note saying so (results live in Redis memory). */
+export const MAX_RESULT_BYTES = 16_384;
 
+/** The handler's result as JSON for a kept job: '' for none, a note when it cannot or should not be kept. */
+function resultText(result: unknown): string {
+  if (result === undefined) return '';
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(result);
+  } catch (err) {
+    return JSON.stringify(`[result not kept: not JSON (${(err as Error).message})]`);
+  }
+  if (text === undefined) return '';
+  if (text.length > MAX_RESULT_BYTES / 4 && Buffer.byteLength(text) > MAX_RESULT_BYTES) {
+    return JSON.stringify(`[result not kept: ${Buffer.byteLength(text)} bytes, over the ${MAX_RESULT_BYTES}-byte limit]`);
+  }
+  return text;
+}
+
+/** `<host>-<pid>-<random>`, in characters that are safe in the run state and in a URL. */
+function newWorkerId(): string {
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .slice(0, 64) || 'host';
+  return `${host}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
 function errorText(err: unknown, max: number): string {
   let text: string;
   if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
@@ -85,6 +121,11 @@ function errorText(err: unknown, max: number): string {
 
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly queue: string;
+  /** This worker's id: the lease holder shown on its jobs and in `queue.workers()`. */
+  readonly id = newWorkerId();
+  readonly #startedAtMs = Date.now();
+  #lastBeatAt = 0;
+  #beatTimer: NodeJS.Timeout | undefined;
   readonly concurrency: number;
   readonly batch: number;
   readonly leaseMs: number;
@@ -183,7 +224,32 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         return undefined;
       });
     this.#leases.start();
+    this.#beat();
+    this.#beatTimer = setInterval(() => {
+      if (performance.now() - this.#lastBeatAt >= BEAT_MS * 0.9) this.#beat();
+    }, BEAT_MS);
+    this.#beatTimer.unref();
     this.#pump();
+  }
+
+  #beatInfo(): WorkerBeat {
+    const info = {
+      host: hostname(),
+      pid: process.pid,
+      queue: this.queue,
+      concurrency: this.concurrency,
+      running: this.#running.size,
+      startedAtMs: this.#startedAtMs,
+      version: VERSION,
+    };
+    return { id: this.id, info: JSON.stringify(info), ttlMs: BEAT_TTL_MS };
+  }
+
+  /** A heartbeat of its own (no lease renewal carried one lately); the first also names the queue in the registry. */
+  #beat(): void {
+    this.#lastBeatAt = performance.now();
+    const first = this.#store.register(this.queue);
+    first.then(() => this.#store.beat(this.queue, this.#beatInfo())).catch((err) => this.#emitError(err));
   }
 
   /**
@@ -223,7 +289,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#reserved += want;
     const wakesBefore = this.#wakes;
     const sentAt = performance.now();
-    const claim = this.#store.claim(this.queue, want, this.leaseMs, this.#attempts).then(
+    const claim = this.#store.claim(this.queue, want, this.leaseMs, this.#attempts, this.id).then(
       (res) => {
         this.#claims--;
         this.#reserved -= want;
@@ -268,7 +334,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#buryCorrupt(c, corrupt);
       return;
     }
-    const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, (j, ms) => this.#extendOne(j, ms));
+    const job = new HandedJob<T>(
+      this.queue,
+      c,
+      data as T,
+      this.#attempts,
+      (j, ms) => this.#extendOne(j, ms),
+      (j, progress, lines) => this.#update(j, progress, lines),
+    );
     this.#running.set(job.token, job);
     this.#emit('claimed', job);
     let run: Promise<unknown>;
@@ -323,7 +396,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #complete(job: HandedJob<T>, result: unknown): Promise<void> {
     const sentAt = this.#timer.serverNow();
-    const outcome = await this.#acks.ack(job.id, job.token);
+    const outcome = await this.#acks.ack(job.id, job.token, resultText(result));
     // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
     // finished after this lease ran out: which one, the lease deadline tells.
     if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
@@ -384,13 +457,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
   }
 
-  /** Extends leases and records the new deadlines (measured from when the call was sent, to err early). */
+  /** Extends leases and records the new deadlines (measured from when the call was sent, to err early); carries the heartbeat. */
   async #extend(jobs: HandedJob<T>[], ms: number): Promise<LeaseOutcome[]> {
     const sentAt = this.#timer.serverNow();
+    this.#lastBeatAt = performance.now();
     const outcomes = await this.#store.extend(
       this.queue,
       jobs.map((j): LeaseRef => ({ id: j.id, token: j.token })),
       ms,
+      this.#beatInfo(),
     );
     jobs.forEach((j, i) => {
       if (outcomes[i] === 'ok') j.leaseDeadlineMs = Math.max(j.leaseDeadlineMs, sentAt + ms);
@@ -401,6 +476,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   async #extendOne(job: HandedJob<T>, ms: number | undefined): Promise<boolean> {
     const [outcome] = await this.#extend([job], ms ?? this.leaseMs);
     if (outcome !== 'ok') this.#leaseLost(job);
+    return outcome === 'ok';
+  }
+
+  async #update(job: HandedJob<unknown>, progress: string | undefined, lines: string[]): Promise<boolean> {
+    const outcome = await this.#store.update(this.queue, { id: job.id, token: job.token, progress, lines, logCap: LOG_CAP });
+    if (outcome !== 'ok') this.#leaseLost(job as HandedJob<T>);
     return outcome === 'ok';
   }
 
@@ -440,6 +521,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const left = () => Math.max(deadline - performance.now(), 0);
     const bounded = (p: Promise<unknown>) => settlesWithin(p, left());
     this.#timer.stop();
+    clearInterval(this.#beatTimer);
     // A subscription still being set up (Redis unreachable) is closed whenever it arrives.
     const subscribed = this.#subscription?.then((sub) => sub?.close());
     if (subscribed) await bounded(subscribed);
@@ -463,6 +545,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
     this.#leases.stop();
     await inGrace(this.#acks.drain());
+    // Off the list of live workers at once, rather than when its heartbeat runs out.
+    if (this.#started) await inGrace(this.#store.beat(this.queue, this.#beatInfo(), true).catch(() => {}));
     // Settlements (fail/release calls) started by handlers that ended during the wait.
     await new Promise((resolve) => setImmediate(resolve));
     if (this.#ownsStore) await inGrace(this.#store.close());

@@ -6,7 +6,7 @@
  * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
  * data is found (and sent to the dead set) by the worker, not hidden by the store.
  */
-import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../types.js';
+import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
 
 /** One job to write. Exactly one of delayMs / runAtMs is set. */
 export interface NewJob {
@@ -123,7 +123,7 @@ export type PurgeTarget = { ids: string[] } | { all: true } | { olderThanMs: num
 /** What verify() found: every job must be in exactly one state, and every state entry must have a body. */
 export interface VerifyReport {
   ok: boolean;
-  counts: { scheduled: number; ready: number; active: number; dead: number; bodies: number };
+  counts: { scheduled: number; ready: number; active: number; dead: number; completed: number; bodies: number };
   problems: string[];
 }
 
@@ -131,6 +131,58 @@ export interface LeaseRef {
   id: string;
   token: string;
 }
+
+/** An ack, with the handler's result as JSON text (kept only when retention keeps the job). */
+export interface CompleteRef extends LeaseRef {
+  result?: string | undefined;
+}
+
+/** A worker's heartbeat: its id, its WorkerInfo as JSON (without the times the store adds), how long it lives. */
+export interface WorkerBeat {
+  id: string;
+  info: string;
+  ttlMs: number;
+}
+
+/** Where a listing page ends: the set it was in and the last job's score and member there. */
+export interface ListCursor {
+  phase: string;
+  score: string;
+  member: string;
+}
+
+export interface StoredPage {
+  nowMs: number;
+  total: number;
+  /** Raw stored text in data, result and progress (the Queue decodes them). */
+  jobs: JobInfo<string>[];
+  next: ListCursor | undefined;
+}
+
+/** One step of a payload scan (search): raw data per job, and where to go on. */
+export interface ScanStep {
+  /** '0' when the scan is over. */
+  cursor: string;
+  /** Jobs in the queue (bodies), for "searched n of total". */
+  total: number;
+  entries: { id: string; data: string | undefined }[];
+}
+
+export interface ObliterateResult {
+  /** False when refused: jobs were active and force was not given. Nothing was removed then. */
+  removed: boolean;
+  counts: { scheduled: number; active: number; dead: number; completed: number; jobs: number };
+}
+
+/** Progress and log lines of a running job, fenced by its token. */
+export interface UpdateRequest extends LeaseRef {
+  /** JSON text; undefined leaves it as it is. */
+  progress: string | undefined;
+  lines: string[];
+  logCap: number;
+}
+
+export type RetainedSet = 'dead' | 'completed';
 
 /** One entry of a queue's event stream (opt-in; see Queue.events). */
 export interface StreamEvent {
@@ -186,21 +238,46 @@ export interface Store {
   /** Stores a schedule's definition (JSON text), or removes it with null; returns whether it changed. */
   scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean>;
   scheduleList(queue: string): Promise<StoredSchedule[]>;
-  claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult>;
-  complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
+  /** `workerId` is kept with each job as its lease holder ('' for none). */
+  claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId?: string): Promise<ClaimResult>;
+  complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]>;
   fail(queue: string, req: FailRequest): Promise<FailResult>;
-  extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]>;
+  /** With `beat`, also records the worker's heartbeat (no round trip of its own). */
+  extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]>;
+  /** A heartbeat of a worker holding no lease; `gone` takes it out (it closed). */
+  beat(queue: string, beat: WorkerBeat, gone?: boolean): Promise<void>;
+  /** The live workers (heartbeat not run out), soonest to expire first. */
+  workers(queue: string): Promise<WorkerInfo[]>;
+  /** Progress and log lines of a running job; lease_lost for a stale token. */
+  update(queue: string, req: UpdateRequest): Promise<LeaseOutcome>;
   /** Hands active jobs back to scheduled, due now, without counting the attempt. */
   release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
-  cancel(queue: string, id: string): Promise<CancelResult>;
+  /** Cancels scheduled jobs; one answer per id, in order. */
+  cancel(queue: string, ids: string[]): Promise<CancelResult[]>;
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
+  /** One job with its logs; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
+  /** Jobs by id (null for none), raw stored text in data, result and progress; logs only when asked. */
+  getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]>;
+  /** One page of the jobs in a state, from a cursor (undefined: from the start); limit 1..1000. */
+  list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage>;
+  /** One step of a walk over every job's data (for search); start with cursor '0'. */
+  scan(queue: string, cursor: string, count: number): Promise<ScanStep>;
+  /** Removes scheduled jobs (all, or those due before `dueBeforeMs`) in bounded steps; returns how many. */
+  drain(queue: string, dueBeforeMs: number | undefined): Promise<number>;
+  /** Removes everything of the queue; refuses while jobs are active unless `force`. */
+  obliterate(queue: string, force: boolean): Promise<ObliterateResult>;
+  /** Names the queue in the registry of queues under this store's prefix (idempotent, cheap after the first). */
+  register(queue: string): Promise<void>;
+  /** The registered queue names, sorted. */
+  queues(): Promise<string[]>;
   stats(queue: string, windowMs: number): Promise<QueueStats>;
   snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult>;
   deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }>;
   /** Retries the given dead jobs, or all of them; returns how many went back to scheduled. */
   deadRetry(queue: string, ids: string[] | 'all'): Promise<number>;
-  deadPurge(queue: string, target: PurgeTarget): Promise<number>;
+  /** Deletes dead or kept completed jobs for good; returns how many. */
+  purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number>;
   /** Walks the queue's keys; meant for tests and for checks after an incident, not a hot path. */
   verify(queue: string): Promise<VerifyReport>;
   subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription>;
@@ -209,10 +286,13 @@ export interface Store {
   /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */
   setEventStream(queue: string, maxLen: number): Promise<boolean>;
   /**
-   * Caps the dead set: at most `maxCount` jobs and none older than `maxAgeMs` (0 = no cap);
-   * the oldest go first, on the next death and at once.
+   * The retention rule of the dead or completed set: at most `maxCount` jobs and none older than
+   * `maxAgeMs` (0 = no bound); the oldest go first, at once and as jobs arrive. For the completed
+   * set, both 0 means completed jobs are not kept at all.
    */
-  setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void>;
+  setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void>;
+  /** The retention rules as stored (0 = no bound). */
+  retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>>;
   /** A reader of the queue's event stream, with a connection of its own for blocking reads. */
   eventReader(queue: string): EventReader;
   close(): Promise<void>;

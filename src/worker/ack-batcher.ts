@@ -3,9 +3,9 @@
  * and sends them in one script run: with a fast handler, acking one job per round trip would
  * make the Node process, not Redis, the limit.
  */
-import type { LeaseOutcome, LeaseRef } from '../store/store.js';
+import type { CompleteRef, LeaseOutcome } from '../store/store.js';
 
-interface Pending extends LeaseRef {
+interface Pending extends CompleteRef {
   resolve(outcome: LeaseOutcome): void;
   reject(err: unknown): void;
 }
@@ -14,15 +14,16 @@ export class AckBatcher {
   #pending: Pending[] = [];
   #scheduled = false;
   #inFlight = new Set<Promise<void>>();
-  readonly #send: (leases: LeaseRef[]) => Promise<LeaseOutcome[]>;
+  readonly #send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>;
 
-  constructor(send: (leases: LeaseRef[]) => Promise<LeaseOutcome[]>) {
+  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>) {
     this.#send = send;
   }
 
-  ack(id: string, token: string): Promise<LeaseOutcome> {
+  /** `result`: the handler's result as JSON text, kept when the queue's retention keeps the job. */
+  ack(id: string, token: string, result?: string): Promise<LeaseOutcome> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ id, token, resolve, reject });
+      this.#pending.push({ id, token, result, resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => this.#flush());
@@ -35,7 +36,7 @@ export class AckBatcher {
     const batch = this.#pending;
     this.#pending = [];
     if (batch.length === 0) return;
-    const p = this.#send(batch.map(({ id, token }) => ({ id, token }))).then(
+    const p = this.#send(batch.map(({ id, token, result }) => ({ id, token, result }))).then(
       (outcomes) => batch.forEach((b, i) => b.resolve(outcomes[i]!)),
       (err) => batch.forEach((b) => b.reject(err)),
     );

@@ -23,6 +23,15 @@ export function roundedSnooze(delayMs: number, deadlineAtMs: number | undefined)
   return new SnoozeSignal(Math.ceil(delayMs), deadlineAtMs === undefined ? undefined : Math.floor(deadlineAtMs));
 }
 
+/** Log lines kept per job, and the length each is cut at. */
+export const LOG_CAP = 100;
+export const LOG_LINE_MAX = 2000;
+/** Progress is meant for a number or a few fields: at most this many bytes of JSON. */
+export const PROGRESS_MAX_BYTES = 4096;
+
+/** What a hand-out writes about itself while it runs (progress, log lines); false when the lease is gone. */
+export type JobUpdate = (job: HandedJob<unknown>, progress: string | undefined, lines: string[]) => Promise<boolean>;
+
 export class HandedJob<T> implements Job<T> {
   readonly queue: string;
   readonly id: string;
@@ -46,8 +55,16 @@ export class HandedJob<T> implements Job<T> {
   #controller: AbortController | undefined;
   #abortReason: string | undefined;
   readonly #extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>;
+  readonly #update: JobUpdate;
 
-  constructor(queue: string, c: ClaimedJob, data: T, defaultMaxAttempts: number, extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>) {
+  constructor(
+    queue: string,
+    c: ClaimedJob,
+    data: T,
+    defaultMaxAttempts: number,
+    extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>,
+    update: JobUpdate,
+  ) {
     this.queue = queue;
     this.id = c.id;
     this.data = data;
@@ -60,6 +77,7 @@ export class HandedJob<T> implements Job<T> {
     this.leaseDeadlineMs = c.leaseExpiresAtMs;
     this.backoffSpec = c.backoff;
     this.#extend = extend;
+    this.#update = update;
   }
 
   get signal(): AbortSignal {
@@ -85,6 +103,25 @@ export class HandedJob<T> implements Job<T> {
     if (bad) throw bad;
     this.snoozed = roundedSnooze(delayMs, opts.deadlineAtMs);
     throw this.snoozed;
+  }
+
+  async progress(value: unknown): Promise<void> {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch (err) {
+      throw new ValidationError('progress', `must be a number or a JSON value (${(err as Error).message})`);
+    }
+    if (text === undefined) throw new ValidationError('progress', `must be a number or a JSON value (got ${typeof value})`);
+    if (Buffer.byteLength(text) > PROGRESS_MAX_BYTES)
+      throw new ValidationError('progress', `must be at most ${PROGRESS_MAX_BYTES} bytes as JSON (got ${Buffer.byteLength(text)})`);
+    if (this.leaseGone || !(await this.#update(this as HandedJob<unknown>, text, []))) throw new LeaseLostError(this.id, this.token);
+  }
+
+  async log(line: string): Promise<void> {
+    if (typeof line !== 'string') throw new ValidationError('line', `must be a string (got ${typeof line})`);
+    const cut = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX - 1)}…` : line;
+    if (this.leaseGone || !(await this.#update(this as HandedJob<unknown>, undefined, [cut]))) throw new LeaseLostError(this.id, this.token);
   }
 
   async extendLease(ms?: number): Promise<void> {

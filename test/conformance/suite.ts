@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { Queue, UnrecoverableError, ValidationError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from '../../src/index.js';
+import { listQueues, Queue, UnrecoverableError, ValidationError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
@@ -350,6 +350,224 @@ export function conformance(kind: StoreKind): void {
       await assert.rejects(q.addBulk([{ data: 1 }, { data: 2, opts: { delay: -5 } }]), /jobs\[1\]\.opts\.delay/);
       const s = await q.stats();
       assert.deepEqual([s.scheduled, s.active, s.dead], [0, 0, 0]);
+    });
+
+    test('retention: completed jobs kept with result, times and worker; trimmed by count; a kept id holds it until replaced', async () => {
+      const q = queue<number>();
+      assert.deepEqual(await q.retention(), { completed: null, dead: null });
+      await q.setRetention({ completed: { count: 3 } });
+      assert.deepEqual((await q.retention()).completed, { count: 3, ageMs: undefined });
+      const done = deferred();
+      let n = 0;
+      const w = worker(q, async (job) => {
+        await job.progress({ step: 2, of: 2 });
+        await job.log(`ran ${job.data}`);
+        if (++n === 5) done.resolve();
+        return { doubled: job.data * 2 };
+      });
+      const before = await kind.now();
+      for (let i = 0; i < 5; i++) await q.add(i, { id: `c${i}` });
+      await done.promise;
+      await until(async () => (await q.stats()).completed === 3, 'three kept');
+      const kept = await q.get('c4');
+      assert.ok(kept);
+      assert.equal(kept.state, 'completed');
+      assert.deepEqual(kept.result, { doubled: 8 });
+      assert.deepEqual(kept.progress, { step: 2, of: 2 });
+      assert.deepEqual(kept.logs, ['ran 4']);
+      assert.equal(kept.attempt, 1);
+      assert.equal(kept.workerId, w.id);
+      assert.ok(kept.startedAtMs! >= before && kept.finishedAtMs! >= kept.startedAtMs!, 'started, then finished');
+      assert.equal(await q.get('c0'), null, 'the oldest beyond the count are gone');
+      const again = await q.add(99, { id: 'c4' });
+      assert.deepEqual([again.added, again.state], [false, 'completed']);
+      assert.deepEqual(await q.cancel('c4'), { id: 'c4', cancelled: false, state: 'completed' });
+      const replaced = await q.add(99, { id: 'c4', replace: true, delay: 60_000 });
+      assert.equal(replaced.replaced, true);
+      const fresh = await q.get('c4');
+      assert.deepEqual([fresh?.state, fresh?.result, fresh?.progress, fresh?.logs], ['scheduled', undefined, undefined, undefined]);
+      const page = await q.jobs.list({ state: 'completed' });
+      assert.deepEqual(
+        page.jobs.map((j) => j.id),
+        ['c2', 'c3'],
+      );
+      assert.deepEqual(page.jobs[1]!.result, { doubled: 6 });
+      assert.equal(await q.completed.purge({ all: true }), 2);
+      await q.setRetention({ completed: null });
+      assert.deepEqual(await q.retention(), { completed: null, dead: null });
+    });
+
+    test('progress and logs are fenced by the lease: a stale holder writes nothing', async () => {
+      const q = queue<number>();
+      await q.add(1, { id: 'p' });
+      const store = (q as Queue<unknown>).store;
+      const first = (await store.claim(q.name, 1, 1, 3)).jobs[0]!;
+      await until(async () => (await store.claim(q.name, 1, 30_000, 3)).jobs.length === 1, 'the lease to run out and the job to be handed out again');
+      const stale = await store.update(q.name, { id: 'p', token: first.token, progress: '50', lines: ['late'], logCap: 10 });
+      assert.equal(stale, 'lease_lost');
+      const got = await q.get('p');
+      assert.deepEqual([got?.progress, got?.logs], [undefined, undefined]);
+      assert.equal(got?.state, 'active');
+    });
+
+    test('listings: every state, in order, paged with a stable cursor; bad input refused', async () => {
+      const q = queue<number>();
+      const now = await kind.now();
+      for (let i = 0; i < 7; i++) await q.add(i, { id: `s${i}`, runAt: now + 600_000 + (6 - i) * 1000 });
+      await q.add(100, { id: 'r-low', runAt: now - 5000 });
+      await q.add(101, { id: 'r-high', runAt: now - 1000, priority: 5 });
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await q.jobs.list({ state: 'scheduled', limit: 3, cursor });
+        assert.equal(page.total, pages === 0 ? 7 : 6);
+        seen.push(...page.jobs.map((j) => j.id));
+        cursor = page.cursor;
+        pages++;
+        // A job moving away between pages changes nothing for the others.
+        if (pages === 1) await q.cancel('s5');
+      } while (cursor);
+      assert.deepEqual(seen, ['s6', 's5', 's4', 's3', 's2', 's1', 's0']);
+      const ready = await q.jobs.list({ state: 'ready' });
+      assert.deepEqual(
+        ready.jobs.map((j) => [j.id, j.ready, j.state]),
+        // Neither was promoted yet: the due members of the scheduled set, by due time.
+        [
+          ['r-low', true, 'scheduled'],
+          ['r-high', true, 'scheduled'],
+        ],
+      );
+      const store = (q as Queue<unknown>).store;
+      const claimed = await store.claim(q.name, 1, 60_000, 3, 'w-1');
+      assert.equal(claimed.jobs[0]!.id, 'r-high', 'priority first');
+      const active = await q.jobs.list({ state: 'active' });
+      assert.deepEqual(
+        active.jobs.map((j) => [j.id, j.workerId, j.leaseExpiresAtMs]),
+        [['r-high', 'w-1', claimed.jobs[0]!.leaseExpiresAtMs]],
+      );
+      assert.equal((await q.jobs.list({ state: 'dead' })).total, 0);
+      await assert.rejects(q.jobs.list({ state: 'nope' as never }), /^ValidationError: state/);
+      await assert.rejects(q.jobs.list({ state: 'dead', limit: 0 }), /limit/);
+      await assert.rejects(q.jobs.list({ state: 'dead', cursor: 'garbage!' }), /cursor/);
+      const sched = await q.jobs.list({ state: 'scheduled', limit: 1 });
+      await assert.rejects(q.jobs.list({ state: 'dead', cursor: sched.cursor }), /cursor belongs to the scheduled listing/);
+      await store.complete(q.name, [{ id: 'r-high', token: claimed.jobs[0]!.token }]);
+    });
+
+    test('search: text in id or data, JSON path equality, a budget the caller sees', async () => {
+      const q = queue<{ email: string; items: { sku: string }[] }>();
+      for (let i = 0; i < 30; i++) await q.add({ email: `user${i}@shop.test`, items: [{ sku: `sku-${i % 3}` }] }, { id: `order-${i}`, delay: 60_000 });
+      const byText = await q.jobs.search({ text: 'user7@' });
+      assert.deepEqual(
+        byText.jobs.map((j) => j.id),
+        ['order-7'],
+      );
+      assert.deepEqual([byText.scanned, byText.total, byText.cursor], [30, 30, undefined]);
+      const byPath = await q.jobs.search({ path: 'items[0].sku', equals: 'sku-1', limit: 100 });
+      assert.equal(byPath.jobs.length, 10);
+      assert.ok(byPath.jobs.every((j) => j.data.items[0]!.sku === 'sku-1'));
+      const byId = await q.jobs.search({ text: 'order-29' });
+      assert.deepEqual(
+        byId.jobs.map((j) => j.id),
+        ['order-29'],
+      );
+      // A small budget reads part of the queue and says so; the cursor goes on.
+      let scanned = 0;
+      let cursor: string | undefined;
+      let found = 0;
+      let calls = 0;
+      do {
+        const r = await q.jobs.search({ text: '@shop.test', budget: 5, limit: 1000, cursor });
+        assert.ok(r.scanned <= 30);
+        scanned += r.scanned;
+        found += r.jobs.length;
+        cursor = r.cursor;
+        calls++;
+      } while (cursor && calls < 100);
+      assert.ok(calls > 1, 'the budget made the search stop early');
+      assert.ok(found >= 30 && scanned >= 30, `found ${found} of 30 over ${scanned} read`);
+      await assert.rejects(q.jobs.search({ text: 'a', path: 'b', equals: 1 } as never), /exactly one/);
+      await assert.rejects(q.jobs.search({ path: 'a..b', equals: 1 }), /^ValidationError: path/);
+    });
+
+    test('bulk: cancel many, drain (all or due before T), obliterate refuses while active unless forced', async () => {
+      const q = queue<number>();
+      const now = await kind.now();
+      for (let i = 0; i < 10; i++) await q.add(i, { id: `b${i}`, runAt: now + 60_000 + i * 1000 });
+      const many = await q.cancelMany(['b0', 'b1', 'nope']);
+      assert.equal(many.cancelled, 2);
+      assert.deepEqual(
+        many.results.map((r) => [r.id, r.cancelled, r.state]),
+        [
+          ['b0', true, 'scheduled'],
+          ['b1', true, 'scheduled'],
+          ['nope', false, undefined],
+        ],
+      );
+      assert.deepEqual(await q.drain({ dueBefore: now + 60_000 + 5000 }), { removed: 3 });
+      assert.deepEqual(
+        (await q.jobs.list({ state: 'scheduled' })).jobs.map((j) => j.id),
+        ['b5', 'b6', 'b7', 'b8', 'b9'],
+      );
+      await q.add(1, { id: 'due-now' });
+      const store = (q as Queue<unknown>).store;
+      const c = await store.claim(q.name, 1, 60_000, 3);
+      assert.equal(c.jobs[0]!.id, 'due-now');
+      const refused = await q.obliterate();
+      assert.deepEqual([refused.removed, refused.counts.active, refused.counts.scheduled], [false, 1, 5]);
+      assert.equal((await q.stats()).scheduled, 5, 'a refused obliterate removes nothing');
+      assert.deepEqual(await q.drain(), { removed: 5 });
+      await q.setRetention({ completed: { count: 10 } });
+      const gone = await q.obliterate({ force: true });
+      assert.deepEqual([gone.removed, gone.counts.active], [true, 1]);
+      const s = await q.stats();
+      assert.deepEqual([s.scheduled, s.active, s.dead, s.completed], [0, 0, 0, 0]);
+      assert.deepEqual(await q.retention(), { completed: null, dead: null });
+      assert.equal((await store.complete(q.name, [{ id: 'due-now', token: c.jobs[0]!.token }]))[0], 'not_found');
+    });
+
+    test('dead retry and purge by filter', async () => {
+      const q = queue<{ kind: string }>();
+      const w = worker(q, (job) => {
+        throw new UnrecoverableError(job.data.kind === 'a' ? 'timeout talking to bank' : 'bad card');
+      });
+      let deaths = 0;
+      w.on('dead', () => deaths++);
+      for (let i = 0; i < 6; i++) await q.add({ kind: i % 2 ? 'a' : 'b' }, { id: `f${i}` });
+      await until(() => deaths === 6, 'six deaths');
+      await w.close();
+      assert.equal(await q.dead.retry({ errorContains: 'timeout' }), 3);
+      assert.equal((await q.get('f1'))?.state, 'scheduled');
+      assert.equal(await q.dead.purge({ dataContains: '"b"' }), 3);
+      assert.equal((await q.stats()).dead, 0);
+      await assert.rejects(q.dead.retry({ nope: 1 } as never), /nope/);
+    });
+
+    test('live workers: listed while running with their details, gone when closed; stats count them', async () => {
+      const q = queue<number>();
+      assert.deepEqual(await q.workers(), []);
+      const w = worker(q, () => {}, { concurrency: 3 });
+      const listed = await until(async () => (await q.workers()).find((x) => x.id === w.id), 'the worker to register');
+      assert.deepEqual([listed.queue, listed.concurrency, listed.pid], [q.name, 3, process.pid]);
+      assert.ok(listed.lastSeenAtMs > 0 && listed.expiresAtMs > listed.lastSeenAtMs);
+      assert.equal((await q.stats()).workers, 1);
+      await w.close();
+      assert.deepEqual(await q.workers(), []);
+      assert.equal((await q.stats()).workers, 0);
+    });
+
+    test('queues: the registry lists every queue added to, with its counts', async () => {
+      const q = queue<number>();
+      await q.add(1, { delay: 60_000 });
+      const found = (await listQueues(kind.options())).find((x) => x.name === q.name);
+      assert.equal(found?.stats.scheduled, 1);
+      await q.drain();
+      await q.obliterate();
+      assert.equal(
+        (await listQueues(kind.options())).find((x) => x.name === q.name),
+        undefined,
+      );
     });
   });
 }

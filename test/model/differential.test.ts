@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { NewJob, Store } from '../../src/store/store.js';
+import type { CancelResult } from '../../src/types.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { DEDUP_WINDOW_MS, QueueModel, type ModelAdd } from './queue-model.js';
@@ -145,7 +146,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       if (model.handouts.length === 0) return 'skip';
       return (await s.store.extend(queue, [{ id: id(h), token: token(h) }], cmd.ms))[0];
     case 'cancel': {
-      const r = await s.store.cancel(queue, cmd.id);
+      const [r] = (await s.store.cancel(queue, [cmd.id])) as [CancelResult];
       return { cancelled: r.cancelled, state: r.state };
     }
     case 'reschedule': {
@@ -158,7 +159,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     case 'deadRetry':
       return s.store.deadRetry(queue, cmd.ids);
     case 'deadPurge':
-      return s.store.deadPurge(queue, cmd.ids === 'all' ? { all: true } : { ids: cmd.ids });
+      return s.store.purge(queue, 'dead', cmd.ids === 'all' ? { all: true } : { ids: cmd.ids });
     case 'step':
       return 'done';
   }

@@ -65,7 +65,7 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
         queue,
         Array.from({ length: n }, (_, i) => job(`j${i}`)),
       );
-      if (where === 'run') await fx.client.hset(runsKey(queue), 'j7', `${value}:1::`);
+      if (where === 'run') await fx.client.hset(runsKey(queue), 'j7', `${value}:1::::`);
       else await corruptBody(queue, 'j7', where, value);
       // The direct path hands out everything due at once; the ready path passes due jobs through the ready set.
       const batch = path === 'direct' ? 50 : 10;
@@ -115,11 +115,11 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     assert.equal(got?.lastError, 'corrupt job: unreadable body header');
     // Cancel and reschedule answer instead of failing half-way; a retried corrupt job comes back dead.
     assert.deepEqual(await store.reschedule(queue, 'x', 0, undefined), { id: 'x', rescheduled: false, state: 'dead', dueAtMs: dead.jobs[0]!.dueAtMs });
-    assert.equal((await store.cancel(queue, 'x')).cancelled, false);
+    assert.equal((await store.cancel(queue, ['x']))[0]!.cancelled, false);
     assert.equal(await store.deadRetry(queue, ['x']), 1);
     assert.deepEqual((await store.claim(queue, 10, 30_000, 3)).jobs, []);
     assert.equal((await store.get(queue, 'x'))?.state, 'dead');
-    assert.equal(await store.deadPurge(queue, { ids: ['x'] }), 1);
+    assert.equal(await store.purge(queue, 'dead', { ids: ['x'] }), 1);
     await store.complete(
       queue,
       r.jobs.map((j) => ({ id: j.id, token: j.token })),
@@ -132,7 +132,7 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     const queue = uniqueName('nobody');
     await store.add(queue, [job('ok')]);
     await fx.client.hset(jobsKey(queue), 'trunc', '1:2:3');
-    await fx.client.hset(runsKey(queue), 'gone', '1:1::');
+    await fx.client.hset(runsKey(queue), 'gone', '1:1::::');
     await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'gone', 0, 'trunc');
     const r = await store.claim(queue, 10, 30_000, 3);
     assert.deepEqual(

@@ -266,7 +266,7 @@ describe('bad stored data and bad listeners', () => {
     await queue.add(1, { id: 'two', delay: 60_000 });
     await client.zadd(`dq:{${name}}:dead`, 1, 'two');
     await client.hset(`dq:{${name}}:jobs`, 'orphan', '1:1:0::0:0:1');
-    await client.hset(`dq:{${name}}:runs`, 'lonely', '1:1::');
+    await client.hset(`dq:{${name}}:runs`, 'lonely', '1:1::::');
     await client.zadd(`dq:{${name}}:active`, 1, 'ghost');
     const report = await queue.verify();
     assert.equal(report.ok, false);

@@ -49,7 +49,7 @@ describe('memory store edges', () => {
     // JSON.stringify makes each payload a flat string of its own, as a decoded request body is.
     for (let i = 0; i < 2000; i++)
       await store.add('q', [{ ...at(`j${i}`, 0), delayMs: 3_600_000, runAtMs: undefined, data: JSON.stringify(`${i}:${'x'.repeat(10_000)}`) }]);
-    for (let i = 0; i < 2000; i++) await store.cancel('q', `j${i}`);
+    for (let i = 0; i < 2000; i++) await store.cancel('q', [`j${i}`]);
     const grown = heapUsed() - before;
     assert.ok(grown < 2 * 1024 * 1024, `heap grew ${(grown / 1048576).toFixed(1)} MiB`);
   });
@@ -60,7 +60,7 @@ describe('memory store edges', () => {
     const before = heapUsed();
     for (let i = 0; i < 20_000; i++) {
       await store.add('q', [at(`j${i}`, 5_000_000, { dedup: { key: `key-with-some-length-${i}`, windowMs: 10 } })]);
-      await store.cancel('q', `j${i}`);
+      await store.cancel('q', [`j${i}`]);
     }
     now += 100;
     await store.add('q', [at('last', 5_000_000)]);

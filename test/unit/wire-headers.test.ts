@@ -38,14 +38,19 @@ describe('script headers match wire.ts', () => {
     });
   }
 
-  test('the scripts fed by leaseArgs take their items as id, token', () => {
-    for (const name of ['complete', 'extend', 'release'] as const) assert.deepEqual(WIRE[name].each, ['id', 'token'], name);
+  test('the scripts fed by flat rows take their items in the order the store writes them', () => {
+    for (const name of ['extend', 'release'] as const) assert.deepEqual(WIRE[name].each, ['id', 'token'], name);
+    // RedisStore.complete pushes id, token, result per ack.
+    assert.deepEqual(WIRE.complete.each, ['id', 'token', 'result']);
   });
 
   test('the prologue names every key and argument in order', () => {
     const p = luaPrologue('claim');
-    assert.match(p, /^local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_MEMO = KEYS\[1\], .*KEYS\[10\]$/m);
-    assert.match(p, /^local A = \{ count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8 \}$/m);
+    assert.match(
+      p,
+      /^local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_MEMO = KEYS\[1\], .*KEYS\[14\]$/m,
+    );
+    assert.match(p, /^local A = \{ count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9 \}$/m);
     assert.ok(loadScriptSource('claim').includes(p));
   });
 });

@@ -19,9 +19,17 @@ export interface MemJob {
   lastError: string | undefined;
   traceContext: string | undefined;
   /** 'ready' = due and waiting for a worker (public state 'scheduled'). */
-  where: 'scheduled' | 'ready' | 'active' | 'dead';
+  where: 'scheduled' | 'ready' | 'active' | 'dead' | 'completed';
   leaseDeadline: number;
+  /** Time of death (dead) or of completion (completed and kept). */
   diedAt: number;
+  /** First hand-out, once it ran. */
+  startedAt: number | undefined;
+  /** The last lease holder ('' when none). */
+  workerId: string;
+  result: string | undefined;
+  progress: string | undefined;
+  logs: string[] | undefined;
   /** Bumped on every move, so heap entries made before it are known to be stale. */
   version: number;
 }
@@ -49,6 +57,20 @@ function release(job: MemJob): void {
   job.data = '';
   job.traceContext = undefined;
   job.lastError = undefined;
+  clearExtras(job);
+}
+
+/** What a job carries besides its body and run: result, progress, logs. */
+function clearExtras(job: MemJob): void {
+  job.result = undefined;
+  job.progress = undefined;
+  job.logs = undefined;
+}
+
+export interface MemWorker {
+  info: string;
+  lastSeen: number;
+  expiresAt: number;
 }
 
 function parseCursor(c: string): [number, number] {
@@ -64,6 +86,9 @@ export class MemoryQueue {
   readonly jobs = new Map<string, MemJob>();
   /** Dead jobs in death order. */
   readonly dead = new Map<string, MemJob>();
+  /** Completed jobs kept by retention, in finish order. */
+  readonly completedKept = new Map<string, MemJob>();
+  readonly workers = new Map<string, MemWorker>();
   readonly dedup = new Map<string, { id: string; due: number; expiresAt: number }>();
   readonly subscribers = new Set<WakeHandlers>();
   readonly events: StreamEvent[] = [];
@@ -72,6 +97,8 @@ export class MemoryQueue {
   eventsMax = 0;
   deadMax = 0;
   deadMaxAge = 0;
+  doneMax = 0;
+  doneMaxAge = 0;
   seq = 0;
   completed = 0;
   readonly schedules = new Map<string, string>();
@@ -104,11 +131,12 @@ export class MemoryQueue {
   }
 
   /** Jobs per state, to tell when a heap is mostly stale entries. */
-  readonly #count = { scheduled: 0, ready: 0, active: 0, dead: 0 };
+  readonly #count = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0 };
 
   #move(job: MemJob, where: MemJob['where']): void {
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
+    if (job.where === 'completed') this.completedKept.delete(job.id);
     if (job.version > 0) this.#count[job.where]--;
     job.where = where;
     job.version++;
@@ -148,11 +176,19 @@ export class MemoryQueue {
     this.dead.set(job.id, job);
   }
 
+  /** Keeps a completed job (retention). */
+  keepCompleted(job: MemJob, now: number): void {
+    this.#move(job, 'completed');
+    job.diedAt = now;
+    this.completedKept.set(job.id, job);
+  }
+
   /** Deletes the job; the version bump makes any heap entry of it stale. */
   remove(job: MemJob): void {
     if (job.version > 0) this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
+    if (job.where === 'completed') this.completedKept.delete(job.id);
     job.version++;
     this.jobs.delete(job.id);
     release(job);

@@ -10,9 +10,18 @@
  *
  * What it does not give: durability (a restart loses everything) and more than one process.
  */
-import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../../types.js';
+import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import { workerInfo } from '../redis/redis-store.js';
 import type {
   ClaimResult,
+  CompleteRef,
+  ListCursor,
+  ObliterateResult,
+  RetainedSet,
+  ScanStep,
+  StoredPage,
+  UpdateRequest,
+  WorkerBeat,
   ClaimedJob,
   DeadJob,
   EventReader,
@@ -34,15 +43,18 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
+import { byteOrder, pageAfter, readyMember } from './listing.js';
 
 /** Expired leases recovered per claim, as in the Redis store. */
 const REAP_LIMIT = 100;
-const DEAD_TRIM_PER_RUN = 100;
+const TRIM_PER_RUN = 100;
 
 const registry = new Map<string, MemoryStore>();
 
 export class MemoryStore implements Store {
   readonly #queues = new Map<string, MemoryQueue>();
+  /** The registry of queue names (Store.queues). */
+  readonly #registered = new Set<string>();
   readonly #clock: () => number;
 
   /** `clock` stands in for the Redis server's TIME (tests may pass their own). */
@@ -133,6 +145,11 @@ export class MemoryStore implements Store {
         where: 'scheduled',
         leaseDeadline: 0,
         diedAt: 0,
+        startedAt: undefined,
+        workerId: '',
+        result: undefined,
+        progress: undefined,
+        logs: undefined,
         version: 0,
       };
       q.jobs.set(job.id, job);
@@ -145,7 +162,7 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
+  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
     const q = this.#q(queue);
     const now = this.#now();
     // 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
@@ -195,6 +212,8 @@ export class MemoryStore implements Store {
       const job = q.jobs.get(c.id)!;
       job.attempts += 1;
       job.token = `${now}-${seqBase + i + 1}`;
+      job.startedAt ??= now;
+      job.workerId = workerId.replaceAll(':', '_');
       q.activate(job, now + leaseMs);
       c.token = job.token;
       c.attempt = job.attempts;
@@ -207,18 +226,28 @@ export class MemoryStore implements Store {
     return { nowMs: now, jobs, unreadable: [], more, nextWakeMs: wake };
   }
 
-  async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+  async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     const q = this.#q(queue);
     const now = this.#now();
-    return leases.map(({ id, token }) => {
+    const keep = q.doneMax > 0 || q.doneMaxAge > 0;
+    let kept = 0;
+    const out = leases.map(({ id, token, result }): LeaseOutcome => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
+      if (job.token === `+${token}`) return 'ok';
       if (job.token !== token) return 'lease_lost';
-      q.remove(job);
       q.completed++;
       q.emit(now, 'completed', id, {});
+      if (keep) {
+        job.token = `+${token}`;
+        job.result = result || undefined;
+        q.keepCompleted(job, now);
+        kept++;
+      } else q.remove(job);
       return 'ok';
     });
+    if (kept > 0) this.#trim(q, 'completed', now, kept);
+    return out;
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
@@ -243,9 +272,10 @@ export class MemoryStore implements Store {
     return { outcome: 'retried', dueAtMs: due };
   }
 
-  async extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]> {
+  async extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]> {
     const q = this.#q(queue);
     const deadline = this.#now() + leaseMs;
+    if (beat) this.#beat(q, beat, false);
     return leases.map(({ id, token }) => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
@@ -271,21 +301,23 @@ export class MemoryStore implements Store {
     });
   }
 
-  async cancel(queue: string, id: string): Promise<CancelResult> {
+  async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
     const q = this.#q(queue);
-    const job = q.jobs.get(id);
-    if (!job) return { id, cancelled: false, state: undefined };
-    if (job.where === 'active' || job.where === 'dead') return { id, cancelled: false, state: job.where };
-    q.remove(job);
-    q.emit(this.#now(), 'cancelled', id, {});
-    return { id, cancelled: true, state: 'scheduled' };
+    return ids.map((id) => {
+      const job = q.jobs.get(id);
+      if (!job) return { id, cancelled: false, state: undefined };
+      if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
+      q.remove(job);
+      q.emit(this.#now(), 'cancelled', id, {});
+      return { id, cancelled: true, state: 'scheduled' };
+    });
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
     const q = this.#q(queue);
     const job = q.jobs.get(id);
     if (!job) return { id, rescheduled: false, state: undefined, dueAtMs: undefined };
-    if (job.where === 'active' || job.where === 'dead') return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
+    if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
     const now = this.#now();
     const due = delayMs !== undefined ? now + delayMs : (runAtMs ?? 0);
     q.schedule(job, due);
@@ -294,22 +326,170 @@ export class MemoryStore implements Store {
   }
 
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
-    const job = this.#q(queue).jobs.get(id);
-    if (!job) return null;
+    return (await this.getMany(queue, [id], true))[0] ?? null;
+  }
+
+  async getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]> {
+    const q = this.#q(queue);
     const now = this.#now();
-    return {
-      id,
-      state: publicState(job),
-      data: job.data,
-      dueAtMs: job.due,
-      ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
-      priority: job.priority,
-      attempt: job.attempts,
-      maxAttempts: job.maxAttempts,
-      createdAtMs: job.created,
-      leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
-      lastError: job.lastError,
+    return ids.map((id) => {
+      const job = q.jobs.get(id);
+      return job ? info(job, now, withLogs) : null;
+    });
+  }
+
+  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    // Sorted per call: O(n log n) in the jobs of that state (the Redis store is O(log n + limit)).
+    type Entry = { phase: string; score: number; member: string; job: MemJob };
+    const phases: { name: string; entries: Entry[] }[] = [];
+    const of = (where: MemJob['where'], phase: string, score: (j: MemJob) => number, member: (j: MemJob) => string, keep = (_j: MemJob) => true) => {
+      const out: Entry[] = [];
+      for (const j of q.jobs.values()) if (j.where === where && keep(j)) out.push({ phase, score: score(j), member: member(j), job: j });
+      return { name: phase, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
     };
+    if (state === 'scheduled')
+      phases.push(
+        of(
+          'scheduled',
+          'scheduled',
+          (j) => j.due,
+          (j) => j.id,
+          (j) => j.due > now,
+        ),
+      );
+    else if (state === 'ready') {
+      phases.push(
+        of(
+          'ready',
+          'ready',
+          (j) => -j.priority,
+          (j) => readyMember(j.due, j.seq, j.id),
+        ),
+      );
+      phases.push(
+        of(
+          'scheduled',
+          'scheduled',
+          (j) => j.due,
+          (j) => j.id,
+          (j) => j.due <= now,
+        ),
+      );
+    } else if (state === 'active')
+      phases.push(
+        of(
+          'active',
+          'active',
+          (j) => j.leaseDeadline,
+          (j) => j.id,
+        ),
+      );
+    else
+      phases.push(
+        of(
+          state,
+          state,
+          (j) => j.diedAt,
+          (j) => j.id,
+        ),
+      );
+    const total = phases.reduce((n, p) => n + p.entries.length, 0);
+    const { page, next } = pageAfter(phases, cursor, limit);
+    return {
+      nowMs: now,
+      total,
+      jobs: page.map((e) => info(e.job, now, false)),
+      next: next && { phase: next.phase, score: String(next.score), member: next.member },
+    };
+  }
+
+  async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
+    const q = this.#q(queue);
+    // The cursor counts the jobs walked so far, in the map's insertion order.
+    const from = Number(cursor) || 0;
+    const entries: ScanStep['entries'] = [];
+    let i = 0;
+    for (const job of q.jobs.values()) {
+      if (i++ < from) continue;
+      entries.push({ id: job.id, data: job.data });
+      if (entries.length >= count) break;
+    }
+    const at = from + entries.length;
+    return { cursor: at >= q.jobs.size ? '0' : String(at), total: q.jobs.size, entries };
+  }
+
+  async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    let n = 0;
+    for (const job of [...q.jobs.values()]) {
+      if ((job.where === 'scheduled' || job.where === 'ready') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
+        q.remove(job);
+        q.emit(now, 'drained', job.id, {});
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async obliterate(queue: string, force: boolean): Promise<ObliterateResult> {
+    const q = this.#q(queue);
+    const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: q.jobs.size };
+    for (const job of q.jobs.values()) counts[job.where === 'ready' ? 'scheduled' : job.where]++;
+    if (counts.active > 0 && !force) return { removed: false, counts };
+    for (const job of [...q.jobs.values()]) q.remove(job);
+    this.#queues.delete(queue);
+    this.#registered.delete(queue);
+    // Schedulers and sleeping workers look again, as after the Redis store's publish.
+    q.schedulesChanged();
+    for (const h of q.subscribers) this.#q(queue).subscribers.add(h);
+    return { removed: true, counts };
+  }
+
+  async register(queue: string): Promise<void> {
+    this.#registered.add(queue);
+  }
+
+  async queues(): Promise<string[]> {
+    return [...this.#registered].sort();
+  }
+
+  async beat(queue: string, beat: WorkerBeat, gone = false): Promise<void> {
+    this.#beat(this.#q(queue), beat, gone);
+  }
+
+  #beat(q: MemoryQueue, beat: WorkerBeat, gone: boolean): void {
+    const now = this.#now();
+    if (gone) q.workers.delete(beat.id);
+    else q.workers.set(beat.id, { info: beat.info, lastSeen: now, expiresAt: now + beat.ttlMs });
+    for (const [id, w] of q.workers) if (w.expiresAt <= now) q.workers.delete(id);
+  }
+
+  async workers(queue: string): Promise<WorkerInfo[]> {
+    const now = this.#now();
+    const out: WorkerInfo[] = [];
+    for (const [id, w] of this.#q(queue).workers) {
+      if (w.expiresAt <= now) continue;
+      let parsed: Partial<WorkerInfo> = {};
+      try {
+        parsed = JSON.parse(w.info) as Partial<WorkerInfo>;
+      } catch {
+        // As in the Redis store: an entry that does not read still shows the worker is alive.
+      }
+      out.push(workerInfo(id, parsed, w.lastSeen, w.expiresAt));
+    }
+    return out.sort((a, b) => a.expiresAtMs - b.expiresAtMs || byteOrder(a.id, b.id));
+  }
+
+  async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
+    const job = this.#q(queue).jobs.get(req.id);
+    if (!job) return 'not_found';
+    if (job.token !== req.token) return 'lease_lost';
+    if (req.progress !== undefined) job.progress = req.progress;
+    if (req.lines.length > 0 && req.logCap > 0) job.logs = [...(job.logs ?? []), ...req.lines].slice(-req.logCap);
+    return 'ok';
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
@@ -324,6 +504,7 @@ export class MemoryStore implements Store {
     for (const job of q.jobs.values()) {
       if (job.where === 'active') active++;
       else if (job.where === 'dead') dead++;
+      else if (job.where === 'completed') continue;
       else {
         scheduled++;
         if (job.where === 'ready' || job.due <= now) {
@@ -347,6 +528,8 @@ export class MemoryStore implements Store {
       eventStreamLength: q.eventsMax > 0 ? q.events.length : undefined,
       completedTotal: q.completed,
       oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
+      completed: q.completedKept.size,
+      workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
     };
   }
 
@@ -406,13 +589,14 @@ export class MemoryStore implements Store {
     return n;
   }
 
-  async deadPurge(queue: string, target: PurgeTarget): Promise<number> {
+  async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
+    const inOrder = set === 'dead' ? q.deadInOrder() : [...q.completedKept.values()];
     let victims: MemJob[];
-    if ('ids' in target) victims = [...new Set(target.ids)].map((id) => q.jobs.get(id)).filter((j): j is MemJob => j?.where === 'dead');
-    else if ('all' in target) victims = q.deadInOrder();
-    else victims = q.deadInOrder().filter((j) => j.diedAt <= now - target.olderThanMs);
+    if ('ids' in target) victims = [...new Set(target.ids)].map((id) => q.jobs.get(id)).filter((j): j is MemJob => j?.where === set);
+    else if ('all' in target) victims = inOrder;
+    else victims = inOrder.filter((j) => j.diedAt <= now - target.olderThanMs);
     for (const job of victims) {
       q.remove(job);
       q.emit(now, 'purged', job.id, {});
@@ -423,7 +607,7 @@ export class MemoryStore implements Store {
   async verify(queue: string): Promise<VerifyReport> {
     const q = this.#q(queue);
     const problems: string[] = [];
-    const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, bodies: q.jobs.size };
+    const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
     for (const job of q.jobs.values()) {
       counts[job.where]++;
       if (job.where === 'active' && (!job.token || job.token.startsWith('-'))) problems.push(`job ${job.id} is active without a live lease token`);
@@ -485,11 +669,16 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void> {
+  async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {
     const q = this.#q(queue);
-    q.deadMax = maxCount;
-    q.deadMaxAge = maxAgeMs;
-    this.#trimDead(q, this.#now());
+    if (set === 'dead') [q.deadMax, q.deadMaxAge] = [maxCount, maxAgeMs];
+    else [q.doneMax, q.doneMaxAge] = [maxCount, maxAgeMs];
+    this.#trim(q, set, this.#now(), 0);
+  }
+
+  async retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
+    const q = this.#q(queue);
+    return { dead: { maxCount: q.deadMax, maxAgeMs: q.deadMaxAge }, completed: { maxCount: q.doneMax, maxAgeMs: q.doneMaxAge } };
   }
 
   eventReader(queue: string): EventReader {
@@ -536,25 +725,51 @@ export class MemoryStore implements Store {
 
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
     q.bury(job, now);
-    this.#trimDead(q, now);
+    this.#trim(q, 'dead', now, 1);
   }
 
-  #trimDead(q: MemoryQueue, now: number): void {
-    if (!q.deadMax && !q.deadMaxAge) return;
-    const dead = q.deadInOrder();
+  /** As the scripts' trim_set: the oldest beyond the rule go, at most max(TRIM_PER_RUN, added) per call. */
+  #trim(q: MemoryQueue, set: RetainedSet, now: number, added: number): void {
+    const [maxCount, maxAge] = set === 'dead' ? [q.deadMax, q.deadMaxAge] : [q.doneMax, q.doneMaxAge];
+    if (!maxCount && !maxAge) return;
+    const limit = Math.max(TRIM_PER_RUN, added);
+    const jobs = set === 'dead' ? q.deadInOrder() : [...q.completedKept.values()];
     const victims: MemJob[] = [];
-    if (q.deadMaxAge) for (const j of dead) if (j.diedAt <= now - q.deadMaxAge && victims.length < DEAD_TRIM_PER_RUN) victims.push(j);
-    if (q.deadMax) {
-      // Age victims are the oldest deaths, so the next oldest follow them in `dead`.
+    if (maxAge) for (const j of jobs) if (j.diedAt <= now - maxAge && victims.length < limit) victims.push(j);
+    if (maxCount) {
+      // Age victims are the oldest, so the next oldest follow them in `jobs`.
       const start = victims.length;
-      const end = Math.min(dead.length, start + Math.max(0, dead.length - start - q.deadMax));
-      for (let i = start; i < end && victims.length < DEAD_TRIM_PER_RUN; i++) victims.push(dead[i]!);
+      const end = Math.min(jobs.length, start + Math.max(0, jobs.length - start - maxCount));
+      for (let i = start; i < end && victims.length < limit; i++) victims.push(jobs[i]!);
     }
     for (const job of victims) {
       q.remove(job);
-      q.emit(now, 'purged', job.id, { reason: 'dead set cap' });
+      q.emit(now, 'purged', job.id, { reason: set === 'dead' ? 'dead set cap' : 'retention' });
     }
   }
+}
+
+/** A job as get and listings show it (raw text in data, result and progress, as the Redis store gives). */
+function info(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
+  return {
+    id: job.id,
+    state: publicState(job),
+    data: job.data,
+    dueAtMs: job.due,
+    ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
+    priority: job.priority,
+    attempt: job.attempts,
+    maxAttempts: job.maxAttempts,
+    createdAtMs: job.created,
+    leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
+    lastError: job.lastError,
+    startedAtMs: job.startedAt,
+    finishedAtMs: job.where === 'dead' || job.where === 'completed' ? job.diedAt : undefined,
+    workerId: job.workerId || undefined,
+    result: job.result,
+    progress: job.progress,
+    logs: withLogs ? job.logs : undefined,
+  };
 }
 
 function publicState(job: MemJob): JobState {

@@ -10,7 +10,16 @@
  *   <prefix>:{<queue>}:seq         STRING counter (FIFO order, lease tokens)
  *   <prefix>:{<queue>}:jobs        HASH  job id -> packed body (wire.ts JOB_BODY), never changed
  *   <prefix>:{<queue>}:runs        HASH  job id -> run state (wire.ts RUN_STATE), once it left scheduled
- *   <prefix>:{<queue>}:meta        HASH  paused, events (the stream's MAXLEN), deadMax, deadMaxAge, completed
+ *   <prefix>:{<queue>}:meta        HASH  paused, events (the stream's MAXLEN), deadMax, deadMaxAge,
+ *                                  doneMax, doneMaxAge (retention), completed (a running total)
+ *   <prefix>:{<queue>}:completed   ZSET  finish time     -> job id (completed jobs kept by retention)
+ *   <prefix>:{<queue>}:results     HASH  job id -> a kept job's result (JSON)
+ *   <prefix>:{<queue>}:progress    HASH  job id -> progress (JSON)
+ *   <prefix>:{<queue>}:logs        HASH  job id -> log lines (JSON array, capped)
+ *   <prefix>:{<queue>}:workers     ZSET  heartbeat expiry -> worker id (live workers)
+ *   <prefix>:{<queue>}:worker-info HASH  worker id -> '<last seen ms>:<info JSON>'
+ *   <prefix>:queues                ZSET  first seen ms -> queue name (the registry; outside
+ *                                  any queue's hash tag, written by plain commands)
  *   <prefix>:{<queue>}:events      STREAM what happened (opt-in, capped)
  *   <prefix>:{<queue>}:dedup:<key> STRING '<due ms>:<job id>' of the add holding a dedup key, expiring with its window
  *   <prefix>:{<queue>}:schedules   HASH  schedule name -> definition JSON
@@ -32,6 +41,12 @@ export interface QueueKeys {
   readonly runs: string;
   readonly meta: string;
   readonly events: string;
+  readonly completed: string;
+  readonly results: string;
+  readonly progress: string;
+  readonly logs: string;
+  readonly workers: string;
+  readonly workerInfo: string;
   readonly requestPrefix: string;
   readonly wake: string;
   readonly schedules: string;
@@ -51,6 +66,8 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     root,
     schedules: `${root}schedules`,
     scheduleLast: `${root}schedule-last`,
+    workers: `${root}workers`,
+    workerInfo: `${root}worker-info`,
     requestPrefix: `${root}req:`,
     wake,
     base: BASE_KEYS.map((k) => named[k]),
@@ -61,4 +78,9 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
 /** Where a script remembers the answer to the call with this request id. */
 export function requestKey(keys: QueueKeys, requestId: string): string {
   return keys.requestPrefix + requestId;
+}
+
+/** The registry of queue names under a prefix (see Store.queues). */
+export function registryKey(prefix: string): string {
+  return `${prefix}:queues`;
 }

@@ -19,6 +19,10 @@ export interface RunState {
   attempts: number | undefined;
   dueAtMs: number | undefined;
   token: string;
+  /** When the job was first handed out. */
+  startedAtMs: number | undefined;
+  /** The last lease holder's worker id ('' when none). */
+  workerId: string;
   lastError: string | undefined;
 }
 
@@ -76,18 +80,26 @@ const WHOLE = /^\d{1,16}$/;
 export function parseRun(s: string | undefined): RunState | undefined {
   if (!s) return undefined;
   // The short form '<due ms>': promoted to ready, never handed out.
-  if (!s.includes(':')) return { attempts: 0, dueAtMs: WHOLE.test(s) ? Number(s) : undefined, token: '', lastError: undefined };
-  const a = s.indexOf(':');
-  const b = s.indexOf(':', a + 1);
-  const c = s.indexOf(':', b + 1);
-  if (a < 0 || b < 0 || c < 0) return undefined;
+  if (!s.includes(':'))
+    return { attempts: 0, dueAtMs: WHOLE.test(s) ? Number(s) : undefined, token: '', startedAtMs: undefined, workerId: '', lastError: undefined };
+  const cuts: number[] = [];
+  let at = -1;
+  for (let i = 0; i < 5; i++) {
+    at = s.indexOf(':', at + 1);
+    if (at < 0) return undefined;
+    cuts.push(at);
+  }
+  const [a, b, c, d, e] = cuts as [number, number, number, number, number];
   const attempts = s.slice(0, a);
   const due = s.slice(a + 1, b);
-  const lastError = s.slice(c + 1);
+  const started = s.slice(c + 1, d);
+  const lastError = s.slice(e + 1);
   return {
     attempts: WHOLE.test(attempts) ? Number(attempts) : undefined,
     dueAtMs: WHOLE.test(due) ? Number(due) : undefined,
     token: s.slice(b + 1, c),
+    startedAtMs: WHOLE.test(started) ? Number(started) : undefined,
+    workerId: s.slice(d + 1, e),
     lastError: lastError === '' ? undefined : lastError,
   };
 }

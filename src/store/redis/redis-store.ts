@@ -3,9 +3,17 @@
  * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
  */
 import { StoreError } from '../../errors.js';
-import type { CancelResult, JobInfo, JobState, QueueStats, RescheduleResult } from '../../types.js';
+import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
+  CompleteRef,
+  ListCursor,
+  ObliterateResult,
+  RetainedSet,
+  ScanStep,
+  StoredPage,
+  UpdateRequest,
+  WorkerBeat,
   ClaimedJob,
   DeadJob,
   UnreadableJob,
@@ -31,10 +39,21 @@ import { duplicateClient, openClient, type Client, type RedisConnection } from '
 import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
-import { queueKeys, requestKey, type QueueKeys } from './keys.js';
+import { queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
 import { parseBody, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { CLAIM_JOB_FIELDS, CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
+import {
+  CLAIM_JOB_FIELDS,
+  CODES,
+  codeName,
+  encodeCall,
+  JOB_ROW_FIELDS,
+  leaseArgs,
+  type ScriptArgs,
+  type ScriptItem,
+  type ScriptKeys,
+  type ScriptName,
+} from './wire.js';
 import { verifyQueue } from './verify.js';
 
 export interface RedisStoreOptions {
@@ -74,8 +93,10 @@ const REAP_LIMIT = 100;
  * reconnects and re-sends. Wedged blocking connections are BullMQ's most reported failure.
  */
 const CLAIM_WATCHDOG_MS = 15_000;
-/** Dead jobs retried or purged per script run, so a huge dead set never stalls Redis. */
+/** Dead jobs retried or purged, and scheduled jobs drained, per script run, so a huge set never stalls Redis. */
 const DEAD_BATCH = 1000;
+/** Ids per script run of cancel and get: each costs a few calls, so a call stays well under a millisecond. */
+const ID_BATCH = 1000;
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
 const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
@@ -123,6 +144,68 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
   };
 }
 
+/** One wire.ts JOB_ROW at `i`, or null when there is no such job. Never throws on stored data. */
+function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | null {
+  const id = String(reply[i]);
+  const state = String(reply[i + 1]);
+  const score = Number(reply[i + 2]);
+  const bodyText = String(reply[i + 3] ?? '');
+  const runText = String(reply[i + 4] ?? '');
+  if (state === '' && bodyText === '' && runText === '') return null;
+  const due = Number(reply[i + 5]);
+  // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
+  const body = tryParseBody(bodyText);
+  const run = parseRun(runText);
+  const dueAtMs = due >= 0 ? due : Number.NaN;
+  const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
+  const logs = optStr(reply[i + 8]);
+  let logLines: string[] | undefined;
+  if (logs !== undefined) {
+    try {
+      logLines = (JSON.parse(logs) as unknown[]).map(String);
+    } catch {
+      logLines = [logs];
+    }
+  }
+  const isReady = state === 'ready' || (state === 'scheduled' && dueAtMs <= nowMs);
+  return {
+    id,
+    // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
+    state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
+    data: body?.data as string,
+    dueAtMs,
+    ready: isReady,
+    priority: body?.priority ?? 0,
+    attempt: run?.attempts ?? 0,
+    maxAttempts: body?.maxAttempts,
+    createdAtMs: body?.createdAtMs ?? Number.NaN,
+    leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,
+    lastError: run?.lastError ?? bodyProblem,
+    startedAtMs: run?.startedAtMs,
+    finishedAtMs: (state === 'dead' || state === 'completed') && score >= 0 ? score : undefined,
+    workerId: run?.workerId || undefined,
+    result: optStr(reply[i + 6]),
+    progress: optStr(reply[i + 7]),
+    logs: logLines,
+  };
+}
+
+/** A WorkerInfo from its stored JSON; fields that do not read show as empty. */
+export function workerInfo(id: string, info: Partial<WorkerInfo>, lastSeenAtMs: number, expiresAtMs: number): WorkerInfo {
+  return {
+    id,
+    host: String(info.host ?? ''),
+    pid: Number(info.pid ?? 0),
+    queue: String(info.queue ?? ''),
+    concurrency: Number(info.concurrency ?? 0),
+    running: Number(info.running ?? 0),
+    startedAtMs: Number(info.startedAtMs ?? 0),
+    lastSeenAtMs,
+    expiresAtMs,
+    version: String(info.version ?? ''),
+  };
+}
+
 function leaseOutcomes(reply: unknown): LeaseOutcome[] {
   // extend answers a deadline (> 1) for a renewed lease.
   return (reply as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
@@ -140,6 +223,8 @@ export class RedisStore implements Store {
   readonly #requestPrefix = randomBytes(9).toString('base64url');
   #requestSeq = 0;
   readonly #guard: ConnectionGuard;
+  /** Queues this instance has written to the registry (one ZADD per queue per process). */
+  readonly #registered = new Set<string>();
 
   constructor(opts: RedisStoreOptions = {}) {
     const { client, owned } = openClient(opts.connection);
@@ -223,7 +308,7 @@ export class RedisStore implements Store {
     return out;
   }
 
-  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number): Promise<ClaimResult> {
+  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
     const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
     let reply: unknown[];
     const rid = this.#requestId();
@@ -231,7 +316,15 @@ export class RedisStore implements Store {
       reply = (await this.#call(
         queue,
         'claim',
-        { count, lease_ms: leaseMs, default_max: defaultMaxAttempts, promote_limit: PROMOTE_LIMIT, reap_limit: REAP_LIMIT, request_id: rid },
+        {
+          count,
+          lease_ms: leaseMs,
+          default_max: defaultMaxAttempts,
+          promote_limit: PROMOTE_LIMIT,
+          reap_limit: REAP_LIMIT,
+          request_id: rid,
+          worker: workerId,
+        },
         { keys: { memo: requestKey(this.keys(queue), rid) } },
       )) as unknown[];
     } finally {
@@ -254,9 +347,12 @@ export class RedisStore implements Store {
     return { nowMs, jobs, unreadable, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };
   }
 
-  async complete(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+  async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#leaseCall(queue, 'complete', {}, leases));
+    const call = encodeCall('complete', this.keys(queue), {}, {});
+    // Flat rows, as in #leaseCall: the ack hot path builds no item objects.
+    for (const l of leases) call.args.push(l.id, l.token, l.result ?? '');
+    return leaseOutcomes(await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, call.args, this.#testClockKey)));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
@@ -271,9 +367,55 @@ export class RedisStore implements Store {
     return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
 
-  async extend(queue: string, leases: LeaseRef[], leaseMs: number): Promise<LeaseOutcome[]> {
+  async extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#leaseCall(queue, 'extend', { lease_ms: leaseMs }, leases));
+    const k = this.keys(queue);
+    const call = encodeCall(
+      'extend',
+      k,
+      { workers: k.workers, worker_info: k.workerInfo },
+      { lease_ms: leaseMs, worker: beat?.id ?? '', info: beat?.info ?? '', ttl_ms: beat?.ttlMs ?? 0 },
+    );
+    call.args.push(...leaseArgs(leases));
+    return leaseOutcomes(await this.#guard.run(() => runScript(this.#client, 'extend', call.keys, call.args, this.#testClockKey)));
+  }
+
+  async beat(queue: string, beat: WorkerBeat, gone = false): Promise<void> {
+    const k = this.keys(queue);
+    await this.#call(
+      queue,
+      'worker-beat',
+      { worker: beat.id, info: gone ? '' : beat.info, ttl_ms: beat.ttlMs },
+      { keys: { workers: k.workers, worker_info: k.workerInfo } },
+    );
+  }
+
+  async workers(queue: string): Promise<WorkerInfo[]> {
+    const k = this.keys(queue);
+    const reply = (await this.#call(queue, 'workers', { limit: 1000 }, { keys: { workers: k.workers, worker_info: k.workerInfo } })) as unknown[];
+    const out: WorkerInfo[] = [];
+    for (let i = 1; i < reply.length; i += 3) {
+      const entry = String(reply[i + 2]);
+      const colon = entry.indexOf(':');
+      let info: Partial<WorkerInfo> = {};
+      try {
+        info = JSON.parse(entry.slice(colon + 1)) as Partial<WorkerInfo>;
+      } catch {
+        // An entry that does not read still shows the worker is alive.
+      }
+      out.push(workerInfo(String(reply[i]), info, Number(entry.slice(0, colon)), num(reply[i + 1])));
+    }
+    return out;
+  }
+
+  async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
+    const code = await this.#call(
+      queue,
+      'update',
+      { id: req.id, token: req.token, progress: req.progress ?? '', log_cap: req.logCap },
+      { items: req.lines.map((line) => ({ line })) },
+    );
+    return codeName('lease', code);
   }
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
@@ -281,14 +423,24 @@ export class RedisStore implements Store {
     return leaseOutcomes(await this.#leaseCall(queue, 'release', {}, leases));
   }
 
-  async cancel(queue: string, id: string): Promise<CancelResult> {
+  async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
     const k = this.keys(queue);
-    const rid = this.#requestId();
-    const [code, state] = (await this.#call(queue, 'cancel', { id, request_id: rid, memo_ms: REQUEST_MEMO_MS }, { keys: { memo: requestKey(k, rid) } })) as [
-      number,
-      string,
-    ];
-    return { id, cancelled: codeName('change', code) === 'done', state: state === '' ? undefined : (state as JobState) };
+    const out: CancelResult[] = [];
+    for (let at = 0; at < ids.length; at += ID_BATCH) {
+      const chunk = ids.slice(at, at + ID_BATCH);
+      const rid = this.#requestId();
+      const reply = (await this.#call(
+        queue,
+        'cancel',
+        { request_id: rid, memo_ms: REQUEST_MEMO_MS },
+        { keys: { memo: requestKey(k, rid) }, items: chunk.map((id) => ({ id })) },
+      )) as unknown[];
+      chunk.forEach((id, n) => {
+        const state = String(reply[2 * n + 1]);
+        out.push({ id, cancelled: codeName('change', reply[2 * n]) === 'done', state: state === '' ? undefined : (state as JobState) });
+      });
+    }
+    return out;
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
@@ -309,40 +461,90 @@ export class RedisStore implements Store {
   }
 
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
-    const reply = (await this.#call(queue, 'get', { id })) as unknown[];
-    if (reply.length === 0) return null;
-    const [state, deadlineText, now, bodyText, runText, dueText] = reply as [string, string, number, string, string, string];
-    const deadline = Number(deadlineText);
-    const due = Number(dueText);
-    // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
-    const body = tryParseBody(bodyText);
-    const run = parseRun(runText);
-    const dueAtMs = due >= 0 ? due : Number.NaN;
-    const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
-    return {
-      id,
-      // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
-      state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
-      data: body?.data as string,
-      dueAtMs,
-      ready: state === 'ready' || (state === 'scheduled' && dueAtMs <= now),
-      priority: body?.priority ?? 0,
-      attempt: run?.attempts ?? 0,
-      maxAttempts: body?.maxAttempts,
-      createdAtMs: body?.createdAtMs ?? Number.NaN,
-      leaseExpiresAtMs: deadline < 0 ? undefined : deadline,
-      lastError: run?.lastError ?? bodyProblem,
-    };
+    return (await this.getMany(queue, [id], true))[0] ?? null;
+  }
+
+  async getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]> {
+    const out: (JobInfo<string> | null)[] = [];
+    for (let at = 0; at < ids.length; at += ID_BATCH) {
+      const chunk = ids.slice(at, at + ID_BATCH);
+      const reply = (await this.#call(queue, 'get', { logs: withLogs ? '1' : '0' }, { items: chunk.map((id) => ({ id })) })) as unknown[];
+      const now = num(reply[0]);
+      for (let i = 1; i < reply.length; i += JOB_ROW_FIELDS) out.push(jobRow(reply, i, now));
+    }
+    return out;
+  }
+
+  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage> {
+    const reply = (await this.#call(queue, 'list', {
+      state,
+      phase: cursor?.phase ?? '',
+      score: cursor?.score ?? '',
+      member: cursor?.member ?? '',
+      limit,
+    })) as unknown[];
+    const nowMs = num(reply[0]);
+    const jobs: JobInfo<string>[] = [];
+    for (let i = 5; i < reply.length; i += JOB_ROW_FIELDS) {
+      const job = jobRow(reply, i, nowMs);
+      if (job) jobs.push(job);
+    }
+    const phase = String(reply[2]);
+    return { nowMs, total: num(reply[1]), jobs, next: phase === '' ? undefined : { phase, score: String(reply[3]), member: String(reply[4]) } };
+  }
+
+  async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
+    const k = this.keys(queue);
+    const [[next, flat], total] = await this.#guard.run(() =>
+      Promise.all([this.#client.hscan(k.jobs, cursor, 'COUNT', count), this.#client.hlen(k.jobs)] as const),
+    );
+    const entries: ScanStep['entries'] = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push({ id: flat[i]!, data: tryParseBody(flat[i + 1])?.data });
+    return { cursor: next, total, entries };
+  }
+
+  async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
+    let removed = 0;
+    let rank = 0;
+    for (;;) {
+      const [n, nextRank, more] = (await this.#call(queue, 'drain', { due_before: dueBeforeMs ?? '', limit: DEAD_BATCH, ready_rank: rank })) as number[];
+      removed += n!;
+      rank = nextRank!;
+      if (more !== 1) return removed;
+    }
+  }
+
+  async obliterate(queue: string, force: boolean): Promise<ObliterateResult> {
+    const k = this.keys(queue);
+    const [code, scheduled, active, dead, completed, jobs] = (await this.#call(
+      queue,
+      'obliterate',
+      { force: force ? '1' : '0' },
+      { keys: { workers: k.workers, worker_info: k.workerInfo, schedules: k.schedules, schedule_last: k.scheduleLast } },
+    )) as number[];
+    const removed = codeName('change', code) === 'done';
+    if (removed) {
+      this.#registered.delete(queue);
+      await this.#guard.run(() => this.#client.zrem(registryKey(this.#prefix), queue));
+    }
+    return { removed, counts: { scheduled: scheduled!, active: active!, dead: dead!, completed: completed!, jobs: jobs! } };
+  }
+
+  async register(queue: string): Promise<void> {
+    if (this.#registered.has(queue)) return;
+    // NX keeps the first-seen time; a plain command, as the registry is in no queue's slot.
+    await this.#guard.run(() => this.#client.zadd(registryKey(this.#prefix), 'NX', String(Date.now()), queue));
+    this.#registered.add(queue);
+  }
+
+  async queues(): Promise<string[]> {
+    const names = await this.#guard.run(() => this.#client.zrange(registryKey(this.#prefix), '0', '-1'));
+    return names.sort();
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue] = (await this.#call(
-      queue,
-      'stats',
-      {
-        window_ms: windowMs,
-      },
-    )) as number[];
+    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue, kept, workers] =
+      (await this.#call(queue, 'stats', { window_ms: windowMs }, { keys: { workers: this.keys(queue).workers } })) as number[];
     const readyTotal = ready! + dueInScheduled!;
     return {
       scheduled: notPromoted! + ready!,
@@ -359,6 +561,8 @@ export class RedisStore implements Store {
       // The ready set is ordered by priority, so its first member is only a sample of the wait.
       oldestDueAgeMs:
         readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
+      completed: kept!,
+      workers: workers!,
     };
   }
 
@@ -401,12 +605,19 @@ export class RedisStore implements Store {
     }
   }
 
-  async deadPurge(queue: string, target: PurgeTarget): Promise<number> {
-    if ('ids' in target) return num(await this.#call(queue, 'dead-purge', { mode: 'ids', limit: 0, age_ms: 0 }, { items: target.ids.map((id) => ({ id })) }));
-    const args = 'all' in target ? { mode: 'all', limit: DEAD_BATCH, age_ms: 0 } : { mode: 'older', limit: DEAD_BATCH, age_ms: target.olderThanMs };
+  async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
+    if ('ids' in target) {
+      let total = 0;
+      for (let at = 0; at < target.ids.length; at += ID_BATCH) {
+        const items = target.ids.slice(at, at + ID_BATCH).map((id) => ({ id }));
+        total += num(await this.#call(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items }));
+      }
+      return total;
+    }
+    const args = 'all' in target ? { set, mode: 'all', limit: DEAD_BATCH, age_ms: 0 } : { set, mode: 'older', limit: DEAD_BATCH, age_ms: target.olderThanMs };
     let total = 0;
     for (;;) {
-      const n = num(await this.#call(queue, 'dead-purge', args));
+      const n = num(await this.#call(queue, 'purge', args));
       total += n;
       if (n < DEAD_BATCH) return total;
     }
@@ -500,11 +711,18 @@ export class RedisStore implements Store {
     return num(await this.#call(queue, 'set-meta', { what: 'events', value: maxLen })) === 1;
   }
 
-  async setDeadCaps(queue: string, maxCount: number, maxAgeMs: number): Promise<void> {
+  async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {
+    const prefix = set === 'dead' ? 'dead' : 'done';
     await Promise.all([
-      this.#call(queue, 'set-meta', { what: 'deadMax', value: maxCount }),
-      this.#call(queue, 'set-meta', { what: 'deadMaxAge', value: maxAgeMs }),
+      this.#call(queue, 'set-meta', { what: `${prefix}Max`, value: maxCount }),
+      this.#call(queue, 'set-meta', { what: `${prefix}MaxAge`, value: maxAgeMs }),
     ]);
+  }
+
+  async retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
+    const [dm, da, cm, ca] = await this.#guard.run(() => this.#client.hmget(this.keys(queue).meta, 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge'));
+    const n = (v: string | null) => (v === null ? 0 : Number(v) || 0);
+    return { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } };
   }
 
   eventReader(queue: string): EventReader {

@@ -34,13 +34,15 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, bodies, runs] = await Promise.all([
+  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras] = await Promise.all([
     zsetMembers(client, keys.scheduled),
     zsetMembers(client, keys.ready),
     zsetMembers(client, keys.active),
     zsetMembers(client, keys.dead),
+    zsetMembers(client, keys.completed),
     hashEntries(client, keys.jobs),
     hashEntries(client, keys.runs),
+    Promise.all([keys.results, keys.progress, keys.logs].map((k) => hashEntries(client, k))),
   ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
@@ -53,6 +55,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   readyMembers.forEach((m) => note(m.slice(READY_ID_OFFSET), 'ready'));
   active.forEach((id) => note(id, 'active'));
   dead.forEach((id) => note(id, 'dead'));
+  completed.forEach((id) => note(id, 'completed'));
 
   const readySet = new Set(readyMembers);
   for (const [id, list] of states) {
@@ -76,9 +79,20 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
   }
   for (const id of runs.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a run state but no body`);
+  // A result, progress or log outliving its job would leak memory for ever.
+  extras.forEach((hash, i) => {
+    for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs'][i]} but no body`);
+  });
   return {
     ok: problems.length === 0,
-    counts: { scheduled: scheduled.length, ready: readyMembers.length, active: active.length, dead: dead.length, bodies: bodies.size },
+    counts: {
+      scheduled: scheduled.length,
+      ready: readyMembers.length,
+      active: active.length,
+      dead: dead.length,
+      completed: completed.length,
+      bodies: bodies.size,
+    },
     problems,
   };
 }

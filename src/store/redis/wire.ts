@@ -6,8 +6,8 @@
  * `.lua` header states exactly these lists.
  */
 
-/** KEYS[1..9] of every script: the queue's own keys (see keys.ts for what each holds). */
-export const BASE_KEYS = ['scheduled', 'ready', 'active', 'dead', 'seq', 'jobs', 'runs', 'meta', 'events'] as const;
+/** KEYS[1..13] of every script: the queue's own keys (see keys.ts for what each holds). */
+export const BASE_KEYS = ['scheduled', 'ready', 'active', 'dead', 'seq', 'jobs', 'runs', 'meta', 'events', 'completed', 'results', 'progress', 'logs'] as const;
 /** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
 export const BASE_ARGS = ['root', 'wake'] as const;
 
@@ -42,6 +42,12 @@ export interface ScriptWire {
  */
 export const CLAIM_JOB_FIELDS = 5;
 /**
+ * One job in a get or list reply, nine elements: `id, internal state or empty, score (lease
+ * deadline, death or finish time; -1 when none), body or empty, RUN_STATE or empty, due ms or -1,
+ * result or empty, progress or empty, log lines as a JSON array or empty` (logs only when asked).
+ */
+export const JOB_ROW_FIELDS = 9;
+/**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
  *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
  */
@@ -49,10 +55,14 @@ export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<
 /**
  * A job's run state, the value of its field in the `runs` hash, present once the job first left
  * the scheduled set (handed out, or promoted to ready):
- *   `<attempts>:<due ms of that run>:<lease token, '-'..token given up, '~'..token recovered, or empty>:<last error>`
- * or the short form `<due ms>` for a job promoted to ready that never ran.
+ *   `<attempts>:<due ms of that run>:<token>:<first started ms or empty>:<worker id or empty>:<last error>`
+ * where the token is the lease token, '-'..token once given up, '~'..token once recovered,
+ * '+'..token once completed and kept, or empty; the worker is the last lease holder's id. Or the
+ * short form `<due ms>` for a job promoted to ready that never ran.
  */
-export const RUN_STATE = '<attempts>:<due ms>:<token>:<last error>';
+export const RUN_STATE = '<attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>';
+/** A worker's entry in the `worker-info` hash: `<last seen ms>:<WorkerInfo JSON>`. */
+export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 
 export const WIRE = {
   add: {
@@ -64,19 +74,19 @@ export const WIRE = {
   },
   claim: {
     keys: ['memo'],
-    args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id'],
+    args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id', 'worker'],
     returns: '{ now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }',
   },
   complete: {
     keys: [],
     args: [],
-    each: ['id', 'token'],
+    each: ['id', 'token', 'result'],
     returns: 'one CODE per job',
     codes: 'lease',
   },
   extend: {
-    keys: [],
-    args: ['lease_ms'],
+    keys: ['workers', 'worker_info'],
+    args: ['lease_ms', 'worker', 'info', 'ttl_ms'],
     each: ['id', 'token'],
     returns: 'per job: the new lease deadline ms, or CODE.lease_lost / CODE.not_found',
     codes: 'lease',
@@ -102,8 +112,9 @@ export const WIRE = {
   },
   cancel: {
     keys: ['memo'],
-    args: ['id', 'request_id', 'memo_ms'],
-    returns: '{ CODE, state }',
+    args: ['request_id', 'memo_ms'],
+    each: ['id'],
+    returns: 'per job: CODE, state or empty',
     codes: 'change',
   },
   reschedule: {
@@ -114,14 +125,48 @@ export const WIRE = {
   },
   get: {
     keys: [],
-    args: ['id'],
-    returns: '{ } when no such job; else { internal state or empty, lease deadline ms or -1, now ms, body or empty, RUN_STATE or empty, due ms or -1 }',
+    args: ['logs'],
+    each: ['id'],
+    returns: '{ now ms, then per job: JOB_ROW }',
+  },
+  list: {
+    keys: [],
+    args: ['state', 'phase', 'score', 'member', 'limit'],
+    returns: '{ now ms, total, next phase or empty, next score, next member, then per job: JOB_ROW }',
   },
   stats: {
-    keys: [],
+    keys: ['workers'],
     args: ['window_ms'],
     returns:
-      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1 }',
+      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1, kept completed, live workers }',
+  },
+  update: {
+    keys: [],
+    args: ['id', 'token', 'progress', 'log_cap'],
+    each: ['line'],
+    returns: 'CODE',
+    codes: 'lease',
+  },
+  'worker-beat': {
+    keys: ['workers', 'worker_info'],
+    args: ['worker', 'info', 'ttl_ms'],
+    returns: 'now ms',
+  },
+  workers: {
+    keys: ['workers', 'worker_info'],
+    args: ['limit'],
+    returns: '{ now ms, then per live worker: id, expires at ms, WORKER_ENTRY }',
+  },
+  drain: {
+    keys: [],
+    args: ['due_before', 'limit', 'ready_rank'],
+    returns: '{ jobs removed, next ready rank, 1 when more may be left else 0 }',
+  },
+  obliterate: {
+    keys: ['workers', 'worker_info', 'schedules', 'schedule_last'],
+    args: ['force'],
+    returns: '{ CODE, scheduled, active, dead, completed, bodies } (counts before)',
+    codes: 'change',
   },
   'dead-list': {
     keys: [],
@@ -134,9 +179,9 @@ export const WIRE = {
     each: ['id'],
     returns: 'the number of jobs retried',
   },
-  'dead-purge': {
+  purge: {
     keys: [],
-    args: ['mode', 'limit', 'age_ms'],
+    args: ['set', 'mode', 'limit', 'age_ms'],
     each: ['id'],
     returns: 'the number of jobs deleted',
   },

@@ -5,8 +5,12 @@ script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV
   K_SEQ (STRING counter: FIFO order and lease tokens)
   K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
   K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
-  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge; completed total)
+  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
+    doneMaxAge, the retention of dead and completed jobs; completed total)
   K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
+  K_COMPLETED (ZSET finish time -> id: completed jobs kept by the retention rule)
+  K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
+  K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
   A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
   CODE.<name>: the script's return codes.
 Every script makes a fixed number of Redis calls per batch, whatever its size (the event
@@ -139,22 +143,23 @@ local function encode_body(seq, created, priority, max, backoff, trace, data)
   return int(seq) .. ':' .. int(created) .. ':' .. int(priority) .. ':' .. (max or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
 end
 
--- A run state (wire.ts RUN_STATE) as { a, t, k, e }; an absent one is a job never run. nil and
+-- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
+-- (ms or nil), worker id ('' when none), last error. An absent one is a job never run. nil and
 -- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
 -- token can still be compared, so its holder's call settles it).
 -- The run state of a job never handed out; shared, so callers must not change it.
-local NEVER_RUN = { a = 0, k = '' }
+local NEVER_RUN = { a = 0, k = '', w = '' }
 local function parse_run(run)
   if not run then return NEVER_RUN, nil end
   -- The short form '<due ms>': promoted to ready, never handed out.
   if not string.find(run, ':', 1, true) then
     local t = as_int(run)
     if not t then return nil, 'corrupt job: unreadable run state' end
-    return { a = 0, t = t, k = '' }, nil
+    return { a = 0, t = t, k = '', w = '' }, nil
   end
-  local a, t, k, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):()')
+  local a, t, k, s, w, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
   if not a then return nil, 'corrupt job: unreadable run state' end
-  local r = { a = as_int(a), t = as_int(t), k = k, e = string.sub(run, rest) }
+  local r = { a = as_int(a), t = as_int(t), k = k, s = as_int(s), w = w, e = string.sub(run, rest) }
   if r.e == '' then r.e = nil end
   if not r.a then
     r.a, r.bad = 0, 'corrupt job: bad attempt count'
@@ -164,8 +169,10 @@ local function parse_run(run)
   return r, nil
 end
 
-local function encode_run(a, t, k, e)
-  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (e or '')
+-- `s` (first started ms) and `w` (worker id) carry over from the run before, so callers that
+-- move a job pass r.s and r.w on.
+local function encode_run(a, t, k, e, s, w)
+  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
 end
 
 -- Ready members sort (within one priority score) by due time, then by the order jobs were
@@ -214,7 +221,7 @@ local function memo_set(memo_key, value, ttl_ms)
   redis.call('SET', memo_key, value, 'PX', ttl_ms)
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'active', 'dead', or nil; with its body and
+-- Which set holds one job: 'scheduled', 'ready', 'active', 'dead', 'completed', or nil; with its body and
 -- run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
@@ -222,15 +229,18 @@ local function job_state(id)
   if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled', body, run end
   if redis.call('ZSCORE', K_ACTIVE, id) then return 'active', body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return 'dead', body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return 'completed', body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t and redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return 'ready', body, run end
   return nil, body, run
 end
 
--- Takes a waiting job out of its set (scheduled, ready or dead).
+-- Takes a job that is not active out of its set (scheduled, ready, dead or completed).
 local function unlink_waiting(id, state, body, run)
-  if state == 'scheduled' then
+  if state == 'completed' then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == 'scheduled' then
     redis.call('ZREM', K_SCHEDULED, id)
   elseif state == 'ready' then
     redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
@@ -258,35 +268,62 @@ local function emit(event, id, ...)
   end
 end
 
--- Deletes jobs for good: their bodies and run states.
+-- What a job carries besides its body and run state: result, progress, logs.
+local function forget_extras(ids)
+  call_chunked('HDEL', K_RESULTS, ids)
+  call_chunked('HDEL', K_PROGRESS, ids)
+  call_chunked('HDEL', K_LOGS, ids)
+end
+
+-- Deletes jobs for good: their bodies, run states and extras.
 local function forget(ids)
   if #ids == 0 then return end
   call_chunked('HDEL', K_JOBS, ids)
   call_chunked('HDEL', K_RUNS, ids)
+  forget_extras(ids)
 end
 
--- The dead set's optional caps (meta deadMax = most jobs kept, deadMaxAge = longest kept, ms).
--- Trimmed a bounded amount per death, oldest first, so one script never stalls Redis.
-local DEAD_TRIM_PER_RUN = 100
-local function trim_dead(now)
-  local caps = redis.call('HMGET', K_META, 'deadMax', 'deadMaxAge')
+-- The retention rules of the dead and completed sets: meta `<prefix>Max` = most jobs kept,
+-- `<prefix>MaxAge` = longest kept (ms). Trimmed a bounded amount per call, oldest first, so one
+-- script never stalls Redis; `budget` is at least TRIM_PER_RUN (a batch that added more trims
+-- as many as it added, so a set never outgrows its cap by more than one batch).
+local TRIM_PER_RUN = 100
+local function trim_set(zset, prefix, now, budget, reason)
+  local caps = redis.call('HMGET', K_META, prefix .. 'Max', prefix .. 'MaxAge')
   local max_count, max_age = as_int(caps[1]), as_int(caps[2])
   if not max_count and not max_age then return end
+  local limit = math.max(TRIM_PER_RUN, budget or 0)
   local victims = {}
   if max_age then
-    victims = redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', now - max_age, 'LIMIT', 0, DEAD_TRIM_PER_RUN)
+    victims = redis.call('ZRANGEBYSCORE', zset, '-inf', now - max_age, 'LIMIT', 0, limit)
   end
-  if max_count and #victims < DEAD_TRIM_PER_RUN then
-    local over = redis.call('ZCARD', K_DEAD) - #victims - max_count
+  if max_count and #victims < limit then
+    local over = redis.call('ZCARD', zset) - #victims - max_count
     if over > 0 then
-      local more = redis.call('ZRANGE', K_DEAD, #victims, #victims + math.min(over, DEAD_TRIM_PER_RUN - #victims) - 1)
+      local more = redis.call('ZRANGE', zset, #victims, #victims + math.min(over, limit - #victims) - 1)
       for _, id in ipairs(more) do victims[#victims + 1] = id end
     end
   end
   if #victims == 0 then return end
-  call_chunked('ZREM', K_DEAD, victims)
+  call_chunked('ZREM', zset, victims)
   forget(victims)
-  for _, id in ipairs(victims) do emit('purged', id, 'reason', 'dead set cap') end
+  if events_on() then
+    for _, id in ipairs(victims) do emit('purged', id, 'reason', reason) end
+  end
+end
+
+local function trim_dead(now, budget)
+  trim_set(K_DEAD, 'dead', now, budget, 'dead set cap')
+end
+
+local function trim_completed(now, budget)
+  trim_set(K_COMPLETED, 'done', now, budget, 'retention')
+end
+
+-- Whether completed jobs are kept (meta doneMax or doneMaxAge set).
+local function keeps_completed()
+  local caps = redis.call('HMGET', K_META, 'doneMax', 'doneMaxAge')
+  return caps[1] ~= false or caps[2] ~= false
 end
 
 -- Every way into the dead set goes through here: `ids` die at `now`.
@@ -298,7 +335,7 @@ local function bury_many(ids, now)
     adds[#adds + 1] = id
   end
   call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now)
+  trim_dead(now, #ids)
 end
 
 -- HSET of { field, value, ... } pairs, chunked.
@@ -327,11 +364,11 @@ local function lease_items()
   return ids, tokens
 end
 
--- The given ids that are in the dead set, each once, in order (one ZMSCORE per chunk).
-local function dead_members(ids)
+-- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).
+local function members_of(zset, ids)
   local out, seen = {}, {}
   for i = 1, #ids, CHUNK do
-    local part = redis.call('ZMSCORE', K_DEAD, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    local part = redis.call('ZMSCORE', zset, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
     for j, s in ipairs(part) do
       local id = ids[i + j - 1]
       if s and not seen[id] then
@@ -343,6 +380,21 @@ local function dead_members(ids)
   return out
 end
 
+-- One job of a get or list reply (wire.ts JOB_ROW_FIELDS): `score` is the lease deadline,
+-- time of death or finish time (-1 when none), extras as stored or ''.
+local function job_row(out, id, state, score, body, run, due, result, progress, logs)
+  local n = #out
+  out[n + 1] = id
+  out[n + 2] = state or ''
+  out[n + 3] = score or -1
+  out[n + 4] = body or ''
+  out[n + 5] = run or ''
+  out[n + 6] = due or -1
+  out[n + 7] = result or ''
+  out[n + 8] = progress or ''
+  out[n + 9] = logs or ''
+end
+
 -- A job's due time now: its score while scheduled, else its run's due time (ready, active,
 -- dead); nil when neither is known.
 local function current_due(id, run)
@@ -350,4 +402,24 @@ local function current_due(id, run)
   if score then return tonumber(score) end
   local r = parse_run(run)
   return r and r.t
+end
+
+-- A worker's heartbeat, for the scripts whose KEYS name `workers` (ZSET expiry ms -> worker id)
+-- and `worker_info` (HASH worker id -> wire.ts WORKER_ENTRY). An empty `info` takes the worker
+-- out (it closed). Entries of workers that stopped beating are pruned a bounded amount per beat.
+local WORKER_PRUNE = 100
+local function worker_beat(now, worker, info, ttl_ms)
+  if worker == '' then return end
+  if info == '' then
+    redis.call('ZREM', K_WORKERS, worker)
+    redis.call('HDEL', K_WORKER_INFO, worker)
+    return
+  end
+  redis.call('ZADD', K_WORKERS, now + ttl_ms, worker)
+  redis.call('HSET', K_WORKER_INFO, worker, int(now) .. ':' .. info)
+  local gone = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', now, 'LIMIT', 0, WORKER_PRUNE)
+  if #gone > 0 then
+    call_chunked('ZREM', K_WORKERS, gone)
+    call_chunked('HDEL', K_WORKER_INFO, gone)
+  end
 end

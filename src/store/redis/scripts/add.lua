@@ -180,8 +180,11 @@ for _, j in ipairs(jobs) do
     end
   end
 end
--- A replaced job starts afresh: no attempts, no last error.
-if #replaced > 0 then call_chunked('HDEL', K_RUNS, replaced) end
+-- A replaced job starts afresh: no attempts, no last error, result, progress or logs.
+if #replaced > 0 then
+  call_chunked('HDEL', K_RUNS, replaced)
+  forget_extras(replaced)
+end
 hset_pairs(K_JOBS, bodies)
 schedule_many(scheduled)
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes), memo_ms)

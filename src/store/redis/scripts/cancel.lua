@@ -1,38 +1,49 @@
---[[ cancel: removes a scheduled job (due or not). Active and dead jobs are left alone.
+--[[ cancel: removes scheduled jobs (due or not). Active, dead and completed jobs are left alone.
 KEYS: base, memo
-ARGV: base, id, request_id, memo_ms
-Returns: { CODE, state }
-Codes: done (cancelled), refused (state says why: active or dead), not_found.
-Safe to re-send: with a request id the answer is remembered for memo_ms ('<code>:<state>'), so
-a re-sent cancel answers "cancelled" again instead of "no such job".
+ARGV: base, request_id, memo_ms
+EACH: id
+Returns: per job: CODE, state or empty
+Codes: done (cancelled; state 'scheduled'), refused (state says why: active, dead or completed),
+not_found. Safe to re-send: with a request id the answers are remembered for memo_ms (one
+'<code>:<state>' line per job), so a re-sent cancel answers "cancelled" again instead of "no
+such job". A few calls per job (its state is looked up one by one; the caller sends at most a
+thousand).
 ]]
 --@include _helpers.lua
 
-local id = arg('id')
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
 local memo = memo_get(memo_key)
+local out = {}
 if memo then
-  local code, state = string.match(memo, '^(%-?%d+):(.*)$')
-  return { tonumber(code), state }
-end
-
-local function done(code, state)
-  memo_set(memo_key, code .. ':' .. state, memo_ms)
-  return { code, state }
-end
-
-local state, body, run = job_state(id)
-if state == nil then
-  if body or run then
-    -- A body in no set is dangling; cancelling it is what the caller wants anyway.
-    forget({ id })
-    return done(CODE.done, 'scheduled')
+  for code, state in string.gmatch(memo, '(%-?%d+):([^\n]*)\n') do
+    out[#out + 1] = tonumber(code)
+    out[#out + 1] = state
   end
-  return { CODE.not_found, '' }
+  return out
 end
-if state == 'active' or state == 'dead' then return { CODE.refused, state } end
-unlink_waiting(id, state, body, run)
-forget({ id })
-emit('cancelled', id)
-return done(CODE.done, 'scheduled')
+
+local lines, gone = {}, {}
+local any = false
+for i = 1, each_count() do
+  local id = each_arg(i, 'id')
+  local state, body, run = job_state(id)
+  local code, public = CODE.done, 'scheduled'
+  if state == nil then
+    -- A body in no set is dangling; cancelling it is what the caller wants anyway.
+    if body or run then gone[#gone + 1] = id else code, public = CODE.not_found, '' end
+  elseif state == 'active' or state == 'dead' or state == 'completed' then
+    code, public = CODE.refused, state
+  else
+    unlink_waiting(id, state, body, run)
+    gone[#gone + 1] = id
+    emit('cancelled', id)
+  end
+  if code == CODE.done then any = true end
+  out[#out + 1] = code
+  out[#out + 1] = public
+  lines[#lines + 1] = code .. ':' .. public .. '\n'
+end
+forget(gone)
+if any then memo_set(memo_key, table.concat(lines), memo_ms) end
+return out

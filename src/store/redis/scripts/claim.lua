@@ -2,8 +2,9 @@
 first added; recovers jobs whose lease ran out on the way. When no more than `count` jobs are
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
-ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id
+ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
 Returns: { now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }
+`worker` is the claiming worker's id, kept in each job's run state as its lease holder.
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired
 leases recovered per call; memo is `req:<request id>` (any key when request_id is '').
@@ -28,6 +29,8 @@ local lease_ms = arg_int('lease_ms')
 local default_max = arg_int('default_max')
 local promote_limit = arg_int('promote_limit')
 local reap_limit = arg_int('reap_limit')
+-- A ':' would break the run state's fields; the library never sends one.
+local worker = (string.gsub(arg('worker'), ':', '_'))
 local memo_key = ''
 if arg('request_id') ~= '' then memo_key = K_MEMO end
 
@@ -68,9 +71,9 @@ local buried = {}
 local dropped = {} -- members whose body is gone: their run states go too
 
 -- `token` is the recovered lease's mark ('~' .. token), so its holder's later calls are stale.
-local function bury_corrupt(id, reason, attempts, due, token)
+local function bury_corrupt(id, reason, attempts, due, token, started, worker)
   run_writes[#run_writes + 1] = id
-  run_writes[#run_writes + 1] = encode_run(attempts or 0, due, token or '', reason)
+  run_writes[#run_writes + 1] = encode_run(attempts or 0, due, token or '', reason, started, worker)
   buried[#buried + 1] = id
   emit('dead', id, 'error', reason)
 end
@@ -87,7 +90,7 @@ if #expired > 0 then
     if not bodies[i] then
       dropped[#dropped + 1] = id
     elseif not r or r.bad or not b then
-      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and ('~' .. r.k))
+      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and ('~' .. r.k), r and r.s, r and r.w)
     else
       local max = b.max or default_max
       local recovered = '~' .. r.k
@@ -95,11 +98,11 @@ if #expired > 0 then
       run_writes[#run_writes + 1] = id
       emit('leaseExpired', id, 'attempt', r.a)
       if r.a >= max then
-        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why)
+        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
         buried[#buried + 1] = id
         emit('dead', id, 'attempt', r.a, 'error', why)
       else
-        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why)
+        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
         rescheduled[#rescheduled + 1] = now
         rescheduled[#rescheduled + 1] = id
       end
@@ -186,7 +189,7 @@ else
     adds[#adds + 1] = ready_member(c.due, c.seq, c.id)
     run_writes[#run_writes + 1] = c.id
     -- A job never run gets the short form (its due time alone): cheaper to write and to read.
-    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e) else run_writes[#run_writes + 1] = int(c.due) end
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = int(c.due) end
   end
   if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
   -- ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on Redis 7.0 ZPOPMIN removes each member by its
@@ -212,7 +215,7 @@ if #picked > 0 then
   for i, c in ipairs(picked) do
     local attempt = c.r.a + 1
     run_writes[#run_writes + 1] = c.id
-    run_writes[#run_writes + 1] = encode_run(attempt, c.due, token_prefix .. int(token_base + i), c.r.e)
+    run_writes[#run_writes + 1] = encode_run(attempt, c.due, token_prefix .. int(token_base + i), c.r.e, c.r.s or now, worker)
     actives[#actives + 1] = deadline
     actives[#actives + 1] = c.id
     hand_out(out, c.id, c.body, attempt, c.due, token_base + i)

@@ -1,22 +1,33 @@
---[[ complete: acks finished jobs (removes them), each only with its current lease token.
+--[[ complete: acks finished jobs, each only with its current lease token. Without a retention
+rule for completed jobs (meta doneMax / doneMaxAge) they are deleted; with one they move to the
+completed set with their result, and the oldest kept ones beyond the rule are deleted.
 KEYS: base
 ARGV: base
-EACH: id, token
+EACH: id, token, result
 Returns: one CODE per job
-Codes: ok (done), lease_lost (the token is not the job's), not_found (already completed: a
-re-sent ack lands here, and so does an ack after a person purged it).
-A fixed number of calls per batch: one HMGET of run states, then one ZREM and two HDEL.
+`result` is the handler's result as JSON text ('' for none), kept only with the job.
+Codes: ok (done; also a re-sent ack of a job kept as completed), lease_lost (the token is not
+the job's), not_found (already completed and not kept: a re-sent ack lands here, and so does an
+ack after a person purged it).
+A fixed number of calls per batch: one HMGET of run states, then one ZREM and the deletes, or
+with retention one ZADD and two HSETs and a bounded trim.
 ]]
 --@include _helpers.lua
 
-local ids, tokens = lease_items()
+local ids, tokens, results = {}, {}, {}
+for i = 1, each_count() do
+  ids[i], tokens[i], results[i] = each_arg(i, 'id'), each_arg(i, 'token'), each_arg(i, 'result')
+end
 local runs = hmget(K_RUNS, ids)
-local out, done = {}, {}
+local out, done, kept_at = {}, {}, {}
 for i, id in ipairs(ids) do
-  if runs[i] and held_token(runs[i]) == tokens[i] then
-    done[#done + 1] = id
+  local held = runs[i] and held_token(runs[i])
+  if held == tokens[i] then
+    done[#done + 1] = i
     out[i] = CODE.ok
     if events_on() then emit('completed', id) end
+  elseif held == '+' .. tokens[i] then
+    out[i] = CODE.ok
   else
     out[i] = lost_or_missing(id)
   end
@@ -24,7 +35,30 @@ end
 if #done > 0 then
   -- A running total, so monitors can show throughput without the event stream.
   redis.call('HINCRBY', K_META, 'completed', #done)
-  call_chunked('ZREM', K_ACTIVE, done)
-  forget(done)
+  local done_ids = {}
+  for n, i in ipairs(done) do done_ids[n] = ids[i] end
+  call_chunked('ZREM', K_ACTIVE, done_ids)
+  if keeps_completed() then
+    local now = now_ms()
+    local finished, run_writes, result_writes = {}, {}, {}
+    for _, i in ipairs(done) do
+      local r = parse_run(runs[i])
+      finished[#finished + 1] = now
+      finished[#finished + 1] = ids[i]
+      run_writes[#run_writes + 1] = ids[i]
+      -- '+' .. token: completed and kept; a re-sent ack finds it and answers ok.
+      run_writes[#run_writes + 1] = encode_run(r and r.a or 0, r and r.t, '+' .. tokens[i], r and r.e, r and r.s, r and r.w)
+      if results[i] ~= '' then
+        result_writes[#result_writes + 1] = ids[i]
+        result_writes[#result_writes + 1] = results[i]
+      end
+    end
+    call_chunked('ZADD', K_COMPLETED, finished)
+    hset_pairs(K_RUNS, run_writes)
+    hset_pairs(K_RESULTS, result_writes)
+    trim_completed(now, #done)
+  else
+    forget(done_ids)
+  end
 end
 return out

@@ -19,7 +19,7 @@ else
 end
 if #ids == 0 then return 0 end
 local now = now_ms()
-local dead = dead_members(ids)
+local dead = members_of(K_DEAD, ids)
 if #dead == 0 then return 0 end
 local bodies, runs = hmget(K_JOBS, dead), hmget(K_RUNS, dead)
 call_chunked('ZREM', K_DEAD, dead)
@@ -29,7 +29,7 @@ for i, id in ipairs(dead) do
     local r = parse_run(runs[i])
     run_writes[#run_writes + 1] = id
     -- A body that was corrupt stays corrupt: it comes back here with the reason.
-    run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e)
+    run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, r and r.s, r and r.w)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = id
     emit('deadRetried', id)

@@ -1,15 +1,18 @@
---[[ extend: renews the leases of running jobs, each only with its current token.
-KEYS: base
-ARGV: base, lease_ms
+--[[ extend: renews the leases of running jobs, each only with its current token, and carries
+the worker's heartbeat (so a busy worker pays no round trip of its own to stay listed).
+KEYS: base, workers, worker_info
+ARGV: base, lease_ms, worker, info, ttl_ms
 EACH: id, token
 Returns: per job: the new lease deadline ms, or CODE.lease_lost / CODE.not_found
-The deadline is measured from the server's now. Safe to run twice: a re-sent call sets the same
-kind of deadline again.
+The deadline is measured from the server's now. `worker` is '' for no heartbeat; else `info`
+(WorkerInfo JSON) is stored for `ttl_ms` (see worker_beat). Safe to run twice: a re-sent call
+sets the same kind of deadline again.
 ]]
 --@include _helpers.lua
 
 local now = now_ms()
 local deadline = now + arg_int('lease_ms')
+if arg('worker') ~= '' then worker_beat(now, arg('worker'), arg('info'), arg_int('ttl_ms')) end
 local ids, tokens = lease_items()
 local runs = hmget(K_RUNS, ids)
 local out, renewed = {}, {}

@@ -31,13 +31,13 @@ local corrupt = r.bad or bad_body
 if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
 local max = (b and b.max) or default_max
 if arg('dead') == '1' or corrupt or r.a >= max then
-  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, error_text))
+  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, error_text, r.s, r.w))
   bury_many({ id }, now)
   emit('dead', id, 'attempt', r.a, 'error', error_text)
   return { CODE.dead, -1 }
 end
 local due = now + retry_ms
-redis.call('HSET', K_RUNS, id, encode_run(r.a, due, '-' .. token, error_text))
+redis.call('HSET', K_RUNS, id, encode_run(r.a, due, '-' .. token, error_text, r.s, r.w))
 schedule_many({ due, id })
 emit('retried', id, 'attempt', r.a, 'due', int(due), 'error', error_text)
 return { CODE.retried, due }

@@ -1,22 +1,32 @@
---[[ get: reads one job and the state it is in.
+--[[ get: reads jobs and the state each is in.
 KEYS: base
-ARGV: base, id
-Returns: { } when no such job; else { internal state or empty, lease deadline ms or -1, now ms, body or empty, RUN_STATE or empty, due ms or -1 }
-The internal state is 'scheduled', 'ready', 'active', 'dead', or '' when the job is in no set.
-The due time is the scheduled score, else the run's. Never fails on stored data: body and run
-state are passed on as stored, for the caller to read what it can.
+ARGV: base, logs
+EACH: id
+Returns: { now ms, then per job: JOB_ROW }
+The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', or '' when the job is
+in no set (its row then has an empty body and run state when there is no such job at all). The
+due time is the scheduled score, else the run's. Log lines only when `logs` is '1'. Never fails
+on stored data: body and run state are passed on as stored, for the caller to read what it can.
 ]]
 --@include _helpers.lua
 
-local id = arg('id')
-local state, body, run = job_state(id)
-if not body and not run then return {} end
-local deadline, due = -1, -1
-if state == 'active' then deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
-if state == 'scheduled' then
-  due = tonumber(redis.call('ZSCORE', K_SCHEDULED, id))
-else
-  local r = parse_run(run)
-  due = (r and r.t) or -1
+local want_logs = arg('logs') == '1'
+local out = { now_ms() }
+for i = 1, each_count() do
+  local id = each_arg(i, 'id')
+  local state, body, run = job_state(id)
+  local score, due = -1, -1
+  if state == 'active' then score = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
+  if state == 'dead' then score = tonumber(redis.call('ZSCORE', K_DEAD, id)) end
+  if state == 'completed' then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
+  if state == 'scheduled' then
+    due = tonumber(redis.call('ZSCORE', K_SCHEDULED, id))
+  else
+    local r = parse_run(run)
+    due = (r and r.t) or -1
+  end
+  local logs = false
+  if want_logs then logs = redis.call('HGET', K_LOGS, id) end
+  job_row(out, id, state, score, body, run, due, redis.call('HGET', K_RESULTS, id), redis.call('HGET', K_PROGRESS, id), logs)
 end
-return { state or '', int(deadline), now_ms(), body or '', run or '', int(due) }
+return out

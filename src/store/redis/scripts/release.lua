@@ -21,7 +21,7 @@ for i, id in ipairs(ids) do
     local r = parse_run(runs[i])
     released[#released + 1] = id
     run_writes[#run_writes + 1] = id
-    run_writes[#run_writes + 1] = encode_run(math.max(0, (r.a or 1) - 1), now, '-' .. tokens[i], r.e)
+    run_writes[#run_writes + 1] = encode_run(math.max(0, (r.a or 1) - 1), now, '-' .. tokens[i], r.e, r.s, r.w)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = id
     emit('released', id)

@@ -21,7 +21,7 @@ if memo then return { CODE.done, 'scheduled', tonumber(memo) } end
 
 local state, body, run = job_state(id)
 if state == nil then return { CODE.not_found, '', -1 } end
-if state == 'active' or state == 'dead' then
+if state == 'active' or state == 'dead' or state == 'completed' then
   local r = parse_run(run)
   return { CODE.refused, state, (r and r.t) or -1 }
 end

@@ -4,7 +4,8 @@ KEYS: base
 ARGV: base, what, value
 Returns: 1 when the setting changed, 0 when it had that value
 `what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
-'deadMax' (jobs) or 'deadMaxAge' (ms), '0' for no cap.
+'deadMax' (jobs) or 'deadMaxAge' (ms), '0' for no cap; 'doneMax' / 'doneMaxAge' the same for
+completed jobs (both '0': completed jobs are not kept; those kept stay until purged).
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
 Safe to run twice: the second run finds the value set and returns 0.
@@ -40,12 +41,16 @@ if what == 'events' then
   end
   return 1
 end
-if what == 'deadMax' or what == 'deadMaxAge' then
+if what == 'deadMax' or what == 'deadMaxAge' or what == 'doneMax' or what == 'doneMaxAge' then
   local current = redis.call('HGET', K_META, what) or '0'
   if current == value then return 0 end
   if value == '0' then redis.call('HDEL', K_META, what) else redis.call('HSET', K_META, what, value) end
-  -- Apply the new cap now rather than at the next death.
-  trim_dead(now_ms())
+  -- Apply the new rule now rather than at the next death or completion.
+  if string.sub(what, 1, 4) == 'dead' then
+    trim_dead(now_ms())
+  else
+    trim_completed(now_ms())
+  end
   return 1
 end
 return redis.error_reply('set-meta: unknown setting ' .. tostring(what))

@@ -29,12 +29,12 @@ local due = now + delay
 redis.call('ZREM', K_ACTIVE, id)
 if deadline and due > deadline then
   local why = 'snooze deadline passed: next look at ' .. int(due) .. ' is after ' .. int(deadline)
-  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, why))
+  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, why, r.s, r.w))
   bury_many({ id }, now)
   emit('dead', id, 'attempt', r.a, 'error', 'snooze deadline passed')
   return { CODE.dead, -1 }
 end
-redis.call('HSET', K_RUNS, id, encode_run(math.max(0, r.a - 1), due, '-' .. token, r.e))
+redis.call('HSET', K_RUNS, id, encode_run(math.max(0, r.a - 1), due, '-' .. token, r.e, r.s, r.w))
 schedule_many({ due, id })
 emit('snoozed', id, 'due', int(due))
 return { CODE.snoozed, due }

@@ -1,7 +1,7 @@
 --[[ stats: counts by state, by the server's clock.
-KEYS: base
+KEYS: base, workers
 ARGV: base, window_ms
-Returns: { now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1 }
+Returns: { now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1, kept completed, live workers }
 ]]
 --@include _helpers.lua
 
@@ -23,4 +23,6 @@ return {
   meta[2] and redis.call('XLEN', K_EVENTS) or -1,
   as_int(meta[3]) or 0,
   first_ready_due,
+  redis.call('ZCARD', K_COMPLETED),
+  redis.call('ZCOUNT', K_WORKERS, '(' .. now, '+inf'),
 }

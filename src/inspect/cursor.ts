@@ -1,0 +1,29 @@
+/**
+ * Listing cursors as the API hands them out: opaque base64url text that carries the state it
+ * belongs to and the store's position (the set and the last job's score and member there), so
+ * a cursor from another state or a hand-edited one is refused instead of read as something else.
+ */
+import { ValidationError } from '../errors.js';
+import type { ListCursor } from '../store/store.js';
+import type { ListState } from '../types.js';
+
+export function encodeCursor(state: ListState, c: ListCursor): string {
+  return Buffer.from(JSON.stringify([state, c.phase, c.score, c.member])).toString('base64url');
+}
+
+export function decodeCursor(state: ListState, text: unknown): ListCursor | undefined {
+  if (text === undefined || text === null || text === '') return undefined;
+  const bad = (why: string) => new ValidationError('cursor', `${why}: pass back the cursor a page of this listing returned`);
+  if (typeof text !== 'string' || text.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(text)) throw bad('is not a cursor');
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw bad('is not a cursor');
+  }
+  if (!Array.isArray(parts) || parts.length !== 4 || !parts.every((p) => typeof p === 'string')) throw bad('is not a cursor');
+  const [s, phase, score, member] = parts as string[];
+  if (s !== state) throw bad(`belongs to the ${s} listing, not ${state}`);
+  if (!['scheduled', 'ready', 'active', 'dead', 'completed'].includes(phase!) || !Number.isFinite(Number(score)) || score === '') throw bad('is not a cursor');
+  return { phase: phase!, score: score!, member: member! };
+}

@@ -1,0 +1,45 @@
+/**
+ * Listing pages for the memory store, in the Redis store's order and cursor semantics: each
+ * phase is a list of (score, member) in ZSET order (score, then member by bytes), and a page
+ * starts at the first entry after the cursor, whether or not the cursor's job is still there.
+ */
+
+/** Byte order of UTF-8 strings, as Redis orders the members of equal score. */
+export function byteOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** The ready set's member of a job (see the scripts' ready_member). */
+export function readyMember(due: number, seq: number, id: string): string {
+  return `${String(Math.max(0, due)).padStart(16, '0')}${String(Math.max(0, seq)).padStart(16, '0')}${id}`;
+}
+
+export interface PhaseEntry {
+  phase: string;
+  score: number;
+  member: string;
+}
+
+/** Up to `limit` entries after `cursor`, across phases in order, and the cursor of the next page. */
+export function pageAfter<E extends PhaseEntry>(
+  phases: { name: string; entries: E[] }[],
+  cursor: { phase: string; score: string; member: string } | undefined,
+  limit: number,
+): { page: E[]; next: E | undefined } {
+  const page: E[] = [];
+  let started = cursor === undefined;
+  for (const { name, entries } of phases) {
+    let from = 0;
+    if (!started) {
+      if (name !== cursor!.phase) continue;
+      started = true;
+      const score = Number(cursor!.score);
+      from = entries.findIndex((e) => e.score > score || (e.score === score && byteOrder(e.member, cursor!.member) > 0));
+      if (from < 0) from = entries.length;
+    }
+    for (let i = from; i < entries.length && page.length < limit; i++) page.push(entries[i]!);
+    if (page.length >= limit) return { page, next: page[page.length - 1] };
+  }
+  return { page, next: undefined };
+}

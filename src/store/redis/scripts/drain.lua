@@ -1,0 +1,44 @@
+--[[ drain: removes scheduled jobs (due or not), all of them or those due before a time, in
+bounded steps.
+KEYS: base
+ARGV: base, due_before, limit, ready_rank
+Returns: { jobs removed, next ready rank, 1 when more may be left else 0 }
+`due_before` is epoch ms ('' = every scheduled job). Each call removes at most `limit` jobs
+from the scheduled set, and looks at no more than `limit` members of the ready set from
+`ready_rank` (members due later stay; the next call starts after them): call again with the
+returned rank while more may be left. Safe to run twice.
+]]
+--@include _helpers.lua
+
+local limit = arg_int('limit')
+local before = nil
+if arg('due_before') ~= '' then before = arg_int('due_before') end
+local rank = arg_int('ready_rank')
+local ids
+if before then
+  ids = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', '(' .. before, 'LIMIT', 0, limit)
+else
+  ids = redis.call('ZRANGE', K_SCHEDULED, 0, limit - 1)
+end
+local more = #ids >= limit
+if #ids > 0 then call_chunked('ZREM', K_SCHEDULED, ids) end
+
+-- The ready set orders by priority, not due time: look at a window of it and take what is due
+-- before the bound.
+local members = redis.call('ZRANGE', K_READY, rank, rank + limit - 1)
+local drop, kept = {}, 0
+for _, m in ipairs(members) do
+  if before == nil or tonumber(string.sub(m, 1, 16)) < before then
+    drop[#drop + 1] = m
+    ids[#ids + 1] = ready_id(m)
+  else
+    kept = kept + 1
+  end
+end
+if #drop > 0 then call_chunked('ZREM', K_READY, drop) end
+if #members >= limit then more = true end
+forget(ids)
+if events_on() then
+  for _, id in ipairs(ids) do emit('drained', id) end
+end
+return { #ids, rank + kept, more and 1 or 0 }

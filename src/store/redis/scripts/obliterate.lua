@@ -1,0 +1,27 @@
+--[[ obliterate: removes everything of a queue: its jobs in every state, settings, event stream,
+schedules and worker entries. Refuses while jobs are active unless `force` is '1'.
+KEYS: base, workers, worker_info, schedules, schedule_last
+ARGV: base, force
+Returns: { CODE, scheduled, active, dead, completed, bodies } (counts before)
+Codes: done, refused (jobs are active and force was not given; nothing removed).
+UNLINK, not DEL: the keys go at once and their memory is freed off the main thread, so a queue
+of millions never blocks Redis. Dedup keys and request memos are left to expire by themselves.
+Events: PUBLISH <wake> 's'. Safe to run twice (the second finds nothing).
+]]
+--@include _helpers.lua
+
+local counts = {
+  redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_READY),
+  redis.call('ZCARD', K_ACTIVE),
+  redis.call('ZCARD', K_DEAD),
+  redis.call('ZCARD', K_COMPLETED),
+  redis.call('HLEN', K_JOBS),
+}
+if counts[2] > 0 and arg('force') ~= '1' then
+  return { CODE.refused, counts[1], counts[2], counts[3], counts[4], counts[5] }
+end
+redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
+  K_LOGS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST)
+-- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
+redis.call('PUBLISH', WAKE_CHANNEL, 's')
+return { CODE.done, counts[1], counts[2], counts[3], counts[4], counts[5] }
