@@ -15,7 +15,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import type { NewJob, Store } from '../../src/store/store.js';
+import type { ListCursor, NewJob, Store } from '../../src/store/store.js';
 import type { CancelResult } from '../../src/types.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -58,7 +58,12 @@ const command = fc.oneof(
   },
   { arbitrary: fc.record({ c: fc.constant('release' as const), h: handout }), weight: 1 },
   { arbitrary: fc.record({ c: fc.constant('extend' as const), h: handout, ms: fc.constantFrom(1000, 30_000) }), weight: 1 },
-  { arbitrary: fc.record({ c: fc.constant('cancel' as const), id: fc.constantFrom(...IDS) }), weight: 2 },
+  { arbitrary: fc.record({ c: fc.constant('cancel' as const), ids: fc.array(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }) }), weight: 2 },
+  { arbitrary: fc.record({ c: fc.constant('drain' as const), before: fc.constantFrom(undefined, 0, 1000) }), weight: 1 },
+  {
+    arbitrary: fc.record({ c: fc.constant('retain' as const), count: fc.constantFrom(0, 0, 1, 2), ageMs: fc.constantFrom(0, 0, 1000) }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ c: fc.constant('reschedule' as const), id: fc.constantFrom(...IDS), delayMs: fc.constantFrom(0, 300, 60_000) }), weight: 2 },
   { arbitrary: fc.record({ c: fc.constant('step' as const), ms: fc.constantFrom(1, 500, 1000, 30_001, 70_000) }), weight: 4 },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
@@ -110,7 +115,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     case 'add':
       return (await s.store.add(queue, cmd.adds.map(newJob))).map((r) => ({ code: r.code, state: r.state, dueAtMs: r.dueAtMs, duplicateOf: r.duplicateOf }));
     case 'claim': {
-      const r = await s.store.claim(queue, cmd.n, cmd.leaseMs, DEFAULT_MAX);
+      const r = await s.store.claim(queue, cmd.n, cmd.leaseMs, DEFAULT_MAX, 'w1');
       assert.deepEqual(r.unreadable, [], `${s.name}: unreadable jobs`);
       for (const j of r.jobs) s.tokens.push(j.token);
       return {
@@ -120,7 +125,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     }
     case 'ack':
       if (model.handouts.length === 0) return 'skip';
-      return (await s.store.complete(queue, [{ id: id(h), token: token(h) }]))[0];
+      return (await s.store.complete(queue, [{ id: id(h), token: token(h), result: `"r${h}"` }]))[0];
     case 'fail':
       if (model.handouts.length === 0) return 'skip';
       return s.store.fail(queue, {
@@ -145,10 +150,13 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     case 'extend':
       if (model.handouts.length === 0) return 'skip';
       return (await s.store.extend(queue, [{ id: id(h), token: token(h) }], cmd.ms))[0];
-    case 'cancel': {
-      const [r] = (await s.store.cancel(queue, [cmd.id])) as [CancelResult];
-      return { cancelled: r.cancelled, state: r.state };
-    }
+    case 'cancel':
+      return (await s.store.cancel(queue, cmd.ids)).map((r: CancelResult) => ({ cancelled: r.cancelled, state: r.state }));
+    case 'drain':
+      return s.store.drain(queue, cmd.before === undefined ? undefined : model.now + cmd.before);
+    case 'retain':
+      await s.store.setRetention(queue, 'completed', cmd.count, cmd.ageMs);
+      return 'done';
     case 'reschedule': {
       const r = await s.store.reschedule(queue, cmd.id, cmd.delayMs, undefined);
       return { rescheduled: r.rescheduled, state: r.state, dueAtMs: r.dueAtMs };
@@ -174,7 +182,7 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'claim':
       return model.claim(cmd.n, cmd.leaseMs);
     case 'ack':
-      return none ? 'skip' : model.complete(h);
+      return none ? 'skip' : model.complete(h, `"r${h}"`);
     case 'fail':
       return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, 'boom');
     case 'snooze':
@@ -184,7 +192,12 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'extend':
       return none ? 'skip' : model.extend(h, cmd.ms);
     case 'cancel':
-      return model.cancel(cmd.id);
+      return cmd.ids.map((id) => model.cancel(id));
+    case 'drain':
+      return model.drain(cmd.before === undefined ? undefined : model.now + cmd.before);
+    case 'retain':
+      model.setRetention(cmd.count, cmd.ageMs);
+      return 'done';
     case 'reschedule':
       return model.reschedule(cmd.id, cmd.delayMs);
     case 'pause':
@@ -213,7 +226,21 @@ async function snapshot(store: Store, queue: string, id: string) {
     maxAttempts: j.maxAttempts,
     leaseExpiresAtMs: j.leaseExpiresAtMs,
     lastError: j.lastError,
+    finishedAtMs: j.finishedAtMs,
+    result: j.result,
   };
+}
+
+/** Every page of a listing, two jobs a page (so cursors are used), as ids. */
+async function listed(store: Store, queue: string, state: 'scheduled' | 'active' | 'dead' | 'completed'): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: ListCursor | undefined;
+  do {
+    const page = await store.list(queue, state, cursor, 2);
+    ids.push(...page.jobs.map((j) => j.id));
+    cursor = page.next;
+  } while (cursor);
+  return ids;
 }
 
 describe('differential: Redis store, memory store and the reference model', () => {
@@ -253,6 +280,19 @@ describe('differential: Redis store, memory store and the reference model', () =
           for (const id of IDS) {
             const want = model.get(id);
             for (const s of subjects) assert.deepEqual(await snapshot(s.store, queue, id), want, `${s.name}: job ${id} after\n${log.join('\n')}`);
+          }
+          const orders = {
+            scheduled: model
+              .inOrder('scheduled', (j) => j.due)
+              .filter((j) => j.due > model.now)
+              .map((j) => j.id),
+            active: model.inOrder('active', (j) => j.leaseDeadline).map((j) => j.id),
+            dead: model.inOrder('dead', (j) => j.finishedAt).map((j) => j.id),
+            completed: model.inOrder('completed', (j) => j.finishedAt).map((j) => j.id),
+          };
+          for (const [state, want] of Object.entries(orders)) {
+            for (const s of subjects)
+              assert.deepEqual(await listed(s.store, queue, state as keyof typeof orders), want, `${s.name}: ${state} listing after\n${log.join('\n')}`);
           }
           for (const s of subjects) {
             const report = await s.store.verify(queue);

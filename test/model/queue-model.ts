@@ -5,7 +5,7 @@
  * order they were made, since each store mints tokens of its own.
  */
 
-export type ModelState = 'scheduled' | 'active' | 'dead';
+export type ModelState = 'scheduled' | 'active' | 'dead' | 'completed';
 
 export interface ModelJob {
   id: string;
@@ -21,6 +21,9 @@ export interface ModelJob {
   mark: 'live' | 'gaveUp' | 'recovered' | 'none';
   leaseDeadline: number;
   lastError: string | undefined;
+  /** Time of death or of completion. */
+  finishedAt: number;
+  result: string | undefined;
 }
 
 export interface ModelAdd {
@@ -43,6 +46,9 @@ export class QueueModel {
   /** Hand-out index -> job id. */
   readonly handouts: string[] = [];
   paused = false;
+  /** Completed-job retention: most kept, longest kept (0 = no bound; both 0 = not kept). */
+  keepCount = 0;
+  keepAgeMs = 0;
   #seq = 0;
 
   constructor(
@@ -85,6 +91,8 @@ export class QueueModel {
         mark: 'none',
         leaseDeadline: 0,
         lastError: undefined,
+        finishedAt: 0,
+        result: undefined,
       });
       return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
     });
@@ -98,7 +106,32 @@ export class QueueModel {
 
   #bury(job: ModelJob): void {
     job.state = 'dead';
+    job.finishedAt = this.now;
     this.deadOrder.push(job.id);
+  }
+
+  /** Jobs in a state in ZSET order: by `score`, then id by bytes. */
+  inOrder(state: ModelState, score: (j: ModelJob) => number): ModelJob[] {
+    return [...this.jobs.values()].filter((j) => j.state === state).sort((a, b) => score(a) - score(b) || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)));
+  }
+
+  /** The retention rule of completed jobs, applied as the stores do: the oldest beyond it go. */
+  #trimCompleted(): void {
+    if (!this.keepCount && !this.keepAgeMs) return;
+    const kept = this.inOrder('completed', (j) => j.finishedAt);
+    const victims = new Set<ModelJob>();
+    if (this.keepAgeMs) for (const j of kept) if (j.finishedAt <= this.now - this.keepAgeMs) victims.add(j);
+    if (this.keepCount) {
+      const left = kept.filter((j) => !victims.has(j));
+      for (const j of left.slice(0, Math.max(0, left.length - this.keepCount))) victims.add(j);
+    }
+    for (const j of victims) this.#remove(j);
+  }
+
+  setRetention(count: number, ageMs: number): void {
+    this.keepCount = count;
+    this.keepAgeMs = ageMs;
+    this.#trimCompleted();
   }
 
   #maxOf(job: ModelJob): number {
@@ -137,12 +170,25 @@ export class QueueModel {
     return { job, live: job !== undefined && job.handout === handout && job.mark === 'live' };
   }
 
-  complete(handout: number): string {
+  complete(handout: number, result: string): string {
     const { job, live } = this.#held(handout);
     if (!job) return 'not_found';
+    if (job.state === 'completed' && job.handout === handout) return 'ok';
     if (!live) return 'lease_lost';
-    this.#remove(job);
+    if (this.keepCount || this.keepAgeMs) {
+      job.state = 'completed';
+      job.mark = 'none';
+      job.finishedAt = this.now;
+      job.result = result;
+      this.#trimCompleted();
+    } else this.#remove(job);
     return 'ok';
+  }
+
+  drain(before: number | undefined): number {
+    const victims = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && (before === undefined || j.due < before));
+    for (const j of victims) this.#remove(j);
+    return victims.length;
   }
 
   extend(handout: number, ms: number): string {
@@ -253,6 +299,8 @@ export class QueueModel {
       maxAttempts: job.maxAttempts,
       leaseExpiresAtMs: job.state === 'active' ? job.leaseDeadline : undefined,
       lastError: job.lastError,
+      finishedAtMs: job.state === 'dead' || job.state === 'completed' ? job.finishedAt : undefined,
+      result: job.state === 'completed' ? job.result : undefined,
     };
   }
 }

@@ -1,6 +1,7 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
 import type { StreamEvent, WakeHandlers } from '../store.js';
 import { Heap } from './heap.js';
+import { byteOrder } from './listing.js';
 
 export interface MemJob {
   id: string;
@@ -71,6 +72,10 @@ export interface MemWorker {
   info: string;
   lastSeen: number;
   expiresAt: number;
+}
+
+function inZsetOrder(jobs: Iterable<MemJob>): MemJob[] {
+  return [...jobs].sort((a, b) => a.diedAt - b.diedAt || byteOrder(a.id, b.id));
 }
 
 function parseCursor(c: string): [number, number] {
@@ -221,8 +226,14 @@ export class MemoryQueue {
     return this.#readyHeap.pop()?.job;
   }
 
+  /** Dead jobs as the dead ZSET orders them: by time of death, then id by bytes. */
   deadInOrder(): MemJob[] {
-    return [...this.dead.values()];
+    return inZsetOrder(this.dead.values());
+  }
+
+  /** Kept completed jobs as the completed ZSET orders them. */
+  completedInOrder(): MemJob[] {
+    return inZsetOrder(this.completedKept.values());
   }
 
   /** Takes a dedup key for `windowMs`. */

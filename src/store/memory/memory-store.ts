@@ -592,7 +592,7 @@ export class MemoryStore implements Store {
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
-    const inOrder = set === 'dead' ? q.deadInOrder() : [...q.completedKept.values()];
+    const inOrder = set === 'dead' ? q.deadInOrder() : q.completedInOrder();
     let victims: MemJob[];
     if ('ids' in target) victims = [...new Set(target.ids)].map((id) => q.jobs.get(id)).filter((j): j is MemJob => j?.where === set);
     else if ('all' in target) victims = inOrder;
@@ -733,7 +733,7 @@ export class MemoryStore implements Store {
     const [maxCount, maxAge] = set === 'dead' ? [q.deadMax, q.deadMaxAge] : [q.doneMax, q.doneMaxAge];
     if (!maxCount && !maxAge) return;
     const limit = Math.max(TRIM_PER_RUN, added);
-    const jobs = set === 'dead' ? q.deadInOrder() : [...q.completedKept.values()];
+    const jobs = set === 'dead' ? q.deadInOrder() : q.completedInOrder();
     const victims: MemJob[] = [];
     if (maxAge) for (const j of jobs) if (j.diedAt <= now - maxAge && victims.length < limit) victims.push(j);
     if (maxCount) {

@@ -712,11 +712,7 @@ export class RedisStore implements Store {
   }
 
   async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {
-    const prefix = set === 'dead' ? 'dead' : 'done';
-    await Promise.all([
-      this.#call(queue, 'set-meta', { what: `${prefix}Max`, value: maxCount }),
-      this.#call(queue, 'set-meta', { what: `${prefix}MaxAge`, value: maxAgeMs }),
-    ]);
+    await this.#call(queue, 'set-meta', { what: set === 'dead' ? 'dead' : 'done', value: `${maxCount}:${maxAgeMs}` });
   }
 
   async retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {

@@ -23,13 +23,16 @@ if memo then
   return out
 end
 
-local lines, gone = {}, {}
+local lines, gone, seen = {}, {}, {}
 local any = false
 for i = 1, each_count() do
   local id = each_arg(i, 'id')
   local state, body, run = job_state(id)
   local code, public = CODE.done, 'scheduled'
-  if state == nil then
+  -- An id named twice: the first cancelled it (its body goes at the end of the call).
+  if seen[id] then
+    code, public = CODE.not_found, ''
+  elseif state == nil then
     -- A body in no set is dangling; cancelling it is what the caller wants anyway.
     if body or run then gone[#gone + 1] = id else code, public = CODE.not_found, '' end
   elseif state == 'active' or state == 'dead' or state == 'completed' then
@@ -39,7 +42,10 @@ for i = 1, each_count() do
     gone[#gone + 1] = id
     emit('cancelled', id)
   end
-  if code == CODE.done then any = true end
+  if code == CODE.done then
+    any = true
+    seen[id] = true
+  end
   out[#out + 1] = code
   out[#out + 1] = public
   lines[#lines + 1] = code .. ':' .. public .. '\n'

@@ -4,11 +4,12 @@ KEYS: base
 ARGV: base, what, value
 Returns: 1 when the setting changed, 0 when it had that value
 `what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
-'deadMax' (jobs) or 'deadMaxAge' (ms), '0' for no cap; 'doneMax' / 'doneMaxAge' the same for
-completed jobs (both '0': completed jobs are not kept; those kept stay until purged).
+'dead' or 'done' (the retention of dead or completed jobs) as '<max jobs>:<max age ms>', '0'
+for no bound (both '0' for done: completed jobs are not kept; those kept stay until purged).
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
-Safe to run twice: the second run finds the value set and returns 0.
+Safe to run twice: the second run finds the value set and returns 0 (a retention rule is
+applied again).
 ]]
 --@include _helpers.lua
 
@@ -41,16 +42,23 @@ if what == 'events' then
   end
   return 1
 end
-if what == 'deadMax' or what == 'deadMaxAge' or what == 'doneMax' or what == 'doneMaxAge' then
-  local current = redis.call('HGET', K_META, what) or '0'
-  if current == value then return 0 end
-  if value == '0' then redis.call('HDEL', K_META, what) else redis.call('HSET', K_META, what, value) end
-  -- Apply the new rule now rather than at the next death or completion.
-  if string.sub(what, 1, 4) == 'dead' then
-    trim_dead(now_ms())
-  else
-    trim_completed(now_ms())
+if what == 'dead' or what == 'done' then
+  -- Both bounds at once, so no moment applies one new bound with one old one.
+  local max, age = string.match(value, '^(%d+):(%d+)$')
+  if not max then return redis.error_reply('set-meta: retention must be <max>:<max age ms>') end
+  local fields = { what .. 'Max', what .. 'MaxAge' }
+  local current = redis.call('HMGET', K_META, fields[1], fields[2])
+  local changed = false
+  for i, v in ipairs({ max, age }) do
+    if (current[i] or '0') ~= v then
+      changed = true
+      if v == '0' then redis.call('HDEL', K_META, fields[i]) else redis.call('HSET', K_META, fields[i], v) end
+    end
   end
-  return 1
+  -- Apply the rule now (even unchanged: its age bound has moved on) rather than at the next
+  -- death or completion.
+  if what == 'dead' then trim_dead(now_ms()) else trim_completed(now_ms()) end
+  if changed then return 1 end
+  return 0
 end
 return redis.error_reply('set-meta: unknown setting ' .. tostring(what))
