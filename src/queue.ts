@@ -586,8 +586,13 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
  * The queues under a connection's prefix (every queue that was ever added to or had a worker,
  * until obliterated), with their counts. One registry read plus one stats call per queue.
  */
-export async function listQueues(opts: ConnectionOptions = {}): Promise<{ name: string; stats: QueueStats }[]> {
-  const { store, owned } = openStore(opts, { connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS, commandTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS });
+export async function listQueues(
+  opts: ConnectionOptions & { connectTimeoutMs?: number; commandTimeoutMs?: number } = {},
+): Promise<{ name: string; stats: QueueStats }[]> {
+  const { store, owned } = openStore(opts, {
+    connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+  });
   try {
     const names = await store.queues();
     return await Promise.all(names.map(async (name) => ({ name, stats: await store.stats(name, 60_000) })));

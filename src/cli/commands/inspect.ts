@@ -1,0 +1,183 @@
+/**
+ * Seeing what a queue holds and cleaning it up: queues, jobs ls, jobs find, workers, drain,
+ * obliterate. Every listing is one bounded library call per page; destructive verbs want --yes.
+ */
+import type { Command } from 'commander';
+import { listQueues } from '../../queue.js';
+import { LIST_STATES, type JobInfo, type ListState } from '../../types.js';
+import {
+  CLI_COMMAND_TIMEOUT_MS,
+  CLI_CONNECT_TIMEOUT_MS,
+  connectionOf,
+  globals,
+  instant,
+  ms,
+  numberOption,
+  output,
+  paint,
+  UsageError,
+  when,
+  withQueue,
+} from '../context.js';
+
+function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n')[0]!;
+}
+
+function short(value: unknown, max = 60): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One line per job, with what matters in its state. */
+function jobLine(j: JobInfo<unknown>, now: number): string {
+  const parts = [paint('bold', j.id)];
+  if (j.state === 'scheduled') parts.push(j.ready ? paint('yellow', `due ${ms(now - j.dueAtMs)} ago`) : `due in ${ms(j.dueAtMs - now)} (${when(j.dueAtMs)})`);
+  if (j.state === 'active') parts.push(`lease till ${when(j.leaseExpiresAtMs)}`, `worker ${j.workerId ?? '—'}`);
+  if (j.state === 'dead') parts.push(`died ${when(j.finishedAtMs)}`, paint('red', firstLine(j.lastError)));
+  if (j.state === 'completed') parts.push(`finished ${when(j.finishedAtMs)}`, `result ${short(j.result, 40)}`);
+  if (j.attempt > 0) parts.push(`attempt ${j.attempt}${j.maxAttempts ? `/${j.maxAttempts}` : ''}`);
+  if (j.progress !== undefined) parts.push(`progress ${short(j.progress, 30)}`);
+  parts.push(paint('dim', short(j.data)));
+  return parts.join('  ');
+}
+
+function limitOption(value: string | undefined, max: number): number | undefined {
+  const n = numberOption('--limit', value);
+  if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > max)) throw new UsageError(`--limit must be a whole number from 1 to ${max} (got ${value})`);
+  return n;
+}
+
+export function inspectCommands(program: Command): void {
+  program
+    .command('queues')
+    .description('the queues under the prefix, with their counts and live workers')
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const rows = await listQueues({ ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS });
+      output(g, rows, () =>
+        rows.length === 0
+          ? 'no queues yet (a queue is listed once a job is added to it or a worker runs on it)'
+          : rows
+              .map(
+                ({ name, stats: s }) =>
+                  `${paint('bold', name.padEnd(24))} scheduled ${String(s.scheduled).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}`,
+              )
+              .join('\n'),
+      );
+    });
+
+  const jobs = program.command('jobs').description('list and find jobs');
+  jobs
+    .command('ls')
+    .description(`one page of the jobs in a state (${LIST_STATES.join(', ')})`)
+    .option('--state <state>', LIST_STATES.join(' | '), 'scheduled')
+    .option('--limit <n>', 'jobs per page (1-1000)', '20')
+    .option('--cursor <cursor>', 'the cursor the previous page printed')
+    .action(async (o: { state: string; limit: string; cursor?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if (!LIST_STATES.includes(o.state as ListState))
+        throw new UsageError(`--state must be one of ${LIST_STATES.join(', ')} (got ${JSON.stringify(o.state)})`);
+      const limit = limitOption(o.limit, 1000)!;
+      const [page, now] = await withQueue(
+        g,
+        async (q) => [await q.jobs.list({ state: o.state as ListState, limit, cursor: o.cursor }), (await q.stats()).nowMs] as const,
+      );
+      output(g, page, () =>
+        [
+          `${page.total} ${page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`,
+          ...page.jobs.map((j) => jobLine(j, now)),
+          ...(page.cursor ? [paint('dim', `next page: delayq jobs ls --state ${page.state} --cursor ${page.cursor}`)] : []),
+        ].join('\n'),
+      );
+    });
+
+  jobs
+    .command('find')
+    .description('find jobs by text in their id or data, or by a value at a JSON path')
+    .argument('[text]', 'text to look for in the id or the data (as JSON text)')
+    .option('--path <path>', 'a path into the data, like customer.email or items[0].sku (with --equals)')
+    .option('--equals <json>', 'the value at --path, as JSON (a bare word is a string)')
+    .option('--limit <n>', 'most matches', '20')
+    .option('--budget <n>', 'most jobs to read', '10000')
+    .option('--cursor <cursor>', 'go on from where the previous search stopped')
+    .action(async (text: string | undefined, o: { path?: string; equals?: string; limit: string; budget: string; cursor?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if ((text === undefined) === (o.path === undefined)) throw new UsageError('give text, or --path with --equals');
+      if (o.path !== undefined && o.equals === undefined) throw new UsageError('--path needs --equals');
+      let equals: unknown;
+      if (o.equals !== undefined) {
+        try {
+          equals = JSON.parse(o.equals);
+        } catch {
+          equals = o.equals;
+        }
+      }
+      const limit = limitOption(o.limit, 1000)!;
+      const budget = numberOption('--budget', o.budget)!;
+      const query = text !== undefined ? { text } : { path: o.path!, equals };
+      const [r, now] = await withQueue(g, async (q) => [await q.jobs.search({ ...query, limit, budget, cursor: o.cursor }), (await q.stats()).nowMs] as const);
+      output(g, r, () =>
+        [
+          `${r.jobs.length} found; searched ${r.scanned.toLocaleString('en')} of ${r.total.toLocaleString('en')} jobs`,
+          ...r.jobs.map((j) => `${jobLine(j, now)}  ${paint('dim', j.state)}`),
+          ...(r.cursor ? [paint('dim', `search on: delayq jobs find … --cursor ${r.cursor}`)] : []),
+        ].join('\n'),
+      );
+      if (r.jobs.length === 0) process.exitCode = 2;
+    });
+
+  program
+    .command('workers')
+    .description('the live workers of the queue (heartbeat within the last 30 s)')
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const [list, s] = await withQueue(g, async (q) => [await q.workers(), await q.stats()] as const);
+      output(g, list, () => {
+        if (list.length === 0) return s.ready > 0 ? paint('red', `no live worker, and ${s.ready} jobs are due`) : 'no live worker';
+        return list
+          .map(
+            (w) =>
+              `${paint('bold', w.id)}  ${w.host} pid ${w.pid}  running ${w.running}/${w.concurrency}  up ${ms(s.nowMs - w.startedAtMs)}  seen ${ms(s.nowMs - w.lastSeenAtMs)} ago  v${w.version}`,
+          )
+          .join('\n');
+      });
+    });
+
+  program
+    .command('drain')
+    .description('remove every scheduled job (or those due before a time); active, dead and completed jobs stay')
+    .option('--due-before <time>', 'only jobs due before this time: ISO 8601 or epoch ms')
+    .option('--yes', 'really remove them')
+    .action(async (o: { dueBefore?: string; yes?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const dueBefore = instant('--due-before', o.dueBefore);
+      if (!o.yes) {
+        const s = await withQueue(g, (q) => q.stats());
+        throw new UsageError(
+          `drain removes ${dueBefore === undefined ? `all ${s.scheduled}` : 'the'} scheduled jobs of ${g.queue}${dueBefore === undefined ? '' : ` due before ${when(dueBefore)}`}: add --yes`,
+        );
+      }
+      const r = await withQueue(g, (q) => q.drain(dueBefore === undefined ? {} : { dueBefore }));
+      output(g, r, () => `drained ${r.removed} scheduled jobs from ${g.queue}`);
+      if (r.removed === 0) process.exitCode = 2;
+    });
+
+  program
+    .command('obliterate')
+    .description('remove everything of the queue: jobs in every state, settings, schedules, events')
+    .option('--force', 'even while jobs are active (their acks will find nothing)')
+    .option('--yes', 'really remove it')
+    .action(async (o: { force?: boolean; yes?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      if (!o.yes) throw new UsageError(`obliterate removes every job and setting of ${g.queue}: add --yes`);
+      const r = await withQueue(g, (q) => q.obliterate({ force: Boolean(o.force) }));
+      const c = r.counts;
+      output(g, r, () =>
+        r.removed
+          ? `obliterated ${g.queue}: ${c.scheduled} scheduled, ${c.active} active, ${c.dead} dead, ${c.completed} completed`
+          : `not obliterated: ${c.active} jobs of ${g.queue} are active (wait, or add --force)`,
+      );
+      if (!r.removed) process.exitCode = 2;
+    });
+}

@@ -1,0 +1,102 @@
+/** The CLI's inspection and clean-up verbs against a real redis-server: queues, jobs ls, jobs find, workers, cancel many, drain, obliterate. */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { Queue, Worker } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
+
+const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+let redis: RedisServer;
+before(async () => {
+  redis = await startRedis();
+});
+after(() => redis.stop());
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('delayq CLI: see and clean up', () => {
+  test('queues, jobs ls with a cursor, jobs find, cancel of many ids', async () => {
+    const name = uniqueName('cli-insp');
+    const g = ['--redis', redis.url, '--queue', name];
+    const q = new Queue<{ email: string }>(name, { connection: redis.url });
+    try {
+      for (let i = 0; i < 5; i++) await q.add({ email: `u${i}@shop.test` }, { id: `o${i}`, delay: 60_000 + i * 1000 });
+      const queues = JSON.parse((await run([...g, 'queues', '--json'])).stdout) as { name: string; stats: { scheduled: number } }[];
+      assert.equal(queues.find((x) => x.name === name)?.stats.scheduled, 5);
+      assert.match((await run([...g, 'queues'])).stdout, new RegExp(`${name}\\s+scheduled\\s+5`));
+
+      const first = JSON.parse((await run([...g, 'jobs', 'ls', '--state', 'scheduled', '--limit', '2', '--json'])).stdout) as {
+        jobs: { id: string }[];
+        cursor: string;
+        total: number;
+      };
+      assert.deepEqual([first.total, first.jobs.map((j) => j.id)], [5, ['o0', 'o1']]);
+      const second = await run([...g, 'jobs', 'ls', '--state', 'scheduled', '--limit', '2', '--cursor', first.cursor]);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /^5 scheduled, showing 2\no2 .*\no3 .*\nnext page: delayq jobs ls --state scheduled --cursor \S+$/m);
+      const bad = await run([...g, 'jobs', 'ls', '--state', 'nope']);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /--state must be one of/);
+
+      const found = await run([...g, 'jobs', 'find', 'u3@']);
+      assert.match(found.stdout, /^1 found; searched 5 of 5 jobs\no3 /);
+      const byPath = JSON.parse((await run([...g, 'jobs', 'find', '--path', 'email', '--equals', 'u4@shop.test', '--json'])).stdout) as {
+        jobs: { id: string }[];
+      };
+      assert.deepEqual(
+        byPath.jobs.map((j) => j.id),
+        ['o4'],
+      );
+      assert.equal((await run([...g, 'jobs', 'find', 'nothing-like-this'])).code, 2);
+
+      const cancelled = await run([...g, 'cancel', 'o0', 'o1', 'nope', '--json']);
+      const answers = JSON.parse(cancelled.stdout) as { cancelled: number };
+      assert.equal(answers.cancelled, 2);
+      assert.equal(cancelled.code, 2, 'one of them was not cancelled');
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('workers shows a live worker; drain and obliterate want --yes and report what they did', async () => {
+    const name = uniqueName('cli-clean');
+    const g = ['--redis', redis.url, '--queue', name];
+    const q = new Queue<number>(name, { connection: redis.url });
+    const w = new Worker<number>(name, () => {}, { connection: redis.url, concurrency: 2 });
+    try {
+      await until(async () => (await q.workers()).length === 1, 'the worker to register');
+      const listed = await run([...g, 'workers']);
+      assert.match(listed.stdout, new RegExp(`^${w.id}  .* pid ${process.pid}  running 0/2`));
+      await w.close();
+      assert.match((await run([...g, 'workers'])).stdout, /^no live worker/);
+
+      for (let i = 0; i < 4; i++) await q.add(i, { delay: 60_000 });
+      const refused = await run([...g, 'drain']);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /drain removes all 4 scheduled jobs .*add --yes/);
+      assert.equal((await q.stats()).scheduled, 4, 'nothing removed without --yes');
+      const drained = await run([...g, 'drain', '--yes']);
+      assert.equal(drained.code, 0, drained.stderr);
+      assert.match(drained.stdout, /drained 4 scheduled jobs/);
+
+      await q.add(1, { id: 'x', delay: 60_000 });
+      const gone = await run([...g, 'obliterate', '--yes', '--json']);
+      assert.deepEqual((JSON.parse(gone.stdout) as { removed: boolean }).removed, true);
+      assert.equal(await q.get('x'), null);
+    } finally {
+      await w.close();
+      await q.close();
+    }
+  });
+});
