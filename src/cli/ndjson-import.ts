@@ -13,7 +13,9 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CLI_COMMAND_TIMEOUT_MS, CLI_CONNECT_TIMEOUT_MS, connectionOf, type GlobalOptions, output, paint } from './context.js';
 import { notChanged, UsageError } from './errors.js';
-import { startProgress } from './progress.js';
+import { type Progress, startProgress } from './progress.js';
+
+const NOTHING_ADDED = 'nothing was added: fix that line and run the import again';
 
 export interface ParsedLines {
   jobs: BulkJob<unknown>[];
@@ -27,12 +29,12 @@ export function jobOfLine(line: string, lineNo: number, defaults: AddOptions): B
   try {
     v = JSON.parse(line);
   } catch (err) {
-    throw new UsageError(`line ${lineNo}: not JSON (${(err as Error).message})`);
+    throw new UsageError(`line ${lineNo}: not JSON (${(err as Error).message})`, NOTHING_ADDED);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v) || !('data' in v)) return { data: v, opts: { ...defaults } };
   const { data, opts } = v as { data: unknown; opts?: unknown };
   if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
-    throw new UsageError(`line ${lineNo}: opts must be an object`);
+    throw new UsageError(`line ${lineNo}: opts must be an object`, NOTHING_ADDED);
   }
   return { data, opts: { ...defaults, ...(opts as AddOptions | undefined) } };
 }
@@ -47,7 +49,7 @@ export function lineError(err: unknown, lineOf: readonly number[]): unknown {
   const line = m ? lineOf[Number(m[1])] : undefined;
   if (!m || line === undefined) return err;
   const rest = err.message.slice(m[0].length).trimStart();
-  return new UsageError(`line ${line}: ${rest}`);
+  return new UsageError(`line ${line}: ${rest}`, NOTHING_ADDED);
 }
 
 async function readLines(file: string | undefined, defaults: AddOptions): Promise<ParsedLines> {
@@ -79,7 +81,7 @@ async function readLines(file: string | undefined, defaults: AddOptions): Promis
  * The store, with its `add` calls counted as they finish: addBulk writes in chunks, and this is
  * how the adding bar moves while one addBulk call validates everything up front.
  */
-function countingAdds(store: Store, onAdded: (n: number) => void): Store {
+function countingAdds(store: Store, onCall: () => void, onAdded: (n: number) => void): Store {
   return new Proxy(store, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
@@ -87,6 +89,7 @@ function countingAdds(store: Store, onAdded: (n: number) => void): Store {
       // Bound to the real store: its methods use private fields, which a proxy does not have.
       if (prop !== 'add') return value.bind(target);
       return async (queue: string, jobs: Parameters<Store['add']>[1]) => {
+        onCall();
         const r = await target.add(queue, jobs);
         onAdded(r.length);
         return r;
@@ -98,19 +101,23 @@ function countingAdds(store: Store, onAdded: (n: number) => void): Store {
 export async function addNdjson(g: GlobalOptions, file: string | undefined, defaults: AddOptions): Promise<void> {
   if (defaults.id !== undefined) throw new UsageError('--id names one job: with --ndjson give each line its own id in "opts"');
   const { jobs, lineOf } = await readLines(file, defaults);
-  const bar = startProgress({ label: 'adding', total: jobs.length, unit: 'jobs' });
+  // Started by the first write, so a validation error never shows an adding bar.
+  let bar: Progress | undefined;
+  const startBar = () => {
+    bar ??= startProgress({ label: 'adding', total: jobs.length, unit: 'jobs' });
+  };
   const { store, owned } = openStore(connectionOf(g), { connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS });
   let added = 0;
   let existing = 0;
   try {
-    const q = new Queue<unknown>(g.queue, { store: countingAdds(store, (n) => bar.tick(n)) });
+    const q = new Queue<unknown>(g.queue, { store: countingAdds(store, startBar, (n) => bar?.tick(n)) });
     // One call: addBulk validates every job before it writes any.
     const results = await q.addBulk(jobs).catch((err: unknown) => {
       throw lineError(err, lineOf);
     });
     for (const r of results) r.added ? added++ : existing++;
   } finally {
-    bar.done();
+    bar?.done();
     if (owned) await store.close();
   }
   output(g, { added, existing }, () => `${paint('green', 'added')} ${added} jobs${existing ? `, ${existing} existed already` : ''}`);

@@ -38,7 +38,8 @@ export function startProgress(opts: ProgressOptions): Progress {
   const format =
     opts.total === undefined
       ? `${opts.label} {value}${unit}  {duration_formatted}`
-      : `${opts.label} [{bar}] {percentage}%${opts.unit ? ` {value}/{total}${unit}` : ''}  {eta_formatted} left`;
+      : // No ETA: cli-progress prints "NULL" until it has enough samples, which reads as a bug.
+        `${opts.label} [{bar}] {percentage}%${opts.unit ? ` {value}/{total}${unit}` : ''}  {duration_formatted}`;
   const bar = new cliProgress.SingleBar({
     format,
     stream,
@@ -48,7 +49,6 @@ export function startProgress(opts: ProgressOptions): Progress {
     clearOnComplete: true,
     // cli-progress would print a plain line every 2 s off a terminal; off a terminal we draw nothing.
     noTTYOutput: false,
-    etaBuffer: 50,
   });
   // Without a total, a bar of 0 would read "100%": give it one it never reaches, and no {bar}.
   bar.start(opts.total ?? Number.MAX_SAFE_INTEGER, 0);
