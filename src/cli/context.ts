@@ -35,14 +35,19 @@ export function connectionOf(g: GlobalOptions): ConnectionOptions {
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 export const CLI_COMMAND_TIMEOUT_MS = 5_000;
 
-export function openQueue(g: GlobalOptions): Queue<unknown> {
-  const opts: QueueOptions = { ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS };
+export interface Timeouts {
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+}
+
+export function openQueue(g: GlobalOptions, timeouts: Timeouts = {}): Queue<unknown> {
+  const opts: QueueOptions = { ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS, ...timeouts };
   return new Queue<unknown>(g.queue, opts);
 }
 
 /** Runs `fn` with a queue that is closed afterwards, whatever happens. */
-export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>): Promise<R> {
-  const q = openQueue(g);
+export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>, timeouts: Timeouts = {}): Promise<R> {
+  const q = openQueue(g, timeouts);
   try {
     return await fn(q);
   } finally {

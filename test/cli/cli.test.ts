@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
 import { assertFailure, run, start } from './run-cli.js';
 
@@ -130,16 +130,34 @@ describe('delayq CLI against a real redis-server', () => {
     }
   });
 
-  test('monitor prints refreshes as JSON lines', async () => {
+  test('monitor --json: one JSON line per refresh with an ISO time; an unreachable Redis gives reconnecting lines', async () => {
     const q = uniqueName('cli');
     const r = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const rows = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { scheduled: number; completedTotal: number });
+      .map((l) => JSON.parse(l) as { time: string; queue: string; scheduled: number; completedTotal: number; throughputPerSec?: number });
     assert.equal(rows.length, 3);
     assert.equal(rows[0]!.scheduled, 0);
+    assert.equal(rows[0]!.queue, q);
+    for (const row of rows) assert.equal(new Date(row.time).toISOString(), row.time);
+    assert.equal(rows[2]!.throughputPerSec, 0, 'a rate once there are two samples');
+
+    const port = await freePort();
+    const down = await run(['--redis', `redis://127.0.0.1:${port}`, '--queue', q, 'monitor', '--count', '1', '--json']);
+    assert.equal(down.code, 0, down.stderr);
+    const row = JSON.parse(down.stdout) as { time: string; reconnecting: boolean; error: string; lastSampleTime: string | null };
+    assert.equal(row.reconnecting, true);
+    assert.match(row.error, new RegExp(`^Redis at 127\\.0\\.0\\.1:${port}`));
+    assert.equal(row.lastSampleTime, null);
+    assert.equal(new Date(row.time).toISOString(), row.time);
+
+    // Off a terminal and without --json: one plain line per refresh.
+    const plain = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '2']);
+    const lines = plain.stdout.trim().split('\n');
+    assert.equal(lines.length, 2);
+    assert.match(lines[0]!, /^delayq monitor — \S+ \S+Z \| scheduled 0 ready 0 active 0 dead 0 \|/);
   });
 
   test('worker runs a handler module and stops cleanly on SIGTERM without losing a job', async () => {
