@@ -37,7 +37,11 @@ Examples:
   $ delayq add '{"orderId":"123"}' --id order:123 --delay 30m --queue order-timeouts
   $ delayq cancel order:123 --queue order-timeouts
   $ delayq stats --queue order-timeouts --json
-  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs`,
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs
+  $ delayq events follow --queue order-timeouts --json
+
+Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 64 usage
+(bad command line or input; nothing was written). Errors: "error: …" on stderr, maybe "hint: …".`,
     );
   addCommand(program);
   jobCommands(program);

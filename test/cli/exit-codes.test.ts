@@ -68,7 +68,7 @@ describe('delayq CLI exit codes and error format', () => {
       const r = await run(args);
       assert.equal(r.code, 64, `delayq ${args.join(' ')}`);
       assert.match(r.stderr, /^Usage: delayq/);
-      assert.doesNotMatch(r.stderr, /error:|outputHelp/);
+      assert.doesNotMatch(r.stderr, /^error:|outputHelp/m);
     }
     const help = await run(['dead', '--help']);
     assert.deepEqual([help.code, help.stderr], [0, '']);
