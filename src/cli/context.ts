@@ -8,8 +8,6 @@ import type { ConnectionOptions, QueueOptions } from '../options.js';
 import { Queue } from '../queue.js';
 import { UsageError, warn } from './errors.js';
 
-export { UsageError };
-
 export interface GlobalOptions {
   queue: string;
   redis?: string;

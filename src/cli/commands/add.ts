@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AddOptions } from '../../options.js';
-import { duration, globals, instant, numberOption, output, paint, UsageError, when, withQueue, writes } from '../context.js';
-import { notChanged } from '../errors.js';
+import { duration, globals, instant, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { notChanged, UsageError } from '../errors.js';
 import { addNdjson } from '../ndjson-import.js';
 import { parseData, readSource } from '../read-input.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { duration, globals, numberOption, output, paint, UsageError, when, withQueue, writes } from '../context.js';
-import { notChanged } from '../errors.js';
+import { duration, globals, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { notChanged, UsageError } from '../errors.js';
 
 export function deadCommands(program: Command): void {
   const dead = program.command('dead').description('the dead set: list, retry, purge');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { duration, globals, instant, ms, output, paint, UsageError, when, withQueue, writes } from '../context.js';
+import { duration, globals, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { QueueStats } from '../../types.js';
-import { hint, notChanged } from '../errors.js';
+import { hint, notChanged, UsageError } from '../errors.js';
 
 export function jobCommands(program: Command): void {
   program

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import type { Handler } from '../../worker.js';
 import { Scheduler } from '../../schedules/scheduler.js';
 import { Worker } from '../../worker.js';
-import { connectionOf, duration, globals, numberOption, paint, UsageError } from '../context.js';
+import { connectionOf, duration, globals, numberOption, paint } from '../context.js';
+import { UsageError } from '../errors.js';
 
 /**
  * Runs a handler module: its default export (or `handler` export) is called for each job.
