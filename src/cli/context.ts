@@ -1,12 +1,12 @@
 /**
  * What every command shares: the global options turned into a Queue, output in text or JSON,
- * colour only on a terminal and never with NO_COLOR, and errors as one line with exit code 1.
+ * colour only on a terminal and never with NO_COLOR. Errors and exit codes: errors.ts.
  */
 import { styleText } from 'node:util';
 import type { Command } from 'commander';
-import { DelayqError } from '../errors.js';
 import type { ConnectionOptions, QueueOptions } from '../options.js';
 import { Queue } from '../queue.js';
+import { UsageError, warn } from './errors.js';
 
 export interface GlobalOptions {
   queue: string;
@@ -33,14 +33,19 @@ export function connectionOf(g: GlobalOptions): ConnectionOptions {
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 export const CLI_COMMAND_TIMEOUT_MS = 5_000;
 
-export function openQueue(g: GlobalOptions): Queue<unknown> {
-  const opts: QueueOptions = { ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS };
+export interface Timeouts {
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+}
+
+export function openQueue(g: GlobalOptions, timeouts: Timeouts = {}): Queue<unknown> {
+  const opts: QueueOptions = { ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS, ...timeouts };
   return new Queue<unknown>(g.queue, opts);
 }
 
 /** Runs `fn` with a queue that is closed afterwards, whatever happens. */
-export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>): Promise<R> {
-  const q = openQueue(g);
+export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>, timeouts: Timeouts = {}): Promise<R> {
+  const q = openQueue(g, timeouts);
   try {
     return await fn(q);
   } finally {
@@ -74,15 +79,29 @@ export function when(epochMs: number | undefined): string {
   return epochMs === undefined ? '—' : new Date(epochMs).toISOString();
 }
 
-/** One line on stderr, then exit 1: the CLI's only way to fail. */
-export function fail(err: unknown): never {
-  const text = err instanceof DelayqError || err instanceof Error ? `${err.name === 'Error' ? 'error' : err.name}: ${err.message}` : `error: ${String(err)}`;
-  process.stderr.write(`${paint('red', text.split('\n')[0]!, process.stderr)}\n`);
-  process.exit(1);
+/** The URL the command's queue will use, as openStore picks it (an empty REDIS_URL is unset). */
+export function storeUrl(g: GlobalOptions): string | undefined {
+  return g.redis ?? (process.env.REDIS_URL || undefined);
 }
 
-export class UsageError extends Error {
-  override name = 'usage';
+const writers = new WeakSet<Command>();
+
+/**
+ * Marks a command as one that writes to the queue. A memory:// store lives only as long as the
+ * process, so such a command on memory:// writes something nobody will ever read: main.ts
+ * warns after it ran (demo and worker are not marked: they run their work in-process).
+ */
+export function writes(cmd: Command): Command {
+  writers.add(cmd);
+  return cmd;
+}
+
+export function warnIfEphemeral(cmd: Command): void {
+  if (!writers.has(cmd)) return;
+  const url = storeUrl(globals(cmd));
+  if (url?.startsWith('memory:')) {
+    warn(`${url} keeps jobs in this process only: what this command wrote is gone once it exits (use --redis redis://… to keep it)`);
+  }
 }
 
 /** Parses a number option, refusing anything that is not one. */

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 /**
  * The delayq command line: a thin layer over the public API. Every command takes the global
- * options; every failure is one line on stderr and exit code 1.
+ * options; every failure goes through fail() (errors.ts): `error:` and maybe `hint:` on
+ * stderr, and an exit code from the documented table.
  */
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { addCommand } from './commands/add.js';
 import { benchCommand } from './commands/bench.js';
+import { cronCommands } from './commands/cron.js';
 import { deadCommands } from './commands/dead.js';
 import { demoCommand } from './commands/demo.js';
+import { eventsCommands } from './commands/events.js';
 import { jobCommands } from './commands/job-ops.js';
 import { monitorCommand } from './commands/monitor.js';
 import { workerCommand } from './commands/worker.js';
-import { fail } from './context.js';
+import { warnIfEphemeral } from './context.js';
+import { fail } from './errors.js';
 
 export function buildProgram(): Command {
   const program = new Command('delayq')
@@ -33,25 +37,46 @@ Examples:
   $ delayq add '{"orderId":"123"}' --id order:123 --delay 30m --queue order-timeouts
   $ delayq cancel order:123 --queue order-timeouts
   $ delayq stats --queue order-timeouts --json
-  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs`,
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs
+  $ delayq events follow --queue order-timeouts --json
+
+Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 64 usage
+(bad command line or input; nothing was written). Errors: "error: …" on stderr, maybe "hint: …".`,
     );
   addCommand(program);
   jobCommands(program);
   deadCommands(program);
   monitorCommand(program);
+  cronCommands(program);
+  eventsCommands(program);
   workerCommand(program);
   demoCommand(program);
   benchCommand(program);
+  program.hook('postAction', (_program, actionCommand) => warnIfEphemeral(actionCommand));
   return program;
 }
 
+/** Every command, the program included, so each can name itself in a usage error. */
+function* allCommands(cmd: Command): Generator<Command> {
+  yield cmd;
+  for (const sub of cmd.commands) yield* allCommands(sub);
+}
+
+const program = buildProgram();
+// The command whose parsing or action failed: its --help is what the hint points at.
+let failedIn: Command = program;
+for (const cmd of allCommands(program)) {
+  cmd.exitOverride((err) => {
+    failedIn = cmd;
+    throw err;
+  });
+}
+program.hook('preAction', (_program, actionCommand) => {
+  failedIn = actionCommand;
+});
+
 try {
-  await buildProgram().parseAsync(process.argv);
+  await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CommanderError) {
-    // --help and --version end here too, successfully.
-    if (err.exitCode === 0) process.exit(0);
-    fail(new Error(err.message.replace(/^error: /, '')));
-  }
-  fail(err);
+  fail(err, failedIn);
 }

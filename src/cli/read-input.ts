@@ -1,6 +1,6 @@
 /** Reads job data for `add`: an argument, a file, or stdin; JSON where it parses, else the text. */
 import { readFile } from 'node:fs/promises';
-import { UsageError } from './context.js';
+import { UsageError } from './errors.js';
 
 export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];

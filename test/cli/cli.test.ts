@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
+import { assertFailure, run, start } from './run-cli.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const HANDLER = fileURLToPath(new URL('./fixtures/record-handler.js', import.meta.url));
 
 let redis: RedisServer;
@@ -23,26 +22,6 @@ after(async () => {
   await redis.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  if (opts.input !== undefined) child.stdin!.end(opts.input);
-  else child.stdin!.end();
-  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
-}
-
-const run = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => start(args, opts).done;
 
 describe('delayq CLI against a real redis-server', () => {
   test('add, get, reschedule, promote, cancel, stats: human and --json output', async () => {
@@ -98,7 +77,7 @@ describe('delayq CLI against a real redis-server', () => {
     }
   });
 
-  test('bad input: one line on stderr, exit code 1, nothing written', async () => {
+  test('bad input: `error:` on stderr (and maybe a `hint:`), exit code 64, nothing written', async () => {
     const q = uniqueName('cli');
     const g = ['--redis', redis.url, '--queue', q];
     const cases: [string[], RegExp, string?][] = [
@@ -106,22 +85,24 @@ describe('delayq CLI against a real redis-server', () => {
       [[...g, 'add', '1', '--id', ''], /id must not be empty/],
       [[...g, 'add', '1', '--delay', '10', '--at', '2030-01-01'], /delay and runAt cannot both be given/],
       [[...g, 'add', '1', '--priority', 'high'], /--priority must be a number/],
-      [[...g, 'add', '--ndjson'], /line 2 is not JSON/, '{"data":1}\nnot json\n'],
+      [[...g, 'add', '--ndjson'], /^line 2: not JSON/, '{"data":1}\nnot json\n'],
       [[...g, 'reschedule', 'x'], /exactly one of --delay and --at/],
       [['--redis', 'http://nope', '--queue', q, 'stats'], /connection must be a redis:\/\//],
       [['--redis', redis.url, '--queue', 'bad name!', 'stats'], /queue/],
-      [[...g, 'frobnicate'], /unknown command/],
+      [[...g, 'frobnicate'], /unknown command 'frobnicate'/],
+      [[...g, 'get'], /missing required argument 'id'/],
       [[...g, 'dead', 'purge'], /exactly one of: ids, --all, --older-than/],
     ];
-    for (const [args, message, input] of cases) {
-      const r = await run(args, input === undefined ? {} : { input });
-      assert.equal(r.code, 1, `${args.join(' ')}: exit ${r.code}`);
-      assert.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: one line, got ${JSON.stringify(r.stderr)}`);
-      assert.match(r.stderr, message, args.join(' '));
-    }
+    await Promise.all(
+      cases.map(async ([args, message, input]) => {
+        const r = await run(args, input === undefined ? {} : { input });
+        assert.match(assertFailure(r, 64, args.join(' ')).message, message, args.join(' '));
+        assert.equal(r.stdout, '', `${args.join(' ')}: nothing on stdout`);
+      }),
+    );
     const queue = new Queue(q, { connection: redis.url });
     try {
-      assert.equal((await queue.stats()).scheduled, 0, 'nothing was written (the NDJSON batch fails before its first write)');
+      assert.equal((await queue.stats()).scheduled, 0, 'nothing was written (the NDJSON import validates every line first)');
     } finally {
       await queue.close();
     }
@@ -149,16 +130,34 @@ describe('delayq CLI against a real redis-server', () => {
     }
   });
 
-  test('monitor prints refreshes as JSON lines', async () => {
+  test('monitor --json: one JSON line per refresh with an ISO time; an unreachable Redis gives reconnecting lines', async () => {
     const q = uniqueName('cli');
     const r = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const rows = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { scheduled: number; completedTotal: number });
+      .map((l) => JSON.parse(l) as { time: string; queue: string; scheduled: number; completedTotal: number; throughputPerSec?: number });
     assert.equal(rows.length, 3);
     assert.equal(rows[0]!.scheduled, 0);
+    assert.equal(rows[0]!.queue, q);
+    for (const row of rows) assert.equal(new Date(row.time).toISOString(), row.time);
+    assert.equal(rows[2]!.throughputPerSec, 0, 'a rate once there are two samples');
+
+    const port = await freePort();
+    const down = await run(['--redis', `redis://127.0.0.1:${port}`, '--queue', q, 'monitor', '--count', '1', '--json']);
+    assert.equal(down.code, 0, down.stderr);
+    const row = JSON.parse(down.stdout) as { time: string; reconnecting: boolean; error: string; lastSampleTime: string | null };
+    assert.equal(row.reconnecting, true);
+    assert.match(row.error, new RegExp(`^Redis at 127\\.0\\.0\\.1:${port}`));
+    assert.equal(row.lastSampleTime, null);
+    assert.equal(new Date(row.time).toISOString(), row.time);
+
+    // Off a terminal and without --json: one plain line per refresh.
+    const plain = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '2']);
+    const lines = plain.stdout.trim().split('\n');
+    assert.equal(lines.length, 2);
+    assert.match(lines[0]!, /^delayq monitor — \S+ \S+Z \| scheduled 0 ready 0 active 0 dead 0 \|/);
   });
 
   test('worker runs a handler module and stops cleanly on SIGTERM without losing a job', async () => {

@@ -1,16 +1,12 @@
-import { createInterface } from 'node:readline';
-import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import type { AddOptions } from '../../options.js';
-import type { BulkJob } from '../../queue.js';
-import { duration, globals, instant, numberOption, output, paint, UsageError, when, withQueue } from '../context.js';
+import { duration, globals, instant, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { notChanged, UsageError } from '../errors.js';
+import { addNdjson } from '../ndjson-import.js';
 import { parseData, readSource } from '../read-input.js';
 
-const BULK = 1000;
-
 export function addCommand(program: Command): void {
-  program
-    .command('add')
+  writes(program.command('add'))
     .description('add a job (data from the argument, --file, or stdin), or many with --ndjson')
     .argument('[data]', 'the job data: JSON, or plain text')
     .option('--id <id>', 'job id (an existing id is left alone unless --replace)')
@@ -20,7 +16,7 @@ export function addCommand(program: Command): void {
     .option('--attempts <n>', 'hand-outs before the dead set')
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
-    .option('--ndjson', 'bulk: one job per line, {"data":…,"opts":{…}} or a bare JSON value')
+    .option('--ndjson', 'bulk: one job per line, {"data":…,"opts":{…}} or a bare JSON value; nothing is written unless every line is valid')
     .addHelpText(
       'after',
       `
@@ -55,41 +51,6 @@ Examples:
           ? `${paint('green', 'added')} ${r.id}, due ${when(r.dueAtMs)}`
           : `${paint('yellow', 'not added')}: ${r.duplicateOf ? `deduplicated by ${r.duplicateOf}` : `${r.id} exists (${r.state}, due ${when(r.dueAtMs)})`}`,
       );
+      if (!r.added) notChanged();
     });
-}
-
-async function addNdjson(g: ReturnType<typeof globals>, file: string | undefined, defaults: AddOptions): Promise<void> {
-  const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  const tty = Boolean(process.stderr.isTTY) && !g.json;
-  let added = 0;
-  let existing = 0;
-  let lineNo = 0;
-  await withQueue(g, async (q) => {
-    let batch: BulkJob<unknown>[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const rs = await q.addBulk(batch);
-      for (const r of rs) r.added ? added++ : existing++;
-      batch = [];
-      if (tty) process.stderr.write(`\r${paint('dim', `added ${added}, existing ${existing}`, process.stderr)}`);
-    };
-    for await (const line of lines) {
-      lineNo++;
-      if (line.trim() === '') continue;
-      let v: unknown;
-      try {
-        v = JSON.parse(line);
-      } catch {
-        throw new UsageError(`line ${lineNo} is not JSON`);
-      }
-      const isJob = typeof v === 'object' && v !== null && !Array.isArray(v) && 'data' in v;
-      const job = isJob ? (v as BulkJob<unknown>) : { data: v };
-      batch.push({ data: job.data, opts: { ...defaults, ...job.opts } });
-      if (batch.length >= BULK) await flush();
-    }
-    await flush();
-  });
-  if (tty) process.stderr.write('\n');
-  output(g, { added, existing }, () => `${paint('green', 'added')} ${added} jobs${existing ? `, ${existing} existed already` : ''}`);
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { UsageError } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
 
 const REPOSITORY = 'https://github.com/delayq/delayq';
 
@@ -16,7 +16,12 @@ export function benchCommand(program: Command): void {
     .option('--systems <names>', 'delayq,bullmq,naive10,naive1000')
     .action(async (o: { quick?: boolean; only?: string; systems?: string }, cmd: Command) => {
       const run = fileURLToPath(new URL('../../../bench/run.js', import.meta.url));
-      if (!existsSync(run)) throw new UsageError(`the benchmark ships with the source repository: git clone ${REPOSITORY}, then npm ci && npm run bench`);
+      if (!existsSync(run))
+        throw new CliError(
+          'the benchmark ships with the source repository, not the package',
+          EXIT.error,
+          `git clone ${REPOSITORY}, then npm ci && npm run bench`,
+        );
       const args = [run, ...(o.quick ? ['--quick'] : []), ...(o.only ? ['--only', o.only] : []), ...(o.systems ? ['--systems', o.systems] : [])];
       if (cmd.optsWithGlobals().json) args.push('--json');
       const child = spawn(process.execPath, args, { stdio: 'inherit' });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { duration, globals, numberOption, output, paint, UsageError, when, withQueue } from '../context.js';
+import { duration, globals, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { notChanged, UsageError } from '../errors.js';
 
 export function deadCommands(program: Command): void {
   const dead = program.command('dead').description('the dead set: list, retry, purge');
@@ -22,8 +23,7 @@ export function deadCommands(program: Command): void {
       );
     });
 
-  dead
-    .command('retry')
+  writes(dead.command('retry'))
     .description('put dead jobs back, due now, with fresh attempts')
     .argument('[ids...]')
     .option('--all', 'every dead job')
@@ -32,11 +32,13 @@ export function deadCommands(program: Command): void {
       if (!o.all && ids.length === 0) throw new UsageError('give ids or --all');
       if (o.all && ids.length > 0) throw new UsageError('give ids or --all, not both');
       const n = await withQueue(g, (q) => q.dead.retry(o.all ? { all: true } : ids));
-      output(g, { retried: n }, () => `retried ${n}`);
+      const asked = new Set(ids).size;
+      output(g, { retried: n }, () => (o.all || n === asked ? `retried ${n}` : `retried ${n} of ${asked} (the others are not dead)`));
+      // Not everything asked for was dead (or, with --all, nothing was): see "not changed".
+      if (o.all ? n === 0 : n < asked) notChanged();
     });
 
-  dead
-    .command('purge')
+  writes(dead.command('purge'))
     .description('delete dead jobs for good')
     .argument('[ids...]')
     .option('--all', 'every dead job')
@@ -48,6 +50,8 @@ export function deadCommands(program: Command): void {
       const n = await withQueue(g, (q) =>
         q.dead.purge(o.all ? { all: true } : o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan)! } : ids),
       );
-      output(g, { purged: n }, () => `purged ${n}`);
+      const asked = new Set(ids).size;
+      output(g, { purged: n }, () => (ids.length === 0 || n === asked ? `purged ${n}` : `purged ${n} of ${asked} (the others are not dead)`));
+      if (ids.length === 0 ? n === 0 : n < asked) notChanged();
     });
 }

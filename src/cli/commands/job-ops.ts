@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { duration, globals, instant, ms, output, paint, UsageError, when, withQueue } from '../context.js';
+import { duration, globals, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import type { QueueStats } from '../../types.js';
+import { hint, notChanged, UsageError } from '../errors.js';
 
 export function jobCommands(program: Command): void {
   program
@@ -11,7 +13,7 @@ export function jobCommands(program: Command): void {
       const job = await withQueue(g, (q) => q.get(id));
       if (!job) {
         output(g, null, () => `no job ${id} (never added, completed, cancelled or purged)`);
-        process.exitCode = 2;
+        notChanged();
         return;
       }
       output(g, job, () =>
@@ -28,19 +30,17 @@ export function jobCommands(program: Command): void {
       );
     });
 
-  program
-    .command('cancel')
+  writes(program.command('cancel'))
     .description('remove a scheduled job (active and dead jobs are left alone)')
     .argument('<id>')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const r = await withQueue(g, (q) => q.cancel(id));
       output(g, r, () => (r.cancelled ? `${paint('green', 'cancelled')} ${id}` : `not cancelled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
-      if (!r.cancelled) process.exitCode = 2;
+      if (!r.cancelled) notChanged();
     });
 
-  program
-    .command('reschedule')
+  writes(program.command('reschedule'))
     .description('give a scheduled job a new due time')
     .argument('<id>')
     .option('--delay <duration>', 'due this long from now')
@@ -56,18 +56,17 @@ export function jobCommands(program: Command): void {
           ? `${paint('green', 'rescheduled')} ${id}, due ${when(r.dueAtMs)}`
           : `not rescheduled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`,
       );
-      if (!r.rescheduled) process.exitCode = 2;
+      if (!r.rescheduled) notChanged();
     });
 
-  program
-    .command('promote')
+  writes(program.command('promote'))
     .description('make a scheduled job due now')
     .argument('<id>')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const r = await withQueue(g, (q) => q.promote(id));
       output(g, r, () => (r.rescheduled ? `${paint('green', 'promoted')} ${id}` : `not promoted: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
-      if (!r.rescheduled) process.exitCode = 2;
+      if (!r.rescheduled) notChanged();
     });
 
   program
@@ -77,7 +76,11 @@ export function jobCommands(program: Command): void {
     .action(async (o: { window: string }, cmd: Command) => {
       const g = globals(cmd);
       const windowMs = duration('--window', o.window)!;
-      const s = await withQueue(g, (q) => q.stats({ windowMs }));
+      const { s, unseen } = await withQueue(g, async (q) => {
+        const s = await q.stats({ windowMs });
+        // Only an empty-looking queue costs the second round trip.
+        return { s, unseen: looksUnseen(s) && (await q.schedules.list()).length === 0 };
+      });
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
@@ -85,19 +88,29 @@ export function jobCommands(program: Command): void {
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due in ${ms(s.nextDueInMs)}`,
         ].join('\n'),
       );
+      // A typo in --queue (or --prefix) reads as an empty queue; say that it may be one.
+      if (unseen) hint(`queue ${JSON.stringify(g.queue)} holds nothing and has never completed a job: is the name right? (--queue, --prefix)`);
     });
 
   for (const [name, verb] of [
     ['pause', 'stop every worker of the queue from claiming'],
     ['resume', 'let workers claim again'],
   ] as const) {
-    program
-      .command(name)
+    writes(program.command(name))
       .description(verb)
       .action(async (_o: unknown, cmd: Command) => {
         const g = globals(cmd);
         const changed = await withQueue(g, (q) => (name === 'pause' ? q.pause() : q.resume()));
-        output(g, { changed }, () => (changed ? `${name}d ${g.queue}` : `${g.queue} was already ${name}d`));
+        output(g, { changed }, () => (changed ? `${name}d ${g.queue}` : `${g.queue} was already ${name === 'pause' ? 'paused' : 'running'}`));
+        if (!changed) notChanged();
       });
   }
+}
+
+/**
+ * Nothing in the queue says it was ever used: no job in any state, none ever completed, not
+ * paused, no event stream. (Schedules are checked by the caller: they need a second call.)
+ */
+export function looksUnseen(s: QueueStats): boolean {
+  return s.scheduled === 0 && s.active === 0 && s.dead === 0 && s.completedTotal === 0 && !s.paused && s.eventStreamLength === undefined;
 }

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import type { Handler } from '../../worker.js';
 import { Scheduler } from '../../schedules/scheduler.js';
 import { Worker } from '../../worker.js';
-import { connectionOf, duration, globals, numberOption, paint, UsageError } from '../context.js';
+import { connectionOf, duration, globals, numberOption, paint } from '../context.js';
+import { UsageError } from '../errors.js';
 
 /**
  * Runs a handler module: its default export (or `handler` export) is called for each job.
@@ -60,12 +61,24 @@ Example:
         json({ event: 'failed', id: job.id, attempt: job.attempt, error: String((err as Error)?.message ?? err) });
         log(`${paint('yellow', 'failed', process.stderr)} ${job.id} (attempt ${job.attempt}): ${String((err as Error)?.message ?? err)}`);
       });
-      worker.on('dead', (job, reason) => log(`${paint('red', 'dead', process.stderr)} ${job.id}: ${reason.split('\n')[0]}`));
-      worker.on('error', (err) => log(`${paint('red', 'error', process.stderr)}: ${err.message}`));
+      // With --json every event is a line on stdout, the outages and dead jobs too: a script
+      // reading the stream must not learn less than a person reading stderr.
+      worker.on('dead', (job, reason) => {
+        json({ event: 'dead', id: job.id, ...('attempt' in job ? { attempt: job.attempt } : {}), reason: reason.split('\n')[0] });
+        log(`${paint('red', 'dead', process.stderr)} ${job.id}: ${reason.split('\n')[0]}`);
+      });
+      worker.on('error', (err) => {
+        json({ event: 'error', error: err.message });
+        log(`${paint('red', 'error', process.stderr)}: ${err.message}`);
+      });
       log(
         `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`,
       );
-      const scheduler = o.schedules ? new Scheduler(g.queue, { ...connectionOf(g), onError: (err) => log(`scheduler error: ${err.message}`) }) : undefined;
+      const onSchedulerError = (err: Error) => {
+        json({ event: 'error', source: 'scheduler', error: err.message });
+        log(`scheduler error: ${err.message}`);
+      };
+      const scheduler = o.schedules ? new Scheduler(g.queue, { ...connectionOf(g), onError: onSchedulerError }) : undefined;
       json({ event: 'started', queue: g.queue, pid: process.pid });
       await new Promise<void>((resolveStop) => {
         const stop = (signal: string) => {
