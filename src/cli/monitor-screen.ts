@@ -5,13 +5,17 @@
  * refresh loop in commands/monitor.ts.
  */
 import { styleText } from 'node:util';
-import type { QueueStats } from '../types.js';
+import type { JobInfo, QueueStats, WorkerInfo } from '../types.js';
 import { ms } from './context.js';
 
 /** One good answer from `queue.stats()`, stamped with the local time it arrived. */
 export interface Sample {
   stats: QueueStats;
   atMs: number;
+  /** The next jobs to fall due (a page of the scheduled listing), when asked for. */
+  next?: JobInfo<unknown>[];
+  /** The live workers, when asked for. */
+  workers?: WorkerInfo[];
 }
 
 export interface MonitorState {
@@ -75,8 +79,28 @@ export function renderMonitor(state: MonitorState, opts: { colour: boolean }): s
       `due in the next ${ms(s.windowMs)} ${num(s.dueWithinWindow, 8)}   next due in ${s.nextDueInMs === undefined ? 'none scheduled' : ms(s.nextDueInMs)}`,
       `completed ${rate(r.completedPerSec)} now, ${rate(r.completedPerSecMinute)} over the last minute   (${s.completedTotal} in all)`,
       `lag ${s.oldestDueAgeMs === undefined ? 'none (no job is due)' : paint(s.oldestDueAgeMs > 1000 ? 'yellow' : 'green', `${ms(s.oldestDueAgeMs)} (the oldest due job has waited this long)`)}`,
-      `event stream ${s.eventStreamLength === undefined ? 'off' : `on, ${s.eventStreamLength} entries`}`,
+      `event stream ${s.eventStreamLength === undefined ? 'off' : `on, ${s.eventStreamLength} entries`}   kept completed ${s.completed}`,
     );
+    // The alarm a delay queue needs most: work is due and nobody is taking it.
+    if (s.workers === 0 && s.ready > 0) lines.push(paint('red', `no live worker, and ${s.ready} jobs are due`));
+    else {
+      const ws = last.workers ?? [];
+      const running = ws.reduce((n, w) => n + w.running, 0);
+      const slots = ws.reduce((n, w) => n + w.concurrency, 0);
+      lines.push(
+        `workers ${s.workers} live${
+          ws.length > 0
+            ? `, running ${running} of ${slots} slots (${ws
+                .map((w) => w.host)
+                .filter((h, i, a) => a.indexOf(h) === i)
+                .join(', ')})`
+            : ''
+        }`,
+      );
+    }
+    if (last.next && last.next.length > 0) {
+      lines.push(`next due: ${last.next.map((j) => `${j.id} in ${ms(Math.max(0, j.dueAtMs - s.nowMs))}`).join(', ')}`);
+    }
   }
 
   if (state.outage) {

@@ -20,6 +20,8 @@ function stats(over: Partial<QueueStats> = {}): QueueStats {
     eventStreamLength: undefined,
     completedTotal: 1000,
     oldestDueAgeMs: 1500,
+    completed: 0,
+    workers: 1,
     ...over,
   };
 }
@@ -36,7 +38,8 @@ describe('monitor screen', () => {
       'due in the next 60.0 s       40   next due in 0 ms',
       'completed 100/s now, 32/s over the last minute   (2000 in all)',
       'lag 1.5 s (the oldest due job has waited this long)',
-      'event stream off',
+      'event stream off   kept completed 0',
+      'workers 1 live',
       'last sample 2030-01-01T00:00:31.000Z (250 ms ago)',
     ]);
     assert.deepEqual(rates(history), { completedPerSec: 100, completedPerSecMinute: 1000 / 31 });
@@ -53,7 +56,31 @@ describe('monitor screen', () => {
     assert.match(lines[2]!, /next due in none scheduled/);
     assert.equal(lines[3], 'completed — now, — over the last minute   (1000 in all)');
     assert.equal(lines[4], 'lag none (no job is due)');
-    assert.equal(lines[5], 'event stream on, 42 entries');
+    assert.equal(lines[5], 'event stream on, 42 entries   kept completed 0');
+  });
+
+  test('live workers, the next due jobs, and the alarm when jobs are due and no worker is live', () => {
+    const worker = {
+      id: 'w1',
+      host: 'box-a',
+      pid: 1,
+      queue: 'q',
+      concurrency: 10,
+      running: 4,
+      startedAtMs: T0,
+      lastSeenAtMs: T0,
+      expiresAtMs: T0 + 30_000,
+      version: '0',
+    };
+    const next = [
+      { id: 'o1', dueAtMs: T0 + 2000 },
+      { id: 'o2', dueAtMs: T0 + 90_000 },
+    ] as never;
+    const busy = renderMonitor({ queue: 'q', nowMs: T0, history: [{ ...sample(T0, { workers: 1 }), workers: [worker], next }] }, { colour: false });
+    assert.ok(busy.includes('workers 1 live, running 4 of 10 slots (box-a)'), busy.join('\n'));
+    assert.ok(busy.includes('next due: o1 in 2.0 s, o2 in 90.0 s'), busy.join('\n'));
+    const idle = renderMonitor({ queue: 'q', nowMs: T0, history: [sample(T0, { workers: 0, ready: 7 })] }, { colour: false });
+    assert.ok(idle.includes('no live worker, and 7 jobs are due'), idle.join('\n'));
   });
 
   test('reconnecting: the clock is the caller’s, the last sample keeps its own time and ages', () => {

@@ -15,10 +15,11 @@ import {
   numberOption,
   output,
   paint,
-  UsageError,
   when,
   withQueue,
+  writes,
 } from '../context.js';
+import { notChanged, UsageError } from '../errors.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -124,7 +125,7 @@ export function inspectCommands(program: Command): void {
           ...(r.cursor ? [paint('dim', `search on: delayq jobs find … --cursor ${r.cursor}`)] : []),
         ].join('\n'),
       );
-      if (r.jobs.length === 0) process.exitCode = 2;
+      if (r.jobs.length === 0) notChanged();
     });
 
   program
@@ -144,8 +145,7 @@ export function inspectCommands(program: Command): void {
       });
     });
 
-  program
-    .command('drain')
+  writes(program.command('drain'))
     .description('remove every scheduled job (or those due before a time); active, dead and completed jobs stay')
     .option('--due-before <time>', 'only jobs due before this time: ISO 8601 or epoch ms')
     .option('--yes', 'really remove them')
@@ -160,11 +160,10 @@ export function inspectCommands(program: Command): void {
       }
       const r = await withQueue(g, (q) => q.drain(dueBefore === undefined ? {} : { dueBefore }));
       output(g, r, () => `drained ${r.removed} scheduled jobs from ${g.queue}`);
-      if (r.removed === 0) process.exitCode = 2;
+      if (r.removed === 0) notChanged();
     });
 
-  program
-    .command('obliterate')
+  writes(program.command('obliterate'))
     .description('remove everything of the queue: jobs in every state, settings, schedules, events')
     .option('--force', 'even while jobs are active (their acks will find nothing)')
     .option('--yes', 'really remove it')
@@ -178,6 +177,6 @@ export function inspectCommands(program: Command): void {
           ? `obliterated ${g.queue}: ${c.scheduled} scheduled, ${c.active} active, ${c.dead} dead, ${c.completed} completed`
           : `not obliterated: ${c.active} jobs of ${g.queue} are active (wait, or add --force)`,
       );
-      if (!r.removed) process.exitCode = 2;
+      if (!r.removed) notChanged();
     });
 }

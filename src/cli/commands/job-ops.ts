@@ -31,13 +31,25 @@ export function jobCommands(program: Command): void {
     });
 
   writes(program.command('cancel'))
-    .description('remove a scheduled job (active and dead jobs are left alone)')
-    .argument('<id>')
-    .action(async (id: string, _o: unknown, cmd: Command) => {
+    .description('remove scheduled jobs (active, dead and completed jobs are left alone); a thousand ids per round trip')
+    .argument('<ids...>')
+    .action(async (ids: string[], _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const r = await withQueue(g, (q) => q.cancel(id));
-      output(g, r, () => (r.cancelled ? `${paint('green', 'cancelled')} ${id}` : `not cancelled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
-      if (!r.cancelled) notChanged();
+      if (ids.length === 1) {
+        const id = ids[0]!;
+        const r = await withQueue(g, (q) => q.cancel(id));
+        output(g, r, () => (r.cancelled ? `${paint('green', 'cancelled')} ${id}` : `not cancelled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+        if (!r.cancelled) notChanged();
+        return;
+      }
+      const r = await withQueue(g, (q) => q.cancelMany(ids));
+      output(g, r, () =>
+        [
+          `cancelled ${r.cancelled} of ${ids.length}`,
+          ...r.results.filter((x) => !x.cancelled).map((x) => `not cancelled: ${x.state ? `${x.id} is ${x.state}` : `no job ${x.id}`}`),
+        ].join('\n'),
+      );
+      if (r.cancelled < ids.length) notChanged();
     });
 
   writes(program.command('reschedule'))

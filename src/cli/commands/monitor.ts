@@ -50,8 +50,8 @@ export function monitorCommand(program: Command): void {
               const askedAt = Date.now();
               state.askingSinceMs = askedAt;
               try {
-                const stats = await q.stats({ windowMs: 60_000 });
-                state.history = withSample(state.history, { stats, atMs: Date.now() });
+                const [stats, next, workers] = await Promise.all([q.stats({ windowMs: 60_000 }), q.jobs.list({ state: 'scheduled', limit: 3 }), q.workers()]);
+                state.history = withSample(state.history, { stats, atMs: Date.now(), next: next.jobs, workers });
                 delete state.outage;
               } catch (err) {
                 if (!(err instanceof ConnectionError)) throw err;
