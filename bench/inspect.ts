@@ -27,7 +27,8 @@ try {
   const kept = new Queue('kept', { connection: redis.url });
   await kept.setRetention({ completed: { count: KEPT * 2 } });
   const before = await used();
-  for (let i = 0; i < KEPT; i += 1000) await kept.addBulk(Array.from({ length: Math.min(1000, KEPT - i) }, (_, k) => ({ data: payload(i + k), opts: { id: `job-${i + k}` } })));
+  for (let i = 0; i < KEPT; i += 1000)
+    await kept.addBulk(Array.from({ length: Math.min(1000, KEPT - i) }, (_, k) => ({ data: payload(i + k), opts: { id: `job-${i + k}` } })));
   const pending = await used();
   let done = 0;
   const w = new Worker('kept', async () => ({ ok: true, ms: 12 }), { connection: redis.url, concurrency: 200, batch: 100 });
@@ -43,7 +44,12 @@ try {
   const t0 = performance.now();
   const now = Date.now();
   for (let i = 0; i < N; i += 1000) {
-    await q.addBulk(Array.from({ length: Math.min(1000, N - i) }, (_, k) => ({ data: payload(i + k), opts: { id: `job-${i + k}`, runAt: now + 3_600_000 + ((i + k) % 50_000) } })));
+    await q.addBulk(
+      Array.from({ length: Math.min(1000, N - i) }, (_, k) => ({
+        data: payload(i + k),
+        opts: { id: `job-${i + k}`, runAt: now + 3_600_000 + ((i + k) % 50_000) },
+      })),
+    );
   }
   console.log(`${N} jobs added in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const time = async (fn: () => Promise<unknown>) => {
