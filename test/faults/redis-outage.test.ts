@@ -172,13 +172,13 @@ describe('Redis unreachable: workers', () => {
 });
 
 describe('Redis unreachable: the CLI', () => {
-  test('stats prints one line naming the address and exits 1 within seconds', async () => {
+  test('stats prints an error naming the address (and a hint) and exits 1 within seconds', async () => {
     const from = performance.now();
     const r = await within(cli(['--redis', NOWHERE, 'stats']).done, 15_000, 'delayq stats');
     const ms = performance.now() - from;
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^ConnectionError: .*127\.0\.0\.1:1.*\n$/);
+    assert.match(r.stderr, /^error: Redis at 127\.0\.0\.1:1: .*\n(hint: .*\n)?$/);
     assert.ok(ms < 10_000, `exited after ${Math.round(ms)} ms`);
   });
 
