@@ -28,7 +28,7 @@ import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
+import type { DeadJob, ListCursor, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import {
   LIST_STATES,
   type AddResult,
@@ -427,16 +427,16 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     }
     if (keys.length === 0) throw new ValidationError('filter', 'needs errorContains or dataContains (or use { all: true })');
     const ids: string[] = [];
-    let cursor: string | undefined;
+    let cursor: ListCursor | undefined;
     do {
-      const page = await this.jobs.list({ state: 'dead', limit: SCAN_STEP, cursor });
+      // The store's pages carry the data as stored: matched as the docs say, with no decoding.
+      const page = await this.#store.list(this.name, 'dead', cursor, SCAN_STEP);
       for (const j of page.jobs) {
-        const data = typeof j.data === 'string' ? j.data : JSON.stringify(j.data);
         if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
-        if (filter.dataContains !== undefined && !(data ?? '').includes(filter.dataContains)) continue;
+        if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
         ids.push(j.id);
       }
-      cursor = page.cursor;
+      cursor = page.next;
     } while (cursor);
     return ids;
   }

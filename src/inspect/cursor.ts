@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import type { ListCursor } from '../store/store.js';
-import type { ListState } from '../types.js';
+import { LIST_STATES, type ListState } from '../types.js';
 
 export function encodeCursor(state: ListState, c: ListCursor): string {
   return Buffer.from(JSON.stringify([state, c.phase, c.score, c.member])).toString('base64url');
@@ -24,6 +24,6 @@ export function decodeCursor(state: ListState, text: unknown): ListCursor | unde
   if (!Array.isArray(parts) || parts.length !== 4 || !parts.every((p) => typeof p === 'string')) throw bad('is not a cursor');
   const [s, phase, score, member] = parts as string[];
   if (s !== state) throw bad(`belongs to the ${s} listing, not ${state}`);
-  if (!['scheduled', 'ready', 'active', 'dead', 'completed'].includes(phase!) || !Number.isFinite(Number(score)) || score === '') throw bad('is not a cursor');
+  if (!LIST_STATES.includes(phase as ListState) || !Number.isFinite(Number(score)) || score === '') throw bad('is not a cursor');
   return { phase: phase!, score: score!, member: member! };
 }

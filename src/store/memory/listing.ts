@@ -3,17 +3,7 @@
  * phase is a list of (score, member) in ZSET order (score, then member by bytes), and a page
  * starts at the first entry after the cursor, whether or not the cursor's job is still there.
  */
-
-/** Byte order of UTF-8 strings, as Redis orders the members of equal score. */
-export function byteOrder(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-/** The ready set's member of a job (see the scripts' ready_member). */
-export function readyMember(due: number, seq: number, id: string): string {
-  return `${String(Math.max(0, due)).padStart(16, '0')}${String(Math.max(0, seq)).padStart(16, '0')}${id}`;
-}
+import { byteOrder } from '../zset-order.js';
 
 export interface PhaseEntry {
   phase: string;

@@ -1,7 +1,7 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
 import type { StreamEvent, WakeHandlers } from '../store.js';
 import { Heap } from './heap.js';
-import { byteOrder } from './listing.js';
+import { byteOrder } from '../zset-order.js';
 
 export interface MemJob {
   id: string;

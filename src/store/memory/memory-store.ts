@@ -11,7 +11,6 @@
  * What it does not give: durability (a restart loses everything) and more than one process.
  */
 import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
-import { workerInfo } from '../redis/redis-store.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -43,7 +42,9 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
-import { byteOrder, pageAfter, readyMember } from './listing.js';
+import { pageAfter } from './listing.js';
+import { readWorkerInfo } from '../worker-info.js';
+import { byteOrder, readyMember } from '../zset-order.js';
 
 /** Expired leases recovered per claim, as in the Redis store. */
 const REAP_LIMIT = 100;
@@ -442,9 +443,11 @@ export class MemoryStore implements Store {
     for (const job of [...q.jobs.values()]) q.remove(job);
     this.#queues.delete(queue);
     this.#registered.delete(queue);
-    // Schedulers and sleeping workers look again, as after the Redis store's publish.
+    // Schedulers and sleeping workers look again, as after the Redis store's publish, and stay
+    // subscribed to the queue that starts afresh under the same name.
     q.schedulesChanged();
-    for (const h of q.subscribers) this.#q(queue).subscribers.add(h);
+    const fresh = this.#q(queue);
+    for (const h of q.subscribers) fresh.subscribers.add(h);
     return { removed: true, counts };
   }
 
@@ -471,14 +474,7 @@ export class MemoryStore implements Store {
     const now = this.#now();
     const out: WorkerInfo[] = [];
     for (const [id, w] of this.#q(queue).workers) {
-      if (w.expiresAt <= now) continue;
-      let parsed: Partial<WorkerInfo> = {};
-      try {
-        parsed = JSON.parse(w.info) as Partial<WorkerInfo>;
-      } catch {
-        // As in the Redis store: an entry that does not read still shows the worker is alive.
-      }
-      out.push(workerInfo(id, parsed, w.lastSeen, w.expiresAt));
+      if (w.expiresAt > now) out.push(readWorkerInfo(id, w.info, w.lastSeen, w.expiresAt));
     }
     return out.sort((a, b) => a.expiresAtMs - b.expiresAtMs || byteOrder(a.id, b.id));
   }

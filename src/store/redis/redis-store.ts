@@ -55,6 +55,7 @@ import {
   type ScriptName,
 } from './wire.js';
 import { verifyQueue } from './verify.js';
+import { readWorkerInfo } from '../worker-info.js';
 
 export interface RedisStoreOptions {
   connection?: RedisConnection | undefined;
@@ -190,22 +191,6 @@ function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | n
   };
 }
 
-/** A WorkerInfo from its stored JSON; fields that do not read show as empty. */
-export function workerInfo(id: string, info: Partial<WorkerInfo>, lastSeenAtMs: number, expiresAtMs: number): WorkerInfo {
-  return {
-    id,
-    host: String(info.host ?? ''),
-    pid: Number(info.pid ?? 0),
-    queue: String(info.queue ?? ''),
-    concurrency: Number(info.concurrency ?? 0),
-    running: Number(info.running ?? 0),
-    startedAtMs: Number(info.startedAtMs ?? 0),
-    lastSeenAtMs,
-    expiresAtMs,
-    version: String(info.version ?? ''),
-  };
-}
-
 function leaseOutcomes(reply: unknown): LeaseOutcome[] {
   // extend answers a deadline (> 1) for a renewed lease.
   return (reply as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
@@ -260,11 +245,17 @@ export class RedisStore implements Store {
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
   }
 
-  /** complete, extend, release: their `id, token` items as flat rows (the ack hot path). */
-  #leaseCall<N extends 'complete' | 'extend' | 'release'>(queue: string, name: N, args: ScriptArgs<N>, leases: LeaseRef[]) {
-    const call = encodeCall(name, this.keys(queue), {} as ScriptKeys<N>, args);
-    call.args.push(...leaseArgs(leases));
+  /** complete, extend, release: their items as flat rows, built by the caller (the ack hot path builds no item objects). */
+  #rowsCall<N extends 'complete' | 'extend' | 'release'>(queue: string, name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>, rows: string[]) {
+    const call = encodeCall(name, this.keys(queue), keys, args);
+    for (const v of rows) call.args.push(v);
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
+  }
+
+  /** The keys of the scripts that read or write the worker registry. */
+  #workerKeys(queue: string): { workers: string; worker_info: string } {
+    const k = this.keys(queue);
+    return { workers: k.workers, worker_info: k.workerInfo };
   }
 
   add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
@@ -349,10 +340,9 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    const call = encodeCall('complete', this.keys(queue), {}, {});
-    // Flat rows, as in #leaseCall: the ack hot path builds no item objects.
-    for (const l of leases) call.args.push(l.id, l.token, l.result ?? '');
-    return leaseOutcomes(await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, call.args, this.#testClockKey)));
+    const rows: string[] = [];
+    for (const l of leases) rows.push(l.id, l.token, l.result ?? '');
+    return leaseOutcomes(await this.#rowsCall(queue, 'complete', {}, {}, rows));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
@@ -369,41 +359,21 @@ export class RedisStore implements Store {
 
   async extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    const k = this.keys(queue);
-    const call = encodeCall(
-      'extend',
-      k,
-      { workers: k.workers, worker_info: k.workerInfo },
-      { lease_ms: leaseMs, worker: beat?.id ?? '', info: beat?.info ?? '', ttl_ms: beat?.ttlMs ?? 0 },
-    );
-    call.args.push(...leaseArgs(leases));
-    return leaseOutcomes(await this.#guard.run(() => runScript(this.#client, 'extend', call.keys, call.args, this.#testClockKey)));
+    const args = { lease_ms: leaseMs, worker: beat?.id ?? '', info: beat?.info ?? '', ttl_ms: beat?.ttlMs ?? 0 };
+    return leaseOutcomes(await this.#rowsCall(queue, 'extend', this.#workerKeys(queue), args, leaseArgs(leases)));
   }
 
   async beat(queue: string, beat: WorkerBeat, gone = false): Promise<void> {
-    const k = this.keys(queue);
-    await this.#call(
-      queue,
-      'worker-beat',
-      { worker: beat.id, info: gone ? '' : beat.info, ttl_ms: beat.ttlMs },
-      { keys: { workers: k.workers, worker_info: k.workerInfo } },
-    );
+    await this.#call(queue, 'worker-beat', { worker: beat.id, info: gone ? '' : beat.info, ttl_ms: beat.ttlMs }, { keys: this.#workerKeys(queue) });
   }
 
   async workers(queue: string): Promise<WorkerInfo[]> {
-    const k = this.keys(queue);
-    const reply = (await this.#call(queue, 'workers', { limit: 1000 }, { keys: { workers: k.workers, worker_info: k.workerInfo } })) as unknown[];
+    const reply = (await this.#call(queue, 'workers', { limit: 1000 }, { keys: this.#workerKeys(queue) })) as unknown[];
     const out: WorkerInfo[] = [];
     for (let i = 1; i < reply.length; i += 3) {
       const entry = String(reply[i + 2]);
       const colon = entry.indexOf(':');
-      let info: Partial<WorkerInfo> = {};
-      try {
-        info = JSON.parse(entry.slice(colon + 1)) as Partial<WorkerInfo>;
-      } catch {
-        // An entry that does not read still shows the worker is alive.
-      }
-      out.push(workerInfo(String(reply[i]), info, Number(entry.slice(0, colon)), num(reply[i + 1])));
+      out.push(readWorkerInfo(String(reply[i]), entry.slice(colon + 1), Number(entry.slice(0, colon)), num(reply[i + 1])));
     }
     return out;
   }
@@ -420,7 +390,7 @@ export class RedisStore implements Store {
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#leaseCall(queue, 'release', {}, leases));
+    return leaseOutcomes(await this.#rowsCall(queue, 'release', {}, {}, leaseArgs(leases)));
   }
 
   async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
@@ -520,7 +490,7 @@ export class RedisStore implements Store {
       queue,
       'obliterate',
       { force: force ? '1' : '0' },
-      { keys: { workers: k.workers, worker_info: k.workerInfo, schedules: k.schedules, schedule_last: k.scheduleLast } },
+      { keys: { ...this.#workerKeys(queue), schedules: k.schedules, schedule_last: k.scheduleLast } },
     )) as number[];
     const removed = codeName('change', code) === 'done';
     if (removed) {

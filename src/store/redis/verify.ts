@@ -8,6 +8,7 @@ import type { Client } from './connection.js';
 import type { VerifyReport } from '../store.js';
 import type { QueueKeys } from './keys.js';
 import { parseRun, tryParseBody } from './packed.js';
+import { readyMember } from '../zset-order.js';
 
 const READY_ID_OFFSET = 32;
 
@@ -74,7 +75,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
     if (list.includes('ready')) {
       const seq = tryParseBody(text)?.seq ?? 0;
-      const expected = `${String(Math.max(0, run?.dueAtMs ?? 0)).padStart(16, '0')}${String(seq).padStart(16, '0')}${id}`;
+      const expected = readyMember(run?.dueAtMs ?? 0, seq, id);
       if (!readySet.has(expected)) problems.push(`job ${id} is ready under a member that does not match its due time and sequence`);
     }
   }
