@@ -15,6 +15,7 @@ import { eventsCommands } from './commands/events.js';
 import { inspectCommands } from './commands/inspect.js';
 import { jobCommands } from './commands/job-ops.js';
 import { monitorCommand } from './commands/monitor.js';
+import { serveCommand } from './commands/serve.js';
 import { workerCommand } from './commands/worker.js';
 import { warnIfEphemeral } from './context.js';
 import { fail } from './errors.js';
@@ -40,6 +41,7 @@ Examples:
   $ delayq stats --queue order-timeouts --json
   $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs
   $ delayq events follow --queue order-timeouts --json
+  $ delayq serve                                       # dashboard and HTTP API on http://127.0.0.1:8787/
 
 Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 64 usage
 (bad command line or input; nothing was written). Errors: "error: …" on stderr, maybe "hint: …".`,
@@ -52,6 +54,7 @@ Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 6
   cronCommands(program);
   eventsCommands(program);
   workerCommand(program);
+  serveCommand(program);
   demoCommand(program);
   benchCommand(program);
   program.hook('postAction', (_program, actionCommand) => warnIfEphemeral(actionCommand));

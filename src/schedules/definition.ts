@@ -44,7 +44,7 @@ export interface StoredDefinition {
 
 const MIN_EVERY_MS = 100;
 
-const specSchema = z.strictObject({
+export const specSchema = z.strictObject({
   cron: z.string().min(1).max(200).optional(),
   every: z
     .number()

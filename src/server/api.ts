@@ -1,0 +1,433 @@
+/**
+ * The JSON API: one route per library operation, each a thin call into Queue. Status codes:
+ * 200 done, 400 bad input (the field named), 404 no such job or schedule, 409 the job is in a
+ * state the action does not fit (or the set grew past what was confirmed), 422 over the bulk
+ * cap, 503 Redis unreachable.
+ */
+import type { Queue } from '../queue.js';
+import type { JobInfo, JobState } from '../types.js';
+import type { Sampler } from './history.js';
+import { HttpError, route, type Route } from './route.js';
+import * as s from './schemas.js';
+
+export interface ApiContext {
+  /** The queue of a path, opened once and shared (404 when the dashboard does not show it). */
+  queue(name: string): Queue<unknown>;
+  sampler: Sampler;
+  /** Most jobs one bulk action may touch. */
+  maxBulk: number;
+  /** Hides payload fields (the host app's hook); undefined shows payloads as they are. */
+  redact: ((data: unknown, job: { queue: string; id: string }) => unknown) | undefined;
+}
+
+function show(q: Queue<unknown>, ctx: ApiContext, job: JobInfo<unknown>): JobInfo<unknown> {
+  return ctx.redact ? { ...job, data: ctx.redact(job.data, { queue: q.name, id: job.id }) } : job;
+}
+
+/** 404 for no job, 409 for a job in a state the action does not fit. */
+function refuseState(id: string, state: JobState | undefined, action: string): never {
+  if (state === undefined) throw new HttpError(404, 'not_found', `no job ${id}`);
+  throw new HttpError(409, 'state', `job ${id} is ${state}: only scheduled jobs can be ${action}`);
+}
+
+/** The `equals` of a path search arrives as JSON text; a bare word means that string. */
+function parseEquals(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+type BulkTarget = { ids: string[] } | { all: true; expect?: number } | { errorContains?: string; dataContains?: string; expect?: number };
+
+/**
+ * Resolves a bulk target on a retained set to ids, refusing more than `maxBulk` (the dashboard
+ * is for handfuls; the CLI does millions) and more than the person confirmed.
+ */
+async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, maxBulk: number): Promise<string[]> {
+  if ('ids' in target) return target.ids;
+  const filter = target as { errorContains?: string; dataContains?: string; expect?: number };
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await q.jobs.list({ state, limit: 1000, cursor });
+    for (const j of page.jobs) {
+      if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
+      if (filter.dataContains !== undefined && !JSON.stringify(j.data ?? null).includes(filter.dataContains)) continue;
+      ids.push(j.id);
+      if (ids.length > maxBulk) {
+        throw new HttpError(
+          422,
+          'bulk_cap',
+          `more than ${maxBulk} ${state} jobs match: the dashboard acts on at most ${maxBulk} at once (use the CLI for more)`,
+        );
+      }
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  if (target.expect !== undefined && ids.length > target.expect) {
+    throw new HttpError(409, 'changed', `${ids.length} jobs match now, more than the ${target.expect} confirmed: look again and confirm`);
+  }
+  return ids;
+}
+
+const STATE_ERRORS = [400, 404, 409];
+
+export function apiRoutes(ctx: ApiContext): Route[] {
+  return [
+    route({
+      method: 'get',
+      path: '/queues',
+      summary: 'Every queue with its counts',
+      tag: 'queues',
+      action: 'read',
+      response: s.queueSummary.array(),
+      async handler() {
+        await ctx.sampler.start();
+        const snap = ctx.sampler.snapshot;
+        if (snap.error && snap.takenAt === 0) throw new HttpError(503, 'unavailable', snap.error);
+        return snap.queues;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/queues/:queue',
+      summary: 'A queue: counts, retention, and the last hour per minute',
+      tag: 'queues',
+      action: 'read',
+      response: s.queueDetail,
+      async handler({ queue }) {
+        void ctx.sampler.start();
+        const [stats, retention] = await Promise.all([queue.stats(), queue.retention()]);
+        return { name: queue.name, stats, retention, history: ctx.sampler.history(queue.name)?.perMinute(stats.nowMs) ?? [] };
+      },
+    }),
+    route<typeof s.timelineQuery._zod.output>({
+      method: 'get',
+      path: '/queues/:queue/timeline',
+      summary: 'Scheduled jobs falling due ahead, counted per bucket (default: the next hour by minute)',
+      tag: 'queues',
+      action: 'read',
+      query: s.timelineQuery,
+      response: s.timeline,
+      // TODO(merge helper/store-history): queue.timeline lands with the store branch.
+      handler: ({ queue, query }) =>
+        (queue as unknown as { timeline(o: { bucketMs?: number; buckets?: number }): Promise<unknown> }).timeline({
+          bucketMs: query.bucketMs,
+          buckets: query.buckets,
+        }),
+    }),
+    route({
+      method: 'get',
+      path: '/queues/:queue/workers',
+      summary: 'Live workers (heartbeat within 30 s)',
+      tag: 'queues',
+      action: 'read',
+      response: s.workerInfo.array(),
+      handler: ({ queue }) => queue.workers(),
+    }),
+    route<typeof s.jobsQuery._zod.output>({
+      method: 'get',
+      path: '/queues/:queue/jobs',
+      summary: "A page of jobs in a state, in that state's order",
+      tag: 'jobs',
+      action: 'read',
+      query: s.jobsQuery,
+      response: s.jobPage,
+      errors: [400],
+      async handler({ queue, query }) {
+        const page = await queue.jobs.list({ state: query.state as 'scheduled', limit: query.limit, cursor: query.cursor });
+        return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
+      },
+    }),
+    route<typeof s.searchQuery._zod.output>({
+      method: 'get',
+      path: '/queues/:queue/search',
+      summary: 'Jobs whose id or payload contains text, or whose payload has a value at a path',
+      tag: 'jobs',
+      action: 'read',
+      query: s.searchQuery,
+      response: s.searchResult,
+      errors: [400, 403],
+      async handler({ queue, query }) {
+        // A search matches the payload as stored: with redaction on, it would let a reader
+        // probe hidden fields one guess at a time, so only ids are searched then.
+        if (ctx.redact && (query.path !== undefined || query.text === undefined)) {
+          throw new HttpError(403, 'redacted', 'payloads are redacted: search by id only', 'path');
+        }
+        const base = { limit: query.limit, budget: query.budget, cursor: query.cursor };
+        const found =
+          query.path !== undefined || query.equals !== undefined
+            ? await queue.jobs.search({ ...base, path: query.path, equals: query.equals === undefined ? undefined : parseEquals(query.equals) })
+            : await queue.jobs.search({ ...base, text: query.text });
+        const jobs = ctx.redact ? found.jobs.filter((j) => j.id.includes(query.text!)) : found.jobs;
+        return { ...found, jobs: jobs.map((j) => show(queue, ctx, j)) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/queues/:queue/jobs/:id',
+      summary: 'One job: state, times, attempts, errors, progress, logs',
+      tag: 'jobs',
+      action: 'read',
+      response: s.jobInfo,
+      errors: [400, 404],
+      async handler({ queue, params }) {
+        const job = await queue.get(params.id!);
+        if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+        return show(queue, ctx, job);
+      },
+    }),
+    route<undefined, typeof s.addBody._zod.output>({
+      method: 'post',
+      path: '/queues/:queue/jobs',
+      summary: 'Adds a job (the options of queue.add)',
+      tag: 'jobs',
+      action: 'write',
+      body: s.addBody,
+      response: s.addResult,
+      errors: [400],
+      handler: ({ queue, body }) => queue.add(body.data, body.opts as Parameters<Queue['add']>[1]),
+      audit: (r) => ({ target: (r as { id: string }).id, count: (r as { added: boolean }).added ? 1 : 0 }),
+    }),
+    route({
+      method: 'post',
+      path: '/queues/:queue/jobs/:id/cancel',
+      summary: 'Cancels a scheduled job',
+      tag: 'jobs',
+      action: 'write',
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const r = await queue.cancel(params.id!);
+        if (!r.cancelled) refuseState(r.id, r.state, 'cancelled');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route<undefined, typeof s.rescheduleBody._zod.output>({
+      method: 'post',
+      path: '/queues/:queue/jobs/:id/reschedule',
+      summary: 'Gives a scheduled job a new due time ({ delay } or { runAt })',
+      tag: 'jobs',
+      action: 'write',
+      body: s.rescheduleBody,
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params, body }) {
+        const r = await queue.reschedule(params.id!, body);
+        if (!r.rescheduled) refuseState(r.id, r.state, 'rescheduled');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'post',
+      path: '/queues/:queue/jobs/:id/promote',
+      summary: 'Makes a scheduled job due now',
+      tag: 'jobs',
+      action: 'write',
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const r = await queue.promote(params.id!);
+        if (!r.rescheduled) refuseState(r.id, r.state, 'promoted');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'post',
+      path: '/queues/:queue/jobs/:id/retry',
+      summary: 'Puts a dead job back, due now, with fresh attempts',
+      tag: 'dead set',
+      action: 'write',
+      response: s.countResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const count = await queue.dead.retry(params.id!);
+        if (count === 0) {
+          const job = await queue.get(params.id!);
+          if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+          throw new HttpError(409, 'state', `job ${params.id} is ${job.state}: only dead jobs can be retried`);
+        }
+        return { count };
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'delete',
+      path: '/queues/:queue/jobs/:id',
+      summary: 'Removes a job: cancels it when scheduled, purges it when dead or completed (active jobs stay)',
+      tag: 'jobs',
+      action: 'write',
+      response: s.countResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const job = await queue.get(params.id!);
+        if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+        let count = 0;
+        if (job.state === 'scheduled') count = (await queue.cancel(job.id)).cancelled ? 1 : 0;
+        else if (job.state === 'dead') count = await queue.dead.purge(job.id);
+        else if (job.state === 'completed') count = await queue.completed.purge(job.id);
+        if (count === 0)
+          throw new HttpError(409, 'state', `job ${job.id} is ${job.state === 'active' ? 'running' : 'changing state'}: try again once it settles`);
+        return { count };
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route<undefined, { ids: string[] }>({
+      method: 'post',
+      path: '/queues/:queue/cancel',
+      summary: `Cancels many scheduled jobs by id (at most ${ctx.maxBulk})`,
+      tag: 'jobs',
+      action: 'write',
+      body: s.idsBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400],
+      async handler({ queue, body }) {
+        return { count: (await queue.cancelMany(body.ids)).cancelled };
+      },
+      audit: (r, { body }) => ({ target: `${body.ids.length} ids`, count: (r as { count: number }).count }),
+    }),
+    route<undefined, BulkTarget>({
+      method: 'post',
+      path: '/queues/:queue/dead/retry',
+      summary: `Retries dead jobs: by ids, all, or by filter (at most ${ctx.maxBulk}; \`expect\` refuses when more match than confirmed)`,
+      tag: 'dead set',
+      action: 'write',
+      body: s.bulkBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400, 409, 422],
+      async handler({ queue, body }) {
+        const ids = await bulkIds(queue, 'dead', body, ctx.maxBulk);
+        return { count: ids.length === 0 ? 0 : await queue.dead.retry(ids) };
+      },
+      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
+    }),
+    route<undefined, BulkTarget>({
+      method: 'post',
+      path: '/queues/:queue/dead/purge',
+      summary: `Deletes dead jobs for good: by ids, all, or by filter (at most ${ctx.maxBulk})`,
+      tag: 'dead set',
+      action: 'write',
+      body: s.bulkBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400, 409, 422],
+      async handler({ queue, body }) {
+        const ids = await bulkIds(queue, 'dead', body, ctx.maxBulk);
+        return { count: ids.length === 0 ? 0 : await queue.dead.purge(ids) };
+      },
+      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
+    }),
+    route<undefined, BulkTarget>({
+      method: 'post',
+      path: '/queues/:queue/completed/purge',
+      summary: `Deletes kept completed jobs: by ids, all, or by filter (at most ${ctx.maxBulk})`,
+      tag: 'jobs',
+      action: 'write',
+      body: s.bulkBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400, 409, 422],
+      async handler({ queue, body }) {
+        const ids = await bulkIds(queue, 'completed', body, ctx.maxBulk);
+        return { count: ids.length === 0 ? 0 : await queue.completed.purge(ids) };
+      },
+      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
+    }),
+    route<undefined, { dueBefore?: number; expect?: number }>({
+      method: 'post',
+      path: '/queues/:queue/drain',
+      summary: 'Removes every scheduled job (or those due before `dueBefore`); `expect` refuses when more are scheduled than confirmed',
+      tag: 'queues',
+      action: 'write',
+      body: s.drainBody,
+      response: s.countResult,
+      errors: [400, 409],
+      async handler({ queue, body }) {
+        if (body.expect !== undefined) {
+          const { scheduled } = await queue.stats();
+          if (scheduled > body.expect && body.dueBefore === undefined) {
+            throw new HttpError(409, 'changed', `${scheduled} jobs are scheduled now, more than the ${body.expect} confirmed: look again and confirm`);
+          }
+        }
+        return { count: (await queue.drain({ dueBefore: body.dueBefore })).removed };
+      },
+      audit: (r, { body }) => ({
+        target: body.dueBefore === undefined ? 'all scheduled' : `due before ${new Date(body.dueBefore).toISOString()}`,
+        count: (r as { count: number }).count,
+      }),
+    }),
+    route({
+      method: 'post',
+      path: '/queues/:queue/pause',
+      summary: 'Stops every worker of the queue from claiming',
+      tag: 'queues',
+      action: 'write',
+      response: s.changed,
+      async handler({ queue }) {
+        return { ok: true, changed: await queue.pause() };
+      },
+      audit: () => ({}),
+    }),
+    route({
+      method: 'post',
+      path: '/queues/:queue/resume',
+      summary: 'Lets the workers claim again',
+      tag: 'queues',
+      action: 'write',
+      response: s.changed,
+      async handler({ queue }) {
+        return { ok: true, changed: await queue.resume() };
+      },
+      audit: () => ({}),
+    }),
+    route({
+      method: 'get',
+      path: '/queues/:queue/schedules',
+      summary: 'Recurring schedules with their next and last occurrence',
+      tag: 'schedules',
+      action: 'read',
+      response: s.scheduleInfo.array(),
+      handler: ({ queue }) => queue.schedules.list(),
+    }),
+    route<undefined, typeof s.scheduleBody._zod.output>({
+      method: 'post',
+      path: '/queues/:queue/schedules/:name',
+      summary: 'Creates or changes a schedule',
+      tag: 'schedules',
+      action: 'write',
+      body: s.scheduleBody,
+      response: s.changed,
+      errors: [400],
+      async handler({ queue, params, body }) {
+        return { ok: true, changed: await queue.schedules.upsert(params.name!, body) };
+      },
+      audit: (_r, { params }) => ({ target: params.name }),
+    }),
+    route({
+      method: 'delete',
+      path: '/queues/:queue/schedules/:name',
+      summary: 'Removes a schedule (jobs it already enqueued stay)',
+      tag: 'schedules',
+      action: 'write',
+      response: s.ok,
+      errors: [404],
+      async handler({ queue, params }) {
+        if (!(await queue.schedules.remove(params.name!))) throw new HttpError(404, 'not_found', `no schedule ${params.name}`);
+        return { ok: true };
+      },
+      audit: (_r, { params }) => ({ target: params.name, count: 1 }),
+    }),
+  ];
+}
+
+function describeTarget(t: BulkTarget): string {
+  if ('ids' in t) return t.ids.length === 1 ? t.ids[0]! : `${t.ids.length} ids`;
+  if ('all' in t) return 'all';
+  const parts: string[] = [];
+  if (t.errorContains !== undefined) parts.push(`error contains ${JSON.stringify(t.errorContains)}`);
+  if (t.dataContains !== undefined) parts.push(`data contains ${JSON.stringify(t.dataContains)}`);
+  return parts.join(' and ') || 'nothing';
+}

@@ -1,0 +1,250 @@
+/**
+ * The dashboard as a Hono app: the JSON API (api.ts) under /api, the live stream, the
+ * OpenAPI document, Prometheus metrics, and the pages (static files shipped in the package).
+ * Mount it anywhere (adapters.ts) or run it alone (serve.ts).
+ */
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { DelayqError, ConnectionError, ValidationError } from '../errors.js';
+import { logSafely, type Logger } from '../logger.js';
+import { DelayqMetrics } from '../metrics/metrics.js';
+import { parseQueueName, parseValue, type ConnectionOptions } from '../options.js';
+import { Queue } from '../queue.js';
+import { openStore } from '../store/open-store.js';
+import { VERSION } from '../version.js';
+import { apiRoutes } from './api.js';
+import { loadAssets } from './assets.js';
+import { Sampler } from './history.js';
+import { liveStream } from './live.js';
+import { openApiDocument } from './openapi.js';
+import { HttpError, type Route } from './route.js';
+import { loginBody } from './schemas.js';
+import { Refusal, SECURITY_HEADERS, Security, type AuthorizeHook } from './security.js';
+
+export interface DashboardOptions extends ConnectionOptions {
+  /** The queues to show. @default every queue in the registry (`listQueues`) */
+  queues?: string[];
+  /** Hides every action and refuses every write. @default false */
+  readOnly?: boolean;
+  /** A shared secret (16+ characters): `Authorization: Bearer <token>`, or typed once into the login page. */
+  token?: string;
+  /** The host app's access rule, told reads from writes; see AuthorizeHook. */
+  authorize?: AuthorizeHook;
+  /** Signs the session and CSRF cookies. @default random per process */
+  secret?: string;
+  /** Origins besides the request's own that may send writes (a proxy that rewrites Host). */
+  allowedOrigins?: string[];
+  /** Where the dashboard is mounted in the host app, e.g. '/admin/queues'. @default '' */
+  basePath?: string;
+  /** Hides payload fields before any page or API answer shows them (search then matches ids only). */
+  redact?: (data: unknown, job: { queue: string; id: string }) => unknown;
+  /** Most jobs one bulk action may touch. @default 1000 */
+  maxBulk?: number;
+  /** How often the counts are sampled for the charts and the live stream. @default 2000 */
+  sampleMs?: number;
+  /** Serve Prometheus metrics at /metrics (needs prom-client). @default true */
+  metrics?: boolean;
+}
+
+export interface AuditLine {
+  audit: true;
+  user: string;
+  action: string;
+  queue: string | undefined;
+  target: string | undefined;
+  count: number | undefined;
+  ip: string | undefined;
+}
+
+export interface Dashboard {
+  /** The Hono app (mount it with `app.route(basePath, dashboard.app)` or use an adapter). */
+  readonly app: Hono;
+  /** The web-standard handler: Request in, Response out. */
+  fetch(request: Request): Response | Promise<Response>;
+  /** Stops sampling and closes the connection the dashboard opened. */
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT = 1024 * 1024;
+
+function errorJson(c: Context, status: number, code: string, message: string, field?: string): Response {
+  return c.json({ error: field === undefined ? { code, message } : { code, message, field } }, status as 400);
+}
+
+function normaliseBase(base: string | undefined): string {
+  if (base === undefined || base === '' || base === '/') return '';
+  if (!/^\/[A-Za-z0-9._~\-/]*[^/]$/.test(base)) throw new TypeError(`basePath must look like /admin/queues (got ${JSON.stringify(base)})`);
+  return base;
+}
+
+export function createDashboard(opts: DashboardOptions = {}): Dashboard {
+  const base = normaliseBase(opts.basePath);
+  const maxBulk = opts.maxBulk ?? 1000;
+  if (!Number.isInteger(maxBulk) || maxBulk < 1 || maxBulk > 100_000) throw new TypeError('maxBulk must be a whole number from 1 to 100000');
+  const allowed = opts.queues?.map((q) => parseQueueName(q));
+  const security = new Security({
+    token: opts.token,
+    authorize: opts.authorize,
+    secret: opts.secret,
+    allowedOrigins: opts.allowedOrigins,
+    cookiePath: base || '/',
+  });
+  const logger: Logger | undefined = opts.logger;
+  const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
+  const queues = new Map<string, Queue<unknown>>();
+  const queue = (name: string): Queue<unknown> => {
+    const n = parseQueueName(name);
+    if (allowed && !allowed.includes(n)) throw new HttpError(404, 'not_found', `no queue ${n} here`);
+    let q = queues.get(n);
+    if (!q) queues.set(n, (q = new Queue<unknown>(n, { store, prefix: opts.prefix })));
+    return q;
+  };
+  const names = async (): Promise<string[]> => allowed ?? (await store.queues());
+  const sampler = new Sampler(names, (n) => queue(n).stats(), opts.sampleMs ?? 2000);
+  const routes = apiRoutes({ queue, sampler, maxBulk, redact: opts.redact });
+  const assets = loadAssets();
+  let metrics: Promise<DelayqMetrics | undefined> | undefined;
+
+  const audit = (line: AuditLine) => {
+    if (logger) logSafely(logger, 'info', line, `delayq dashboard: ${line.action}`);
+    // Without a logger the audit trail still exists: one JSON line per write on stderr.
+    else process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+  };
+
+  const app = new Hono().basePath(base);
+  app.use('*', async (c, next) => {
+    await next();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
+  });
+  app.use('*', async (c, next) => {
+    security.checkHost(c);
+    await next();
+  });
+  app.use('/api/*', bodyLimit({ maxSize: BODY_LIMIT, onError: (c) => errorJson(c, 413, 'too_large', `the body is over ${BODY_LIMIT} bytes`) }));
+
+  app.onError((err, c) => {
+    if (err instanceof Refusal) return errorJson(c, err.status, err.code, err.message);
+    if (err instanceof HttpError) return errorJson(c, err.status, err.code, err.message, err.field);
+    if (err instanceof ValidationError) return errorJson(c, 400, 'validation', err.message, err.field);
+    if (err instanceof ConnectionError) return errorJson(c, 503, 'unavailable', err.message);
+    if (err instanceof DelayqError) return errorJson(c, 500, 'error', err.message);
+    logSafely(logger, 'error', { err }, 'delayq dashboard: a request failed');
+    return errorJson(c, 500, 'internal', 'internal error (see the server log)');
+  });
+  app.notFound((c) => errorJson(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
+
+  // ---- session ----
+  app.get('/api/session', async (c) => {
+    const { user } = await security.authorize(c, 'read');
+    return c.json({
+      version: VERSION,
+      readOnly: opts.readOnly ?? false,
+      canWrite: !opts.readOnly && (await security.canWrite(c)),
+      user,
+      csrfToken: security.csrfToken(c),
+      maxBulk,
+      queues: allowed,
+    });
+  });
+  app.post('/api/login', async (c) => {
+    security.checkSameOrigin(c);
+    if (!security.usesLogin) throw new HttpError(404, 'not_found', 'this dashboard has no token to sign in with');
+    const body = parseValue(loginBody, await readJson(c), 'body');
+    if (!security.login(c, body.token)) {
+      // A wrong token costs the guesser a second.
+      await new Promise((r) => setTimeout(r, 1000));
+      throw new Refusal(401, 'unauthorized', 'wrong token');
+    }
+    return c.json({ ok: true });
+  });
+  app.post('/api/logout', (c) => {
+    security.checkSameOrigin(c);
+    security.logout(c);
+    return c.json({ ok: true });
+  });
+
+  // ---- the API table ----
+  for (const r of routes) mount(r);
+
+  function mount(r: Route): void {
+    app.on(r.method.toUpperCase(), `/api${r.path}`, async (c) => {
+      const { user, viaBearer } = await security.authorize(c, r.action);
+      if (r.action === 'write') {
+        if (opts.readOnly) throw new Refusal(403, 'read_only', 'the dashboard is read-only');
+        security.checkSameOrigin(c);
+        security.checkCsrf(c, viaBearer);
+      }
+      const params = c.req.param() as Record<string, string>;
+      const q = params.queue === undefined ? (undefined as unknown as Queue<unknown>) : queue(params.queue);
+      const query = r.query ? parseValue(r.query, c.req.query(), 'query') : undefined;
+      const body = r.body ? parseValue(r.body, await readJson(c), 'body') : undefined;
+      const input = { c, queue: q, params, query, body };
+      const result = await r.handler(input);
+      if (r.action === 'write') {
+        const facts = r.audit?.(result, input) ?? {};
+        audit({
+          audit: true,
+          user,
+          action: r.summary.split(/[:(]/)[0]!.trim(),
+          queue: q?.name,
+          target: facts.target,
+          count: facts.count,
+          ip: c.req.header('x-forwarded-for') ?? undefined,
+        });
+      }
+      return c.json(result as object);
+    });
+  }
+
+  app.get('/api/live', async (c) => {
+    await security.authorize(c, 'read');
+    const name = c.req.query('queue');
+    return liveStream(c, sampler, name === undefined ? undefined : queue(name), allowed);
+  });
+
+  app.get('/openapi.json', async (c) => {
+    await security.authorize(c, 'read');
+    return c.json(openApiDocument(routes, base, VERSION));
+  });
+
+  app.get('/metrics', async (c) => {
+    await security.authorize(c, 'read');
+    if (opts.metrics === false) throw new HttpError(404, 'not_found', 'metrics are off');
+    metrics ??= import('prom-client').then(
+      async (prom) => DelayqMetrics.create({ registry: new prom.Registry() }),
+      () => undefined,
+    );
+    const m = await metrics;
+    if (!m) throw new HttpError(503, 'unavailable', 'install prom-client to serve metrics');
+    for (const n of await names()) m.observeQueue(queue(n));
+    return c.body(await m.registry.metrics(), 200, { 'content-type': m.registry.contentType });
+  });
+
+  // ---- the pages ----
+  app.get('/', (c) => assets.answer(c, 'index.html'));
+  app.get('/assets/:file', (c) => assets.answer(c, c.req.param('file')));
+  if (base !== '') app.get('', (c) => c.redirect(`${base}/`));
+
+  return {
+    app,
+    fetch: (request) => app.fetch(request),
+    async close() {
+      sampler.stop();
+      for (const q of queues.values()) await q.close();
+      if (owned) await store.close();
+    },
+  };
+}
+
+/** The JSON body of a write; an empty body is `{}`, anything but JSON is refused. */
+async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(400, 'content_type', 'send the body as application/json');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, 'json', `the body is not JSON: ${(err as Error).message}`, 'body');
+  }
+}

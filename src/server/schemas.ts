@@ -1,0 +1,182 @@
+/**
+ * The HTTP API's inputs and outputs as zod schemas. Inputs are checked with them (the job
+ * options are the library's own schemas, so the API refuses exactly what `queue.add` refuses),
+ * and the OpenAPI document is generated from them (openapi.ts).
+ */
+import * as z from 'zod';
+import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
+import { specSchema } from '../schedules/definition.js';
+import { LIST_STATES } from '../types.js';
+
+const wholeQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const jobsQuery = z.strictObject({
+  state: z.enum(LIST_STATES as [string, ...string[]]),
+  limit: wholeQuery(1, 1000).optional(),
+  cursor: z.string().max(2000).optional(),
+});
+
+export const searchQuery = z.strictObject({
+  text: z.string().min(1).max(1000).optional(),
+  path: z.string().min(1).max(200).optional(),
+  /** JSON text of the value at `path` (a bare word is read as a string). */
+  equals: z.string().max(1000).optional(),
+  limit: wholeQuery(1, 1000).optional(),
+  budget: wholeQuery(1, 1_000_000).optional(),
+  cursor: z.string().max(40).optional(),
+});
+
+export const timelineQuery = z.strictObject({
+  bucketMs: wholeQuery(1000, 86_400_000).optional(),
+  buckets: wholeQuery(1, 1440).optional(),
+});
+
+export const addBody = z.strictObject({
+  data: z.unknown(),
+  opts: addOptionsSchema.optional(),
+});
+
+export const rescheduleBody = rescheduleOptionsSchema;
+
+/** How many jobs the person confirmed; the action is refused when more would be touched. */
+const expect = z.number().int().min(0).optional();
+
+export const idsBody = (max: number) => z.strictObject({ ids: z.array(idSchema).min(1).max(max) });
+
+export const bulkBody = (max: number) =>
+  z.union([
+    z.strictObject({ ids: z.array(idSchema).min(1).max(max) }),
+    z.strictObject({ all: z.literal(true), expect }),
+    z
+      .strictObject({ errorContains: z.string().min(1).max(1000).optional(), dataContains: z.string().min(1).max(1000).optional(), expect })
+      .refine((f) => f.errorContains !== undefined || f.dataContains !== undefined, {
+        error: 'give ids, all: true, errorContains or dataContains',
+        path: ['ids'],
+      }),
+  ]);
+
+export const drainBody = z.strictObject({ dueBefore: z.number().int().min(0).optional(), expect });
+
+export const scheduleBody = specSchema;
+
+export const loginBody = z.strictObject({ token: z.string().max(1000) });
+
+// ---- outputs (documentation only: the library's types are the truth) ----
+
+const ms = z.number().int();
+
+export const jobInfo = z.object({
+  id: z.string(),
+  state: z.enum(['scheduled', 'active', 'dead', 'completed']),
+  data: z.unknown(),
+  dueAtMs: ms,
+  ready: z.boolean(),
+  priority: z.number().int(),
+  attempt: z.number().int(),
+  maxAttempts: z.number().int().optional(),
+  createdAtMs: ms,
+  leaseExpiresAtMs: ms.optional(),
+  lastError: z.string().optional(),
+  startedAtMs: ms.optional(),
+  finishedAtMs: ms.optional(),
+  workerId: z.string().optional(),
+  result: z.unknown(),
+  progress: z.unknown(),
+  logs: z.array(z.string()).optional(),
+  errors: z.array(z.object({ attempt: z.number().int(), atMs: ms, error: z.string() })).optional(),
+});
+
+export const queueStats = z.object({
+  scheduled: z.number().int(),
+  ready: z.number().int(),
+  active: z.number().int(),
+  dead: z.number().int(),
+  completed: z.number().int(),
+  workers: z.number().int(),
+  nextDueInMs: ms.optional(),
+  dueWithinWindow: z.number().int(),
+  windowMs: ms,
+  nowMs: ms,
+  paused: z.boolean(),
+  eventStreamLength: z.number().int().optional(),
+  completedTotal: z.number().int(),
+  oldestDueAgeMs: ms.optional(),
+});
+
+export const jobPage = z.object({ state: z.string(), jobs: z.array(jobInfo), total: z.number().int(), cursor: z.string().optional() });
+
+export const searchResult = z.object({
+  jobs: z.array(jobInfo),
+  scanned: z.number().int(),
+  total: z.number().int(),
+  cursor: z.string().optional(),
+});
+
+export const workerInfo = z.object({
+  id: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  queue: z.string(),
+  concurrency: z.number().int(),
+  running: z.number().int(),
+  startedAtMs: ms,
+  lastSeenAtMs: ms,
+  expiresAtMs: ms,
+  version: z.string(),
+});
+
+export const minutePoint = z.object({ t: ms, completed: z.number().int().optional(), lagMaxMs: ms.optional() });
+
+export const queueSummary = z.object({ name: z.string(), stats: queueStats });
+
+export const queueDetail = z.object({
+  name: z.string(),
+  stats: queueStats,
+  retention: z.object({ completed: z.unknown(), dead: z.unknown() }),
+  history: z.array(minutePoint),
+});
+
+export const timeline = z.object({ nowMs: ms, fromMs: ms, bucketMs: ms, counts: z.array(z.number().int()) });
+
+export const scheduleInfo = z.object({
+  name: z.string(),
+  cron: z.string().optional(),
+  every: z.number().int().optional(),
+  tz: z.string(),
+  data: z.unknown(),
+  opts: z.unknown(),
+  missed: z.enum(['latest', 'skip']),
+  lastRunAtMs: ms.optional(),
+  nextRunAtMs: ms.optional(),
+});
+
+export const addResult = z.object({
+  id: z.string(),
+  added: z.boolean(),
+  replaced: z.boolean(),
+  duplicateOf: z.string().optional(),
+  state: z.string(),
+  dueAtMs: ms,
+});
+
+export const changeResult = z.object({ id: z.string(), state: z.string().optional(), dueAtMs: ms.optional() });
+
+export const countResult = z.object({ count: z.number().int() });
+
+export const session = z.object({
+  version: z.string(),
+  readOnly: z.boolean(),
+  canWrite: z.boolean(),
+  user: z.string(),
+  csrfToken: z.string(),
+  maxBulk: z.number().int(),
+  queues: z.array(z.string()).optional(),
+});
+
+export const errorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+});
+
+export const ok = z.object({ ok: z.literal(true) });
+
+export const changed = z.object({ ok: z.literal(true), changed: z.boolean() });

@@ -1,0 +1,234 @@
+/**
+ * Who may read and who may write, and the checks every state-changing request passes:
+ * authentication (a bearer token, a session cookie from the login form, or the host app's
+ * authorize hook), a same-origin check (Sec-Fetch-Site, else Origin), a CSRF token bound to a
+ * signed cookie, and a Host check against DNS rebinding when nothing else guards the server.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+
+export type Action = 'read' | 'write';
+
+/**
+ * The host app's access rule: called on every request with the action it needs. Return false
+ * to refuse, true to allow, or a string to allow and name the user in the audit log.
+ */
+export type AuthorizeHook = (request: Request, action: Action) => boolean | string | Promise<boolean | string>;
+
+export interface SecurityOptions {
+  /** A shared secret: accepted as `Authorization: Bearer <token>` and by the login form. */
+  token?: string;
+  authorize?: AuthorizeHook;
+  /** Signs session and CSRF cookies. @default random per process (sessions end with it) */
+  secret?: string;
+  /** Origins besides the request's own that may send writes (e.g. behind a proxy that rewrites Host). */
+  allowedOrigins?: string[];
+  /** Cookie path: where the dashboard is mounted. */
+  cookiePath: string;
+}
+
+const CSRF_COOKIE = 'dq_csrf';
+const SESSION_COOKIE = 'dq_session';
+const SESSION_TTL_MS = 12 * 3600 * 1000;
+const CSRF_HEADER = 'x-csrf-token';
+
+/** Why a request was refused: HTTP status and a message for the JSON error. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: 401 | 403 | 421,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Host names that only this machine can reach: the whole 127/8, ::1 and localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h);
+}
+
+/** The host part of a Host header ("127.0.0.1:8080", "[::1]:80"). */
+function hostName(header: string): string {
+  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
+  const i = header.lastIndexOf(':');
+  return i === -1 ? header : header.slice(0, i);
+}
+
+/** Compares secrets in constant time (hashing first makes the lengths equal). */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+export class Security {
+  readonly #token: string | undefined;
+  readonly #authorize: AuthorizeHook | undefined;
+  readonly #secret: Buffer;
+  readonly #allowedOrigins: Set<string>;
+  readonly #cookiePath: string;
+
+  constructor(opts: SecurityOptions) {
+    if (opts.token !== undefined && (typeof opts.token !== 'string' || opts.token.length < 16)) {
+      throw new TypeError('token must be a string of at least 16 characters (e.g. `openssl rand -hex 24`)');
+    }
+    this.#token = opts.token;
+    this.#authorize = opts.authorize;
+    this.#secret = opts.secret === undefined ? randomBytes(32) : Buffer.from(opts.secret);
+    this.#allowedOrigins = new Set(opts.allowedOrigins ?? []);
+    this.#cookiePath = opts.cookiePath;
+  }
+
+  /** True when requests must prove who they are (a token or a hook is set). */
+  get authenticates(): boolean {
+    return this.#token !== undefined || this.#authorize !== undefined;
+  }
+
+  /** True when the login form applies (a token is set). */
+  get usesLogin(): boolean {
+    return this.#token !== undefined;
+  }
+
+  #sign(text: string): string {
+    return createHmac('sha256', this.#secret).update(text).digest('base64url');
+  }
+
+  #verifySigned(value: string | undefined, purpose: string): string | undefined {
+    if (!value) return undefined;
+    const dot = value.lastIndexOf('.');
+    if (dot <= 0) return undefined;
+    const body = value.slice(0, dot);
+    return sameSecret(this.#sign(`${purpose}:${body}`), value.slice(dot + 1)) ? body : undefined;
+  }
+
+  #secure(c: Context): boolean {
+    return new URL(c.req.url).protocol === 'https:';
+  }
+
+  /**
+   * Without authentication the server trusts being reachable only from this machine, so the
+   * Host header must name this machine too: a page on evil.example that rebinds its name to
+   * 127.0.0.1 would otherwise be same-origin with the dashboard.
+   */
+  checkHost(c: Context): void {
+    if (this.authenticates) return;
+    const host = c.req.header('host');
+    if (host !== undefined && !isLoopbackHost(hostName(host))) {
+      throw new Refusal(421, 'host', `the dashboard has no authentication and answers only to a loopback host name (got Host: ${host})`);
+    }
+  }
+
+  /** Checks the request may do `action`; returns who it is (for the audit log). */
+  async authorize(c: Context, action: Action): Promise<{ user: string; viaBearer: boolean }> {
+    let user = 'anonymous';
+    let viaBearer = false;
+    if (this.#token !== undefined) {
+      const header = c.req.header('authorization');
+      if (header !== undefined) {
+        const m = /^Bearer\s+(.+)$/i.exec(header);
+        if (!m || !sameSecret(m[1]!.trim(), this.#token)) throw new Refusal(401, 'unauthorized', 'the bearer token is wrong');
+        viaBearer = true;
+        user = 'token';
+      } else {
+        const expiry = Number(this.#verifySigned(getCookie(c, SESSION_COOKIE), 'session'));
+        if (!(expiry > Date.now())) throw new Refusal(401, 'unauthorized', 'sign in with the dashboard token (or send Authorization: Bearer <token>)');
+        user = 'session';
+      }
+    }
+    if (this.#authorize) {
+      const verdict = await this.#authorize(c.req.raw, action);
+      if (verdict === false) {
+        throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
+      }
+      if (typeof verdict === 'string' && verdict !== '') user = verdict;
+    }
+    return { user, viaBearer };
+  }
+
+  /** Whether the request would be allowed to write (for the page to show or hide actions). */
+  async canWrite(c: Context): Promise<boolean> {
+    try {
+      await this.authorize(c, 'write');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * A write must come from the dashboard's own origin: a browser says where a request comes
+   * from in Sec-Fetch-Site (or at least Origin), and a cross-site form or fetch is refused
+   * whatever cookies it carries. Clients that send neither (curl, scripts) pass this check and
+   * still need a CSRF token or a bearer token.
+   */
+  checkSameOrigin(c: Context): void {
+    const site = c.req.header('sec-fetch-site');
+    const origin = c.req.header('origin');
+    if (origin !== undefined && origin !== 'null' && this.#allowedOrigins.has(origin)) return;
+    if (site !== undefined && site !== 'same-origin') {
+      throw new Refusal(403, 'cross_origin', `cross-site request refused (Sec-Fetch-Site: ${site})`);
+    }
+    if (origin !== undefined && origin !== new URL(c.req.url).origin) {
+      throw new Refusal(403, 'cross_origin', `cross-origin request refused (Origin: ${origin})`);
+    }
+  }
+
+  /**
+   * The CSRF token: a signed random value kept in an HttpOnly, SameSite=Strict cookie and sent
+   * back by the page in the X-CSRF-Token header. Another site can neither read the token nor
+   * set the header without a preflight we never grant. A bearer token is not ambient (no
+   * browser adds it by itself), so requests carrying one need no CSRF token.
+   */
+  checkCsrf(c: Context, viaBearer: boolean): void {
+    if (viaBearer) return;
+    const cookie = getCookie(c, CSRF_COOKIE);
+    const header = c.req.header(CSRF_HEADER);
+    if (!cookie || !header || !this.#verifySigned(cookie, 'csrf') || !sameSecret(cookie, header)) {
+      throw new Refusal(403, 'csrf', 'missing or wrong CSRF token: read it from GET /api/session and send it as X-CSRF-Token');
+    }
+  }
+
+  /** The request's CSRF token, minting one (and its cookie) when it has none. */
+  csrfToken(c: Context): string {
+    const current = getCookie(c, CSRF_COOKIE);
+    if (current && this.#verifySigned(current, 'csrf')) return current;
+    const body = randomBytes(18).toString('base64url');
+    const token = `${body}.${this.#sign(`csrf:${body}`)}`;
+    setCookie(c, CSRF_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: this.#cookiePath, secure: this.#secure(c) });
+    return token;
+  }
+
+  /** Checks a token typed into the login form and starts a session (a signed expiry in a cookie). */
+  login(c: Context, token: unknown): boolean {
+    if (this.#token === undefined || typeof token !== 'string' || !sameSecret(token, this.#token)) return false;
+    const expiry = String(Date.now() + SESSION_TTL_MS);
+    setCookie(c, SESSION_COOKIE, `${expiry}.${this.#sign(`session:${expiry}`)}`, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: this.#cookiePath,
+      secure: this.#secure(c),
+      maxAge: SESSION_TTL_MS / 1000,
+    });
+    return true;
+  }
+
+  logout(c: Context): void {
+    setCookie(c, SESSION_COOKIE, '', { httpOnly: true, sameSite: 'Strict', path: this.#cookiePath, maxAge: 0 });
+  }
+}
+
+/**
+ * Headers on every answer: a Content-Security-Policy that allows no inline script or style and
+ * nothing from another origin, no framing, no sniffing, no referrer.
+ */
+export const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+};
