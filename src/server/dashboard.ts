@@ -95,9 +95,9 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   const queue = (name: string): Queue<unknown> => {
     const n = parseQueueName(name);
     if (allowed && !allowed.includes(n)) throw new HttpError(404, 'not_found', `no queue ${n} here`);
-    let q = queues.get(n);
-    if (!q) queues.set(n, (q = new Queue<unknown>(n, { store, prefix: opts.prefix })));
-    return q;
+    const open = queues.get(n) ?? new Queue<unknown>(n, { store, prefix: opts.prefix });
+    queues.set(n, open);
+    return open;
   };
   const names = async (): Promise<string[]> => allowed ?? (await store.queues());
   const sampler = new Sampler(names, (n) => queue(n).stats(), opts.sampleMs ?? 2000);

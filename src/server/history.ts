@@ -132,8 +132,8 @@ export class Sampler extends EventEmitter<SamplerEvents> {
       const stats = await Promise.all(names.map((n) => this.#stats(n)));
       const queues = names.map((name, i) => ({ name, stats: stats[i]! }));
       for (const q of queues) {
-        let h = this.#histories.get(q.name);
-        if (!h) this.#histories.set(q.name, (h = new QueueHistory()));
+        const h = this.#histories.get(q.name) ?? new QueueHistory();
+        this.#histories.set(q.name, h);
         h.push({ t: q.stats.nowMs, stats: q.stats });
       }
       for (const name of this.#histories.keys()) if (!names.includes(name)) this.#histories.delete(name);

@@ -51,7 +51,7 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
     };
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body) } } };
     if (r.action === 'write') op.description = 'Needs the X-CSRF-Token header (from GET /api/session) unless sent with a bearer token.';
-    (paths[path] ??= {})[r.method] = op;
+    paths[path] = { ...paths[path], [r.method]: op };
   }
   return {
     openapi: '3.1.0',
