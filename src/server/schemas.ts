@@ -31,10 +31,12 @@ export const timelineQuery = z.strictObject({
   buckets: wholeQuery(1, 1440).optional(),
 });
 
-export const addBody = z.strictObject({
-  data: z.unknown(),
-  opts: addOptionsSchema.optional(),
-});
+export const addBody = z
+  .strictObject({
+    data: z.unknown(),
+    opts: addOptionsSchema.optional(),
+  })
+  .refine((b) => 'data' in b, { error: 'is required (any JSON value, null included)', path: ['data'] });
 
 export const rescheduleBody = rescheduleOptionsSchema;
 

@@ -1,0 +1,333 @@
+/**
+ * The dashboard's HTTP API on both stores: every operation, the error statuses, the bulk cap
+ * and confirmation, redaction, and the audit trail. Security has its own file.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { createDashboard, type AuditLine, type Dashboard, type DashboardOptions } from '../../src/server/dashboard.js';
+import { uniqueName } from '../helpers/names.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
+import { ApiClient } from './client.js';
+
+interface Backend {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Options that put a queue, a worker and a dashboard on the same data. */
+  options(): { store: Store } | { connection: string };
+}
+
+let redis: RedisServer | undefined;
+let memory: MemoryStore | undefined;
+const backends: Backend[] = [
+  {
+    name: 'memory',
+    async start() {
+      memory = new MemoryStore();
+    },
+    async stop() {},
+    options: () => ({ store: memory! }),
+  },
+  {
+    name: 'redis',
+    async start() {
+      redis = await startRedis();
+    },
+    stop: async () => redis?.stop(),
+    options: () => ({ connection: redis!.url }),
+  },
+];
+
+/** A logger that keeps what it is given (the audit lines). */
+function captureLogger(): { lines: AuditLine[]; logger: DashboardOptions['logger'] } {
+  const lines: AuditLine[] = [];
+  const keep = (obj: unknown) => {
+    if (typeof obj === 'object' && obj !== null && (obj as AuditLine).audit) lines.push(obj as AuditLine);
+  };
+  return { lines, logger: { debug() {}, info: keep, warn() {}, error() {} } };
+}
+
+for (const backend of backends) {
+  describe(`dashboard API (${backend.name})`, () => {
+    const open: { close(): Promise<void> }[] = [];
+    const track = <T extends { close(): Promise<void> }>(x: T): T => {
+      open.push(x);
+      return x;
+    };
+    before(() => backend.start());
+    after(async () => {
+      for (const o of open.reverse()) await o.close().catch(() => {});
+      await backend.stop();
+    });
+
+    function setUp(extra: Partial<DashboardOptions> = {}): { q: Queue; dash: Dashboard; api: ApiClient; audit: AuditLine[]; name: string } {
+      const name = uniqueName('api');
+      const q = track(new Queue(name, backend.options()));
+      const { lines, logger } = captureLogger();
+      const dash = track(createDashboard({ ...backend.options(), logger, sampleMs: 200, ...extra }));
+      return { q, dash, api: new ApiClient(dash), audit: lines, name };
+    }
+
+    /** Makes dead jobs: a worker whose handler gives up at once. */
+    async function kill(q: Queue, ids: string[]): Promise<void> {
+      for (const id of ids) await q.add({ id, doomed: true }, { id });
+      const w = new Worker(
+        q.name,
+        async () => {
+          throw new UnrecoverableError('payment provider said no');
+        },
+        { ...backend.options(), concurrency: 5 },
+      );
+      try {
+        await until(async () => (await Promise.all(ids.map((id) => q.get(id)))).every((j) => j?.state === 'dead'), `${ids.length} dead jobs`);
+      } finally {
+        await w.close();
+      }
+    }
+
+    test('a job goes in, is listed, found, read, rescheduled, promoted and cancelled', async () => {
+      const { api, name, audit } = setUp();
+      const s = await api.session();
+      assert.equal(s.status, 200);
+      assert.equal(s.body.canWrite, true);
+      assert.equal(s.body.readOnly, false);
+
+      const added = await api.post(`/api/queues/${name}/jobs`, {
+        data: { orderId: 'A-1', customer: { email: 'ann@example.com' } },
+        opts: { id: 'order:1', delay: 60_000 },
+      });
+      assert.equal(added.status, 200, JSON.stringify(added.body));
+      assert.deepEqual([added.body.id, added.body.added, added.body.state], ['order:1', true, 'scheduled']);
+      await api.post(`/api/queues/${name}/jobs`, { data: { orderId: 'B-2' }, opts: { id: 'order:2', delay: 120_000 } });
+
+      const page = await api.get(`/api/queues/${name}/jobs?state=scheduled&limit=1`);
+      assert.equal(page.status, 200);
+      assert.equal(page.body.total, 2);
+      assert.deepEqual(
+        page.body.jobs.map((j: { id: string }) => j.id),
+        ['order:1'],
+      );
+      const next = await api.get(`/api/queues/${name}/jobs?state=scheduled&limit=1&cursor=${encodeURIComponent(page.body.cursor)}`);
+      assert.deepEqual(
+        next.body.jobs.map((j: { id: string }) => j.id),
+        ['order:2'],
+      );
+
+      const byText = await api.get(`/api/queues/${name}/search?text=ann%40example`);
+      assert.deepEqual(
+        byText.body.jobs.map((j: { id: string }) => j.id),
+        ['order:1'],
+      );
+      const byPath = await api.get(`/api/queues/${name}/search?path=orderId&equals=${encodeURIComponent('"B-2"')}`);
+      assert.deepEqual(
+        byPath.body.jobs.map((j: { id: string }) => j.id),
+        ['order:2'],
+      );
+      const bare = await api.get(`/api/queues/${name}/search?path=orderId&equals=B-2`);
+      assert.equal(bare.body.jobs.length, 1, 'a bare word is read as a string');
+
+      const job = await api.get(`/api/queues/${name}/jobs/order%3A1`);
+      assert.equal(job.status, 200);
+      assert.equal(job.body.data.customer.email, 'ann@example.com');
+
+      const moved = await api.post(`/api/queues/${name}/jobs/order%3A1/reschedule`, { delay: 300_000 });
+      assert.equal(moved.status, 200, JSON.stringify(moved.body));
+      assert.ok(moved.body.dueAtMs > added.body.dueAtMs);
+      const promoted = await api.post(`/api/queues/${name}/jobs/order%3A2/promote`);
+      assert.equal(promoted.status, 200);
+      const ready = await api.get(`/api/queues/${name}/jobs?state=ready`);
+      assert.deepEqual(
+        ready.body.jobs.map((j: { id: string }) => j.id),
+        ['order:2'],
+      );
+
+      assert.equal((await api.post(`/api/queues/${name}/jobs/order%3A1/cancel`)).status, 200);
+      const again = await api.post(`/api/queues/${name}/jobs/order%3A1/cancel`);
+      assert.equal(again.status, 404, 'a cancelled job is gone');
+      assert.equal((await api.get(`/api/queues/${name}/jobs/order%3A1`)).status, 404);
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.target, a.count]),
+        [
+          ['Adds a job', 'order:1', 1],
+          ['Adds a job', 'order:2', 1],
+          ['Gives a scheduled job a new due time', 'order:1', 1],
+          ['Makes a scheduled job due now', 'order:2', 1],
+          ['Cancels a scheduled job', 'order:1', 1],
+        ],
+      );
+      assert.ok(audit.every((a) => a.user === 'anonymous' && a.queue === name));
+    });
+
+    test('bad input is a 400 naming the field, and writes nothing', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      const bad = await api.post(`/api/queues/${name}/jobs`, { data: 1, opts: { delay: -5 } });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error.field, 'body.opts.delay');
+      assert.match(bad.body.error.message, /must not be negative/);
+      const unknown = await api.post(`/api/queues/${name}/jobs`, { data: 1, opts: { dealy: 5 } });
+      assert.equal(unknown.status, 400);
+      assert.equal(unknown.body.error.field, 'body.opts.dealy');
+      const state = await api.get(`/api/queues/${name}/jobs?state=finished`);
+      assert.equal(state.status, 400);
+      assert.equal(state.body.error.field, 'query.state');
+      const notJson = await api.call('POST', `/api/queues/${name}/jobs`, { headers: { 'content-type': 'application/json' }, body: undefined });
+      assert.equal(notJson.status, 400, 'an empty body has no data');
+      const badName = await api.get('/api/queues/no%20spaces/jobs?state=scheduled');
+      assert.equal(badName.status, 400);
+      assert.equal(badName.body.error.field, 'queue name');
+      assert.equal((await q.stats()).scheduled, 0);
+      const wrongState = await api.post(`/api/queues/${name}/jobs/nope/promote`);
+      assert.equal(wrongState.status, 404);
+    });
+
+    test('dead jobs: retried one by one or in bulk, purged, capped and confirmed', async () => {
+      const { api, name, q, audit } = setUp({ maxBulk: 3 });
+      await api.session();
+      await kill(q, ['d1', 'd2', 'd3', 'd4']);
+      const dead = await api.get(`/api/queues/${name}/jobs?state=dead`);
+      assert.equal(dead.body.total, 4);
+      const one = await api.get(`/api/queues/${name}/jobs/d1`);
+      assert.match(one.body.lastError, /payment provider said no/);
+
+      const retried = await api.post(`/api/queues/${name}/jobs/d1/retry`);
+      assert.equal(retried.status, 200);
+      assert.equal((await q.get('d1'))?.state, 'scheduled');
+      assert.equal((await api.post(`/api/queues/${name}/jobs/d1/retry`)).status, 409, 'a scheduled job is not retried');
+      assert.equal((await api.call('DELETE', `/api/queues/${name}/jobs/d1`)).body.count, 1, 'a scheduled job is removed by cancelling it');
+
+      const overCap = await api.post(`/api/queues/${name}/dead/purge`, { all: true });
+      // Three dead jobs fit the cap of three; add one more to go over it.
+      assert.equal(overCap.status, 200);
+      assert.equal(overCap.body.count, 3);
+      await kill(q, ['e1', 'e2', 'e3', 'e4']);
+      const refused = await api.post(`/api/queues/${name}/dead/retry`, { all: true });
+      assert.equal(refused.status, 422);
+      assert.match(refused.body.error.message, /at most 3/);
+      const tooMany = await api.post(`/api/queues/${name}/dead/retry`, { ids: ['e1', 'e2', 'e3', 'e4'] });
+      assert.equal(tooMany.status, 400, 'ids beyond the cap are bad input');
+
+      const unconfirmed = await api.post(`/api/queues/${name}/dead/purge`, { errorContains: 'payment', expect: 2 });
+      assert.equal(unconfirmed.status, 422, 'four match, over the cap');
+      const filtered = await api.post(`/api/queues/${name}/dead/retry`, { ids: ['e1', 'e2'] });
+      assert.equal(filtered.body.count, 2);
+      const confirmedLow = await api.post(`/api/queues/${name}/dead/purge`, { errorContains: 'payment', expect: 1 });
+      assert.equal(confirmedLow.status, 409, 'two match, more than the one confirmed');
+      const confirmed = await api.post(`/api/queues/${name}/dead/purge`, { errorContains: 'payment', expect: 2 });
+      assert.equal(confirmed.body.count, 2);
+      const nothing = await api.post(`/api/queues/${name}/dead/purge`, {});
+      assert.equal(nothing.status, 400, 'an empty filter is not "all"');
+      assert.equal((await q.stats()).dead, 0);
+      const purges = audit.filter((a) => a.action === 'Deletes dead jobs for good');
+      assert.deepEqual(
+        purges.map((a) => [a.target, a.count]),
+        [
+          ['all', 3],
+          ['error contains "payment"', 2],
+        ],
+      );
+    });
+
+    test('drain needs a confirmed count; pause and resume; schedules; workers; timeline; queue detail', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      for (let i = 0; i < 5; i++) await q.add({ i }, { delay: 60_000 * (i + 1) });
+      const refused = await api.post(`/api/queues/${name}/drain`, { expect: 3 });
+      assert.equal(refused.status, 409);
+      const drained = await api.post(`/api/queues/${name}/drain`, { expect: 5 });
+      assert.equal(drained.body.count, 5);
+
+      assert.deepEqual((await api.post(`/api/queues/${name}/pause`)).body, { ok: true, changed: true });
+      assert.deepEqual((await api.post(`/api/queues/${name}/pause`)).body, { ok: true, changed: false });
+      assert.equal((await q.stats()).paused, true);
+      await api.post(`/api/queues/${name}/resume`);
+      assert.equal((await q.stats()).paused, false);
+
+      const up = await api.post(`/api/queues/${name}/schedules/nightly`, { cron: '0 2 * * *', tz: 'Europe/Berlin', data: { report: 'sales' } });
+      assert.equal(up.status, 200, JSON.stringify(up.body));
+      const badCron = await api.post(`/api/queues/${name}/schedules/broken`, { cron: 'every day', tz: 'UTC' });
+      assert.equal(badCron.status, 400);
+      assert.equal(badCron.body.error.field, 'cron');
+      const list = await api.get(`/api/queues/${name}/schedules`);
+      assert.equal(list.body.length, 1);
+      assert.equal(list.body[0].tz, 'Europe/Berlin');
+      assert.ok(list.body[0].nextRunAtMs > Date.now() - 60_000);
+      assert.equal((await api.call('DELETE', `/api/queues/${name}/schedules/nightly`)).status, 200);
+      assert.equal((await api.call('DELETE', `/api/queues/${name}/schedules/nightly`)).status, 404);
+
+      const w = track(new Worker(name, async () => {}, backend.options()));
+      const workers = await until(async () => {
+        const r = await api.get(`/api/queues/${name}/workers`);
+        return r.body.length === 1 ? r.body : undefined;
+      }, 'the worker listed');
+      assert.equal(workers[0].id, w.id);
+
+      const detail = await api.get(`/api/queues/${name}`);
+      assert.equal(detail.status, 200);
+      assert.equal(detail.body.stats.workers, 1);
+      assert.equal(detail.body.retention.completed, null);
+      assert.ok(Array.isArray(detail.body.history));
+    });
+
+    test('every job route answers 404 for a job that is not there, and 409 for one in the wrong state', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      for (const [method, path, body] of [
+        ['POST', 'cancel', undefined],
+        ['POST', 'promote', undefined],
+        ['POST', 'reschedule', { delay: 1000 }],
+        ['POST', 'retry', undefined],
+        ['DELETE', '', undefined],
+      ] as const) {
+        const r = await api.call(method, `/api/queues/${name}/jobs/ghost${path ? `/${path}` : ''}`, { body });
+        assert.equal(r.status, 404, `${method} ${path}`);
+      }
+      await kill(q, ['gone']);
+      const r = await api.post(`/api/queues/${name}/jobs/gone/cancel`);
+      assert.equal(r.status, 409);
+      assert.match(r.body.error.message, /is dead/);
+      assert.equal((await api.call('DELETE', `/api/queues/${name}/jobs/gone`)).body.count, 1);
+    });
+
+    test('redaction hides payload fields everywhere and limits search to ids', async () => {
+      const { api, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }) });
+      await q.add({ orderId: 'R-1', card: '4242 4242 4242 4242' }, { id: 'order:R-1' });
+      const job = await api.get(`/api/queues/${name}/jobs/order%3AR-1`);
+      assert.equal(job.body.data.card, '[redacted]');
+      assert.equal(job.body.data.orderId, 'R-1');
+      const page = await api.get(`/api/queues/${name}/jobs?state=ready`);
+      assert.equal(page.body.jobs[0].data.card, '[redacted]');
+      const probe = await api.get(`/api/queues/${name}/search?text=4242`);
+      assert.equal(probe.body.jobs.length, 0, 'a redacted field cannot be found by guessing');
+      const byId = await api.get(`/api/queues/${name}/search?text=R-1`);
+      assert.equal(byId.body.jobs.length, 1);
+      assert.equal(byId.body.jobs[0].data.card, '[redacted]');
+      assert.equal((await api.get(`/api/queues/${name}/search?path=card&equals=x`)).status, 403);
+    });
+
+    test('the queue list, the OpenAPI document and the metrics', async () => {
+      const { api, name, q } = setUp();
+      await q.add({ x: 1 });
+      const queues = await until(async () => {
+        const r = await api.get('/api/queues');
+        return r.body.find((x: { name: string }) => x.name === name);
+      }, 'the queue in the list');
+      assert.equal(queues.stats.scheduled, 1);
+
+      const doc = await api.get('/openapi.json');
+      assert.equal(doc.body.openapi, '3.1.0');
+      const ops = Object.values(doc.body.paths as Record<string, Record<string, { requestBody?: unknown }>>).flatMap((p) => Object.keys(p));
+      assert.ok(ops.length >= 23, `${ops.length} operations`);
+      const add = doc.body.paths['/api/queues/{queue}/jobs'].post;
+      const opts = add.requestBody.content['application/json'].schema.properties.opts;
+      assert.equal(opts.properties.priority.maximum, 1_000_000, 'the library schema, as is');
+      assert.ok(add.responses['400'] && add.responses['403']);
+
+      const metrics = await api.get('/metrics');
+      assert.equal(metrics.status, 200);
+      assert.match(metrics.body, new RegExp(`delayq_jobs\\{queue="${name}",state="scheduled"\\} 1`));
+    });
+  });
+}
