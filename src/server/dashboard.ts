@@ -221,9 +221,15 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   });
 
   // ---- the pages ----
-  app.get('/', (c) => assets.answer(c, 'index.html'));
+  // The page lives at `<base>/` with the slash, so its relative links (assets/…, api/…) resolve
+  // under the mount; Hono folds `<base>/` into `<base>`, hence the path is matched by hand.
+  app.get('*', async (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    if (path === `${base}/`) return assets.answer(c, 'index.html');
+    if (base !== '' && path === base) return c.redirect(`${base}/`);
+    await next();
+  });
   app.get('/assets/:file', (c) => assets.answer(c, c.req.param('file')));
-  if (base !== '') app.get('', (c) => c.redirect(`${base}/`));
 
   return {
     app,

@@ -33,7 +33,18 @@ async function inProject(file: string, args: string[], timeout = 30_000): Promis
 describe('the packed package', () => {
   test('holds what a user needs and nothing built for us', () => {
     const files = project.files;
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/main.js']) {
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/cli/main.js',
+      'dist/src/server/index.js',
+      // The dashboard's pages ship ready to serve: no build step for the user.
+      'dist/src/server/public/index.html',
+    ]) {
       assert.ok(files.includes(f), `${f} is in the package`);
     }
     assert.deepEqual(
@@ -62,7 +73,7 @@ describe('the packed package', () => {
   test('no type declaration imports an optional peer', () => {
     for (const f of project.files.filter((x) => x.endsWith('.d.ts'))) {
       const text = readFileSync(join(project.pkgDir, f), 'utf8');
-      assert.doesNotMatch(text, /(from|import\()\s*['"](prom-client|@opentelemetry\/)/, f);
+      assert.doesNotMatch(text, /(from|import\()\s*['"]@opentelemetry\//, f);
     }
   });
 
@@ -73,12 +84,13 @@ describe('the packed package', () => {
     await assert.rejects(inProject(process.execPath, [main, 'bench']), /git clone https:\/\/github\.com\/delayq\/delayq/);
   });
 
-  test('require() from a CommonJS file: a Queue on memory:// adds a job and counts it, without the optional peers', async () => {
+  test('require() from a CommonJS file: a Queue on memory:// adds a job and counts it, without the optional peer; the dashboard answers', async () => {
     writeFileSync(
       join(project.dir, 'consumer.cjs'),
       `'use strict';
 const { Queue, VERSION } = require('delayq');
-for (const peer of ['@opentelemetry/api', 'prom-client']) {
+const { createDashboard } = require('delayq/dashboard');
+for (const peer of ['@opentelemetry/api']) {
   let found = true;
   try { require.resolve(peer); } catch { found = false; }
   if (found) throw new Error(peer + ' is installed: this check needs it absent');
@@ -91,6 +103,11 @@ try { new Queue('traced', { connection: 'memory://', tracing: true }); } catch (
   const again = await queue.add({ orderId: '123' }, { id: 'order:123', delay: 60000 });
   const stats = await queue.stats();
   await queue.close();
+  const dashboard = createDashboard({ connection: 'memory://' });
+  const page = await dashboard.fetch(new Request('http://127.0.0.1/'));
+  const job = await dashboard.fetch(new Request('http://127.0.0.1/api/queues/orders/jobs/order:123'));
+  if (page.status !== 200 || (await job.json()).id !== 'order:123') throw new Error('the dashboard did not answer');
+  await dashboard.close();
   console.log(JSON.stringify({ VERSION, added: added.added, again: again.added, scheduled: stats.scheduled, tracingError }));
 })().catch((err) => { console.error(err); process.exit(1); });
 `,
@@ -128,6 +145,7 @@ try { new Queue('traced', { connection: 'memory://', tracing: true }); } catch (
     writeFileSync(
       join(project.dir, 'consumer.ts'),
       `import { DelayqMetrics, Queue, ValidationError, Worker, type Job, type MetricsRegistry, type QueueStats, type TracerLike } from 'delayq';
+import { createDashboard, type AuthorizeHook } from 'delayq/dashboard';
 
 interface Order { orderId: string }
 const queue = new Queue<Order>('orders', { connection: 'memory://' });
@@ -142,7 +160,9 @@ const registry: MetricsRegistry = { contentType: 'text/plain', metrics: async ()
 const create: (opts?: { registry?: MetricsRegistry }) => Promise<DelayqMetrics> = DelayqMetrics.create;
 const err: boolean = new Error('x') instanceof ValidationError;
 console.log(added, stats.scheduled, registry.contentType, typeof create, err);
-await Promise.all([worker.close(), traced.close(), queue.close()]);
+const authorize: AuthorizeHook = (req, action) => action === 'read' || req.headers.get('x-role') === 'ops';
+const dashboard = createDashboard({ connection: 'memory://', basePath: '/admin/queues', authorize, readOnly: false });
+await Promise.all([worker.close(), traced.close(), queue.close(), dashboard.close()]);
 `,
     );
     writeFileSync(

@@ -44,7 +44,9 @@ export class ApiClient {
 
   async call(method: string, path: string, opts: CallOptions = {}): Promise<Answer> {
     const origin = typeof this.target === 'string' ? this.target.replace(/\/$/, '') : this.origin;
-    const headers: Record<string, string> = { host: new URL(origin).host, 'sec-fetch-site': 'same-origin' };
+    // fetch sets Host itself (and refuses one given); in-process, it is given like a browser would.
+    const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin' };
+    if (typeof this.target !== 'string') headers.host = new URL(origin).host;
     if (method !== 'GET') headers.origin = origin;
     if (this.#cookies.size > 0) headers.cookie = [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (this.#csrf && !opts.noCsrf && method !== 'GET') headers['x-csrf-token'] = this.#csrf;
