@@ -480,8 +480,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * The job with its state, times, lease holder, progress, logs and (kept completed jobs) its
-   * result, or null. Data that is not valid JSON is returned as its raw text.
+   * The job with its state, times, lease holder, progress, logs, its last failed attempts
+   * (`errors`) and (kept completed jobs) its result, or null. Data that is not valid JSON is
+   * returned as its raw text.
    */
   async get(id: string): Promise<JobInfo<T> | null> {
     const info = await this.#store.get(this.name, parseId(id));

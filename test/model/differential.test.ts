@@ -2,8 +2,9 @@
  * The differential test: random sequences of store calls (add, addBulk, cancel, reschedule,
  * promote, claim, ack, fail, snooze, release, extend, lease expiry through clock steps,
  * pause/resume, dead retry/purge) run against the Redis store, the memory store and the
- * reference model, with every answer compared, then every job's state and verify() on both
- * stores. Calls with old tokens come for free: a call names any hand-out made so far.
+ * reference model, with every answer compared, then every job's state (its error history
+ * included) and verify() on both stores. Calls with old tokens come for free: a call names any
+ * hand-out made so far.
  *
  * Both stores run on one frozen clock that only the test moves (the Redis scripts read it from
  * a key: RedisStore's testClockKey), so lease expiry and due times are exact, not raced.
@@ -131,7 +132,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       return s.store.fail(queue, {
         id: id(h),
         token: token(h),
-        error: 'boom',
+        error: `boom ${h}`,
         retryDelayMs: cmd.retryDelayMs,
         dead: cmd.dead,
         defaultMaxAttempts: DEFAULT_MAX,
@@ -184,7 +185,7 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'ack':
       return none ? 'skip' : model.complete(h, `"r${h}"`);
     case 'fail':
-      return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, 'boom');
+      return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, `boom ${h}`);
     case 'snooze':
       return none ? 'skip' : model.snooze(h, cmd.delayMs, cmd.deadline === undefined ? undefined : model.now + cmd.deadline);
     case 'release':
@@ -228,6 +229,7 @@ async function snapshot(store: Store, queue: string, id: string) {
     lastError: j.lastError,
     finishedAtMs: j.finishedAtMs,
     result: j.result,
+    errors: j.errors,
   };
 }
 

@@ -41,6 +41,7 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
+import { ERROR_HISTORY_LENGTH } from '../store.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -151,6 +152,7 @@ export class MemoryStore implements Store {
         result: undefined,
         progress: undefined,
         logs: undefined,
+        errors: undefined,
         version: 0,
       };
       q.jobs.set(job.id, job);
@@ -262,6 +264,8 @@ export class MemoryStore implements Store {
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     job.token = `-${req.token}`;
     job.lastError = req.error;
+    // As fail.lua: both ways (retry, dead) are an entry; the re-send answered above adds none.
+    job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.error }].slice(-ERROR_HISTORY_LENGTH);
     if (req.dead || job.attempts >= max) {
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
@@ -765,6 +769,8 @@ function info(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
     result: job.result,
     progress: job.progress,
     logs: withLogs ? job.logs : undefined,
+    // Copies: the caller may change what it got without changing the stored history.
+    errors: withLogs ? job.errors?.map((e) => ({ ...e })) : undefined,
   };
 }
 

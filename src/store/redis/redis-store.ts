@@ -35,12 +35,13 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
+import { ERROR_HISTORY_LENGTH } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
 import { queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
-import { parseBody, parseRun, tryParseBody, asciiOnly } from './packed.js';
+import { parseBody, parseErrors, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import {
   CLAIM_JOB_FIELDS,
@@ -188,6 +189,7 @@ function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | n
     result: optStr(reply[i + 6]),
     progress: optStr(reply[i + 7]),
     logs: logLines,
+    errors: parseErrors(optStr(reply[i + 9])),
   };
 }
 
@@ -353,6 +355,7 @@ export class RedisStore implements Store {
       retry_ms: req.retryDelayMs,
       dead: req.dead ? '1' : '0',
       default_max: req.defaultMaxAttempts,
+      history: ERROR_HISTORY_LENGTH,
     })) as [number, number];
     return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
