@@ -10,6 +10,7 @@ export {
   type QueueEvents,
   type SearchOptions,
   type SearchResult,
+  type TimelineOptions,
 } from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
@@ -32,6 +33,7 @@ export type {
   CancelResult,
   RescheduleResult,
   QueueStats,
+  DueTimeline,
   RetentionRule,
   WorkerInfo,
 } from './types.js';

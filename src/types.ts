@@ -74,6 +74,18 @@ export interface JobError {
   error: string;
 }
 
+/**
+ * How many scheduled jobs fall due in each window of a timeline (`Queue.timeline`): bucket i
+ * counts the jobs due in [fromMs + i·bucketMs, fromMs + (i+1)·bucketMs) and after nowMs.
+ */
+export interface DueTimeline {
+  /** The server's clock when the counts were taken. */
+  nowMs: number;
+  fromMs: number;
+  bucketMs: number;
+  counts: number[];
+}
+
 /** A page of a listing. */
 export interface JobPage<T = unknown> {
   state: ListState;

@@ -6,7 +6,7 @@
  * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
  * data is found (and sent to the dead set) by the worker, not hidden by the store.
  */
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
 
 /**
  * Failed attempts kept per job (JobInfo.errors), newest last: both stores keep this many, and the
@@ -278,6 +278,11 @@ export interface Store {
   /** The registered queue names, sorted. */
   queues(): Promise<string[]>;
   stats(queue: string, windowMs: number): Promise<QueueStats>;
+  /**
+   * Scheduled jobs not yet due (server clock), counted per window: `buckets` windows of
+   * `bucketMs` from `fromMs` (undefined: the server's now). Reads no job bodies.
+   */
+  timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline>;
   snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult>;
   deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }>;
   /** Retries the given dead jobs, or all of them; returns how many went back to scheduled. */

@@ -301,6 +301,56 @@ export function conformance(kind: StoreKind): void {
       assert.equal(await q.completed.purge('r'), 1);
     });
 
+    test('timeline: scheduled jobs not yet due, counted per bucket by the store clock; bad options refused by field', async () => {
+      const q = queue<number>();
+      const now = await kind.now();
+      // Well inside their buckets, so the few ms between now and the call move nothing.
+      const delays = [30_000, 30_000, 90_000, 150_000, 155_000, 3_600_000 - 30_000, 3_600_000 + 30_000, 86_400_000];
+      for (const [i, d] of delays.entries()) await q.add(i, { id: `t${i}`, runAt: now + d, priority: i % 3 });
+      await q.add(-1, { id: 'due', runAt: now - 5000 });
+      const t = await q.timeline();
+      assert.equal(t.bucketMs, 60_000);
+      assert.equal(t.counts.length, 60);
+      assert.ok(t.nowMs >= now && t.fromMs === t.nowMs, 'from the store clock by default');
+      const want = new Array(60).fill(0);
+      for (const d of delays) if (d < 3_600_000) want[Math.floor(d / 60_000)]++;
+      assert.deepEqual(t.counts, want);
+      // Hours from a given start; a due job is not counted, even in a bucket before now.
+      const byHour = await q.timeline({ bucketMs: 3_600_000, buckets: 25, fromMs: now - 60_000 });
+      assert.equal(byHour.fromMs, now - 60_000);
+      const hours = new Array(25).fill(0);
+      for (const d of delays) hours[Math.floor((d + 60_000) / 3_600_000)]++;
+      assert.deepEqual(byHour.counts, hours);
+      // Active jobs are not scheduled: handing one out takes it off the timeline.
+      await q.promote('t0');
+      const c = await q.store.claim(q.name, 2, 30_000, 3);
+      assert.deepEqual(c.jobs.map((j) => j.id).sort(), ['due', 't0']);
+      assert.equal((await q.timeline({ buckets: 1 })).counts[0], 1);
+      await q.store.complete(
+        q.name,
+        c.jobs.map((j) => ({ id: j.id, token: j.token })),
+      );
+      assert.deepEqual((await q.timeline({ fromMs: now + 86_400_000 + 1, buckets: 3 })).counts, [0, 0, 0]);
+      const bad: [unknown, RegExp][] = [
+        [{ bucketMs: 999 }, /^bucketMs/],
+        [{ bucketMs: 86_400_001 }, /^bucketMs/],
+        [{ bucketMs: 1500.5 }, /^bucketMs/],
+        [{ buckets: 0 }, /^buckets/],
+        [{ buckets: 1441 }, /^buckets/],
+        [{ buckets: '5' }, /^buckets/],
+        [{ fromMs: -1 }, /^fromMs/],
+        [{ fromMs: Number.NaN }, /^fromMs/],
+        [{ fromMs: '2030-01-01' }, /^fromMs/],
+        [{ bucket: 1000 }, /^bucket\b/],
+        ['hourly', /^opts/],
+      ];
+      for (const [opts, message] of bad) {
+        await assert.rejects(q.timeline(opts as never), (e: unknown) => e instanceof ValidationError && message.test(e.message), JSON.stringify(opts));
+      }
+      assert.equal((await q.timeline({ bucketMs: 1000, buckets: 1440 })).counts.length, 1440);
+      assert.equal((await q.timeline(null)).counts.length, 60);
+    });
+
     test('snooze runs again without spending an attempt, and dies at its deadline', async () => {
       const q = queue<string>();
       const seen: number[] = [];

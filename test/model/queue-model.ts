@@ -294,6 +294,16 @@ export class QueueModel {
     return targets.length;
   }
 
+  /** Scheduled jobs not yet due, per bucket of `bucketMs` from `from`. */
+  timeline(from: number, bucketMs: number, buckets: number) {
+    const counts = new Array<number>(buckets).fill(0);
+    for (const j of this.jobs.values()) {
+      if (j.state !== 'scheduled' || j.due <= this.now || j.due < from || j.due >= from + buckets * bucketMs) continue;
+      counts[Math.floor((j.due - from) / bucketMs)]!++;
+    }
+    return { nowMs: this.now, fromMs: from, bucketMs, counts };
+  }
+
   get(id: string) {
     const job = this.jobs.get(id);
     if (!job) return null;

@@ -10,7 +10,7 @@
  *
  * What it does not give: durability (a restart loses everything) and more than one process.
  */
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -531,6 +531,19 @@ export class MemoryStore implements Store {
       completed: q.completedKept.size,
       workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
     };
+  }
+
+  async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
+    const now = this.#now();
+    const from = fromMs ?? now;
+    const counts = new Array<number>(buckets).fill(0);
+    // As timeline.lua: scheduled jobs not yet due, by due time; O(n) here, like stats().
+    for (const job of this.#q(queue).jobs.values()) {
+      if (job.where !== 'scheduled' || job.due <= now || job.due < from) continue;
+      const i = Math.floor((job.due - from) / bucketMs);
+      if (i < buckets) counts[i]!++;
+    }
+    return { nowMs: now, fromMs: from, bucketMs, counts };
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {

@@ -3,7 +3,7 @@
  * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
  */
 import { StoreError } from '../../errors.js';
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -537,6 +537,11 @@ export class RedisStore implements Store {
       completed: kept!,
       workers: workers!,
     };
+  }
+
+  async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
+    const reply = (await this.#call(queue, 'timeline', { from: fromMs ?? '', bucket_ms: bucketMs, buckets })) as unknown[];
+    return { nowMs: num(reply[0]), fromMs: num(reply[1]), bucketMs, counts: reply.slice(2).map(num) };
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {

@@ -164,6 +164,11 @@ export const WIRE = {
     returns:
       '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1, kept completed, live workers }',
   },
+  timeline: {
+    keys: [],
+    args: ['from', 'bucket_ms', 'buckets'],
+    returns: '{ now ms, from ms, then per bucket: scheduled jobs due in it after now }',
+  },
   update: {
     keys: [],
     args: ['id', 'token', 'progress', 'log_cap'],
