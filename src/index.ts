@@ -10,6 +10,7 @@ export {
   type QueueEvents,
   type SearchOptions,
   type SearchResult,
+  type TimelineOptions,
 } from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
@@ -22,7 +23,20 @@ export { Worker, type Handler, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
-export type { JobState, JobInfo, JobPage, ListState, AddResult, CancelResult, RescheduleResult, QueueStats, RetentionRule, WorkerInfo } from './types.js';
+export type {
+  JobState,
+  JobInfo,
+  JobError,
+  JobPage,
+  ListState,
+  AddResult,
+  CancelResult,
+  RescheduleResult,
+  QueueStats,
+  DueTimeline,
+  RetentionRule,
+  WorkerInfo,
+} from './types.js';
 export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal, ConnectionError } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';

@@ -33,6 +33,7 @@ import {
   LIST_STATES,
   type AddResult,
   type CancelResult,
+  type DueTimeline,
   type JobInfo,
   type JobPage,
   type ListState,
@@ -43,6 +44,12 @@ import {
 } from './types.js';
 import { decodeCursor, encodeCursor } from './inspect/cursor.js';
 import { matcher, type SearchQuery } from './inspect/match.js';
+
+/** Timeline bounds: a bucket of 1 s to 1 day, at most a day of minutes (one ZCOUNT per bucket). */
+const TIMELINE_BUCKET_MS = { min: 1000, max: 86_400_000, default: 60_000 };
+const TIMELINE_BUCKETS = { min: 1, max: 1440, default: 60 };
+/** The latest epoch ms a Date can hold; far enough out, and exact in a double with a timeline added. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
 
 /** Jobs per script run in addBulk: large enough to amortise the round trip, small enough not to stall Redis. */
 const BULK_CHUNK = 500;
@@ -58,6 +65,15 @@ export interface ListOptions {
   limit?: number;
   /** The `cursor` of the previous page. */
   cursor?: string;
+}
+
+export interface TimelineOptions {
+  /** Width of a bucket, ms, whole, 1000..86400000. @default 60000 */
+  bucketMs?: number;
+  /** Number of buckets, whole, 1..1440. @default 60 */
+  buckets?: number;
+  /** Start of the first bucket, epoch ms (server clock). @default the server's now */
+  fromMs?: number;
 }
 
 export interface SearchOptions extends SearchQuery {
@@ -480,8 +496,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * The job with its state, times, lease holder, progress, logs and (kept completed jobs) its
-   * result, or null. Data that is not valid JSON is returned as its raw text.
+   * The job with its state, times, lease holder, progress, logs, its last failed attempts
+   * (`errors`) and (kept completed jobs) its result, or null. Data that is not valid JSON is
+   * returned as its raw text.
    */
   async get(id: string): Promise<JobInfo<T> | null> {
     const info = await this.#store.get(this.name, parseId(id));
@@ -496,6 +513,32 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       throw new ValidationError('windowMs', `must be a non-negative number of milliseconds (got ${String(windowMs)})`);
     }
     return this.#store.stats(this.name, windowMs);
+  }
+
+  /**
+   * How many scheduled jobs fall due in each bucket of time ahead, by the server's clock:
+   * `counts[i]` is the number of jobs due in [fromMs + i·bucketMs, fromMs + (i+1)·bucketMs) that
+   * are not due yet (jobs already due, waiting for a worker, are `stats().ready`, not here).
+   * One script run of one ZCOUNT per bucket; no job is read.
+   */
+  async timeline(opts: TimelineOptions | null = {}): Promise<DueTimeline> {
+    opts ??= {};
+    if (typeof opts !== 'object' || Array.isArray(opts)) throw new ValidationError('opts', 'must be { bucketMs?, buckets?, fromMs? }');
+    for (const k of Object.keys(opts))
+      if (k !== 'bucketMs' && k !== 'buckets' && k !== 'fromMs') throw new ValidationError(k, 'is not a timeline option (bucketMs, buckets, fromMs)');
+    const whole = (v: unknown, field: string, b: { min: number; max: number; default: number }): number => {
+      if (v === undefined) return b.default;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < b.min || v > b.max)
+        throw new ValidationError(field, `must be a whole number from ${b.min} to ${b.max} (got ${String(v)})`);
+      return v;
+    };
+    const bucketMs = whole(opts.bucketMs, 'bucketMs', TIMELINE_BUCKET_MS);
+    const buckets = whole(opts.buckets, 'buckets', TIMELINE_BUCKETS);
+    const from = opts.fromMs;
+    if (from !== undefined && (typeof from !== 'number' || !Number.isFinite(from) || from < 0 || from > MAX_EPOCH_MS)) {
+      throw new ValidationError('fromMs', `must be epoch milliseconds (got ${String(from)})`);
+    }
+    return this.#store.timeline(this.name, from === undefined ? undefined : Math.floor(from), bucketMs, buckets);
   }
 
   /** The dead set: jobs out of attempts, failed for good, or corrupt. */

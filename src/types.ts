@@ -56,6 +56,34 @@ export interface JobInfo<T = unknown> {
   progress: unknown;
   /** Its log lines (job.log), oldest first; in `get` only (listings leave them out). */
   logs: string[] | undefined;
+  /**
+   * Its last failed attempts (at most ERROR_HISTORY_LENGTH = 10), oldest first; in `get` only
+   * (listings leave them out), undefined when it never failed. A lease that ran out is not an
+   * entry (only `lastError` says so), nor is a snooze past its deadline.
+   */
+  errors: JobError[] | undefined;
+}
+
+/** One failed attempt of a job, as `JobInfo.errors` lists it. */
+export interface JobError {
+  /** The attempt that failed (attempts start again at 1 after a dead-set retry). */
+  attempt: number;
+  /** When it failed, server clock, epoch ms. */
+  atMs: number;
+  /** The error text as the worker sent it (message and stack, bounded by maxErrorLength). */
+  error: string;
+}
+
+/**
+ * How many scheduled jobs fall due in each window of a timeline (`Queue.timeline`): bucket i
+ * counts the jobs due in [fromMs + i·bucketMs, fromMs + (i+1)·bucketMs) and after nowMs.
+ */
+export interface DueTimeline {
+  /** The server's clock when the counts were taken. */
+  nowMs: number;
+  fromMs: number;
+  bucketMs: number;
+  counts: number[];
 }
 
 /** A page of a listing. */

@@ -6,7 +6,13 @@
  * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
  * data is found (and sent to the dead set) by the worker, not hidden by the store.
  */
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
+
+/**
+ * Failed attempts kept per job (JobInfo.errors), newest last: both stores keep this many, and the
+ * Redis store passes it to fail.lua, so the number is written down once.
+ */
+export const ERROR_HISTORY_LENGTH = 10;
 
 /** One job to write. Exactly one of delayMs / runAtMs is set. */
 export interface NewJob {
@@ -255,9 +261,9 @@ export interface Store {
   /** Cancels scheduled jobs; one answer per id, in order. */
   cancel(queue: string, ids: string[]): Promise<CancelResult[]>;
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
-  /** One job with its logs; null when there is none. */
+  /** One job with its logs and error history; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
-  /** Jobs by id (null for none), raw stored text in data, result and progress; logs only when asked. */
+  /** Jobs by id (null for none), raw stored text in data, result and progress; logs and error history only when asked. */
   getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]>;
   /** One page of the jobs in a state, from a cursor (undefined: from the start); limit 1..1000. */
   list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage>;
@@ -272,6 +278,11 @@ export interface Store {
   /** The registered queue names, sorted. */
   queues(): Promise<string[]>;
   stats(queue: string, windowMs: number): Promise<QueueStats>;
+  /**
+   * Scheduled jobs not yet due (server clock), counted per window: `buckets` windows of
+   * `bucketMs` from `fromMs` (undefined: the server's now). Reads no job bodies.
+   */
+  timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline>;
   snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult>;
   deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }>;
   /** Retries the given dead jobs, or all of them; returns how many went back to scheduled. */

@@ -186,6 +186,169 @@ export function conformance(kind: StoreKind): void {
       assert.match(info?.lastError ?? '', /boom 3/);
       assert.equal((await q.get('fatal'))?.attempt, 1);
       assert.match((await q.dead.get('fatal'))?.lastError ?? '', /give up/);
+      // Every failed attempt is in the history, as the worker sent it: message and stack.
+      assert.deepEqual(
+        info?.errors?.map((e) => e.attempt),
+        [1, 2, 3],
+      );
+      info?.errors?.forEach((e, i) => assert.match(e.error, new RegExp(`^Error: boom ${i + 1}\\n\\s+at `)));
+      assert.equal(info?.errors?.at(-1)?.error, info?.lastError);
+      assert.deepEqual(
+        (await q.get('fatal'))?.errors?.map((e) => [e.attempt, e.error.split('\n')[0]]),
+        [[1, 'UnrecoverableError: give up']],
+      );
+    });
+
+    test('error history: the last 10 failed attempts, oldest first; a re-sent fail adds none; kept through a dead retry, gone with the job', async () => {
+      const q = queue<string>();
+      const store = (q as Queue<unknown>).store;
+      await q.add('x', { id: 'e', attempts: 20 });
+      const before = await kind.now();
+      const claimOne = async (leaseMs = 30_000) => {
+        const c = await store.claim(q.name, 1, leaseMs, 3);
+        assert.equal(c.jobs[0]?.id, 'e');
+        return c.jobs[0]!;
+      };
+      const text = (i: number) => `boom ${i}: naïve ✓ "quoted" / back\\slash\n    at line ${i}`;
+      for (let i = 1; i <= 12; i++) {
+        const c = await claimOne();
+        const req = { id: 'e', token: c.token, error: text(i), retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 };
+        assert.equal((await store.fail(q.name, req)).outcome, 'retried');
+        if (i === 1) {
+          // A re-send (ioredis after a reconnect) finds the give-up mark: same answer, no second entry.
+          assert.equal((await store.fail(q.name, req)).outcome, 'retried');
+          assert.equal((await q.get('e'))?.errors?.length, 1);
+        }
+      }
+      const after = await kind.now();
+      let info = await q.get('e');
+      assert.deepEqual(
+        info?.errors?.map((e) => [e.attempt, e.error]),
+        Array.from({ length: 10 }, (_, k) => [k + 3, text(k + 3)]),
+      );
+      const times = info!.errors!.map((e) => e.atMs);
+      assert.ok(
+        times.every((t, k) => t >= before && t <= after && (k === 0 || t >= times[k - 1]!)),
+        `times in order: ${times.join(', ')}`,
+      );
+      // The dead path appends too, and its re-send does not.
+      const last = await claimOne();
+      const deadReq = { id: 'e', token: last.token, error: 'fatal', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 };
+      assert.equal((await store.fail(q.name, deadReq)).outcome, 'dead');
+      assert.equal((await store.fail(q.name, deadReq)).outcome, 'dead');
+      info = await q.get('e');
+      assert.equal(info?.state, 'dead');
+      assert.deepEqual(
+        info?.errors?.map((e) => e.attempt),
+        [4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+      );
+      assert.deepEqual([info?.errors?.at(-1)?.error, info?.lastError], ['fatal', 'fatal']);
+      assert.equal((await q.dead.get('e'))?.errors?.length, 10);
+      // A person retrying a dead job sees what went wrong before; attempts count from 1 again.
+      assert.equal(await q.dead.retry('e'), 1);
+      info = await q.get('e');
+      assert.deepEqual([info?.state, info?.attempt, info?.errors?.length], ['scheduled', 0, 10]);
+      const again = await claimOne();
+      assert.equal(again.attempt, 1);
+      await store.fail(q.name, { id: 'e', token: again.token, error: 'after retry', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 });
+      assert.deepEqual(
+        (await q.get('e'))?.errors?.slice(-2).map((e) => [e.attempt, e.error]),
+        [
+          [13, 'fatal'],
+          [1, 'after retry'],
+        ],
+      );
+      // Listings stay cheap: no logs, no history.
+      const listedJob = (await q.jobs.list({ state: 'ready' })).jobs.find((j) => j.id === 'e');
+      assert.equal(listedJob?.errors, undefined);
+      assert.equal((await q.jobs.search({ text: 'x' })).jobs[0]?.errors, undefined);
+      // Acked and not kept: the history goes with the job (verify() after the test finds no orphan).
+      const done = await claimOne();
+      assert.deepEqual(await store.complete(q.name, [{ id: 'e', token: done.token }]), ['ok']);
+      assert.equal(await q.get('e'), null);
+      await q.add('x', { id: 'e' });
+      assert.equal((await q.get('e'))?.errors, undefined, 'an id added again starts without history');
+    });
+
+    test('error history: replace clears it; a lease that runs out is not an entry; a kept completed job keeps it', async () => {
+      const q = queue<string>();
+      const store = (q as Queue<unknown>).store;
+      await q.add('x', { id: 'r' });
+      const c = (await store.claim(q.name, 1, 30_000, 3)).jobs[0]!;
+      await store.fail(q.name, { id: 'r', token: c.token, error: 'boom', retryDelayMs: 60_000, dead: false, defaultMaxAttempts: 3 });
+      assert.equal((await q.get('r'))?.errors?.length, 1);
+      const replaced = await q.add('y', { id: 'r', replace: true });
+      assert.equal(replaced.replaced, true);
+      assert.deepEqual([(await q.get('r'))?.errors, (await q.get('r'))?.lastError], [undefined, undefined]);
+      // A lease that runs out: lastError says so, the history has nothing (no worker sent an error).
+      const first = (await store.claim(q.name, 1, 50, 3)).jobs[0]!;
+      await until(async () => (await kind.now()) > first.leaseExpiresAtMs, 'the lease to run out');
+      const second = (await store.claim(q.name, 1, 30_000, 3)).jobs[0]!;
+      assert.equal(second.attempt, 2);
+      const info = await q.get('r');
+      assert.match(info?.lastError ?? '', /lease expired during attempt 1/);
+      assert.equal(info?.errors, undefined);
+      await store.fail(q.name, { id: 'r', token: second.token, error: 'second', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 });
+      await q.setRetention({ completed: { count: 10 } });
+      const third = (await store.claim(q.name, 1, 30_000, 3)).jobs[0]!;
+      await store.complete(q.name, [{ id: 'r', token: third.token, result: '1' }]);
+      const kept = await q.get('r');
+      assert.equal(kept?.state, 'completed');
+      assert.deepEqual(
+        kept?.errors?.map((e) => [e.attempt, e.error]),
+        [[2, 'second']],
+      );
+      assert.equal(await q.completed.purge('r'), 1);
+    });
+
+    test('timeline: scheduled jobs not yet due, counted per bucket by the store clock; bad options refused by field', async () => {
+      const q = queue<number>();
+      const now = await kind.now();
+      // Well inside their buckets, so the few ms between now and the call move nothing.
+      const delays = [30_000, 30_000, 90_000, 150_000, 155_000, 3_600_000 - 30_000, 3_600_000 + 30_000, 86_400_000];
+      for (const [i, d] of delays.entries()) await q.add(i, { id: `t${i}`, runAt: now + d, priority: i % 3 });
+      await q.add(-1, { id: 'due', runAt: now - 5000 });
+      const t = await q.timeline();
+      assert.equal(t.bucketMs, 60_000);
+      assert.equal(t.counts.length, 60);
+      assert.ok(t.nowMs >= now && t.fromMs === t.nowMs, 'from the store clock by default');
+      const want = new Array(60).fill(0);
+      for (const d of delays) if (d < 3_600_000) want[Math.floor(d / 60_000)]++;
+      assert.deepEqual(t.counts, want);
+      // Hours from a given start; a due job is not counted, even in a bucket before now.
+      const byHour = await q.timeline({ bucketMs: 3_600_000, buckets: 25, fromMs: now - 60_000 });
+      assert.equal(byHour.fromMs, now - 60_000);
+      const hours = new Array(25).fill(0);
+      for (const d of delays) hours[Math.floor((d + 60_000) / 3_600_000)]++;
+      assert.deepEqual(byHour.counts, hours);
+      // Active jobs are not scheduled: handing one out takes it off the timeline.
+      await q.promote('t0');
+      const c = await q.store.claim(q.name, 2, 30_000, 3);
+      assert.deepEqual(c.jobs.map((j) => j.id).sort(), ['due', 't0']);
+      assert.equal((await q.timeline({ buckets: 1 })).counts[0], 1);
+      await q.store.complete(
+        q.name,
+        c.jobs.map((j) => ({ id: j.id, token: j.token })),
+      );
+      assert.deepEqual((await q.timeline({ fromMs: now + 86_400_000 + 1, buckets: 3 })).counts, [0, 0, 0]);
+      const bad: [unknown, RegExp][] = [
+        [{ bucketMs: 999 }, /^bucketMs/],
+        [{ bucketMs: 86_400_001 }, /^bucketMs/],
+        [{ bucketMs: 1500.5 }, /^bucketMs/],
+        [{ buckets: 0 }, /^buckets/],
+        [{ buckets: 1441 }, /^buckets/],
+        [{ buckets: '5' }, /^buckets/],
+        [{ fromMs: -1 }, /^fromMs/],
+        [{ fromMs: Number.NaN }, /^fromMs/],
+        [{ fromMs: '2030-01-01' }, /^fromMs/],
+        [{ bucket: 1000 }, /^bucket\b/],
+        ['hourly', /^opts/],
+      ];
+      for (const [opts, message] of bad) {
+        await assert.rejects(q.timeline(opts as never), (e: unknown) => e instanceof ValidationError && message.test(e.message), JSON.stringify(opts));
+      }
+      assert.equal((await q.timeline({ bucketMs: 1000, buckets: 1440 })).counts.length, 1440);
+      assert.equal((await q.timeline(null)).counts.length, 60);
     });
 
     test('snooze runs again without spending an attempt, and dies at its deadline', async () => {

@@ -1,9 +1,10 @@
 /**
  * The differential test: random sequences of store calls (add, addBulk, cancel, reschedule,
  * promote, claim, ack, fail, snooze, release, extend, lease expiry through clock steps,
- * pause/resume, dead retry/purge) run against the Redis store, the memory store and the
- * reference model, with every answer compared, then every job's state and verify() on both
- * stores. Calls with old tokens come for free: a call names any hand-out made so far.
+ * pause/resume, dead retry/purge, the due timeline) run against the Redis store, the memory
+ * store and the reference model, with every answer compared, then every job's state (its error
+ * history included) and verify() on both stores. Calls with old tokens come for free: a call
+ * names any hand-out made so far.
  *
  * Both stores run on one frozen clock that only the test moves (the Redis scripts read it from
  * a key: RedisStore's testClockKey), so lease expiry and due times are exact, not raced.
@@ -66,6 +67,16 @@ const command = fc.oneof(
   },
   { arbitrary: fc.record({ c: fc.constant('reschedule' as const), id: fc.constantFrom(...IDS), delayMs: fc.constantFrom(0, 300, 60_000) }), weight: 2 },
   { arbitrary: fc.record({ c: fc.constant('step' as const), ms: fc.constantFrom(1, 500, 1000, 30_001, 70_000) }), weight: 4 },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('timeline' as const),
+      // From now, or relative to it: before it (buckets partly past), and on a bucket's edge.
+      from: fc.constantFrom(undefined, -1000, 0, 500),
+      bucketMs: fc.constantFrom(1000, 60_000),
+      buckets: fc.constantFrom(1, 3, 70),
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
   {
     arbitrary: fc.record({
@@ -131,7 +142,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       return s.store.fail(queue, {
         id: id(h),
         token: token(h),
-        error: 'boom',
+        error: `boom ${h}`,
         retryDelayMs: cmd.retryDelayMs,
         dead: cmd.dead,
         defaultMaxAttempts: DEFAULT_MAX,
@@ -168,6 +179,8 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       return s.store.deadRetry(queue, cmd.ids);
     case 'deadPurge':
       return s.store.purge(queue, 'dead', cmd.ids === 'all' ? { all: true } : { ids: cmd.ids });
+    case 'timeline':
+      return s.store.timeline(queue, cmd.from === undefined ? undefined : model.now + cmd.from, cmd.bucketMs, cmd.buckets);
     case 'step':
       return 'done';
   }
@@ -184,7 +197,7 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'ack':
       return none ? 'skip' : model.complete(h, `"r${h}"`);
     case 'fail':
-      return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, 'boom');
+      return none ? 'skip' : model.fail(h, cmd.retryDelayMs, cmd.dead, `boom ${h}`);
     case 'snooze':
       return none ? 'skip' : model.snooze(h, cmd.delayMs, cmd.deadline === undefined ? undefined : model.now + cmd.deadline);
     case 'release':
@@ -207,6 +220,8 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
       return model.deadRetry(cmd.ids);
     case 'deadPurge':
       return model.deadPurge(cmd.ids);
+    case 'timeline':
+      return model.timeline(model.now + (cmd.from ?? 0), cmd.bucketMs, cmd.buckets);
     case 'step':
       model.now += cmd.ms;
       return 'done';
@@ -228,6 +243,7 @@ async function snapshot(store: Store, queue: string, id: string) {
     lastError: j.lastError,
     finishedAtMs: j.finishedAtMs,
     result: j.result,
+    errors: j.errors,
   };
 }
 

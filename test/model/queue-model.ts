@@ -24,7 +24,12 @@ export interface ModelJob {
   /** Time of death or of completion. */
   finishedAt: number;
   result: string | undefined;
+  /** Failed attempts (fail calls that took), oldest first, the last ERROR_HISTORY_LENGTH. */
+  errors: { attempt: number; atMs: number; error: string }[];
 }
+
+/** As store.ts ERROR_HISTORY_LENGTH, written down again: the model states the contract on its own. */
+export const MODEL_ERROR_HISTORY = 10;
 
 export interface ModelAdd {
   id: string;
@@ -93,6 +98,7 @@ export class QueueModel {
         lastError: undefined,
         finishedAt: 0,
         result: undefined,
+        errors: [],
       });
       return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
     });
@@ -213,6 +219,7 @@ export class QueueModel {
     if (!live) return { outcome: 'lease_lost', dueAtMs: undefined };
     job.mark = 'gaveUp';
     job.lastError = error;
+    job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error }].slice(-MODEL_ERROR_HISTORY);
     if (dead || job.attempts >= this.#maxOf(job)) {
       this.#bury(job);
       return { outcome: 'dead', dueAtMs: undefined };
@@ -287,6 +294,16 @@ export class QueueModel {
     return targets.length;
   }
 
+  /** Scheduled jobs not yet due, per bucket of `bucketMs` from `from`. */
+  timeline(from: number, bucketMs: number, buckets: number) {
+    const counts = new Array<number>(buckets).fill(0);
+    for (const j of this.jobs.values()) {
+      if (j.state !== 'scheduled' || j.due <= this.now || j.due < from || j.due >= from + buckets * bucketMs) continue;
+      counts[Math.floor((j.due - from) / bucketMs)]!++;
+    }
+    return { nowMs: this.now, fromMs: from, bucketMs, counts };
+  }
+
   get(id: string) {
     const job = this.jobs.get(id);
     if (!job) return null;
@@ -301,6 +318,7 @@ export class QueueModel {
       lastError: job.lastError,
       finishedAtMs: job.state === 'dead' || job.state === 'completed' ? job.finishedAt : undefined,
       result: job.state === 'completed' ? job.result : undefined,
+      errors: job.errors.length > 0 ? job.errors : undefined,
     };
   }
 }

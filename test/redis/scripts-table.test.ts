@@ -149,8 +149,59 @@ const rows: Row[] = [
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
     },
-    run: async (_s, q) => raw(q, 'fail', ['x', await tokenOf(q, 'x'), 'e', 'nan', '0', 3]),
+    run: async (_s, q) => raw(q, 'fail', ['x', await tokenOf(q, 'x'), 'e', 'nan', '0', 3, 10]),
     expect: /argument retry_ms/,
+  },
+  {
+    name: 'fail: a history length of "" is refused (the job stays active, nothing appended)',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 60_000, 3);
+    },
+    run: async (_s, q) => raw(q, 'fail', ['x', await tokenOf(q, 'x'), 'e', 0, '0', 3, '']),
+    expect: /argument history/,
+  },
+  {
+    name: 'fail: an error history that is not JSON is started afresh, not a failed call',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 60_000, 3);
+      await fx.client.hset(key(q, 'errors'), 'x', '[{"attempt":1,');
+    },
+    run: async (s, q) => s.fail(q, { id: 'x', token: await tokenOf(q, 'x'), error: 'boom', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 }),
+    expect: (a, _b, after, q) => {
+      assert.equal((a as { outcome: string }).outcome, 'retried');
+      assert.match(entry(after, key(q, 'errors'), 'x')!, /^\[\{"attempt":1,"atMs":\d{13},"error":"boom"\}\]$/);
+    },
+  },
+  {
+    name: 'fail: history entries of the wrong shape are dropped, the good ones kept; a JSON object starts afresh',
+    seed: async (s, q) => {
+      await s.add(q, [job('x'), job('y')]);
+      await s.claim(q, 2, 60_000, 3);
+      const bad = '[{"attempt":"1","atMs":5,"error":"a"},7,null,{"attempt":1,"atMs":5,"error":"kept"},{"attempt":1.5,"atMs":5,"error":"b"},{"attempt":1}]';
+      await fx.client.hset(key(q, 'errors'), 'x', bad, 'y', '{"attempt":1,"atMs":5,"error":"not a list"}');
+    },
+    run: async (s, q) => {
+      const req = { error: 'boom', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 };
+      await s.fail(q, { id: 'x', token: await tokenOf(q, 'x'), ...req });
+      await s.fail(q, { id: 'y', token: await tokenOf(q, 'y'), ...req });
+      return Promise.all([s.get(q, 'x'), s.get(q, 'y')]);
+    },
+    expect: (a) => {
+      const [x, y] = a as { errors: { attempt: number; error: string }[] }[];
+      assert.deepEqual(
+        x!.errors.map((e) => [e.attempt, e.error]),
+        [
+          [1, 'kept'],
+          [1, 'boom'],
+        ],
+      );
+      assert.deepEqual(
+        y!.errors.map((e) => [e.attempt, e.error]),
+        [[1, 'boom']],
+      );
+    },
   },
   {
     name: 'fail: max attempts "abc" sends the job to the dead set with the reason',
@@ -227,6 +278,45 @@ const rows: Row[] = [
     expect: (a, b, c) => {
       assert.equal((a as { lastError: string }).lastError, 'corrupt job: unreadable body');
       unchanged(a, b, c);
+    },
+  },
+  {
+    name: 'get: an error history that is not JSON shows as absent; one with bad entries shows the good ones',
+    seed: async (s, q) => {
+      await s.add(q, [job('x', 60_000), job('y', 60_000)]);
+      await fx.client.hset(key(q, 'errors'), 'x', 'nope', 'y', '[{"attempt":2,"atMs":7,"error":"e"},{"attempt":"2"},3]');
+    },
+    run: (s, q) => Promise.all([s.get(q, 'x'), s.get(q, 'y')]),
+    expect: (a, b, c) => {
+      const [x, y] = a as { errors: unknown }[];
+      assert.equal(x!.errors, undefined);
+      assert.deepEqual(y!.errors, [{ attempt: 2, atMs: 7, error: 'e' }]);
+      unchanged(a, b, c);
+    },
+  },
+  {
+    name: 'obliterate: the error history goes with every other key',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      const c = await s.claim(q, 1, 60_000, 3);
+      await s.fail(q, { id: 'x', token: c.jobs[0]!.token, error: 'boom', retryDelayMs: 60_000, dead: false, defaultMaxAttempts: 3 });
+      assert.ok(await fx.client.hexists(key(q, 'errors'), 'x'));
+    },
+    run: (s, q) => s.obliterate(q, false),
+    expect: (a, _b, after) => {
+      assert.equal((a as { removed: boolean }).removed, true);
+      assert.deepEqual(after, {});
+    },
+  },
+  {
+    name: 'verify: an error history without its job is an orphan',
+    seed: async (s, q) => {
+      await s.add(q, [job('x', 60_000)]);
+      await fx.client.hset(key(q, 'errors'), 'gone', '[]');
+    },
+    run: (s, q) => s.verify(q),
+    expect: (a) => {
+      assert.deepEqual((a as { problems: string[] }).problems, ['job gone has an error history but no body']);
     },
   },
   {

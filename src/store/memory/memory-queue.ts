@@ -1,5 +1,6 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
 import type { StreamEvent, WakeHandlers } from '../store.js';
+import type { JobError } from '../../types.js';
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
 
@@ -31,6 +32,8 @@ export interface MemJob {
   result: string | undefined;
   progress: string | undefined;
   logs: string[] | undefined;
+  /** Its last failed attempts, oldest first (ERROR_HISTORY_LENGTH at most); kept through a dead-set retry. */
+  errors: JobError[] | undefined;
   /** Bumped on every move, so heap entries made before it are known to be stale. */
   version: number;
 }
@@ -61,11 +64,12 @@ function release(job: MemJob): void {
   clearExtras(job);
 }
 
-/** What a job carries besides its body and run: result, progress, logs. */
+/** What a job carries besides its body and run: result, progress, logs, error history. */
 function clearExtras(job: MemJob): void {
   job.result = undefined;
   job.progress = undefined;
   job.logs = undefined;
+  job.errors = undefined;
 }
 
 export interface MemWorker {

@@ -10,7 +10,7 @@
  *
  * What it does not give: durability (a restart loses everything) and more than one process.
  */
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -41,6 +41,7 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
+import { ERROR_HISTORY_LENGTH } from '../store.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -151,6 +152,7 @@ export class MemoryStore implements Store {
         result: undefined,
         progress: undefined,
         logs: undefined,
+        errors: undefined,
         version: 0,
       };
       q.jobs.set(job.id, job);
@@ -262,6 +264,8 @@ export class MemoryStore implements Store {
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     job.token = `-${req.token}`;
     job.lastError = req.error;
+    // As fail.lua: both ways (retry, dead) are an entry; the re-send answered above adds none.
+    job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.error }].slice(-ERROR_HISTORY_LENGTH);
     if (req.dead || job.attempts >= max) {
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
@@ -529,6 +533,19 @@ export class MemoryStore implements Store {
     };
   }
 
+  async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
+    const now = this.#now();
+    const from = fromMs ?? now;
+    const counts = new Array<number>(buckets).fill(0);
+    // As timeline.lua: scheduled jobs not yet due, by due time; O(n) here, like stats().
+    for (const job of this.#q(queue).jobs.values()) {
+      if (job.where !== 'scheduled' || job.due <= now || job.due < from) continue;
+      const i = Math.floor((job.due - from) / bucketMs);
+      if (i < buckets) counts[i]!++;
+    }
+    return { nowMs: now, fromMs: from, bucketMs, counts };
+  }
+
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
     const q = this.#q(queue);
     const job = q.jobs.get(req.id);
@@ -765,6 +782,8 @@ function info(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
     result: job.result,
     progress: job.progress,
     logs: withLogs ? job.logs : undefined,
+    // Copies: the caller may change what it got without changing the stored history.
+    errors: withLogs ? job.errors?.map((e) => ({ ...e })) : undefined,
   };
 }
 

@@ -16,6 +16,7 @@
  *   <prefix>:{<queue>}:results     HASH  job id -> a kept job's result (JSON)
  *   <prefix>:{<queue>}:progress    HASH  job id -> progress (JSON)
  *   <prefix>:{<queue>}:logs        HASH  job id -> log lines (JSON array, capped)
+ *   <prefix>:{<queue>}:errors      HASH  job id -> its last failed attempts (wire.ts ERROR_HISTORY)
  *   <prefix>:{<queue>}:workers     ZSET  heartbeat expiry -> worker id (live workers)
  *   <prefix>:{<queue>}:worker-info HASH  worker id -> '<last seen ms>:<info JSON>'
  *   <prefix>:queues                ZSET  first seen ms -> queue name (the registry; outside
@@ -45,6 +46,7 @@ export interface QueueKeys {
   readonly results: string;
   readonly progress: string;
   readonly logs: string;
+  readonly errors: string;
   readonly workers: string;
   readonly workerInfo: string;
   readonly requestPrefix: string;

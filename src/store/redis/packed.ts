@@ -4,6 +4,7 @@
  * this is the worker's hot path.
  */
 import { StoreError } from '../../errors.js';
+import type { JobError } from '../../types.js';
 
 export interface JobBody {
   seq: number;
@@ -107,4 +108,27 @@ export function parseRun(s: string | undefined): RunState | undefined {
 /** JSON text with every non-ASCII character escaped (\uXXXX), so its length in bytes is its length in characters. */
 export function asciiOnly(json: string): string {
   return ASCII.test(json) ? json : json.replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * A job's error history as stored (wire.ts ERROR_HISTORY), or undefined when there is none or it
+ * does not parse; entries that are not { attempt, atMs, error } are left out. Never throws: a
+ * corrupt history must not fail a get.
+ */
+export function parseErrors(s: string | undefined): JobError[] | undefined {
+  if (!s) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(s);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const out: JobError[] = [];
+  for (const e of parsed as unknown[]) {
+    if (typeof e !== 'object' || e === null) continue;
+    const { attempt, atMs, error } = e as Record<string, unknown>;
+    if (Number.isInteger(attempt) && Number.isInteger(atMs) && typeof error === 'string') out.push({ attempt: attempt as number, atMs: atMs as number, error });
+  }
+  return out;
 }

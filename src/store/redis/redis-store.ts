@@ -3,7 +3,7 @@
  * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
  */
 import { StoreError } from '../../errors.js';
-import type { CancelResult, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -35,12 +35,13 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
+import { ERROR_HISTORY_LENGTH } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
 import { queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
-import { parseBody, parseRun, tryParseBody, asciiOnly } from './packed.js';
+import { parseBody, parseErrors, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import {
   CLAIM_JOB_FIELDS,
@@ -188,6 +189,7 @@ function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | n
     result: optStr(reply[i + 6]),
     progress: optStr(reply[i + 7]),
     logs: logLines,
+    errors: parseErrors(optStr(reply[i + 9])),
   };
 }
 
@@ -353,6 +355,7 @@ export class RedisStore implements Store {
       retry_ms: req.retryDelayMs,
       dead: req.dead ? '1' : '0',
       default_max: req.defaultMaxAttempts,
+      history: ERROR_HISTORY_LENGTH,
     })) as [number, number];
     return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
   }
@@ -534,6 +537,11 @@ export class RedisStore implements Store {
       completed: kept!,
       workers: workers!,
     };
+  }
+
+  async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
+    const reply = (await this.#call(queue, 'timeline', { from: fromMs ?? '', bucket_ms: bucketMs, buckets })) as unknown[];
+    return { nowMs: num(reply[0]), fromMs: num(reply[1]), bucketMs, counts: reply.slice(2).map(num) };
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {

@@ -1,7 +1,8 @@
 /**
  * verify walks one queue's keys and checks the contract's first guarantee: every job body is in
  * exactly one state set, every set entry has a body, every active job holds a live lease token,
- * every ready member matches its job, and no run state outlives its body.
+ * every ready member matches its job, and no run state or extra (result, progress, logs, error
+ * history) outlives its body.
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
 import type { Client } from './connection.js';
@@ -43,7 +44,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     zsetMembers(client, keys.completed),
     hashEntries(client, keys.jobs),
     hashEntries(client, keys.runs),
-    Promise.all([keys.results, keys.progress, keys.logs].map((k) => hashEntries(client, k))),
+    Promise.all([keys.results, keys.progress, keys.logs, keys.errors].map((k) => hashEntries(client, k))),
   ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
@@ -80,9 +81,9 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
   }
   for (const id of runs.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a run state but no body`);
-  // A result, progress or log outliving its job would leak memory for ever.
+  // A result, progress, log or error history outliving its job would leak memory for ever.
   extras.forEach((hash, i) => {
-    for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs'][i]} but no body`);
+    for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs', 'an error history'][i]} but no body`);
   });
   return {
     ok: problems.length === 0,

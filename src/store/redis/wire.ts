@@ -6,8 +6,23 @@
  * `.lua` header states exactly these lists.
  */
 
-/** KEYS[1..13] of every script: the queue's own keys (see keys.ts for what each holds). */
-export const BASE_KEYS = ['scheduled', 'ready', 'active', 'dead', 'seq', 'jobs', 'runs', 'meta', 'events', 'completed', 'results', 'progress', 'logs'] as const;
+/** KEYS[1..14] of every script: the queue's own keys (see keys.ts for what each holds). */
+export const BASE_KEYS = [
+  'scheduled',
+  'ready',
+  'active',
+  'dead',
+  'seq',
+  'jobs',
+  'runs',
+  'meta',
+  'events',
+  'completed',
+  'results',
+  'progress',
+  'logs',
+  'errors',
+] as const;
 /** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
 export const BASE_ARGS = ['root', 'wake'] as const;
 
@@ -42,11 +57,12 @@ export interface ScriptWire {
  */
 export const CLAIM_JOB_FIELDS = 5;
 /**
- * One job in a get or list reply, nine elements: `id, internal state or empty, score (lease
+ * One job in a get or list reply, ten elements: `id, internal state or empty, score (lease
  * deadline, death or finish time; -1 when none), body or empty, RUN_STATE or empty, due ms or -1,
- * result or empty, progress or empty, log lines as a JSON array or empty` (logs only when asked).
+ * result or empty, progress or empty, log lines as a JSON array or empty, ERROR_HISTORY or empty`
+ * (logs and error history only when asked: get, not list).
  */
-export const JOB_ROW_FIELDS = 9;
+export const JOB_ROW_FIELDS = 10;
 /**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
  *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
@@ -61,6 +77,14 @@ export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<
  * short form `<due ms>` for a job promoted to ready that never ran.
  */
 export const RUN_STATE = '<attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>';
+/**
+ * A job's failed attempts, the value of its field in the `errors` hash: a JSON array, oldest
+ * first, of at most ERROR_HISTORY_LENGTH (store.ts) entries, each written by fail.lua as
+ *   `{"attempt":<n>,"atMs":<ms>,"error":<the error text as a JSON string>}`
+ * (whole numbers, keys in this order). A value that does not parse so is started afresh by the
+ * next fail and shown as absent by get.
+ */
+export const ERROR_HISTORY = '[{"attempt":<n>,"atMs":<ms>,"error":"<text>"}, …]';
 /** A worker's entry in the `worker-info` hash: `<last seen ms>:<WorkerInfo JSON>`. */
 export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 
@@ -100,7 +124,7 @@ export const WIRE = {
   },
   fail: {
     keys: [],
-    args: ['id', 'token', 'error', 'retry_ms', 'dead', 'default_max'],
+    args: ['id', 'token', 'error', 'retry_ms', 'dead', 'default_max', 'history'],
     returns: '{ CODE, due ms of the retry or -1 }',
     codes: 'fail',
   },
@@ -139,6 +163,11 @@ export const WIRE = {
     args: ['window_ms'],
     returns:
       '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1, kept completed, live workers }',
+  },
+  timeline: {
+    keys: [],
+    args: ['from', 'bucket_ms', 'buckets'],
+    returns: '{ now ms, from ms, then per bucket: scheduled jobs due in it after now }',
   },
   update: {
     keys: [],

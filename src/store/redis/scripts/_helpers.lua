@@ -11,6 +11,7 @@ script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV
   K_COMPLETED (ZSET finish time -> id: completed jobs kept by the retention rule)
   K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
   K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
+  K_ERRORS (HASH id -> the job's last failed attempts, wire.ts ERROR_HISTORY: written by fail)
   A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
   CODE.<name>: the script's return codes.
 Every script makes a fixed number of Redis calls per batch, whatever its size (the event
@@ -268,11 +269,13 @@ local function emit(event, id, ...)
   end
 end
 
--- What a job carries besides its body and run state: result, progress, logs.
+-- What a job carries besides its body and run state: result, progress, logs, error history.
+-- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
 local function forget_extras(ids)
   call_chunked('HDEL', K_RESULTS, ids)
   call_chunked('HDEL', K_PROGRESS, ids)
   call_chunked('HDEL', K_LOGS, ids)
+  call_chunked('HDEL', K_ERRORS, ids)
 end
 
 -- Deletes jobs for good: their bodies, run states and extras.
@@ -382,7 +385,7 @@ end
 
 -- One job of a get or list reply (wire.ts JOB_ROW_FIELDS): `score` is the lease deadline,
 -- time of death or finish time (-1 when none), extras as stored or ''.
-local function job_row(out, id, state, score, body, run, due, result, progress, logs)
+local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors)
   local n = #out
   out[n + 1] = id
   out[n + 2] = state or ''
@@ -393,6 +396,7 @@ local function job_row(out, id, state, score, body, run, due, result, progress, 
   out[n + 7] = result or ''
   out[n + 8] = progress or ''
   out[n + 9] = logs or ''
+  out[n + 10] = errors or ''
 end
 
 -- A job's due time now: its score while scheduled, else its run's due time (ready, active,

@@ -180,7 +180,8 @@ for _, j in ipairs(jobs) do
     end
   end
 end
--- A replaced job starts afresh: no attempts, no last error, result, progress or logs.
+-- A replaced job starts afresh: no attempts, no last error, result, progress, logs or error
+-- history (it is a new job that happens to have the old one's id).
 if #replaced > 0 then
   call_chunked('HDEL', K_RUNS, replaced)
   forget_extras(replaced)

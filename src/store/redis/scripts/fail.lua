@@ -1,13 +1,16 @@
 --[[ fail: ends a failed attempt: back to scheduled after a delay, or to the dead set when no
 attempts are left (or when asked to skip them).
 KEYS: base
-ARGV: base, id, token, error, retry_ms, dead, default_max
+ARGV: base, id, token, error, retry_ms, dead, default_max, history
 Returns: { CODE, due ms of the retry or -1 }
 `dead` is '1' to skip any attempts left; `default_max` applies when the job has no limit of its own.
 Codes: retried, dead, lease_lost, not_found. A re-sent call finds its own given-up mark
-('-' .. token) and answers as the first did; a lease a claim recovered is marked '~' .. token,
-so a stale holder's call answers lease lost and changes nothing. A corrupt body or attempt
-count sends the job to the dead set.
+('-' .. token) and answers as the first did (and appends nothing); a lease a claim recovered is
+marked '~' .. token, so a stale holder's call answers lease lost and changes nothing. A corrupt
+body or attempt count sends the job to the dead set.
+Both ways (retried, dead) append { attempt, atMs = now, error as sent } to the job's entry in
+K_ERRORS (wire.ts ERROR_HISTORY), keeping the last `history` entries. A stored entry that does
+not parse is started afresh, never a reason to fail the call.
 Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
@@ -15,6 +18,7 @@ Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 local id, token, error_text = arg('id'), arg('token'), arg('error')
 local retry_ms = arg_int('retry_ms')
 local default_max = arg_int('default_max')
+local history = arg_int('history')
 local run = redis.call('HGET', K_RUNS, id)
 local held = held_token(run)
 if run and held == '-' .. token then
@@ -23,10 +27,44 @@ if run and held == '-' .. token then
 end
 if not run or held ~= token then return { lost_or_missing(id), -1 } end
 
+-- One entry of the error history, built by hand: integers through %d (cjson would write them
+-- with 14 significant digits) and keys always in the documented order.
+local function error_entry(attempt, at, text)
+  return '{"attempt":' .. int(attempt) .. ',"atMs":' .. int(at) .. ',"error":' .. cjson.encode(text) .. '}'
+end
+
+-- The job's history with this failure appended, as JSON, or nil when none is kept. Entries that
+-- are not { whole attempt, whole atMs, string error } are dropped, and a value that is not a JSON
+-- array is started afresh: a corrupt history must not cost the job its failure being recorded.
+local function errors_with(attempt, at, text)
+  if history < 1 then return nil end
+  local kept = {}
+  local stored = redis.call('HGET', K_ERRORS, id)
+  if stored then
+    local ok, decoded = pcall(cjson.decode, stored)
+    if ok and type(decoded) == 'table' then
+      for _, e in ipairs(decoded) do
+        -- Numbers must be JSON numbers (as_int alone would take the string "1").
+        if type(e) == 'table' and type(e.attempt) == 'number' and type(e.atMs) == 'number' then
+          local a, t = as_int(e.attempt), as_int(e.atMs)
+          if a and t and type(e.error) == 'string' then kept[#kept + 1] = error_entry(a, t, e.error) end
+        end
+      end
+    end
+  end
+  kept[#kept + 1] = error_entry(attempt, at, text)
+  local first = math.max(1, #kept - history + 1)
+  return '[' .. table.concat(kept, ',', first, #kept) .. ']'
+end
+
 local now = now_ms()
 local r = parse_run(run)
 local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
+-- Decided before the first write; the text is the worker's, as sent (lastError below may be
+-- prefixed with why the job is corrupt).
+local errors = errors_with(r.a, now, error_text)
 redis.call('ZREM', K_ACTIVE, id)
+if errors then redis.call('HSET', K_ERRORS, id, errors) end
 local corrupt = r.bad or bad_body
 if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
 local max = (b and b.max) or default_max

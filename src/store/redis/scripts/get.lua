@@ -5,8 +5,9 @@ EACH: id
 Returns: { now ms, then per job: JOB_ROW }
 The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', or '' when the job is
 in no set (its row then has an empty body and run state when there is no such job at all). The
-due time is the scheduled score, else the run's. Log lines only when `logs` is '1'. Never fails
-on stored data: body and run state are passed on as stored, for the caller to read what it can.
+due time is the scheduled score, else the run's. Log lines and the error history only when
+`logs` is '1' (get; searches leave them out). Never fails on stored data: body, run state, logs
+and error history are passed on as stored, for the caller to read what it can.
 ]]
 --@include _helpers.lua
 
@@ -25,8 +26,11 @@ for i = 1, each_count() do
     local r = parse_run(run)
     due = (r and r.t) or -1
   end
-  local logs = false
-  if want_logs then logs = redis.call('HGET', K_LOGS, id) end
-  job_row(out, id, state, score, body, run, due, redis.call('HGET', K_RESULTS, id), redis.call('HGET', K_PROGRESS, id), logs)
+  local logs, errors = false, false
+  if want_logs then
+    logs = redis.call('HGET', K_LOGS, id)
+    errors = redis.call('HGET', K_ERRORS, id)
+  end
+  job_row(out, id, state, score, body, run, due, redis.call('HGET', K_RESULTS, id), redis.call('HGET', K_PROGRESS, id), logs, errors)
 end
 return out

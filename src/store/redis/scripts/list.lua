@@ -109,6 +109,7 @@ for i, p in ipairs(picked) do
     due = (r and r.t) or -1
     score = p.n
   end
-  job_row(out, ids[i], internal, score, bodies[i], runs[i], due, results[i], progress[i], false)
+  -- Logs and error history stay out of listings (a page of 1,000 would carry megabytes): get has them.
+  job_row(out, ids[i], internal, score, bodies[i], runs[i], due, results[i], progress[i], false, false)
 end
 return out

@@ -21,7 +21,7 @@ if counts[2] > 0 and arg('force') ~= '1' then
   return { CODE.refused, counts[1], counts[2], counts[3], counts[4], counts[5] }
 end
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
-  K_LOGS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST)
+  K_LOGS, K_ERRORS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST)
 -- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
 redis.call('PUBLISH', WAKE_CHANNEL, 's')
 return { CODE.done, counts[1], counts[2], counts[3], counts[4], counts[5] }
