@@ -111,12 +111,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       action: 'read',
       query: s.timelineQuery,
       response: s.timeline,
-      // TODO(merge helper/store-history): queue.timeline lands with the store branch.
-      handler: ({ queue, query }) =>
-        (queue as unknown as { timeline(o: { bucketMs?: number; buckets?: number }): Promise<unknown> }).timeline({
-          bucketMs: query.bucketMs,
-          buckets: query.buckets,
-        }),
+      handler: ({ queue, query }) => queue.timeline({ bucketMs: query.bucketMs, buckets: query.buckets }),
     }),
     route({
       method: 'get',

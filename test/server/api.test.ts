@@ -191,6 +191,8 @@ for (const backend of backends) {
       assert.equal(dead.body.total, 4);
       const one = await api.get(`/api/queues/${name}/jobs/d1`);
       assert.match(one.body.lastError, /payment provider said no/);
+      assert.equal(one.body.errors.length, 1, 'every failed attempt, with its stack');
+      assert.match(one.body.errors[0].error, /UnrecoverableError: payment provider said no\n\s+at /);
 
       const retried = await api.post(`/api/queues/${name}/jobs/d1/retry`);
       assert.equal(retried.status, 200);
@@ -233,7 +235,12 @@ for (const backend of backends) {
     test('drain needs a confirmed count; pause and resume; schedules; workers; timeline; queue detail', async () => {
       const { api, name, q } = setUp();
       await api.session();
-      for (let i = 0; i < 5; i++) await q.add({ i }, { delay: 60_000 * (i + 1) });
+      for (let i = 0; i < 5; i++) await q.add({ i }, { delay: 60_000 * i + 30_000 });
+      const timeline = await api.get(`/api/queues/${name}/timeline`);
+      assert.equal(timeline.status, 200);
+      assert.equal(timeline.body.bucketMs, 60_000);
+      assert.deepEqual(timeline.body.counts.slice(0, 6), [1, 1, 1, 1, 1, 0], 'one job falls due in each of the next five minutes');
+      assert.equal((await api.get(`/api/queues/${name}/timeline?buckets=0`)).status, 400);
       const refused = await api.post(`/api/queues/${name}/drain`, { expect: 3 });
       assert.equal(refused.status, 409);
       const drained = await api.post(`/api/queues/${name}/drain`, { expect: 5 });
