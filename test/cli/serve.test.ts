@@ -1,0 +1,60 @@
+/** `delayq serve` as a person starts it: against a real redis-server, stopped by SIGTERM. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Queue } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { until, within } from '../helpers/wait.js';
+import { assertFailure, run, start } from './run-cli.js';
+
+let redis: RedisServer;
+before(async () => {
+  redis = await startRedis();
+});
+after(() => redis.stop());
+
+test('serves the API for the queues under the prefix, audits writes on stderr, and exits 0 on SIGTERM', async () => {
+  const name = uniqueName('serve');
+  const q = new Queue(name, { connection: redis.url });
+  await q.add({ orderId: 'S-1' }, { id: 'order:S-1', delay: 60_000 });
+  const port = await freePort();
+  const server = start(['serve', '--redis', redis.url, '--port', String(port), '--json'], {});
+  let stdout = '';
+  server.child.stdout!.on('data', (d) => (stdout += d));
+  const listening = await until(() => stdout.split('\n').find((l) => l.includes('"listening"')), 'the listening line');
+  assert.deepEqual(JSON.parse(listening), { event: 'listening', url: `http://127.0.0.1:${port}/`, readOnly: false, auth: false });
+
+  const base = `http://127.0.0.1:${port}`;
+  const queues = await until(async () => {
+    const list = (await (await fetch(`${base}/api/queues`)).json()) as { name: string; stats: { scheduled: number } }[];
+    return list.find((x) => x.name === name);
+  }, 'the queue listed');
+  assert.equal(queues.stats.scheduled, 1);
+  const session = await fetch(`${base}/api/session`);
+  const { csrfToken } = (await session.json()) as { csrfToken: string };
+  const cookie = session.headers.getSetCookie()[0]!.split(';')[0]!;
+  const cancel = await fetch(`${base}/api/queues/${name}/jobs/order%3AS-1/cancel`, {
+    method: 'POST',
+    headers: { cookie, 'x-csrf-token': csrfToken, origin: base, 'sec-fetch-site': 'same-origin' },
+  });
+  assert.equal(cancel.status, 200);
+  assert.equal(await q.get('order:S-1'), null);
+
+  server.child.kill('SIGTERM');
+  const r = await within(server.done, 5000, 'serve to stop');
+  assert.equal(r.code, 0, r.stderr);
+  const audit = JSON.parse(r.stderr.trim().split('\n').at(-1)!);
+  assert.equal(audit.audit, true);
+  assert.equal(audit.action, 'Cancels a scheduled job');
+  assert.equal(audit.queue, name);
+  assert.equal(audit.target, 'order:S-1');
+  await q.close();
+});
+
+test('refuses a public address without a token (exit 64), and a short token', async () => {
+  const open = await run(['serve', '--redis', redis.url, '--host', '0.0.0.0', '--port', '0']);
+  const { message } = assertFailure(open, 64, 'serve on 0.0.0.0');
+  assert.match(message, /refusing to listen on 0\.0\.0\.0 without authentication/);
+  const short = await run(['serve', '--redis', redis.url, '--port', '0', '--token', 'abc']);
+  assert.match(assertFailure(short, 64, 'a short token').message, /at least 16 characters/);
+});
