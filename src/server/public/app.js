@@ -81,7 +81,13 @@ function showStatus({ state, error }) {
       banner,
       icon('alert'),
       state === 'redis-down'
-        ? h('span', null, h('strong', null, 'Redis unreachable. '), `The figures are from before the outage and refresh once it answers again (${error}).`)
+        ? h(
+            'span',
+            null,
+            h('strong', null, 'Redis unreachable. '),
+            'The figures are from before the outage and refresh once it answers again. ',
+            h('span', { class: 'banner-detail' }, error),
+          )
         : h('span', null, h('strong', null, 'Reconnecting… '), 'The live connection to the dashboard dropped; the figures may be out of date.'),
     );
   }

@@ -28,12 +28,13 @@ export function duration(ms) {
   if (ms === undefined || ms === null || !Number.isFinite(ms)) return '–';
   const a = Math.abs(ms);
   if (a < 1000) return `${Math.round(a)} ms`;
-  if (a < 60_000) return `${Math.round(a / 1000)} s`;
-  if (a < 3_600_000) return `${Math.round(a / 60_000)} min`;
-  if (a < 86_400_000) {
-    const hours = Math.floor(a / 3_600_000);
-    const min = Math.round((a % 3_600_000) / 60_000);
-    return min ? `${hours} h ${min} min` : `${hours} h`;
+  if (a < 59_500) return `${Math.round(a / 1000)} s`;
+  // Round to whole minutes first, so 2 h 59.7 min reads "3 h", not "2 h 60 min".
+  const minutes = Math.round(a / 60_000);
+  if (minutes < 60) return `${minutes} min`;
+  if (minutes < 24 * 60) {
+    const hours = Math.floor(minutes / 60);
+    return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
   }
   return `${Math.round(a / 86_400_000)} d`;
 }
@@ -70,7 +71,7 @@ export function relTime(atMs) {
 /** Local time and relative, side by side ("12 Mar 2025, 14:02:11 · in 4 min"). */
 export function bothTimes(atMs) {
   if (atMs === undefined || atMs === null) return h('span', { class: 'muted' }, '–');
-  return h('span', { class: 'both-times' }, h('span', null, localTime(atMs)), h('span', { class: 'muted' }, ' · '), relTime(atMs));
+  return h('span', { class: 'both-times' }, h('span', null, localTime(atMs)), h('span', { class: 'muted sep' }, ' · '), relTime(atMs));
 }
 
 /** Re-renders every ticking time on the page (called once a second). */

@@ -105,9 +105,14 @@ export function jobPage(main, route) {
           : null,
         j.progress !== undefined && j.progress !== null ? fact('Progress', progressView(j.progress)) : null,
       ),
-      section('Payload', codeBlock(pretty(j.data), 'payload')),
-      j.result !== undefined && j.result !== null ? section('Result', codeBlock(pretty(j.result), 'result')) : null,
-      typeof j.progress === 'object' && j.progress !== null ? section('Progress value', codeBlock(pretty(j.progress), 'progress')) : null,
+      // Payload beside what came of it (result, progress value) on a wide screen.
+      h(
+        'div',
+        { class: 'job-data' },
+        section('Payload', codeBlock(pretty(j.data), 'payload')),
+        j.result !== undefined && j.result !== null ? section('Result', codeBlock(pretty(j.result), 'result')) : null,
+        typeof j.progress === 'object' && j.progress !== null ? section('Progress value', codeBlock(pretty(j.progress), 'progress')) : null,
+      ),
       errors.length
         ? section(
             errors.length === 1 ? 'Error' : `Errors (${errors.length})`,

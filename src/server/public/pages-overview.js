@@ -106,6 +106,6 @@ function makeCard(name) {
 function updateCard(card, stats) {
   card.el.classList.toggle('queue-card-alert', stranded(stats));
   replace(card.badges, ...queueBadges(stats));
-  replace(card.due, icon('clock'), ...dueLine(stats));
+  replace(card.due, icon('clock'), dueLine(stats));
   replace(card.counts, ...countCards(card.name, stats));
 }

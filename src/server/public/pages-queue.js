@@ -81,7 +81,7 @@ export function queuePage(main, route) {
   function renderHead() {
     if (!stats) return;
     replace(badges, ...queueBadges(stats));
-    replace(due, icon('clock'), ...dueLine(stats));
+    replace(due, icon('clock'), dueLine(stats));
     replace(counts, ...countCards(name, stats));
     renderTabs();
     if (session.canWrite) {
@@ -101,6 +101,7 @@ export function queuePage(main, route) {
   }
 
   function renderTabs() {
+    const scrolled = tabs.scrollLeft;
     replace(
       tabs,
       ...Object.keys(TAB_LABELS).map((tab) => {
@@ -115,6 +116,9 @@ export function queuePage(main, route) {
       }),
       current.tab === 'search' ? h('span', { class: 'tab tab-on', 'aria-current': 'page' }, 'Search results') : null,
     );
+    // On a phone the strip scrolls: keep the current tab in sight (without scrolling the page).
+    const on = tabs.querySelector('.tab-on');
+    tabs.scrollLeft = on && (on.offsetLeft < scrolled || on.offsetLeft + on.offsetWidth > scrolled + tabs.clientWidth) ? on.offsetLeft - 12 : scrolled;
   }
 
   async function drain() {
@@ -151,7 +155,7 @@ export function queuePage(main, route) {
       const total = t.counts.reduce((a, b) => a + b, 0);
       replace(
         timeline,
-        panelHead('Upcoming', `${plural(total, 'job')} due in the next hour${t.estimated ? ' (from the first 1,000 scheduled)' : ''}`),
+        panelHead('Upcoming', `${plural(total, 'job')} due in the next hour${t.estimated ? ' (est.)' : ''}`),
         barChart(t.counts, {
           label: 'Scheduled jobs falling due per minute, next hour',
           tone: 'scheduled',
@@ -237,18 +241,20 @@ export function queuePage(main, route) {
       return [
         button('Retry', () => act(() => api.retry(name, job.id), `Retrying ${job.id}.`).then(reloadAll), {
           small: true,
+          compact: true,
           icon: 'retry',
           ariaLabel: `Retry ${job.id}`,
         }),
-        button('Purge', () => purgeOne(job), { small: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` }),
+        button('Purge', () => purgeOne(job), { small: true, compact: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` }),
       ];
     }
     if (state === 'completed')
-      return [button('Purge', () => purgeOne(job), { small: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` })];
+      return [button('Purge', () => purgeOne(job), { small: true, compact: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` })];
     if (state === 'scheduled' || state === 'ready') {
       return [
         button('Run now', () => act(() => api.promote(name, job.id), `${job.id} is due now.`).then(reloadAll), {
           small: true,
+          compact: true,
           icon: 'bolt',
           ariaLabel: `Run ${job.id} now`,
           disabled: state === 'ready',

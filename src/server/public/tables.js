@@ -98,6 +98,7 @@ const COLUMNS = {
     { label: 'Started', cls: 'col-time', cell: (j) => relTime(j.startedAtMs) },
     { label: 'Worker', cls: 'col-worker hide-sm', cell: (j) => h('span', { class: 'mono small' }, j.workerId ?? '–') },
     { label: 'Progress', cls: 'col-progress', cell: (j) => progressView(j.progress) },
+    { label: 'Lease ends', cls: 'col-time hide-sm', cell: (j) => relTime(j.leaseExpiresAtMs) },
     tries,
   ],
   dead: [
@@ -117,6 +118,12 @@ const COLUMNS = {
   search: [{ label: 'State', cls: 'col-state', cell: (j) => stateChip(displayState(j)) }, due, payload],
 };
 
+/** Relative time over the local time, for occurrences (when exactly matters as much as how soon). */
+function stacked(atMs) {
+  if (!atMs) return h('span', { class: 'muted' }, atMs === undefined ? 'not yet' : '–');
+  return h('span', { class: 'stacked' }, relTime(atMs), h('span', { class: 'muted small' }, localTime(atMs)));
+}
+
 export function schedulesTable(list, onRemove) {
   const head = [
     ['Name', 'col-id'],
@@ -134,8 +141,8 @@ export function schedulesTable(list, onRemove) {
       td('col-id', h('span', { class: 'mono strong' }, sch.name)),
       td('', sch.cron ? h('code', { class: 'cron' }, sch.cron) : `every ${duration(sch.every)}`),
       td('hide-sm', sch.tz),
-      td('col-time', sch.nextRunAtMs ? h('span', { title: localTime(sch.nextRunAtMs) }, relTime(sch.nextRunAtMs)) : '–'),
-      td('col-time hide-sm', relTime(sch.lastRunAtMs)),
+      td('col-time', stacked(sch.nextRunAtMs)),
+      td('col-time hide-sm', stacked(sch.lastRunAtMs)),
       td('col-data hide-sm', h('code', { class: 'data-preview' }, preview(sch.data))),
       onRemove
         ? td(

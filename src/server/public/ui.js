@@ -56,14 +56,15 @@ export function button(label, onClick, opts = {}) {
     'button',
     {
       type: opts.type ?? 'button',
-      class: ['btn', opts.tone && `btn-${opts.tone}`, opts.small && 'btn-small'],
+      class: ['btn', opts.tone && `btn-${opts.tone}`, opts.small && 'btn-small', opts.compact && 'btn-compact'],
       onclick: onClick,
       disabled: opts.disabled,
       title: opts.title,
       'aria-label': opts.ariaLabel,
     },
     opts.icon ? icon(opts.icon) : null,
-    label,
+    // Icon buttons may drop their words on a phone (.btn-compact); the aria-label keeps the name.
+    h('span', { class: 'btn-label' }, label),
   );
 }
 

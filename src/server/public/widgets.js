@@ -30,7 +30,11 @@ export function countCards(name, stats) {
     stat('Scheduled', waiting, {
       href: href.queue(name, 'scheduled'),
       tone: 'scheduled',
-      note: stats.nextDueInMs === undefined || stats.ready > 0 ? (waiting ? '' : 'none waiting') : `next in ${duration(stats.nextDueInMs)}`,
+      note: !waiting
+        ? 'none waiting'
+        : stats.ready > 0 || stats.nextDueInMs === undefined
+          ? 'waiting for their time'
+          : `next in ${duration(stats.nextDueInMs)}`,
     }),
     stat('Ready', stats.ready, {
       href: href.queue(name, 'ready'),
@@ -44,6 +48,7 @@ export function countCards(name, stats) {
 }
 
 const NO_SAMPLE = 'no sample (the dashboard was not running)';
+const EMPTY_HISTORY = 'Collecting… the history starts with the dashboard';
 
 /** Throughput (completed per minute) and lateness (worst wait of a due job) over the last hour. */
 export function historyCharts(history, opts = {}) {
@@ -62,6 +67,7 @@ export function historyCharts(history, opts = {}) {
         label: 'Jobs completed per minute, last hour',
         ticks,
         tone: 'completed',
+        emptyText: EMPTY_HISTORY,
         small: opts.small,
         format: (v) => `${num(v)}/min`,
         tooltip: (i, v) => `${clock(points[i].t)}: ${v === undefined ? NO_SAMPLE : `${num(v)} completed`}`,
@@ -80,6 +86,7 @@ export function historyCharts(history, opts = {}) {
         label: 'Worst wait of a due job per minute, last hour',
         ticks,
         tone: 'ready',
+        emptyText: EMPTY_HISTORY,
         small: opts.small,
         floor: 1000,
         format: duration,
@@ -91,7 +98,7 @@ export function historyCharts(history, opts = {}) {
 
 /** One line on what is next: "next due in 4 min", "12 due now, oldest waiting 3 min". */
 export function dueLine(stats) {
-  if (stats.ready > 0) return [`${plural(stats.ready, 'job')} due now · oldest waiting `, h('strong', null, duration(stats.oldestDueAgeMs))];
-  if (stats.nextDueInMs !== undefined) return ['Next job due ', relTime(serverNow() + stats.nextDueInMs)];
-  return ['Nothing scheduled'];
+  if (stats.ready > 0) return h('span', null, `${plural(stats.ready, 'job')} due now · oldest waiting `, h('strong', null, duration(stats.oldestDueAgeMs)));
+  if (stats.nextDueInMs !== undefined) return h('span', null, 'Next job due ', relTime(serverNow() + stats.nextDueInMs));
+  return h('span', null, 'Nothing scheduled');
 }
