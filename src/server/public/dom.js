@@ -59,10 +59,29 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
-/** Replaces an element's children. */
+/**
+ * What identifies a control across re-renders: its link target, accessible name or form name,
+ * else its words without the numbers (a tab's count changes, the tab does not).
+ */
+function focusKey(el) {
+  const id = el.getAttribute('href') ?? el.getAttribute('aria-label') ?? el.getAttribute('name') ?? el.textContent.replace(/[\d,.\s]+/g, '');
+  return `${el.tagName}:${id}`;
+}
+
+/**
+ * Replaces an element's children. Live updates redraw parts of a page every couple of
+ * seconds; when the keyboard focus was inside, it moves to the control with the same
+ * identity in the new content, so a keyboard user is not thrown back to the page's start.
+ */
 export function replace(el, ...children) {
+  const active = document.activeElement;
+  const key = active && active !== el && el.contains(active) ? focusKey(active) : undefined;
   el.replaceChildren();
   append(el, children);
+  if (key) {
+    const match = [...el.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')].find((n) => focusKey(n) === key);
+    match?.focus({ preventScroll: true });
+  }
   return el;
 }
 

@@ -21,6 +21,7 @@ export function overviewPage(main) {
 
   /** name → { card parts, last stats, history } */
   const cards = new Map();
+  let shown = '';
   let stopped = false;
 
   function renderAll(queues) {
@@ -32,6 +33,7 @@ export function overviewPage(main) {
     replace(summary, `${plural(queues.length, 'queue')} · ${plural(total.workers, 'live worker')} · ${num(total.due)} due now · ${num(total.dead)} dead`);
     if (queues.length === 0) {
       cards.clear();
+      shown = '';
       replace(grid, emptyState('No queues yet', 'A queue shows up here once a job is added to it (queue.add) or a worker starts on it.', 'list'));
       return;
     }
@@ -46,7 +48,12 @@ export function overviewPage(main) {
       }
       updateCard(card, q.stats);
     }
-    replace(grid, ...queues.map((q) => cards.get(q.name).el));
+    // Re-append only when the set or order changed: moving a card would drop the focus in it.
+    const order = queues.map((q) => q.name).join('\n');
+    if (order !== shown) {
+      shown = order;
+      replace(grid, ...queues.map((q) => cards.get(q.name).el));
+    }
   }
 
   async function loadHistory() {

@@ -53,7 +53,7 @@ export function queuePage(main, route) {
   const timeline = h('section', { class: 'panel chart-panel' }, panelHead('Upcoming', 'what falls due in the next hour'), loading());
   const history = h('div', { class: 'charts-2' }, ...historyCharts([]));
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Job states' });
-  const searchBox = searchForm(name, route.params);
+  let searchBox = searchForm(name, route.params);
   const body = h('div', { class: 'tab-body' });
   const events = h('section', { class: 'panel events-panel', hidden: true });
 
@@ -176,7 +176,9 @@ export function queuePage(main, route) {
     renderTabs();
     view = { tab: r.tab, cursor: undefined, pages: [], selected: new Set(), lastCount: tabCount(r.tab, stats) };
     if (r.page === 'search') {
-      replace(searchBox, ...searchForm(name, r.params).childNodes);
+      const fresh = searchForm(name, r.params);
+      searchBox.replaceWith(fresh);
+      searchBox = fresh;
       return loadSearch(r.params, undefined);
     }
     if (r.tab === 'schedules') return loadSchedules();
