@@ -1,6 +1,6 @@
 /**
  * The only way the pages make elements. Data reaches the page as text nodes and attribute
- * values, never as markup: there is no innerHTML anywhere, so a payload such as
+ * values, never as markup: nothing here parses HTML from a string, so a payload such as
  * `<img src=x onerror=alert(1)>` shows as those characters and runs nothing. Event handlers
  * are attached with addEventListener (the CSP forbids inline ones).
  */
