@@ -1,0 +1,85 @@
+/**
+ * The JSON API, by paths relative to the page: the dashboard may be mounted under a base path
+ * (/admin/queues/), so 'api/queues' resolves beside index.html wherever that is. Writes carry
+ * the CSRF token from the session and a JSON content type, as the server requires.
+ */
+
+/** An error answer from the server ({error:{code,message,field?}}), or a network failure (status 0). */
+export class ApiError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.field = field;
+  }
+}
+
+let csrfToken = '';
+
+export function setCsrfToken(token) {
+  csrfToken = token ?? '';
+}
+
+async function request(method, path, body) {
+  const init = { method, headers: { accept: 'application/json' }, credentials: 'same-origin' };
+  if (method !== 'GET') {
+    init.headers['content-type'] = 'application/json';
+    init.headers['x-csrf-token'] = csrfToken;
+    init.body = JSON.stringify(body ?? {});
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (err) {
+    throw new ApiError(0, 'network', `The dashboard server did not answer (${err.message}).`);
+  }
+  let json;
+  try {
+    json = await res.json();
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const e = json?.error;
+    throw new ApiError(res.status, e?.code ?? 'http', e?.message ?? `${res.status} ${res.statusText}`, e?.field);
+  }
+  return json;
+}
+
+/** A path segment: queue names and job ids may hold characters a URL gives meaning to. */
+const seg = encodeURIComponent;
+
+/** A query string from an object, skipping empty values. */
+function qs(params) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+  const text = p.toString();
+  return text ? `?${text}` : '';
+}
+
+const q = (name) => `api/queues/${seg(name)}`;
+
+export const api = {
+  session: () => request('GET', 'api/session'),
+  login: (token) => request('POST', 'api/login', { token }),
+  logout: () => request('POST', 'api/logout'),
+  queues: () => request('GET', 'api/queues'),
+  queue: (name) => request('GET', q(name)),
+  timeline: (name) => request('GET', `${q(name)}/timeline`),
+  jobs: (name, state, { limit, cursor } = {}) => request('GET', `${q(name)}/jobs${qs({ state, limit, cursor })}`),
+  search: (name, params) => request('GET', `${q(name)}/search${qs(params)}`),
+  job: (name, id) => request('GET', `${q(name)}/jobs/${seg(id)}`),
+  workers: (name) => request('GET', `${q(name)}/workers`),
+  schedules: (name) => request('GET', `${q(name)}/schedules`),
+  cancel: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/cancel`),
+  promote: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/promote`),
+  retry: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/retry`),
+  reschedule: (name, id, when) => request('POST', `${q(name)}/jobs/${seg(id)}/reschedule`, when),
+  remove: (name, id) => request('DELETE', `${q(name)}/jobs/${seg(id)}`),
+  /** set: 'dead' | 'completed'; action: 'retry' | 'purge'; target: {ids} | {all, expect}. */
+  bulk: (name, set, action, target) => request('POST', `${q(name)}/${set}/${action}`, target),
+  drain: (name, expect) => request('POST', `${q(name)}/drain`, { expect }),
+  pause: (name) => request('POST', `${q(name)}/pause`),
+  resume: (name) => request('POST', `${q(name)}/resume`),
+  removeSchedule: (name, schedule) => request('DELETE', `${q(name)}/schedules/${seg(schedule)}`),
+};

@@ -1,0 +1,243 @@
+/**
+ * One job: everything the store knows about it (payload as text, times in local time and
+ * relative, attempts, every error with its stack, progress, logs, lease holder, result) and
+ * the actions its state allows. While it can still change (scheduled or active) it reloads
+ * with each live sample, so a running job's progress and logs move on their own.
+ */
+import { api } from './api.js';
+import { h, replace } from './dom.js';
+import { bothTimes, duration, localTime, pretty, relTime, serverNow } from './format.js';
+import * as live from './live.js';
+import { go, href } from './router.js';
+import { attempts, progressView } from './tables.js';
+import { act, button, confirmAction, dialog, displayState, emptyState, errorNote, loading, session, stateChip } from './ui.js';
+
+export function jobPage(main, route) {
+  const { queue, id } = route;
+  document.title = `${id} · ${queue} · delayq`;
+  live.followQueue(queue);
+  let stopped = false;
+  let job;
+  let loadedOnce = false;
+  let busy = false;
+
+  const head = h('div', { class: 'page-head' });
+  const content = h('div', { class: 'job' }, loading());
+  replace(main, head, content);
+
+  async function load() {
+    if (busy) return;
+    busy = true;
+    try {
+      const next = await api.job(queue, id);
+      if (stopped) return;
+      // Re-render only when something changed: a focused button keeps its focus otherwise.
+      if (JSON.stringify(next) !== JSON.stringify(job)) {
+        job = next;
+        render();
+      }
+      loadedOnce = true;
+    } catch (err) {
+      if (stopped) return;
+      job = undefined;
+      renderHead(undefined);
+      if (err.status === 404) {
+        replace(
+          content,
+          emptyState(
+            loadedOnce ? 'This job is gone' : 'No such job',
+            loadedOnce
+              ? 'It was completed without retention, purged or cancelled since you opened it.'
+              : 'It may have completed (completed jobs are not kept unless the queue keeps them), or been purged or cancelled.',
+            'search',
+          ),
+        );
+      } else replace(content, errorNote(err, 'Could not load the job'));
+    } finally {
+      busy = false;
+    }
+  }
+
+  function renderHead(j) {
+    const state = j ? displayState(j) : undefined;
+    replace(
+      head,
+      h(
+        'div',
+        null,
+        h(
+          'nav',
+          { class: 'crumbs', 'aria-label': 'Breadcrumb' },
+          h('a', { href: href.overview() }, 'Queues'),
+          h('span', { 'aria-hidden': 'true' }, '/'),
+          h('a', { href: href.queue(queue) }, queue),
+          h('span', { 'aria-hidden': 'true' }, '/'),
+          state ? h('a', { href: href.queue(queue, state) }, state) : null,
+        ),
+        h('div', { class: 'title-row' }, h('h1', { class: 'mono job-id' }, id), state ? stateChip(state) : null),
+      ),
+      j && session.canWrite ? h('div', { class: 'page-actions' }, ...actionsFor(j)) : null,
+    );
+  }
+
+  function render() {
+    renderHead(job);
+    const j = job;
+    const errors = j.errors?.length ? j.errors : j.lastError ? [{ attempt: j.attempt, atMs: j.finishedAtMs, error: j.lastError }] : [];
+    replace(
+      content,
+      h(
+        'dl',
+        { class: 'facts' },
+        fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
+        fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
+        fact('Priority', String(j.priority)),
+        fact('Created', bothTimes(j.createdAtMs)),
+        j.startedAtMs ? fact('Started', bothTimes(j.startedAtMs)) : null,
+        j.finishedAtMs ? fact(j.state === 'dead' ? 'Died' : 'Finished', bothTimes(j.finishedAtMs)) : null,
+        j.startedAtMs && j.finishedAtMs ? fact('Took', duration(j.finishedAtMs - j.startedAtMs)) : null,
+        j.workerId
+          ? fact(
+              j.state === 'active' ? 'Lease holder' : 'Last worker',
+              h('span', { class: 'mono small wrap' }, j.workerId),
+              j.leaseExpiresAtMs ? h('span', { class: 'muted small' }, 'lease expires ', relTime(j.leaseExpiresAtMs)) : null,
+            )
+          : null,
+        j.progress !== undefined && j.progress !== null ? fact('Progress', progressView(j.progress)) : null,
+      ),
+      // Payload beside what came of it (result, progress value) on a wide screen.
+      h(
+        'div',
+        { class: 'job-data' },
+        section('Payload', codeBlock(pretty(j.data), 'payload')),
+        j.result !== undefined && j.result !== null ? section('Result', codeBlock(pretty(j.result), 'result')) : null,
+        typeof j.progress === 'object' && j.progress !== null ? section('Progress value', codeBlock(pretty(j.progress), 'progress')) : null,
+      ),
+      errors.length
+        ? section(
+            errors.length === 1 ? 'Error' : `Errors (${errors.length})`,
+            h(
+              'ol',
+              { class: 'errors' },
+              ...errors.map((e) =>
+                h(
+                  'li',
+                  { class: 'error-item' },
+                  h(
+                    'div',
+                    { class: 'error-head' },
+                    h('strong', null, `Attempt ${e.attempt}`),
+                    e.atMs ? h('span', { class: 'muted' }, localTime(e.atMs), ' · ', relTime(e.atMs)) : null,
+                  ),
+                  h('pre', { class: 'code code-error', tabindex: '0' }, e.error),
+                ),
+              ),
+            ),
+          )
+        : null,
+      section(
+        'Logs',
+        j.logs?.length
+          ? h('ol', { class: 'logs', tabindex: '0' }, ...j.logs.map((line) => h('li', null, line)))
+          : h('p', { class: 'muted' }, 'No log lines. A handler adds them with job.log("…").'),
+      ),
+    );
+  }
+
+  function actionsFor(j) {
+    const reload = () => load();
+    if (j.state === 'scheduled') {
+      return [
+        button('Run now', () => act(() => api.promote(queue, id), `${id} is due now.`).then(reload), {
+          icon: 'bolt',
+          tone: 'primary',
+          disabled: j.ready,
+          title: j.ready ? 'Already due' : undefined,
+        }),
+        button('Reschedule…', reschedule, { icon: 'clock' }),
+        button(
+          'Cancel job…',
+          async () => {
+            if (!(await confirmAction(`Cancel ${id}?`, 'The job is removed and will not run.', 'Cancel the job'))) return;
+            if (await act(() => api.cancel(queue, id), `Cancelled ${id}.`)) go(href.queue(queue));
+          },
+          { icon: 'x', tone: 'danger' },
+        ),
+      ];
+    }
+    if (j.state === 'dead') {
+      return [
+        button('Retry', () => act(() => api.retry(queue, id), `Retrying ${id}: it is due now.`).then(reload), { icon: 'retry', tone: 'primary' }),
+        purgeButton(),
+      ];
+    }
+    if (j.state === 'completed') return [purgeButton()];
+    return [];
+  }
+
+  function purgeButton() {
+    return button(
+      'Purge…',
+      async () => {
+        if (!(await confirmAction(`Purge ${id}?`, 'The job and its history are deleted for good.', 'Purge 1 job'))) return;
+        if (await act(() => api.remove(queue, id), `Purged ${id}.`)) go(href.queue(queue, job?.state ?? 'dead'));
+      },
+      { icon: 'trash', tone: 'danger' },
+    );
+  }
+
+  async function reschedule() {
+    const values = await dialog({
+      title: `Reschedule ${id}`,
+      confirm: 'Reschedule',
+      body: [
+        h('p', null, 'Run it this long from now:'),
+        h(
+          'div',
+          { class: 'field-row' },
+          h('input', { type: 'number', name: 'amount', min: '0', step: 'any', required: true, value: '10', 'aria-label': 'Delay', class: 'input' }),
+          h(
+            'select',
+            { name: 'unit', 'aria-label': 'Unit', class: 'input' },
+            h('option', { value: '1000' }, 'seconds'),
+            h('option', { value: '60000', selected: true }, 'minutes'),
+            h('option', { value: '3600000' }, 'hours'),
+            h('option', { value: '86400000' }, 'days'),
+          ),
+        ),
+        h('p', { class: 'muted small' }, `Now due ${relTime(job.dueAtMs).textContent} (${localTime(job.dueAtMs)}).`),
+      ],
+    });
+    if (!values) return;
+    const delay = Math.round(Number(values.amount) * Number(values.unit));
+    if (!Number.isFinite(delay) || delay < 0) return;
+    await act(
+      () => api.reschedule(queue, id, { delay }),
+      (r) => `${id} is now due ${localTime(r.dueAtMs ?? serverNow() + delay)}.`,
+    );
+    load();
+  }
+
+  const offStats = live.on('stats', () => {
+    if (!stopped && job && (job.state === 'scheduled' || job.state === 'active')) load();
+  });
+  load();
+
+  return () => {
+    stopped = true;
+    offStats();
+  };
+}
+
+function fact(label, ...value) {
+  return h('div', { class: 'fact' }, h('dt', null, label), h('dd', null, ...value));
+}
+
+function section(title, ...children) {
+  return h('section', { class: 'panel' }, h('header', { class: 'panel-head' }, h('h2', null, title)), ...children);
+}
+
+/** JSON or a stack as text in a <pre>: whatever it holds shows as characters, never as markup. */
+function codeBlock(text, label) {
+  return h('pre', { class: 'code', tabindex: '0', 'aria-label': label }, text === '' ? '(empty)' : text);
+}

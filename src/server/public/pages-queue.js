@@ -1,0 +1,587 @@
+/**
+ * A queue: its counts and warnings, the next hour ahead (timeline) and the last hour behind
+ * (throughput, lateness), pause/resume and drain, and tabs: a paginated list per state, the
+ * search, its schedules and its workers. Moving between tabs keeps the head and its charts
+ * (update()), so only the list below reloads.
+ */
+import { api } from './api.js';
+import { barChart } from './charts.js';
+import { h, icon, replace } from './dom.js';
+import { clock, num, plural, serverNow } from './format.js';
+import * as live from './live.js';
+import { go, href, STATES } from './router.js';
+import { jobTable, schedulesTable, workersTable } from './tables.js';
+import { act, button, confirmAction, emptyState, errorNote, loading, session } from './ui.js';
+import { countCards, dueLine, historyCharts, queueBadges } from './widgets.js';
+
+const PAGE_SIZE = 25;
+const SLOW_REFRESH_MS = 30_000;
+
+const TAB_LABELS = {
+  scheduled: 'Scheduled',
+  ready: 'Ready',
+  active: 'Active',
+  dead: 'Dead',
+  completed: 'Completed',
+  schedules: 'Schedules',
+  workers: 'Workers',
+};
+
+/** How many jobs a tab holds, from the stats ("scheduled" there counts the ready ones too). */
+function tabCount(tab, stats) {
+  if (!stats) return undefined;
+  if (tab === 'scheduled') return stats.scheduled - stats.ready;
+  if (tab === 'workers') return stats.workers;
+  return stats[tab];
+}
+
+export function queuePage(main, route) {
+  const name = route.queue;
+  document.title = `${name} · delayq`;
+  live.followQueue(name);
+
+  let stats;
+  let current = route;
+  let stopped = false;
+  let view; // the tab's own state: { tab, cursor, pages, selected, lastCount, reload }
+
+  // ---- the head ----
+  const badges = h('div', { class: 'badges' });
+  const actions = h('div', { class: 'page-actions' });
+  const due = h('p', { class: 'due-line' });
+  const counts = h('div', { class: 'stats stats-5' }, loading());
+  const timeline = h('section', { class: 'panel chart-panel' }, panelHead('Upcoming', 'what falls due in the next hour'), loading());
+  const history = h('div', { class: 'charts-2' }, ...historyCharts([]));
+  const tabs = h('nav', { class: 'tabs', 'aria-label': 'Job states' });
+  let searchBox = searchForm(name, route.params);
+  const body = h('div', { class: 'tab-body' });
+  const events = h('section', { class: 'panel events-panel', hidden: true });
+
+  replace(
+    main,
+    h(
+      'div',
+      { class: 'page-head' },
+      h(
+        'div',
+        null,
+        h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: href.overview() }, 'Queues'), h('span', { 'aria-hidden': 'true' }, '/')),
+        h('div', { class: 'title-row' }, h('h1', null, name), badges),
+        due,
+      ),
+      actions,
+    ),
+    counts,
+    h('div', { class: 'charts-3' }, timeline, history),
+    h('div', { class: 'tabs-row' }, tabs, searchBox),
+    body,
+    events,
+  );
+
+  function renderHead() {
+    if (!stats) return;
+    replace(badges, ...queueBadges(stats));
+    replace(due, icon('clock'), dueLine(stats));
+    replace(counts, ...countCards(name, stats));
+    renderTabs();
+    if (session.canWrite) {
+      replace(
+        actions,
+        stats.paused
+          ? button('Resume', () => act(() => api.resume(name), `Resumed ${name}: workers claim again.`).then(refreshStats), { icon: 'play', tone: 'primary' })
+          : button('Pause', () => act(() => api.pause(name), `Paused ${name}: workers stop claiming.`).then(refreshStats), { icon: 'pause' }),
+        button('Drain…', drain, {
+          icon: 'trash',
+          tone: 'danger',
+          disabled: stats.scheduled === 0,
+          title: stats.scheduled === 0 ? 'Nothing is scheduled' : 'Remove every scheduled job',
+        }),
+      );
+    }
+  }
+
+  function renderTabs() {
+    const scrolled = tabs.scrollLeft;
+    replace(
+      tabs,
+      ...Object.keys(TAB_LABELS).map((tab) => {
+        const n = tabCount(tab, stats);
+        const on = current.tab === tab;
+        return h(
+          'a',
+          { href: href.queue(name, tab), class: ['tab', on && 'tab-on', tab === 'schedules' && 'tab-gap'], 'aria-current': on ? 'page' : undefined },
+          TAB_LABELS[tab],
+          n === undefined || tab === 'schedules' ? null : h('span', { class: ['tab-count', tab === 'dead' && n > 0 && 'tab-count-dead'] }, num(n)),
+        );
+      }),
+      current.tab === 'search' ? h('span', { class: 'tab tab-on', 'aria-current': 'page' }, 'Search results') : null,
+    );
+    // On a phone the strip scrolls: keep the current tab in sight (without scrolling the page).
+    const on = tabs.querySelector('.tab-on');
+    tabs.scrollLeft = on && (on.offsetLeft < scrolled || on.offsetLeft + on.offsetWidth > scrolled + tabs.clientWidth) ? on.offsetLeft - 12 : scrolled;
+  }
+
+  async function drain() {
+    const n = stats.scheduled;
+    const ok = await confirmAction(
+      `Drain ${name}?`,
+      `This removes all ${plural(n, 'scheduled job')}${stats.ready ? ` (${num(stats.ready)} of them due now)` : ''}. Active, dead and completed jobs stay. It cannot be undone.`,
+      `Remove ${plural(n, 'job')}`,
+    );
+    if (ok)
+      await act(
+        () => api.drain(name, n),
+        (r) => `Removed ${plural(r.count, 'scheduled job')}.`,
+      );
+    refreshStats();
+  }
+
+  async function refreshStats() {
+    try {
+      const detail = await api.queue(name);
+      if (stopped) return;
+      stats = detail.stats;
+      renderHead();
+      replace(history, ...historyCharts(detail.history));
+    } catch (err) {
+      if (!stopped && !stats) replace(counts, errorNote(err, err.status === 404 ? `No queue ${name}` : 'Could not load the queue'));
+    }
+  }
+
+  async function refreshTimeline() {
+    try {
+      const t = await loadTimeline(name);
+      if (stopped) return;
+      const total = t.counts.reduce((a, b) => a + b, 0);
+      replace(
+        timeline,
+        panelHead('Upcoming', `${plural(total, 'job')} due in the next hour${t.estimated ? ' (est.)' : ''}`),
+        barChart(t.counts, {
+          label: 'Scheduled jobs falling due per minute, next hour',
+          tone: 'scheduled',
+          ticks: ['now', '+15 min', '+30 min', '+45 min', '+60 min'],
+          format: (v) => `${num(v)}/min`,
+          tooltip: (i, v) => `${clock(t.fromMs + i * t.bucketMs)}: ${plural(v, 'job')} due`,
+        }),
+      );
+    } catch (err) {
+      if (!stopped) replace(timeline, panelHead('Upcoming', ''), errorNote(err, 'The timeline is not available'));
+    }
+  }
+
+  // ---- the tab body ----
+
+  function openTab(r) {
+    current = r;
+    renderTabs();
+    view = { tab: r.tab, cursor: undefined, pages: [], selected: new Set(), lastCount: tabCount(r.tab, stats) };
+    if (r.page === 'search') {
+      const fresh = searchForm(name, r.params);
+      searchBox.replaceWith(fresh);
+      searchBox = fresh;
+      return loadSearch(r.params, undefined);
+    }
+    if (r.tab === 'schedules') return loadSchedules();
+    if (r.tab === 'workers') return loadWorkers();
+    return loadList(r.tab);
+  }
+
+  async function loadList(state, quiet = false) {
+    const v = view;
+    if (!quiet) replace(body, loading());
+    try {
+      const page = await api.jobs(name, state, { limit: PAGE_SIZE, cursor: v.cursor });
+      if (stopped || v !== view) return;
+      v.lastCount = page.total;
+      v.reload = () => loadList(state, true);
+      // Drop selections that left the page (retried, purged, moved on).
+      const ids = new Set(page.jobs.map((j) => j.id));
+      for (const id of v.selected) if (!ids.has(id)) v.selected.delete(id);
+      replace(body, listView(state, page, v));
+    } catch (err) {
+      if (!stopped && v === view) replace(body, errorNote(err, `Could not load the ${state} jobs`));
+    }
+  }
+
+  function listView(state, page, v) {
+    const bulkSet = state === 'dead' || state === 'completed' ? state : undefined;
+    const selectable = session.canWrite && bulkSet !== undefined;
+    if (page.jobs.length === 0 && v.pages.length === 0) return emptyState(...EMPTY[state]);
+    const toolbar = selectable ? bulkToolbar(bulkSet, page, v) : null;
+    const table = jobTable(name, state, page.jobs, {
+      selectable,
+      selected: v.selected,
+      onSelect: () => replace(toolbarSlot, selectable ? bulkToolbar(bulkSet, page, v) : ''),
+      rowActions: session.canWrite ? (job) => rowActions(state, job) : undefined,
+    });
+    const toolbarSlot = h('div', null, toolbar);
+    const first = v.pages.length * PAGE_SIZE + 1;
+    const pager = h(
+      'div',
+      { class: 'pager' },
+      h('span', { class: 'muted' }, `${num(first)}–${num(first + page.jobs.length - 1)} of ${num(page.total)}`),
+      h(
+        'div',
+        { class: 'pager-buttons' },
+        button('First page', () => turn(undefined, true), { disabled: v.pages.length === 0, small: true, icon: 'back' }),
+        button('Next page', () => turn(page.cursor, false), { disabled: !page.cursor, small: true }),
+      ),
+    );
+    return h('div', { class: 'list' }, toolbarSlot, table, pager);
+  }
+
+  function turn(cursor, first) {
+    view.selected.clear();
+    if (first) view.pages = [];
+    else view.pages.push(view.cursor);
+    view.cursor = cursor;
+    loadList(view.tab).then(() => body.querySelector('table')?.focus());
+  }
+
+  function rowActions(state, job) {
+    if (state === 'dead') {
+      return [
+        button('Retry', () => act(() => api.retry(name, job.id), `Retrying ${job.id}.`).then(reloadAll), {
+          small: true,
+          compact: true,
+          icon: 'retry',
+          ariaLabel: `Retry ${job.id}`,
+        }),
+        button('Purge', () => purgeOne(job), { small: true, compact: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` }),
+      ];
+    }
+    if (state === 'completed')
+      return [button('Purge', () => purgeOne(job), { small: true, compact: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Purge ${job.id}` })];
+    if (state === 'scheduled' || state === 'ready') {
+      return [
+        button('Run now', () => act(() => api.promote(name, job.id), `${job.id} is due now.`).then(reloadAll), {
+          small: true,
+          compact: true,
+          icon: 'bolt',
+          ariaLabel: `Run ${job.id} now`,
+          disabled: state === 'ready',
+          title: state === 'ready' ? 'Already due' : undefined,
+        }),
+      ];
+    }
+    return [];
+  }
+
+  async function purgeOne(job) {
+    if (!(await confirmAction(`Purge ${job.id}?`, 'The job and its history are deleted for good.', 'Purge 1 job'))) return;
+    await act(() => api.remove(name, job.id), `Purged ${job.id}.`);
+    reloadAll();
+  }
+
+  /** Retry/purge the selected rows, or all of the set; with the bulk cap stated when it bites. */
+  function bulkToolbar(set, page, v) {
+    const n = v.selected.size;
+    const over = page.total > session.maxBulk;
+    const allNote = over
+      ? `${num(page.total)} jobs is over the dashboard's bulk limit of ${num(session.maxBulk)}: select a page at a time, or use the CLI`
+      : '';
+    const verbs = set === 'dead' ? ['retry', 'purge'] : ['purge'];
+    const run = async (verb, target, count) => {
+      const what = set === 'dead' ? 'dead job' : 'completed job';
+      const ok = await confirmAction(
+        `${verb === 'retry' ? 'Retry' : 'Purge'} ${plural(count, what)}?`,
+        verb === 'retry'
+          ? `${plural(count, 'job')} go back to the queue, due now, with fresh attempts.`
+          : `${plural(count, 'job')} and ${count === 1 ? 'its' : 'their'} history are deleted for good.`,
+        `${verb === 'retry' ? 'Retry' : 'Purge'} ${plural(count, 'job')}`,
+        verb === 'retry' ? 'primary' : 'danger',
+      );
+      if (!ok) return;
+      await act(
+        () => api.bulk(name, set, verb, target),
+        (r) => `${verb === 'retry' ? 'Retried' : 'Purged'} ${plural(r.count, 'job')}.`,
+      );
+      v.selected.clear();
+      reloadAll();
+    };
+    return h(
+      'div',
+      { class: 'bulkbar', role: 'toolbar', 'aria-label': 'Bulk actions' },
+      h('span', { class: 'bulkbar-count' }, n ? `${num(n)} selected` : 'Select jobs to act on several at once'),
+      h(
+        'div',
+        { class: 'bulkbar-buttons' },
+        ...verbs.map((verb) =>
+          button(`${verb === 'retry' ? 'Retry' : 'Purge'} selected`, () => run(verb, { ids: [...v.selected] }, n), {
+            small: true,
+            disabled: n === 0,
+            tone: verb === 'purge' ? 'danger-ghost' : undefined,
+            icon: verb === 'retry' ? 'retry' : 'trash',
+          }),
+        ),
+        ...verbs.map((verb) =>
+          button(`${verb === 'retry' ? 'Retry' : 'Purge'} all (${num(page.total)})`, () => run(verb, { all: true, expect: page.total }, page.total), {
+            small: true,
+            disabled: over || page.total === 0,
+            title: allNote || undefined,
+            tone: verb === 'purge' ? 'danger' : 'primary',
+          }),
+        ),
+      ),
+      over ? h('p', { class: 'bulkbar-note' }, icon('alert'), allNote) : null,
+    );
+  }
+
+  async function loadSearch(params, cursor) {
+    const v = view;
+    replace(body, loading('Searching…'));
+    const query = Object.fromEntries(params.entries());
+    try {
+      const found = await api.search(name, { ...query, limit: PAGE_SIZE, cursor });
+      if (stopped || v !== view) return;
+      const what = query.path ? `${query.path} = ${query.equals ?? ''}` : `“${query.text ?? ''}”`;
+      replace(
+        body,
+        h(
+          'div',
+          { class: 'list' },
+          h('p', { class: 'search-note' }, `Jobs matching ${what} · looked through ${num(found.scanned)} of ${num(found.total)} jobs`),
+          found.jobs.length
+            ? jobTable(name, 'search', found.jobs, {})
+            : emptyState(
+                'No matches',
+                found.cursor
+                  ? 'Nothing matched in this stretch; look further with "Next page".'
+                  : 'Try part of an id, a word from the payload, or a field and its value.',
+                'search',
+              ),
+          h(
+            'div',
+            { class: 'pager' },
+            h('span', { class: 'muted' }, plural(found.jobs.length, 'match', 'matches')),
+            h(
+              'div',
+              { class: 'pager-buttons' },
+              button('First page', () => loadSearch(params, undefined), { disabled: !cursor, small: true, icon: 'back' }),
+              button('Next page', () => loadSearch(params, found.cursor), { disabled: !found.cursor, small: true }),
+            ),
+          ),
+        ),
+      );
+    } catch (err) {
+      if (!stopped && v === view) replace(body, errorNote(err, 'The search failed'));
+    }
+  }
+
+  async function loadSchedules(quiet = false) {
+    const v = view;
+    if (!quiet) replace(body, loading());
+    try {
+      const list = await api.schedules(name);
+      if (stopped || v !== view) return;
+      v.reload = () => loadSchedules(true);
+      const remove = async (sched) => {
+        if (!(await confirmAction(`Remove the schedule ${sched.name}?`, 'No more jobs are enqueued for it; jobs it already enqueued stay.', 'Remove schedule')))
+          return;
+        await act(() => api.removeSchedule(name, sched.name), `Removed the schedule ${sched.name}.`);
+        loadSchedules(true);
+      };
+      replace(
+        body,
+        list.length
+          ? schedulesTable(list, session.canWrite ? remove : undefined)
+          : emptyState(
+              'No schedules',
+              'Recurring jobs appear here once stored with queue.schedules.upsert(name, { cron }) and run by a Scheduler.',
+              'calendar',
+            ),
+      );
+    } catch (err) {
+      if (!stopped && v === view) replace(body, errorNote(err, 'Could not load the schedules'));
+    }
+  }
+
+  async function loadWorkers(quiet = false) {
+    const v = view;
+    if (!quiet) replace(body, loading());
+    try {
+      const list = await api.workers(name);
+      if (stopped || v !== view) return;
+      v.reload = () => loadWorkers(true);
+      replace(
+        body,
+        list.length
+          ? workersTable(list)
+          : emptyState(
+              'No live workers',
+              stats?.ready
+                ? `${plural(stats.ready, 'job')} ${stats.ready === 1 ? 'is' : 'are'} due and nobody is taking them. Start a Worker on this queue.`
+                : 'Workers appear here while their heartbeat is live (every 10 s).',
+              'cpu',
+            ),
+      );
+    } catch (err) {
+      if (!stopped && v === view) replace(body, errorNote(err, 'Could not load the workers'));
+    }
+  }
+
+  function reloadAll() {
+    refreshStats();
+    view?.reload?.();
+  }
+
+  // ---- live ----
+
+  const offStats = live.on('stats', (data) => {
+    const q = data.queues.find((x) => x.name === name);
+    if (stopped || data.error || !q) return;
+    stats = q.stats;
+    renderHead();
+    // A list on its first page, with nothing selected, follows the counts; a person paging
+    // or picking rows is not pulled from under.
+    const n = tabCount(view?.tab, stats);
+    const quietTab = view && (STATES.includes(view.tab) || view.tab === 'workers');
+    if (quietTab && view.pages.length === 0 && view.selected.size === 0 && (n !== view.lastCount || view.tab === 'active' || view.tab === 'workers')) {
+      view.lastCount = n;
+      view.reload?.();
+    }
+    if (q.stats.eventStreamLength === undefined) events.hidden = true;
+  });
+
+  const recent = [];
+  const offEvents = live.on('events', (data) => {
+    if (stopped) return;
+    recent.unshift(...data.events.reverse());
+    recent.length = Math.min(recent.length, 12);
+    events.hidden = false;
+    replace(
+      events,
+      panelHead('Live events', data.dropped ? `${num(data.dropped)} more not shown` : 'newest first'),
+      h(
+        'ol',
+        { class: 'events' },
+        ...recent.map((e) =>
+          h(
+            'li',
+            null,
+            h('span', { class: ['chip', `chip-event-${e.event}`] }, e.event),
+            e.id ? h('a', { href: href.job(name, e.id), class: 'mono' }, e.id) : h('span', { class: 'muted' }, 'queue'),
+            h('span', { class: 'muted event-time' }, clock(Number(e.cursor.split('-')[0]))),
+          ),
+        ),
+      ),
+    );
+  });
+
+  const slow = setInterval(() => {
+    refreshTimeline();
+    refreshStats();
+  }, SLOW_REFRESH_MS);
+
+  refreshStats().then(() => openTab(route));
+  refreshTimeline();
+
+  return {
+    update(r) {
+      if (r.queue !== name) return false;
+      openTab(r);
+      return true;
+    },
+    cleanup() {
+      stopped = true;
+      offStats();
+      offEvents();
+      clearInterval(slow);
+    },
+  };
+}
+
+const EMPTY = {
+  scheduled: ['Nothing scheduled', 'Jobs added with a delay or a runAt wait here until they fall due.', 'clock'],
+  ready: ['Nothing waiting', 'No job is past its due time: the workers are keeping up.', 'bolt'],
+  active: ['Nothing running', 'Jobs show here while a worker holds their lease.', 'cpu'],
+  dead: ['No dead jobs', 'Jobs that run out of attempts land here with their errors, to retry or purge.', 'alert'],
+  completed: [
+    'No completed jobs kept',
+    'Completed jobs are deleted at once unless the queue keeps them: queue.setRetention({ completed: { count: 1000 } }).',
+    'list',
+  ],
+};
+
+function panelHead(title, sub) {
+  return h('header', { class: 'panel-head' }, h('h3', null, title), h('span', { class: 'panel-sub' }, sub));
+}
+
+/**
+ * The next hour by minute. The timeline route may be missing on older servers; then the
+ * buckets are counted here from the scheduled list (its first 1,000 jobs, in due order).
+ */
+async function loadTimeline(name) {
+  try {
+    return await api.timeline(name);
+  } catch (err) {
+    if (err.status !== 500 && err.status !== 404) throw err;
+  }
+  const bucketMs = 60_000;
+  const fromMs = Math.floor(serverNow() / bucketMs) * bucketMs;
+  const counts = new Array(60).fill(0);
+  const page = await api.jobs(name, 'scheduled', { limit: 1000 });
+  for (const j of page.jobs) {
+    const i = Math.floor((j.dueAtMs - fromMs) / bucketMs);
+    if (i >= 0 && i < 60) counts[i]++;
+  }
+  return { fromMs, bucketMs, counts, estimated: true };
+}
+
+/** Search by id or payload text, or by a field's value; submitting navigates (a real URL). */
+function searchForm(name, params) {
+  const byPath = Boolean(params?.get('path'));
+  const mode = h(
+    'select',
+    { name: 'mode', 'aria-label': 'Search by' },
+    h('option', { value: 'text', selected: !byPath }, 'Id or text'),
+    h('option', { value: 'path', selected: byPath }, 'Field ='),
+  );
+  const text = h('input', {
+    type: 'search',
+    name: 'text',
+    placeholder: 'Search id or payload…',
+    'aria-label': 'Id or payload text',
+    value: params?.get('text') ?? '',
+    hidden: byPath,
+  });
+  const path = h('input', {
+    type: 'text',
+    name: 'path',
+    placeholder: 'customer.email',
+    'aria-label': 'Field path',
+    value: params?.get('path') ?? '',
+    hidden: !byPath,
+  });
+  const equals = h('input', {
+    type: 'text',
+    name: 'equals',
+    placeholder: 'value (JSON or word)',
+    'aria-label': 'Field value',
+    value: params?.get('equals') ?? '',
+    hidden: !byPath,
+  });
+  mode.addEventListener('change', () => {
+    const p = mode.value === 'path';
+    text.hidden = p;
+    path.hidden = !p;
+    equals.hidden = !p;
+    (p ? path : text).focus();
+  });
+  const form = h(
+    'form',
+    { class: 'search', role: 'search' },
+    mode,
+    text,
+    path,
+    equals,
+    h('button', { type: 'submit', class: 'btn btn-small', 'aria-label': 'Search' }, icon('search'), h('span', { class: 'hide-sm' }, 'Search')),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const p = mode.value === 'path' ? { path: path.value.trim(), equals: equals.value } : { text: text.value.trim() };
+    if (mode.value === 'path' ? !p.path : !p.text) return;
+    go(href.search(name, p));
+  });
+  return form;
+}

@@ -1,0 +1,190 @@
+/**
+ * The tables: jobs (columns chosen by the state being listed), schedules and workers. Ids are
+ * links in monospace; times tick; the less important columns hide on a phone (.hide-sm).
+ */
+import { h } from './dom.js';
+import { duration, firstLine, localTime, num, preview, relTime } from './format.js';
+import { href } from './router.js';
+import { button, displayState, stateChip } from './ui.js';
+
+function table(head, rows, caption) {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'table', tabindex: '-1' },
+      caption ? h('caption', { class: 'sr-only' }, caption) : null,
+      h('thead', null, h('tr', null, ...head.map(([label, cls]) => h('th', { scope: 'col', class: cls }, label)))),
+      h('tbody', null, ...rows),
+    ),
+  );
+}
+
+const td = (cls, ...children) => h('td', { class: cls }, ...children);
+
+export function attempts(job) {
+  return job.maxAttempts ? `${num(job.attempt)} / ${num(job.maxAttempts)}` : num(job.attempt);
+}
+
+/** Progress as a small meter when it is a number or has a `percent`, else as JSON text. */
+export function progressView(progress) {
+  if (progress === undefined || progress === null) return h('span', { class: 'muted' }, '–');
+  const pct = typeof progress === 'number' ? progress : typeof progress?.percent === 'number' ? progress.percent : undefined;
+  if (pct === undefined) return h('span', { class: 'mono small' }, preview(progress, 40));
+  const clamped = Math.max(0, Math.min(100, pct));
+  return h(
+    'span',
+    { class: 'progress' },
+    h('progress', { max: '100', value: String(clamped), 'aria-label': `${clamped}% done` }),
+    h('span', null, `${Math.round(clamped)}%`),
+  );
+}
+
+/**
+ * Jobs of one listing. opts: { selectable, selected: Set, onSelect(), rowActions(job) → buttons }.
+ */
+export function jobTable(queue, state, jobs, opts = {}) {
+  const cols = COLUMNS[state] ?? COLUMNS.search;
+  const head = [];
+  let all;
+  if (opts.selectable) {
+    all = h('input', { type: 'checkbox', 'aria-label': 'Select every job on this page' });
+    all.checked = jobs.length > 0 && jobs.every((j) => opts.selected.has(j.id));
+    head.push([all, 'col-check']);
+  }
+  head.push(['Id', 'col-id']);
+  for (const c of cols) head.push([c.label, c.cls]);
+  if (opts.rowActions) head.push([h('span', { class: 'sr-only' }, 'Actions'), 'col-actions']);
+
+  const boxes = [];
+  const rows = jobs.map((job) => {
+    const cells = [];
+    if (opts.selectable) {
+      const box = h('input', { type: 'checkbox', 'aria-label': `Select ${job.id}`, checked: opts.selected.has(job.id) });
+      box.addEventListener('change', () => {
+        if (box.checked) opts.selected.add(job.id);
+        else opts.selected.delete(job.id);
+        all.checked = boxes.every((b) => b.checked);
+        opts.onSelect?.();
+      });
+      boxes.push(box);
+      cells.push(td('col-check', box));
+    }
+    cells.push(td('col-id', h('a', { href: href.job(queue, job.id), class: 'mono id-link' }, job.id)));
+    for (const c of cols) cells.push(td(c.cls, c.cell(job)));
+    if (opts.rowActions) cells.push(td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(job))));
+    return h('tr', null, ...cells);
+  });
+  all?.addEventListener('change', () => {
+    for (const [i, box] of boxes.entries()) {
+      box.checked = all.checked;
+      if (all.checked) opts.selected.add(jobs[i].id);
+      else opts.selected.delete(jobs[i].id);
+    }
+    opts.onSelect?.();
+  });
+  return table(head, rows, `${state} jobs`);
+}
+
+const payload = { label: 'Payload', cls: 'col-data hide-sm', cell: (j) => h('code', { class: 'data-preview' }, preview(j.data)) };
+const due = { label: 'Due', cls: 'col-time', cell: (j) => relTime(j.dueAtMs) };
+const tries = { label: 'Attempts', cls: 'col-num hide-sm', cell: attempts };
+
+const COLUMNS = {
+  scheduled: [due, { label: 'Priority', cls: 'col-num hide-sm', cell: (j) => (j.priority ? num(j.priority) : h('span', { class: 'muted' }, '0')) }, payload],
+  ready: [{ label: 'Due', cls: 'col-time', cell: (j) => h('span', { class: 'late' }, relTime(j.dueAtMs)) }, tries, payload],
+  active: [
+    { label: 'Started', cls: 'col-time', cell: (j) => relTime(j.startedAtMs) },
+    { label: 'Worker', cls: 'col-worker hide-sm', cell: (j) => h('span', { class: 'mono small' }, j.workerId ?? '–') },
+    { label: 'Progress', cls: 'col-progress', cell: (j) => progressView(j.progress) },
+    { label: 'Lease ends', cls: 'col-time hide-sm', cell: (j) => relTime(j.leaseExpiresAtMs) },
+    tries,
+  ],
+  dead: [
+    { label: 'Died', cls: 'col-time', cell: (j) => relTime(j.finishedAtMs ?? j.dueAtMs) },
+    tries,
+    { label: 'Last error', cls: 'col-error hide-sm', cell: (j) => h('span', { class: 'error-text' }, firstLine(j.lastError) || '–') },
+  ],
+  completed: [
+    { label: 'Finished', cls: 'col-time', cell: (j) => relTime(j.finishedAtMs) },
+    {
+      label: 'Took',
+      cls: 'col-num hide-sm',
+      cell: (j) => (j.startedAtMs && j.finishedAtMs ? duration(j.finishedAtMs - j.startedAtMs) : '–'),
+    },
+    { label: 'Result', cls: 'col-data hide-sm', cell: (j) => h('code', { class: 'data-preview' }, j.result === undefined ? '–' : preview(j.result)) },
+  ],
+  search: [{ label: 'State', cls: 'col-state', cell: (j) => stateChip(displayState(j)) }, due, payload],
+};
+
+/** Relative time over the local time, for occurrences (when exactly matters as much as how soon). */
+function stacked(atMs) {
+  if (!atMs) return h('span', { class: 'muted' }, atMs === undefined ? 'not yet' : '–');
+  return h('span', { class: 'stacked' }, relTime(atMs), h('span', { class: 'muted small' }, localTime(atMs)));
+}
+
+export function schedulesTable(list, onRemove) {
+  const head = [
+    ['Name', 'col-id'],
+    ['Runs', ''],
+    ['Time zone', 'hide-sm'],
+    ['Next', 'col-time'],
+    ['Last', 'col-time hide-sm'],
+    ['Data', 'col-data hide-sm'],
+  ];
+  if (onRemove) head.push([h('span', { class: 'sr-only' }, 'Actions'), 'col-actions']);
+  const rows = list.map((sch) =>
+    h(
+      'tr',
+      null,
+      td('col-id', h('span', { class: 'mono strong' }, sch.name)),
+      td('', sch.cron ? h('code', { class: 'cron' }, sch.cron) : `every ${duration(sch.every)}`),
+      td('hide-sm', sch.tz),
+      td('col-time', stacked(sch.nextRunAtMs)),
+      td('col-time hide-sm', stacked(sch.lastRunAtMs)),
+      td('col-data hide-sm', h('code', { class: 'data-preview' }, preview(sch.data))),
+      onRemove
+        ? td(
+            'col-actions',
+            button('Remove', () => onRemove(sch), { small: true, tone: 'danger-ghost', icon: 'trash', ariaLabel: `Remove the schedule ${sch.name}` }),
+          )
+        : null,
+    ),
+  );
+  return table(head, rows, 'Schedules');
+}
+
+export function workersTable(list) {
+  const head = [
+    ['Host', ''],
+    ['PID', 'col-num'],
+    ['Running', 'col-progress'],
+    ['Last seen', 'col-time'],
+    ['Started', 'col-time hide-sm'],
+    ['Version', 'hide-sm'],
+    ['Id', 'col-worker hide-sm'],
+  ];
+  const rows = list.map((w) =>
+    h(
+      'tr',
+      null,
+      td('', h('span', { class: 'strong' }, w.host)),
+      td('col-num mono', String(w.pid)),
+      td(
+        'col-progress',
+        h(
+          'span',
+          { class: 'progress' },
+          h('meter', { min: '0', max: String(w.concurrency), value: String(w.running), 'aria-label': `${w.running} of ${w.concurrency} slots busy` }),
+          h('span', null, `${num(w.running)} / ${num(w.concurrency)}`),
+        ),
+      ),
+      td('col-time', relTime(w.lastSeenAtMs)),
+      td('col-time hide-sm', relTime(w.startedAtMs)),
+      td('hide-sm mono small', w.version),
+      td('col-worker hide-sm', h('span', { class: 'mono small' }, w.id)),
+    ),
+  );
+  return table(head, rows, 'Workers');
+}
