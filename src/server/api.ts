@@ -75,6 +75,30 @@ async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: B
 const STATE_ERRORS = [400, 404, 409];
 
 export function apiRoutes(ctx: ApiContext): Route[] {
+  /** A bulk action on a retained set: ids, all, or a filter, capped and checked against what was confirmed. */
+  const bulkRoute = (
+    path: string,
+    summary: string,
+    tag: Route['tag'],
+    set: 'dead' | 'completed',
+    act: (q: Queue<unknown>, ids: string[]) => Promise<number>,
+  ): Route =>
+    route<undefined, BulkTarget>({
+      method: 'post',
+      path,
+      summary: `${summary}: by ids, all, or by filter (at most ${ctx.maxBulk}; \`expect\` refuses when more match than confirmed)`,
+      tag,
+      action: 'write',
+      body: s.bulkBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400, 409, 422],
+      async handler({ queue, body }) {
+        const ids = await bulkIds(queue, set, body, ctx.maxBulk);
+        return { count: ids.length === 0 ? 0 : await act(queue, ids) };
+      },
+      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
+    });
+
   return [
     route({
       method: 'get',
@@ -286,51 +310,9 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       },
       audit: (r, { body }) => ({ target: `${body.ids.length} ids`, count: (r as { count: number }).count }),
     }),
-    route<undefined, BulkTarget>({
-      method: 'post',
-      path: '/queues/:queue/dead/retry',
-      summary: `Retries dead jobs: by ids, all, or by filter (at most ${ctx.maxBulk}; \`expect\` refuses when more match than confirmed)`,
-      tag: 'dead set',
-      action: 'write',
-      body: s.bulkBody(ctx.maxBulk),
-      response: s.countResult,
-      errors: [400, 409, 422],
-      async handler({ queue, body }) {
-        const ids = await bulkIds(queue, 'dead', body, ctx.maxBulk);
-        return { count: ids.length === 0 ? 0 : await queue.dead.retry(ids) };
-      },
-      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
-    }),
-    route<undefined, BulkTarget>({
-      method: 'post',
-      path: '/queues/:queue/dead/purge',
-      summary: `Deletes dead jobs for good: by ids, all, or by filter (at most ${ctx.maxBulk})`,
-      tag: 'dead set',
-      action: 'write',
-      body: s.bulkBody(ctx.maxBulk),
-      response: s.countResult,
-      errors: [400, 409, 422],
-      async handler({ queue, body }) {
-        const ids = await bulkIds(queue, 'dead', body, ctx.maxBulk);
-        return { count: ids.length === 0 ? 0 : await queue.dead.purge(ids) };
-      },
-      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
-    }),
-    route<undefined, BulkTarget>({
-      method: 'post',
-      path: '/queues/:queue/completed/purge',
-      summary: `Deletes kept completed jobs: by ids, all, or by filter (at most ${ctx.maxBulk})`,
-      tag: 'jobs',
-      action: 'write',
-      body: s.bulkBody(ctx.maxBulk),
-      response: s.countResult,
-      errors: [400, 409, 422],
-      async handler({ queue, body }) {
-        const ids = await bulkIds(queue, 'completed', body, ctx.maxBulk);
-        return { count: ids.length === 0 ? 0 : await queue.completed.purge(ids) };
-      },
-      audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
-    }),
+    bulkRoute('/queues/:queue/dead/retry', 'Retries dead jobs', 'dead set', 'dead', (q, ids) => q.dead.retry(ids)),
+    bulkRoute('/queues/:queue/dead/purge', 'Deletes dead jobs for good', 'dead set', 'dead', (q, ids) => q.dead.purge(ids)),
+    bulkRoute('/queues/:queue/completed/purge', 'Deletes kept completed jobs', 'jobs', 'completed', (q, ids) => q.completed.purge(ids)),
     route<undefined, { dueBefore?: number; expect?: number }>({
       method: 'post',
       path: '/queues/:queue/drain',
