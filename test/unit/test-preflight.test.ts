@@ -24,8 +24,8 @@ function preflight(commands: string[]) {
 }
 
 describe('npm test preflight', () => {
-  test('passes quietly when redis-server, redis-cli and redis-sentinel are on the PATH', () => {
-    const r = preflight(['redis-server', 'redis-cli', 'redis-sentinel']);
+  test('passes quietly when redis-server, redis-cli, redis-sentinel and chromium are on the PATH', () => {
+    const r = preflight(['redis-server', 'redis-cli', 'redis-sentinel', 'chromium']);
     assert.equal(r.status, 0);
     assert.equal(r.stderr, '');
   });
@@ -35,7 +35,7 @@ describe('npm test preflight', () => {
     assert.equal(r.status, 1);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
-    assert.match(lines[0]!, /needs redis-server, redis-sentinel on the PATH/);
-    assert.match(lines[0]!, /apt-get install redis-server redis-sentinel/);
+    assert.match(lines[0]!, /needs redis-server, redis-sentinel, chromium on the PATH/);
+    assert.match(lines[0]!, /apt-get install redis-server redis-sentinel chromium/);
   });
 });
