@@ -28,7 +28,7 @@ import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import type { DeadJob, ListCursor, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
+import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import {
   LIST_STATES,
   type AddResult,
@@ -44,10 +44,13 @@ import {
 } from './types.js';
 import { decodeCursor, encodeCursor } from './inspect/cursor.js';
 import { matcher, type SearchQuery } from './inspect/match.js';
+import { idsMatching } from './inspect/retained-filter.js';
 
 /** Timeline bounds: a bucket of 1 s to 1 day, at most a day of minutes (one ZCOUNT per bucket). */
-const TIMELINE_BUCKET_MS = { min: 1000, max: 86_400_000, default: 60_000 };
-const TIMELINE_BUCKETS = { min: 1, max: 1440, default: 60 };
+export const TIMELINE_BUCKET_MS = { min: 1000, max: 86_400_000, default: 60_000 };
+export const TIMELINE_BUCKETS = { min: 1, max: 1440, default: 60 };
+/** Most jobs a listing page or a search answer holds. */
+export const PAGE_LIMIT_MAX = 1000;
 /** The latest epoch ms a Date can hold; far enough out, and exact in a double with a timeline added. */
 const MAX_EPOCH_MS = 8_640_000_000_000_000;
 
@@ -55,7 +58,7 @@ const MAX_EPOCH_MS = 8_640_000_000_000_000;
 const BULK_CHUNK = 500;
 /** Jobs a search reads by default, and at most, per call (the caller sees how many it read). */
 const SEARCH_BUDGET = 10_000;
-const SEARCH_BUDGET_MAX = 1_000_000;
+export const SEARCH_BUDGET_MAX = 1_000_000;
 /** Jobs read per scan step of a search or a filtered dead-set operation. */
 const SCAN_STEP = 1000;
 
@@ -384,8 +387,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const state = opts.state;
       if (!LIST_STATES.includes(state)) throw new ValidationError('state', `must be one of ${LIST_STATES.join(', ')} (got ${String(state)})`);
       const limit = opts.limit ?? 50;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new ValidationError('limit', `must be a whole number from 1 to 1000 (got ${String(limit)})`);
+      if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX)
+        throw new ValidationError('limit', `must be a whole number from 1 to ${PAGE_LIMIT_MAX} (got ${String(limit)})`);
       const page = await this.#store.list(this.name, state, decodeCursor(state, opts.cursor), limit);
       return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next) };
     },
@@ -398,8 +401,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const match = matcher(opts);
       const limit = opts.limit ?? 50;
       const budget = opts.budget ?? SEARCH_BUDGET;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new ValidationError('limit', `must be a whole number from 1 to 1000 (got ${String(limit)})`);
+      if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX)
+        throw new ValidationError('limit', `must be a whole number from 1 to ${PAGE_LIMIT_MAX} (got ${String(limit)})`);
       if (!Number.isInteger(budget) || budget < 1 || budget > SEARCH_BUDGET_MAX)
         throw new ValidationError('budget', `must be a whole number from 1 to ${SEARCH_BUDGET_MAX} (got ${String(budget)})`);
       let cursor = opts.cursor ?? '0';
@@ -442,19 +445,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       if (typeof v !== 'string' || v === '') throw new ValidationError(k, 'must be a non-empty string');
     }
     if (keys.length === 0) throw new ValidationError('filter', 'needs errorContains or dataContains (or use { all: true })');
-    const ids: string[] = [];
-    let cursor: ListCursor | undefined;
-    do {
-      // The store's pages carry the data as stored: matched as the docs say, with no decoding.
-      const page = await this.#store.list(this.name, 'dead', cursor, SCAN_STEP);
-      for (const j of page.jobs) {
-        if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
-        if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
-        ids.push(j.id);
-      }
-      cursor = page.next;
-    } while (cursor);
-    return ids;
+    return idsMatching(this.#store, this.name, 'dead', filter);
   }
 
   /** Gives a scheduled job a new due time. */

@@ -4,6 +4,7 @@
  * state the action does not fit (or the set grew past what was confirmed), 422 over the bulk
  * cap, 503 Redis unreachable.
  */
+import { idsMatching } from '../inspect/retained-filter.js';
 import type { Queue } from '../queue.js';
 import type { JobInfo, JobState } from '../types.js';
 import type { Sampler } from './history.js';
@@ -43,29 +44,16 @@ type BulkTarget = { ids: string[] } | { all: true; expect?: number } | { errorCo
 
 /**
  * Resolves a bulk target on a retained set to ids, refusing more than `maxBulk` (the dashboard
- * is for handfuls; the CLI does millions) and more than the person confirmed.
+ * is for handfuls; the CLI does millions) and more than the person confirmed. `all` is the
+ * empty filter; matching is the library's (idsMatching), on the data as stored.
  */
 async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, maxBulk: number): Promise<string[]> {
   if ('ids' in target) return target.ids;
-  const filter = target as { errorContains?: string; dataContains?: string; expect?: number };
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await q.jobs.list({ state, limit: 1000, cursor });
-    for (const j of page.jobs) {
-      if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
-      if (filter.dataContains !== undefined && !JSON.stringify(j.data ?? null).includes(filter.dataContains)) continue;
-      ids.push(j.id);
-      if (ids.length > maxBulk) {
-        throw new HttpError(
-          422,
-          'bulk_cap',
-          `more than ${maxBulk} ${state} jobs match: the dashboard acts on at most ${maxBulk} at once (use the CLI for more)`,
-        );
-      }
-    }
-    cursor = page.cursor;
-  } while (cursor);
+  const filter = 'all' in target ? {} : { errorContains: target.errorContains, dataContains: target.dataContains };
+  const ids = await idsMatching(q.store, q.name, state, filter, maxBulk);
+  if (ids.length > maxBulk) {
+    throw new HttpError(422, 'bulk_cap', `more than ${maxBulk} ${state} jobs match: the dashboard acts on at most ${maxBulk} at once (use the CLI for more)`);
+  }
   if (target.expect !== undefined && ids.length > target.expect) {
     throw new HttpError(409, 'changed', `${ids.length} jobs match now, more than the ${target.expect} confirmed: look again and confirm`);
   }

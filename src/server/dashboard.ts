@@ -15,7 +15,7 @@ import { VERSION } from '../version.js';
 import { apiRoutes } from './api.js';
 import { loadAssets } from './assets.js';
 import { Sampler } from './history.js';
-import { liveStream } from './live.js';
+import { liveStreams } from './live.js';
 import { openApiDocument } from './openapi.js';
 import { HttpError, type Route } from './route.js';
 import { loginBody } from './schemas.js';
@@ -95,7 +95,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   const queue = (name: string): Queue<unknown> => {
     const n = parseQueueName(name);
     if (allowed && !allowed.includes(n)) throw new HttpError(404, 'not_found', `no queue ${n} here`);
-    const open = queues.get(n) ?? new Queue<unknown>(n, { store, prefix: opts.prefix });
+    const open = queues.get(n) ?? new Queue<unknown>(n, { store });
     queues.set(n, open);
     return open;
   };
@@ -103,6 +103,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   const sampler = new Sampler(names, (n) => queue(n).stats(), opts.sampleMs ?? 2000);
   const routes = apiRoutes({ queue, sampler, maxBulk, redact: opts.redact });
   const assets = loadAssets();
+  const live = liveStreams(sampler, allowed);
   let metrics: Promise<DelayqMetrics | undefined> | undefined;
 
   const audit = (line: AuditLine) => {
@@ -199,7 +200,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   app.get('/api/live', async (c) => {
     await security.authorize(c, 'read');
     const name = c.req.query('queue');
-    return liveStream(c, sampler, name === undefined ? undefined : queue(name), allowed);
+    return live(c, name === undefined ? undefined : queue(name));
   });
 
   app.get('/openapi.json', async (c) => {

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
+import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../queue.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_STATES } from '../types.js';
 
@@ -12,7 +13,7 @@ const wholeQuery = (min: number, max: number) => z.coerce.number().int().min(min
 
 export const jobsQuery = z.strictObject({
   state: z.enum(LIST_STATES as [string, ...string[]]),
-  limit: wholeQuery(1, 1000).optional(),
+  limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
   cursor: z.string().max(2000).optional(),
 });
 
@@ -21,14 +22,14 @@ export const searchQuery = z.strictObject({
   path: z.string().min(1).max(200).optional(),
   /** JSON text of the value at `path` (a bare word is read as a string). */
   equals: z.string().max(1000).optional(),
-  limit: wholeQuery(1, 1000).optional(),
-  budget: wholeQuery(1, 1_000_000).optional(),
+  limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
+  budget: wholeQuery(1, SEARCH_BUDGET_MAX).optional(),
   cursor: z.string().max(40).optional(),
 });
 
 export const timelineQuery = z.strictObject({
-  bucketMs: wholeQuery(1000, 86_400_000).optional(),
-  buckets: wholeQuery(1, 1440).optional(),
+  bucketMs: wholeQuery(TIMELINE_BUCKET_MS.min, TIMELINE_BUCKET_MS.max).optional(),
+  buckets: wholeQuery(TIMELINE_BUCKETS.min, TIMELINE_BUCKETS.max).optional(),
 });
 
 export const addBody = z

@@ -186,21 +186,37 @@ export function queuePage(main, route) {
     return loadList(r.tab);
   }
 
-  async function loadList(state, quiet = false) {
-    const v = view;
-    if (!quiet) replace(body, loading());
+  /**
+   * What every tab body shares: a spinner (unless a quiet live reload), the answer dropped when
+   * the person moved on meanwhile, the live reload for this view, and an error note.
+   */
+  async function fill(v, { quiet = false, spinner, load, reload, render, failure }) {
+    if (!quiet) replace(body, loading(spinner));
     try {
-      const page = await api.jobs(name, state, { limit: PAGE_SIZE, cursor: v.cursor });
+      const data = await load();
       if (stopped || v !== view) return;
-      v.lastCount = page.total;
-      v.reload = () => loadList(state, true);
-      // Drop selections that left the page (retried, purged, moved on).
-      const ids = new Set(page.jobs.map((j) => j.id));
-      for (const id of v.selected) if (!ids.has(id)) v.selected.delete(id);
-      replace(body, listView(state, page, v));
+      if (reload) v.reload = reload;
+      replace(body, render(data));
     } catch (err) {
-      if (!stopped && v === view) replace(body, errorNote(err, `Could not load the ${state} jobs`));
+      if (!stopped && v === view) replace(body, errorNote(err, failure));
     }
+  }
+
+  function loadList(state, quiet = false) {
+    const v = view;
+    return fill(v, {
+      quiet,
+      load: () => api.jobs(name, state, { limit: PAGE_SIZE, cursor: v.cursor }),
+      reload: () => loadList(state, true),
+      render: (page) => {
+        v.lastCount = page.total;
+        // Drop selections that left the page (retried, purged, moved on).
+        const ids = new Set(page.jobs.map((j) => j.id));
+        for (const id of v.selected) if (!ids.has(id)) v.selected.delete(id);
+        return listView(state, page, v);
+      },
+      failure: `Could not load the ${state} jobs`,
+    });
   }
 
   function listView(state, page, v) {
@@ -327,16 +343,13 @@ export function queuePage(main, route) {
     );
   }
 
-  async function loadSearch(params, cursor) {
-    const v = view;
-    replace(body, loading('Searching…'));
+  function loadSearch(params, cursor) {
     const query = Object.fromEntries(params.entries());
-    try {
-      const found = await api.search(name, { ...query, limit: PAGE_SIZE, cursor });
-      if (stopped || v !== view) return;
-      const what = query.path ? `${query.path} = ${query.equals ?? ''}` : `“${query.text ?? ''}”`;
-      replace(
-        body,
+    const what = query.path ? `${query.path} = ${query.equals ?? ''}` : `“${query.text ?? ''}”`;
+    return fill(view, {
+      spinner: 'Searching…',
+      load: () => api.search(name, { ...query, limit: PAGE_SIZE, cursor }),
+      render: (found) =>
         h(
           'div',
           { class: 'list' },
@@ -362,27 +375,22 @@ export function queuePage(main, route) {
             ),
           ),
         ),
-      );
-    } catch (err) {
-      if (!stopped && v === view) replace(body, errorNote(err, 'The search failed'));
-    }
+      failure: 'The search failed',
+    });
   }
 
-  async function loadSchedules(quiet = false) {
-    const v = view;
-    if (!quiet) replace(body, loading());
-    try {
-      const list = await api.schedules(name);
-      if (stopped || v !== view) return;
-      v.reload = () => loadSchedules(true);
-      const remove = async (sched) => {
-        if (!(await confirmAction(`Remove the schedule ${sched.name}?`, 'No more jobs are enqueued for it; jobs it already enqueued stay.', 'Remove schedule')))
-          return;
-        await act(() => api.removeSchedule(name, sched.name), `Removed the schedule ${sched.name}.`);
-        loadSchedules(true);
-      };
-      replace(
-        body,
+  function loadSchedules(quiet = false) {
+    const remove = async (sched) => {
+      if (!(await confirmAction(`Remove the schedule ${sched.name}?`, 'No more jobs are enqueued for it; jobs it already enqueued stay.', 'Remove schedule')))
+        return;
+      await act(() => api.removeSchedule(name, sched.name), `Removed the schedule ${sched.name}.`);
+      loadSchedules(true);
+    };
+    return fill(view, {
+      quiet,
+      load: () => api.schedules(name),
+      reload: () => loadSchedules(true),
+      render: (list) =>
         list.length
           ? schedulesTable(list, session.canWrite ? remove : undefined)
           : emptyState(
@@ -390,21 +398,16 @@ export function queuePage(main, route) {
               'Recurring jobs appear here once stored with queue.schedules.upsert(name, { cron }) and run by a Scheduler.',
               'calendar',
             ),
-      );
-    } catch (err) {
-      if (!stopped && v === view) replace(body, errorNote(err, 'Could not load the schedules'));
-    }
+      failure: 'Could not load the schedules',
+    });
   }
 
-  async function loadWorkers(quiet = false) {
-    const v = view;
-    if (!quiet) replace(body, loading());
-    try {
-      const list = await api.workers(name);
-      if (stopped || v !== view) return;
-      v.reload = () => loadWorkers(true);
-      replace(
-        body,
+  function loadWorkers(quiet = false) {
+    return fill(view, {
+      quiet,
+      load: () => api.workers(name),
+      reload: () => loadWorkers(true),
+      render: (list) =>
         list.length
           ? workersTable(list)
           : emptyState(
@@ -414,10 +417,8 @@ export function queuePage(main, route) {
                 : 'Workers appear here while their heartbeat is live (every 10 s).',
               'cpu',
             ),
-      );
-    } catch (err) {
-      if (!stopped && v === view) replace(body, errorNote(err, 'Could not load the workers'));
-    }
+      failure: 'Could not load the workers',
+    });
   }
 
   function reloadAll() {
