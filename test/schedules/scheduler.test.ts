@@ -143,26 +143,30 @@ describe('recurring schedules on Redis', () => {
   });
 
   test("missed occurrences: 'latest' runs the latest once, 'skip' runs none of them", async () => {
+    // Timed on the schedules' own anchors, not on when the test happened to start: the scheduler
+    // starts 100 ms after the second missed occurrence and has 300 ms to make its first pass
+    // before a third one comes due (a race the old 100 ms interval lost on a slow CI host).
+    const every = 400;
     const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
-    await queue.schedules.upsert('latest', { every: 100, missed: 'latest' });
-    await queue.schedules.upsert('skip', { every: 100, missed: 'skip' });
-    // No scheduler runs while several occurrences pass.
-    const downFrom = Date.now();
-    await until(() => Date.now() - downFrom > 450, 'occurrences to be missed');
-    const startedAt = Date.now();
+    await queue.schedules.upsert('latest', { every, missed: 'latest' });
+    await queue.schedules.upsert('skip', { every, missed: 'skip' });
+    const anchorLatest = (await queue.schedules.get('latest'))!.anchorMs;
+    const anchorSkip = (await queue.schedules.get('skip'))!.anchorMs;
+    // No scheduler runs while two occurrences of each pass.
+    await until(async () => (await serverTimeMs(fx.client)) >= anchorSkip + 2 * every + 100, 'two occurrences to be missed', 5000);
     track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 0, missedAfterMs: 50 }));
-    await until(async () => (await addedOccurrences(queue.name, 'skip')).length >= 1, 'the first future occurrence of skip');
+    await until(async () => (await addedOccurrences(queue.name, 'skip')).length >= 1, 'the first future occurrence of skip', 5000);
     const latest = await addedOccurrences(queue.name, 'latest');
     const skip = await addedOccurrences(queue.name, 'skip');
-    const missedLatest = latest.filter((o) => o < startedAt - 50);
-    assert.equal(missedLatest.length, 1, `one catch-up run, got ${missedLatest.length}`);
-    assert.ok(startedAt - missedLatest[0]! < 200, 'and it is the latest missed one');
-    assert.deepEqual(
-      skip.filter((o) => o < startedAt - 50),
-      [],
-      'skip runs none of the missed ones',
-    );
+    assert.equal(latest[0], anchorLatest + 2 * every, `one catch-up run, the latest missed one: ${latest.map((o) => o - anchorLatest)}`);
+    assert.equal(skip[0], anchorSkip + 3 * every, `skip runs none of the missed ones: ${skip.map((o) => o - anchorSkip)}`);
+    for (const [occ, anchor] of [
+      [latest, anchorLatest],
+      [skip, anchorSkip],
+    ] as const) {
+      for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, every, `then on rhythm: ${occ.map((o) => o - anchor)}`);
+    }
   });
 
   test('bad definitions are refused by field and nothing is stored', async () => {
