@@ -5,6 +5,7 @@
  * process using the queue.
  */
 import { ValidationError } from './errors.js';
+import { SHARDED_CURSOR } from './store/sharded/merged-events.js';
 import type { Store, StreamEvent } from './store/store.js';
 
 export type { StreamEvent };
@@ -49,7 +50,7 @@ export class EventFeed {
   /** Follows the stream: yields each event as it is written, until `signal` aborts or the loop breaks. */
   async *follow(opts: FollowOptions = {}): AsyncGenerator<StreamEvent> {
     let cursor = opts.after ?? '$';
-    if (typeof cursor !== 'string' || !/^(\$|\d+(-\d+)?)$/.test(cursor)) {
+    if (typeof cursor !== 'string' || !(/^(\$|\d+(-\d+)?)$/.test(cursor) || SHARDED_CURSOR.test(cursor))) {
       throw new ValidationError('after', `must be '$', '0' or a cursor like '1700000000000-0' (got ${String(cursor)})`);
     }
     const batch = opts.batch ?? 100;

@@ -40,6 +40,7 @@ export type {
 export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal, ConnectionError } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
+export { ShardedStore, type ShardStatus } from './store/sharded/sharded-store.js';
 export { aclRules } from './store/redis/acl.js';
 export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
 export { VERSION } from './version.js';

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
+import { MAX_SHARDS } from './store/sharded/layout.js';
 import type { TracerLike } from './tracing.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
@@ -203,6 +204,15 @@ export interface ConnectionOptions {
 
 export interface QueueOptions extends ConnectionOptions {
   /**
+   * Spread the queue over this many shards, each with its own hash tag, so a Redis Cluster
+   * spreads it over its nodes (docs/operations.md: choosing N). Takes effect when the queue has
+   * no layout yet (a new or unsharded queue, whose jobs are then drained in place); after that
+   * the layout stored with the queue rules for every producer and worker, and
+   * `queue.reshard(n)` changes it.
+   * @default 1 (unsharded)
+   */
+  shards?: number;
+  /**
    * Largest accepted payload, in bytes of its JSON text.
    * @default 524288 (512 KiB)
    */
@@ -227,6 +237,15 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
 
 export interface WorkerOptions<T = unknown> extends ConnectionOptions {
+  /**
+   * Spread the queue over this many shards, each with its own hash tag, so a Redis Cluster
+   * spreads it over its nodes (docs/operations.md: choosing N). Takes effect when the queue has
+   * no layout yet (a new or unsharded queue, whose jobs are then drained in place); after that
+   * the layout stored with the queue rules for every producer and worker, and
+   * `queue.reshard(n)` changes it.
+   * @default 1 (unsharded)
+   */
+  shards?: number;
   /** Handlers running at once. @default 10 */
   concurrency?: number;
   /** Most jobs claimed in one round trip. @default min(concurrency, 50) */
@@ -292,8 +311,15 @@ const producerTimeoutSchema = z
   .min(1, must('must be at least 1'))
   .max(3_600_000, must('must be at most 3600000 (1 h)'));
 
+const shardsSchema = z
+  .number(must('must be a whole number'))
+  .int(must('must be a whole number'))
+  .min(1, must('must be at least 1'))
+  .max(MAX_SHARDS, must(`must be at most ${MAX_SHARDS}`));
+
 export const queueOptionsSchema = z.strictObject({
   ...connectionShape,
+  shards: shardsSchema.optional(),
   maxPayloadBytes: z.number(must('must be a number')).int(must('must be a whole number')).min(1, must('must be positive')).optional(),
   connectTimeoutMs: producerTimeoutSchema.optional(),
   commandTimeoutMs: producerTimeoutSchema.optional(),
@@ -308,6 +334,7 @@ const positiveInt = (max: number) =>
 
 export const workerOptionsSchema = z.strictObject({
   ...connectionShape,
+  shards: shardsSchema.optional(),
   concurrency: positiveInt(100_000).optional(),
   batch: positiveInt(10_000).optional(),
   leaseMs: positiveInt(MAX_DELAY_MS).min(100, must('must be at least 100')).optional(),

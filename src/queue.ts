@@ -28,6 +28,8 @@ import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
+import { checkShardCount } from './store/sharded/layout.js';
+import type { ShardedStore, ShardStatus } from './store/sharded/sharded-store.js';
 import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import {
   LIST_STATES,
@@ -45,6 +47,7 @@ import {
 import { decodeCursor, encodeCursor } from './inspect/cursor.js';
 import { matcher, type SearchQuery } from './inspect/match.js';
 import { idsMatching } from './inspect/retained-filter.js';
+import { searchScan } from './inspect/search-scan.js';
 
 /** Timeline bounds: a bucket of 1 s to 1 day, at most a day of minutes (one ZCOUNT per bucket). */
 export const TIMELINE_BUCKET_MS = { min: 1000, max: 86_400_000, default: 60_000 };
@@ -59,8 +62,6 @@ const BULK_CHUNK = 500;
 /** Jobs a search reads by default, and at most, per call (the caller sees how many it read). */
 const SEARCH_BUDGET = 10_000;
 export const SEARCH_BUDGET_MAX = 1_000_000;
-/** Jobs read per scan step of a search or a filtered dead-set operation. */
-const SCAN_STEP = 1000;
 
 export interface ListOptions {
   state: ListState;
@@ -197,7 +198,7 @@ function idList(target: string | readonly string[], field: string): string[] {
 
 export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly name: string;
-  readonly #store: Store;
+  readonly #store: ShardedStore;
   readonly #ownsStore: boolean;
   readonly #maxPayloadBytes: number;
   readonly #logger: Logger | undefined;
@@ -220,6 +221,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.#connectTimeoutMs = o.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     // A producer gets an answer in bounded time: an error it can act on beats a silence.
     const { store, owned } = openStore(opts, { connectTimeoutMs: this.#connectTimeoutMs, commandTimeoutMs: o.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS });
+    store.declare(this.name, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
     this.events = new EventFeed(store, this.name);
@@ -238,6 +240,25 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   /** The store behind this queue (shared with a Worker through the `store` option). */
   get store(): Store {
     return this.#store;
+  }
+
+  /**
+   * The queue's shards: how many new jobs are spread over, their store names (the hash tags),
+   * and shards an earlier reshard left that still hold jobs (`draining`, with their counts).
+   */
+  shards(): Promise<ShardStatus> {
+    return this.#store.shards(this.name);
+  }
+
+  /**
+   * Spreads new jobs over `shards` shards from now on, on a live queue: adds go to the new
+   * shards at once, workers drain the old ones (and follow the change within milliseconds),
+   * lookups find jobs in either. Nothing is moved, so nothing can be lost on the way. The old
+   * shards drop out of the layout once they hold no job (dead and kept completed ones
+   * included). See docs/operations.md, "Growing a sharded queue".
+   */
+  async reshard(shards: number): Promise<{ from: number; to: number; changed: boolean }> {
+    return this.#store.reshard(this.name, checkShardCount(shards));
   }
 
   #toNewJob(data: unknown, opts: AddOptions | undefined, field: string): NewJob {
@@ -405,24 +426,13 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
         throw new ValidationError('limit', `must be a whole number from 1 to ${PAGE_LIMIT_MAX} (got ${String(limit)})`);
       if (!Number.isInteger(budget) || budget < 1 || budget > SEARCH_BUDGET_MAX)
         throw new ValidationError('budget', `must be a whole number from 1 to ${SEARCH_BUDGET_MAX} (got ${String(budget)})`);
-      let cursor = opts.cursor ?? '0';
-      if (typeof cursor !== 'string' || !/^\d{1,20}$/.test(cursor)) throw new ValidationError('cursor', 'must be the cursor a previous search returned');
-      const ids: string[] = [];
-      let scanned = 0;
-      let total = 0;
-      do {
-        const step = await this.#store.scan(this.name, cursor, Math.min(SCAN_STEP, budget - scanned));
-        total = step.total;
-        scanned += step.entries.length;
-        for (const e of step.entries) if (ids.length < limit && match(e.id, e.data)) ids.push(e.id);
-        cursor = step.cursor;
-      } while (cursor !== '0' && scanned < budget && ids.length < limit);
+      const { ids, scanned, total, cursor } = await searchScan(this.#store, this.name, match, limit, budget, opts.cursor);
       const found = await this.#store.getMany(this.name, ids, false);
       return {
         jobs: found.filter((j): j is JobInfo<string> => j !== null).map((j) => decodeJob<T>(j)),
         scanned,
         total,
-        cursor: cursor === '0' ? undefined : cursor,
+        cursor,
       };
     },
   };

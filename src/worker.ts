@@ -164,6 +164,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #outageSince: number | undefined;
   /** Settles whenever a handler ends, so close() can wait for the last one. */
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Outcomes of finished handlers on their way to the store (they never reject). */
+  readonly #settling = new Set<Promise<void>>();
 
   constructor(queue: string, handler: Handler<T>, opts: WorkerOptions<T> = {}) {
     super();
@@ -185,6 +187,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#logger = opts.logger;
     this.#tracing = Tracing.from(opts.tracing);
     const { store, owned } = openStore(opts);
+    store.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
     this.#acks = new AckBatcher((leases) => this.#store.complete(this.queue, leases));
@@ -204,7 +207,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.#started || this.#closing) return;
     this.#started = true;
     this.#subscription = this.#store
-      .subscribe(this.queue, {
+      .subscribe([this.queue], {
         onWake: (dueAtMs) => this.#signalled(dueAtMs),
         onResubscribed: () => {
           this.#reachable();
@@ -388,7 +391,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
           this.#emitError(err);
           this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
         });
+    this.#settling.add(settled);
     void settled.finally(() => {
+      this.#settling.delete(settled);
       if (this.#running.size === 0) this.#idle?.resolve();
     });
     this.#pump();
@@ -547,8 +552,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     await inGrace(this.#acks.drain());
     // Off the list of live workers at once, rather than when its heartbeat runs out.
     if (this.#started) await inGrace(this.#store.beat(this.queue, this.#beatInfo(), true).catch(() => {}));
-    // Settlements (fail/release calls) started by handlers that ended during the wait.
-    await new Promise((resolve) => setImmediate(resolve));
+    // Settlements (fail, release, snooze calls) of handlers that ended: each shard of a sharded
+    // queue answers in its own time, so the last may come well after the first.
+    if (this.#settling.size > 0) await inGrace(Promise.all([...this.#settling]));
     if (this.#ownsStore) await inGrace(this.#store.close());
     this.#emit('closed');
   }

@@ -4,6 +4,7 @@
  * a cursor from another state or a hand-edited one is refused instead of read as something else.
  */
 import { ValidationError } from '../errors.js';
+import { SHARDED_PHASE } from '../store/sharded/merged-list.js';
 import type { ListCursor } from '../store/store.js';
 import { LIST_STATES, type ListState } from '../types.js';
 
@@ -14,7 +15,8 @@ export function encodeCursor(state: ListState, c: ListCursor): string {
 export function decodeCursor(state: ListState, text: unknown): ListCursor | undefined {
   if (text === undefined || text === null || text === '') return undefined;
   const bad = (why: string) => new ValidationError('cursor', `${why}: pass back the cursor a page of this listing returned`);
-  if (typeof text !== 'string' || text.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(text)) throw bad('is not a cursor');
+  // A sharded queue's cursor holds a place per shard (sharded/merged-list.ts), so it may be long.
+  if (typeof text !== 'string' || text.length > 65_536 || !/^[A-Za-z0-9_-]+$/.test(text)) throw bad('is not a cursor');
   let parts: unknown;
   try {
     parts = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
@@ -24,6 +26,7 @@ export function decodeCursor(state: ListState, text: unknown): ListCursor | unde
   if (!Array.isArray(parts) || parts.length !== 4 || !parts.every((p) => typeof p === 'string')) throw bad('is not a cursor');
   const [s, phase, score, member] = parts as string[];
   if (s !== state) throw bad(`belongs to the ${s} listing, not ${state}`);
+  if (phase === SHARDED_PHASE) return { phase, score: score!, member: member! };
   if (!LIST_STATES.includes(phase as ListState) || !Number.isFinite(Number(score)) || score === '') throw bad('is not a cursor');
   return { phase: phase!, score: score!, member: member! };
 }

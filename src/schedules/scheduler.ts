@@ -63,7 +63,7 @@ export class Scheduler {
     this.#missedAfterMs = opts.missedAfterMs ?? 60_000;
     this.#onError = opts.onError ?? (() => {});
     this.#subscription = this.#store
-      .subscribe(this.queue, {
+      .subscribe([this.queue], {
         onWake: () => {},
         onSchedulesChanged: () => this.#kick(),
         onResubscribed: () => this.#kick(),

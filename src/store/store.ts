@@ -14,6 +14,16 @@ import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStat
  */
 export const ERROR_HISTORY_LENGTH = 10;
 
+/** An add reached a shard a reshard retired: read the layout again and add where it says. */
+export class ShardMovedError extends Error {
+  readonly queue: string;
+  constructor(queue: string) {
+    super(`${queue} is a retired shard`);
+    this.name = 'ShardMovedError';
+    this.queue = queue;
+  }
+}
+
 /** One job to write. Exactly one of delayMs / runAtMs is set. */
 export interface NewJob {
   id: string;
@@ -190,6 +200,13 @@ export interface UpdateRequest extends LeaseRef {
 
 export type RetainedSet = 'dead' | 'completed';
 
+export interface QueueSettings {
+  paused: boolean;
+  /** The event stream's length cap; 0 when it is off. */
+  eventsMaxLen: number;
+  retention: Record<RetainedSet, { maxCount: number; maxAgeMs: number }>;
+}
+
 /** One entry of a queue's event stream (opt-in; see Queue.events). */
 export interface StreamEvent {
   /** The stream entry id (`<ms>-<n>`), usable as a cursor. */
@@ -228,10 +245,12 @@ export interface StoredSchedule {
 }
 
 export interface WakeHandlers {
-  /** A job due at `dueAtMs` became the earliest scheduled job. */
-  onWake(dueAtMs: number): void;
+  /** A job due at `dueAtMs` became the earliest scheduled job of `queue`. */
+  onWake(dueAtMs: number, queue: string): void;
   /** A recurring schedule was stored or removed. */
-  onSchedulesChanged?(): void;
+  onSchedulesChanged?(queue: string): void;
+  /** The queue's shard layout changed (a reshard): read it again. */
+  onLayoutChanged?(queue: string): void;
   /** The signal channel was (re)established; signals may have been missed before it. */
   onResubscribed(): void;
   onError(err: Error): void;
@@ -291,7 +310,14 @@ export interface Store {
   purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number>;
   /** Walks the queue's keys; meant for tests and for checks after an incident, not a hot path. */
   verify(queue: string): Promise<VerifyReport>;
-  subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription>;
+  /** Wake-up signals of these queues, on one connection. */
+  subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription>;
+  /** The queue's shard layout as stored (JSON text, see sharded/layout.ts); undefined: never sharded. */
+  layout(queue: string): Promise<string | undefined>;
+  /** Stores `next` as the layout if the stored one is still `expected` (undefined: none); returns whether it did. */
+  setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean>;
+  /** Marks a queue (a shard left behind by a reshard) as retired: from then on add refuses it with ShardMovedError unless a schedule guard is given. */
+  retire(queue: string): Promise<void>;
   /** Pauses (true) or resumes (false) claiming; returns whether the setting changed. */
   setPaused(queue: string, paused: boolean): Promise<boolean>;
   /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */
@@ -302,6 +328,8 @@ export interface Store {
    * set, both 0 means completed jobs are not kept at all.
    */
   setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void>;
+  /** The queue's settings as stored (what a reshard copies to new shards). */
+  settings(queue: string): Promise<QueueSettings>;
   /** The retention rules as stored (0 = no bound). */
   retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>>;
   /** A reader of the queue's event stream, with a connection of its own for blocking reads. */

@@ -204,6 +204,24 @@ describe('delayq CLI against a real redis-server', () => {
     }
   });
 
+  test('shards: show, reshard with --set (exit 2 when unchanged), draining shards listed', async () => {
+    const q = uniqueName('cli');
+    const g = ['--redis', redis.url, '--queue', q];
+    assert.match((await run([...g, 'shards'])).stdout, /: 1 shard \(unsharded\)/);
+    assert.equal((await run([...g, 'add', '{}', '--id', 'old', '--delay', '1h'])).code, 0);
+    const set = JSON.parse((await run([...g, 'shards', '--set', '3', '--json'])).stdout) as {
+      resharded: { from: number; to: number };
+      shards: number;
+      names: string[];
+    };
+    assert.deepEqual([set.resharded.from, set.resharded.to, set.shards], [1, 3, 3]);
+    assert.deepEqual(set.names, [`${q}#0`, `${q}#1`, `${q}#2`]);
+    const shown = await run([...g, 'shards']);
+    assert.match(shown.stdout, new RegExp(`3 shards  ${q}#0 ${q}#1 ${q}#2\n  draining ${q}: 1 jobs left`));
+    assert.equal((await run([...g, 'shards', '--set', '3'])).code, 2);
+    assert.match(assertFailure(await run([...g, 'shards', '--set', '0']), 64, 'shards --set 0').message, /--set must be a whole number from 1 to 256/);
+  });
+
   test('--help shows examples; --version the package version', async () => {
     const help = await run(['--help']);
     assert.equal(help.code, 0);

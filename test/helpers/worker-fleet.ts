@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 const PROGRAM = fileURLToPath(new URL('./worker-process.js', import.meta.url));
 
 export interface Report {
-  t: 'ready' | 'start' | 'completed' | 'leaseLost';
+  t: 'ready' | 'start' | 'completed' | 'leaseLost' | 'settleFailed' | 'error';
   pid: number;
   id?: string;
   token?: string;

@@ -1,8 +1,11 @@
 /**
- * A worker as a real child process, for fault tests: the parent can SIGKILL, SIGSTOP or
- * SIGTERM it. It reports over IPC: { t: 'ready' }, { t: 'start', id, token, attempt, pid },
- * { t: 'completed', id, token, pid }, { t: 'leaseLost', id, token, pid }.
- * Settings come from the environment: DQ_URL, DQ_QUEUE, DQ_CONCURRENCY, DQ_LEASE_MS, DQ_WORK_MS.
+ * A worker as a real child process, for fault and failover tests: the parent can SIGKILL,
+ * SIGSTOP or SIGTERM it. It reports over IPC: { t: 'ready' }, { t: 'start', id, token, attempt,
+ * pid }, { t: 'completed', id, token, pid }, { t: 'leaseLost', id, token, pid },
+ * { t: 'settleFailed', id, token, message, pid } and { t: 'error', message, pid }.
+ * Settings come from the environment: DQ_URL (a Redis URL) or DQ_CONNECTION (JSON: a URL, or
+ * { "cluster": [{ "host", "port" }…], "options"? }), DQ_QUEUE, DQ_CONCURRENCY, DQ_LEASE_MS,
+ * DQ_WORK_MS.
  */
 import { Worker } from '../../src/index.js';
 
@@ -15,11 +18,18 @@ const worker = new Worker<unknown>(
     send({ t: 'start', id: job.id, token: job.token, attempt: job.attempt });
     if (workMs > 0) await new Promise((r) => setTimeout(r, workMs));
   },
-  { connection: env.DQ_URL!, concurrency: Number(env.DQ_CONCURRENCY ?? 10), leaseMs: Number(env.DQ_LEASE_MS ?? 30_000), closeTimeoutMs: 2_000 },
+  {
+    connection: env.DQ_CONNECTION ? JSON.parse(env.DQ_CONNECTION) : env.DQ_URL!,
+    concurrency: Number(env.DQ_CONCURRENCY ?? 10),
+    leaseMs: Number(env.DQ_LEASE_MS ?? 30_000),
+    closeTimeoutMs: 2_000,
+  },
 );
 worker.on('completed', (job) => send({ t: 'completed', id: job.id, token: job.token }));
 worker.on('leaseLost', (job) => send({ t: 'leaseLost', id: job.id, token: job.token }));
+worker.on('settleFailed', (job, err) => send({ t: 'settleFailed', id: job.id, token: job.token, message: err.message }));
 worker.on('error', (err) => {
+  send({ t: 'error', message: err.message });
   if (process.env.DQ_DEBUG) process.stderr.write(`worker ${process.pid} error: ${err.message}\n`);
 });
 process.on('SIGTERM', () => {

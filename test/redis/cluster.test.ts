@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { aclRules, Queue, Worker } from '../../src/index.js';
+import { aclRules, Queue, type RedisStore, type ShardedStore, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { until } from '../helpers/wait.js';
@@ -107,7 +107,7 @@ describe('Redis Cluster', () => {
     await queue.add('x', { id: 'x' });
     await queue.add('later', { id: 'later', delay: 600_000 });
     await until(() => ran.length === 1, 'the job to run as the ACL user');
-    const replicas = await (queue.store as unknown as { client: { call(...a: unknown[]): Promise<unknown> } }).client.call('WAIT', 0, 100);
+    const replicas = await ((queue.store as ShardedStore).inner as RedisStore).client.call('WAIT', 0, 100);
     assert.equal(replicas, 0);
     assert.equal((await queue.verify()).ok, true);
     assert.deepEqual(errors, []);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Queue, type RedisStore, Worker } from '../../src/index.js';
+import { Queue, type RedisStore, type ShardedStore, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startSentinel, type SentinelSetup } from '../helpers/redis-sentinel.js';
 import { until } from '../helpers/wait.js';
@@ -23,7 +23,7 @@ describe('Sentinel failover', () => {
     const results = await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `j${i}`, delay: 200 + Math.floor((i / n) * 4000) } })));
     assert.equal(results.filter((r) => r.added).length, n);
     // What a producer does when an add must survive a failover (docs/operations.md).
-    assert.equal(await (queue.store as RedisStore).client.wait(1, 5000), 1);
+    assert.equal(await ((queue.store as ShardedStore).inner as RedisStore).client.wait(1, 5000), 1);
 
     const ran = new Set<number>();
     const errors: Error[] = [];

@@ -145,6 +145,26 @@ export function inspectCommands(program: Command): void {
       });
     });
 
+  writes(program.command('shards'))
+    .description('the shards of the queue (hash tags a cluster spreads over its nodes), and old shards still draining')
+    .option('--set <n>', 'reshard: spread new jobs over n shards from now on; workers drain the old ones (writes)')
+    .action(async (o: { set?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const n = numberOption('--set', o.set);
+      if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 256)) throw new UsageError(`--set must be a whole number from 1 to 256 (got ${o.set})`);
+      const r = await withQueue(g, async (q) => ({ ...(n === undefined ? undefined : { resharded: await q.reshard(n) }), ...(await q.shards()) }));
+      output(g, r, () =>
+        [
+          ...(r.resharded
+            ? [r.resharded.changed ? `resharded ${g.queue}: ${r.resharded.from} → ${r.resharded.to} shards` : `${g.queue} already has ${r.shards} shards`]
+            : []),
+          `${paint('bold', g.queue)}: ${r.shards} shard${r.shards === 1 ? '' : 's'}${r.names.length > 1 || r.names[0] !== g.queue ? `  ${r.names.join(' ')}` : ' (unsharded)'}`,
+          ...r.draining.map((d) => `  draining ${d.name}: ${d.jobs} jobs left`),
+        ].join('\n'),
+      );
+      if (r.resharded && !r.resharded.changed) notChanged();
+    });
+
   writes(program.command('drain'))
     .description('remove every scheduled job (or those due before a time); active, dead and completed jobs stay')
     .option('--due-before <time>', 'only jobs due before this time: ISO 8601 or epoch ms')

@@ -92,6 +92,16 @@ function after(a: [number, number], b: [number, number]): boolean {
 }
 
 export class MemoryQueue {
+  readonly name: string;
+  /** The shard layout as stored (JSON text), as in the meta hash's `layout` field. */
+  layout: string | undefined;
+  /** A shard retired by a reshard: adds without a schedule guard are refused (meta `moved`). */
+  moved = false;
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
   readonly jobs = new Map<string, MemJob>();
   /** Dead jobs in death order. */
   readonly dead = new Map<string, MemJob>();
@@ -270,14 +280,21 @@ export class MemoryQueue {
   signal(due: number): void {
     if (this.subscribers.size === 0) return;
     setImmediate(() => {
-      for (const h of this.subscribers) h.onWake(due);
+      for (const h of this.subscribers) h.onWake(due, this.name);
     });
   }
 
   schedulesChanged(): void {
     if (this.subscribers.size === 0) return;
     setImmediate(() => {
-      for (const h of this.subscribers) h.onSchedulesChanged?.();
+      for (const h of this.subscribers) h.onSchedulesChanged?.(this.name);
+    });
+  }
+
+  layoutChanged(): void {
+    if (this.subscribers.size === 0) return;
+    setImmediate(() => {
+      for (const h of this.subscribers) h.onLayoutChanged?.(this.name);
     });
   }
 

@@ -30,6 +30,7 @@ import type {
   LeaseRef,
   NewJob,
   PurgeTarget,
+  QueueSettings,
   ScheduleGuard,
   SnoozeRequest,
   StoredSchedule,
@@ -41,7 +42,7 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
-import { ERROR_HISTORY_LENGTH } from '../store.js';
+import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -85,7 +86,7 @@ export class MemoryStore implements Store {
   #q(queue: string): MemoryQueue {
     let q = this.#queues.get(queue);
     if (!q) {
-      q = new MemoryQueue();
+      q = new MemoryQueue(queue);
       this.#queues.set(queue, q);
     }
     return q;
@@ -99,6 +100,7 @@ export class MemoryStore implements Store {
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     const q = this.#q(queue);
+    if (!guard && q.moved) throw new ShardMovedError(queue);
     const now = this.#now();
     if (guard) {
       const last = q.scheduleLast.get(guard.name);
@@ -630,14 +632,30 @@ export class MemoryStore implements Store {
     return { ok: problems.length === 0, counts, problems };
   }
 
-  async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {
-    const q = this.#q(queue);
-    q.subscribers.add(handlers);
+  async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {
+    // By name, not by MemoryQueue: obliterate starts a queue afresh and moves its subscribers over.
+    for (const queue of queues) this.#q(queue).subscribers.add(handlers);
     return {
       close: async () => {
-        q.subscribers.delete(handlers);
+        for (const queue of queues) this.#queues.get(queue)?.subscribers.delete(handlers);
       },
     };
+  }
+
+  async layout(queue: string): Promise<string | undefined> {
+    return this.#q(queue).layout;
+  }
+
+  async setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean> {
+    const q = this.#q(queue);
+    if (q.layout !== expected) return false;
+    q.layout = next;
+    q.layoutChanged();
+    return true;
+  }
+
+  async retire(queue: string): Promise<void> {
+    this.#q(queue).moved = true;
   }
 
   async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
@@ -692,6 +710,11 @@ export class MemoryStore implements Store {
   async retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
     const q = this.#q(queue);
     return { dead: { maxCount: q.deadMax, maxAgeMs: q.deadMaxAge }, completed: { maxCount: q.doneMax, maxAgeMs: q.doneMaxAge } };
+  }
+
+  async settings(queue: string): Promise<QueueSettings> {
+    const q = this.#q(queue);
+    return { paused: q.paused, eventsMaxLen: q.eventsMax, retention: await this.retention(queue) };
   }
 
   eventReader(queue: string): EventReader {

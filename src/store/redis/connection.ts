@@ -51,6 +51,12 @@ export function openClient(connection: RedisConnection | undefined, extra: Redis
     const o = connection.options ?? {};
     // Blocking and pub/sub connections must survive outages the same way on every node.
     const cluster = new Cluster(connection.cluster, {
+      // Through a failover a command retries every retryDelayOnFailover ms, up to
+      // maxRedirections times, before it fails; ioredis's 100 ms × 16 runs out before a replica
+      // is promoted (node timeout + ~1 s), so a worker would see errors instead of a pause.
+      // 300 ms × 64 (~19 s) rides through one (measured in test/redis/cluster-harness.test.ts).
+      retryDelayOnFailover: 300,
+      maxRedirections: 64,
       ...o,
       enableAutoPipelining: extra.enableAutoPipelining ?? o.enableAutoPipelining ?? true,
       redisOptions: { maxRetriesPerRequest: null, ...o.redisOptions },

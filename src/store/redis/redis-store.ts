@@ -19,6 +19,7 @@ import type {
   UnreadableJob,
   EventReader,
   PurgeTarget,
+  QueueSettings,
   ScheduleGuard,
   StoredSchedule,
   StreamEvent,
@@ -35,7 +36,7 @@ import type {
   WakeHandlers,
   WakeSubscription,
 } from '../store.js';
-import { ERROR_HISTORY_LENGTH } from '../store.js';
+import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { ConnectionGuard } from './connection-guard.js';
@@ -287,10 +288,11 @@ export class RedisStore implements Store {
       },
     )) as unknown[];
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
+    if (reply.length === 1 && reply[0] === CODES.add.moved) throw new ShardMovedError(queue);
     const out: StoredAddResult[] = [];
     for (let i = 0; i < reply.length; i += 4) {
       const code = codeName('add', reply[i]);
-      if (code === 'guard_refused') throw new StoreError('add: unexpected guard code');
+      if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
       out.push({
         code,
         state: reply[i + 1] as JobState | 'finished',
@@ -605,17 +607,21 @@ export class RedisStore implements Store {
     return this.#guard.run(() => verifyQueue(this.#client, this.keys(queue)));
   }
 
-  async subscribe(queue: string, handlers: WakeHandlers): Promise<WakeSubscription> {
-    const channel = this.keys(queue).wake;
+  async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {
+    // One connection for every queue (a sharded queue's shards): in a cluster a SUBSCRIBE on
+    // any node hears PUBLISH from every node, so the shards' nodes need no connection each.
+    const byChannel = new Map(queues.map((q) => [this.keys(q).wake, q]));
     const sub = duplicateClient(this.#client, { enableAutoPipelining: false });
     this.#subscribers.add(sub);
     let connectedOnce = false;
     // ioredis reports every failed reconnect attempt; one report per drop is enough.
     let reported = false;
     sub.on('message', (ch: string, message: string) => {
-      if (ch !== channel) return;
-      if (message === 's') handlers.onSchedulesChanged?.();
-      else handlers.onWake(Number(message));
+      const queue = byChannel.get(ch);
+      if (queue === undefined) return;
+      if (message === 's') handlers.onSchedulesChanged?.(queue);
+      else if (message === 'L') handlers.onLayoutChanged?.(queue);
+      else handlers.onWake(Number(message), queue);
     });
     sub.on('error', (err: Error) => {
       if (reported) return;
@@ -638,7 +644,7 @@ export class RedisStore implements Store {
       connectedOnce = true;
     });
     try {
-      await sub.subscribe(channel);
+      await sub.subscribe(...byChannel.keys());
     } catch (err) {
       this.#subscribers.delete(sub);
       sub.disconnect();
@@ -681,6 +687,19 @@ export class RedisStore implements Store {
       .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
+  async layout(queue: string): Promise<string | undefined> {
+    const text = await this.#guard.run(() => this.#client.hget(this.keys(queue).meta, 'layout'));
+    return text ?? undefined;
+  }
+
+  async setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean> {
+    return num(await this.#call(queue, 'layout', { expected: expected ?? '', next })) === 1;
+  }
+
+  async retire(queue: string): Promise<void> {
+    await this.#call(queue, 'set-meta', { what: 'moved', value: '1' });
+  }
+
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
     return num(await this.#call(queue, 'set-meta', { what: 'paused', value: paused ? '1' : '0' })) === 1;
   }
@@ -694,9 +713,19 @@ export class RedisStore implements Store {
   }
 
   async retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
-    const [dm, da, cm, ca] = await this.#guard.run(() => this.#client.hmget(this.keys(queue).meta, 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge'));
+    return (await this.settings(queue)).retention;
+  }
+
+  async settings(queue: string): Promise<QueueSettings> {
+    const [paused, events, dm, da, cm, ca] = await this.#guard.run(() =>
+      this.#client.hmget(this.keys(queue).meta, 'paused', 'events', 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge'),
+    );
     const n = (v: string | null) => (v === null ? 0 : Number(v) || 0);
-    return { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } };
+    return {
+      paused: paused === '1',
+      eventsMaxLen: n(events),
+      retention: { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } },
+    };
   }
 
   eventReader(queue: string): EventReader {

@@ -29,7 +29,7 @@ export const BASE_ARGS = ['root', 'wake'] as const;
 /** Return codes, by family. Lua sees them as `CODE.<name>`; the store maps them back here. */
 export const CODES = {
   lease: { ok: 1, lease_lost: 0, not_found: -1 },
-  add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, guard_refused: -1 },
+  add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, guard_refused: -1, moved: -2 },
   fail: { retried: 1, dead: 2, lease_lost: 0, not_found: -1 },
   snooze: { snoozed: 1, dead: 2, lease_lost: 0, not_found: -1 },
   change: { done: 1, refused: 0, not_found: -1 },
@@ -93,7 +93,8 @@ export const WIRE = {
     keys: ['memo'],
     args: ['schedule', 'occurrence', 'request_id', 'memo_ms'],
     each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace'],
-    returns: '{ CODE.guard_refused } when the schedule guard refused; else per job: code, public state, due ms, dedup holder id or empty',
+    returns:
+      '{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when the queue is a retired shard (meta moved) and no guard is given; else per job: code, public state, due ms, dedup holder id or empty',
     codes: 'add',
   },
   claim: {
@@ -218,6 +219,11 @@ export const WIRE = {
     keys: [],
     args: ['what', 'value'],
     returns: '1 when the setting changed, 0 when it had that value',
+  },
+  layout: {
+    keys: [],
+    args: ['expected', 'next'],
+    returns: '1 when the layout was set, 0 when the stored one was not `expected`',
   },
   'schedule-set': {
     keys: [],

@@ -2,7 +2,9 @@
 KEYS: base, memo
 ARGV: base, schedule, occurrence, request_id, memo_ms
 EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace
-Returns: { CODE.guard_refused } when the schedule guard refused; else per job: code, public state, due ms, dedup holder id or empty
+Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when the queue is a retired shard (meta moved) and no guard is given; else per job: code, public state, due ms, dedup holder id or empty
+A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
+no add without a schedule guard: the producer reads the layout again and adds where it says.
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms and trace
@@ -92,6 +94,10 @@ if memo then
   end
   return out
 end
+
+-- A retired shard takes no new job: the producer re-reads the layout and adds where it says.
+-- Recurring schedules always add to the unsharded keys, which are never retired for them.
+if arg('schedule') == '' and redis.call('HGET', K_META, 'moved') == '1' then return { CODE.moved } end
 
 local now = now_ms()
 if arg('schedule') ~= '' then

@@ -5,7 +5,9 @@ ARGV: base, what, value
 Returns: 1 when the setting changed, 0 when it had that value
 `what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
 'dead' or 'done' (the retention of dead or completed jobs) as '<max jobs>:<max age ms>', '0'
-for no bound (both '0' for done: completed jobs are not kept; those kept stay until purged).
+for no bound (both '0' for done: completed jobs are not kept; those kept stay until purged),
+'moved' ('1': a shard retired by a reshard, which add refuses from then on; never unset, as
+a shard's name is never used again).
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
 Safe to run twice: the second run finds the value set and returns 0 (a retention rule is
@@ -60,5 +62,9 @@ if what == 'dead' or what == 'done' then
   if what == 'dead' then trim_dead(now_ms()) else trim_completed(now_ms()) end
   if changed then return 1 end
   return 0
+end
+if what == 'moved' then
+  if value ~= '1' then return redis.error_reply('set-meta: moved can only be set to 1') end
+  return redis.call('HSETNX', K_META, 'moved', '1')
 end
 return redis.error_reply('set-meta: unknown setting ' .. tostring(what))

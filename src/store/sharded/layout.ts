@@ -1,0 +1,132 @@
+/**
+ * A queue's shard layout: which queues (in the store's sense, each with its own hash tag) hold
+ * its jobs, and where a new job goes. Stored as JSON in the `layout` field of the unsharded
+ * queue's meta, so every producer and worker reads the same one (docs/data-model.md).
+ *
+ *   {"v":1,"current":{"from":0,"count":3},"retired":[{"from":-1,"count":1}]}
+ *
+ * `current` is the shard set new jobs go to: shard i is the queue `<name>#<from + i>`, with hash
+ * tag `{<name>#<from + i>}`; null means the unsharded keys `{<name>}`. `retired` lists shard sets
+ * a reshard left behind that may still hold jobs: workers drain them, lookups search them, and
+ * no add goes there (their meta holds `moved`). The unsharded keys appear there as
+ * {from: -1, count: 1} after a queue that held jobs was first sharded. Shard numbers are never
+ * used twice, so a retired shard is never mistaken for a current one.
+ *
+ * The unsharded keys stay in use on a sharded queue for what is not split: recurring schedules
+ * (and the jobs they add, so the schedule guard stays atomic with the add), the worker registry,
+ * the layout itself.
+ */
+import { ValidationError } from '../../errors.js';
+
+export interface ShardSet {
+  /** Number of the first shard; -1 (with count 1) for the unsharded keys. */
+  from: number;
+  count: number;
+}
+
+export interface Layout {
+  current: ShardSet | null;
+  retired: ShardSet[];
+}
+
+/** Most shards a queue may have: each costs a claim when due and a few keys. */
+export const MAX_SHARDS = 256;
+/** Most shard sets left draining at once: each adds a lookup to adds and misses while it does. */
+export const MAX_RETIRED = 4;
+
+export const UNSHARDED: Layout = { current: null, retired: [] };
+const PLAIN: ShardSet = { from: -1, count: 1 };
+
+/** The store queue names of a shard set, in shard order. */
+export function shardNames(queue: string, set: ShardSet): string[] {
+  if (set.from < 0) return [queue];
+  return Array.from({ length: set.count }, (_, i) => `${queue}#${set.from + i}`);
+}
+
+/**
+ * The shard of a routing key within a set: FNV-1a (32 bit) of its UTF-8 bytes, modulo the
+ * count. Written out here (not a library) because a producer in any language must compute the
+ * same number: docs/data-model.md gives the same five lines.
+ */
+export function shardIndex(key: string, count: number): number {
+  if (count === 1) return 0;
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(key, 'utf8')) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % count;
+}
+
+/** The store queue that holds (or will hold) the job routed by `key` in a shard set. */
+export function shardFor(queue: string, set: ShardSet | null, key: string): string {
+  if (set === null || set.from < 0) return queue;
+  return `${queue}#${set.from + shardIndex(key, set.count)}`;
+}
+
+export function parseLayout(text: string | undefined): Layout {
+  if (text === undefined || text === '') return UNSHARDED;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new Error(`stored shard layout is not JSON: ${text.slice(0, 80)}`);
+  }
+  const set = (s: unknown): ShardSet => {
+    const o = s as ShardSet;
+    if (typeof o !== 'object' || o === null || !Number.isInteger(o.from) || !Number.isInteger(o.count) || o.count < 1 || o.from < -1)
+      throw new Error(`stored shard layout has a bad shard set: ${text.slice(0, 80)}`);
+    return { from: o.from, count: o.count };
+  };
+  const o = v as { v?: unknown; current?: unknown; retired?: unknown };
+  if (typeof o !== 'object' || o === null || o.v !== 1 || !Array.isArray(o.retired))
+    throw new Error(`stored shard layout is not version 1: ${text.slice(0, 80)}`);
+  return { current: o.current === null ? null : set(o.current), retired: o.retired.map(set) };
+}
+
+export function formatLayout(layout: Layout): string {
+  return JSON.stringify({ v: 1, current: layout.current, retired: layout.retired });
+}
+
+export function isUnsharded(layout: Layout): boolean {
+  return layout.current === null && layout.retired.length === 0;
+}
+
+/** How many shards new jobs are spread over. */
+export function shardCount(layout: Layout): number {
+  return layout.current === null ? 1 : layout.current.count;
+}
+
+/** The next free shard number: above every shard of the layout. */
+function nextFrom(layout: Layout): number {
+  let n = 0;
+  for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) n = Math.max(n, s.from + s.count);
+  return n;
+}
+
+export function checkShardCount(shards: unknown, field = 'shards'): number {
+  if (typeof shards !== 'number' || !Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS)
+    throw new ValidationError(field, `must be a whole number from 1 to ${MAX_SHARDS} (got ${String(shards)})`);
+  return shards;
+}
+
+/**
+ * The layout after resharding to `count` shards: new shard numbers; the current set joins the
+ * retired ones (the unsharded keys only when `plainHoldsJobs`). Going back to one shard makes a
+ * one-shard set, not the unsharded keys, so no name is ever used twice.
+ */
+export function reshardedLayout(layout: Layout, count: number, plainHoldsJobs: boolean): Layout {
+  const retired = [...layout.retired];
+  if (layout.current) retired.push(layout.current);
+  else if (plainHoldsJobs && !retired.some((s) => s.from < 0)) retired.push(PLAIN);
+  if (retired.length > MAX_RETIRED)
+    throw new ValidationError('shards', `${retired.length - 1} earlier shard sets are still draining: wait until they are empty (see queue.shards())`);
+  return { current: { from: nextFrom(layout), count }, retired };
+}
+
+/** Every store queue of the layout, the unsharded keys first, then current, then retired. */
+export function memberNames(queue: string, layout: Layout): string[] {
+  const out = [queue];
+  for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) out.push(...shardNames(queue, s));
+  return out;
+}

@@ -1,0 +1,95 @@
+/**
+ * The event feed of a sharded queue: every shard's stream read at once, each with a blocking
+ * read on a connection of its own, and handed on in entry-id order (the time each shard's
+ * server wrote it). A cursor holds each shard's place, as `<tag>=<entry id>` pairs joined by
+ * commas (tags: 'p' for the unsharded keys, the shard number otherwise); a shard the cursor
+ * does not name is read from its start, so shards added by a reshard are followed whole.
+ */
+import { ValidationError } from '../../errors.js';
+import type { EventReader, StreamEvent } from '../store.js';
+
+export const SHARDED_CURSOR = /^[p0-9]+=\d+-\d+(,[p0-9]+=\d+-\d+)*$/;
+
+function entryOrder(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am - bm || as - bs;
+}
+
+function parsePlaces(cursor: string): Map<string, string> {
+  if (!SHARDED_CURSOR.test(cursor)) throw new ValidationError('after', `must be '$', '0' or a cursor this queue's feed returned (got ${cursor})`);
+  return new Map(cursor.split(',').map((p) => p.split('=') as [string, string]));
+}
+
+function formatPlaces(places: Map<string, string>): string {
+  return [...places].map(([t, c]) => `${t}=${c}`).join(',');
+}
+
+export function mergedEventReader(shards: { tag: string; reader: EventReader }[]): EventReader {
+  /** Per shard: entries read ahead of what was handed on, and the read under way. */
+  const ahead = new Map<string, StreamEvent[]>(shards.map((s) => [s.tag, []]));
+  const pending = new Map<string, Promise<void>>();
+  let failure: unknown;
+
+  function start(tag: string, reader: EventReader, after: string, count: number, blockMs: number): void {
+    if (pending.has(tag)) return;
+    const read = reader
+      .read(after, count, blockMs)
+      .then(
+        (events) => void ahead.get(tag)!.push(...events),
+        (err) => {
+          failure ??= err;
+        },
+      )
+      .finally(() => pending.delete(tag));
+    pending.set(tag, read);
+  }
+
+  return {
+    async lastCursor() {
+      const last = await Promise.all(shards.map(async (s) => [s.tag, await s.reader.lastCursor()] as const));
+      return formatPlaces(new Map(last));
+    },
+    async read(cursor, count, blockMs) {
+      const places = cursor === '0' ? new Map<string, string>() : parsePlaces(cursor);
+      const after = (tag: string) => places.get(tag) ?? '0-0';
+      // Entries at or before the cursor were handed on already.
+      for (const [tag, list] of ahead)
+        ahead.set(
+          tag,
+          list.filter((e) => entryOrder(e.cursor, after(tag)) > 0),
+        );
+      const buffered = () => [...ahead.values()].some((l) => l.length > 0);
+      if (!buffered()) {
+        for (const s of shards) start(s.tag, s.reader, ahead.get(s.tag)!.at(-1)?.cursor ?? after(s.tag), count, blockMs);
+        // The first shard with news ends the wait; the others' reads stay under way for next time.
+        await Promise.race([
+          Promise.all(pending.values()),
+          ...[...pending.values()].map((p) => p.then(() => (buffered() ? undefined : new Promise(() => {})))),
+        ]);
+      }
+      for (const [tag, list] of ahead)
+        ahead.set(
+          tag,
+          list.filter((e) => entryOrder(e.cursor, after(tag)) > 0),
+        );
+      if (failure !== undefined) {
+        const err = failure;
+        failure = undefined;
+        throw err;
+      }
+      const merged = shards.flatMap((s) => ahead.get(s.tag)!.map((e) => ({ tag: s.tag, e })));
+      merged.sort((a, b) => entryOrder(a.e.cursor, b.e.cursor));
+      const out: StreamEvent[] = [];
+      for (const { tag, e } of merged.slice(0, count)) {
+        places.set(tag, e.cursor);
+        ahead.get(tag)!.shift();
+        out.push({ ...e, cursor: formatPlaces(places) });
+      }
+      return out;
+    },
+    async close() {
+      await Promise.all(shards.map((s) => s.reader.close()));
+    },
+  };
+}
