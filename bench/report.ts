@@ -114,7 +114,7 @@ export interface Spread {
   n: number;
 }
 
-function spread(values: (number | undefined)[]): Spread | undefined {
+export function spread(values: (number | undefined)[]): Spread | undefined {
   const v = values.filter((x): x is number => x !== undefined && !Number.isNaN(x)).sort((a, b) => a - b);
   if (v.length === 0) return undefined;
   const mid = Math.floor(v.length / 2);
@@ -159,7 +159,7 @@ function count(n: number): string {
   return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 }
 
-function fmt(v: number | undefined): string {
+export function fmt(v: number | undefined): string {
   if (v === undefined || Number.isNaN(v)) return '—';
   if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US');
   if (Math.abs(v) >= 100) return v.toFixed(0);
@@ -186,7 +186,12 @@ export function table(results: SystemResult[], limits: Limits[]): string {
       row.met === undefined ? '' : row.met ? 'yes' : 'no',
     ]);
   }
-  const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
+  return markdownTable(lines);
+}
+
+/** A Markdown table of rows (the first is the header): the first column left-aligned, the rest right. */
+export function markdownTable(lines: string[][]): string {
+  const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   const render = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   return [
     render(lines[0]!),

@@ -6,7 +6,8 @@
  * Options: --quick (tiny sizes, the smoke test), --only <scenario,…> (limits, load, low,
  * dispatch, enqueue, cost, scale), --systems <name,…>, --repeat <n> (each scenario n times per
  * system: the table shows the median and min–max, the JSON every run), --json (print the
- * results as JSON on stdout).
+ * results as JSON on stdout), --cluster (the sharded-queue benchmark on a local Redis Cluster
+ * instead: bench/cluster.ts, which takes --quick, --repeat, --shards and --json).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,13 @@ import { type Limits, physicalLimits } from './limits.js';
 import { latenessSvg, type RunResult, summary, table, type SystemResult } from './report.js';
 import { cost, dispatch, enqueue, FULL, lateness, QUICK } from './scenarios.js';
 import { systems } from './systems/index.js';
+
+// npm run bench -- --cluster [--quick] [--repeat n]: 1 shard beside 3 shards on a local Redis Cluster (bench/cluster.ts).
+if (process.argv.includes('--cluster')) {
+  const { runClusterBench } = await import('./cluster.js');
+  await runClusterBench(process.argv.slice(2));
+  process.exit(0);
+}
 
 const SCENARIOS = ['limits', 'load', 'low', 'dispatch', 'enqueue', 'cost', 'scale'] as const;
 
