@@ -62,6 +62,24 @@ export class ConnectionError extends DelayqError {
   }
 }
 
+/**
+ * One shard of a sharded queue failed (its node is down, or a key of its is broken) while the
+ * others went on: their jobs still run, and this shard is asked again after a back-off (100 ms
+ * doubling to 2 s). A worker reports it as 'error' each time, so a shard that never recovers is
+ * seen rather than silently left with its jobs.
+ */
+export class ShardError extends DelayqError {
+  override name = 'ShardError';
+  constructor(
+    /** The shard's queue name (`<queue>#<i>`). */
+    readonly shard: string,
+    options: { cause: unknown },
+  ) {
+    const cause = options.cause;
+    super(`shard ${shard}: ${cause instanceof Error ? cause.message : String(cause)}`, options);
+  }
+}
+
 /** A handler ran past the worker's `timeoutMs`; the attempt fails (and is retried if attempts are left). */
 export class HandlerTimeoutError extends DelayqError {
   override name = 'HandlerTimeoutError';

@@ -37,7 +37,17 @@ export type {
   RetentionRule,
   WorkerInfo,
 } from './types.js';
-export { DelayqError, ValidationError, LeaseLostError, UnrecoverableError, StoreError, HandlerTimeoutError, SnoozeSignal, ConnectionError } from './errors.js';
+export {
+  DelayqError,
+  ValidationError,
+  LeaseLostError,
+  UnrecoverableError,
+  StoreError,
+  HandlerTimeoutError,
+  SnoozeSignal,
+  ConnectionError,
+  ShardError,
+} from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
 export { ShardedStore, type ShardStatus } from './store/sharded/sharded-store.js';

@@ -304,6 +304,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         if (this.#closing) this.#lateClaims.push(...res.jobs.map((c): LeaseRef => ({ id: c.id, token: c.token })));
         else for (const c of res.jobs) this.#start(c);
         for (const u of res.unreadable) this.#buryCorrupt(u, u.reason);
+        for (const e of res.errors ?? []) this.#emitError(e);
         if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
         if (!this.#closing) this.#timer.wakeAt(res.nextWakeMs);
         this.#pump();

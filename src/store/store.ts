@@ -86,6 +86,11 @@ export interface ClaimResult {
    * the queue holds neither.
    */
   nextWakeMs: number | undefined;
+  /**
+   * A sharded queue's shards whose claim failed while the claim went on without them (each is
+   * asked again after a back-off); the worker reports each as 'error'. Absent when none did.
+   */
+  errors?: Error[];
 }
 
 /** Outcome of an ack/extend/release for one job. */

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { MemoryStore, Queue, Scheduler, ShardedStore, type Store, Worker } from '../../src/index.js';
+import { MemoryStore, Queue, Scheduler, ShardError, ShardedStore, type Store, Worker } from '../../src/index.js';
 import { shardFor, shardIndex } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -213,6 +213,42 @@ for (const kind of kinds) {
       assert.ok((claims.get(busy) ?? 0) - (settled.get(busy) ?? 0) >= 20, 'the busy shard was claimed for each job');
       for (const s of [name, `${name}#0`, `${name}#1`, `${name}#3`])
         assert.equal((claims.get(s) ?? 0) - (settled.get(s) ?? 0), 0, `${s} was never asked again`);
+      await w.close();
+    });
+
+    test('a shard whose claim fails is reported as a ShardError naming it, costs the other shards nothing, and is asked again until it works', {
+      skip: kind.name === 'memory' && 'the failure is a real Redis error (WRONGTYPE)',
+    }, async () => {
+      const name = uniqueName('bad');
+      const q = queue<number>(name, 3);
+      const ids = [0, 1, 2].flatMap((shard) => [0, 1, 2, 3].map((k) => idIn(shard, 3, `b${shard}x${k}`)));
+      await q.addBulk(ids.map((id, i) => ({ data: i, opts: { id } })));
+      // Shard 1's scheduled set is set aside and a string put in its place: its claim script
+      // fails with WRONGTYPE on every call, as a shard whose key or node is broken would.
+      const client = redis.client();
+      const key = `dq:{${name}#1}:scheduled`;
+      await client.rename(key, `${key}:aside`);
+      await client.set(key, 'not a sorted set');
+      const ran = new Set<string>();
+      const errors: Error[] = [];
+      const w = worker<number>(name, (job) => void ran.add(job.id));
+      w.on('error', (err) => errors.push(err));
+      const healthy = ids.filter((id) => shardIndex(id, 3) !== 1);
+      await until(
+        () => healthy.every((id) => ran.has(id)) && errors.length >= 2,
+        `the healthy shards' jobs (${ran.size}) and the errors (${errors.length})`,
+        5_000,
+      );
+      assert.equal(ran.size, healthy.length, 'no job of the broken shard ran');
+      for (const err of errors) {
+        assert.ok(err instanceof ShardError, `${err.name}: ${err.message}`);
+        assert.equal(err.shard, `${name}#1`);
+        assert.match(err.message, /WRONGTYPE/);
+      }
+      // Repaired: the shard is asked again after its back-off (at most 2 s) and its jobs run.
+      await client.del(key);
+      await client.rename(`${key}:aside`, key);
+      await until(() => ran.size === ids.length, `the repaired shard's jobs (${ran.size} of ${ids.length})`, 5_000);
       await w.close();
     });
 

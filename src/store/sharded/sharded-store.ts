@@ -12,7 +12,7 @@
  *   parallel; lease tokens carry their shard (`<tag>/<token>`) so acks go back to it.
  * - An unsharded queue (the default) costs nothing: every call goes straight to the inner store.
  */
-import { ValidationError } from '../../errors.js';
+import { ConnectionError, ShardError, ValidationError } from '../../errors.js';
 import { settlesWithin } from '../../settles-within.js';
 import type { CancelResult, DueTimeline, JobInfo, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
@@ -136,6 +136,8 @@ function groupBy<T>(items: readonly T[], key: (item: T, i: number) => string): M
  * are handed out by the next claim.
  */
 const SLOW_SHARD_MS = 200;
+/** Failures of late claims kept per queue until the next claim reports them. */
+const MAX_LATE_ERRORS = 16;
 /** How long close() waits to hand back late-answered jobs no claim took. */
 const CLOSE_RELEASE_MS = 1_000;
 
@@ -180,6 +182,8 @@ export class ShardedStore implements Store {
   readonly #followers = new Map<string, Set<() => void>>();
   /** Jobs of claims that answered after their round went on, per queue (tokens tagged): the next claim hands them out. */
   readonly #late = new Map<string, { jobs: ClaimedJob[]; unreadable: UnreadableJob[] }>();
+  /** Per queue: failures of claims that gave up after their round went on, for the next claim to report. */
+  readonly #lateErrors = new Map<string, ShardError[]>();
   /** Per queue, a way to wake each subscriber to claim (late jobs are waiting). */
   readonly #wakers = new Map<string, Set<() => void>>();
 
@@ -454,7 +458,7 @@ export class ShardedStore implements Store {
     this.#takeLate(queue, count, jobs, unreadable);
     let candidates = r.members;
     let answered = 0;
-    let failure: unknown;
+    const errors = this.#takeLateErrors(queue);
     // When no shard looked due (a timer or an idle check), every shard is asked, to the end.
     let fallback = true;
     for (let round = 0; jobs.length + unreadable.length < count && round <= r.members.length; round++) {
@@ -474,12 +478,12 @@ export class ShardedStore implements Store {
           this.#shardFailed(planner, plan.shard);
           s.promise.then(
             (res) => this.#lateAnswer(queue, planner, plan, res),
-            () => {},
+            (err: unknown) => this.#lateFailure(queue, plan.shard, err),
           );
           return;
         }
         if (s.status === 'rejected') {
-          failure ??= s.reason;
+          errors.push(new ShardError(plan.shard, { cause: s.reason }));
           drained.add(plan.shard);
           this.#shardFailed(planner, plan.shard);
           return;
@@ -493,9 +497,11 @@ export class ShardedStore implements Store {
       // Shards that gave all they had are done; the loop ends when no candidate looks due.
       candidates = candidates.filter((m) => !drained.has(m));
     }
-    // One shard's node down costs the others nothing; only when no claim was answered does the
-    // worker hear of it (and back off).
-    if (answered === 0 && failure !== undefined) throw failure;
+    // One shard failing costs the others nothing: its error goes out with the claim's answer
+    // (the worker reports it) and the shard is asked again after its back-off. Only when Redis
+    // itself is unreachable (every shard asked failed to connect) does the claim fail, so the
+    // worker reports one outage rather than an error per shard.
+    if (answered === 0 && errors.length > 0 && errors.every((e) => e.cause instanceof ConnectionError)) throw errors[0]!.cause;
     // Stable: among equals, each shard's own order (its add order) is kept.
     jobs.sort((a, b) => b.priority - a.priority || a.dueAtMs - b.dueAtMs);
     return {
@@ -504,6 +510,7 @@ export class ShardedStore implements Store {
       unreadable,
       more: this.#late.has(queue) || planner.anyDue(r.members, 0),
       nextWakeMs: planner.nextWake(r.members),
+      ...(errors.length > 0 ? { errors } : {}),
     };
   }
 
@@ -520,6 +527,21 @@ export class ShardedStore implements Store {
     takeTagged(queue, plan.shard, res, late);
     this.#late.set(queue, late);
     for (const wake of this.#wakers.get(queue) ?? []) wake();
+  }
+
+  /** A claim that failed after its round went on (ioredis gave up on a node): the next claim reports it. */
+  #lateFailure(queue: string, shard: string, err: unknown): void {
+    const pending = this.#lateErrors.get(queue) ?? [];
+    // Bounded: a shard is asked at most every 2 s once it keeps failing, and one error per
+    // shard says what there is to say.
+    if (pending.length < MAX_LATE_ERRORS) pending.push(new ShardError(shard, { cause: err }));
+    this.#lateErrors.set(queue, pending);
+  }
+
+  #takeLateErrors(queue: string): ShardError[] {
+    const pending = this.#lateErrors.get(queue) ?? [];
+    this.#lateErrors.delete(queue);
+    return pending;
   }
 
   /** Moves up to `count` late-answered jobs into a claim's answer. */
