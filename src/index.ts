@@ -50,7 +50,7 @@ export {
 } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
-export { ShardedStore, type ShardStatus } from './store/sharded/sharded-store.js';
+export { type ShardFigures, ShardedStore, type ShardStatus } from './store/sharded/sharded-store.js';
 export { aclRules } from './store/redis/acl.js';
 export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
 export { VERSION } from './version.js';

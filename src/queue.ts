@@ -29,7 +29,7 @@ import { Tracing } from './tracing.js';
 import { encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import { checkShardCount } from './store/sharded/layout.js';
-import type { ShardedStore, ShardStatus } from './store/sharded/sharded-store.js';
+import type { ShardedStore, ShardFigures, ShardStatus } from './store/sharded/sharded-store.js';
 import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import {
   LIST_STATES,
@@ -248,6 +248,15 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    */
   shards(): Promise<ShardStatus> {
     return this.#store.shards(this.name);
+  }
+
+  /**
+   * Every shard of the queue (current, draining, and the queue's own keys) with its counts, its
+   * lag and the Redis node that holds it: to see how jobs spread over a cluster's masters, what a
+   * reshard still drains, and a shard that falls behind. One stats call per shard.
+   */
+  shardStats(): Promise<ShardFigures[]> {
+    return this.#store.shardStats(this.name);
   }
 
   /**

@@ -333,6 +333,8 @@ export interface Store {
    * set, both 0 means completed jobs are not kept at all.
    */
   setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void>;
+  /** The server that holds the queue's keys (`host:port`; on a cluster, its slot's master), when the store knows. */
+  nodeOf?(queue: string): Promise<string | undefined>;
   /** The queue's settings as stored (what a reshard copies to new shards). */
   settings(queue: string): Promise<QueueSettings>;
   /** The retention rules as stored (0 = no bound). */

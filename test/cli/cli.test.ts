@@ -218,6 +218,10 @@ describe('delayq CLI against a real redis-server', () => {
     assert.deepEqual(set.names, [`${q}#0`, `${q}#1`, `${q}#2`]);
     const shown = await run([...g, 'shards']);
     assert.match(shown.stdout, new RegExp(`3 shards  ${q}#0 ${q}#1 ${q}#2\n  draining ${q}: 1 jobs left`));
+    // One row per shard: the home keys (where the job added before the reshard still waits), the three new ones.
+    assert.match(shown.stdout, /SHARD\s+ROLE\s+NODE\s+SCHEDULED\s+READY\s+ACTIVE\s+DEAD\s+COMPLETED\s+LAG/);
+    assert.match(shown.stdout, new RegExp(`\n${q}\\s+draining\\s+127\\.0\\.0\\.1:\\d+\\s+1\\s`));
+    for (let i = 0; i < 3; i++) assert.match(shown.stdout, new RegExp(`\n${q}#${i}\\s+current\\s+127\\.0\\.0\\.1:\\d+\\s+0\\s`));
     assert.equal((await run([...g, 'shards', '--set', '3'])).code, 2);
     assert.match(assertFailure(await run([...g, 'shards', '--set', '0']), 64, 'shards --set 0').message, /--set must be a whole number from 1 to 256/);
   });

@@ -542,6 +542,15 @@ describe('sharded queues on a Redis Cluster (3 masters)', () => {
       assert.equal(perMaster.size, 3);
       for (const [port, n] of perMaster) assert.ok(n >= 50, `master :${port} holds only ${n} of 301 jobs`);
       assert.equal((await q.stats()).scheduled, 301);
+      // shardStats names the master of each shard and counts what the master holds.
+      const figures = await q.shardStats();
+      for (let i = 0; i < 3; i++) {
+        const f = figures.find((x) => x.name === shardTag(name, i));
+        assert.equal(f?.role, 'current');
+        assert.equal(f?.node?.split(':')[1], String(ports[i]), `shard ${i} is on :${ports[i]}, shardStats says ${f?.node}`);
+        assert.equal(f?.scheduled, res.filter((r) => shardIndex(r.id, 3) === i).length + (shardIndex('dead-one', 3) === i ? 1 : 0));
+      }
+      assert.equal(figures.find((x) => x.name === name)?.role, 'home');
       const report = await q.verify();
       assert.equal(report.ok, true, report.problems.join('; '));
       await q.obliterate({ force: true });

@@ -252,6 +252,47 @@ for (const kind of kinds) {
       await w.close();
     });
 
+    test('shardStats lists every shard with its counts and node: the current ones, the home keys, and what a reshard left draining', async () => {
+      const name = uniqueName('figs');
+      const q = queue<number>(name, 2);
+      const ids = [idIn(0, 2, 'f'), idIn(1, 2, 'f'), idIn(1, 2, 'g')];
+      await q.addBulk(ids.map((id, i) => ({ data: i, opts: { id, delay: i === 0 ? 0 : 600_000 } })));
+      const before = await q.shardStats();
+      assert.deepEqual(
+        before.map((f) => [f.name, f.role, f.scheduled, f.ready]),
+        [
+          [name, 'home', 0, 0],
+          [`${name}#0`, 'current', 1, 1],
+          [`${name}#1`, 'current', 2, 0],
+        ],
+      );
+      const home = before[0]!;
+      if (kind.name === 'redis') assert.equal(home.node, `127.0.0.1:${redis.port}`);
+      else assert.equal(home.node, undefined);
+      assert.ok(before[1]!.oldestDueAgeMs !== undefined && before[2]!.oldestDueAgeMs === undefined);
+      assert.ok(before[2]!.nextDueInMs! > 500_000);
+      await q.reshard(3);
+      const after = await q.shardStats();
+      assert.deepEqual(
+        after.map((f) => [f.name, f.role, f.scheduled]),
+        [
+          [name, 'home', 0],
+          [`${name}#2`, 'current', 0],
+          [`${name}#3`, 'current', 0],
+          [`${name}#4`, 'current', 0],
+          [`${name}#0`, 'draining', 1],
+          [`${name}#1`, 'draining', 2],
+        ],
+      );
+      // An unsharded queue is its own one shard.
+      const plain = queue<number>(uniqueName('plain'));
+      await plain.add(1);
+      assert.deepEqual(
+        (await plain.shardStats()).map((f) => [f.name, f.role, f.scheduled]),
+        [[plain.name, 'current', 1]],
+      );
+    });
+
     test('count caps are split over the shards (ceil(count / N) each); age caps hold as given', async () => {
       const name = uniqueName('caps');
       const q = queue<number>(name, 3);

@@ -20,6 +20,7 @@ import {
   writes,
 } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
+import { table } from '../table.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -146,13 +147,17 @@ export function inspectCommands(program: Command): void {
     });
 
   writes(program.command('shards'))
-    .description('the shards of the queue (hash tags a cluster spreads over its nodes), and old shards still draining')
+    .description('the shards of the queue (hash tags a cluster spreads over its nodes), each with its node, counts and lag, and old shards still draining')
     .option('--set <n>', 'reshard: spread new jobs over n shards from now on; workers drain the old ones (writes)')
     .action(async (o: { set?: string }, cmd: Command) => {
       const g = globals(cmd);
       const n = numberOption('--set', o.set);
       if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 256)) throw new UsageError(`--set must be a whole number from 1 to 256 (got ${o.set})`);
-      const r = await withQueue(g, async (q) => ({ ...(n === undefined ? undefined : { resharded: await q.reshard(n) }), ...(await q.shards()) }));
+      const r = await withQueue(g, async (q) => {
+        const resharded = n === undefined ? undefined : await q.reshard(n);
+        const [status, perShard] = await Promise.all([q.shards(), q.shardStats()]);
+        return { ...(resharded ? { resharded } : {}), ...status, perShard };
+      });
       output(g, r, () =>
         [
           ...(r.resharded
@@ -160,6 +165,21 @@ export function inspectCommands(program: Command): void {
             : []),
           `${paint('bold', g.queue)}: ${r.shards} shard${r.shards === 1 ? '' : 's'}${r.names.length > 1 || r.names[0] !== g.queue ? `  ${r.names.join(' ')}` : ' (unsharded)'}`,
           ...r.draining.map((d) => `  draining ${d.name}: ${d.jobs} jobs left`),
+          '',
+          ...table(
+            ['SHARD', 'ROLE', 'NODE', 'SCHEDULED', 'READY', 'ACTIVE', 'DEAD', 'COMPLETED', 'LAG'],
+            r.perShard.map((f) => [
+              f.name,
+              f.role,
+              f.node ?? '-',
+              String(f.scheduled),
+              String(f.ready),
+              String(f.active),
+              String(f.dead),
+              String(f.completed),
+              f.oldestDueAgeMs === undefined ? '-' : ms(f.oldestDueAgeMs),
+            ]),
+          ),
         ].join('\n'),
       );
       if (r.resharded && !r.resharded.changed) notChanged();

@@ -39,6 +39,7 @@ import type {
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
 import { queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
@@ -227,6 +228,21 @@ export class RedisStore implements Store {
   /** The command connection, for tests and tools that read the documented layout. */
   get client(): Client {
     return this.#client;
+  }
+
+  /**
+   * The node that holds the queue's keys: on a cluster the master of their slot (asked with
+   * CLUSTER KEYSLOT, mapped by the client's slot table); otherwise the server this client is
+   * connected to (after a Sentinel failover, the new master).
+   */
+  async nodeOf(queue: string): Promise<string | undefined> {
+    const c = this.#client;
+    if (c instanceof Cluster) {
+      const slot = Number(await this.#guard.run(() => c.cluster('KEYSLOT', this.keys(queue).meta)));
+      return c.slots[slot]?.[0];
+    }
+    const st = c.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    return st?.remoteAddress ? `${st.remoteAddress}:${st.remotePort}` : this.#guard.address;
   }
 
   keys(queue: string): QueueKeys {

@@ -93,6 +93,30 @@ export interface ShardStatus {
   draining: { name: string; jobs: number }[];
 }
 
+/** One store queue of a queue, and its figures now: what `queue.shardStats()` lists. */
+export interface ShardFigures {
+  /** Its store name: `<queue>#<i>` for a shard, the queue's own name for its unsharded keys. */
+  name: string;
+  /**
+   * 'current': new jobs are spread over it. 'draining': an earlier reshard left it; it holds
+   * jobs still and takes no new ones (the queue's own keys, after the first reshard of an
+   * unsharded queue, until its jobs are gone). 'home': the queue's own keys of a sharded queue
+   * (its layout, worker registry, schedules and their jobs), not a shard of the spread.
+   */
+  role: 'current' | 'draining' | 'home';
+  /** The Redis node that holds it (`host:port`: on a cluster, the master of its slot), when known. */
+  node: string | undefined;
+  scheduled: number;
+  ready: number;
+  active: number;
+  dead: number;
+  completed: number;
+  /** How long its longest-waiting due job has waited; undefined when none is due. */
+  oldestDueAgeMs: number | undefined;
+  /** Milliseconds until its earliest scheduled job is due (0: one is ready); undefined when none. */
+  nextDueInMs: number | undefined;
+}
+
 /** `<tag>/<token>`: 'p' for the unsharded keys, else the shard number. */
 function tagOf(queue: string, member: string): string {
   return member === queue ? 'p' : member.slice(queue.length + 1);
@@ -322,6 +346,30 @@ export class ShardedStore implements Store {
     const draining: { name: string; jobs: number }[] = [];
     for (const set of r.retired) for (const name of shardNames(queue, set)) draining.push({ name, jobs: await this.#holdsJobs(name) });
     return { shards: shardCount(r.layout), names, draining };
+  }
+
+  /** Every store queue of the queue with its figures: how the jobs spread, what still drains, a shard that lags. */
+  async shardStats(queue: string): Promise<ShardFigures[]> {
+    const r = await this.#load(queue);
+    const current = new Set(r.layout.current ? shardNames(queue, r.layout.current) : [queue]);
+    const draining = new Set(r.retired.flatMap((set) => shardNames(queue, set)));
+    return Promise.all(
+      r.members.map(async (name): Promise<ShardFigures> => {
+        const [s, node] = await Promise.all([this.inner.stats(name, 0), this.inner.nodeOf?.(name)]);
+        return {
+          name,
+          role: current.has(name) ? 'current' : draining.has(name) ? 'draining' : 'home',
+          node,
+          scheduled: s.scheduled,
+          ready: s.ready,
+          active: s.active,
+          dead: s.dead,
+          completed: s.completed,
+          oldestDueAgeMs: s.oldestDueAgeMs,
+          nextDueInMs: s.nextDueInMs,
+        };
+      }),
+    );
   }
 
   #planner(queue: string): ClaimPlanner {
