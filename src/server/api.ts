@@ -111,8 +111,15 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       response: s.queueDetail,
       async handler({ queue }) {
         void ctx.sampler.start();
-        const [stats, retention] = await Promise.all([queue.stats(), queue.retention()]);
-        return { name: queue.name, stats, retention, history: ctx.sampler.history(queue.name)?.perMinute(stats.nowMs) ?? [] };
+        const [stats, retention, shards] = await Promise.all([queue.stats(), queue.retention(), queue.shards()]);
+        return {
+          name: queue.name,
+          stats,
+          retention,
+          shards: shards.shards,
+          drainingShards: shards.draining.length,
+          history: ctx.sampler.history(queue.name)?.perMinute(stats.nowMs) ?? [],
+        };
       },
     }),
     route<typeof s.timelineQuery._zod.output>({
@@ -124,6 +131,15 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       query: s.timelineQuery,
       response: s.timeline,
       handler: ({ queue, query }) => queue.timeline({ bucketMs: query.bucketMs, buckets: query.buckets }),
+    }),
+    route({
+      method: 'get',
+      path: '/queues/:queue/shards',
+      summary: "Every shard of the queue (current, draining, the queue's own keys) with its node, counts and lag",
+      tag: 'queues',
+      action: 'read',
+      response: s.shardFigures.array(),
+      handler: ({ queue }) => queue.shardStats(),
     }),
     route({
       method: 'get',

@@ -132,9 +132,25 @@ export const minutePoint = z.object({ t: ms, completed: z.number().int().optiona
 
 export const queueSummary = z.object({ name: z.string(), stats: queueStats });
 
+export const shardFigures = z.object({
+  name: z.string(),
+  role: z.enum(['current', 'draining', 'home']),
+  node: z.string().optional(),
+  scheduled: z.number().int(),
+  ready: z.number().int(),
+  active: z.number().int(),
+  dead: z.number().int(),
+  completed: z.number().int(),
+  oldestDueAgeMs: ms.optional(),
+  nextDueInMs: ms.optional(),
+});
+
 export const queueDetail = z.object({
   name: z.string(),
   stats: queueStats,
+  /** Shards new jobs are spread over (1: unsharded), and shard sets an earlier reshard left draining. */
+  shards: z.number().int(),
+  drainingShards: z.number().int(),
   retention: z.object({ completed: z.unknown(), dead: z.unknown() }),
   history: z.array(minutePoint),
 });

@@ -276,6 +276,27 @@ for (const backend of backends) {
       assert.equal(detail.body.stats.workers, 1);
       assert.equal(detail.body.retention.completed, null);
       assert.ok(Array.isArray(detail.body.history));
+      assert.deepEqual([detail.body.shards, detail.body.drainingShards], [1, 0]);
+
+      // Shards: an unsharded queue is one; after a reshard, the new ones and what drains.
+      await q.add({ left: true }, { id: 'left', delay: 600_000 });
+      assert.deepEqual(
+        (await api.get(`/api/queues/${name}/shards`)).body.map((f: { name: string; role: string; scheduled: number }) => [f.name, f.role, f.scheduled]),
+        [[name, 'current', 1]],
+      );
+      await q.reshard(2);
+      const shards = await api.get(`/api/queues/${name}/shards`);
+      assert.equal(shards.status, 200);
+      assert.deepEqual(
+        shards.body.map((f: { name: string; role: string; scheduled: number }) => [f.name, f.role, f.scheduled]),
+        [
+          [name, 'draining', 1],
+          [`${name}#0`, 'current', 0],
+          [`${name}#1`, 'current', 0],
+        ],
+      );
+      const resharded = await api.get(`/api/queues/${name}`);
+      assert.deepEqual([resharded.body.shards, resharded.body.drainingShards], [2, 1]);
     });
 
     test('every job route answers 404 for a job that is not there, and 409 for one in the wrong state', async () => {

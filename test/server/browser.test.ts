@@ -25,6 +25,8 @@ const STEP_MS = 5000;
 let redis: RedisServer;
 let orders: Queue;
 let emails: Queue;
+/** A sharded queue, made by its own test (the overview test counts two queues). */
+let payments: Queue | undefined;
 let seeded: SeedResult;
 let dashboard: RunningDashboard;
 let readOnly: RunningDashboard;
@@ -51,7 +53,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await seeded?.release().catch(() => {});
-  await Promise.all([dashboard?.close(), readOnly?.close(), orders?.close(), emails?.close()]);
+  await Promise.all([dashboard?.close(), readOnly?.close(), orders?.close(), emails?.close(), payments?.close()]);
   await redis?.stop();
 });
 
@@ -215,6 +217,29 @@ describe('the dashboard in Chromium', () => {
     await shot(page, 'readonly-job');
   });
 
+  test('a sharded queue has a Shards tab: each shard with its node, counts and lag; an unsharded queue has none', async () => {
+    payments = new Queue('payments', { connection: redis.url, shards: 3 });
+    await payments.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: { n: i }, opts: { id: `pay-${i}`, delay: i < 6 ? 0 : 600_000 } })));
+    const page = await open(`${dashboard.url}#/queues/payments`);
+    const tab = page.locator('.tabs a', { hasText: 'Shards' });
+    await tab.click();
+    await page.waitForSelector('tbody tr[data-shard]');
+    assert.ok(page.url().endsWith('#/queues/payments/shards'), page.url());
+    const figures = await payments.shardStats();
+    assert.equal(figures.length, 4, 'the home keys and three shards');
+    assert.equal(await page.locator('tbody tr[data-shard]').count(), figures.length);
+    for (const f of figures) {
+      const row = page.locator(`tbody tr[data-shard="${f.name}"]`);
+      assert.equal((await row.locator('td').nth(2).textContent())?.trim(), f.node, `${f.name}: its node`);
+      assert.equal(await row.locator('meter').getAttribute('value'), String(f.scheduled), `${f.name}: its scheduled jobs`);
+      assert.equal((await row.locator('td').nth(4).textContent())?.trim(), String(f.ready), `${f.name}: its due jobs`);
+    }
+    await shot(page, 'queue-shards');
+    await page.goto(`${dashboard.url}#/queues/orders`);
+    await page.waitForSelector('tbody tr');
+    assert.equal(await page.locator('.tabs a', { hasText: 'Shards' }).count(), 0, 'orders is not sharded');
+  });
+
   test('every other page, for a person to look at, with no script error or CSP violation anywhere', async () => {
     const pages: [string, string][] = [
       ['queue-ready', '#/queues/orders/ready'],
@@ -222,6 +247,7 @@ describe('the dashboard in Chromium', () => {
       ['queue-completed', '#/queues/orders/completed'],
       ['queue-schedules', '#/queues/orders/schedules'],
       ['queue-workers', '#/queues/orders/workers'],
+      ['queue-shards', '#/queues/payments/shards'],
       ['queue-emails-no-workers', '#/queues/emails'],
       ['job-dead', `#/queues/orders/jobs/${encodeURIComponent(seeded.dead[2]!)}`],
       ['job-completed', `#/queues/orders/jobs/${encodeURIComponent(seeded.completed[0]!)}`],

@@ -70,6 +70,7 @@ export const api = {
   search: (name, params) => request('GET', `${q(name)}/search${qs(params)}`),
   job: (name, id) => request('GET', `${q(name)}/jobs/${seg(id)}`),
   workers: (name) => request('GET', `${q(name)}/workers`),
+  shards: (name) => request('GET', `${q(name)}/shards`),
   schedules: (name) => request('GET', `${q(name)}/schedules`),
   cancel: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/cancel`),
   promote: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/promote`),

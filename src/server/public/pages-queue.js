@@ -1,7 +1,7 @@
 /**
  * A queue: its counts and warnings, the next hour ahead (timeline) and the last hour behind
  * (throughput, lateness), pause/resume and drain, and tabs: a paginated list per state, the
- * search, its schedules and its workers. Moving between tabs keeps the head and its charts
+ * search, its schedules, its workers and (when sharded) its shards. Moving between tabs keeps the head and its charts
  * (update()), so only the list below reloads.
  */
 import { api } from './api.js';
@@ -10,7 +10,7 @@ import { h, icon, replace } from './dom.js';
 import { clock, num, plural, serverNow } from './format.js';
 import * as live from './live.js';
 import { go, href, STATES } from './router.js';
-import { jobTable, schedulesTable, workersTable } from './tables.js';
+import { jobTable, schedulesTable, shardsTable, workersTable } from './tables.js';
 import { act, button, confirmAction, emptyState, errorNote, loading, session } from './ui.js';
 import { countCards, dueLine, historyCharts, queueBadges } from './widgets.js';
 
@@ -25,6 +25,7 @@ const TAB_LABELS = {
   completed: 'Completed',
   schedules: 'Schedules',
   workers: 'Workers',
+  shards: 'Shards',
 };
 
 /** How many jobs a tab holds, from the stats ("scheduled" there counts the ready ones too). */
@@ -41,6 +42,9 @@ export function queuePage(main, route) {
   live.followQueue(name);
 
   let stats;
+  // From the queue's detail: shards new jobs go to, and old shard sets still draining. The
+  // Shards tab is shown for a sharded queue (or one that drains after a reshard) only.
+  let shards = { count: 1, draining: 0 };
   let current = route;
   let stopped = false;
   let view; // the tab's own state: { tab, cursor, pages, selected, lastCount, reload }
@@ -104,16 +108,18 @@ export function queuePage(main, route) {
     const scrolled = tabs.scrollLeft;
     replace(
       tabs,
-      ...Object.keys(TAB_LABELS).map((tab) => {
-        const n = tabCount(tab, stats);
-        const on = current.tab === tab;
-        return h(
-          'a',
-          { href: href.queue(name, tab), class: ['tab', on && 'tab-on', tab === 'schedules' && 'tab-gap'], 'aria-current': on ? 'page' : undefined },
-          TAB_LABELS[tab],
-          n === undefined || tab === 'schedules' ? null : h('span', { class: ['tab-count', tab === 'dead' && n > 0 && 'tab-count-dead'] }, num(n)),
-        );
-      }),
+      ...Object.keys(TAB_LABELS)
+        .filter((tab) => tab !== 'shards' || shards.count > 1 || shards.draining > 0 || current.tab === 'shards')
+        .map((tab) => {
+          const n = tab === 'shards' ? shards.count : tabCount(tab, stats);
+          const on = current.tab === tab;
+          return h(
+            'a',
+            { href: href.queue(name, tab), class: ['tab', on && 'tab-on', tab === 'schedules' && 'tab-gap'], 'aria-current': on ? 'page' : undefined },
+            TAB_LABELS[tab],
+            n === undefined || tab === 'schedules' ? null : h('span', { class: ['tab-count', tab === 'dead' && n > 0 && 'tab-count-dead'] }, num(n)),
+          );
+        }),
       current.tab === 'search' ? h('span', { class: 'tab tab-on', 'aria-current': 'page' }, 'Search results') : null,
     );
     // On a phone the strip scrolls: keep the current tab in sight (without scrolling the page).
@@ -141,6 +147,11 @@ export function queuePage(main, route) {
       const detail = await api.queue(name);
       if (stopped) return;
       stats = detail.stats;
+      const sharded = { count: detail.shards, draining: detail.drainingShards };
+      if (sharded.count !== shards.count || sharded.draining !== shards.draining) {
+        shards = sharded;
+        renderTabs();
+      }
       renderHead();
       replace(history, ...historyCharts(detail.history));
     } catch (err) {
@@ -183,6 +194,7 @@ export function queuePage(main, route) {
     }
     if (r.tab === 'schedules') return loadSchedules();
     if (r.tab === 'workers') return loadWorkers();
+    if (r.tab === 'shards') return loadShards();
     return loadList(r.tab);
   }
 
@@ -421,6 +433,28 @@ export function queuePage(main, route) {
     });
   }
 
+  function loadShards(quiet = false) {
+    return fill(view, {
+      quiet,
+      load: () => api.shards(name),
+      reload: () => loadShards(true),
+      render: (list) =>
+        h(
+          'div',
+          null,
+          shardsTable(list),
+          h(
+            'p',
+            { class: 'muted small table-note' },
+            shards.draining > 0
+              ? 'Draining shards take no new jobs; they leave the layout once they hold none (retry or purge their dead jobs). Reshard with queue.reshard(n) or delayq shards --set n.'
+              : 'Jobs go to a shard by a hash of their id (or dedup key). Reshard with queue.reshard(n) or delayq shards --set n.',
+          ),
+        ),
+      failure: 'Could not load the shards',
+    });
+  }
+
   function reloadAll() {
     refreshStats();
     view?.reload?.();
@@ -436,8 +470,9 @@ export function queuePage(main, route) {
     // A list on its first page, with nothing selected, follows the counts; a person paging
     // or picking rows is not pulled from under.
     const n = tabCount(view?.tab, stats);
-    const quietTab = view && (STATES.includes(view.tab) || view.tab === 'workers');
-    if (quietTab && view.pages.length === 0 && view.selected.size === 0 && (n !== view.lastCount || view.tab === 'active' || view.tab === 'workers')) {
+    const quietTab = view && (STATES.includes(view.tab) || view.tab === 'workers' || view.tab === 'shards');
+    const followsEveryTick = view?.tab === 'active' || view?.tab === 'workers' || view?.tab === 'shards';
+    if (quietTab && view.pages.length === 0 && view.selected.size === 0 && (n !== view.lastCount || followsEveryTick)) {
       view.lastCount = n;
       view.reload?.();
     }

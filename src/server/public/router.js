@@ -5,7 +5,7 @@
  *
  *   #/                              overview of every queue
  *   #/queues/<q>                    a queue (its scheduled tab)
- *   #/queues/<q>/<tab>              scheduled | ready | active | dead | completed | schedules | workers
+ *   #/queues/<q>/<tab>              scheduled | ready | active | dead | completed | schedules | workers | shards
  *   #/queues/<q>/search?text=…      search (or ?path=a.b&equals=…)
  *   #/queues/<q>/jobs/<id>          a job
  *
@@ -13,7 +13,7 @@
  */
 
 export const STATES = ['scheduled', 'ready', 'active', 'dead', 'completed'];
-export const TABS = [...STATES, 'schedules', 'workers'];
+export const TABS = [...STATES, 'schedules', 'workers', 'shards'];
 
 const enc = encodeURIComponent;
 

@@ -1,5 +1,5 @@
 /**
- * The tables: jobs (columns chosen by the state being listed), schedules and workers. Ids are
+ * The tables: jobs (columns chosen by the state being listed), schedules, workers and shards. Ids are
  * links in monospace; times tick; the less important columns hide on a phone (.hide-sm).
  */
 import { h } from './dom.js';
@@ -187,4 +187,60 @@ export function workersTable(list) {
     ),
   );
   return table(head, rows, 'Workers');
+}
+
+const ROLE_TEXT = {
+  current: ['new jobs go here', 'badge-current'],
+  draining: ['draining: a reshard left it', 'badge-warning'],
+  home: ["the queue's own keys", 'badge-muted'],
+};
+
+/**
+ * A sharded queue's shards: where each lives, what it holds and how far its due jobs lag. The
+ * meter shows each current shard's share of the scheduled jobs, so a skewed spread (one hot
+ * dedup key, a few huge tenants) stands out.
+ */
+export function shardsTable(list) {
+  const head = [
+    ['Shard', ''],
+    ['Role', 'hide-sm'],
+    ['Node', ''],
+    ['Scheduled', 'col-progress'],
+    ['Ready', 'col-num'],
+    ['Active', 'col-num'],
+    ['Dead', 'col-num'],
+    ['Completed', 'col-num hide-sm'],
+    ['Lag', 'col-num'],
+  ];
+  const total = list.reduce((a, f) => a + f.scheduled, 0);
+  const rows = list.map((f) => {
+    const [roleText, roleClass] = ROLE_TEXT[f.role] ?? [f.role, 'badge-muted'];
+    return h(
+      'tr',
+      { 'data-shard': f.name },
+      td('', h('span', { class: 'mono strong' }, f.name)),
+      td('hide-sm', h('span', { class: ['badge', roleClass] }, roleText)),
+      td('mono small', f.node ?? '–'),
+      td(
+        'col-progress',
+        h(
+          'span',
+          { class: 'progress' },
+          h('meter', {
+            min: '0',
+            max: String(Math.max(1, total)),
+            value: String(f.scheduled),
+            'aria-label': `${num(f.scheduled)} of ${num(total)} scheduled jobs`,
+          }),
+          h('span', null, num(f.scheduled)),
+        ),
+      ),
+      td('col-num', num(f.ready)),
+      td('col-num', num(f.active)),
+      td(f.dead > 0 ? 'col-num num-dead' : 'col-num', num(f.dead)),
+      td('col-num hide-sm', num(f.completed)),
+      td('col-num', f.oldestDueAgeMs === undefined ? '–' : duration(f.oldestDueAgeMs)),
+    );
+  });
+  return table(head, rows, 'Shards');
 }
