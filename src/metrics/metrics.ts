@@ -9,6 +9,7 @@
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Queue } from '../queue.js';
+import type { ShardFigures } from '../store/sharded/sharded-store.js';
 import type { QueueStats } from '../types.js';
 import type { Worker } from '../worker.js';
 
@@ -28,6 +29,13 @@ export interface MetricsOptions {
   registry?: MetricsRegistry;
   /** How long queue stats are reused between scrapes. @default 1000 */
   statsCacheMs?: number;
+  /**
+   * Also per shard, for sharded queues: `delayq_shard_jobs{queue,shard,state}` and
+   * `delayq_shard_oldest_ready_age_seconds{queue,shard}`, from `queue.shardStats()` (one stats
+   * call per shard per scrape, cached like the rest). A shard label is bounded by the shard
+   * count (at most 256), never a job's. @default false
+   */
+  perShard?: boolean;
 }
 
 /** Seconds; from 1 ms (a delay queue's lag is measured in ms) to a minute. */
@@ -50,6 +58,7 @@ export class DelayqMetrics {
   readonly #queues = new Map<string, Queue<unknown>>();
   readonly #statsCache = new Map<string, { at: number; stats: Promise<QueueStats> }>();
   readonly #statsCacheMs: number;
+  readonly #shardCache = new Map<string, { at: number; figures: Promise<ShardFigures[]> }>();
   /** Start of each hand-out in flight (performance.now()), per observed worker, for the duration histogram. */
   readonly #started = new Set<Map<string, number>>();
 
@@ -58,6 +67,30 @@ export class DelayqMetrics {
     this.#statsCacheMs = opts.statsCacheMs ?? 1000;
     const registers = [this.registry as Registry];
     const self = this;
+    if (opts.perShard) {
+      new prom.Gauge({
+        name: 'delayq_shard_jobs',
+        help: 'Jobs by state in each shard of a sharded queue (scheduled includes ready)',
+        labelNames: ['queue', 'shard', 'state'],
+        registers,
+        async collect() {
+          this.reset();
+          await self.#collectShards((queue, f) => {
+            for (const state of ['scheduled', 'ready', 'active', 'dead'] as const) this.set({ queue, shard: f.name, state }, f[state]);
+          });
+        },
+      });
+      new prom.Gauge({
+        name: 'delayq_shard_oldest_ready_age_seconds',
+        help: "How long each shard's longest-waiting due job has waited (0 when none is due): one shard lagging alone is one whose claims fail",
+        labelNames: ['queue', 'shard'],
+        registers,
+        async collect() {
+          this.reset();
+          await self.#collectShards((queue, f) => this.set({ queue, shard: f.name }, (f.oldestDueAgeMs ?? 0) / 1000));
+        },
+      });
+    }
     this.#jobs = new prom.Gauge({
       name: 'delayq_jobs',
       help: 'Jobs by state (scheduled includes ready; ready = due and waiting for a worker)',
@@ -126,6 +159,22 @@ export class DelayqMetrics {
         // A scrape during an outage shows the other series rather than failing whole.
         const s = await c.stats.catch(() => undefined);
         if (s) set(q.name, s);
+      }),
+    );
+  }
+
+  /** Per-shard figures of the sharded queues observed (an unsharded queue has no shard series). */
+  async #collectShards(set: (queue: string, f: ShardFigures) => void): Promise<void> {
+    await Promise.all(
+      [...this.#queues.values()].map(async (q) => {
+        let c = this.#shardCache.get(q.name);
+        if (!c || Date.now() - c.at > this.#statsCacheMs) {
+          c = { at: Date.now(), figures: q.shardStats() };
+          this.#shardCache.set(q.name, c);
+        }
+        const figures = await c.figures.catch(() => undefined);
+        if (!figures || (figures.length === 1 && figures[0]!.name === q.name)) return;
+        for (const f of figures) set(q.name, f);
       }),
     );
   }

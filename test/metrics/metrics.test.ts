@@ -146,4 +146,43 @@ describe('Prometheus metrics', () => {
       await worker.close({ timeoutMs: 1000 });
     }
   });
+
+  test('perShard: each shard of a sharded queue has its job and lag series; an unsharded queue has none; off by default', async () => {
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0, perShard: true });
+    const plainRegistry = new Registry();
+    const plainMetrics = await DelayqMetrics.create({ registry: plainRegistry, statsCacheMs: 0 });
+    const name = uniqueName('ms');
+    const sharded = new Queue<number>(name, { connection: redis.url, shards: 3 });
+    const plain = new Queue<number>(uniqueName('mp'), { connection: redis.url });
+    try {
+      await sharded.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: i, opts: { delay: i % 2 === 0 ? 0 : 600_000 } })));
+      await plain.add(1);
+      metrics.observeQueue(sharded).observeQueue(plain);
+      plainMetrics.observeQueue(sharded);
+      await new Promise((r) => setTimeout(r, 20)); // the due jobs have waited a little
+      const m = parse(await registry.metrics());
+      const figures = await sharded.shardStats();
+      for (const f of figures) {
+        const l = `queue="${name}",shard="${f.name}"`;
+        for (const state of ['scheduled', 'ready', 'active', 'dead'] as const)
+          assert.equal(m.get(`delayq_shard_jobs{${l},state="${state}"}`), f[state], `${f.name} ${state}`);
+        const age = m.get(`delayq_shard_oldest_ready_age_seconds{${l}}`)!;
+        if (f.ready > 0) assert.ok(age > 0 && age < 60, `${f.name} lag ${age}`);
+        else assert.equal(age, 0);
+      }
+      assert.equal(
+        figures.reduce((a, f) => a + f.scheduled, 0),
+        30,
+      );
+      assert.equal(
+        [...m.keys()].filter((k) => k.includes(`queue="${plain.name}"`) && k.startsWith('delayq_shard_')).length,
+        0,
+        'no shard series for an unsharded queue',
+      );
+      assert.equal([...parse(await plainMetrics.registry.metrics()).keys()].filter((k) => k.startsWith('delayq_shard_')).length, 0, 'off by default');
+    } finally {
+      await Promise.all([sharded.close(), plain.close()]);
+    }
+  });
 });
