@@ -56,9 +56,9 @@ export class DelayqMetrics {
   readonly #duration: Histogram<'queue'>;
   readonly #lag: Histogram<'queue'>;
   readonly #queues = new Map<string, Queue<unknown>>();
-  readonly #statsCache = new Map<string, { at: number; stats: Promise<QueueStats> }>();
+  readonly #statsCache = new Map<string, { at: number; value: Promise<QueueStats> }>();
+  readonly #shardCache = new Map<string, { at: number; value: Promise<ShardFigures[]> }>();
   readonly #statsCacheMs: number;
-  readonly #shardCache = new Map<string, { at: number; figures: Promise<ShardFigures[]> }>();
   /** Start of each hand-out in flight (performance.now()), per observed worker, for the duration histogram. */
   readonly #started = new Set<Map<string, number>>();
 
@@ -148,34 +148,42 @@ export class DelayqMetrics {
     return new DelayqMetrics(prom, opts);
   }
 
-  async #collect(set: (queue: string, s: QueueStats) => void): Promise<void> {
+  /**
+   * Reads each observed queue through a per-queue cache (one read per `statsCacheMs`, shared by
+   * every series of a scrape) and hands what it got to `set`. A scrape during an outage shows the
+   * other series rather than failing whole.
+   */
+  async #eachQueue<V>(
+    cache: Map<string, { at: number; value: Promise<V> }>,
+    read: (q: Queue<unknown>) => Promise<V>,
+    set: (queue: string, v: V) => void,
+  ): Promise<void> {
     await Promise.all(
       [...this.#queues.values()].map(async (q) => {
-        let c = this.#statsCache.get(q.name);
+        let c = cache.get(q.name);
         if (!c || Date.now() - c.at > this.#statsCacheMs) {
-          c = { at: Date.now(), stats: q.stats() };
-          this.#statsCache.set(q.name, c);
+          c = { at: Date.now(), value: read(q) };
+          cache.set(q.name, c);
         }
-        // A scrape during an outage shows the other series rather than failing whole.
-        const s = await c.stats.catch(() => undefined);
-        if (s) set(q.name, s);
+        const v = await c.value.catch(() => undefined);
+        if (v !== undefined) set(q.name, v);
       }),
     );
   }
 
+  #collect(set: (queue: string, s: QueueStats) => void): Promise<void> {
+    return this.#eachQueue(this.#statsCache, (q) => q.stats(), set);
+  }
+
   /** Per-shard figures of the sharded queues observed (an unsharded queue has no shard series). */
-  async #collectShards(set: (queue: string, f: ShardFigures) => void): Promise<void> {
-    await Promise.all(
-      [...this.#queues.values()].map(async (q) => {
-        let c = this.#shardCache.get(q.name);
-        if (!c || Date.now() - c.at > this.#statsCacheMs) {
-          c = { at: Date.now(), figures: q.shardStats() };
-          this.#shardCache.set(q.name, c);
-        }
-        const figures = await c.figures.catch(() => undefined);
-        if (!figures || (figures.length === 1 && figures[0]!.name === q.name)) return;
-        for (const f of figures) set(q.name, f);
-      }),
+  #collectShards(set: (queue: string, f: ShardFigures) => void): Promise<void> {
+    return this.#eachQueue(
+      this.#shardCache,
+      (q) => q.shardStats(),
+      (queue, figures) => {
+        if (figures.length === 1 && figures[0]!.name === queue) return;
+        for (const f of figures) set(queue, f);
+      },
     );
   }
 
