@@ -143,12 +143,14 @@ describe('recurring schedules on Redis', () => {
   });
 
   test("missed occurrences: 'latest' runs the latest once, 'skip' runs none of them", async () => {
-    // Timed on the schedules' own anchors, not on when the test happened to start: the scheduler
-    // starts 250 ms after the second missed occurrence (missed: more than 200 ms late) and has
-    // 350 ms for its first pass before a third one comes due. The old 100 ms interval and 50 ms
-    // bound failed on a loaded CI host: a timer firing 50 ms late made an on-time occurrence "missed".
-    const every = 600;
-    const missedAfterMs = 200;
+    // Timed on the schedules' own anchors, not on when the test happened to start. The scheduler
+    // starts 400 ms after the second missed occurrence (missed: more than 300 ms late), and its lead
+    // time covers the third occurrence, so its first pass decides everything: it has 1100 ms to
+    // run before the third comes due. No later timer is involved: a CI host once fired the wake for
+    // the third occurrence over 200 ms late, which made an on-time occurrence "missed".
+    const every = 1500;
+    const missedAfterMs = 300;
+    const leadMs = every - 100;
     const queue = track(new Queue(uniqueName('s'), { connection: fx.redis.url }));
     await queue.events.enable({ maxLen: 100_000 });
     await queue.schedules.upsert('latest', { every, missed: 'latest' });
@@ -156,8 +158,8 @@ describe('recurring schedules on Redis', () => {
     const anchorLatest = (await queue.schedules.get('latest'))!.anchorMs;
     const anchorSkip = (await queue.schedules.get('skip'))!.anchorMs;
     // No scheduler runs while two occurrences of each pass.
-    await until(async () => (await serverTimeMs(fx.client)) >= anchorSkip + 2 * every + 250, 'two occurrences to be missed', 5000);
-    track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 0, missedAfterMs }));
+    await until(async () => (await serverTimeMs(fx.client)) >= anchorSkip + 2 * every + 400, 'two occurrences to be missed', 5000);
+    track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs, missedAfterMs }));
     await until(async () => (await addedOccurrences(queue.name, 'skip')).length >= 1, 'the first future occurrence of skip', 5000);
     const latest = await addedOccurrences(queue.name, 'latest');
     const skip = await addedOccurrences(queue.name, 'skip');
