@@ -160,6 +160,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #started = false;
   #closing: Promise<void> | undefined;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
+  /** The subscription once it is up. */
+  #subscribed: WakeSubscription | undefined;
   /** When the current outage began (performance.now()); undefined while Redis answers. */
   #outageSince: number | undefined;
   /** Settles whenever a handler ends, so close() can wait for the last one. */
@@ -216,6 +218,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         onError: (err) => this.#emitError(err),
       })
       .then((sub) => {
+        this.#subscribed = sub;
         // A job added between the first claim and the subscription taking effect sent its
         // signal to no one; one claim now finds it.
         this.#wake();
@@ -528,9 +531,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const bounded = (p: Promise<unknown>) => settlesWithin(p, left());
     this.#timer.stop();
     clearInterval(this.#beatTimer);
-    // A subscription still being set up (Redis unreachable) is closed whenever it arrives.
-    const subscribed = this.#subscription?.then((sub) => sub?.close());
-    if (subscribed) await bounded(subscribed);
+    // A subscription still being set up (Redis unreachable, or its connection half-open) is
+    // closed whenever it arrives; close() does not wait for it.
+    if (this.#subscribed) await bounded(this.#subscribed.close());
+    else void this.#subscription?.then((sub) => sub?.close());
     await bounded(Promise.allSettled([...this.#claimsInFlight]));
     if (this.#lateClaims.length > 0) {
       await bounded(this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err)));

@@ -12,6 +12,11 @@ export interface TcpProxy {
   /** Stops traffic on every connection open now; new connections pass. */
   freezeExisting(): void;
   /**
+   * The next `n` connections opened are half-open from birth: TCP connects, and no byte ever
+   * passes either way (a handshake or SUBSCRIBE that never gets its answer). Later ones pass.
+   */
+  deadOnArrival(n: number): void;
+  /**
    * Swallows the next reply from the server and cuts that connection, as a network that drops
    * a reply and then the link does; ioredis reconnects and re-sends the unanswered command.
    * New connections then wait (connected, passing nothing) until `release()`; resolves once
@@ -26,12 +31,16 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<{ a: Socket; b: Socket; frozen: boolean }>();
   let cut: (() => void) | undefined;
   let held = false;
+  let dead = 0;
   const waiting = new Set<{ frozen: boolean; queued: Buffer[]; b: Socket }>();
   const server: Server = createServer((a) => {
     const b = connect(targetPort, '127.0.0.1');
     const pair = { a, b, frozen: false, queued: [] as Buffer[] };
     pairs.add(pair);
-    if (held) {
+    if (dead > 0) {
+      dead--;
+      pair.frozen = true;
+    } else if (held) {
       pair.frozen = true;
       waiting.add(pair);
     }
@@ -68,6 +77,9 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
     url: `redis://127.0.0.1:${port}`,
     freezeExisting() {
       for (const p of pairs) p.frozen = true;
+    },
+    deadOnArrival(n) {
+      dead = n;
     },
     cutOnNextReply() {
       return new Promise<void>((resolve) => {

@@ -71,6 +71,13 @@ export interface RedisStoreOptions {
    */
   claimWatchdogMs?: number | undefined;
   /**
+   * The subscriber connection (wake signals) must complete its handshake and SUBSCRIBE within
+   * this long of connecting, and answer a PING within this long; one that does not is taken as
+   * half-open, dropped and re-opened.
+   * @default 5000
+   */
+  subscriberWatchdogMs?: number | undefined;
+  /**
    * For tests only: the scripts take "now" from this key while it holds a number (a frozen
    * server clock), and from TIME otherwise.
    */
@@ -103,7 +110,8 @@ const DEAD_BATCH = 1000;
 const ID_BATCH = 1000;
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
-const SUBSCRIBER_PING_TIMEOUT_MS = 5_000;
+/** Default of subscriberWatchdogMs: a handshake, SUBSCRIBE or PING takes milliseconds. */
+const SUBSCRIBER_WATCHDOG_MS = 5_000;
 
 /**
  * How long a script remembers the answer to an add, cancel or reschedule, so that a call ioredis
@@ -207,6 +215,7 @@ export class RedisStore implements Store {
   readonly #keys = new Map<string, QueueKeys>();
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
+  readonly #subscriberWatchdogMs: number;
   readonly #testClockKey: string | undefined;
   /** Request ids: unique to this store instance, then a counter (see REQUEST_MEMO_MS). */
   readonly #requestPrefix = randomBytes(9).toString('base64url');
@@ -222,6 +231,7 @@ export class RedisStore implements Store {
     this.#guard = new ConnectionGuard(client, { connectTimeoutMs: opts.connectTimeoutMs, commandTimeoutMs: opts.commandTimeoutMs });
     this.#prefix = opts.prefix ?? 'dq';
     this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
+    this.#subscriberWatchdogMs = opts.subscriberWatchdogMs ?? SUBSCRIBER_WATCHDOG_MS;
     this.#testClockKey = opts.testClockKey;
   }
 
@@ -644,6 +654,28 @@ export class RedisStore implements Store {
       reported = true;
       handlers.onError(this.#guard.wrap(err) as Error);
     });
+    // A half-open TCP connection looks alive and delivers nothing, and it can go half-open at any
+    // point: during the handshake or the SUBSCRIBE (ioredis waits for those forever), or later.
+    // Each connection must prove itself live within the watchdog's time of connecting (the
+    // SUBSCRIBE, or on a reconnect a PING after the re-subscribe, answered) and again at every
+    // idle PING; one that does not is dropped, and ioredis reconnects, re-subscribes and re-sends.
+    let proving: NodeJS.Timeout | undefined;
+    const prove = () => {
+      clearTimeout(proving);
+      proving = setTimeout(() => {
+        proving = undefined;
+        if (sub.status !== 'end') sub.disconnect(true);
+      }, this.#subscriberWatchdogMs);
+      proving.unref();
+    };
+    const proven = () => {
+      clearTimeout(proving);
+      proving = undefined;
+    };
+    // 'connect' is the TCP connection; the handshake (ready check) and SUBSCRIBE follow it. (A
+    // cluster client's 'connect' is the whole cluster's and its subscriber connection is its own,
+    // so there only the idle PING below applies.)
+    if (!(sub instanceof Cluster)) sub.on('connect', prove);
     sub.on('ready', () => {
       reported = false;
       // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
@@ -652,7 +684,10 @@ export class RedisStore implements Store {
       if (connectedOnce) {
         queueMicrotask(() => {
           sub.ping().then(
-            () => handlers.onResubscribed(),
+            () => {
+              proven();
+              handlers.onResubscribed();
+            },
             () => handlers.onResubscribed(),
           );
         });
@@ -661,27 +696,25 @@ export class RedisStore implements Store {
     });
     try {
       await sub.subscribe(...byChannel.keys());
+      proven();
     } catch (err) {
+      proven();
       this.#subscribers.delete(sub);
       sub.disconnect();
       throw this.#guard.wrap(err);
     }
 
-    // A half-open TCP connection looks alive and delivers nothing. Ping it; if no answer
-    // comes in time, drop the socket so ioredis reconnects and re-subscribes.
     const watchdog = setInterval(() => {
-      if (sub.status !== 'ready') return;
-      const timer = setTimeout(() => sub.disconnect(true), SUBSCRIBER_PING_TIMEOUT_MS);
-      sub.ping().then(
-        () => clearTimeout(timer),
-        () => clearTimeout(timer),
-      );
+      if (sub.status !== 'ready' || proving !== undefined) return;
+      prove();
+      sub.ping().then(proven, () => {});
     }, SUBSCRIBER_PING_MS);
     watchdog.unref();
 
     return {
       close: async () => {
         clearInterval(watchdog);
+        proven();
         this.#subscribers.delete(sub);
         sub.disconnect();
       },
