@@ -226,7 +226,7 @@ export interface StreamEvent {
 export interface EventReader {
   /** The cursor of the newest entry ('0-0' when empty): where "only new events" starts. */
   lastCursor(): Promise<string>;
-  /** Entries after `cursor` ('$' = only new ones), waiting up to `blockMs` when there are none. */
+  /** Entries after `cursor` ('$' = only new ones), waiting up to `blockMs` when there are none (0: not at all). */
   read(cursor: string, count: number, blockMs: number): Promise<StreamEvent[]>;
   close(): Promise<void>;
 }

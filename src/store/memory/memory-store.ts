@@ -726,7 +726,7 @@ export class MemoryStore implements Store {
       read: async (cursor, count, blockMs) => {
         const after = cursor === '$' ? (q.events.at(-1)?.cursor ?? '0-0') : cursor;
         let found = q.eventsAfter(after, count);
-        if (found.length > 0 || closed) return found;
+        if (found.length > 0 || closed || blockMs <= 0) return found;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, blockMs);
           function done() {

@@ -788,7 +788,10 @@ export class RedisStore implements Store {
         return last[0]?.[0] ?? '0-0';
       },
       read: async (cursor, count, blockMs) => {
-        const reply = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)) as [string, [string, string[]][]][] | null;
+        // BLOCK 0 would wait forever: 0 here means do not wait.
+        const reply = (await (blockMs > 0
+          ? conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)
+          : conn.xread('COUNT', count, 'STREAMS', stream, cursor))) as [string, [string, string[]][]][] | null;
         const out: StreamEvent[] = [];
         for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
           const fields: Record<string, string> = {};

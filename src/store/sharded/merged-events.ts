@@ -1,7 +1,8 @@
 /**
  * The event feed of a sharded queue: every shard's stream read at once, each with a blocking
  * read on a connection of its own, and handed on in entry-id order (the time each shard's
- * server wrote it). A cursor holds each shard's place, as `<tag>=<entry id>` pairs joined by
+ * server wrote it; entries of different shards in the same millisecond may come in either order).
+ * A cursor holds each shard's place, as `<tag>=<entry id>` pairs joined by
  * commas (tags: 'p' for the unsharded keys, the shard number otherwise); a shard the cursor
  * does not name is read from its start, so shards added by a reshard are followed whole.
  */
@@ -60,13 +61,27 @@ export function mergedEventReader(shards: { tag: string; reader: EventReader }[]
           list.filter((e) => entryOrder(e.cursor, after(tag)) > 0),
         );
       const buffered = () => [...ahead.values()].some((l) => l.length > 0);
+      const from = (tag: string) => ahead.get(tag)!.at(-1)?.cursor ?? after(tag);
       if (!buffered()) {
-        for (const s of shards) start(s.tag, s.reader, ahead.get(s.tag)!.at(-1)?.cursor ?? after(s.tag), count, blockMs);
+        // Catch up first: every shard with no read under way says, without waiting, what it
+        // holds, and all of them answer before anything is handed on, so a backlog comes out
+        // in time order. (A shard whose blocking read is still under way had nothing new when
+        // Redis took that read, and answers it the moment something comes.)
+        const fresh = shards.filter((s) => !pending.has(s.tag));
+        for (const s of fresh) start(s.tag, s.reader, from(s.tag), count, 0);
+        await Promise.all(fresh.map((s) => pending.get(s.tag)));
+      }
+      if (!buffered() && failure === undefined) {
+        for (const s of shards) start(s.tag, s.reader, from(s.tag), count, blockMs);
         // The first shard with news ends the wait; the others' reads stay under way for next time.
         await Promise.race([
           Promise.all(pending.values()),
           ...[...pending.values()].map((p) => p.then(() => (buffered() ? undefined : new Promise(() => {})))),
         ]);
+        // Replies that reached this process in the same turn as the first are taken too: when
+        // two shards' entries were written moments apart, the earlier one's reply may be read
+        // off its socket just after the later one's, and would otherwise be handed on second.
+        await new Promise((r) => setImmediate(r));
       }
       for (const [tag, list] of ahead)
         ahead.set(
