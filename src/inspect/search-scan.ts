@@ -4,12 +4,19 @@
  *
  * A scan step (HSCAN, or the memory store's page) cannot be resumed half-way, yet a search that
  * reaches its limit mid-step must not drop the rest of it. So each step's entries are examined in
- * id order, and a search that stops mid-step returns the step's own cursor with the last id it
- * examined: the next call reads that step again and goes on after that id. Anchoring on an id
- * rather than a position keeps the resume right when jobs of the step were added or removed in
- * between (a position would shift and skip one).
+ * id order, and a search that stops mid-step returns the step's cursor, its count, where the step
+ * led, and the last id it examined: the next call reads that step again with the same count,
+ * examines the ids after the anchor, and goes on from where the step led the first time.
+ * - Anchoring on an id rather than a position keeps the resume right when jobs of the step were
+ *   added or removed in between (a position would shift and skip one).
+ * - The same count reads the same entries again (HSCAN's COUNT decides how far a step walks).
+ * - Going on from where the step first led, not where the re-read leads: if jobs of the step
+ *   were removed in between, the re-read walks further, and what it adds below the anchor would
+ *   be skipped. Read this way, a job there from start to end is found at least once (as SCAN
+ *   promises); one may be found twice only when the queue changed between calls.
  *
- * Cursor: `<store cursor>` or `<store cursor>~<last id, base64url>`; '0' or none starts.
+ * Cursor: `<store cursor>`, or mid-step `<store cursor>~<count>~<next store cursor>~<last id,
+ * base64url>`; '0' or none starts.
  */
 import { ValidationError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -18,6 +25,7 @@ import type { Store } from '../store/store.js';
 const SCAN_STEP = 1000;
 /** A store cursor: an HSCAN cursor, with `.<shard>` on a sharded queue. */
 const STORE_CURSOR = /^\d{1,20}(\.\d{1,3})?$/;
+const STEP_COUNT = /^[1-9]\d{0,3}$/;
 /** base64url of an id of at most 256 characters (4 bytes each in UTF-8). */
 const ANCHOR = /^[A-Za-z0-9_-]{1,1366}$/;
 
@@ -29,11 +37,23 @@ export interface SearchScan {
   cursor: string | undefined;
 }
 
-function parseCursor(cursor: string): { at: string; after: string | undefined } {
-  const [at = '', anchor, extra] = cursor.split('~');
-  if (!STORE_CURSOR.test(at) || extra !== undefined || (anchor !== undefined && !ANCHOR.test(anchor)))
-    throw new ValidationError('cursor', 'must be the cursor a previous search returned');
-  return { at, after: anchor === undefined ? undefined : Buffer.from(anchor, 'base64url').toString('utf8') };
+interface Resume {
+  /** The store cursor of the step to read. */
+  at: string;
+  /** Set when a previous call stopped inside that step: its count, where it led, and the last id examined. */
+  mid: { count: number; next: string; after: string } | undefined;
+}
+
+function parseCursor(cursor: string): Resume {
+  const bad = () => new ValidationError('cursor', 'must be the cursor a previous search returned');
+  const parts = cursor.split('~');
+  const [at = ''] = parts;
+  if (!STORE_CURSOR.test(at)) throw bad();
+  if (parts.length === 1) return { at, mid: undefined };
+  const [, count = '', next = '', anchor = ''] = parts;
+  if (parts.length !== 4 || !STEP_COUNT.test(count) || Number(count) > SCAN_STEP || !(next === '0' || STORE_CURSOR.test(next)) || !ANCHOR.test(anchor))
+    throw bad();
+  return { at, mid: { count: Number(count), next, after: Buffer.from(anchor, 'base64url').toString('utf8') } };
 }
 
 export async function searchScan(
@@ -45,25 +65,28 @@ export async function searchScan(
   cursor = '0',
 ): Promise<SearchScan> {
   if (typeof cursor !== 'string') throw new ValidationError('cursor', 'must be the cursor a previous search returned');
-  let { at, after } = parseCursor(cursor);
+  let { at, mid } = parseCursor(cursor);
   const ids: string[] = [];
   let scanned = 0;
   let total = 0;
   do {
-    const step = await store.scan(queue, at, Math.min(SCAN_STEP, budget - scanned));
+    const count = mid?.count ?? Math.min(SCAN_STEP, budget - scanned);
+    const step = await store.scan(queue, at, count);
     total = step.total;
+    const after = mid?.after;
+    const next = mid?.next ?? step.cursor;
     const entries = step.entries.filter((e) => after === undefined || e.id > after).sort((a, b) => (a.id < b.id ? -1 : 1)); // ids of one hash are unique
-    after = undefined;
+    mid = undefined;
     for (const [i, e] of entries.entries()) {
       scanned++;
       if (!match(e.id, e.data)) continue;
       ids.push(e.id);
       if (ids.length === limit && i < entries.length - 1) {
         // The rest of this step is for the next call.
-        return { ids, scanned, total, cursor: `${at}~${Buffer.from(e.id, 'utf8').toString('base64url')}` };
+        return { ids, scanned, total, cursor: `${at}~${count}~${next}~${Buffer.from(e.id, 'utf8').toString('base64url')}` };
       }
     }
-    at = step.cursor;
+    at = next;
   } while (at !== '0' && scanned < budget && ids.length < limit);
   return { ids, scanned, total, cursor: at === '0' ? undefined : at };
 }

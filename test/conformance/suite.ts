@@ -3,6 +3,7 @@
  * store must show. redis.test.ts and memory.test.ts run it; a difference is a bug in one store.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { listQueues, Queue, UnrecoverableError, ValidationError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
@@ -710,6 +711,48 @@ export function conformance(kind: StoreKind): void {
       await assert.rejects(q.jobs.search({ text: 'a', cursor: '0~%%' }), /^ValidationError: cursor/);
       await assert.rejects(q.jobs.search({ text: 'a', path: 'b', equals: 1 } as never), /exactly one/);
       await assert.rejects(q.jobs.search({ path: 'a..b', equals: 1 }), /^ValidationError: path/);
+    });
+
+    test('search paged with its own cursors finds every match once, whatever the budget (a resumed step reads what it read before)', async () => {
+      // 2,000 jobs, past the size where Redis keeps a hash compact, so HSCAN goes a step at a
+      // time; one in ten has an 'x' in its id.
+      const q = queue<{ n: number }>();
+      const ids = Array.from({ length: 2000 }, (_, n) => `${randomUUID()}-${n % 10 === 0 ? 'x' : ''}${n}`);
+      await q.addBulk(ids.map((id, n) => ({ data: { n }, opts: { id, delay: 60_000 } })));
+      const marked = ids.filter((id) => id.includes('x'));
+      // Budget 1500 reads a step of 1000 and one of 500 (about 100 and 50 matches): a limit of
+      // 130 stops in the short step, and the next call must read that step with its own count.
+      // Budget 250 and limit 7 stop in the middle of most steps.
+      for (const [text, budget, limit, want] of [
+        ['x', 1500, 130, marked],
+        ['-', 250, 7, ids],
+      ] as const) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let calls = 0;
+        do {
+          const r = await q.jobs.search({ text, budget, limit, cursor });
+          seen.push(...r.jobs.map((j) => j.id));
+          cursor = r.cursor;
+          calls++;
+        } while (cursor && calls < 1000);
+        assert.equal(cursor, undefined, 'the search came to an end');
+        assert.equal(new Set(seen).size, seen.length, `budget ${budget}: no job was found twice`);
+        assert.equal(seen.length, want.length, `budget ${budget}, limit ${limit}: found ${seen.length} of ${want.length}`);
+      }
+      // Jobs of a step removed between calls (so its re-read walks further) do not make the
+      // search skip one that stayed.
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const r = await q.jobs.search({ text: '-', limit: 5, cursor });
+        for (const j of r.jobs) seen.add(j.id);
+        if (calls < 20) await q.cancelMany(r.jobs.map((j) => j.id));
+        cursor = r.cursor;
+        calls++;
+      } while (cursor && calls < 1000);
+      for (const id of ids) assert.ok(seen.has(id) || (await q.get(id)) === null, `${id} was skipped`);
     });
 
     test('bulk: cancel many, drain (all or due before T), obliterate refuses while active unless forced', async () => {

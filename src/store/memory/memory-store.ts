@@ -414,17 +414,23 @@ export class MemoryStore implements Store {
 
   async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
     const q = this.#q(queue);
-    // The cursor counts the jobs walked so far, in the map's insertion order.
+    // The cursor is the add sequence number of the last job returned: the map holds jobs in
+    // that order, so a job removed in between shifts nothing (a position would, and skip one),
+    // and, as with HSCAN, a job there from start to end is returned.
     const from = Number(cursor) || 0;
     const entries: ScanStep['entries'] = [];
-    let i = 0;
+    let last = from;
+    let more = false;
     for (const job of q.jobs.values()) {
-      if (i++ < from) continue;
+      if (job.seq <= from) continue;
+      if (entries.length >= count) {
+        more = true;
+        break;
+      }
       entries.push({ id: job.id, data: job.data });
-      if (entries.length >= count) break;
+      last = job.seq;
     }
-    const at = from + entries.length;
-    return { cursor: at >= q.jobs.size ? '0' : String(at), total: q.jobs.size, entries };
+    return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
