@@ -37,6 +37,11 @@ export interface SearchScan {
   cursor: string | undefined;
 }
 
+/** HSCAN refuses a cursor past 2^64 - 1 with a raw error. */
+function isStoreCursor(text: string): boolean {
+  return STORE_CURSOR.test(text) && BigInt(text.split('.')[0]!) < 2n ** 64n;
+}
+
 interface Resume {
   /** The store cursor of the step to read. */
   at: string;
@@ -48,11 +53,10 @@ function parseCursor(cursor: string): Resume {
   const bad = () => new ValidationError('cursor', 'must be the cursor a previous search returned');
   const parts = cursor.split('~');
   const [at = ''] = parts;
-  if (!STORE_CURSOR.test(at)) throw bad();
+  if (!isStoreCursor(at)) throw bad();
   if (parts.length === 1) return { at, mid: undefined };
   const [, count = '', next = '', anchor = ''] = parts;
-  if (parts.length !== 4 || !STEP_COUNT.test(count) || Number(count) > SCAN_STEP || !(next === '0' || STORE_CURSOR.test(next)) || !ANCHOR.test(anchor))
-    throw bad();
+  if (parts.length !== 4 || !STEP_COUNT.test(count) || Number(count) > SCAN_STEP || !isStoreCursor(next) || !ANCHOR.test(anchor)) throw bad();
   return { at, mid: { count: Number(count), next, after: Buffer.from(anchor, 'base64url').toString('utf8') } };
 }
 

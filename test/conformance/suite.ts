@@ -5,7 +5,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { listQueues, Queue, UnrecoverableError, ValidationError, Worker, type ConnectionOptions, type Job, type WorkerOptions } from '../../src/index.js';
+import {
+  listQueues,
+  Queue,
+  UnrecoverableError,
+  ValidationError,
+  Worker,
+  type ConnectionOptions,
+  type Job,
+  type ListState,
+  type WorkerOptions,
+} from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
@@ -753,6 +763,30 @@ export function conformance(kind: StoreKind): void {
         calls++;
       } while (cursor && calls < 1000);
       for (const id of ids) assert.ok(seen.has(id) || (await q.get(id)) === null, `${id} was skipped`);
+    });
+
+    test('an edited cursor is refused with a ValidationError naming the cursor, never a Redis error or a silent empty page', async () => {
+      const q = queue<number>();
+      await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ data: i, opts: { id: `c${i}`, delay: 60_000 } })));
+      const forge = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+      const places = (inner: unknown) => JSON.stringify({ [q.name]: inner });
+      const lists: [ListState, string][] = [
+        ['dead', forge(['dead', 'active', '1', 'c1'])], // a phase the dead listing has not
+        ['scheduled', forge(['scheduled', 'dead', '1', 'c1'])],
+        ['scheduled', forge(['scheduled', 'scheduled', ' 1', 'c1'])], // Number() takes it, Redis does not
+        ['scheduled', forge(['scheduled', 'scheduled', '0x10', 'c1'])],
+        ['scheduled', forge(['scheduled', 'scheduled', '1e999', 'c1'])],
+        ['scheduled', forge(['scheduled', 'shards', '0', places(['scheduled', ' 1', 'c1'])])],
+        ['scheduled', forge(['scheduled', 'shards', '0', places(['dead', '1', 'c1'])])],
+        ['ready', forge(['ready', 'shards', '0', places(['active', '1', 'c1'])])],
+        ['scheduled', forge(['scheduled', 'shards', '0', '[]'])],
+      ];
+      for (const [state, cursor] of lists) {
+        await assert.rejects(q.jobs.list({ state, cursor }), (e: unknown) => e instanceof ValidationError && e.field === 'cursor', `${state} ${cursor}`);
+      }
+      for (const cursor of ['99999999999999999999', '18446744073709551616', '0~0~0~YQ', '0~5~x~YQ', '0~5~0~', '0~1001~0~YQ', '0.9999', '-1']) {
+        await assert.rejects(q.jobs.search({ text: 'c', cursor }), (e: unknown) => e instanceof ValidationError && e.field === 'cursor', cursor);
+      }
     });
 
     test('bulk: cancel many, drain (all or due before T), obliterate refuses while active unless forced', async () => {

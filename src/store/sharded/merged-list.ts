@@ -7,6 +7,7 @@
  */
 import { ValidationError } from '../../errors.js';
 import type { JobInfo, ListState } from '../../types.js';
+import { isListPlace } from '../list-place.js';
 import { byteOrder } from '../zset-order.js';
 import type { ListCursor, Store, StoredPage } from '../store.js';
 
@@ -20,7 +21,7 @@ function badCursor(): ValidationError {
   return new ValidationError('cursor', 'is not a cursor of this queue: pass back the cursor a page of this listing returned');
 }
 
-function readPlaces(cursor: ListCursor | undefined): Places {
+function readPlaces(state: ListState, cursor: ListCursor | undefined): Places {
   if (cursor === undefined) return {};
   if (cursor.phase !== SHARDED_PHASE) throw badCursor();
   let v: unknown;
@@ -33,7 +34,8 @@ function readPlaces(cursor: ListCursor | undefined): Places {
   const out: Places = {};
   for (const [shard, c] of Object.entries(v as Record<string, unknown>)) {
     if (c === null) out[shard] = null;
-    else if (Array.isArray(c) && c.length === 3 && c.every((p) => typeof p === 'string')) out[shard] = { phase: c[0], score: c[1], member: c[2] };
+    else if (Array.isArray(c) && c.length === 3 && c.every((p) => typeof p === 'string') && isListPlace(state, { phase: c[0], score: c[1], member: c[2] }))
+      out[shard] = { phase: c[0], score: c[1], member: c[2] };
     else throw badCursor();
   }
   return out;
@@ -60,7 +62,7 @@ export async function mergedPage(
   cursor: ListCursor | undefined,
   limit: number,
 ): Promise<StoredPage> {
-  const places = readPlaces(cursor);
+  const places = readPlaces(state, cursor);
   if (state === 'ready') return shardByShard(store, shards, places, limit);
   const pages = await Promise.all(
     shards.map((s) => (places[s] === null ? undefined : store.list(s, state, places[s] ?? undefined, limit).then((p) => ({ shard: s, page: p })))),
