@@ -765,6 +765,37 @@ export function conformance(kind: StoreKind): void {
       for (const id of ids) assert.ok(seen.has(id) || (await q.get(id)) === null, `${id} was skipped`);
     });
 
+    test('oldestDueAgeMs is the wait of the longest-waiting due job, also a starved low-priority one behind a claim', async () => {
+      const q = queue<string>();
+      const now = await kind.now();
+      await q.add('low', { id: 'low', priority: -5, runAt: now - 1500 });
+      await q.add('high-1', { id: 'high-1', priority: 10, runAt: now - 10 });
+      await q.add('high-2', { id: 'high-2', priority: 10, runAt: now - 10 });
+      await q.add('mid', { id: 'mid', priority: 3, runAt: now - 700 });
+      // A claim moves what is due to the ready set (ordered by priority) and takes one job.
+      const claimed = await claimJobs(q.store, q.name, 1, 60_000, 3);
+      // One store hands out the highest priority; a shard hands out its own best.
+      if (!sharded)
+        assert.deepEqual(
+          claimed.jobs.map((j) => j.id),
+          ['high-1'],
+        );
+      const waited: Record<string, number> = { low: 1500, 'high-1': 10, 'high-2': 10, mid: 700 };
+      const longest = Math.max(
+        ...Object.keys(waited)
+          .filter((id) => !claimed.jobs.some((j) => j.id === id))
+          .map((id) => waited[id]!),
+      );
+      const stats = await q.stats();
+      assert.equal(stats.ready, 3);
+      assert.ok(stats.oldestDueAgeMs !== undefined && stats.oldestDueAgeMs >= longest, `lag ${stats.oldestDueAgeMs} ms, a job waited ${longest} ms`);
+      assert.ok(stats.oldestDueAgeMs < longest + 10_000, `lag ${stats.oldestDueAgeMs} ms`);
+      await q.store.release(
+        q.name,
+        claimed.jobs.map((j) => ({ id: j.id, token: j.token })),
+      );
+    });
+
     test('an edited cursor is refused with a ValidationError naming the cursor, never a Redis error or a silent empty page', async () => {
       const q = queue<number>();
       await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ data: i, opts: { id: `c${i}`, delay: 60_000 } })));

@@ -559,7 +559,7 @@ export class RedisStore implements Store {
       paused: paused === 1,
       eventStreamLength: streamLength! < 0 ? undefined : streamLength,
       completedTotal: completed!,
-      // The ready set is ordered by priority, so its first member is only a sample of the wait.
+      // The earliest due of the ready set (every priority) and of the due jobs not yet moved there.
       oldestDueAgeMs:
         readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
       completed: kept!,

@@ -163,7 +163,7 @@ export const WIRE = {
     keys: ['workers'],
     args: ['window_ms'],
     returns:
-      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, due ms of the first ready member or -1, kept completed, live workers }',
+      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, earliest due ms in the ready set or -1, kept completed, live workers }',
   },
   timeline: {
     keys: [],
