@@ -532,6 +532,11 @@ export function conformance(kind: StoreKind): void {
       assert.deepEqual([dup.added, dup.duplicateOf, dup.state], [false, 'one', 'scheduled']);
       await q.cancel('one');
       assert.equal((await q.add('3', { id: 'three', dedup: { key: 'k', windowMs: 60_000 } })).state, 'finished');
+      // The window outlives obliterate (docs/api.md): wiping the queue does not let the job run twice.
+      assert.equal((await q.obliterate({ force: true })).removed, true);
+      const after = await q.add('4', { id: 'four', dedup: { key: 'k', windowMs: 60_000 } });
+      assert.deepEqual([after.added, after.duplicateOf, after.state], [false, 'one', 'finished']);
+      assert.equal(await q.get('four'), null);
     });
 
     test('the event feed reports what happened, in order', async () => {
@@ -592,6 +597,9 @@ export function conformance(kind: StoreKind): void {
       assert.deepEqual(kept.result, { doubled: 8 });
       assert.deepEqual(kept.progress, { step: 2, of: 2 });
       assert.deepEqual(kept.logs, ['ran 4']);
+      // What get() answers is a copy: a caller's edit changes nothing stored.
+      kept.logs!.push('edited by a caller');
+      assert.deepEqual((await q.get('c4'))?.logs, ['ran 4']);
       assert.equal(kept.attempt, 1);
       assert.equal(kept.workerId, w.id);
       assert.ok(kept.startedAtMs! >= before && kept.finishedAtMs! >= kept.startedAtMs!, 'started, then finished');

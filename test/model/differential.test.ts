@@ -1,7 +1,7 @@
 /**
  * The differential test: random sequences of store calls (add, addBulk, cancel, reschedule,
  * promote, claim, ack, fail, snooze, release, extend, lease expiry through clock steps,
- * pause/resume, dead retry/purge, the due timeline) run against the Redis store, the memory
+ * pause/resume, dead retry/purge, the due timeline, obliterate) run against the Redis store, the memory
  * store and the reference model, with every answer compared, then every job's state (its error
  * history included) and verify() on both stores. Calls with old tokens come for free: a call
  * names any hand-out made so far.
@@ -78,6 +78,7 @@ const command = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('obliterate' as const), force: fc.boolean() }), weight: 1 },
   {
     arbitrary: fc.record({
       c: fc.constant('deadRetry' as const),
@@ -175,6 +176,8 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     case 'pause':
       await s.store.setPaused(queue, cmd.paused);
       return 'done';
+    case 'obliterate':
+      return s.store.obliterate(queue, cmd.force);
     case 'deadRetry':
       return s.store.deadRetry(queue, cmd.ids);
     case 'deadPurge':
@@ -216,6 +219,8 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'pause':
       model.paused = cmd.paused;
       return 'done';
+    case 'obliterate':
+      return model.obliterate(cmd.force);
     case 'deadRetry':
       return model.deadRetry(cmd.ids);
     case 'deadPurge':

@@ -197,6 +197,20 @@ export class QueueModel {
     return victims.length;
   }
 
+  /** Removes every job and setting; dedup windows stay (they expire by themselves on Redis). */
+  obliterate(force: boolean) {
+    const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: this.jobs.size };
+    for (const j of this.jobs.values()) counts[j.state]++;
+    if (counts.active > 0 && !force) return { removed: false, counts };
+    this.jobs.clear();
+    this.deadOrder.length = 0;
+    this.paused = false;
+    this.keepCount = 0;
+    this.keepAgeMs = 0;
+    this.#seq = 0;
+    return { removed: true, counts };
+  }
+
   extend(handout: number, ms: number): string {
     const { job, live } = this.#held(handout);
     if (!job) return 'not_found';

@@ -257,6 +257,14 @@ export class MemoryQueue {
     this.#dedupExpiry.push({ key, expiresAt });
   }
 
+  /** Takes over the dedup keys of the queue this one replaces (obliterate), with their expiry. */
+  keepDedup(from: MemoryQueue): void {
+    for (const [key, held] of from.dedup) {
+      this.dedup.set(key, { ...held });
+      this.#dedupExpiry.push({ key, expiresAt: held.expiresAt });
+    }
+  }
+
   /** Frees expired dedup keys (Redis expires its keys by itself). */
   expireDedup(now: number): void {
     for (let top = this.#dedupExpiry.peek(); top && top.expiresAt <= now; top = this.#dedupExpiry.peek()) {

@@ -460,6 +460,8 @@ export class MemoryStore implements Store {
     q.schedulesChanged();
     const fresh = this.#q(queue);
     for (const h of q.subscribers) fresh.subscribers.add(h);
+    // Dedup windows outlive obliterate, as Redis's dedup keys expire by themselves (add.lua).
+    fresh.keepDedup(q);
     return { removed: true, counts };
   }
 
@@ -810,8 +812,8 @@ function info(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
     workerId: job.workerId || undefined,
     result: job.result,
     progress: job.progress,
-    logs: withLogs ? job.logs : undefined,
-    // Copies: the caller may change what it got without changing the stored history.
+    logs: withLogs ? job.logs && [...job.logs] : undefined,
+    // Copies (logs too): the caller may change what it got without changing the stored history.
     errors: withLogs ? job.errors?.map((e) => ({ ...e })) : undefined,
   };
 }
