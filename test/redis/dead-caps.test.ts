@@ -78,3 +78,30 @@ describe('dead set caps', () => {
     assert.equal(await fx.client.exists(`dq:{${queue.name}}:meta`), 0);
   });
 });
+
+describe('dead-set retry by ids', () => {
+  test('is sent in batches: no script run carries more than 1,000 ids, however many are named', async () => {
+    const { queue } = setup();
+    await killJobs(queue, 0, 3);
+    const ids = [...Array.from({ length: 2497 }, (_, i) => `gone-${i}`), 'j0', 'j1', 'j2'];
+    // Every command goes to the slow log with its arguments (the first 31, then a count of the rest).
+    await fx.client.config('SET', 'slowlog-log-slower-than', '0');
+    await fx.client.config('SET', 'slowlog-max-len', '10000');
+    await fx.client.slowlog('RESET');
+    try {
+      assert.equal(await queue.dead.retry(ids), 3);
+    } finally {
+      await fx.client.config('SET', 'slowlog-log-slower-than', '10000');
+    }
+    const log = (await fx.client.slowlog('GET', 10000)) as [number, number, number, string[]][];
+    const argCounts = log
+      .map((entry) => entry[3])
+      .filter((args) => /^evalsha$/i.test(args[0]!))
+      .map((args) => {
+        const more = /^\.\.\. \((\d+) more arguments\)$/.exec(args.at(-1)!);
+        return more ? args.length - 1 + Number(more[1]) : args.length;
+      });
+    assert.ok(argCounts.length >= 3, `${argCounts.length} script runs`);
+    assert.ok(Math.max(...argCounts) < 1100, `a script run carried ${Math.max(...argCounts)} arguments`);
+  });
+});

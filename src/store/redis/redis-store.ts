@@ -106,7 +106,7 @@ const REAP_LIMIT = 100;
 const CLAIM_WATCHDOG_MS = 15_000;
 /** Dead jobs retried or purged, and scheduled jobs drained, per script run, so a huge set never stalls Redis. */
 const DEAD_BATCH = 1000;
-/** Ids per script run of cancel and get: each costs a few calls, so a call stays well under a millisecond. */
+/** Ids per script run of cancel, get, dead retry and purge by ids: each costs a few calls, so a run stays short. */
 const ID_BATCH = 1000;
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
@@ -601,8 +601,15 @@ export class RedisStore implements Store {
     return { total: num(reply[0]), jobs };
   }
 
+  /** Runs `act` on ID_BATCH ids at a time (one script run each) and adds up what it counts. */
+  async #byIdBatch(ids: readonly string[], act: (items: { id: string }[]) => Promise<number>): Promise<number> {
+    let total = 0;
+    for (let at = 0; at < ids.length; at += ID_BATCH) total += await act(ids.slice(at, at + ID_BATCH).map((id) => ({ id })));
+    return total;
+  }
+
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
-    if (ids !== 'all') return num(await this.#call(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items: ids.map((id) => ({ id })) }));
+    if (ids !== 'all') return this.#byIdBatch(ids, async (items) => num(await this.#call(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items })));
     let total = 0;
     for (;;) {
       const n = num(await this.#call(queue, 'dead-retry', { mode: 'all', limit: DEAD_BATCH }));
@@ -612,14 +619,8 @@ export class RedisStore implements Store {
   }
 
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
-    if ('ids' in target) {
-      let total = 0;
-      for (let at = 0; at < target.ids.length; at += ID_BATCH) {
-        const items = target.ids.slice(at, at + ID_BATCH).map((id) => ({ id }));
-        total += num(await this.#call(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items }));
-      }
-      return total;
-    }
+    if ('ids' in target)
+      return this.#byIdBatch(target.ids, async (items) => num(await this.#call(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items })));
     const args = 'all' in target ? { set, mode: 'all', limit: DEAD_BATCH, age_ms: 0 } : { set, mode: 'older', limit: DEAD_BATCH, age_ms: target.olderThanMs };
     let total = 0;
     for (;;) {
