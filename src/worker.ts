@@ -162,6 +162,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #subscription: Promise<WakeSubscription | undefined> | undefined;
   /** The subscription once it is up. */
   #subscribed: WakeSubscription | undefined;
+  /** Stops watching the store's connection (set by start). */
+  #unwatch: () => void = () => {};
   /** When the current outage began (performance.now()); undefined while Redis answers. */
   #outageSince: number | undefined;
   /** Settles whenever a handler ends, so close() can wait for the last one. */
@@ -229,6 +231,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#emitError(err);
         return undefined;
       });
+    // The main connection's state, from the start: calls wait through outages, so a wrong
+    // address would otherwise look like an idle worker forever.
+    this.#unwatch = this.#store.watchConnection({ onDown: (err) => this.#emitError(err), onUp: () => this.#reachable() });
     this.#leases.start();
     this.#beat();
     this.#beatTimer = setInterval(() => {
@@ -531,11 +536,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const bounded = (p: Promise<unknown>) => settlesWithin(p, left());
     this.#timer.stop();
     clearInterval(this.#beatTimer);
+    this.#unwatch();
     // A subscription still being set up (Redis unreachable, or its connection half-open) is
     // closed whenever it arrives; close() does not wait for it.
     if (this.#subscribed) await bounded(this.#subscribed.close());
     else void this.#subscription?.then((sub) => sub?.close());
-    await bounded(Promise.allSettled([...this.#claimsInFlight]));
+    // While Redis is unreachable a claim waits unsent in the client's queue, and closing the
+    // store drops it: nothing to wait for. (One that ran and lost its reply only leased its
+    // jobs; they go out again when the lease runs out.)
+    const down = this.#outageSince !== undefined;
+    if (!down) await bounded(Promise.allSettled([...this.#claimsInFlight]));
     if (this.#lateClaims.length > 0) {
       await bounded(this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err)));
     }
@@ -556,7 +566,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#leases.stop();
     await inGrace(this.#acks.drain());
     // Off the list of live workers at once, rather than when its heartbeat runs out.
-    if (this.#started) await inGrace(this.#store.beat(this.queue, this.#beatInfo(), true).catch(() => {}));
+    if (this.#started && !down) await inGrace(this.#store.beat(this.queue, this.#beatInfo(), true).catch(() => {}));
     // Settlements (fail, release, snooze calls) of handlers that ended: each shard of a sharded
     // queue answers in its own time, so the last may come well after the first.
     if (this.#settling.size > 0) await inGrace(Promise.all([...this.#settling]));

@@ -180,6 +180,12 @@ export interface StoredPage {
   next: ListCursor | undefined;
 }
 
+/** Hears a store's connection go down (a ConnectionError naming the address) and come back. */
+export interface ConnectionWatcher {
+  onDown(err: Error): void;
+  onUp(): void;
+}
+
 /** One step of a payload scan (search): raw data per job, and where to go on. */
 export interface ScanStep {
   /** '0' when the scan is over. */
@@ -317,6 +323,11 @@ export interface Store {
   verify(queue: string): Promise<VerifyReport>;
   /** Wake-up signals of these queues, on one connection. */
   subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription>;
+  /**
+   * Tells `watcher` once when the store's connection fails, from the start or later, and once
+   * when it is ready again (a store without a connection never calls it). Returns an unwatch.
+   */
+  watchConnection(watcher: ConnectionWatcher): () => void;
   /** The queue's shard layout as stored (JSON text, see sharded/layout.ts); undefined: never sharded. */
   layout(queue: string): Promise<string | undefined>;
   /** Stores `next` as the layout if the stored one is still `expected` (undefined: none); returns whether it did. */

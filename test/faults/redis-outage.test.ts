@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { ConnectionError, Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -147,6 +147,42 @@ describe('Redis unreachable: workers', () => {
     });
   });
 
+  test('a worker whose Redis is unreachable from the start reports a ConnectionError within seconds, once, and runs jobs when it comes up', async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const name = uniqueName('out');
+    const ran: string[] = [];
+    const errors: Error[] = [];
+    let reconnected = 0;
+    const worker = new Worker(name, (job) => void ran.push(job.id), { connection: url });
+    worker.on('error', (err) => errors.push(err));
+    worker.on('reconnected', () => reconnected++);
+    try {
+      const from = performance.now();
+      await until(() => errors.length > 0, 'the worker to report that Redis is unreachable', 5_000);
+      assert.ok(errors[0] instanceof ConnectionError, String(errors[0]));
+      assert.equal((errors[0] as ConnectionError).address, `127.0.0.1:${port}`);
+      assert.ok(performance.now() - from < 5_000);
+      // Reported once, not at every reconnect attempt.
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(errors.length, 1, errors.map((e) => e.message).join(' | '));
+      const redis = await startRedis({ port });
+      const queue = new Queue(name, { connection: url });
+      try {
+        await until(() => reconnected === 1, 'the recovery to be reported', 15_000);
+        await queue.add(1, { id: 'first' });
+        await until(() => ran.includes('first'), 'a job to run once Redis is up', 10_000);
+        assert.equal(errors.length, 1);
+      } finally {
+        await within(worker.close({ timeoutMs: 2_000 }), 4_000, 'worker.close()');
+        await queue.close();
+        await redis.stop();
+      }
+    } finally {
+      await within(worker.close({ timeoutMs: 1_000 }), 3_000, 'worker.close()');
+    }
+  });
+
   test('worker.close({ timeoutMs }) resolves within its timeout while Redis is frozen, with a handler running and a claim pending', async () => {
     await withServer(async (redis) => {
       const name = uniqueName('out');
@@ -180,6 +216,17 @@ describe('Redis unreachable: the CLI', () => {
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^error: Redis at 127\.0\.0\.1:1: .*\n(hint: .*\n)?$/);
     assert.ok(ms < 10_000, `exited after ${Math.round(ms)} ms`);
+  });
+
+  test('a worker started against an unreachable Redis (a typo in REDIS_URL) prints the error within seconds and keeps trying', async () => {
+    const run = cli(['--queue', uniqueName('out'), 'worker', '--handler', HANDLER], { REDIS_URL: NOWHERE });
+    try {
+      await until(() => /ConnectionError|Redis at 127\.0\.0\.1:1/.test(run.output()), 'the worker to say Redis is unreachable', 6_000);
+      assert.equal(run.child.exitCode, null, 'still running, to carry on when Redis comes up');
+    } finally {
+      run.child.kill('SIGTERM');
+      await within(run.done, 8_000, 'the CLI worker to exit after SIGTERM');
+    }
   });
 
   test('monitor says it is reconnecting instead of freezing', async () => {

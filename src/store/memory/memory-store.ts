@@ -40,6 +40,7 @@ import type {
   StreamEvent,
   VerifyReport,
   WakeHandlers,
+  ConnectionWatcher,
   WakeSubscription,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
@@ -638,6 +639,11 @@ export class MemoryStore implements Store {
     }
     for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
     return { ok: problems.length === 0, counts, problems };
+  }
+
+  /** In the process: never down. */
+  watchConnection(_watcher: ConnectionWatcher): () => void {
+    return () => {};
   }
 
   async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {

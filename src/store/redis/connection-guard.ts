@@ -11,6 +11,7 @@
  */
 import { Cluster, ReplyError } from 'ioredis';
 import { ConnectionError, DelayqError } from '../../errors.js';
+import type { ConnectionWatcher } from '../store.js';
 import type { Client } from './connection.js';
 
 /** Replies that say "not now" (loading, failing over) rather than "wrong": the server is unavailable. */
@@ -49,12 +50,22 @@ export class ConnectionGuard {
   #lastError: Error | undefined;
   readonly #waiters = new Set<{ ready: () => void; closed: (err: Error) => void }>();
   #closed = false;
+  /** Told once when the connection fails (or cannot be made at all), and once when it is ready again. */
+  readonly #watchers = new Set<ConnectionWatcher>();
+  /** True from a failure until the connection is ready again. */
+  #down = false;
   readonly #onReady = () => {
     this.#lastError = undefined;
     for (const w of this.#waiters) w.ready();
+    if (!this.#down) return;
+    this.#down = false;
+    for (const w of this.#watchers) w.onUp();
   };
   readonly #onError = (err: Error) => {
     this.#lastError = err;
+    if (this.#down) return;
+    this.#down = true;
+    for (const w of this.#watchers) w.onDown(this.#unreachable());
   };
   readonly #onEnd = () => {
     for (const w of this.#waiters) w.closed(new ConnectionError(this.address, 'the connection was closed'));
@@ -122,6 +133,24 @@ export class ConnectionGuard {
     });
   }
 
+  /**
+   * Watches the connection: `onDown` once when it fails, whether it had been up or was never
+   * made (ioredis keeps trying and queues calls meanwhile, so a caller waiting through outages
+   * would otherwise never hear of a wrong address), and `onUp` once it is ready again.
+   */
+  watch(watcher: ConnectionWatcher): () => void {
+    this.#watchers.add(watcher);
+    if (this.#down) {
+      const err = this.#unreachable();
+      queueMicrotask(() => this.#watchers.has(watcher) && this.#down && watcher.onDown(err));
+    }
+    return () => void this.#watchers.delete(watcher);
+  }
+
+  #unreachable(): ConnectionError {
+    return new ConnectionError(this.address, this.#lastError?.message || 'unreachable', { cause: this.#lastError });
+  }
+
   /** A failure to reach Redis as a ConnectionError; anything else (a script's error reply, our own errors) as it is. */
   wrap(err: unknown): unknown {
     if (!(err instanceof Error) || err instanceof DelayqError) return err;
@@ -133,6 +162,7 @@ export class ConnectionGuard {
   close(): void {
     this.#closed = true;
     for (const w of this.#waiters) w.closed(new ConnectionError(this.address, 'the store was closed'));
+    this.#watchers.clear();
     this.#client.off('ready', this.#onReady);
     this.#client.off('error', this.#onError);
     this.#client.off('end', this.#onEnd);

@@ -34,6 +34,7 @@ import type {
   Store,
   StoredAddResult,
   WakeHandlers,
+  ConnectionWatcher,
   WakeSubscription,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
@@ -632,6 +633,10 @@ export class RedisStore implements Store {
 
   verify(queue: string): Promise<VerifyReport> {
     return this.#guard.run(() => verifyQueue(this.#client, this.keys(queue)));
+  }
+
+  watchConnection(watcher: ConnectionWatcher): () => void {
+    return this.#guard.watch(watcher);
   }
 
   async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {

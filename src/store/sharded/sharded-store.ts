@@ -43,6 +43,7 @@ import type {
   UpdateRequest,
   VerifyReport,
   WakeHandlers,
+  ConnectionWatcher,
   WakeSubscription,
   WorkerBeat,
 } from '../store.js';
@@ -900,6 +901,10 @@ export class ShardedStore implements Store {
       for (const p of rep.problems) problems.push(`${r.members[i]}: ${p}`);
     });
     return { ok: problems.length === 0, counts, problems };
+  }
+
+  watchConnection(watcher: ConnectionWatcher): () => void {
+    return this.inner.watchConnection(watcher);
   }
 
   async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {
