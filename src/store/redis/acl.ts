@@ -6,7 +6,8 @@
 
 /**
  * Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready
- * check, scheduleList() (HGETALL); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS, CLUSTER INFO); WAIT,
+ * check, scheduleList() (HGETALL), search (HSCAN, HLEN); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS,
+ * CLUSTER INFO) and shardStats() (CLUSTER KEYSLOT); WAIT,
  * which the operations guide recommends after adds that must survive a failover.
  */
 const CLIENT_COMMANDS = [
@@ -22,14 +23,16 @@ const CLIENT_COMMANDS = [
   'xrevrange',
   'zscan',
   'hscan',
+  'hlen',
   'hgetall',
   'cluster|slots',
   'cluster|info',
+  'cluster|keyslot',
   'wait',
 ];
 
-/** Run inside the scripts. */
-const SCRIPT_COMMANDS = [
+/** Run inside the scripts: exactly the commands of their redis.call()s (test/unit/acl-rules.test.ts reads them). */
+export const SCRIPT_COMMANDS = [
   'time',
   'publish',
   'zadd',
@@ -40,17 +43,20 @@ const SCRIPT_COMMANDS = [
   'zcard',
   'zcount',
   'zscore',
+  'zmscore',
   'hset',
+  'hsetnx',
   'hget',
   'hmget',
   'hdel',
   'hexists',
   'hincrby',
+  'hlen',
   'del',
+  'unlink',
   'get',
   'set',
   'incrby',
-  'zmscore',
   'xadd',
   'xlen',
 ];
