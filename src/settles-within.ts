@@ -1,4 +1,5 @@
 /** Waiting with a bound: close() paths must resolve whatever Redis does. */
+import { timerDelay } from './timers.js';
 
 /** Resolves with whether `p` settled within `ms` (it is never rejected). */
 export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -9,7 +10,7 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
       () => true,
     ),
     new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, ms));
+      timer = setTimeout(() => resolve(false), timerDelay(ms));
     }),
   ]);
   clearTimeout(timer);

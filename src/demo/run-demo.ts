@@ -10,6 +10,7 @@ import type { ConnectionOptions } from '../options.js';
 import { Worker } from '../worker.js';
 import { OrderBook } from './order-book.js';
 import { seededRandom } from './random.js';
+import { timerDelay } from '../timers.js';
 
 export interface DemoOptions extends ConnectionOptions {
   /** Orders to place. @default 300 */
@@ -68,7 +69,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
     const t = setTimeout(() => {
       timers.delete(t);
       void fn();
-    }, ms);
+    }, timerDelay(ms));
     timers.add(t);
   };
 

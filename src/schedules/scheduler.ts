@@ -17,6 +17,7 @@ import type { NewJob, Store, WakeSubscription } from '../store/store.js';
 import { decodeDefinition, type StoredDefinition } from './definition.js';
 import { latestOccurrence, nextOccurrence } from './occurrences.js';
 import { ServerClock } from './server-clock.js';
+import { timerDelay } from '../timers.js';
 
 export interface SchedulerOptions extends ConnectionOptions {
   /** Enqueue an occurrence this long before it is due, so it runs on time. @default 1000 */
@@ -104,7 +105,7 @@ export class Scheduler {
   #sleep(ms: number): void {
     if (this.#closed) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#kick(), Math.max(0, Math.min(ms, MAX_SLEEP_MS)));
+    this.#timer = setTimeout(() => this.#kick(), timerDelay(Math.min(ms, MAX_SLEEP_MS)));
   }
 
   /** Enqueues what is due within the lead time; returns how long to sleep until the next one. */

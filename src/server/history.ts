@@ -8,6 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { QueueStats } from '../types.js';
+import { timerDelay } from '../timers.js';
 
 export interface Sample {
   /** Server clock of the sample. */
@@ -98,7 +99,7 @@ export class Sampler extends EventEmitter<SamplerEvents> {
   /** Starts sampling (idempotent); resolves once the first round is in. */
   start(): Promise<void> {
     if (this.#timer === undefined) {
-      this.#timer = setInterval(() => void this.tick(), this.#intervalMs);
+      this.#timer = setInterval(() => void this.tick(), timerDelay(this.#intervalMs));
       this.#timer.unref();
       return this.tick();
     }

@@ -71,7 +71,8 @@ export class WakeTimer {
         this.#target = Infinity;
         this.#onFire();
       },
-      Math.max(0, target - now),
+      // timerDelay: `now + max - now` is a hair over the max in floating point now and then.
+      timerDelay(target - now),
     );
   }
 

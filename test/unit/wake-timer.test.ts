@@ -52,3 +52,33 @@ describe('wake timer', () => {
     timer.stop();
   });
 });
+
+describe('wake timer with an idle check past what a Node timer holds', () => {
+  test('never hands Node a delay over 2^31 - 1 ms (it would fire at once, with a TimeoutOverflowWarning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    let fired = 0;
+    const timer = new WakeTimer(() => fired++, 2 ** 40);
+    try {
+      // The sleep is "now + the longest delay", less "now" again: in floating point that is
+      // sometimes a hair over the longest delay. A thousand tries at as many clock readings.
+      for (let i = 0; i < 1000; i++) {
+        timer.stop();
+        timer.wakeAt(undefined);
+        const spin = performance.now() + 0.013;
+        while (performance.now() < spin) {}
+      }
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      timer.stop();
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith('TimeoutOverflowWarning')),
+      [],
+    );
+    assert.equal(fired, 0, 'the sleep did not end at once');
+  });
+});

@@ -5,6 +5,7 @@ import { ConnectionError } from '../../errors.js';
 import { colourOn, duration, globals, numberOption, withQueue } from '../context.js';
 import { UsageError } from '../errors.js';
 import { type MonitorState, monitorRecord, renderMonitor, withSample } from '../monitor-screen.js';
+import { timerDelay } from '../../timers.js';
 
 /** How often the screen is redrawn while a stats call is slow or failing: the clock must move. */
 const TICK_MS = 1000;
@@ -40,7 +41,7 @@ export function monitorCommand(program: Command): void {
       const draw = () => render?.(renderMonitor({ ...state, nowMs: Date.now() }, { colour }).join('\n'));
       // The ticker redraws between answers: while Redis is away a stats call can take seconds,
       // and a screen that waits for it freezes on a stale clock.
-      const ticker = live ? setInterval(draw, Math.min(every, TICK_MS)) : undefined;
+      const ticker = live ? setInterval(draw, timerDelay(Math.min(every, TICK_MS))) : undefined;
       draw();
       try {
         await withQueue(

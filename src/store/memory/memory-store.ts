@@ -48,6 +48,7 @@ import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { byteOrder, readyMember } from '../zset-order.js';
+import { timerDelay } from '../../timers.js';
 
 /** Expired leases recovered per claim, as in the Redis store. */
 const REAP_LIMIT = 100;
@@ -742,7 +743,7 @@ export class MemoryStore implements Store {
         let found = q.eventsAfter(after, count);
         if (found.length > 0 || closed || blockMs <= 0) return found;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, blockMs);
+          const timer = setTimeout(done, timerDelay(blockMs));
           function done() {
             clearTimeout(timer);
             q.eventWaiters.delete(done);

@@ -13,6 +13,7 @@ import { Cluster, ReplyError } from 'ioredis';
 import { ConnectionError, DelayqError } from '../../errors.js';
 import type { ConnectionWatcher } from '../store.js';
 import type { Client } from './connection.js';
+import { timerDelay } from '../../timers.js';
 
 /** Replies that say "not now" (loading, failing over) rather than "wrong": the server is unavailable. */
 const UNAVAILABLE = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)\b/;
@@ -92,7 +93,7 @@ export class ConnectionGuard {
       return await Promise.race([
         answer,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new ConnectionError(this.address, `no answer within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+          timer = setTimeout(() => reject(new ConnectionError(this.address, `no answer within ${commandTimeoutMs} ms`)), timerDelay(commandTimeoutMs));
         }),
       ]);
     } catch (err) {
@@ -128,7 +129,7 @@ export class ConnectionGuard {
         timer = setTimeout(() => {
           const why = this.#lastError ? ` (${this.#lastError.message})` : '';
           waiter.closed(new ConnectionError(this.address, `no connection within ${timeoutMs} ms${why}`, { cause: this.#lastError }));
-        }, timeoutMs);
+        }, timerDelay(timeoutMs));
       }
     });
   }

@@ -60,6 +60,7 @@ import {
 } from './wire.js';
 import { verifyQueue } from './verify.js';
 import { readWorkerInfo } from '../worker-info.js';
+import { timerDelay } from '../../timers.js';
 
 export interface RedisStoreOptions {
   connection?: RedisConnection | undefined;
@@ -331,7 +332,7 @@ export class RedisStore implements Store {
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
-    const watchdog = setTimeout(() => this.#client.disconnect(true), this.#claimWatchdogMs);
+    const watchdog = setTimeout(() => this.#client.disconnect(true), timerDelay(this.#claimWatchdogMs));
     let reply: unknown[];
     const rid = this.#requestId();
     try {
@@ -671,7 +672,7 @@ export class RedisStore implements Store {
       proving = setTimeout(() => {
         proving = undefined;
         if (sub.status !== 'end') sub.disconnect(true);
-      }, this.#subscriberWatchdogMs);
+      }, timerDelay(this.#subscriberWatchdogMs));
       proving.unref();
     };
     const proven = () => {
