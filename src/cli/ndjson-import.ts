@@ -23,7 +23,13 @@ export interface ParsedLines {
   lineOf: number[];
 }
 
-/** One line → one job: `{"data":…,"opts":{…}}`, or any other JSON value as the data itself. */
+const ENVELOPE_KEYS = new Set(['data', 'opts']);
+
+/**
+ * One line → one job: `{"data":…,"opts":{…}}`, or any other JSON value as the data itself. An
+ * object with a `data` key is an envelope and may hold nothing else: a key beside them (an `id`
+ * put next to `opts` instead of in it) would otherwise vanish without a word.
+ */
 export function jobOfLine(line: string, lineNo: number, defaults: AddOptions): BulkJob<unknown> {
   let v: unknown;
   try {
@@ -32,11 +38,23 @@ export function jobOfLine(line: string, lineNo: number, defaults: AddOptions): B
     throw new UsageError(`line ${lineNo}: not JSON (${(err as Error).message})`, NOTHING_ADDED);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v) || !('data' in v)) return { data: v, opts: { ...defaults } };
+  const unknown = Object.keys(v).filter((k) => !ENVELOPE_KEYS.has(k));
+  if (unknown.length > 0) {
+    const names = unknown.map((k) => JSON.stringify(k)).join(', ');
+    throw new UsageError(
+      `line ${lineNo}: ${names} beside "data": a line with "data" is {"data": …, "opts": {…}} (job options go in "opts"; a payload with a "data" key goes whole in "data")`,
+      NOTHING_ADDED,
+    );
+  }
   const { data, opts } = v as { data: unknown; opts?: unknown };
   if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
     throw new UsageError(`line ${lineNo}: opts must be an object`, NOTHING_ADDED);
   }
-  return { data, opts: { ...defaults, ...(opts as AddOptions | undefined) } };
+  const own = (opts ?? {}) as AddOptions;
+  // A line's own time (delay or runAt) replaces the default's (--delay or --run-at) whole.
+  const timed = own.delay !== undefined || own.runAt !== undefined;
+  const { delay: _delay, runAt: _runAt, ...untimed } = defaults;
+  return { data, opts: { ...(timed ? untimed : defaults), ...own } };
 }
 
 /**

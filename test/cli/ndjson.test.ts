@@ -52,6 +52,9 @@ describe('delayq add --ndjson', () => {
       { text: JSON.stringify({ data: 1, opts: { id: '' } }), message: /^line 1201: opts\.id must not be empty/ },
       { text: '{"data": 1, "opts": ', message: /^line 1201: not JSON/ },
       { text: '{"data": 1, "opts": 7}', message: /^line 1201: opts must be an object/ },
+      // A misplaced id would vanish: an envelope holds data and opts, nothing else.
+      { text: '{"data": 1, "id": "order-7"}', message: /^line 1201: .*"id".*opts/ },
+      { text: '{"data": 1, "opts": {}, "dealy": 5}', message: /^line 1201: .*"dealy"/ },
     ];
     for (const bad of bads) {
       const file = join(dir, `${q}.ndjson`);
@@ -80,6 +83,33 @@ describe('delayq add --ndjson', () => {
     assert.match(again.stdout, /^added 0 jobs, 1498 existed already/);
     const withId = assertFailure(await run([...g, 'add', '--ndjson', '--id', 'x', '--file', file]), 64, '--ndjson --id');
     assert.match(withId.message, /--id names one job/);
+  });
+
+  test("a line's own runAt or delay replaces the --delay default instead of refusing the file", async () => {
+    const q = uniqueName('ndjson');
+    const file = join(dir, `${q}.ndjson`);
+    const at = Date.now() + 7_200_000;
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ data: 1, opts: { id: 'at', runAt: at } }),
+        JSON.stringify({ data: 2, opts: { id: 'soon', delay: 1_000 } }),
+        JSON.stringify({ data: 3, opts: { id: 'default' } }),
+      ].join('\n'),
+    );
+    const from = Date.now();
+    const r = await run(['--redis', redis.url, '--queue', q, 'add', '--ndjson', '--file', file, '--delay', '1h', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const queue = new Queue(q, { connection: redis.url });
+    try {
+      assert.equal((await queue.get('at'))?.dueAtMs, at);
+      const soon = (await queue.get('soon'))!.dueAtMs;
+      assert.ok(soon >= from + 1_000 - 50 && soon < from + 60_000, `soon: due in ${soon - from} ms`);
+      const byDefault = (await queue.get('default'))!.dueAtMs;
+      assert.ok(byDefault >= from + 3_600_000 - 50, `default: due in ${byDefault - from} ms`);
+    } finally {
+      await queue.close();
+    }
   });
 
   test('on a terminal the import draws progress bars on stderr', async () => {
