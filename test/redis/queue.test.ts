@@ -187,3 +187,32 @@ describe('bad input is rejected at the call, naming the field, and writes nothin
     assert.throws(() => new Queue('ok', { connection: 'http://x' }), { field: 'connection' });
   });
 });
+
+describe('the store remembers a bounded number of queue names', () => {
+  test('key names of 3,000 queues read through one store: the cache holds at most KEY_CACHE_MAX, the latest ones', async () => {
+    const { RedisStore, KEY_CACHE_MAX } = await import('../../src/store/redis/redis-store.js');
+    const store = new RedisStore({ connection: redis.url });
+    try {
+      for (let i = 0; i < 3_000; i++) await store.stats(`many-${i}`, 1000);
+      assert.ok(store.cachedQueueCount <= KEY_CACHE_MAX, `${store.cachedQueueCount} queues cached`);
+      // Still right for a queue whose keys were dropped from the cache.
+      await store.add('many-0', [
+        {
+          id: 'x',
+          data: '1',
+          delayMs: 60_000,
+          runAtMs: undefined,
+          priority: 0,
+          maxAttempts: undefined,
+          backoff: undefined,
+          replace: false,
+          dedup: undefined,
+          traceContext: undefined,
+        },
+      ]);
+      assert.equal((await store.stats('many-0', 1000)).scheduled, 1);
+    } finally {
+      await store.close();
+    }
+  });
+});

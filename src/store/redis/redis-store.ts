@@ -40,6 +40,7 @@ import type {
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { Cluster } from 'ioredis';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
@@ -110,6 +111,12 @@ const CLAIM_WATCHDOG_MS = 15_000;
 const DEAD_BATCH = 1000;
 /** Ids per script run of cancel, get, dead retry and purge by ids: each costs a few calls, so a run stays short. */
 const ID_BATCH = 1000;
+/**
+ * Queues whose key names one store keeps built (~3 KB each). A queue name can come from a
+ * request (the dashboard's routes), so the cache is bounded; a name dropped from it costs one
+ * rebuild of a few strings.
+ */
+export const KEY_CACHE_MAX = 1000;
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
 /** Default of subscriberWatchdogMs: a handshake, SUBSCRIBE or PING takes milliseconds. */
@@ -214,7 +221,7 @@ export class RedisStore implements Store {
   readonly #client: Client;
   readonly #owned: boolean;
   readonly #prefix: string;
-  readonly #keys = new Map<string, QueueKeys>();
+  readonly #keys = new LRUCache<string, QueueKeys>({ max: KEY_CACHE_MAX });
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
   readonly #subscriberWatchdogMs: number;
@@ -255,6 +262,11 @@ export class RedisStore implements Store {
     }
     const st = c.stream as { remoteAddress?: string; remotePort?: number } | undefined;
     return st?.remoteAddress ? `${st.remoteAddress}:${st.remotePort}` : this.#guard.address;
+  }
+
+  /** Queues whose key names are cached (at most KEY_CACHE_MAX). */
+  get cachedQueueCount(): number {
+    return this.#keys.size;
   }
 
   keys(queue: string): QueueKeys {
