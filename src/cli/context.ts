@@ -8,6 +8,9 @@ import type { ConnectionOptions, QueueOptions } from '../options.js';
 import { Queue } from '../queue.js';
 import { UsageError, warn } from './errors.js';
 
+/** The key prefix when --prefix is not given. */
+export const DEFAULT_PREFIX = 'dq';
+
 export interface GlobalOptions {
   queue: string;
   redis?: string;
@@ -77,6 +80,41 @@ export function ms(n: number | undefined): string {
 
 export function when(epochMs: number | undefined): string {
   return epochMs === undefined ? '—' : new Date(epochMs).toISOString();
+}
+
+/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A Redis URL fit to print: its password, if any, as `****` (the hint then says to put it back). */
+function printableUrl(url: string): { text: string; masked: boolean } {
+  try {
+    const u = new URL(url);
+    if (u.password === '') return { text: url, masked: false };
+    u.password = '****';
+    return { text: u.toString(), masked: true };
+  } catch {
+    return { text: url, masked: false };
+  }
+}
+
+/**
+ * The command line that runs `words` against the same store and queue as this one, for hints a
+ * person pastes ("next page: …"): the global options that were given (a password masked), then
+ * the command's own words.
+ */
+export function commandLine(g: GlobalOptions, words: (string | number)[]): string {
+  const parts = ['delayq'];
+  let note = '';
+  if (g.redis !== undefined) {
+    const url = printableUrl(g.redis);
+    parts.push('--redis', shellWord(url.text));
+    if (url.masked) note = '  (put the password back in --redis)';
+  }
+  if (g.prefix !== undefined && g.prefix !== DEFAULT_PREFIX) parts.push('--prefix', shellWord(g.prefix));
+  parts.push('--queue', shellWord(g.queue), ...words.map((w) => shellWord(String(w))));
+  return parts.join(' ') + note;
 }
 
 /** The URL the command's queue will use, as openStore picks it (an empty REDIS_URL is unset). */

@@ -17,7 +17,7 @@ import { jobCommands } from './commands/job-ops.js';
 import { monitorCommand } from './commands/monitor.js';
 import { serveCommand } from './commands/serve.js';
 import { workerCommand } from './commands/worker.js';
-import { warnIfEphemeral } from './context.js';
+import { DEFAULT_PREFIX, warnIfEphemeral } from './context.js';
 import { fail } from './errors.js';
 
 export function buildProgram(): Command {
@@ -26,7 +26,7 @@ export function buildProgram(): Command {
     .description('Delayed jobs on Redis sorted sets: add, inspect and run them.')
     .option('-q, --queue <name>', 'queue name', 'default')
     .option('--redis <url>', 'redis://, rediss:// or memory:// (default: $REDIS_URL, else redis://127.0.0.1:6379)')
-    .option('--prefix <prefix>', 'key prefix', 'dq')
+    .option('--prefix <prefix>', 'key prefix', DEFAULT_PREFIX)
     .option('--json', 'machine-readable output')
     .showHelpAfterError(false)
     .exitOverride()

@@ -25,6 +25,11 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** A printed command line as a shell would split it (words, and '…' quoted ones). */
+function shellWords(line: string): string[] {
+  return [...line.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!));
+}
+
 describe('delayq CLI: see and clean up', () => {
   test('queues, jobs ls with a cursor, jobs find, cancel of many ids', async () => {
     const name = uniqueName('cli-insp');
@@ -44,13 +49,30 @@ describe('delayq CLI: see and clean up', () => {
       assert.deepEqual([first.total, first.jobs.map((j) => j.id)], [5, ['o0', 'o1']]);
       const second = await run([...g, 'jobs', 'ls', '--state', 'scheduled', '--limit', '2', '--cursor', first.cursor]);
       assert.equal(second.code, 0, second.stderr);
-      assert.match(second.stdout, /^5 scheduled, showing 2\no2 .*\no3 .*\nnext page: delayq jobs ls --state scheduled --cursor \S+$/m);
+      assert.match(
+        second.stdout,
+        /^5 scheduled, showing 2\no2 .*\no3 .*\nnext page: delayq --redis \S+ --queue \S+ jobs ls --state scheduled --limit 2 --cursor \S+$/m,
+      );
+      // The hint pastes: run as printed, it gives the next page of the same queue and limit.
+      const hint = /^next page: (delayq .*)$/m.exec(second.stdout)![1]!;
+      const third = await run(shellWords(hint).slice(1));
+      assert.equal(third.code, 0, third.stderr);
+      assert.match(third.stdout, /^5 scheduled, showing 1\no4 /);
+      assert.doesNotMatch(third.stdout, /next page/);
       const bad = await run([...g, 'jobs', 'ls', '--state', 'nope']);
       assert.notEqual(bad.code, 0);
       assert.match(bad.stderr, /--state must be one of/);
 
       const found = await run([...g, 'jobs', 'find', 'u3@']);
       assert.match(found.stdout, /^1 found; searched 5 of 5 jobs\no3 /);
+      // A search that stops early prints the command that goes on, whole.
+      const partial = await run([...g, 'jobs', 'find', 'shop.test', '--limit', '2', '--budget', '3']);
+      const on = /^search on: (delayq .*)$/m.exec(partial.stdout)?.[1];
+      assert.ok(on, partial.stdout);
+      assert.doesNotMatch(on, /…/);
+      const rest = await run(shellWords(on).slice(1));
+      assert.equal(rest.code, 0, rest.stderr);
+      assert.match(rest.stdout, /found; searched \d+ of 5 jobs/);
       const byPath = JSON.parse((await run([...g, 'jobs', 'find', '--path', 'email', '--equals', 'u4@shop.test', '--json'])).stdout) as {
         jobs: { id: string }[];
       };

@@ -8,6 +8,7 @@ import { LIST_STATES, type JobInfo, type ListState } from '../../types.js';
 import {
   CLI_COMMAND_TIMEOUT_MS,
   CLI_CONNECT_TIMEOUT_MS,
+  commandLine,
   connectionOf,
   globals,
   instant,
@@ -89,7 +90,9 @@ export function inspectCommands(program: Command): void {
         [
           `${page.total} ${page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`,
           ...page.jobs.map((j) => jobLine(j, now)),
-          ...(page.cursor ? [paint('dim', `next page: delayq jobs ls --state ${page.state} --cursor ${page.cursor}`)] : []),
+          ...(page.cursor
+            ? [paint('dim', `next page: ${commandLine(g, ['jobs', 'ls', '--state', page.state, '--limit', limit, '--cursor', page.cursor])}`)]
+            : []),
         ].join('\n'),
       );
     });
@@ -123,7 +126,24 @@ export function inspectCommands(program: Command): void {
         [
           `${r.jobs.length} found; searched ${r.scanned.toLocaleString('en')} of ${r.total.toLocaleString('en')} jobs`,
           ...r.jobs.map((j) => `${jobLine(j, now)}  ${paint('dim', j.state)}`),
-          ...(r.cursor ? [paint('dim', `search on: delayq jobs find … --cursor ${r.cursor}`)] : []),
+          ...(r.cursor
+            ? [
+                paint(
+                  'dim',
+                  `search on: ${commandLine(g, [
+                    'jobs',
+                    'find',
+                    ...(text !== undefined ? [text] : ['--path', o.path!, '--equals', o.equals!]),
+                    '--limit',
+                    limit,
+                    '--budget',
+                    budget,
+                    '--cursor',
+                    r.cursor,
+                  ])}`,
+                ),
+              ]
+            : []),
         ].join('\n'),
       );
       if (r.jobs.length === 0) notChanged();
