@@ -3,8 +3,7 @@
  * every line is read, parsed and validated before the first write, so a typo on line 1201
  * leaves the queue as it was, and the error names that line.
  */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import type { ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
 import type { AddOptions } from '../options.js';
@@ -14,6 +13,7 @@ import type { Store } from '../store/store.js';
 import { CLI_COMMAND_TIMEOUT_MS, CLI_CONNECT_TIMEOUT_MS, connectionOf, type GlobalOptions, output, paint } from './context.js';
 import { notChanged, UsageError } from './errors.js';
 import { type Progress, startProgress } from './progress.js';
+import { openSource } from './read-input.js';
 
 const NOTHING_ADDED = 'nothing was added: fix that line and run the import again';
 
@@ -71,11 +71,8 @@ export function lineError(err: unknown, lineOf: readonly number[]): unknown {
 }
 
 async function readLines(file: string | undefined, defaults: AddOptions): Promise<ParsedLines> {
-  const fromStdin = file === undefined || file === '-';
-  if (fromStdin && process.stdin.isTTY) throw new UsageError('no jobs: give --file <path>, or pipe NDJSON on stdin');
-  const input = fromStdin ? process.stdin : createReadStream(file);
+  const { input, size } = await openSource(file, 'no jobs: give --file <path>, or pipe NDJSON on stdin');
   // A file's size gives the reading bar a total; stdin only has a count of lines.
-  const size = fromStdin ? undefined : (await stat(file)).size;
   const bar = size === undefined ? startProgress({ label: 'reading', unit: 'lines' }) : startProgress({ label: 'reading', total: size });
   const jobs: BulkJob<unknown>[] = [];
   const lineOf: number[] = [];
@@ -84,7 +81,7 @@ async function readLines(file: string | undefined, defaults: AddOptions): Promis
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       lineNo++;
       if (size === undefined) bar.tick();
-      else bar.set((input as ReturnType<typeof createReadStream>).bytesRead);
+      else bar.set((input as ReadStream).bytesRead);
       if (line.trim() === '') continue;
       jobs.push(jobOfLine(line, lineNo, defaults));
       lineOf.push(lineNo);

@@ -34,6 +34,10 @@ describe('delayq CLI against a real redis-server', () => {
 
     const human = await run([...g, 'add', 'plain text', '--id', 'text-job', '--delay', '1h']);
     assert.match(human.stdout, /^added text-job, due \d{4}-/);
+    // --text takes the data as it is, even when it looks like JSON.
+    assert.equal((await run([...g, 'add', '--text', '{"a":', '--id', 'text-brace', '--delay', '1h'])).code, 0);
+    assert.equal(JSON.parse((await run([...g, 'get', 'text-brace', '--json'])).stdout).data, '{"a":');
+    assert.equal((await run([...g, 'cancel', 'text-brace'])).code, 0);
 
     const got = JSON.parse((await run([...g, 'get', 'order:123', '--json'])).stdout) as { state: string; data: unknown };
     assert.deepEqual([got.state, got.data], ['scheduled', { orderId: '123' }]);
@@ -86,6 +90,15 @@ describe('delayq CLI against a real redis-server', () => {
       [[...g, 'add', '1', '--delay', '10', '--at', '2030-01-01'], /delay and runAt cannot both be given/],
       [[...g, 'add', '1', '--priority', 'high'], /--priority must be a number/],
       [[...g, 'add', '--ndjson'], /^line 2: not JSON/, '{"data":1}\nnot json\n'],
+      // Looks like JSON and does not parse: a typo, not a text payload (--text says otherwise).
+      [[...g, 'add', '{"a":'], /^data looks like JSON but does not parse/],
+      [[...g, 'add', ' [1, 2'], /^data looks like JSON but does not parse/],
+      [[...g, 'add', '--id', 'from-stdin'], /^data looks like JSON but does not parse/, '{"a":'],
+      // Nothing on stdin is no job, as on a terminal.
+      [[...g, 'add', '--id', 'empty'], /^no data/, ''],
+      [[...g, 'add', '--id', 'blank'], /^no data/, ' \n'],
+      [[...g, 'add', '--file', '/nonexistent/delayq-data.json'], /^cannot read --file/],
+      [[...g, 'add', '--ndjson', '--file', '/nonexistent/delayq-jobs.ndjson'], /^cannot read --file/],
       [[...g, 'reschedule', 'x'], /exactly one of --delay and --at/],
       [['--redis', 'http://nope', '--queue', q, 'stats'], /connection must be a redis:\/\//],
       [['--redis', redis.url, '--queue', 'bad name!', 'stats'], /queue/],

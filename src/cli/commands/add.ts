@@ -16,6 +16,7 @@ export function addCommand(program: Command): void {
     .option('--attempts <n>', 'hand-outs before the dead set')
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
+    .option('--text', 'the data is plain text, even when it looks like JSON')
     .option('--ndjson', 'bulk: one job per line, {"data":…,"opts":{…}} or a bare JSON value; nothing is written unless every line is valid')
     .addHelpText(
       'after',
@@ -41,10 +42,11 @@ Examples:
 
       if (o.ndjson) {
         if (data !== undefined) throw new UsageError('--ndjson reads jobs from --file or stdin, not from an argument');
+        if (o.text) throw new UsageError('--text is for one job; with --ndjson each line is JSON');
         await addNdjson(g, o.file as string | undefined, opts);
         return;
       }
-      const payload = data !== undefined ? parseData(data) : parseData(await readSource(o.file as string | undefined));
+      const payload = parseData(data !== undefined ? data : await readSource(o.file as string | undefined), Boolean(o.text));
       const r = await withQueue(g, (q) => q.add(payload, opts));
       output(g, r, () =>
         r.added
