@@ -18,6 +18,20 @@ import { latenessSvg, type RunResult, summary, table, type SystemResult } from '
 import { cost, dispatch, enqueue, FULL, lateness, QUICK } from './scenarios.js';
 import { systems } from './systems/index.js';
 
+const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poller on a redis-server of its own
+  --quick              tiny sizes: a smoke run
+  --only <scenarios>   limits,load,low,dispatch,enqueue,cost,scale
+  --systems <names>    delayq,bullmq,naive10,naive1000
+  --repeat <n>         each scenario n times per system (median and min-max)
+  --json               the results as JSON on stdout
+  --cluster            the sharded-queue benchmark on a local Redis Cluster (takes --quick, --repeat, --shards, --json)
+  --help               this text`;
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
 // npm run bench -- --cluster [--quick] [--repeat n]: 1 shard beside 3 shards on a local Redis Cluster (bench/cluster.ts).
 if (process.argv.includes('--cluster')) {
   const { runClusterBench } = await import('./cluster.js');
@@ -27,15 +41,24 @@ if (process.argv.includes('--cluster')) {
 
 const SCENARIOS = ['limits', 'load', 'low', 'dispatch', 'enqueue', 'cost', 'scale'] as const;
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    only: { type: 'string' },
-    systems: { type: 'string' },
-    repeat: { type: 'string', default: '1' },
-    json: { type: 'boolean', default: false },
-  },
-});
+function parseOptions() {
+  try {
+    return parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        only: { type: 'string' },
+        systems: { type: 'string' },
+        repeat: { type: 'string', default: '1' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+  } catch (err) {
+    // A mistyped option: say which, and how to ask for the list (not a stack trace).
+    console.error(`error: ${(err as Error).message}\n${USAGE}`);
+    process.exit(64);
+  }
+}
+const { values } = parseOptions();
 const profile = values.quick ? QUICK : FULL;
 const only = new Set(values.only ? values.only.split(',') : SCENARIOS);
 for (const s of only) if (!SCENARIOS.includes(s as never)) throw new Error(`unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);

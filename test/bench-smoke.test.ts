@@ -102,3 +102,18 @@ describe('benchmark smoke run', () => {
     assert.equal(parseRedisBenchmark('"test","rps"\nError from server: NOSCRIPT No matching script.\n'), undefined);
   });
 });
+
+describe('npm run bench -- --help', () => {
+  test('prints the options and exits 0; a mistyped option is named, exit 64, no stack trace', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [RUN, '--help']);
+    assert.match(stdout, /^npm run bench -- \[options\]/);
+    assert.match(stdout, /--repeat <n>/);
+    const bad = await promisify(execFile)(process.execPath, [RUN, '--qiuck']).then(
+      () => assert.fail('a mistyped option was taken'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(bad.code, 64);
+    assert.match(bad.stderr, /^error: Unknown option '--qiuck'/);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /);
+  });
+});

@@ -5,6 +5,7 @@
 import { styleText } from 'node:util';
 import type { Command } from 'commander';
 import type { ConnectionOptions, QueueOptions } from '../options.js';
+import type { QueueStats } from '../types.js';
 import { Queue } from '../queue.js';
 import { UsageError, warn } from './errors.js';
 
@@ -75,7 +76,14 @@ export function ms(n: number | undefined): string {
   if (Math.abs(n) < 1000) return `${Math.round(n)} ms`;
   if (Math.abs(n) < 120_000) return `${(n / 1000).toFixed(1)} s`;
   if (Math.abs(n) < 7_200_000) return `${(n / 60_000).toFixed(1)} min`;
-  return `${(n / 3_600_000).toFixed(1)} h`;
+  if (Math.abs(n) < 2 * 86_400_000) return `${(n / 3_600_000).toFixed(1)} h`;
+  return `${(n / 86_400_000).toFixed(1)} d`;
+}
+
+/** When the next job is due: "now" while jobs are due (with how long the oldest has been), else in how long. */
+export function nextDue(s: QueueStats): string {
+  if (s.ready > 0) return `now (${s.ready} due, the oldest since ${ms(s.oldestDueAgeMs ?? 0)} ago)`;
+  return s.nextDueInMs === undefined ? 'none scheduled' : `in ${ms(s.nextDueInMs)}`;
 }
 
 export function when(epochMs: number | undefined): string {

@@ -50,7 +50,10 @@ describe('delayq CLI against a real redis-server', () => {
 
     const stats = JSON.parse((await run([...g, 'stats', '--json'])).stdout) as { scheduled: number; ready: number };
     assert.deepEqual([stats.scheduled, stats.ready], [2, 1]);
-    assert.match((await run([...g, 'stats'])).stdout, /scheduled 2 \(ready 1\)/);
+    const statsText = (await run([...g, 'stats'])).stdout;
+    assert.match(statsText, /scheduled 2 \(ready 1\)/);
+    // A due job is not "next due in 0 ms": it is due now, and has waited.
+    assert.match(statsText, /next due: now \(1 due, the oldest since [\d.]+ (ms|s) ago\)/);
 
     assert.equal((await run([...g, 'cancel', 'order:123'])).code, 0);
     const again = await run([...g, 'cancel', 'order:123', '--json']);

@@ -35,7 +35,7 @@ describe('monitor screen', () => {
     assert.deepEqual(renderMonitor(state, { colour: false }), [
       'delayq monitor — orders   2030-01-01T00:00:31.250Z',
       'scheduled      120   ready        7   active      3   dead      2',
-      'due in the next 60.0 s       40   next due in 0 ms',
+      'due in the next 60.0 s       40   next due: now (7 due, the oldest since 1.5 s ago)',
       'completed 100/s now, 32/s over the last minute   (2000 in all)',
       'lag 1.5 s (the oldest due job has waited this long)',
       'event stream off   kept completed 0',
@@ -49,11 +49,11 @@ describe('monitor screen', () => {
     const state: MonitorState = {
       queue: 'q',
       nowMs: T0,
-      history: [sample(T0, { paused: true, nextDueInMs: undefined, oldestDueAgeMs: undefined, eventStreamLength: 42 })],
+      history: [sample(T0, { paused: true, ready: 0, nextDueInMs: undefined, oldestDueAgeMs: undefined, eventStreamLength: 42 })],
     };
     const lines = renderMonitor(state, { colour: false });
     assert.match(lines[0]!, /PAUSED/);
-    assert.match(lines[2]!, /next due in none scheduled/);
+    assert.match(lines[2]!, /next due: none scheduled/);
     assert.equal(lines[3], 'completed — now, — over the last minute   (1000 in all)');
     assert.equal(lines[4], 'lag none (no job is due)');
     assert.equal(lines[5], 'event stream on, 42 entries   kept completed 0');

@@ -8,14 +8,16 @@ const REPOSITORY = 'https://github.com/delayq/delayq';
 
 /** Runs the benchmark (bench/run.ts, compiled beside the CLI in a source checkout). */
 export function benchCommand(program: Command): void {
+  const run = fileURLToPath(new URL('../../../bench/run.js', import.meta.url));
+  // An installed package has no benchmark: the command is left out of --help there (and still
+  // says where to find it when called).
   program
-    .command('bench')
+    .command('bench', { hidden: !existsSync(run) })
     .description('delayq beside BullMQ and a naive poller on a redis-server of its own (source checkout only)')
     .option('--quick', 'tiny sizes: a smoke run')
     .option('--only <scenarios>', 'load,low,dispatch,enqueue,cost,scale')
     .option('--systems <names>', 'delayq,bullmq,naive10,naive1000')
     .action(async (o: { quick?: boolean; only?: string; systems?: string }, cmd: Command) => {
-      const run = fileURLToPath(new URL('../../../bench/run.js', import.meta.url));
       if (!existsSync(run))
         throw new CliError(
           'the benchmark ships with the source repository, not the package',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { duration, globals, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import { duration, globals, nextDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { QueueStats } from '../../types.js';
 import { hint, notChanged, UsageError } from '../errors.js';
 
@@ -97,7 +97,7 @@ export function jobCommands(program: Command): void {
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
           `scheduled ${s.scheduled} (ready ${s.ready})  active ${s.active}  dead ${s.dead}`,
-          `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due in ${ms(s.nextDueInMs)}`,
+          `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
         ].join('\n'),
       );
       // A typo in --queue (or --prefix) reads as an empty queue; say that it may be one.
