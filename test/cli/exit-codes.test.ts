@@ -3,6 +3,9 @@
  * changed, 64 usage; `error:` plus at most one `hint:` line on stderr.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
@@ -32,7 +35,7 @@ describe('delayq CLI exit codes and error format', () => {
     const g = ['--redis', redis.url, '--queue', q];
     const queue = new Queue(q, { connection: redis.url });
     try {
-      await killJobs(queue, ['d1', 'd2']);
+      await killJobs(queue, ['d1', 'd2', 'd3']);
       const steps: [string[], number, RegExp][] = [
         [['add', '1', '--id', 'x', '--delay', '1h'], 0, /^added x/],
         [['add', '2', '--id', 'x'], 2, /^not added: x exists \(scheduled/],
@@ -41,12 +44,15 @@ describe('delayq CLI exit codes and error format', () => {
         [['pause'], 2, /was already paused/],
         [['resume'], 0, /^resumed /],
         [['resume'], 2, /was already running/],
-        [['dead', 'retry', 'nope'], 2, /^retried 0 of 1 \(the others are not dead\)/],
-        [['dead', 'retry', 'd1', 'd1'], 0, /^retried 1\n$/],
-        [['dead', 'purge', 'nope', 'd2'], 2, /^purged 1 of 2 \(the others are not dead\)/],
+        [['dead', 'retry', 'nope'], 2, /^retried 0 of 1\nnot retried: no job nope\n$/],
+        [['dead', 'retry', 'x', 'd1', 'nope'], 2, /^retried 1 of 3\nnot retried: x is scheduled\nnot retried: no job nope\n$/],
+        [['dead', 'retry', 'd2', 'd2'], 0, /^retried 1\n$/],
+        [['dead', 'purge', 'nope', 'd3'], 2, /^purged 1 of 2 \(the others are not dead\)/],
         [['dead', 'purge', '--all'], 2, /^purged 0\n$/],
         [['dead', 'retry', '--all'], 2, /^retried 0\n$/],
         [['cancel', 'nope'], 2, /no job nope/],
+        // A queue name that holds nothing and was never used: nothing to remove, and it says so.
+        [['--queue', `${q}-typo`, 'obliterate', '--yes'], 2, /^nothing to obliterate: no queue .*-typo/],
       ];
       for (const [args, code, out] of steps) {
         const r = await run([...g, ...args]);
@@ -60,6 +66,26 @@ describe('delayq CLI exit codes and error format', () => {
       assert.equal((JSON.parse(dup.stdout) as { added: boolean }).added, false);
     } finally {
       await queue.close();
+    }
+  });
+
+  test('a --handler that cannot be loaded: exit 64 saying why (no such file, TypeScript, a syntax error)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'delayq-handler-'));
+    try {
+      writeFileSync(join(dir, 'h.ts'), 'export default (job: unknown) => job;\n');
+      writeFileSync(join(dir, 'broken.mjs'), 'export default (\n');
+      const cases: [string, RegExp, RegExp | undefined][] = [
+        [join(dir, 'nope.mjs'), /no such file/, undefined],
+        [join(dir, 'h.ts'), /does not run TypeScript by itself/, /compile it to \.js .*--import tsx/],
+        [join(dir, 'broken.mjs'), /cannot be loaded: .*Unexpected end of input/, undefined],
+      ];
+      for (const [path, message, hint] of cases) {
+        const f = assertFailure(await run(['--redis', 'memory://', 'worker', '--handler', path]), 64, path);
+        assert.match(f.message, message);
+        if (hint) assert.match(f.hint ?? '', hint);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

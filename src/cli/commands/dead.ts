@@ -31,9 +31,20 @@ export function deadCommands(program: Command): void {
       const g = globals(cmd);
       if (!o.all && ids.length === 0) throw new UsageError('give ids or --all');
       if (o.all && ids.length > 0) throw new UsageError('give ids or --all, not both');
-      const n = await withQueue(g, (q) => q.dead.retry(o.all ? { all: true } : ids));
-      const asked = new Set(ids).size;
-      output(g, { retried: n }, () => (o.all || n === asked ? `retried ${n}` : `retried ${n} of ${asked} (the others are not dead)`));
+      const unique = [...new Set(ids)];
+      const { n, skipped } = await withQueue(g, async (q) => {
+        // Where the ids not dead are, read first (a retried job is scheduled after), to name them.
+        const before = o.all ? [] : await Promise.all(unique.map((id) => q.get(id)));
+        const n = await q.dead.retry(o.all ? { all: true } : unique);
+        const skipped = unique.flatMap((id, i) => (before[i]?.state === 'dead' ? [] : [{ id, state: before[i]?.state }]));
+        return { n, skipped };
+      });
+      const asked = unique.length;
+      output(g, { retried: n }, () =>
+        o.all || n === asked
+          ? `retried ${n}`
+          : [`retried ${n} of ${asked}`, ...skipped.map((s) => `not retried: ${s.state ? `${s.id} is ${s.state}` : `no job ${s.id}`}`)].join('\n'),
+      );
       // Not everything asked for was dead (or, with --all, nothing was): see "not changed".
       if (o.all ? n === 0 : n < asked) notChanged();
     });

@@ -10,6 +10,7 @@ import {
   CLI_CONNECT_TIMEOUT_MS,
   commandLine,
   connectionOf,
+  DEFAULT_PREFIX,
   globals,
   instant,
   ms,
@@ -22,6 +23,7 @@ import {
 } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
+import { looksUnseen } from './job-ops.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -230,13 +232,19 @@ export function inspectCommands(program: Command): void {
     .action(async (o: { force?: boolean; yes?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       if (!o.yes) throw new UsageError(`obliterate removes every job and setting of ${g.queue}: add --yes`);
-      const r = await withQueue(g, (q) => q.obliterate({ force: Boolean(o.force) }));
+      const { r, known } = await withQueue(g, async (q) => {
+        // Whether the name was ever used, read first: a typo must not read as "obliterated".
+        const known = (await q.store.queues()).includes(g.queue) || !looksUnseen(await q.stats()) || (await q.schedules.list()).length > 0;
+        return { r: await q.obliterate({ force: Boolean(o.force) }), known };
+      });
       const c = r.counts;
       output(g, r, () =>
-        r.removed
-          ? `obliterated ${g.queue}: ${c.scheduled} scheduled, ${c.active} active, ${c.dead} dead, ${c.completed} completed`
-          : `not obliterated: ${c.active} jobs of ${g.queue} are active (wait, or add --force)`,
+        !known
+          ? `nothing to obliterate: no queue ${g.queue} under prefix ${g.prefix ?? DEFAULT_PREFIX} (is the name right? delayq queues lists them)`
+          : r.removed
+            ? `obliterated ${g.queue}: ${c.scheduled} scheduled, ${c.active} active, ${c.dead} dead, ${c.completed} completed`
+            : `not obliterated: ${c.active} jobs of ${g.queue} are active (wait, or add --force)`,
       );
-      if (!r.removed) notChanged();
+      if (!r.removed || !known) notChanged();
     });
 }

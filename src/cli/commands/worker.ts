@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
@@ -34,7 +35,7 @@ Example:
     )
     .action(async (o: Record<string, string>, cmd: Command) => {
       const g = globals(cmd);
-      const mod = (await import(pathToFileURL(resolve(o.handler!)).href)) as { default?: unknown; handler?: unknown };
+      const mod = await loadHandlerModule(o.handler!);
       const handler = (typeof mod.default === 'function' ? mod.default : mod.handler) as Handler<unknown> | undefined;
       if (typeof handler !== 'function') throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function`);
       const worker = new Worker<unknown>(g.queue, handler, {
@@ -97,4 +98,21 @@ Example:
       // (or its lease will run out), so nothing keeps the process.
       process.stdout.write('', () => process.exit(0));
     });
+}
+
+/** Imports the --handler module; a file that cannot be loaded is the user's to fix (exit 64), said with how. */
+async function loadHandlerModule(path: string): Promise<{ default?: unknown; handler?: unknown }> {
+  try {
+    return (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; handler?: unknown };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && !existsSync(resolve(path))) throw new UsageError(`--handler ${path}: no such file`);
+    if (code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?tsx?$/.test(path)) {
+      throw new UsageError(
+        `--handler ${path}: Node ${process.versions.node} does not run TypeScript by itself`,
+        `compile it to .js (tsc) and pass that, or run through a loader: node --import tsx "$(command -v delayq)" worker --handler ${path}`,
+      );
+    }
+    throw new UsageError(`--handler ${path} cannot be loaded: ${(err as Error).message}`);
+  }
 }
