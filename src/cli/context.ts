@@ -4,9 +4,11 @@
  */
 import { styleText } from 'node:util';
 import type { Command } from 'commander';
-import type { ConnectionOptions, QueueOptions } from '../options.js';
+import type { ConnectionOptions } from '../options.js';
 import type { QueueStats } from '../types.js';
 import { Queue } from '../queue.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
 import { UsageError, warn } from './errors.js';
 
 /** The key prefix when --prefix is not given. */
@@ -42,18 +44,23 @@ export interface Timeouts {
   commandTimeoutMs?: number;
 }
 
-export function openQueue(g: GlobalOptions, timeouts: Timeouts = {}): Queue<unknown> {
-  const opts: QueueOptions = { ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS, ...timeouts };
-  return new Queue<unknown>(g.queue, opts);
+/**
+ * The store a one-shot command talks through: bounded waits, and a refused connection (or a
+ * server that does not speak Redis) fails the command at once rather than after the timeout.
+ */
+export function openCliStore(g: GlobalOptions, timeouts: Timeouts = {}): { store: Store; owned: boolean } {
+  return openStore(connectionOf(g), { connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS, failFast: true, ...timeouts });
 }
 
-/** Runs `fn` with a queue that is closed afterwards, whatever happens. */
+/** Runs `fn` with a queue that is closed afterwards (with its store), whatever happens. */
 export async function withQueue<R>(g: GlobalOptions, fn: (q: Queue<unknown>) => Promise<R>, timeouts: Timeouts = {}): Promise<R> {
-  const q = openQueue(g, timeouts);
+  const { store, owned } = openCliStore(g, timeouts);
+  const q = new Queue<unknown>(g.queue, { store });
   try {
     return await fn(q);
   } finally {
     await q.close();
+    if (owned) await store.close();
   }
 }
 

@@ -8,9 +8,8 @@ import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
 import type { AddOptions } from '../options.js';
 import { type BulkJob, Queue } from '../queue.js';
-import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { CLI_COMMAND_TIMEOUT_MS, CLI_CONNECT_TIMEOUT_MS, connectionOf, type GlobalOptions, output, paint } from './context.js';
+import { type GlobalOptions, openCliStore, output, paint } from './context.js';
 import { notChanged, UsageError } from './errors.js';
 import { type Progress, startProgress } from './progress.js';
 import { openSource } from './read-input.js';
@@ -121,7 +120,7 @@ export async function addNdjson(g: GlobalOptions, file: string | undefined, defa
   const startBar = () => {
     bar ??= startProgress({ label: 'adding', total: jobs.length, unit: 'jobs' });
   };
-  const { store, owned } = openStore(connectionOf(g), { connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS });
+  const { store, owned } = openCliStore(g);
   let added = 0;
   let existing = 0;
   try {

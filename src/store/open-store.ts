@@ -15,6 +15,8 @@ const MEMORY_URL = /^memory:\/\/([A-Za-z0-9_.-]*)\/?$/;
 export interface StoreTimeouts {
   connectTimeoutMs?: number | undefined;
   commandTimeoutMs?: number | undefined;
+  /** Fail a call at the first failed connection attempt (RedisStoreOptions.failFast). */
+  failFast?: boolean | undefined;
 }
 
 /**

@@ -5,22 +5,7 @@
 import type { Command } from 'commander';
 import { listQueues } from '../../queue.js';
 import { LIST_STATES, type JobInfo, type ListState } from '../../types.js';
-import {
-  CLI_COMMAND_TIMEOUT_MS,
-  CLI_CONNECT_TIMEOUT_MS,
-  commandLine,
-  connectionOf,
-  DEFAULT_PREFIX,
-  globals,
-  instant,
-  ms,
-  numberOption,
-  output,
-  paint,
-  when,
-  withQueue,
-  writes,
-} from '../context.js';
+import { commandLine, DEFAULT_PREFIX, globals, instant, ms, numberOption, openCliStore, output, paint, when, withQueue, writes } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
 import { looksUnseen } from './job-ops.js';
@@ -59,7 +44,8 @@ export function inspectCommands(program: Command): void {
     .description('the queues under the prefix, with their counts and live workers')
     .action(async (_o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const rows = await listQueues({ ...connectionOf(g), connectTimeoutMs: CLI_CONNECT_TIMEOUT_MS, commandTimeoutMs: CLI_COMMAND_TIMEOUT_MS });
+      const { store, owned } = openCliStore(g);
+      const rows = await listQueues({ store }).finally(() => owned && store.close());
       output(g, rows, () =>
         rows.length === 0
           ? 'no queues yet (a queue is listed once a job is added to it or a worker runs on it)'

@@ -23,6 +23,18 @@ export interface GuardTimeouts {
   connectTimeoutMs?: number | undefined;
   /** Longest wait for an answer once sent; undefined = wait through outages. */
   commandTimeoutMs?: number | undefined;
+  /** A call waiting for a connection fails at the first failed attempt (for one-shot commands). */
+  failFast?: boolean | undefined;
+}
+
+/**
+ * What a connection error means, in words: ioredis reports a server that answers something other
+ * than RESP (an HTTP server on that port, say) as an internal parser error asking to be reported.
+ */
+function describe(err: Error): string {
+  if (/Unknown RESP type|Protocol error/i.test(err.message))
+    return `the server there does not speak the Redis protocol (${err.message.replace(/\s*Please report this\.?/, '')}): is the port right?`;
+  return err.message;
 }
 
 function nodeText(n: unknown): string {
@@ -64,6 +76,7 @@ export class ConnectionGuard {
   };
   readonly #onError = (err: Error) => {
     this.#lastError = err;
+    if (this.#timeouts.failFast) for (const w of this.#waiters) w.closed(this.#unreachable());
     if (this.#down) return;
     this.#down = true;
     for (const w of this.#watchers) w.onDown(this.#unreachable());
@@ -127,7 +140,7 @@ export class ConnectionGuard {
       this.#waiters.add(waiter);
       if (timeoutMs !== undefined) {
         timer = setTimeout(() => {
-          const why = this.#lastError ? ` (${this.#lastError.message})` : '';
+          const why = this.#lastError ? ` (${describe(this.#lastError)})` : '';
           waiter.closed(new ConnectionError(this.address, `no connection within ${timeoutMs} ms${why}`, { cause: this.#lastError }));
         }, timerDelay(timeoutMs));
       }
@@ -149,14 +162,14 @@ export class ConnectionGuard {
   }
 
   #unreachable(): ConnectionError {
-    return new ConnectionError(this.address, this.#lastError?.message || 'unreachable', { cause: this.#lastError });
+    return new ConnectionError(this.address, this.#lastError ? describe(this.#lastError) : 'unreachable', { cause: this.#lastError });
   }
 
   /** A failure to reach Redis as a ConnectionError; anything else (a script's error reply, our own errors) as it is. */
   wrap(err: unknown): unknown {
     if (!(err instanceof Error) || err instanceof DelayqError) return err;
     if (err instanceof (ReplyError as new () => Error) && !UNAVAILABLE.test(err.message)) return err;
-    return new ConnectionError(this.address, err.message, { cause: err });
+    return new ConnectionError(this.address, describe(err), { cause: err });
   }
 
   /** Fails the calls still waiting for a connection, and lets go of the client. */

@@ -92,6 +92,11 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number | undefined;
   /** Longest a call waits for its answer before it fails with a ConnectionError. Unset, no limit. */
   commandTimeoutMs?: number | undefined;
+  /**
+   * A call waiting for a connection fails at the first failed attempt (refused, not Redis)
+   * instead of after connectTimeoutMs: for one-shot commands a person waits on (the CLI).
+   */
+  failFast?: boolean | undefined;
 }
 
 /** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
@@ -237,7 +242,7 @@ export class RedisStore implements Store {
     const { client, owned } = openClient(opts.connection);
     this.#client = client;
     this.#owned = owned;
-    this.#guard = new ConnectionGuard(client, { connectTimeoutMs: opts.connectTimeoutMs, commandTimeoutMs: opts.commandTimeoutMs });
+    this.#guard = new ConnectionGuard(client, { connectTimeoutMs: opts.connectTimeoutMs, commandTimeoutMs: opts.commandTimeoutMs, failFast: opts.failFast });
     this.#prefix = opts.prefix ?? 'dq';
     this.#claimWatchdogMs = opts.claimWatchdogMs ?? CLAIM_WATCHDOG_MS;
     this.#subscriberWatchdogMs = opts.subscriberWatchdogMs ?? SUBSCRIBER_WATCHDOG_MS;
