@@ -92,6 +92,7 @@ export async function startWorld(kind: WorldKind): Promise<World> {
         return x;
       };
       const admin = (name: string) => track(new Queue(name, { store }));
+      let closing: Promise<void> | undefined;
       const p: SimProcess = {
         store,
         errors,
@@ -121,11 +122,11 @@ export async function startWorld(kind: WorldKind): Promise<World> {
         async listQueues() {
           return (await listQueues({ store })).map((q) => q.name);
         },
-        async close() {
+        close() {
           processes.delete(p);
           // Workers and schedulers first (they hand jobs back through the store), then the store.
-          await Promise.all(open.map((o) => o.close().catch(() => {})));
-          await store.close();
+          closing ??= Promise.all(open.map((o) => o.close().catch(() => {}))).then(() => store.close());
+          return closing;
         },
       };
       processes.add(p);
