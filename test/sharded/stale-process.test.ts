@@ -225,6 +225,34 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       assert.equal((await admin.queue(name).stats()).scheduled, keys + queues.length);
     });
 
+    test('settings and drains by a process with a stale layout reach the shards of a reshard it has not seen (pause, retention, event stream, drain)', async () => {
+      const name = uniqueName('set');
+      const [a, b, d] = [proc(), proc(), proc()];
+      const qa = a.queue<number>(name, { shards: 2 });
+      await qa.add(0, { id: 'x', delay: 60_000 });
+      const qb = b.queue<number>(name);
+      const qd = d.queue<number>(name);
+      assert.equal((await qb.stats()).paused, false, 'b has read the 2-shard layout');
+      assert.equal((await qd.stats()).scheduled, 1, 'd has read the 2-shard layout');
+      await a.reshard(name, 3);
+      // A job on a new shard, then a drain by d, which has not seen the reshard: it goes too.
+      await qa.add(1, { id: 'y', delay: 60_000 });
+      assert.deepEqual(await qd.drain(), { removed: 2 });
+      assert.equal((await qa.stats()).scheduled, 0);
+      // b has not seen the reshard: it pauses the queue, sets a retention rule, turns events on.
+      assert.equal(await qb.pause(), true);
+      await qb.setRetention({ completed: { count: 30 } });
+      await qb.events.enable({ maxLen: 500 });
+      for (const shard of (await qa.shards()).names) {
+        const set = await a.store.inner.settings(shard);
+        assert.deepEqual(
+          [set.paused, set.retention.completed.maxCount, set.eventsMaxLen],
+          [true, 10, 500],
+          `${shard}: paused, keeps 30 / 3 completed jobs, events on`,
+        );
+      }
+    });
+
     test('a reshard whose process died half way (kill -9) loses nothing: after each step adds land where every process looks, and the next reshard goes through', async () => {
       const name = uniqueName('half');
       const [a, b, c] = [proc(), proc(), proc()];

@@ -206,6 +206,10 @@ async function settleOrLeave<T>(calls: Promise<T>[]): Promise<Settled<T>[]> {
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** The settings a reshard copies to new shards are the same in both. */
+const sameSettings = (a: QueueSettings, b: QueueSettings) =>
+  a.paused === b.paused && a.eventsMaxLen === b.eventsMaxLen && JSON.stringify(a.retention) === JSON.stringify(b.retention);
+
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
 
@@ -398,6 +402,9 @@ export class ShardedStore implements Store {
       if (await this.inner.setLayout(queue, raw, text, epoch)) {
         // From here no add reaches the old shards; workers and lookups still find their jobs.
         await Promise.all(memberNames(queue, { epoch, current: layout.current, retired: [] }).map((n) => this.inner.retire(n, epoch)));
+        // A setting written meanwhile by a process that read the old layout: the new shards get it too.
+        const now = await this.inner.settings(queue);
+        if (!sameSettings(now, settings)) await Promise.all(shardNames(queue, next.current!).map((n) => this.#applySettings(n, now, count)));
         return { raw: text };
       }
     }
@@ -456,10 +463,25 @@ export class ShardedStore implements Store {
     return p;
   }
 
-  /** Runs `op` on every member and returns the answers in member order. */
-  async #all<R>(queue: string, op: (member: string) => Promise<R>): Promise<R[]> {
-    const r = await this.#resolve(queue);
-    return Promise.all(r.members.map(op));
+  /**
+   * Runs `op` once on every member of the stored layout (read now: a reshard this process has
+   * not seen must not be left out) and of any layout stored while it ran, so a write that
+   * changes the whole queue (a setting, a drain, a purge) reaches every shard. A reshard reads
+   * the settings again after it stores its layout (#reshard), so of a setting written and a
+   * reshard at the same moment, one always brings it to the new shards. Answers in no order.
+   */
+  async #everywhere<R>(queue: string, op: (member: string, r: Resolved) => Promise<R>): Promise<R[]> {
+    let r = await this.#load(queue);
+    const done = new Map<string, R>();
+    for (let round = 0; round < RESHARD_ATTEMPTS; round++) {
+      const todo = r.members.filter((m) => !done.has(m));
+      if (todo.length === 0) break;
+      const at = r;
+      const answers = await Promise.all(todo.map((m) => op(m, at)));
+      todo.forEach((m, k) => done.set(m, answers[k]!));
+      r = await this.#load(queue);
+    }
+    return [...done.values()];
   }
 
   // ---- adds ----
@@ -939,7 +961,7 @@ export class ShardedStore implements Store {
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
-    return sum(await this.#all(queue, (m) => this.inner.drain(m, dueBeforeMs)));
+    return sum(await this.#everywhere(queue, (m) => this.inner.drain(m, dueBeforeMs)));
   }
 
   /**
@@ -1061,13 +1083,13 @@ export class ShardedStore implements Store {
   }
 
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
-    const n = sum(await this.#all(queue, (m) => this.inner.deadRetry(m, ids)));
+    const n = sum(await this.#everywhere(queue, (m) => this.inner.deadRetry(m, ids)));
     this.#planners.get(queue)?.wakeAll();
     return n;
   }
 
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
-    return sum(await this.#all(queue, (m) => this.inner.purge(m, set, target)));
+    return sum(await this.#everywhere(queue, (m) => this.inner.purge(m, set, target)));
   }
 
   async verify(queue: string): Promise<VerifyReport> {
@@ -1150,13 +1172,13 @@ export class ShardedStore implements Store {
   // ---- settings ----
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
-    const changed = (await this.#all(queue, (m) => this.inner.setPaused(m, paused))).some(Boolean);
+    const changed = (await this.#everywhere(queue, (m) => this.inner.setPaused(m, paused))).some(Boolean);
     if (!paused) this.#planners.get(queue)?.wakeAll();
     return changed;
   }
 
   async setEventStream(queue: string, maxLen: number): Promise<boolean> {
-    return (await this.#all(queue, (m) => this.inner.setEventStream(m, maxLen))).some(Boolean);
+    return (await this.#everywhere(queue, (m) => this.inner.setEventStream(m, maxLen))).some(Boolean);
   }
 
   /**
@@ -1165,9 +1187,7 @@ export class ShardedStore implements Store {
    * keys hold the rule as given (what retention() answers).
    */
   async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {
-    const r = await this.#resolve(queue);
-    const shards = shardCount(r.layout);
-    await Promise.all(r.members.map((m) => this.inner.setRetention(m, set, m === queue ? maxCount : perShard(maxCount, shards), maxAgeMs)));
+    await this.#everywhere(queue, (m, r) => this.inner.setRetention(m, set, m === queue ? maxCount : perShard(maxCount, shardCount(r.layout)), maxAgeMs));
   }
 
   retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
