@@ -582,6 +582,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     return promise;
   }
 
+  /** The store this worker claims from (shared with a Queue through the `store` option); metrics watch it. */
+  get store(): Store {
+    return this.#store;
+  }
+
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
     if (this.#logger) this.#log(event, args);
     try {

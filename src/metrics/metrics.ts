@@ -9,7 +9,8 @@
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Queue } from '../queue.js';
-import type { ShardFigures } from '../store/sharded/sharded-store.js';
+import { type ShardFigures, ShardedStore } from '../store/sharded/sharded-store.js';
+import type { Store } from '../store/store.js';
 import type { QueueStats } from '../types.js';
 import type { Worker } from '../worker.js';
 
@@ -53,6 +54,9 @@ export class DelayqMetrics {
   readonly #retried: Counter<'queue'>;
   readonly #dead: Counter<'queue'>;
   readonly #leaseLost: Counter<'queue'>;
+  readonly #shardErrors: Counter<'queue' | 'shard'>;
+  /** Per sharding store watched: the observed queues whose ShardErrors are counted (each error once). */
+  readonly #shardQueues = new WeakMap<ShardedStore, Set<string>>();
   readonly #duration: Histogram<'queue'>;
   readonly #lag: Histogram<'queue'>;
   readonly #queues = new Map<string, Queue<unknown>>();
@@ -121,6 +125,12 @@ export class DelayqMetrics {
     this.#retried = counter('delayq_retried_total', 'Failed jobs scheduled again after their backoff');
     this.#dead = counter('delayq_dead_total', 'Jobs moved to the dead set by observed workers');
     this.#leaseLost = counter('delayq_lease_lost_total', "Hand-outs whose lease expired before the worker's ack (the job runs again elsewhere)");
+    this.#shardErrors = new prom.Counter({
+      name: 'delayq_shard_errors_total',
+      help: "ShardErrors of sharded queues, by shard: a shard whose claim failed while the others answered (each time it is asked again; the worker reports it on 'error'), or that refused an add past the re-route deadline",
+      labelNames: ['queue', 'shard'],
+      registers,
+    });
     this.#duration = new prom.Histogram({
       name: 'delayq_job_duration_seconds',
       help: 'Handler run time',
@@ -192,13 +202,30 @@ export class DelayqMetrics {
     const q = queue as unknown as Queue<unknown>;
     this.#queues.set(q.name, q);
     q.on('added', () => this.#enqueued.inc({ queue: q.name }));
+    this.#watchShards(q.store, q.name);
     return this;
+  }
+
+  /** Counts the ShardErrors a store reports for `queue` (a store shared by observed queues and workers is heard once). */
+  #watchShards(store: Store, queue: string): void {
+    if (!(store instanceof ShardedStore)) return;
+    let names = this.#shardQueues.get(store);
+    if (!names) {
+      const watched = new Set<string>();
+      names = watched;
+      this.#shardQueues.set(store, watched);
+      store.onShardError((q, err) => {
+        if (watched.has(q)) this.#shardErrors.inc({ queue: q, shard: err.shard });
+      });
+    }
+    names.add(queue);
   }
 
   /** Counters and histograms from this worker's events. */
   observeWorker<T>(worker: Worker<T>): this {
     const w = worker as unknown as Worker<unknown>;
     const labels = { queue: w.queue };
+    this.#watchShards(w.store, w.queue);
     const started = new Map<string, number>();
     this.#started.add(started);
     // Every hand-out ends in exactly one of these events, so its entry goes with it.

@@ -14,15 +14,26 @@ import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStat
  */
 export const ERROR_HISTORY_LENGTH = 10;
 
-/** An add reached a shard a reshard retired: read the layout again and add where it says. */
+/**
+ * An add reached a shard that takes no add for the layout it was routed by (a reshard retired it,
+ * or it is not a live shard of that layout's epoch: obliterated, or made again since), or an
+ * obliterate found another epoch's keys: read the layout again. Internal: the sharding view
+ * handles it, and it never reaches a caller.
+ */
 export class ShardMovedError extends Error {
   readonly queue: string;
   constructor(queue: string) {
-    super(`${queue} is a retired shard`);
+    super(`${queue} is not a live shard of the layout used`);
     this.name = 'ShardMovedError';
     this.queue = queue;
   }
 }
+
+/**
+ * The epoch an obliterate gives for a queue it read as never sharded: it matches no layout epoch,
+ * so a queue sharded meanwhile is left alone (ShardMovedError) and obliterated as sharded.
+ */
+export const NO_EPOCH = '-';
 
 /** One job to write. Exactly one of delayMs / runAtMs is set. */
 export interface NewJob {
@@ -216,6 +227,14 @@ export interface QueueSettings {
   /** The event stream's length cap; 0 when it is off. */
   eventsMaxLen: number;
   retention: Record<RetainedSet, { maxCount: number; maxAgeMs: number }>;
+  /** When the last dedup window taken on this store queue ends (server clock, ms; 0: none was). */
+  dedupUntilMs: number;
+}
+
+/** The job holding a dedup key, and the due time it was added with. */
+export interface DedupHolder {
+  id: string;
+  dueAtMs: number;
 }
 
 /** One entry of a queue's event stream (opt-in; see Queue.events). */
@@ -268,8 +287,14 @@ export interface WakeHandlers {
 }
 
 export interface Store {
-  /** Adds jobs; with a guard, adds nothing and returns null when that occurrence was enqueued already. */
-  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  /**
+   * Adds jobs; with a guard, adds nothing and returns null when that occurrence was enqueued
+   * already. Without a guard, a retired shard, or one that is not a live shard of `epoch` (the
+   * layout epoch the add was routed by; undefined for a queue's own keys), refuses the add with
+   * ShardMovedError. An add that makes the queue's keys (a new queue, or one obliterated since)
+   * names its queue in the registry again.
+   */
+  add(queue: string, jobs: NewJob[], guard?: undefined, epoch?: string): Promise<StoredAddResult[]>;
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
   /** Stores a schedule's definition (JSON text), or removes it with null; returns whether it changed. */
   scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean>;
@@ -301,8 +326,12 @@ export interface Store {
   scan(queue: string, cursor: string, count: number): Promise<ScanStep>;
   /** Removes scheduled jobs (all, or those due before `dueBeforeMs`) in bounded steps; returns how many. */
   drain(queue: string, dueBeforeMs: number | undefined): Promise<number>;
-  /** Removes everything of the queue; refuses while jobs are active unless `force`. */
-  obliterate(queue: string, force: boolean): Promise<ObliterateResult>;
+  /**
+   * Removes everything of the queue; refuses while jobs are active unless `force`. With `epoch`,
+   * keys of another layout epoch are left alone (ShardMovedError); `NO_EPOCH` asks for a queue
+   * that was never sharded.
+   */
+  obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult>;
   /** Names the queue in the registry of queues under this store's prefix (idempotent, cheap after the first). */
   register(queue: string): Promise<void>;
   /** The registered queue names, sorted. */
@@ -330,10 +359,21 @@ export interface Store {
   watchConnection(watcher: ConnectionWatcher): () => void;
   /** The queue's shard layout as stored (JSON text, see sharded/layout.ts); undefined: never sharded. */
   layout(queue: string): Promise<string | undefined>;
-  /** Stores `next` as the layout if the stored one is still `expected` (undefined: none); returns whether it did. */
-  setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean>;
-  /** Marks a queue (a shard left behind by a reshard) as retired: from then on add refuses it with ShardMovedError unless a schedule guard is given. */
-  retire(queue: string): Promise<void>;
+  /**
+   * Stores `next` as the layout if the stored one is still `expected` (undefined: none); returns
+   * whether it did. `epoch` (the epoch of `next`) is kept beside it, for obliterate and retire.
+   */
+  setLayout(queue: string, expected: string | undefined, next: string, epoch: string | undefined): Promise<boolean>;
+  /**
+   * Marks a queue of layout epoch `epoch` (a shard left behind by a reshard, or the unsharded
+   * keys) as retired: from then on add refuses it with ShardMovedError unless a schedule guard
+   * is given. A queue of another epoch is left alone.
+   */
+  retire(queue: string, epoch: string): Promise<void>;
+  /** Marks a queue as a live shard of layout epoch `epoch`: adds routed by that epoch's layouts are taken. */
+  markShard(queue: string, epoch: string): Promise<void>;
+  /** The jobs holding these dedup keys now (null: the key is free or its window has ended). */
+  dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]>;
   /** Pauses (true) or resumes (false) claiming; returns whether the setting changed. */
   setPaused(queue: string, paused: boolean): Promise<boolean>;
   /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */

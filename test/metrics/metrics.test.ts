@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { DelayqMetrics, MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, Worker, type Store } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
@@ -183,6 +183,42 @@ describe('Prometheus metrics', () => {
       assert.equal([...parse(await plainMetrics.registry.metrics()).keys()].filter((k) => k.startsWith('delayq_shard_')).length, 0, 'off by default');
     } finally {
       await Promise.all([sharded.close(), plain.close()]);
+    }
+  });
+
+  test('delayq_shard_errors_total counts each ShardError a worker reports, by queue and shard', async () => {
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry });
+    const name = uniqueName('me');
+    const queue = new Queue<number>(name, { connection: redis.url, shards: 3 });
+    await queue.addBulk(Array.from({ length: 12 }, (_, i) => ({ data: i })));
+    // Shard 1's scheduled set is set aside and a string put in its place: each claim of it
+    // fails with WRONGTYPE while the other shards answer (test/sharded/sharded-queue.test.ts).
+    const client = redis.client();
+    const key = `dq:{${name}#1}:scheduled`;
+    await client.rename(key, `${key}:aside`);
+    await client.set(key, 'not a sorted set');
+    const reported: ShardError[] = [];
+    const worker = new Worker<number>(name, () => {}, { connection: redis.url });
+    worker.on('error', (err) => {
+      if (err instanceof ShardError) reported.push(err);
+    });
+    metrics.observeQueue(queue).observeWorker(worker);
+    try {
+      await until(() => reported.length >= 2, 'two ShardErrors', 10_000);
+      await worker.close();
+      const m = parse(await registry.metrics());
+      assert.equal(
+        m.get(`delayq_shard_errors_total{queue="${name}",shard="${name}#1"}`),
+        reported.length,
+        'one count per error reported, the queue and worker sharing nothing',
+      );
+      assert.deepEqual(new Set(reported.map((e) => e.shard)), new Set([`${name}#1`]));
+      assert.equal([...m.keys()].filter((k) => k.startsWith('delayq_shard_errors_total') && !k.includes(`shard="${name}#1"`)).length, 0);
+    } finally {
+      await worker.close();
+      await queue.close();
+      client.disconnect();
     }
   });
 });

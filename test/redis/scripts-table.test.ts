@@ -15,6 +15,7 @@ import type { NewJob } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
+import { serverTimeMs } from '../helpers/wait.js';
 
 const fx = useRedis();
 
@@ -67,17 +68,21 @@ const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<s
 /** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
 const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', ''];
 
+/** Two layout epochs (sharded queues, docs/data-model.md). */
+const E1 = 'e1e1e1e1e1e1';
+const E2 = 'e2e2e2e2e2e2';
+
 const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, ...addItem('x', 'nan', '0')], ['']),
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', ...addItem('x', 'nan', '0')], ['']),
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['']),
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['']),
     expect: /argument priority of item 2/,
   },
   {
@@ -96,6 +101,54 @@ const rows: Row[] = [
     expect: (a, _b, after, q) => {
       assert.equal(a, 'added');
       assert.equal(after[key(q, 'events')], undefined);
+    },
+  },
+  {
+    name: 'add: a shard marked for another layout epoch refuses the add (moved) and writes nothing',
+    seed: async (_s, q) => void (await fx.client.hset(key(q, 'meta'), 'epoch', E1)),
+    run: (s, q) => s.add(q, [job('x')], undefined, E2),
+    expect: /not a live shard/,
+  },
+  {
+    name: 'add: with an epoch, a shard that holds none (obliterated, or never made) refuses the add',
+    seed: async () => {},
+    run: (s, q) => s.add(q, [job('x')], undefined, E1),
+    expect: /not a live shard/,
+  },
+  {
+    name: 'add: a retired shard refuses an add routed by its own epoch',
+    seed: async (_s, q) => void (await fx.client.hset(key(q, 'meta'), 'epoch', E1, 'moved', '1')),
+    run: (s, q) => s.add(q, [job('x')], undefined, E1),
+    expect: /not a live shard/,
+  },
+  {
+    name: 'add: the add that makes the queue answers the made flag, a re-send of it too (from its memo), a later add not',
+    seed: async () => {},
+    run: async (_s, q) => {
+      const memo = `dq:{${q}}:req:r1`;
+      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', ...addItem('x', '0', '0')], [memo])) as unknown[];
+      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', ...addItem('x', '0', '0')], [memo])) as unknown[];
+      const later = (await raw(q, 'add', ['', '', 'r2', 60_000, '', ...addItem('y', '0', '0')], [`dq:{${q}}:req:r2`])) as unknown[];
+      return { flags: [first[0], again[0], later[0]], codes: [first[1], again[1], later[1]], memo: await fx.client.get(memo) };
+    },
+    expect: (a) => {
+      const { flags, codes, memo } = a as { flags: unknown[]; codes: unknown[]; memo: string };
+      assert.deepEqual(flags, [1, 1, 0]);
+      assert.deepEqual(codes, [1, 1, 1]);
+      assert.match(memo, /^\d+:1:1$/);
+    },
+  },
+  {
+    name: 'add: a dedup window taken keeps its end in meta dedupUntil; a shorter one later leaves it',
+    seed: async () => {},
+    run: async (s, q) => {
+      await s.add(q, [{ ...job('a'), dedup: { key: 'k1', windowMs: 600_000 } }]);
+      await s.add(q, [{ ...job('b'), dedup: { key: 'k2', windowMs: 1_000 } }]);
+      return serverTimeMs(fx.client);
+    },
+    expect: (now, _b, after, q) => {
+      const until = Number(entry(after, key(q, 'meta'), 'dedupUntil'));
+      assert.ok(until > (now as number) + 590_000 && until <= (now as number) + 600_000, `dedupUntil ${until}, now ${String(now)}`);
     },
   },
   {
@@ -306,6 +359,66 @@ const rows: Row[] = [
     expect: (a, _b, after) => {
       assert.equal((a as { removed: boolean }).removed, true);
       assert.deepEqual(after, {});
+    },
+  },
+  {
+    name: 'obliterate: the keys of another layout epoch are left alone (a late re-send never removes a queue made again)',
+    seed: async (s, q) => {
+      await s.add(q, [job('a', 60_000)]);
+      await fx.client.hset(key(q, 'meta'), 'epoch', E2);
+    },
+    run: (s, q) => s.obliterate(q, true, E1),
+    expect: /not a live shard/,
+  },
+  {
+    name: 'obliterate: keys of the epoch given, or of none (a leftover), all go',
+    seed: async (s, q) => {
+      await s.add(q, [job('a', 60_000)]);
+      await fx.client.hset(key(q, 'meta'), 'epoch', E1);
+    },
+    run: async (s, q) => {
+      const mine = await s.obliterate(q, true, E1);
+      await fx.client.hset(key(q, 'meta'), 'moved', '1');
+      const leftover = await s.obliterate(q, true, E2);
+      return [mine.removed, leftover.removed];
+    },
+    expect: (a, _b, after) => {
+      assert.deepEqual(a, [true, true]);
+      assert.deepEqual(after, {});
+    },
+  },
+  {
+    name: 'set-meta: retiring for another epoch changes nothing; marking a live shard of a new epoch takes `moved` away',
+    seed: async (_s, q) => void (await fx.client.hset(key(q, 'meta'), 'epoch', E1, 'moved', '1')),
+    run: async (s, q) => {
+      await s.retire(q, E2);
+      const retiredElsewhere = await dump(fx.client, q);
+      await s.markShard(q, E2);
+      await s.retire(q, E2);
+      const retired = await fx.client.hgetall(key(q, 'meta'));
+      await s.markShard(q, E2);
+      return { retiredElsewhere, retired };
+    },
+    expect: (a, before, after, q) => {
+      const { retiredElsewhere, retired } = a as { retiredElsewhere: Record<string, unknown>; retired: Record<string, string> };
+      assert.deepEqual(retiredElsewhere, before);
+      assert.deepEqual(retired, { epoch: E2, moved: '1' });
+      assert.deepEqual((after[key(q, 'meta')] as { v: unknown }).v, { epoch: E2, moved: '1' }, 'marked again for its own epoch: stays retired');
+    },
+  },
+  {
+    name: 'set-meta: a moved or shard value that is not an epoch is refused',
+    seed: async (_s, q) => void (await fx.client.hset(key(q, 'meta'), 'epoch', E1)),
+    run: (_s, q) => raw(q, 'set-meta', ['moved', '1; x']),
+    expect: /moved takes a layout epoch/,
+  },
+  {
+    name: 'layout: the epoch is kept beside the layout it came with',
+    seed: async () => {},
+    run: (s, q) => s.setLayout(q, undefined, `{"v":1,"epoch":"${E1}","current":{"from":0,"count":2},"retired":[]}`, E1),
+    expect: (a, _b, after, q) => {
+      assert.equal(a, true);
+      assert.equal(entry(after, key(q, 'meta'), 'epoch'), E1);
     },
   },
   {

@@ -97,6 +97,10 @@ export class MemoryQueue {
   layout: string | undefined;
   /** A shard retired by a reshard: adds without a schedule guard are refused (meta `moved`). */
   moved = false;
+  /** The layout epoch this queue is a shard of, or its own layout's (meta `epoch`). */
+  epoch: string | undefined;
+  /** The latest end of a dedup window taken here (meta `dedupUntil`; 0: none). */
+  dedupUntil = 0;
 
   constructor(name: string) {
     this.name = name;
@@ -254,6 +258,7 @@ export class MemoryQueue {
   takeDedup(key: string, id: string, due: number, now: number, windowMs: number): void {
     const expiresAt = now + windowMs;
     this.dedup.set(key, { id, due, expiresAt });
+    if (expiresAt > this.dedupUntil) this.dedupUntil = expiresAt;
     this.#dedupExpiry.push({ key, expiresAt });
   }
 

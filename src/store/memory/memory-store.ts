@@ -23,6 +23,7 @@ import type {
   WorkerBeat,
   ClaimedJob,
   DeadJob,
+  DedupHolder,
   EventReader,
   FailRequest,
   FailResult,
@@ -44,6 +45,7 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
+import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -98,11 +100,14 @@ export class MemoryStore implements Store {
     return this.#clock();
   }
 
-  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard?: undefined, epoch?: string): Promise<StoredAddResult[]>;
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
-  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
+  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const q = this.#q(queue);
-    if (!guard && q.moved) throw new ShardMovedError(queue);
+    // As add.lua: a retired shard, or one that is not a live shard of the add's layout epoch, takes no add.
+    if (!guard && (q.moved || (epoch !== undefined && epoch !== '' && q.epoch !== epoch))) throw new ShardMovedError(queue);
+    // No sequence number taken yet: an add that writes makes the queue (again), and names it in the registry.
+    const making = q.seq === 0;
     const now = this.#now();
     if (guard) {
       const last = q.scheduleLast.get(guard.name);
@@ -166,6 +171,7 @@ export class MemoryStore implements Store {
       out.push({ code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
     });
     if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
+    if (making && q.seq > 0) this.#registered.add(queueOf(queue));
     return out;
   }
 
@@ -449,14 +455,16 @@ export class MemoryStore implements Store {
     return n;
   }
 
-  async obliterate(queue: string, force: boolean): Promise<ObliterateResult> {
+  async obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult> {
     const q = this.#q(queue);
+    // As obliterate.lua: the keys of another layout epoch are left alone.
+    if (epoch !== undefined && epoch !== '' && q.epoch !== undefined && q.epoch !== epoch) throw new ShardMovedError(queue);
     const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: q.jobs.size };
     for (const job of q.jobs.values()) counts[job.where === 'ready' ? 'scheduled' : job.where]++;
     if (counts.active > 0 && !force) return { removed: false, counts };
     for (const job of [...q.jobs.values()]) q.remove(job);
     this.#queues.delete(queue);
-    this.#registered.delete(queue);
+    if (queueOf(queue) === queue) this.#registered.delete(queue);
     // Schedulers and sleeping workers look again, as after the Redis store's publish, and stay
     // subscribed to the queue that starts afresh under the same name.
     q.schedulesChanged();
@@ -661,16 +669,34 @@ export class MemoryStore implements Store {
     return this.#q(queue).layout;
   }
 
-  async setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean> {
+  async setLayout(queue: string, expected: string | undefined, next: string, epoch: string | undefined): Promise<boolean> {
     const q = this.#q(queue);
     if (q.layout !== expected) return false;
     q.layout = next;
+    if (epoch) q.epoch = epoch;
     q.layoutChanged();
     return true;
   }
 
-  async retire(queue: string): Promise<void> {
-    this.#q(queue).moved = true;
+  async retire(queue: string, epoch: string): Promise<void> {
+    const q = this.#q(queue);
+    if (q.epoch === epoch) q.moved = true;
+  }
+
+  async markShard(queue: string, epoch: string): Promise<void> {
+    const q = this.#q(queue);
+    if (q.epoch === epoch) return;
+    q.epoch = epoch;
+    q.moved = false;
+  }
+
+  async dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    return keys.map((key) => {
+      const held = q.dedupHolder(key, now);
+      return held ? { id: held.id, dueAtMs: held.due } : null;
+    });
   }
 
   async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
@@ -729,7 +755,7 @@ export class MemoryStore implements Store {
 
   async settings(queue: string): Promise<QueueSettings> {
     const q = this.#q(queue);
-    return { paused: q.paused, eventsMaxLen: q.eventsMax, retention: await this.retention(queue) };
+    return { paused: q.paused, eventsMaxLen: q.eventsMax, retention: await this.retention(queue), dedupUntilMs: q.dedupUntil };
   }
 
   eventReader(queue: string): EventReader {

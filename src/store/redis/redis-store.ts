@@ -7,6 +7,7 @@ import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStat
 import type {
   ClaimResult,
   CompleteRef,
+  DedupHolder,
   ListCursor,
   ObliterateResult,
   RetainedSet,
@@ -38,6 +39,7 @@ import type {
   WakeSubscription,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
+import { queueOf } from '../sharded/layout.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -306,15 +308,15 @@ export class RedisStore implements Store {
     return { workers: k.workers, worker_info: k.workerInfo };
   }
 
-  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard?: undefined, epoch?: string): Promise<StoredAddResult[]>;
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
-  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
+  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
     const reply = (await this.#call(
       queue,
       'add',
-      { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
+      { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS, epoch: epoch ?? '' },
       {
         keys: { memo: requestKey(k, rid) },
         items: jobs.map((j) => ({
@@ -334,8 +336,11 @@ export class RedisStore implements Store {
     )) as unknown[];
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     if (reply.length === 1 && reply[0] === CODES.add.moved) throw new ShardMovedError(queue);
+    // The add made the queue's keys: another process may have obliterated it (and taken its
+    // name out of the registry) since this one last registered it.
+    if (reply[0] === 1) await this.#registerAgain(queueOf(queue));
     const out: StoredAddResult[] = [];
-    for (let i = 0; i < reply.length; i += 4) {
+    for (let i = 1; i < reply.length; i += 4) {
       const code = codeName('add', reply[i]);
       if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
       out.push({
@@ -534,20 +539,44 @@ export class RedisStore implements Store {
     }
   }
 
-  async obliterate(queue: string, force: boolean): Promise<ObliterateResult> {
+  async obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult> {
     const k = this.keys(queue);
+    // The name leaves the registry before the keys go: an add that makes them again after the
+    // script (and registers the name again) can then never be undone by this ZREM. A shard's
+    // name is never in the registry.
+    const named = queueOf(queue) === queue;
+    const registry = registryKey(this.#prefix);
+    let firstSeen: string | null = null;
+    if (named) {
+      this.#registered.delete(queue);
+      firstSeen = await this.#guard.run(async () => {
+        const seen = await this.#client.zscore(registry, queue);
+        await this.#client.zrem(registry, queue);
+        return seen;
+      });
+    }
     const [code, scheduled, active, dead, completed, jobs] = (await this.#call(
       queue,
       'obliterate',
-      { force: force ? '1' : '0' },
+      { force: force ? '1' : '0', epoch: epoch ?? '' },
       { keys: { ...this.#workerKeys(queue), schedules: k.schedules, schedule_last: k.scheduleLast } },
     )) as number[];
-    const removed = codeName('change', code) === 'done';
-    if (removed) {
-      this.#registered.delete(queue);
-      await this.#guard.run(() => this.#client.zrem(registryKey(this.#prefix), queue));
+    const outcome = codeName('change', code);
+    // Nothing was removed (jobs are active, or the keys are another epoch's): the name goes back.
+    if (outcome !== 'done' && firstSeen !== null) {
+      const seen = firstSeen;
+      await this.#guard.run(() => this.#client.zadd(registry, 'NX', seen, queue));
     }
-    return { removed, counts: { scheduled: scheduled!, active: active!, dead: dead!, completed: completed!, jobs: jobs! } };
+    if (outcome === 'not_found') throw new ShardMovedError(queue);
+    return { removed: outcome === 'done', counts: { scheduled: scheduled!, active: active!, dead: dead!, completed: completed!, jobs: jobs! } };
+  }
+
+  /** An add made the queue's keys: its name may have left the registry since this process registered it. */
+  async #registerAgain(queue: string): Promise<void> {
+    this.#registered.delete(queue);
+    // The jobs are stored whatever happens here: a registration that fails is made by a later
+    // add (a Queue registers a name this store has not cached with each add).
+    await this.register(queue).catch(() => {});
   }
 
   async register(queue: string): Promise<void> {
@@ -765,12 +794,27 @@ export class RedisStore implements Store {
     return text ?? undefined;
   }
 
-  async setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean> {
-    return num(await this.#call(queue, 'layout', { expected: expected ?? '', next })) === 1;
+  async setLayout(queue: string, expected: string | undefined, next: string, epoch: string | undefined): Promise<boolean> {
+    return num(await this.#call(queue, 'layout', { expected: expected ?? '', next, epoch: epoch ?? '' })) === 1;
   }
 
-  async retire(queue: string): Promise<void> {
-    await this.#call(queue, 'set-meta', { what: 'moved', value: '1' });
+  async retire(queue: string, epoch: string): Promise<void> {
+    await this.#call(queue, 'set-meta', { what: 'moved', value: epoch });
+  }
+
+  async markShard(queue: string, epoch: string): Promise<void> {
+    await this.#call(queue, 'set-meta', { what: 'shard', value: epoch });
+  }
+
+  async dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]> {
+    if (keys.length === 0) return [];
+    const root = this.keys(queue).root;
+    // One slot (the queue's hash tag): one MGET, on a cluster too.
+    const held = await this.#guard.run(() => this.#client.mget(...keys.map((key) => `${root}dedup:${key}`)));
+    return held.map((v) => {
+      const m = v === null ? null : /^(\d+):(.*)$/s.exec(v);
+      return m ? { id: m[2]!, dueAtMs: Number(m[1]) } : null;
+    });
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
@@ -790,14 +834,15 @@ export class RedisStore implements Store {
   }
 
   async settings(queue: string): Promise<QueueSettings> {
-    const [paused, events, dm, da, cm, ca] = await this.#guard.run(() =>
-      this.#client.hmget(this.keys(queue).meta, 'paused', 'events', 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge'),
+    const [paused, events, dm, da, cm, ca, du] = await this.#guard.run(() =>
+      this.#client.hmget(this.keys(queue).meta, 'paused', 'events', 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge', 'dedupUntil'),
     );
     const n = (v: string | null) => (v === null ? 0 : Number(v) || 0);
     return {
       paused: paused === '1',
       eventsMaxLen: n(events),
       retention: { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } },
+      dedupUntilMs: n(du),
     };
   }
 

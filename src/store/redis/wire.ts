@@ -91,10 +91,10 @@ export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 export const WIRE = {
   add: {
     keys: ['memo'],
-    args: ['schedule', 'occurrence', 'request_id', 'memo_ms'],
+    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch'],
     each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace'],
     returns:
-      '{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when the queue is a retired shard (meta moved) and no guard is given; else per job: code, public state, due ms, dedup holder id or empty',
+      "{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took its first sequence number) else 0, then per job: code, public state, due ms, dedup holder id or empty }",
     codes: 'add',
   },
   claim: {
@@ -194,7 +194,7 @@ export const WIRE = {
   },
   obliterate: {
     keys: ['workers', 'worker_info', 'schedules', 'schedule_last'],
-    args: ['force'],
+    args: ['force', 'epoch'],
     returns: '{ CODE, scheduled, active, dead, completed, bodies } (counts before)',
     codes: 'change',
   },
@@ -222,7 +222,7 @@ export const WIRE = {
   },
   layout: {
     keys: [],
-    args: ['expected', 'next'],
+    args: ['expected', 'next', 'epoch'],
     returns: '1 when the layout was set, 0 when the stored one was not `expected`',
   },
   'schedule-set': {

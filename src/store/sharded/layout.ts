@@ -3,19 +3,28 @@
  * its jobs, and where a new job goes. Stored as JSON in the `layout` field of the unsharded
  * queue's meta, so every producer and worker reads the same one (docs/data-model.md).
  *
- *   {"v":1,"current":{"from":0,"count":3},"retired":[{"from":-1,"count":1}]}
+ *   {"v":1,"epoch":"9f2c01ab77d3","current":{"from":0,"count":3},"retired":[{"from":-1,"count":1}]}
  *
  * `current` is the shard set new jobs go to: shard i is the queue `<name>#<from + i>`, with hash
  * tag `{<name>#<from + i>}`; null means the unsharded keys `{<name>}`. `retired` lists shard sets
- * a reshard left behind that may still hold jobs: workers drain them, lookups search them, and
- * no add goes there (their meta holds `moved`). The unsharded keys appear there as
- * {from: -1, count: 1} after a queue that held jobs was first sharded. Shard numbers are never
- * used twice, so a retired shard is never mistaken for a current one.
+ * a reshard left behind that may still hold jobs (or an open dedup window): workers drain them,
+ * lookups search them, and no add goes there (their meta holds `moved`). The unsharded keys
+ * appear there as {from: -1, count: 1} after a queue was first sharded.
+ *
+ * `epoch` names this life of the queue: stored (by a compare and set of its own) when the queue
+ * is first sharded, kept by every reshard, gone with the queue when it is obliterated. Each
+ * shard's meta holds the epoch it was made for, and an add to a shard carries the epoch of the
+ * layout that routed it: a shard that is not a live shard of that epoch (retired, obliterated,
+ * or made again for a later life of the queue under the same number) refuses it, and the
+ * producer reads the layout again. So a stale layout can never put a job where no layout looks.
+ * Within one epoch shard numbers are never used twice; an obliterated queue made again numbers
+ * its shards from 0 under a new epoch.
  *
  * The unsharded keys stay in use on a sharded queue for what is not split: recurring schedules
  * (and the jobs they add, so the schedule guard stays atomic with the add), the worker registry,
  * the layout itself.
  */
+import { randomBytes } from 'node:crypto';
 import { ValidationError } from '../../errors.js';
 
 export interface ShardSet {
@@ -25,6 +34,8 @@ export interface ShardSet {
 }
 
 export interface Layout {
+  /** This life of the queue (see above); undefined until it is first sharded. */
+  epoch: string | undefined;
   current: ShardSet | null;
   retired: ShardSet[];
 }
@@ -34,7 +45,9 @@ export const MAX_SHARDS = 256;
 /** Most shard sets left draining at once: each adds a lookup to adds and misses while it does. */
 export const MAX_RETIRED = 4;
 
-export const UNSHARDED: Layout = { current: null, retired: [] };
+export const UNSHARDED: Layout = { epoch: undefined, current: null, retired: [] };
+/** An epoch: what newEpoch() makes (12 hex digits); a stored one must read so. */
+const EPOCH = /^[0-9a-f]{12}$/;
 const PLAIN: ShardSet = { from: -1, count: 1 };
 
 /** The store queue names of a shard set, in shard order. */
@@ -78,14 +91,21 @@ export function parseLayout(text: string | undefined): Layout {
       throw new Error(`stored shard layout has a bad shard set: ${text.slice(0, 80)}`);
     return { from: o.from, count: o.count };
   };
-  const o = v as { v?: unknown; current?: unknown; retired?: unknown };
+  const o = v as { v?: unknown; epoch?: unknown; current?: unknown; retired?: unknown };
   if (typeof o !== 'object' || o === null || o.v !== 1 || !Array.isArray(o.retired))
     throw new Error(`stored shard layout is not version 1: ${text.slice(0, 80)}`);
-  return { current: o.current === null ? null : set(o.current), retired: o.retired.map(set) };
+  if (o.epoch !== undefined && (typeof o.epoch !== 'string' || !EPOCH.test(o.epoch)))
+    throw new Error(`stored shard layout has a bad epoch: ${text.slice(0, 80)}`);
+  return { epoch: o.epoch, current: o.current === null ? null : set(o.current), retired: o.retired.map(set) };
 }
 
 export function formatLayout(layout: Layout): string {
-  return JSON.stringify({ v: 1, current: layout.current, retired: layout.retired });
+  return JSON.stringify({ v: 1, epoch: layout.epoch, current: layout.current, retired: layout.retired });
+}
+
+/** A new epoch: 48 random bits, as 12 hex digits. */
+export function newEpoch(): string {
+  return randomBytes(6).toString('hex');
 }
 
 export function isUnsharded(layout: Layout): boolean {
@@ -97,11 +117,21 @@ export function shardCount(layout: Layout): number {
   return layout.current === null ? 1 : layout.current.count;
 }
 
-/** The next free shard number: above every shard of the layout. */
+/**
+ * The next free shard number: above every shard of the layout. Numbers are handed out in order,
+ * and a retired set leaves the layout only after a later set was made, so every number below it
+ * has been used in this epoch and none above it.
+ */
 function nextFrom(layout: Layout): number {
   let n = 0;
   for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) n = Math.max(n, s.from + s.count);
   return n;
+}
+
+/** Every shard this epoch of the queue ever used (numbers 0 to the next free one): what obliterate removes. */
+export function everyShardName(queue: string, layout: Layout): string[] {
+  const end = nextFrom(layout);
+  return end === 0 ? [] : shardNames(queue, { from: 0, count: end });
 }
 
 export function checkShardCount(shards: unknown, field = 'shards'): number {
@@ -112,16 +142,16 @@ export function checkShardCount(shards: unknown, field = 'shards'): number {
 
 /**
  * The layout after resharding to `count` shards: new shard numbers; the current set joins the
- * retired ones (the unsharded keys only when `plainHoldsJobs`). Going back to one shard makes a
- * one-shard set, not the unsharded keys, so no name is ever used twice.
+ * retired ones (the unsharded keys, when the queue was unsharded). Going back to one shard makes
+ * a one-shard set, not the unsharded keys, so no name is used twice in an epoch. The epoch stays.
  */
-export function reshardedLayout(layout: Layout, count: number, plainHoldsJobs: boolean): Layout {
+export function reshardedLayout(layout: Layout, count: number): Layout {
   const retired = [...layout.retired];
   if (layout.current) retired.push(layout.current);
-  else if (plainHoldsJobs && !retired.some((s) => s.from < 0)) retired.push(PLAIN);
+  else if (!retired.some((s) => s.from < 0)) retired.push(PLAIN);
   if (retired.length > MAX_RETIRED)
     throw new ValidationError('shards', `${retired.length - 1} earlier shard sets are still draining: wait until they are empty (see queue.shards())`);
-  return { current: { from: nextFrom(layout), count }, retired };
+  return { epoch: layout.epoch, current: { from: nextFrom(layout), count }, retired };
 }
 
 /** Every store queue of the layout, the unsharded keys first, then current, then retired. */
@@ -129,4 +159,13 @@ export function memberNames(queue: string, layout: Layout): string[] {
   const out = [queue];
   for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) out.push(...shardNames(queue, s));
   return out;
+}
+
+/**
+ * The queue a store queue belongs to: a shard `<queue>#<n>` belongs to `<queue>` (queue names
+ * never hold a `#`). What the registry of queue names holds.
+ */
+export function queueOf(member: string): string {
+  const hash = member.indexOf('#');
+  return hash < 0 ? member : member.slice(0, hash);
 }

@@ -12,7 +12,7 @@
  *   parallel; lease tokens carry their shard (`<tag>/<token>`) so acks go back to it.
  * - An unsharded queue (the default) costs nothing: every call goes straight to the inner store.
  */
-import { ConnectionError, ShardError, ValidationError } from '../../errors.js';
+import { ConnectionError, ShardError, StoreError, ValidationError } from '../../errors.js';
 import { settlesWithin } from '../../settles-within.js';
 import type { CancelResult, DueTimeline, JobInfo, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
@@ -20,6 +20,7 @@ import type {
   ClaimResult,
   CompleteRef,
   DeadJob,
+  DedupHolder,
   EventReader,
   FailRequest,
   FailResult,
@@ -47,15 +48,17 @@ import type {
   WakeSubscription,
   WorkerBeat,
 } from '../store.js';
-import { ShardMovedError } from '../store.js';
+import { NO_EPOCH, ShardMovedError } from '../store.js';
 import { byteOrder } from '../zset-order.js';
 import { ClaimPlanner, type ClaimPlan } from './claim-planner.js';
 import {
   checkShardCount,
+  everyShardName,
   formatLayout,
   isUnsharded,
   type Layout,
   memberNames,
+  newEpoch,
   parseLayout,
   reshardedLayout,
   shardCount,
@@ -68,8 +71,19 @@ import { mergedPage, SHARDED_PHASE } from './merged-list.js';
 
 /** How long a process trusts the layout it read; a stale one is also caught by a refused add or a miss. */
 const LAYOUT_TTL_MS = 10_000;
-/** Re-routes of an add that met a retired shard, before giving up (each re-reads the layout). */
-const MOVED_RETRIES = 5;
+/** Tries of a reshard (or an obliterate) whose compare-and-set of the layout lost to another process. */
+const RESHARD_ATTEMPTS = 5;
+/**
+ * How long an add routed to a shard that refuses it, while the stored layout still names that
+ * shard, waits for the layout to change (an obliterate under way removes the layout last, within
+ * milliseconds of its shards) before it fails with a ShardError; it reads the layout again after each pause, doubling from
+ * the min to the max.
+ */
+const REROUTE_DEADLINE_MS = 5_000;
+const REROUTE_PAUSE_MIN_MS = 5;
+const REROUTE_PAUSE_MAX_MS = 200;
+/** Shards an obliterate removes at once. */
+const SWEEP_BATCH = 64;
 /** A shard whose claim failed is tried again after this, doubling up to the max. */
 const SHARD_RETRY_MIN_MS = 100;
 const SHARD_RETRY_MAX_MS = 2_000;
@@ -77,6 +91,8 @@ const SHARD_RETRY_MAX_MS = 2_000;
 interface Resolved {
   raw: string | undefined;
   layout: Layout;
+  /** The layout's epoch; '' for a queue never sharded. */
+  epoch: string;
   unsharded: boolean;
   /** Every store queue of the queue: the unsharded keys, then current shards, then retired ones. */
   members: string[];
@@ -191,6 +207,10 @@ async function settleOrLeave<T>(calls: Promise<T>[]): Promise<Settled<T>[]> {
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** The settings a reshard copies to new shards are the same in both. */
+const sameSettings = (a: QueueSettings, b: QueueSettings) =>
+  a.paused === b.paused && a.eventsMaxLen === b.eventsMaxLen && JSON.stringify(a.retention) === JSON.stringify(b.retention);
+
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
 
@@ -211,6 +231,8 @@ export class ShardedStore implements Store {
   readonly #lateErrors = new Map<string, ShardError[]>();
   /** Per queue, a way to wake each subscriber to claim (late jobs are waiting). */
   readonly #wakers = new Map<string, Set<() => void>>();
+  /** Who hears of each ShardError this store reports (metrics). */
+  readonly #shardErrorListeners = new Set<(queue: string, error: ShardError) => void>();
 
   constructor(inner: Store, owned = true) {
     this.inner = inner;
@@ -228,6 +250,26 @@ export class ShardedStore implements Store {
     return s;
   }
 
+  /**
+   * Calls `listener` with each ShardError this store reports: a claim's (one per failing shard,
+   * each time it is asked; the worker reports it on 'error') and an add's that gave up waiting
+   * for a shard to take it. Returns a function that stops it. For metrics.
+   */
+  onShardError(listener: (queue: string, error: ShardError) => void): () => void {
+    this.#shardErrorListeners.add(listener);
+    return () => this.#shardErrorListeners.delete(listener);
+  }
+
+  #reportShardError(queue: string, error: ShardError): void {
+    for (const listener of this.#shardErrorListeners) {
+      try {
+        listener(queue, error);
+      } catch {
+        // A listener's failure is its own; the error still goes to the caller.
+      }
+    }
+  }
+
   /** The shard count a Queue or Worker was given: used when the queue has no layout yet. */
   declare(queue: string, shards: number | undefined): void {
     if (shards !== undefined && !this.#declared.has(queue)) this.#declared.set(queue, shards);
@@ -238,8 +280,8 @@ export class ShardedStore implements Store {
   async #resolve(queue: string, fresh = false): Promise<Resolved> {
     const cached = this.#layouts.get(queue);
     if (cached && !fresh) {
-      // A stale layout is still safe to use (a retired shard refuses adds, a miss re-reads),
-      // so it is refreshed in the background instead of holding up the call.
+      // A stale layout is still safe to use (a shard that is not live for it refuses adds, a
+      // miss re-reads), so it is refreshed in the background instead of holding up the call.
       if (performance.now() - cached.at > LAYOUT_TTL_MS) this.#load(queue).catch(() => {});
       return cached;
     }
@@ -258,9 +300,12 @@ export class ShardedStore implements Store {
   async #read(queue: string): Promise<Resolved> {
     let raw = await this.inner.layout(queue);
     const wanted = this.#declared.get(queue);
-    if (raw === undefined && wanted !== undefined && wanted > 1) raw = (await this.#reshard(queue, wanted, true)).raw;
-    let r = this.#resolved(queue, raw);
-    if (r.retired.length > 0) r = await this.#finishDraining(queue, r);
+    if (wanted !== undefined && wanted > 1 && isUnsharded(parseLayout(raw))) raw = (await this.#reshard(queue, wanted, true)).raw;
+    return this.#keep(queue, await this.#finishDraining(queue, this.#resolved(queue, raw)));
+  }
+
+  /** Caches a layout read, and moves subscriptions over to its shards when they changed. */
+  #keep(queue: string, r: Resolved): Resolved {
     const before = this.#layouts.get(queue);
     this.#layouts.set(queue, r);
     if (before && before.members.join('\n') !== r.members.join('\n')) for (const follow of this.#followers.get(queue) ?? []) follow();
@@ -269,32 +314,44 @@ export class ShardedStore implements Store {
 
   #resolved(queue: string, raw: string | undefined): Resolved {
     const layout = parseLayout(raw);
-    return { raw, layout, unsharded: isUnsharded(layout), members: memberNames(queue, layout), retired: layout.retired, at: performance.now() };
+    return {
+      raw,
+      layout,
+      epoch: layout.epoch ?? '',
+      unsharded: isUnsharded(layout),
+      members: memberNames(queue, layout),
+      retired: layout.retired,
+      at: performance.now(),
+    };
   }
 
-  async #holdsJobs(member: string): Promise<number> {
-    const s = await this.inner.stats(member, 0);
-    return s.scheduled + s.active + s.dead + s.completed;
+  /** How many jobs a store queue holds, and whether a dedup window taken there is still open. */
+  async #contents(member: string): Promise<{ jobs: number; windowOpen: boolean }> {
+    const [s, settings] = await Promise.all([this.inner.stats(member, 0), this.inner.settings(member)]);
+    return { jobs: s.scheduled + s.active + s.dead + s.completed, windowOpen: settings.dedupUntilMs > s.nowMs };
   }
 
   /**
-   * Drops retired shard sets that hold no job any more. Each shard is marked retired first
-   * (again: a reshard marks them after it stores the layout, and this may run in between), so
-   * once it is found empty nothing can enter it.
+   * Marks every retired shard retired (again: a reshard marks them after it stores the layout,
+   * and may have stopped before), so a process never adds by a layout whose old shards still take
+   * adds. Then drops retired sets that hold no job and no open dedup window any more (an add
+   * checks a retired set for its dedup key, so the window holds across the reshard until it
+   * ends): once found empty, nothing can enter them.
    */
   async #finishDraining(queue: string, r: Resolved): Promise<Resolved> {
+    if (r.retired.length === 0) return r;
     const empty: ShardSet[] = [];
     for (const set of r.retired) {
       const names = shardNames(queue, set);
-      await Promise.all(names.map((n) => this.inner.retire(n)));
+      await Promise.all(names.map((n) => this.inner.retire(n, r.epoch)));
       // The unsharded keys also hold schedule jobs: only their jobs from before count, which
       // cannot be told apart, so they drain like any shard (and keep holding its jobs).
-      const counts = await Promise.all(names.map((n) => this.#holdsJobs(n)));
-      if (sum(counts) === 0) empty.push(set);
+      const held = await Promise.all(names.map((n) => this.#contents(n)));
+      if (held.every((h) => h.jobs === 0 && !h.windowOpen)) empty.push(set);
     }
     if (empty.length === 0) return r;
     const next = formatLayout({ ...r.layout, retired: r.layout.retired.filter((s) => !empty.includes(s)) });
-    if (await this.inner.setLayout(queue, r.raw, next)) return this.#resolved(queue, next);
+    if (await this.inner.setLayout(queue, r.raw, next, r.layout.epoch)) return this.#resolved(queue, next);
     return this.#resolved(queue, await this.inner.layout(queue));
   }
 
@@ -308,22 +365,47 @@ export class ShardedStore implements Store {
     return { from: shardCount(before.layout), to: shardCount(after.layout), changed: raw !== before.raw };
   }
 
-  /** With `creating`, only a queue without a layout is sharded: two processes that start at once make one layout. */
+  /**
+   * With `creating`, only a queue that was never sharded is sharded: two processes that start at
+   * once make one layout. Steps, each safe to run twice and to stop after:
+   * 1. A queue never sharded gets its epoch stored first (a compare and set of the layout, still
+   *    unsharded), so every process that shards it at once marks its shards for the same one.
+   * 2. The new shards are marked live shards of the epoch (before anything else is written to
+   *    them: a late obliterate of another life of the queue leaves them alone) and get the
+   *    queue's settings, before any job can reach them.
+   * 3. The layout names them (a compare and set), then the old set is marked retired. A process
+   *    that reads the new layout marks it retired too before it uses it (#finishDraining), so no
+   *    moment has two shards taking adds for one routing key: ids and dedup windows stay one per
+   *    key across a reshard. Nothing is moved between shards, so nothing can be lost.
+   */
   async #reshard(queue: string, count: number, creating = false): Promise<{ raw: string | undefined }> {
-    for (let attempt = 0; attempt < MOVED_RETRIES; attempt++) {
-      const raw = await this.inner.layout(queue);
-      const layout = parseLayout(raw);
+    for (let attempt = 0; attempt < RESHARD_ATTEMPTS; attempt++) {
+      let raw = await this.inner.layout(queue);
+      let layout = parseLayout(raw);
       // Another process got there first (a lost compare-and-set, then this read): its layout stands.
-      if ((creating && raw !== undefined) || (attempt > 0 && shardCount(layout) === count)) return { raw };
-      const next = reshardedLayout(layout, count, true);
-      const names = shardNames(queue, next.current!);
-      // The new shards get the queue's settings before any job can reach them.
+      if (creating ? !isUnsharded(layout) : attempt > 0 && layout.current !== null && shardCount(layout) === count) return { raw };
+      if (layout.epoch === undefined) {
+        const epoch = newEpoch();
+        const reserved = formatLayout({ ...layout, epoch });
+        if (!(await this.inner.setLayout(queue, raw, reserved, epoch))) continue;
+        [raw, layout] = [reserved, { ...layout, epoch }];
+      }
+      const epoch = layout.epoch!;
+      const next = reshardedLayout(layout, count);
       const settings = await this.inner.settings(queue);
-      await Promise.all(names.map((n) => this.#applySettings(n, settings, count)));
+      await Promise.all(
+        shardNames(queue, next.current!).map(async (n) => {
+          await this.inner.markShard(n, epoch);
+          await this.#applySettings(n, settings, count);
+        }),
+      );
       const text = formatLayout(next);
-      if (await this.inner.setLayout(queue, raw, text)) {
+      if (await this.inner.setLayout(queue, raw, text, epoch)) {
         // From here no add reaches the old shards; workers and lookups still find their jobs.
-        await Promise.all(memberNames(queue, { current: layout.current, retired: [] }).map((n) => this.inner.retire(n)));
+        await Promise.all(memberNames(queue, { epoch, current: layout.current, retired: [] }).map((n) => this.inner.retire(n, epoch)));
+        // A setting written meanwhile by a process that read the old layout: the new shards get it too.
+        const now = await this.inner.settings(queue);
+        if (!sameSettings(now, settings)) await Promise.all(shardNames(queue, next.current!).map((n) => this.#applySettings(n, now, count)));
         return { raw: text };
       }
     }
@@ -345,7 +427,7 @@ export class ShardedStore implements Store {
     const r = await this.#load(queue);
     const names = r.layout.current ? shardNames(queue, r.layout.current) : [queue];
     const draining: { name: string; jobs: number }[] = [];
-    for (const set of r.retired) for (const name of shardNames(queue, set)) draining.push({ name, jobs: await this.#holdsJobs(name) });
+    for (const set of r.retired) for (const name of shardNames(queue, set)) draining.push({ name, jobs: (await this.#contents(name)).jobs });
     return { shards: shardCount(r.layout), names, draining };
   }
 
@@ -382,15 +464,30 @@ export class ShardedStore implements Store {
     return p;
   }
 
-  /** Runs `op` on every member and returns the answers in member order. */
-  async #all<R>(queue: string, op: (member: string) => Promise<R>): Promise<R[]> {
-    const r = await this.#resolve(queue);
-    return Promise.all(r.members.map(op));
+  /**
+   * Runs `op` once on every member of the stored layout (read now: a reshard this process has
+   * not seen must not be left out) and of any layout stored while it ran, so a write that
+   * changes the whole queue (a setting, a drain, a purge) reaches every shard. A reshard reads
+   * the settings again after it stores its layout (#reshard), so of a setting written and a
+   * reshard at the same moment, one always brings it to the new shards. Answers in no order.
+   */
+  async #everywhere<R>(queue: string, op: (member: string, r: Resolved) => Promise<R>): Promise<R[]> {
+    let r = await this.#load(queue);
+    const done = new Map<string, R>();
+    for (let round = 0; round < RESHARD_ATTEMPTS; round++) {
+      const todo = r.members.filter((m) => !done.has(m));
+      if (todo.length === 0) break;
+      const at = r;
+      const answers = await Promise.all(todo.map((m) => op(m, at)));
+      todo.forEach((m, k) => done.set(m, answers[k]!));
+      r = await this.#load(queue);
+    }
+    return [...done.values()];
   }
 
   // ---- adds ----
 
-  add(queue: string, jobs: NewJob[]): Promise<StoredAddResult[]>;
+  add(queue: string, jobs: NewJob[], guard?: undefined, epoch?: string): Promise<StoredAddResult[]>;
   add(queue: string, jobs: NewJob[], guard: ScheduleGuard): Promise<StoredAddResult[] | null>;
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
     // A schedule's jobs go to the unsharded keys, where its guard lives (atomic with the add).
@@ -407,36 +504,75 @@ export class ShardedStore implements Store {
     return this.#addSharded(queue, jobs, r);
   }
 
+  /**
+   * Adds by the layout: each job to its shard of the current set, with the layout's epoch. A
+   * shard that refuses (retired, or not a live shard of that epoch) makes the layout be read
+   * again: a new one routes again at once; the same one means an obliterate is under way, and
+   * the add waits for it to take the layout away, at most REROUTE_DEADLINE_MS, then fails with a
+   * ShardError naming the shard. Before each routing by a new layout, the retired sets are asked
+   * for the jobs' ids and dedup keys.
+   */
   async #addSharded(queue: string, jobs: NewJob[], r: Resolved): Promise<StoredAddResult[]> {
     const out: StoredAddResult[] = new Array(jobs.length);
-    const { todo, replacing } = await this.#answerFromRetired(queue, jobs, r, out);
-    let left = todo;
-    for (let attempt = 0; left.length > 0; attempt++) {
-      const groups = groupBy(left, (i) => shardFor(queue, r.layout.current, routeKey(jobs[i]!)));
-      const moved: number[] = [];
+    const replacing = new Map<number, { member: string; state: string }>();
+    let left = jobs.map((_, i) => i);
+    // The layout the retired sets were last asked by (null: none yet).
+    let checked: string | undefined | null = null;
+    const started = performance.now();
+    let pause = REROUTE_PAUSE_MIN_MS;
+    for (;;) {
+      if (checked !== r.raw) {
+        left = await this.#answerFromRetired(queue, jobs, left, r, out, replacing);
+        checked = r.raw;
+      }
+      const routed = r;
+      const groups = groupBy(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
+      const refused: number[] = [];
+      let refusedBy = '';
       await Promise.all(
         [...groups].map(async ([member, at]) => {
           try {
             const res = await this.inner.add(
               member,
-              at.map((n) => jobs[left[n]!]!),
+              at.map((i) => jobs[i]!),
+              undefined,
+              member === queue ? '' : routed.epoch,
             );
-            at.forEach((n, k) => {
-              out[left[n]!] = res[k]!;
+            at.forEach((i, k) => {
+              out[i] = res[k]!;
             });
             this.#putBack(queue, member, Math.min(...res.filter((x) => x.code === 'added' || x.code === 'replaced').map((x) => x.dueAtMs)));
           } catch (err) {
-            if (!(err instanceof ShardMovedError) || attempt >= MOVED_RETRIES) throw err;
-            moved.push(...at.map((n) => left[n]!));
+            if (!(err instanceof ShardMovedError)) throw err;
+            refused.push(...at);
+            refusedBy = member;
           }
         }),
       );
-      left = moved;
-      if (left.length > 0) r = await this.#load(queue);
+      left = refused;
+      if (left.length === 0) break;
+      r = await this.#load(queue);
+      const waited = performance.now() - started;
+      if (waited >= REROUTE_DEADLINE_MS) {
+        const error = new ShardError(refusedBy, {
+          cause: new Error(
+            `it takes no add for the stored layout, which names it (an obliterate under way for ${Math.round(waited)} ms, or one that stopped half way: run it again)`,
+          ),
+        });
+        this.#reportShardError(queue, error);
+        throw error;
+      }
+      if (r.raw !== routed.raw) {
+        pause = REROUTE_PAUSE_MIN_MS;
+        continue;
+      }
+      // The stored layout still names a shard that takes no add for it: an obliterate under way.
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
     }
     // A replaced job from before the reshard is taken out of its old shard once the new one is in.
     await Promise.all(
-      replacing.map(async ({ i, member, state }) => {
+      [...replacing].map(async ([i, { member, state }]) => {
         if (out[i]!.code !== 'added') return;
         out[i] = { ...out[i]!, code: 'replaced' };
         const id = jobs[i]!.id;
@@ -448,46 +584,81 @@ export class ShardedStore implements Store {
   }
 
   /**
-   * While retired shards may hold jobs, an add first looks for its id there (adds stay
-   * idempotent across a reshard): a job found is answered 'exists', or, with `replace` and not
-   * active, replaced by the new one.
+   * While retired shards may hold jobs or dedup windows, an add first looks there, at the shard
+   * its routing key had in each retired set: for its id (adds stay idempotent across a reshard)
+   * and for its dedup key (a window taken before a reshard holds after it). Decided as add.lua
+   * decides: a dedup key held by another job (or by this id, whose job is gone) answers
+   * 'deduplicated'; else a job found answers 'exists', or, with `replace` and not active, is
+   * replaced by the new one. Answers those in `out` and returns the jobs left to add.
    */
   async #answerFromRetired(
     queue: string,
     jobs: NewJob[],
+    todo: number[],
     r: Resolved,
     out: StoredAddResult[],
-  ): Promise<{ todo: number[]; replacing: { i: number; member: string; state: string }[] }> {
-    const all = jobs.map((_, i) => i);
-    if (r.retired.length === 0) return { todo: all, replacing: [] };
+    replacing: Map<number, { member: string; state: string }>,
+  ): Promise<number[]> {
+    if (r.retired.length === 0 || todo.length === 0) return todo;
     const found = new Map<number, { member: string; job: JobInfo<string> }>();
+    const held = new Map<number, { member: string; holder: DedupHolder }>();
     for (const set of r.retired) {
-      const groups = groupBy(jobs, (j) => shardFor(queue, set, routeKey(j)));
+      const groups = groupBy(todo, (i) => shardFor(queue, set, routeKey(jobs[i]!)));
       await Promise.all(
         [...groups].map(async ([member, at]) => {
-          const got = await this.inner.getMany(
-            member,
-            at.map((i) => jobs[i]!.id),
-            false,
-          );
+          const keyed = at.filter((i) => jobs[i]!.dedup !== undefined && !held.has(i));
+          const [got, holders] = await Promise.all([
+            this.inner.getMany(
+              member,
+              at.map((i) => jobs[i]!.id),
+              false,
+            ),
+            this.inner.dedupHolders(
+              member,
+              keyed.map((i) => jobs[i]!.dedup!.key),
+            ),
+          ]);
           at.forEach((i, k) => {
             const job = got[k];
             if (job && !found.has(i)) found.set(i, { member, job });
           });
+          keyed.forEach((i, k) => {
+            const holder = holders[k];
+            if (holder) held.set(i, { member, holder });
+          });
         }),
       );
     }
-    const todo: number[] = [];
-    const replacing: { i: number; member: string; state: string }[] = [];
-    for (const i of all) {
+    // The state of each job holding a key, where it was added with it (the key's shard).
+    const holderJobs = new Map<string, JobInfo<string> | null>();
+    const holds = [...held.values()];
+    await Promise.all(
+      [...groupBy(holds, (h) => h.member)].map(async ([member, at]) => {
+        const ids = [...new Set(at.map((k) => holds[k]!.holder.id))];
+        const got = await this.inner.getMany(member, ids, false);
+        ids.forEach((id, k) => holderJobs.set(`${member}\n${id}`, got[k] ?? null));
+      }),
+    );
+    const left: number[] = [];
+    for (const i of todo) {
+      const job = jobs[i]!;
       const f = found.get(i);
-      if (!f) todo.push(i);
-      else if (jobs[i]!.replace && f.job.state !== 'active') {
-        todo.push(i);
-        replacing.push({ i, member: f.member, state: f.job.state });
+      const h = held.get(i);
+      if (h && (h.holder.id !== job.id || !f)) {
+        const holderJob = holderJobs.get(`${h.member}\n${h.holder.id}`) ?? null;
+        out[i] = {
+          code: 'deduplicated',
+          state: holderJob ? holderJob.state : 'finished',
+          dueAtMs: holderJob ? holderJob.dueAtMs : h.holder.dueAtMs,
+          duplicateOf: h.holder.id,
+        };
+      } else if (!f) left.push(i);
+      else if (job.replace && f.job.state !== 'active') {
+        left.push(i);
+        replacing.set(i, { member: f.member, state: f.job.state });
       } else out[i] = { code: 'exists', state: f.job.state, dueAtMs: f.job.dueAtMs, duplicateOf: undefined };
     }
-    return { todo, replacing };
+    return left;
   }
 
   // ---- claims and leases ----
@@ -551,6 +722,7 @@ export class ShardedStore implements Store {
     // itself is unreachable (every shard asked failed to connect) does the claim fail, so the
     // worker reports one outage rather than an error per shard.
     if (answered === 0 && errors.length > 0 && errors.every((e) => e.cause instanceof ConnectionError)) throw errors[0]!.cause;
+    for (const e of errors) this.#reportShardError(queue, e);
     // Stable: among equals, each shard's own order (its add order) is kept.
     jobs.sort((a, b) => b.priority - a.priority || a.dueAtMs - b.dueAtMs);
     return {
@@ -790,13 +962,32 @@ export class ShardedStore implements Store {
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
-    return sum(await this.#all(queue, (m) => this.inner.drain(m, dueBeforeMs)));
+    return sum(await this.#everywhere(queue, (m) => this.inner.drain(m, dueBeforeMs)));
   }
 
+  /**
+   * Removes the queue: every shard its epoch ever used (numbers 0 to the next free one, retired
+   * sets that left the layout included), then its own keys, which hold the layout, last: an
+   * obliterate that stops half way leaves the layout readable, and run again it finishes. A
+   * shard obliterated refuses adds from then on (it is no live shard of the epoch), so an add
+   * routed by the old layout waits for the layout to go and lands in the queue made afresh.
+   */
   async obliterate(queue: string, force: boolean): Promise<ObliterateResult> {
-    const r = await this.#load(queue);
-    if (r.unsharded) return this.inner.obliterate(queue, force);
-    const shards = r.members.filter((m) => m !== queue);
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.#load(queue);
+      try {
+        return await this.#obliterate(queue, force, r);
+      } catch (err) {
+        // The queue was sharded, or obliterated and made again, since its layout was read.
+        if (!(err instanceof ShardMovedError)) throw err;
+        if (attempt >= RESHARD_ATTEMPTS)
+          throw new StoreError(`obliterate ${queue}: the layout kept changing meanwhile (another process resharding it?): try again`);
+      }
+    }
+  }
+
+  async #obliterate(queue: string, force: boolean, r: Resolved): Promise<ObliterateResult> {
+    if (r.unsharded && r.epoch === '') return this.inner.obliterate(queue, force, NO_EPOCH);
     if (!force) {
       const active = await Promise.all(r.members.map((m) => this.inner.stats(m, 0).then((s) => s.active)));
       if (sum(active) > 0) {
@@ -804,9 +995,21 @@ export class ShardedStore implements Store {
         return { removed: false, counts };
       }
     }
-    const results = await Promise.all(shards.map((m) => this.inner.obliterate(m, true)));
-    // The unsharded keys go last: they hold the layout, so a failure half way leaves it readable.
-    results.push(await this.inner.obliterate(queue, true));
+    const results: ObliterateResult[] = [];
+    const shards = everyShardName(queue, r.layout);
+    for (let at = 0; at < shards.length; at += SWEEP_BATCH) {
+      const swept = await Promise.all(
+        shards.slice(at, at + SWEEP_BATCH).map((m) =>
+          // A shard of another epoch (a name made again since) is not this queue's to remove.
+          this.inner.obliterate(m, true, r.epoch).catch((err: unknown) => {
+            if (err instanceof ShardMovedError) return undefined;
+            throw err;
+          }),
+        ),
+      );
+      for (const res of swept) if (res) results.push(res);
+    }
+    results.push(await this.inner.obliterate(queue, true, r.epoch));
     this.#layouts.delete(queue);
     const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: 0 };
     for (const res of results) for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += res.counts[k];
@@ -881,13 +1084,13 @@ export class ShardedStore implements Store {
   }
 
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
-    const n = sum(await this.#all(queue, (m) => this.inner.deadRetry(m, ids)));
+    const n = sum(await this.#everywhere(queue, (m) => this.inner.deadRetry(m, ids)));
     this.#planners.get(queue)?.wakeAll();
     return n;
   }
 
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
-    return sum(await this.#all(queue, (m) => this.inner.purge(m, set, target)));
+    return sum(await this.#everywhere(queue, (m) => this.inner.purge(m, set, target)));
   }
 
   async verify(queue: string): Promise<VerifyReport> {
@@ -974,13 +1177,13 @@ export class ShardedStore implements Store {
   // ---- settings ----
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
-    const changed = (await this.#all(queue, (m) => this.inner.setPaused(m, paused))).some(Boolean);
+    const changed = (await this.#everywhere(queue, (m) => this.inner.setPaused(m, paused))).some(Boolean);
     if (!paused) this.#planners.get(queue)?.wakeAll();
     return changed;
   }
 
   async setEventStream(queue: string, maxLen: number): Promise<boolean> {
-    return (await this.#all(queue, (m) => this.inner.setEventStream(m, maxLen))).some(Boolean);
+    return (await this.#everywhere(queue, (m) => this.inner.setEventStream(m, maxLen))).some(Boolean);
   }
 
   /**
@@ -989,9 +1192,7 @@ export class ShardedStore implements Store {
    * keys hold the rule as given (what retention() answers).
    */
   async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {
-    const r = await this.#resolve(queue);
-    const shards = shardCount(r.layout);
-    await Promise.all(r.members.map((m) => this.inner.setRetention(m, set, m === queue ? maxCount : perShard(maxCount, shards), maxAgeMs)));
+    await this.#everywhere(queue, (m, r) => this.inner.setRetention(m, set, m === queue ? maxCount : perShard(maxCount, shardCount(r.layout)), maxAgeMs));
   }
 
   retention(queue: string): Promise<Record<RetainedSet, { maxCount: number; maxAgeMs: number }>> {
@@ -1035,12 +1236,20 @@ export class ShardedStore implements Store {
     return this.inner.layout(queue);
   }
 
-  setLayout(queue: string, expected: string | undefined, next: string): Promise<boolean> {
-    return this.inner.setLayout(queue, expected, next);
+  setLayout(queue: string, expected: string | undefined, next: string, epoch: string | undefined): Promise<boolean> {
+    return this.inner.setLayout(queue, expected, next, epoch);
   }
 
-  retire(queue: string): Promise<void> {
-    return this.inner.retire(queue);
+  retire(queue: string, epoch: string): Promise<void> {
+    return this.inner.retire(queue, epoch);
+  }
+
+  markShard(queue: string, epoch: string): Promise<void> {
+    return this.inner.markShard(queue, epoch);
+  }
+
+  dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]> {
+    return this.inner.dedupHolders(queue, keys);
   }
 
   waitUntilReady(timeoutMs?: number): Promise<void> {

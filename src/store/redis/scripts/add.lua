@@ -1,10 +1,15 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo
-ARGV: base, schedule, occurrence, request_id, memo_ms
+ARGV: base, schedule, occurrence, request_id, memo_ms, epoch
 EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace
-Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when the queue is a retired shard (meta moved) and no guard is given; else per job: code, public state, due ms, dedup holder id or empty
+Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took its first sequence number) else 0, then per job: code, public state, due ms, dedup holder id or empty }
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
-no add without a schedule guard: the producer reads the layout again and adds where it says.
+no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
+`epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
+made again for a later life of the queue): the producer reads the layout again and adds where
+it says. `epoch` is '' for an add to a queue's own (unsharded) keys: then only `moved` counts.
+The leading flag tells the producer that the queue's keys were made by this add (a new queue,
+or one obliterated since), so it names the queue in the registry again (docs/data-model.md).
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms and trace
@@ -14,14 +19,16 @@ window, by another job's add or by this id's own add whose job has finished). Th
 is 'finished' when the job holding the key is gone.
 Rules: an add that changes nothing (exists, deduplicated) takes no sequence number and no
 dedup key. The dedup key holds '<due ms>:<id>' of the add that took it, and expires with its
-window. Every argument is checked before the first write; a bad one fails the call and writes
+window; meta `dedupUntil` keeps the latest end of any window taken here, so a reshard keeps a
+retired shard (where the key's window holds) until it has passed. Every argument is checked before the first write; a bad one fails the call and writes
 nothing. Bodies are read with one HMGET and written with one HSET, the scheduled set with one
 ZADD, whatever the batch size (dedup keys and replaced jobs cost a few calls each).
 Events: PUBLISH <wake> <due ms> when the queue's earliest due time moved earlier; 'added' to
 the event stream.
 Safe to re-send: with a request id, the first run's codes are remembered for memo_ms as
-'<now>:<one code digit per job>', and a re-send answers them again, even after the job ran and
-was acked (without a request id, a re-send finds the jobs and answers exists).
+'<now>:<one code digit per job>:<made flag>', and a re-send answers them again (and the flag),
+even after the job ran and was acked (without a request id, a re-send finds the jobs and
+answers exists).
 ]]
 --@include _helpers.lua
 
@@ -49,7 +56,8 @@ local function due_of(j, now)
   return j.run_at
 end
 
-local out = {}
+-- The leading flag: 1 when this add made the queue's keys (set below).
+local out = { 0 }
 local function answer(code, state, due, holder)
   out[#out + 1] = code
   out[#out + 1] = state
@@ -78,8 +86,9 @@ end
 -- A re-sent call: the first run's answers.
 local memo = memo_get(memo_key)
 if memo then
-  local m_now, codes = string.match(memo, '^(%d+):(%d*)$')
+  local m_now, codes, made = string.match(memo, '^(%d+):(%d*):?([01]?)$')
   m_now = tonumber(m_now)
+  if made == '1' then out[1] = 1 end
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
@@ -95,9 +104,13 @@ if memo then
   return out
 end
 
--- A retired shard takes no new job: the producer re-reads the layout and adds where it says.
--- Recurring schedules always add to the unsharded keys, which are never retired for them.
-if arg('schedule') == '' and redis.call('HGET', K_META, 'moved') == '1' then return { CODE.moved } end
+-- A retired shard, or one that is not a live shard of the producer's layout, takes no new job:
+-- the producer re-reads the layout and adds where it says. Recurring schedules always add to the
+-- unsharded keys, which are never retired for them.
+if arg('schedule') == '' then
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch')
+  if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+end
 
 local now = now_ms()
 if arg('schedule') ~= '' then
@@ -166,13 +179,21 @@ for i, j in ipairs(jobs) do
 end
 
 local seq = 0
-if writes > 0 then seq = redis.call('INCRBY', K_SEQ, writes) - writes end
+if writes > 0 then
+  seq = redis.call('INCRBY', K_SEQ, writes) - writes
+  -- No sequence number before: the queue's keys are this add's (a new queue, or one obliterated).
+  if seq == 0 then out[1] = 1 end
+end
+local dedup_until = 0
 local bodies, scheduled, replaced = {}, {}, {}
 for _, j in ipairs(jobs) do
   if j.code == CODE.added or j.code == CODE.replaced then
     seq = seq + 1
     -- The due time is kept with the id so a duplicate can be told when the first one ran.
-    if taken[j.dedup or ''] == j then redis.call('SET', j.dedup, int(j.due) .. ':' .. j.id, 'PX', j.window) end
+    if taken[j.dedup or ''] == j then
+      redis.call('SET', j.dedup, int(j.due) .. ':' .. j.id, 'PX', j.window)
+      if now + j.window > dedup_until then dedup_until = now + j.window end
+    end
     if not j.superseded then
       if j.delete_stored then
         unlink_waiting(j.id, j.state, j.old_body, j.old_run)
@@ -192,7 +213,11 @@ if #replaced > 0 then
   call_chunked('HDEL', K_RUNS, replaced)
   forget_extras(replaced)
 end
+if dedup_until > 0 then
+  local known = as_int(redis.call('HGET', K_META, 'dedupUntil'))
+  if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
+end
 hset_pairs(K_JOBS, bodies)
 schedule_many(scheduled)
-memo_set(memo_key, int(now) .. ':' .. table.concat(codes), memo_ms)
+memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[1], memo_ms)
 return out

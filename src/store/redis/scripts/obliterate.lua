@@ -1,9 +1,14 @@
 --[[ obliterate: removes everything of a queue: its jobs in every state, settings, event stream,
 schedules and worker entries. Refuses while jobs are active unless `force` is '1'.
 KEYS: base, workers, worker_info, schedules, schedule_last
-ARGV: base, force
+ARGV: base, force, epoch
 Returns: { CODE, scheduled, active, dead, completed, bodies } (counts before)
-Codes: done, refused (jobs are active and force was not given; nothing removed).
+Codes: done, refused (jobs are active and force was not given; nothing removed), not_found
+(the keys belong to another epoch of the queue; nothing removed).
+`epoch` ('' for none) is the layout epoch the caller obliterates (see sharded queues in
+docs/data-model.md): keys whose meta holds another epoch are left alone, so a late run (a
+re-send after a lost reply) never removes a queue made again since. A shard with no epoch (a
+leftover) is removed.
 UNLINK, not DEL: the keys go at once and their memory is freed off the main thread, so a queue
 of millions never blocks Redis. Dedup keys and request memos are left to expire by themselves.
 Events: PUBLISH <wake> 's'. Safe to run twice (the second finds nothing).
@@ -17,6 +22,10 @@ local counts = {
   redis.call('ZCARD', K_COMPLETED),
   redis.call('HLEN', K_JOBS),
 }
+if arg('epoch') ~= '' then
+  local held = redis.call('HGET', K_META, 'epoch')
+  if held and held ~= arg('epoch') then return { CODE.not_found, counts[1], counts[2], counts[3], counts[4], counts[5] } end
+end
 if counts[2] > 0 and arg('force') ~= '1' then
   return { CODE.refused, counts[1], counts[2], counts[3], counts[4], counts[5] }
 end

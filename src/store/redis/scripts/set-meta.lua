@@ -6,8 +6,11 @@ Returns: 1 when the setting changed, 0 when it had that value
 `what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
 'dead' or 'done' (the retention of dead or completed jobs) as '<max jobs>:<max age ms>', '0'
 for no bound (both '0' for done: completed jobs are not kept; those kept stay until purged),
-'moved' ('1': a shard retired by a reshard, which add refuses from then on; never unset, as
-a shard's name is never used again).
+'moved' (value: the layout epoch; a shard of that epoch retired by a reshard, which add refuses
+from then on; a shard of another epoch, or none, is left alone: it refuses adds of this one
+anyway), 'shard' (value: the layout epoch; marks a live shard of that epoch, which add then
+takes with that epoch; a shard marked for another epoch before, a name used again by a later
+life of the queue, starts afresh: its `moved` goes).
 Events: on resume, PUBLISH <wake> <earliest due ms> (now when jobs are ready) so sleeping
 workers claim at once; emits 'paused' / 'resumed' to the event stream.
 Safe to run twice: the second run finds the value set and returns 0 (a retention rule is
@@ -63,8 +66,16 @@ if what == 'dead' or what == 'done' then
   if changed then return 1 end
   return 0
 end
-if what == 'moved' then
-  if value ~= '1' then return redis.error_reply('set-meta: moved can only be set to 1') end
-  return redis.call('HSETNX', K_META, 'moved', '1')
+if what == 'moved' or what == 'shard' then
+  if not string.find(value, '^[0-9a-f]+$') then return redis.error_reply('set-meta: ' .. what .. ' takes a layout epoch') end
+  local held = redis.call('HGET', K_META, 'epoch')
+  if what == 'moved' then
+    if held ~= value then return 0 end
+    return redis.call('HSETNX', K_META, 'moved', '1')
+  end
+  if held == value then return 0 end
+  redis.call('HSET', K_META, 'epoch', value)
+  redis.call('HDEL', K_META, 'moved')
+  return 1
 end
 return redis.error_reply('set-meta: unknown setting ' .. tostring(what))
