@@ -68,6 +68,7 @@ import {
 } from './layout.js';
 import { mergedEventReader } from './merged-events.js';
 import { mergedPage, SHARDED_PHASE } from './merged-list.js';
+import { timerDelay } from '../../timers.js';
 
 /** How long a process trusts the layout it read; a stale one is also caught by a refused add or a miss. */
 const LAYOUT_TTL_MS = 10_000;
@@ -567,7 +568,7 @@ export class ShardedStore implements Store {
         continue;
       }
       // The stored layout still names a shard that takes no add for it: an obliterate under way.
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await new Promise((resolve) => setTimeout(resolve, timerDelay(pause)));
       pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
     }
     // A replaced job from before the reshard is taken out of its old shard once the new one is in.
