@@ -2,7 +2,9 @@
  * The order-timeout demo, end to end: place orders, each with a "cancel if unpaid" job; pay
  * some (their timeout is cancelled), leave some "payment pending" (the handler snoozes and
  * looks again, giving up at a deadline), and let a worker cancel the rest when due. It ends
- * with a check of every order's fate and the lateness of the timeout jobs.
+ * with a check of every order's fate and the lateness of the timeout jobs. Its queue, named
+ * afresh for each run, is obliterated at the end, also when the run is stopped (`signal`), so
+ * no run leaves a queue behind in Redis's registry.
  */
 import { randomBytes } from 'node:crypto';
 import { Queue } from '../queue.js';
@@ -26,12 +28,18 @@ export interface DemoOptions extends ConnectionOptions {
   seed?: number;
   /** Called with a one-line progress summary, about ten times a second. */
   onProgress?: (line: string) => void;
+  /** Stops the run early (Ctrl-C): no more orders are placed, and the queue is removed all the same. */
+  signal?: AbortSignal;
 }
 
 type Plan = 'pays' | 'pending-pays' | 'pending-never' | 'never';
 
 export interface DemoReport {
   store: string;
+  /** The queue the run used (removed at its end). */
+  queue: string;
+  /** Stopped by `signal` before every order was settled; the checks then say how far it got. */
+  interrupted: boolean;
   placed: number;
   paid: number;
   cancelled: number;
@@ -65,13 +73,24 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
   const connection: ConnectionOptions = { connection: opts.connection, prefix: opts.prefix, store: opts.store };
   const queue = new Queue<{ orderId: string }>(name, connection);
   const timers = new Set<NodeJS.Timeout>();
+  // Steps that started (an add, a cancel) and may not have finished: waited for before the
+  // queue is removed, so none of them makes it again afterwards.
+  const running = new Set<Promise<unknown>>();
+  const stepErrors: unknown[] = [];
+  let closing = false;
   const later = (ms: number, fn: () => unknown) => {
+    if (closing) return;
     const t = setTimeout(() => {
       timers.delete(t);
-      void fn();
+      const step = Promise.resolve()
+        .then(fn)
+        .catch((err: unknown) => stepErrors.push(err))
+        .finally(() => running.delete(step));
+      running.add(step);
     }, timerDelay(ms));
     timers.add(t);
   };
+  const stopped = () => opts.signal?.aborted === true;
 
   const worker = new Worker<{ orderId: string }>(
     name,
@@ -133,18 +152,30 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
       const settled = placed === n && book.all().every((o) => o.status === 'paid' || o.status === 'cancelled');
       const s = await queue.stats();
       if (settled && s.scheduled === 0 && s.active === 0) break;
-      if (Date.now() > deadline) break;
+      if (Date.now() > deadline || stopped()) break;
       await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
+    closing = true;
     clearInterval(progress);
     for (const t of timers) clearTimeout(t);
+    await Promise.allSettled([...running]);
   }
 
-  const stats = await queue.stats();
-  const report = await queue.verify();
-  await worker.close();
-  await queue.close();
+  let stats: Awaited<ReturnType<typeof queue.stats>>;
+  let report: Awaited<ReturnType<typeof queue.verify>>;
+  try {
+    stats = await queue.stats();
+    report = await queue.verify();
+  } finally {
+    // The run's queue goes with it: its jobs, and its name in the registry (`delayq queues`).
+    await worker.close();
+    try {
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+    }
+  }
 
   const orders = book.all();
   const fate = (plan: Plan, status: string) => orders.filter((o) => plans.get(o.id) === plan && o.status === status).length;
@@ -168,11 +199,18 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
       ok: stats.scheduled === 0 && stats.active === 0 && stats.dead === 0,
       detail: `scheduled ${stats.scheduled}, active ${stats.active}, dead ${stats.dead}`,
     },
+    {
+      name: 'every add and cancel went through',
+      ok: stepErrors.length === 0,
+      detail: stepErrors.length === 0 ? 'no errors' : `${stepErrors.length} failed, the first: ${String(stepErrors[0])}`,
+    },
     { name: 'queue consistent (verify)', ok: report.ok, detail: report.problems.slice(0, 3).join('; ') || 'clean' },
   ];
   return {
     store:
       typeof opts.connection === 'string' ? opts.connection.replace(/\/\/[^@/]*@/, '//***@') : opts.store ? 'custom store' : (process.env.REDIS_URL ?? 'redis'),
+    queue: name,
+    interrupted: stopped(),
     placed: orders.length,
     paid: orders.filter((o) => o.status === 'paid').length,
     cancelled: orders.filter((o) => o.status === 'cancelled').length,
@@ -181,7 +219,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
     latePaymentsRefused: book.refused.payCancelled,
     lateness: { p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: lateness.at(-1) ?? 0, samples: lateness.length },
     checks,
-    ok: checks.every((c) => c.ok),
+    ok: !stopped() && checks.every((c) => c.ok),
     elapsedMs: Date.now() - started,
   };
 }

@@ -27,12 +27,22 @@ Examples:
         );
       }
       let lastPlain = 0;
+      // Ctrl-C (or SIGTERM) stops the run, which still removes its queue; a second one kills at once.
+      const stop = new AbortController();
+      const onSignal = (signal: NodeJS.Signals) => {
+        process.exitCode = signal === 'SIGINT' ? 130 : 143;
+        if (!g.json) process.stderr.write(`${live ? '\n' : ''}stopping: removing the demo queue (${signal} again to quit at once)\n`);
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       const report = await runDemo({
         connection,
         ...(g.prefix !== undefined ? { prefix: g.prefix } : {}),
         orders: numberOption('--orders', o.orders)!,
         timeoutMs,
         ...(o.seed !== undefined ? { seed: numberOption('--seed', o.seed)! } : {}),
+        signal: stop.signal,
         onProgress: (line) => {
           if (g.json) return;
           if (live) process.stderr.write(`\r\x1b[2K${line}`);
@@ -42,7 +52,14 @@ Examples:
           }
         },
       });
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       if (live) process.stderr.write('\n');
+      if (report.interrupted) {
+        if (g.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+        else process.stdout.write(`interrupted after ${report.placed} of the orders were placed; the demo queue ${report.queue} was removed\n`);
+        return;
+      }
       if (g.json) {
         process.stdout.write(`${JSON.stringify(report)}\n`);
       } else {
