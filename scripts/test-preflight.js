@@ -2,7 +2,8 @@
 // redis-cli processes and drives Debian's chromium (the dashboard's browser tests), so it checks
 // they are on the PATH first. When one is missing it installs
 // the Debian packages (as root, with apt-get), or else stops at once with one line saying what to
-// install, instead of a wall of failed and cancelled tests. DQ_PREFLIGHT_INSTALL=0 never installs.
+// install, instead of a wall of failed and cancelled tests. DQ_PREFLIGHT_INSTALL=0 never installs
+// (README.md, "Running the tests", says so too).
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
