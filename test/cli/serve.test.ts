@@ -58,3 +58,28 @@ test('refuses a public address without a token (exit 64), and a short token', as
   const short = await run(['serve', '--redis', redis.url, '--port', '0', '--token', 'abc']);
   assert.match(assertFailure(short, 64, 'a short token').message, /at least 16 characters/);
 });
+
+test('does not start against an unreachable Redis: exit 1 within seconds, naming the address', async () => {
+  const dead = await freePort();
+  const from = performance.now();
+  const r = await within(run(['serve', '--redis', `redis://127.0.0.1:${dead}`, '--port', '0']), 10_000, 'serve to give up');
+  const f = assertFailure(r, 1, 'serve against a closed port');
+  assert.match(f.message, new RegExp(`^Redis at 127\\.0\\.0\\.1:${dead}: `));
+  assert.equal(r.stdout, '', 'never said it was listening');
+  assert.ok(performance.now() - from < 5_000, `gave up after ${Math.round(performance.now() - from)} ms`);
+});
+
+test('a port in use is said in words, with a hint (exit 1)', async () => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as { port: number }).port;
+  try {
+    const r = await within(run(['serve', '--redis', redis.url, '--port', String(port)]), 10_000, 'serve to give up');
+    const f = assertFailure(r, 1, 'serve on a taken port');
+    assert.equal(f.message, `port ${port} on 127.0.0.1 is in use`);
+    assert.match(f.hint ?? '', /--port/);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
+});
