@@ -52,7 +52,7 @@ describe('delayq CLI against a real redis-server', () => {
     assert.deepEqual([stats.scheduled, stats.ready], [2, 1]);
     const statsText = (await run([...g, 'stats'])).stdout;
     // One meaning of "scheduled" everywhere: not yet due, as in jobs ls and the dashboard.
-    assert.match(statsText, /scheduled 1  ready 1  /);
+    assert.match(statsText, /scheduled 1 {2}ready 1 {2}/);
     assert.match((await run([...g, 'jobs', 'ls', '--state', 'scheduled'])).stdout, /^1 scheduled\n/);
     assert.match((await run([...g, 'jobs', 'ls', '--state', 'ready'])).stdout, /^1 ready\n/);
     assert.match((await run([...g, 'queues'])).stdout, new RegExp(`${q}\\s+scheduled\\s+1  ready\\s+1 `));
