@@ -88,6 +88,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
     secret: opts.secret,
     allowedOrigins: opts.allowedOrigins,
     cookiePath: base || '/',
+    logger: opts.logger,
   });
   const logger: Logger | undefined = opts.logger;
   const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });

@@ -7,12 +7,15 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { logSafely, type Logger } from '../logger.js';
 
 export type Action = 'read' | 'write';
 
 /**
- * The host app's access rule: called on every request with the action it needs. Return false
- * to refuse, true to allow, or a string to allow and name the user in the audit log.
+ * The host app's access rule: called on every request with the action it needs. Return true to
+ * allow, or a non-empty user name to allow and name the user in the audit log. Anything else
+ * refuses: false, but also '', undefined and null (a lookup that found nobody), and a throw
+ * (which is logged).
  */
 export type AuthorizeHook = (request: Request, action: Action) => boolean | string | Promise<boolean | string>;
 
@@ -26,6 +29,8 @@ export interface SecurityOptions {
   allowedOrigins?: string[];
   /** Cookie path: where the dashboard is mounted. */
   cookiePath: string;
+  /** Where a throwing authorize hook is reported. */
+  logger?: Logger | undefined;
 }
 
 const CSRF_COOKIE = 'dq_csrf';
@@ -68,6 +73,7 @@ export class Security {
   readonly #secret: Buffer;
   readonly #allowedOrigins: Set<string>;
   readonly #cookiePath: string;
+  readonly #logger: Logger | undefined;
 
   constructor(opts: SecurityOptions) {
     if (opts.token !== undefined && (typeof opts.token !== 'string' || opts.token.length < 16)) {
@@ -78,6 +84,7 @@ export class Security {
     this.#secret = opts.secret === undefined ? randomBytes(32) : Buffer.from(opts.secret);
     this.#allowedOrigins = new Set(opts.allowedOrigins ?? []);
     this.#cookiePath = opts.cookiePath;
+    this.#logger = opts.logger;
   }
 
   /** True when requests must prove who they are (a token or a hook is set). */
@@ -137,13 +144,26 @@ export class Security {
       }
     }
     if (this.#authorize) {
-      const verdict = await this.#authorize(c.req.raw, action);
-      if (verdict === false) {
-        throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
-      }
-      if (typeof verdict === 'string' && verdict !== '') user = verdict;
+      const verdict = await this.#ask(c, action);
+      // Fails closed: a hook that found nobody ('', undefined, null) or threw refuses.
+      const allowed = verdict === true || (typeof verdict === 'string' && verdict.trim() !== '');
+      if (!allowed) throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
+      if (typeof verdict === 'string') user = verdict;
     }
     return { user, viaBearer };
+  }
+
+  /** The hook's answer; a throw is logged and counts as a refusal. */
+  async #ask(c: Context, action: Action): Promise<unknown> {
+    try {
+      return await this.#authorize!(c.req.raw, action);
+    } catch (err) {
+      const msg = 'delayq dashboard: the authorize hook threw; the request is refused';
+      if (this.#logger) logSafely(this.#logger, 'error', { err, action }, msg);
+      // Without a logger it still shows, like the audit trail: one JSON line on stderr.
+      else process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg, err: String(err) })}\n`);
+      return false;
+    }
   }
 
   /** Whether the request would be allowed to write (for the page to show or hide actions). */
