@@ -44,6 +44,27 @@ export interface DashboardOptions extends ConnectionOptions {
   sampleMs?: number;
   /** Serve Prometheus metrics at /metrics (needs prom-client). @default true */
   metrics?: boolean;
+  /**
+   * Tells clients apart for the cost of a wrong token (each address waits a second per wrong
+   * try, one try at a time). By default the TCP peer's address; behind a reverse proxy every
+   * client has the proxy's, so give the header your proxy sets, e.g.
+   * `(req) => req.headers.get('x-real-ip') ?? undefined`. Never trust a header a client can set
+   * itself: a guesser would name a new address per try.
+   */
+  clientAddress?: (request: Request) => string | undefined;
+}
+
+/**
+ * Knobs for tests, not part of the API: they keep the suite fast where it does not test the
+ * default itself.
+ */
+export interface DashboardTuning {
+  /** What a wrong token costs. @default 1000 */
+  wrongTokenDelayMs?: number;
+  /** Most tries with a token one address may have waiting at once. @default 16 */
+  maxWaitingTries?: number;
+  /** Most addresses with wrong tries pending kept apart. @default 10000 */
+  guessingClients?: number;
 }
 
 export interface AuditLine {
@@ -59,8 +80,12 @@ export interface AuditLine {
 export interface Dashboard {
   /** The Hono app (mount it with `app.route(basePath, dashboard.app)` or use an adapter). */
   readonly app: Hono;
-  /** The web-standard handler: Request in, Response out. */
-  fetch(request: Request): Response | Promise<Response>;
+  /**
+   * The web-standard handler: Request in, Response out. `env` is what the host's server passes
+   * along (@hono/node-server: the Node request and response), from which the client's address
+   * is read.
+   */
+  fetch(request: Request, env?: unknown): Response | Promise<Response>;
   /** Stops sampling and closes the connection the dashboard opened. */
   close(): Promise<void>;
 }
@@ -77,7 +102,7 @@ function normaliseBase(base: string | undefined): string {
   return base;
 }
 
-export function createDashboard(opts: DashboardOptions = {}): Dashboard {
+export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTuning = {}): Dashboard {
   const base = normaliseBase(opts.basePath);
   const maxBulk = opts.maxBulk ?? 1000;
   if (!Number.isInteger(maxBulk) || maxBulk < 1 || maxBulk > 100_000) throw new TypeError('maxBulk must be a whole number from 1 to 100000');
@@ -89,6 +114,8 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
     allowedOrigins: opts.allowedOrigins,
     cookiePath: base || '/',
     logger: opts.logger,
+    clientAddress: opts.clientAddress,
+    wrongToken: { delayMs: tuning.wrongTokenDelayMs ?? 1000, maxWaiting: tuning.maxWaitingTries ?? 16, maxClients: tuning.guessingClients ?? 10_000 },
   });
   const logger: Logger | undefined = opts.logger;
   const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
@@ -152,11 +179,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
     security.checkSameOrigin(c);
     if (!security.usesLogin) throw new HttpError(404, 'not_found', 'this dashboard has no token to sign in with');
     const body = parseValue(loginBody, await readJson(c), 'body');
-    if (!security.login(c, body.token)) {
-      // A wrong token costs the guesser a second.
-      await new Promise((r) => setTimeout(r, 1000));
-      throw new Refusal(401, 'unauthorized', 'wrong token');
-    }
+    await security.login(c, body.token);
     return c.json({ ok: true });
   });
   app.post('/api/logout', (c) => {
@@ -235,7 +258,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
 
   return {
     app,
-    fetch: (request) => app.fetch(request),
+    fetch: (request, env) => app.fetch(request, env),
     async close() {
       sampler.stop();
       for (const q of queues.values()) await q.close();

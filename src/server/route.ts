@@ -57,3 +57,14 @@ export class HttpError extends Error {
     super(message);
   }
 }
+
+/** Why a request was refused before it reached its route: HTTP status and a message for the JSON error. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: 401 | 403 | 421 | 429,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
