@@ -47,8 +47,14 @@ type BulkTarget = { ids: string[] } | { all: true; expect?: number } | { errorCo
  * is for handfuls; the CLI does millions) and more than the person confirmed. `all` is the
  * empty filter; matching is the library's (idsMatching), on the data as stored.
  */
-async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, maxBulk: number): Promise<string[]> {
+async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, ctx: ApiContext): Promise<string[]> {
+  const maxBulk = ctx.maxBulk;
   if ('ids' in target) return target.ids;
+  // How many jobs a payload filter matches (a 409 against `expect`, a 422 over the cap, or the
+  // count done) tells whether a hidden field holds a guess: refused while payloads are redacted.
+  if (ctx.redact && 'dataContains' in target && target.dataContains !== undefined) {
+    throw new HttpError(403, 'redacted', 'payloads are redacted: a bulk action cannot filter by payload', 'dataContains');
+  }
   const filter = 'all' in target ? {} : { errorContains: target.errorContains, dataContains: target.dataContains };
   const ids = await idsMatching(q.store, q.name, state, filter, maxBulk);
   if (ids.length > maxBulk) {
@@ -79,9 +85,9 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       action: 'write',
       body: s.bulkBody(ctx.maxBulk),
       response: s.countResult,
-      errors: [400, 409, 422],
+      errors: [400, 403, 409, 422],
       async handler({ queue, body }) {
-        const ids = await bulkIds(queue, set, body, ctx.maxBulk);
+        const ids = await bulkIds(queue, set, body, ctx);
         return { count: ids.length === 0 ? 0 : await act(queue, ids) };
       },
       audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
@@ -174,18 +180,18 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       response: s.searchResult,
       errors: [400, 403],
       async handler({ queue, query }) {
-        // A search matches the payload as stored: with redaction on, it would let a reader
-        // probe hidden fields one guess at a time, so only ids are searched then.
-        if (ctx.redact && (query.path !== undefined || query.text === undefined)) {
+        // A search that looked at payloads would let a reader of a redacted dashboard probe a
+        // hidden field one guess at a time (by what matched, but also by how far the scan got
+        // and where its cursor points), so with redaction on the scan matches ids only.
+        if (ctx.redact && (query.path !== undefined || query.equals !== undefined || query.text === undefined)) {
           throw new HttpError(403, 'redacted', 'payloads are redacted: search by id only', 'path');
         }
         const base = { limit: query.limit, budget: query.budget, cursor: query.cursor };
         const found =
           query.path !== undefined || query.equals !== undefined
             ? await queue.jobs.search({ ...base, path: query.path, equals: query.equals === undefined ? undefined : parseEquals(query.equals) })
-            : await queue.jobs.search({ ...base, text: query.text });
-        const jobs = ctx.redact ? found.jobs.filter((j) => j.id.includes(query.text!)) : found.jobs;
-        return { ...found, jobs: jobs.map((j) => show(queue, ctx, j)) };
+            : await queue.jobs.search({ ...base, text: query.text, idsOnly: ctx.redact !== undefined });
+        return { ...found, jobs: found.jobs.map((j) => show(queue, ctx, j)) };
       },
     }),
     route({

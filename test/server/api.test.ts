@@ -335,6 +335,61 @@ for (const backend of backends) {
       assert.equal((await api.get(`/api/queues/${name}/search?path=card&equals=x`)).status, 403);
     });
 
+    test('with redaction on, search matches ids only: a right and a wrong guess of a payload get byte-identical answers, page after page', async () => {
+      const { dash, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }) });
+      for (let i = 0; i < 12; i++) await q.add({ orderId: `R-${i}`, card: i % 2 ? '4242 4242 4242 4242' : '5555 5555 5555 5555' }, { id: `order:R-${i}` });
+      const raw = async (path: string) => {
+        const res = await dash.fetch(new Request(`http://127.0.0.1:8787${path}`, { headers: { host: '127.0.0.1:8787' } }));
+        return { status: res.status, text: await res.text() };
+      };
+      /** Every page of a search, raw, following its cursor. */
+      const pages = async (text: string) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const r = await raw(
+            `/api/queues/${name}/search?text=${encodeURIComponent(text)}&limit=1&budget=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          );
+          assert.equal(r.status, 200, r.text);
+          out.push(r.text);
+          cursor = JSON.parse(r.text).cursor;
+        } while (cursor && out.length < 50);
+        return out;
+      };
+      const right = await pages('4242');
+      const wrong = await pages('4343');
+      assert.ok(right.length > 1, 'the search went over several pages');
+      assert.deepEqual(right, wrong, 'a right guess and a wrong one answer the same, byte for byte');
+      assert.ok(right.every((t) => !t.includes('4242')));
+      const byId = JSON.parse((await raw(`/api/queues/${name}/search?text=${encodeURIComponent('R-7')}`)).text);
+      assert.deepEqual(
+        byId.jobs.map((j: { id: string; data: { card: string } }) => [j.id, j.data.card]),
+        [['order:R-7', '[redacted]']],
+      );
+    });
+
+    test('with redaction on, bulk actions refuse a payload filter (403), whatever else they carry; an error filter still works', async () => {
+      const { api, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }), maxBulk: 3 });
+      await api.session();
+      await kill(q, ['p1', 'p2']);
+      await q.setRetention({ completed: { count: 10 } });
+      for (const [path, body] of [
+        ['dead/purge', { dataContains: 'doomed', expect: 0 }],
+        ['dead/purge', { dataContains: 'not-in-any-payload', expect: 0 }],
+        ['dead/retry', { dataContains: 'doomed' }],
+        ['dead/retry', { dataContains: 'doomed', errorContains: 'payment', expect: 5 }],
+        ['completed/purge', { dataContains: 'x' }],
+      ] as const) {
+        const r = await api.post(`/api/queues/${name}/${path}`, body);
+        assert.equal(r.status, 403, `${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.error.code, 'redacted');
+      }
+      assert.equal((await q.stats()).dead, 2, 'nothing was touched');
+      const byError = await api.post(`/api/queues/${name}/dead/purge`, { errorContains: 'payment', expect: 2 });
+      assert.equal(byError.status, 200, JSON.stringify(byError.body));
+      assert.equal(byError.body.count, 2);
+    });
+
     test('the queue list, the OpenAPI document and the metrics', async () => {
       const { api, name, q } = setUp();
       await q.add({ x: 1 });
