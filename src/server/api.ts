@@ -66,6 +66,42 @@ async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: B
   return ids;
 }
 
+/** Jobs a drain's count reads per listing page, and at most in all (due jobs it would leave included). */
+const DRAIN_PAGE = 1000;
+const DRAIN_READ_MAX = 20_000;
+
+/**
+ * The ids a drain takes: every scheduled job (due ones included), or those due before
+ * `dueBefore`, read from the listings and stopping once more than `max` are found. The ready
+ * listing is in hand-out order, so due jobs the drain would leave are read past too; a count
+ * that would read more than DRAIN_READ_MAX jobs is refused (the CLI drains millions).
+ */
+async function drainIds(q: Queue<unknown>, dueBefore: number | undefined, max: number): Promise<string[]> {
+  const ids = new Set<string>();
+  let read = 0;
+  for (const state of ['ready', 'scheduled'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await q.jobs.list({ state, limit: DRAIN_PAGE, cursor });
+      for (const j of page.jobs) {
+        if (dueBefore !== undefined && j.dueAtMs >= dueBefore) {
+          // Scheduled jobs come in due order: none after this one is taken either.
+          if (state === 'scheduled') return [...ids];
+          continue;
+        }
+        ids.add(j.id);
+        if (ids.size > max) return [...ids];
+      }
+      read += page.jobs.length;
+      if (read > DRAIN_READ_MAX) {
+        throw new HttpError(422, 'bulk_cap', `more than ${DRAIN_READ_MAX} due jobs to look through to count this drain: use the CLI (delayq drain)`);
+      }
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  return [...ids];
+}
+
 const STATE_ERRORS = [400, 404, 409];
 
 export function apiRoutes(ctx: ApiContext): Route[] {
@@ -326,20 +362,28 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     route<undefined, { dueBefore?: number; expect?: number }>({
       method: 'post',
       path: '/queues/:queue/drain',
-      summary: 'Removes every scheduled job (or those due before `dueBefore`); `expect` refuses when more are scheduled than confirmed',
+      summary: `Removes every scheduled job (or those due before \`dueBefore\`), at most ${ctx.maxBulk}; \`expect\` refuses when more would go than confirmed`,
       tag: 'queues',
       action: 'write',
       body: s.drainBody,
       response: s.countResult,
-      errors: [400, 409],
+      errors: [400, 409, 422],
       async handler({ queue, body }) {
-        if (body.expect !== undefined) {
-          const { scheduled } = await queue.stats();
-          if (scheduled > body.expect && body.dueBefore === undefined) {
-            throw new HttpError(409, 'changed', `${scheduled} jobs are scheduled now, more than the ${body.expect} confirmed: look again and confirm`);
-          }
+        // The jobs are counted, checked against the cap and the confirmation, and then exactly
+        // those are cancelled: a job added in between is not taken, so the count confirmed
+        // bounds what is removed whatever `dueBefore` says.
+        const ids = await drainIds(queue, body.dueBefore, ctx.maxBulk);
+        if (ids.length > ctx.maxBulk) {
+          throw new HttpError(
+            422,
+            'bulk_cap',
+            `more than ${ctx.maxBulk} jobs would be drained: the dashboard acts on at most ${ctx.maxBulk} at once (use the CLI for more)`,
+          );
         }
-        return { count: (await queue.drain({ dueBefore: body.dueBefore })).removed };
+        if (body.expect !== undefined && ids.length > body.expect) {
+          throw new HttpError(409, 'changed', `${ids.length} jobs would be drained now, more than the ${body.expect} confirmed: look again and confirm`);
+        }
+        return { count: ids.length === 0 ? 0 : (await queue.cancelMany(ids)).cancelled };
       },
       audit: (r, { body }) => ({
         target: body.dueBefore === undefined ? 'all scheduled' : `due before ${new Date(body.dueBefore).toISOString()}`,

@@ -299,6 +299,47 @@ for (const backend of backends) {
       assert.deepEqual([resharded.body.shards, resharded.body.drainingShards], [2, 1]);
     });
 
+    test('drain with dueBefore counts exactly what it would take (ready jobs too) and is held to the confirmed expect (409, nothing removed)', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      const now = Date.now();
+      for (let i = 0; i < 2; i++) await q.add({ i }, { id: `ready-${i}`, runAt: now - 60_000 + i });
+      for (let i = 0; i < 3; i++) await q.add({ i }, { id: `soon-${i}`, delay: 60_000 + i * 1000 });
+      const late = await q.add({ late: true }, { id: 'late', delay: 3_600_000 });
+      const dueBefore = late.dueAtMs - 60_000;
+      for (const expect of [0, 1, 4]) {
+        const refused = await api.post(`/api/queues/${name}/drain`, { dueBefore, expect });
+        assert.equal(refused.status, 409, `expect ${expect}: ${JSON.stringify(refused.body)}`);
+        assert.match(refused.body.error.message, /^5 jobs/);
+      }
+      assert.equal((await q.stats()).scheduled, 6, 'nothing was removed');
+      const drained = await api.post(`/api/queues/${name}/drain`, { dueBefore, expect: 5 });
+      assert.equal(drained.status, 200, JSON.stringify(drained.body));
+      assert.equal(drained.body.count, 5);
+      assert.deepEqual(
+        (await api.get(`/api/queues/${name}/jobs?state=scheduled`)).body.jobs.map((j: { id: string }) => j.id),
+        ['late'],
+      );
+      assert.equal((await q.stats()).scheduled, 1);
+    });
+
+    test('drain is held to maxBulk like every bulk action (422, nothing removed), with or without dueBefore', async () => {
+      const { api, name, q } = setUp({ maxBulk: 3 });
+      await api.session();
+      const added = [];
+      for (let i = 0; i < 8; i++) added.push(await q.add({ i }, { id: `j${i}`, delay: 60_000 + i * 1000 }));
+      for (const body of [{}, { expect: 8 }, { dueBefore: added[3]!.dueAtMs + 1 }, { dueBefore: added[3]!.dueAtMs + 1, expect: 100 }]) {
+        const r = await api.post(`/api/queues/${name}/drain`, body);
+        assert.equal(r.status, 422, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+        assert.match(r.body.error.message, /at most 3/);
+      }
+      assert.equal((await q.stats()).scheduled, 8, 'nothing was removed');
+      const three = await api.post(`/api/queues/${name}/drain`, { dueBefore: added[2]!.dueAtMs + 1, expect: 3 });
+      assert.equal(three.status, 200, JSON.stringify(three.body));
+      assert.equal(three.body.count, 3);
+      assert.equal((await q.stats()).scheduled, 5);
+    });
+
     test('every job route answers 404 for a job that is not there, and 409 for one in the wrong state', async () => {
       const { api, name, q } = setUp();
       await api.session();

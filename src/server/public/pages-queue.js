@@ -97,8 +97,13 @@ export function queuePage(main, route) {
         button('Drain…', drain, {
           icon: 'trash',
           tone: 'danger',
-          disabled: stats.scheduled === 0,
-          title: stats.scheduled === 0 ? 'Nothing is scheduled' : 'Remove every scheduled job',
+          disabled: stats.scheduled === 0 || stats.scheduled > session.maxBulk,
+          title:
+            stats.scheduled === 0
+              ? 'Nothing is scheduled'
+              : stats.scheduled > session.maxBulk
+                ? `More than ${num(session.maxBulk)} jobs are scheduled: drain from the CLI (delayq drain)`
+                : 'Remove every scheduled job',
         }),
       );
     }
