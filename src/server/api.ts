@@ -12,8 +12,6 @@ import { HttpError, route, type Route } from './route.js';
 import * as s from './schemas.js';
 
 export interface ApiContext {
-  /** The queue of a path, opened once and shared (404 when the dashboard does not show it). */
-  queue(name: string): Queue<unknown>;
   sampler: Sampler;
   /** Most jobs one bulk action may touch. */
   maxBulk: number;
@@ -247,9 +245,10 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     route<undefined, typeof s.addBody._zod.output>({
       method: 'post',
       path: '/queues/:queue/jobs',
-      summary: 'Adds a job (the options of queue.add)',
+      summary: 'Adds a job (the options of queue.add); the first job of a queue creates it',
       tag: 'jobs',
       action: 'write',
+      createsQueue: true,
       body: s.addBody,
       response: s.addResult,
       errors: [400],

@@ -9,7 +9,7 @@ import { DelayqError, ConnectionError, ValidationError } from '../errors.js';
 import { logSafely, type Logger } from '../logger.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
 import { parseQueueName, parseValue, type ConnectionOptions } from '../options.js';
-import { Queue } from '../queue.js';
+import type { Queue } from '../queue.js';
 import { openStore } from '../store/open-store.js';
 import { VERSION } from '../version.js';
 import { apiRoutes } from './api.js';
@@ -17,6 +17,7 @@ import { loadAssets } from './assets.js';
 import { Sampler } from './history.js';
 import { liveStreams } from './live.js';
 import { openApiDocument } from './openapi.js';
+import { QueueDirectory } from './queue-directory.js';
 import { HttpError, type Route } from './route.js';
 import { loginBody } from './schemas.js';
 import { Refusal, SECURITY_HEADERS, Security, type AuthorizeHook } from './security.js';
@@ -65,6 +66,8 @@ export interface DashboardTuning {
   maxWaitingTries?: number;
   /** Most addresses with wrong tries pending kept apart. @default 10000 */
   guessingClients?: number;
+  /** Queue objects kept open. @default 1000 */
+  queueCache?: number;
 }
 
 export interface AuditLine {
@@ -91,6 +94,8 @@ export interface Dashboard {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** Queue objects kept open (a few KB each); see queue-directory.ts. */
+const QUEUE_CACHE = 1000;
 
 function errorJson(c: Context, status: number, code: string, message: string, field?: string): Response {
   return c.json({ error: field === undefined ? { code, message } : { code, message, field } }, status as 400);
@@ -119,20 +124,14 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   });
   const logger: Logger | undefined = opts.logger;
   const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
-  const queues = new Map<string, Queue<unknown>>();
-  const queue = (name: string): Queue<unknown> => {
-    const n = parseQueueName(name);
-    if (allowed && !allowed.includes(n)) throw new HttpError(404, 'not_found', `no queue ${n} here`);
-    const open = queues.get(n) ?? new Queue<unknown>(n, { store });
-    queues.set(n, open);
-    return open;
-  };
-  const names = async (): Promise<string[]> => allowed ?? (await store.queues());
-  const sampler = new Sampler(names, (n) => queue(n).stats(), opts.sampleMs ?? 2000);
-  const routes = apiRoutes({ queue, sampler, maxBulk, redact: opts.redact });
+  const directory = new QueueDirectory(store, allowed, tuning.queueCache ?? QUEUE_CACHE);
+  const names = () => directory.names();
+  const sampler = new Sampler(names, (n) => store.stats(n, 60_000), opts.sampleMs ?? 2000);
+  const routes = apiRoutes({ sampler, maxBulk, redact: opts.redact });
   const assets = loadAssets();
   const live = liveStreams(sampler, allowed);
   let metrics: Promise<DelayqMetrics | undefined> | undefined;
+  const observed = new WeakSet<Queue<unknown>>();
 
   const audit = (line: AuditLine) => {
     if (logger) logSafely(logger, 'info', line, `delayq dashboard: ${line.action}`);
@@ -200,11 +199,14 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
         security.checkCsrf(c, viaBearer);
       }
       const params = c.req.param() as Record<string, string>;
-      const q = params.queue === undefined ? (undefined as unknown as Queue<unknown>) : queue(params.queue);
+      // Bad input is named before the queue is looked up; a queue that does not exist is a 404
+      // before anything is read or written for it.
       const query = r.query ? parseValue(r.query, c.req.query(), 'query') : undefined;
       const body = r.body ? parseValue(r.body, await readJson(c), 'body') : undefined;
+      const q = params.queue === undefined ? (undefined as unknown as Queue<unknown>) : await directory.find(params.queue, { create: r.createsQueue });
       const input = { c, queue: q, params, query, body };
       const result = await r.handler(input);
+      if (r.createsQueue && q) directory.created(q.name);
       if (r.action === 'write') {
         const facts = r.audit?.(result, input) ?? {};
         audit({
@@ -224,7 +226,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   app.get('/api/live', async (c) => {
     await security.authorize(c, 'read');
     const name = c.req.query('queue');
-    return live(c, name === undefined ? undefined : queue(name));
+    return live(c, name === undefined ? undefined : await directory.find(name));
   });
 
   app.get('/openapi.json', async (c) => {
@@ -241,7 +243,15 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
     );
     const m = await metrics;
     if (!m) throw new HttpError(503, 'unavailable', 'install prom-client to serve metrics');
-    for (const n of await names()) m.observeQueue(queue(n));
+    // Each Queue object is observed once (observing adds a listener to it); the registry's
+    // names only, so a request cannot add a series.
+    for (const n of await names()) {
+      const q = directory.open(n);
+      if (!observed.has(q)) {
+        observed.add(q);
+        m.observeQueue(q);
+      }
+    }
     return c.body(await m.registry.metrics(), 200, { 'content-type': m.registry.contentType });
   });
 
@@ -261,7 +271,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
     fetch: (request, env) => app.fetch(request, env),
     async close() {
       sampler.stop();
-      for (const q of queues.values()) await q.close();
+      await directory.close();
       if (owned) await store.close();
     },
   };

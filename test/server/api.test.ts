@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { listQueues, MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
 import { createDashboard, type AuditLine, type Dashboard, type DashboardOptions } from '../../src/server/dashboard.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -338,6 +338,55 @@ for (const backend of backends) {
       assert.equal(three.status, 200, JSON.stringify(three.body));
       assert.equal(three.body.count, 3);
       assert.equal((await q.stats()).scheduled, 5);
+    });
+
+    test('a queue that does not exist answers 404 on every route that names it and nothing is written for it; adding a job through the API creates it', async () => {
+      const { api } = setUp();
+      await api.session();
+      const ghost = uniqueName('ghost');
+      for (const [method, path, body] of [
+        ['GET', '', undefined],
+        ['GET', '/jobs?state=scheduled', undefined],
+        ['GET', '/search?text=x', undefined],
+        ['GET', '/timeline', undefined],
+        ['GET', '/shards', undefined],
+        ['GET', '/workers', undefined],
+        ['GET', '/schedules', undefined],
+        ['GET', '/jobs/some-id', undefined],
+        ['POST', '/pause', undefined],
+        ['POST', '/resume', undefined],
+        ['POST', '/drain', {}],
+        ['POST', '/dead/purge', { all: true }],
+        ['POST', '/schedules/nightly', { every: 60_000 }],
+        ['POST', '/jobs/some-id/cancel', undefined],
+      ] as const) {
+        const r = await api.call(method, `/api/queues/${ghost}${path}`, { body });
+        assert.equal(r.status, 404, `${method} ${path}: ${JSON.stringify(r.body)}`);
+        assert.match(r.body.error.message, new RegExp(`no queue ${ghost}`));
+      }
+      assert.equal((await api.get(`/api/live?queue=${ghost}`)).status, 404);
+      assert.ok(!(await listQueues(backend.options())).some((x) => x.name === ghost), 'not registered');
+      if (backend.name === 'redis') {
+        const client = redis!.client();
+        assert.deepEqual(await client.keys(`*${ghost}*`), [], 'no key written');
+      }
+      const added = await api.post(`/api/queues/${ghost}/jobs`, { data: { first: true }, opts: { id: 'first' } });
+      assert.equal(added.status, 200, JSON.stringify(added.body));
+      const now = await api.get(`/api/queues/${ghost}`);
+      assert.equal(now.status, 200, 'the queue exists at once');
+      assert.equal(now.body.stats.scheduled, 1);
+      track(new Queue(ghost, backend.options()));
+    });
+
+    test('a queue obliterated by another process answers 404 within seconds', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      await q.add({ x: 1 });
+      assert.equal((await api.get(`/api/queues/${name}`)).status, 200);
+      await q.obliterate({ force: true });
+      await until(async () => (await api.get(`/api/queues/${name}`)).status === 404, 'the obliterated queue to answer 404', 5000);
+      assert.equal((await api.post(`/api/queues/${name}/pause`)).status, 404, 'no Pause button for a queue that is gone');
+      assert.equal((await q.stats()).paused, false);
     });
 
     test('every job route answers 404 for a job that is not there, and 409 for one in the wrong state', async () => {

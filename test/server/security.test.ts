@@ -46,6 +46,7 @@ describe('writes from another site', () => {
 
   test('a write without the CSRF token, or with a forged one, is refused', async () => {
     const { api, name, q } = setUp();
+    await q.add({ x: 1 });
     const before = await api.post(`/api/queues/${name}/pause`);
     assert.equal(before.status, 403, 'no session yet, no token');
     assert.equal(before.body.error.code, 'csrf');
@@ -138,13 +139,14 @@ describe('who may read and write', () => {
   });
 
   test('an authorize hook tells reads from writes and names the user in the audit log', async () => {
-    const { api, name, audit } = setUp({
+    const { api, name, audit, q } = setUp({
       authorize: (req, action) => {
         const user = req.headers.get('x-user');
         if (user === 'ops') return 'ops@example.com';
         return user === 'viewer' && action === 'read';
       },
     });
+    await q.add({ x: 1 });
     const viewer = { 'x-user': 'viewer' };
     const ops = { 'x-user': 'ops' };
     assert.equal((await api.get('/api/queues')).status, 401, 'nobody');
