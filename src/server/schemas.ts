@@ -4,17 +4,34 @@
  * and the OpenAPI document is generated from them (openapi.ts).
  */
 import * as z from 'zod';
-import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
+import { addOptionsSchema, idSchema, MAX_ID_LENGTH, rescheduleOptionsSchema } from '../options.js';
 import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../queue.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_STATES } from '../types.js';
 
 const wholeQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * The longest listing cursor the library takes back (inspect/cursor.ts): base64url of the state
+ * and the place in the listing, which on a sharded queue is a place per shard, so 256 shards
+ * with long ids make cursors tens of KB long.
+ */
+export const LIST_CURSOR_MAX = 65_536;
+/**
+ * The longest search cursor the library can hand out (inspect/search-scan.ts): a scan cursor
+ * (up to 20 digits, and `.<shard>` of up to 3 on a sharded queue), then `~` and the base64url of
+ * the last id read, an id being at most MAX_ID_LENGTH characters of up to 4 bytes each.
+ */
+export const SEARCH_CURSOR_MAX = 20 + 4 + 1 + Math.ceil((MAX_ID_LENGTH * 4 * 4) / 3);
+
+/** A cursor as the API takes it: what the library hands out, bounded; the library checks the rest. */
+const cursorQuery = (max: number, chars: RegExp) =>
+  z.string().min(1).max(max).regex(chars, 'is not a cursor: pass back the cursor the previous page returned').optional();
+
 export const jobsQuery = z.strictObject({
   state: z.enum(LIST_STATES as [string, ...string[]]),
   limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
-  cursor: z.string().max(2000).optional(),
+  cursor: cursorQuery(LIST_CURSOR_MAX, /^[A-Za-z0-9_-]+$/),
 });
 
 export const searchQuery = z.strictObject({
@@ -24,7 +41,7 @@ export const searchQuery = z.strictObject({
   equals: z.string().max(1000).optional(),
   limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
   budget: wholeQuery(1, SEARCH_BUDGET_MAX).optional(),
-  cursor: z.string().max(40).optional(),
+  cursor: cursorQuery(SEARCH_CURSOR_MAX, /^[0-9.]+(~[A-Za-z0-9_-]+)?$/),
 });
 
 export const timelineQuery = z.strictObject({

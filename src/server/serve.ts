@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { createDashboard, type Dashboard, type DashboardOptions, type DashboardTuning } from './dashboard.js';
+import { LIST_CURSOR_MAX } from './schemas.js';
 import { isLoopbackHost } from './security.js';
 
 export interface ServeOptions extends DashboardOptions {
@@ -33,7 +34,10 @@ export async function serveDashboard(opts: ServeOptions = {}, tuning: DashboardT
     );
   }
   const dashboard = createDashboard(opts, tuning);
-  const server = createAdaptorServer({ fetch: dashboard.fetch });
+  // A listing cursor of a queue with many shards is long (up to LIST_CURSOR_MAX characters in
+  // the query string); Node's default of 16 KiB for the request line and headers would refuse
+  // it with 431 before the dashboard saw it.
+  const server = createAdaptorServer({ fetch: dashboard.fetch, serverOptions: { maxHeaderSize: LIST_CURSOR_MAX + 16 * 1024 } });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
