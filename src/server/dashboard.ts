@@ -43,8 +43,13 @@ export interface DashboardOptions extends ConnectionOptions {
   maxBulk?: number;
   /** How often the counts are sampled for the charts and the live stream. @default 2000 */
   sampleMs?: number;
-  /** Serve Prometheus metrics at /metrics (needs prom-client). @default true */
-  metrics?: boolean;
+  /**
+   * Serve Prometheus metrics at /metrics (needs prom-client): true, false, or options.
+   * `perShard` adds the per-shard series of sharded queues (`delayq_shard_jobs`,
+   * `delayq_shard_oldest_ready_age_seconds`; one stats call per shard per scrape, cached 1 s).
+   * @default true (with perShard)
+   */
+  metrics?: boolean | { perShard?: boolean };
   /**
    * Tells clients apart for the cost of a wrong token (each address waits a second per wrong
    * try, one try at a time). By default the TCP peer's address; behind a reverse proxy every
@@ -237,8 +242,9 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   app.get('/metrics', async (c) => {
     await security.authorize(c, 'read');
     if (opts.metrics === false) throw new HttpError(404, 'not_found', 'metrics are off');
+    const perShard = typeof opts.metrics === 'object' ? opts.metrics.perShard !== false : true;
     metrics ??= import('prom-client').then(
-      async (prom) => DelayqMetrics.create({ registry: new prom.Registry() }),
+      async (prom) => DelayqMetrics.create({ registry: new prom.Registry(), perShard }),
       () => undefined,
     );
     const m = await metrics;

@@ -480,6 +480,52 @@ for (const backend of backends) {
       assert.equal(byError.body.count, 2);
     });
 
+    test('/metrics has the per-shard series by default (metrics: { perShard: false } leaves them off), and scraping again adds no listener', async () => {
+      const name = uniqueName('metric');
+      const q = track(new Queue(name, { ...backend.options(), shards: 3 }));
+      for (let i = 0; i < 9; i++) await q.add({ i }, { id: `m${i}`, delay: 60_000 });
+      const on = new ApiClient(track(createDashboard({ ...backend.options(), sampleMs: 60_000 })));
+      const warnings: Error[] = [];
+      const onWarning = (w: Error) => warnings.push(w);
+      process.on('warning', onWarning);
+      let text = '';
+      try {
+        for (let i = 0; i < 15; i++) {
+          const r = await on.get('/metrics');
+          assert.equal(r.status, 200);
+          text = r.body;
+        }
+        // A warning is emitted on the next turn of the event loop.
+        await new Promise((resolve) => setImmediate(resolve));
+      } finally {
+        process.off('warning', onWarning);
+      }
+      assert.deepEqual(
+        warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+        [],
+      );
+      const shardJobs = [...text.matchAll(new RegExp(`delayq_shard_jobs\\{queue="${name}",shard="([^"]+)",state="scheduled"\\} (\\d+)`, 'g'))];
+      // The three shards, and the queue's own keys (role 'home': schedules, workers).
+      assert.equal(
+        shardJobs.length,
+        4,
+        text
+          .split('\n')
+          .filter((l) => l.includes('shard'))
+          .join('\n'),
+      );
+      assert.equal(
+        shardJobs.reduce((n, m) => n + Number(m[2]), 0),
+        9,
+      );
+      assert.match(text, new RegExp(`delayq_shard_oldest_ready_age_seconds\\{queue="${name}",shard="${name}#\\d+"\\}`));
+      const off = new ApiClient(track(createDashboard({ ...backend.options(), sampleMs: 60_000, metrics: { perShard: false } })));
+      const plain = await off.get('/metrics');
+      assert.equal(plain.status, 200);
+      assert.match(plain.body, new RegExp(`delayq_jobs\\{queue="${name}",state="scheduled"\\} 9`));
+      assert.doesNotMatch(plain.body, /delayq_shard_jobs\{/);
+    });
+
     test('the queue list, the OpenAPI document and the metrics', async () => {
       const { api, name, q } = setUp();
       await q.add({ x: 1 });
