@@ -420,7 +420,12 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       tag: 'schedules',
       action: 'read',
       response: s.scheduleInfo.array(),
-      handler: ({ queue }) => queue.schedules.list(),
+      async handler({ queue }) {
+        const list = await queue.schedules.list();
+        // A schedule's data is the payload of every job it adds: hidden alike, under the id
+        // prefix of those jobs.
+        return ctx.redact ? list.map((x) => ({ ...x, data: ctx.redact!(x.data, { queue: queue.name, id: `schedule:${x.name}` }) })) : list;
+      },
     }),
     route<undefined, typeof s.scheduleBody._zod.output>({
       method: 'post',

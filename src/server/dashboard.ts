@@ -37,7 +37,10 @@ export interface DashboardOptions extends ConnectionOptions {
   allowedOrigins?: string[];
   /** Where the dashboard is mounted in the host app, e.g. '/admin/queues'. @default '' */
   basePath?: string;
-  /** Hides payload fields before any page or API answer shows them (search then matches ids only). */
+  /**
+   * Hides payload fields before any page or API answer shows them (a schedule's data too, with
+   * id `schedule:<name>`). While it is set, search matches ids only and payload filters are refused.
+   */
   redact?: (data: unknown, job: { queue: string; id: string }) => unknown;
   /** Most jobs one bulk action may touch. @default 1000 */
   maxBulk?: number;

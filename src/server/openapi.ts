@@ -50,6 +50,8 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
       responses,
       'x-delayq-action': r.action,
     };
+    // Every other route answers 404 for a queue that does not exist.
+    if (r.createsQueue) op['x-delayq-creates-queue'] = true;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body) } } };
     if (r.action === 'write') op.description = 'Needs the X-CSRF-Token header (from GET /api/session) unless sent with a bearer token.';
     paths[path] = { ...paths[path], [r.method]: op };
