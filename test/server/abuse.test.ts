@@ -62,7 +62,23 @@ interface Ask {
   rawBody?: string;
 }
 
-function ask(dash: Dashboard, method: string, path: string, opts: Ask = {}): Promise<{ status: number; text: string; json: any }> {
+/** An operation of the OpenAPI document, as far as this suite reads it. */
+interface Operation {
+  parameters?: { name: string; in: string; required: boolean; schema: { enum?: string[] } }[];
+  requestBody?: unknown;
+  'x-delayq-action': 'read' | 'write';
+  'x-delayq-creates-queue'?: boolean;
+}
+
+/** An answer's JSON, as far as this suite reads it. */
+interface Body {
+  error: { code: string; message: string; field?: string };
+  canWrite?: boolean;
+  csrfToken?: string;
+  paths?: Record<string, Record<string, Operation>>;
+}
+
+function ask(dash: Dashboard, method: string, path: string, opts: Ask = {}): Promise<{ status: number; text: string; json: Body }> {
   const headers: Record<string, string> = { host: '127.0.0.1:8787', 'sec-fetch-site': 'same-origin' };
   if (method !== 'GET') headers.origin = ORIGIN;
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
@@ -70,11 +86,11 @@ function ask(dash: Dashboard, method: string, path: string, opts: Ask = {}): Pro
   Object.assign(headers, opts.headers);
   return Promise.resolve(dash.fetch(new Request(`${ORIGIN}${path}`, { method: method.toUpperCase(), headers, body }))).then(async (res) => {
     const text = await res.text();
-    let json: unknown;
+    let json = undefined as unknown as Body;
     try {
       json = JSON.parse(text);
     } catch {
-      json = undefined;
+      // not JSON (metrics, pages): `text` is the answer
     }
     return { status: res.status, text, json };
   });
@@ -148,9 +164,9 @@ for (const backend of serverBackends()) {
     before(async () => {
       const doc = await ask(secured(), 'GET', '/openapi.json', { headers: bearer });
       assert.equal(doc.status, 200);
-      for (const [template, ops] of Object.entries(doc.json.paths as Record<string, Record<string, any>>)) {
+      for (const [template, ops] of Object.entries(doc.json.paths!)) {
         for (const [method, op] of Object.entries(ops)) {
-          const params = (op.parameters ?? []) as { name: string; in: string; required: boolean; schema: { enum?: string[] } }[];
+          const params = op.parameters ?? [];
           const queryParams = params.filter((p) => p.in === 'query');
           const query: Record<string, string> = {};
           for (const p of queryParams) if (p.required) query[p.name] = p.schema.enum?.[0] ?? 'x';
@@ -231,7 +247,7 @@ for (const backend of serverBackends()) {
       const csrf = await ask(viewer, 'GET', '/api/session');
       assert.equal(csrf.status, 200);
       assert.equal(csrf.json.canWrite, false);
-      const cookie = csrf.json.csrfToken as string;
+      const cookie = csrf.json.csrfToken!;
       for (const r of routes) {
         const path = withQuery(fill(r.template, { queue: name }), r.query);
         const body = BODIES[`${r.method} ${r.template}`];
@@ -323,7 +339,7 @@ for (const backend of serverBackends()) {
         for (const cursor of ['forged!', Buffer.from('{"not":"a cursor"}').toString('base64url'), '7~!!', 'A'.repeat(70_000)]) {
           const a = await ask(dash, r.method, withQuery(fill(r.template, { queue: name }), { ...r.query, cursor }), { headers: bearer });
           assert.equal(a.status, 400, `${r.template} cursor ${cursor.slice(0, 20)}: ${a.text.slice(0, 200)}`);
-          assert.match(a.json.error.field, /cursor/);
+          assert.match(a.json.error.field ?? '', /cursor/);
         }
       }
       const ghost = uniqueName('typo');
