@@ -164,11 +164,17 @@ export class Security {
     }
     const cookie = getCookie(c, SESSION_COOKIE);
     if (!cookie) throw new Refusal(401, 'unauthorized', 'sign in with the dashboard token (or send Authorization: Bearer <token>)');
+    // A cookie that does not pass is cleared with the answer: one signed before a restart (with a
+    // random secret) costs an open page one wrong try, not one per call.
     if (!(await this.#checkPresented(c, () => this.#verifySigned(cookie, 'session') !== undefined))) {
+      this.logout(c);
       throw new Refusal(401, 'unauthorized', 'the session cookie is not one this dashboard signed: sign in again');
     }
     // A cookie this dashboard signed that has run out: no guess, answered at once.
-    if (!(Number(this.#verifySigned(cookie, 'session')) > Date.now())) throw new Refusal(401, 'unauthorized', 'the session has ended: sign in again');
+    if (!(Number(this.#verifySigned(cookie, 'session')) > Date.now())) {
+      this.logout(c);
+      throw new Refusal(401, 'unauthorized', 'the session has ended: sign in again');
+    }
     return { user: 'session', viaBearer: false };
   }
 

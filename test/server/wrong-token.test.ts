@@ -104,6 +104,13 @@ describe('a wrong token costs the guesser time', () => {
       const r = await p;
       assert.equal(r.status, 401, how);
       assert.ok(r.ms >= delayMs - 10, `${how}: answered in ${Math.round(r.ms)} ms`);
+      // A session cookie this process did not sign (a forged one, or one from before a restart
+      // with a random secret) is cleared with the answer, so an open page pays once, not per call.
+      if (how === 'cookie')
+        assert.ok(
+          r.cookies.some((c) => /^dq_session=;/.test(c) && /Max-Age=0/i.test(c)),
+          r.cookies.join(' | '),
+        );
     }
     const none = await call(path, '127.0.0.10');
     assert.equal(none.status, 401);
