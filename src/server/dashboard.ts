@@ -179,6 +179,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
       user,
       csrfToken: security.csrfToken(c),
       maxBulk,
+      redacted: opts.redact !== undefined,
       queues: allowed,
     });
   });

@@ -206,6 +206,8 @@ export const session = z.object({
   user: z.string(),
   csrfToken: z.string(),
   maxBulk: z.number().int(),
+  /** Payloads are redacted: search matches ids only. */
+  redacted: z.boolean(),
   queues: z.array(z.string()).optional(),
 });
 

@@ -460,7 +460,7 @@ for (const backend of backends) {
 
     test('with redaction on, bulk actions refuse a payload filter (403), whatever else they carry; an error filter still works', async () => {
       const { api, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }), maxBulk: 3 });
-      await api.session();
+      assert.equal((await api.session()).body.redacted, true, 'the page learns that search goes by id only');
       await kill(q, ['p1', 'p2']);
       await q.setRetention({ completed: { count: 10 } });
       for (const [path, body] of [

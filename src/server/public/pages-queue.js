@@ -575,14 +575,15 @@ function searchForm(name, params) {
   const mode = h(
     'select',
     { name: 'mode', 'aria-label': 'Search by' },
-    h('option', { value: 'text', selected: !byPath }, 'Id or text'),
-    h('option', { value: 'path', selected: byPath }, 'Field ='),
+    h('option', { value: 'text', selected: !byPath }, session.redacted ? 'Id' : 'Id or text'),
+    session.redacted ? null : h('option', { value: 'path', selected: byPath }, 'Field ='),
   );
+  // With payloads redacted the server matches ids only (and refuses a field search): say so.
   const text = h('input', {
     type: 'search',
     name: 'text',
-    placeholder: 'Search id or payload…',
-    'aria-label': 'Id or payload text',
+    placeholder: session.redacted ? 'Search id…' : 'Search id or payload…',
+    'aria-label': session.redacted ? 'Id' : 'Id or payload text',
     value: params?.get('text') ?? '',
     hidden: byPath,
   });
