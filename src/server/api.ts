@@ -64,19 +64,20 @@ async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: B
   return ids;
 }
 
-/** Jobs a drain's count reads per listing page, and at most in all (due jobs it would leave included). */
+/** Jobs a drain's count reads per listing page. */
 const DRAIN_PAGE = 1000;
-const DRAIN_READ_MAX = 20_000;
+/** Most due jobs a drain's count reads past (ones due at or after `dueBefore`, which it leaves). */
+const DRAIN_PASS_MAX = 20_000;
 
 /**
  * The ids a drain takes: every scheduled job (due ones included), or those due before
  * `dueBefore`, read from the listings and stopping once more than `max` are found. The ready
- * listing is in hand-out order, so due jobs the drain would leave are read past too; a count
- * that would read more than DRAIN_READ_MAX jobs is refused (the CLI drains millions).
+ * listing is in hand-out order, not due order, so due jobs the drain would leave are read past;
+ * a count that would read past more than DRAIN_PASS_MAX is refused (the CLI drains millions).
  */
 async function drainIds(q: Queue<unknown>, dueBefore: number | undefined, max: number): Promise<string[]> {
   const ids = new Set<string>();
-  let read = 0;
+  let passed = 0;
   for (const state of ['ready', 'scheduled'] as const) {
     let cursor: string | undefined;
     do {
@@ -85,14 +86,13 @@ async function drainIds(q: Queue<unknown>, dueBefore: number | undefined, max: n
         if (dueBefore !== undefined && j.dueAtMs >= dueBefore) {
           // Scheduled jobs come in due order: none after this one is taken either.
           if (state === 'scheduled') return [...ids];
+          if (++passed > DRAIN_PASS_MAX) {
+            throw new HttpError(422, 'bulk_cap', `more than ${DRAIN_PASS_MAX} due jobs to look through to count this drain: use the CLI (delayq drain)`);
+          }
           continue;
         }
         ids.add(j.id);
         if (ids.size > max) return [...ids];
-      }
-      read += page.jobs.length;
-      if (read > DRAIN_READ_MAX) {
-        throw new HttpError(422, 'bulk_cap', `more than ${DRAIN_READ_MAX} due jobs to look through to count this drain: use the CLI (delayq drain)`);
       }
       cursor = page.cursor;
     } while (cursor);

@@ -340,6 +340,21 @@ for (const backend of backends) {
       assert.equal((await q.stats()).scheduled, 5);
     });
 
+    test('a drain whose count would read past more than 20,000 due jobs it leaves is refused (422); one over 20,000 jobs within maxBulk is not', async () => {
+      const { api, name, q } = setUp({ maxBulk: 30_000 });
+      await api.session();
+      const now = Date.now();
+      // Due jobs (the ready listing is in hand-out order), all due after the drain's bound.
+      await q.addBulk(Array.from({ length: 20_001 }, (_, i) => ({ data: i, opts: { id: `r${i}`, runAt: now - 60_000 } })));
+      const refused = await api.post(`/api/queues/${name}/drain`, { dueBefore: now - 120_000 });
+      assert.equal(refused.status, 422, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /delayq drain/);
+      const all = await api.post(`/api/queues/${name}/drain`, { expect: 20_001 });
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.equal(all.body.count, 20_001);
+      assert.equal((await q.stats()).scheduled, 0);
+    });
+
     test('a queue that does not exist answers 404 on every route that names it and nothing is written for it; adding a job through the API creates it', async () => {
       const { api } = setUp();
       await api.session();
