@@ -16,6 +16,15 @@ import { Queue } from '../queue.js';
 import type { Store } from '../store/store.js';
 import { HttpError } from './route.js';
 
+function isQueueName(name: string): boolean {
+  try {
+    parseQueueName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** How old a registry read may be for a name found in it (a queue obliterated elsewhere answers 404 after at most this). */
 const HIT_TTL_MS = 2000;
 
@@ -40,10 +49,14 @@ export class QueueDirectory {
     return this.#open.size;
   }
 
-  /** The names shown: the configured ones, or the registry's (read now). */
+  /**
+   * The names shown: the configured ones, or the registry's (read now). A registry entry that is
+   * no queue name (written by hand or by another client) is left out rather than break the
+   * overview, the samples and the metrics.
+   */
   async names(): Promise<string[]> {
     if (this.#allowed) return [...this.#allowed];
-    return [...(await this.#read(performance.now()))].sort();
+    return [...(await this.#read(performance.now()))].filter(isQueueName).sort();
   }
 
   /**

@@ -1,15 +1,17 @@
 /**
  * The dashboard's queue cache: bounded, least recently used out, and no room for a name a
- * request made up. On both stores.
+ * request made up; a registry entry that is no queue name breaks nothing. On both stores.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
+import { createDashboard } from '../../src/server/dashboard.js';
 import { QueueDirectory } from '../../src/server/queue-directory.js';
 import { HttpError } from '../../src/server/route.js';
 import { openStore } from '../../src/store/open-store.js';
 import { uniqueName } from '../helpers/names.js';
 import { serverBackends } from './backends.js';
+import { ApiClient } from './client.js';
 
 for (const backend of serverBackends()) {
   describe(`the dashboard's queue cache (${backend.name})`, () => {
@@ -37,6 +39,24 @@ for (const backend of serverBackends()) {
       await assert.rejects(dir.find('no spaces allowed'), /queue name/);
       await dir.close();
       assert.equal(dir.size, 0);
+    });
+
+    test('a registry entry that is no queue name is left out of the overview, the samples and the metrics', async () => {
+      const { store, owned } = openStore(backend.options());
+      if (owned) backend.track(store);
+      const good = uniqueName('good');
+      await backend.track(new Queue(good, backend.options())).add({ x: 1 });
+      await store.register('not a queue name!');
+      const dir = new QueueDirectory(store, undefined, 10);
+      const names = await dir.names();
+      assert.ok(names.includes(good));
+      assert.ok(!names.includes('not a queue name!'));
+      const api = new ApiClient(backend.track(createDashboard({ ...backend.options(), sampleMs: 60_000 })));
+      const queues = await api.get('/api/queues');
+      assert.equal(queues.status, 200, JSON.stringify(queues.body));
+      assert.ok(queues.body.some((x: { name: string }) => x.name === good));
+      const metrics = await api.get('/metrics');
+      assert.equal(metrics.status, 200, String(metrics.body).slice(0, 200));
     });
 
     test('with a configured list, only those names are shown, registered or not', async () => {
