@@ -90,7 +90,7 @@ describe('a wrong token costs the guesser time', () => {
   });
 
   test('every way a token is presented costs the same: a bearer header, another scheme, the sign-in form, a forged session cookie', async () => {
-    const delayMs = 150;
+    const delayMs = 300;
     const { url, name } = await serve({ wrongTokenDelayMs: delayMs });
     const path = `${url}/api/queues/${name}/jobs/j1`;
     const tries: [string, Promise<Reply>][] = [
@@ -121,7 +121,7 @@ describe('a wrong token costs the guesser time', () => {
   });
 
   test('parallel wrong sign-ins from one address are answered one at a time; a flood past the line is refused at once without a check (429), and the address gets in once its line is through', async () => {
-    const delayMs = 150;
+    const delayMs = 300;
     const { url } = await serve({ wrongTokenDelayMs: delayMs, maxWaitingTries: 5 });
     const login = (token: string) => call(`${url}/api/login`, '127.0.0.12', { method: 'POST', body: { token }, headers: { origin: url } });
     const t0 = performance.now();
