@@ -51,6 +51,18 @@ export function clientKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
+/**
+ * The client address a reverse proxy put in a header (`x-real-ip`, or `x-forwarded-for`, of
+ * which the last entry is the one the nearest proxy added; the ones before it came from the
+ * client and could be anything).
+ */
+export function addressFromHeader(name: string): (request: Request) => string | undefined {
+  return (request) => {
+    const value = request.headers.get(name);
+    return value?.split(',').at(-1)?.trim() || undefined;
+  };
+}
+
 export class WrongTokenCost {
   readonly #opts: WrongTokenCostOptions;
   readonly #lines = new Map<string, Line>();

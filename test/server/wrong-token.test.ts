@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
+import { createDashboard, type Dashboard } from '../../src/server/dashboard.js';
 import { serveDashboard, type RunningDashboard } from '../../src/server/serve.js';
-import { clientKey, WrongTokenCost } from '../../src/server/wrong-token-cost.js';
+import { addressFromHeader, clientKey, WrongTokenCost } from '../../src/server/wrong-token-cost.js';
 import { uniqueName } from '../helpers/names.js';
 import { within } from '../helpers/wait.js';
 import { serverBackends } from './backends.js';
@@ -139,6 +140,51 @@ describe('a wrong token costs the guesser time', () => {
     const later = await login(TOKEN);
     assert.equal(later.status, 200);
     assert.ok(later.cookies.some((c) => c.startsWith('dq_session=')));
+  });
+});
+
+describe('clients behind a reverse proxy', () => {
+  test('with clientAddress, clients that share the peer address are told apart: a guesser does not hold up another client', async () => {
+    const delayMs = 300;
+    const name = uniqueName('proxy');
+    const q = redis!.track(new Queue(name, redis!.options()));
+    await q.add({ x: 1 }, { id: 'j1', delay: 60_000 });
+    const ask = (dash: Dashboard, ip: string, token: string) =>
+      within(
+        (async () => {
+          const t0 = performance.now();
+          const res = await dash.fetch(
+            new Request(`http://127.0.0.1/api/queues/${name}/jobs/j1`, { headers: { host: '127.0.0.1', 'x-real-ip': ip, authorization: `Bearer ${token}` } }),
+          );
+          return { status: res.status, ms: performance.now() - t0 };
+        })(),
+        10_000,
+        `a request as ${ip}`,
+      );
+    // In-process (no socket): without clientAddress every request is one client.
+    const shared = redis!.track(createDashboard({ ...redis!.options(), token: TOKEN }, { wrongTokenDelayMs: delayMs }));
+    const guess = ask(shared, '10.0.0.1', 'wrong-token-wrong-token');
+    const held = await ask(shared, '10.0.0.2', TOKEN);
+    assert.equal(held.status, 200);
+    assert.ok(held.ms >= delayMs - 10, `one line for all: the right token waited ${Math.round(held.ms)} ms`);
+    await guess;
+    const apart = redis!.track(
+      createDashboard({ ...redis!.options(), token: TOKEN, clientAddress: addressFromHeader('x-real-ip') }, { wrongTokenDelayMs: delayMs }),
+    );
+    const guess2 = ask(apart, '10.0.0.1', 'wrong-token-wrong-token');
+    const fast = await ask(apart, '10.0.0.2', TOKEN);
+    assert.equal(fast.status, 200);
+    assert.ok(fast.ms < delayMs, `the right token from another client took ${Math.round(fast.ms)} ms`);
+    assert.equal((await guess2).status, 401);
+  });
+
+  test('addressFromHeader takes the entry the nearest proxy added', () => {
+    const get = addressFromHeader('x-forwarded-for');
+    const req = (v?: string) => new Request('http://x/', { headers: v === undefined ? {} : { 'x-forwarded-for': v } });
+    assert.equal(get(req('1.2.3.4, 10.0.0.9')), '10.0.0.9', 'what the client wrote before it is not trusted');
+    assert.equal(get(req('10.0.0.9')), '10.0.0.9');
+    assert.equal(get(req('')), undefined);
+    assert.equal(get(req()), undefined);
   });
 });
 
