@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { serveDashboard } from '../../server/serve.js';
+import { addressFromHeader } from '../../server/wrong-token-cost.js';
 import { connectionOf, globals, numberOption, paint, withQueue } from '../context.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 
@@ -18,6 +19,10 @@ export function serveCommand(program: Command): void {
     .option('--token <secret>', 'require this bearer token / login (default: $DELAYQ_TOKEN)')
     .option('--base-path <path>', 'serve under this path, e.g. /delayq behind a proxy')
     .option('--max-bulk <n>', 'most jobs one bulk action may touch', '1000')
+    .option(
+      '--client-ip-header <name>',
+      "behind a reverse proxy: the header it sets to the client's address (e.g. x-real-ip), so a wrong token costs each client apart",
+    )
     .addHelpText(
       'after',
       `
@@ -44,6 +49,7 @@ Every write is audited: one JSON line on stderr (who, what, which queue, how man
           token: token === '' ? undefined : token,
           basePath: o.basePath as string | undefined,
           maxBulk: numberOption('--max-bulk', o.maxBulk as string)!,
+          clientAddress: o.clientIpHeader ? addressFromHeader(o.clientIpHeader as string) : undefined,
         });
       } catch (err) {
         if (err instanceof TypeError) throw new UsageError(err.message);
