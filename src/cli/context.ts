@@ -87,6 +87,15 @@ export function ms(n: number | undefined): string {
   return `${(n / 86_400_000).toFixed(1)} d`;
 }
 
+/**
+ * Jobs waiting for their time, not yet due: what "scheduled" means in every listing, page and
+ * line the CLI prints (`jobs ls --state scheduled`, the dashboard's tab). The library's
+ * `stats().scheduled` also counts the due ones (`ready`), so the displays take them out.
+ */
+export function notYetDue(s: { scheduled: number; ready: number }): number {
+  return s.scheduled - s.ready;
+}
+
 /** When the next job is due: "now" while jobs are due (with how long the oldest has been), else in how long. */
 export function nextDue(s: QueueStats): string {
   if (s.ready > 0) return `now (${s.ready} due, the oldest since ${ms(s.oldestDueAgeMs ?? 0)} ago)`;

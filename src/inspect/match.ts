@@ -7,6 +7,8 @@ import { ValidationError } from '../errors.js';
 export interface SearchQuery {
   /** Matches jobs whose id or data (as stored JSON text) contains this text. */
   text?: string;
+  /** With `text`: match ids only and never look at the data (for readers who may not see payloads). */
+  idsOnly?: boolean;
   /** With `equals`: a path into the data, like `customer.email` or `items[0].sku`. */
   path?: string;
   equals?: unknown;
@@ -47,8 +49,11 @@ export function matcher(q: SearchQuery): (id: string, data: string | undefined) 
   if (hasText) {
     if (typeof q.text !== 'string' || q.text === '') throw new ValidationError('text', 'must be a non-empty string');
     const text = q.text;
+    if (q.idsOnly !== undefined && typeof q.idsOnly !== 'boolean') throw new ValidationError('idsOnly', 'must be true or false');
+    if (q.idsOnly) return (id) => id.includes(text);
     return (id, data) => id.includes(text) || (data !== undefined && data.includes(text));
   }
+  if (q.idsOnly !== undefined) throw new ValidationError('idsOnly', 'goes with text, not with path');
   if (typeof q.path !== 'string') throw new ValidationError('path', 'must be a string like a.b[0].c');
   if (!('equals' in q)) throw new ValidationError('equals', 'is required with path');
   const steps = parsePath(q.path);

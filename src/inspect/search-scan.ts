@@ -19,6 +19,7 @@
  * base64url>`; '0' or none starts.
  */
 import { ValidationError } from '../errors.js';
+import { MAX_ID_LENGTH } from '../options.js';
 import type { Store } from '../store/store.js';
 
 /** Jobs read per scan step. */
@@ -26,8 +27,13 @@ const SCAN_STEP = 1000;
 /** A store cursor: an HSCAN cursor, with `.<shard>` on a sharded queue. */
 const STORE_CURSOR = /^\d{1,20}(\.\d{1,3})?$/;
 const STEP_COUNT = /^[1-9]\d{0,3}$/;
-/** base64url of an id of at most 256 characters (4 bytes each in UTF-8). */
-const ANCHOR = /^[A-Za-z0-9_-]{1,1366}$/;
+/** base64url of an id of at most MAX_ID_LENGTH characters (4 bytes each in UTF-8). */
+const ANCHOR_MAX = Math.ceil((MAX_ID_LENGTH * 4 * 4) / 3);
+const ANCHOR = new RegExp(`^[A-Za-z0-9_-]{1,${ANCHOR_MAX}}$`);
+/** The longest cursor a search hands out: two store cursors (20 digits and `.<shard>`), a count, an anchor, three `~`. */
+export const SEARCH_CURSOR_MAX = 2 * (20 + 4) + 4 + ANCHOR_MAX + 3;
+/** The characters of a search cursor, for a quick check at the edge (an HTTP query); parseCursor checks the rest. */
+export const SEARCH_CURSOR_CHARS = /^[0-9.]+(~[0-9]+~[0-9.]+~[A-Za-z0-9_-]+)?$/;
 
 export interface SearchScan {
   ids: string[];

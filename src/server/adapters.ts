@@ -15,9 +15,9 @@ import type { Dashboard } from './dashboard.js';
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** A `(req, res)` listener for `http.createServer`. */
+/** A `(req, res)` listener for `http.createServer`. The Node request goes along, for the client's address. */
 export function nodeHandler(dashboard: Dashboard): NodeHandler {
-  const listener = getRequestListener((request) => dashboard.fetch(request));
+  const listener = getRequestListener((request, env) => dashboard.fetch(request, env));
   return (req, res) => void listener(req, res);
 }
 

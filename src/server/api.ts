@@ -12,8 +12,6 @@ import { HttpError, route, type Route } from './route.js';
 import * as s from './schemas.js';
 
 export interface ApiContext {
-  /** The queue of a path, opened once and shared (404 when the dashboard does not show it). */
-  queue(name: string): Queue<unknown>;
   sampler: Sampler;
   /** Most jobs one bulk action may touch. */
   maxBulk: number;
@@ -47,8 +45,14 @@ type BulkTarget = { ids: string[] } | { all: true; expect?: number } | { errorCo
  * is for handfuls; the CLI does millions) and more than the person confirmed. `all` is the
  * empty filter; matching is the library's (idsMatching), on the data as stored.
  */
-async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, maxBulk: number): Promise<string[]> {
+async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: BulkTarget, ctx: ApiContext): Promise<string[]> {
+  const maxBulk = ctx.maxBulk;
   if ('ids' in target) return target.ids;
+  // How many jobs a payload filter matches (a 409 against `expect`, a 422 over the cap, or the
+  // count done) tells whether a hidden field holds a guess: refused while payloads are redacted.
+  if (ctx.redact && 'dataContains' in target && target.dataContains !== undefined) {
+    throw new HttpError(403, 'redacted', 'payloads are redacted: a bulk action cannot filter by payload', 'dataContains');
+  }
   const filter = 'all' in target ? {} : { errorContains: target.errorContains, dataContains: target.dataContains };
   const ids = await idsMatching(q.store, q.name, state, filter, maxBulk);
   if (ids.length > maxBulk) {
@@ -58,6 +62,42 @@ async function bulkIds(q: Queue<unknown>, state: 'dead' | 'completed', target: B
     throw new HttpError(409, 'changed', `${ids.length} jobs match now, more than the ${target.expect} confirmed: look again and confirm`);
   }
   return ids;
+}
+
+/** Jobs a drain's count reads per listing page. */
+const DRAIN_PAGE = 1000;
+/** Most due jobs a drain's count reads past (ones due at or after `dueBefore`, which it leaves). */
+const DRAIN_PASS_MAX = 20_000;
+
+/**
+ * The ids a drain takes: every scheduled job (due ones included), or those due before
+ * `dueBefore`, read from the listings and stopping once more than `max` are found. The ready
+ * listing is in hand-out order, not due order, so due jobs the drain would leave are read past;
+ * a count that would read past more than DRAIN_PASS_MAX is refused (the CLI drains millions).
+ */
+async function drainIds(q: Queue<unknown>, dueBefore: number | undefined, max: number): Promise<string[]> {
+  const ids = new Set<string>();
+  let passed = 0;
+  for (const state of ['ready', 'scheduled'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await q.jobs.list({ state, limit: DRAIN_PAGE, cursor });
+      for (const j of page.jobs) {
+        if (dueBefore !== undefined && j.dueAtMs >= dueBefore) {
+          // Scheduled jobs come in due order: none after this one is taken either.
+          if (state === 'scheduled') return [...ids];
+          if (++passed > DRAIN_PASS_MAX) {
+            throw new HttpError(422, 'bulk_cap', `more than ${DRAIN_PASS_MAX} due jobs to look through to count this drain: use the CLI (delayq drain)`);
+          }
+          continue;
+        }
+        ids.add(j.id);
+        if (ids.size > max) return [...ids];
+      }
+      cursor = page.cursor;
+    } while (cursor);
+  }
+  return [...ids];
 }
 
 const STATE_ERRORS = [400, 404, 409];
@@ -79,9 +119,9 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       action: 'write',
       body: s.bulkBody(ctx.maxBulk),
       response: s.countResult,
-      errors: [400, 409, 422],
+      errors: [400, 403, 409, 422],
       async handler({ queue, body }) {
-        const ids = await bulkIds(queue, set, body, ctx.maxBulk);
+        const ids = await bulkIds(queue, set, body, ctx);
         return { count: ids.length === 0 ? 0 : await act(queue, ids) };
       },
       audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
@@ -174,18 +214,18 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       response: s.searchResult,
       errors: [400, 403],
       async handler({ queue, query }) {
-        // A search matches the payload as stored: with redaction on, it would let a reader
-        // probe hidden fields one guess at a time, so only ids are searched then.
-        if (ctx.redact && (query.path !== undefined || query.text === undefined)) {
+        // A search that looked at payloads would let a reader of a redacted dashboard probe a
+        // hidden field one guess at a time (by what matched, but also by how far the scan got
+        // and where its cursor points), so with redaction on the scan matches ids only.
+        if (ctx.redact && (query.path !== undefined || query.equals !== undefined || query.text === undefined)) {
           throw new HttpError(403, 'redacted', 'payloads are redacted: search by id only', 'path');
         }
         const base = { limit: query.limit, budget: query.budget, cursor: query.cursor };
         const found =
           query.path !== undefined || query.equals !== undefined
             ? await queue.jobs.search({ ...base, path: query.path, equals: query.equals === undefined ? undefined : parseEquals(query.equals) })
-            : await queue.jobs.search({ ...base, text: query.text });
-        const jobs = ctx.redact ? found.jobs.filter((j) => j.id.includes(query.text!)) : found.jobs;
-        return { ...found, jobs: jobs.map((j) => show(queue, ctx, j)) };
+            : await queue.jobs.search({ ...base, text: query.text, idsOnly: ctx.redact !== undefined });
+        return { ...found, jobs: found.jobs.map((j) => show(queue, ctx, j)) };
       },
     }),
     route({
@@ -205,9 +245,10 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     route<undefined, typeof s.addBody._zod.output>({
       method: 'post',
       path: '/queues/:queue/jobs',
-      summary: 'Adds a job (the options of queue.add)',
+      summary: 'Adds a job (the options of queue.add); the first job of a queue creates it',
       tag: 'jobs',
       action: 'write',
+      createsQueue: true,
       body: s.addBody,
       response: s.addResult,
       errors: [400],
@@ -320,20 +361,28 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     route<undefined, { dueBefore?: number; expect?: number }>({
       method: 'post',
       path: '/queues/:queue/drain',
-      summary: 'Removes every scheduled job (or those due before `dueBefore`); `expect` refuses when more are scheduled than confirmed',
+      summary: `Removes every scheduled job (or those due before \`dueBefore\`), at most ${ctx.maxBulk}; \`expect\` refuses when more would go than confirmed`,
       tag: 'queues',
       action: 'write',
       body: s.drainBody,
       response: s.countResult,
-      errors: [400, 409],
+      errors: [400, 409, 422],
       async handler({ queue, body }) {
-        if (body.expect !== undefined) {
-          const { scheduled } = await queue.stats();
-          if (scheduled > body.expect && body.dueBefore === undefined) {
-            throw new HttpError(409, 'changed', `${scheduled} jobs are scheduled now, more than the ${body.expect} confirmed: look again and confirm`);
-          }
+        // The jobs are counted, checked against the cap and the confirmation, and then exactly
+        // those are cancelled: a job added in between is not taken, so the count confirmed
+        // bounds what is removed whatever `dueBefore` says.
+        const ids = await drainIds(queue, body.dueBefore, ctx.maxBulk);
+        if (ids.length > ctx.maxBulk) {
+          throw new HttpError(
+            422,
+            'bulk_cap',
+            `more than ${ctx.maxBulk} jobs would be drained: the dashboard acts on at most ${ctx.maxBulk} at once (use the CLI for more)`,
+          );
         }
-        return { count: (await queue.drain({ dueBefore: body.dueBefore })).removed };
+        if (body.expect !== undefined && ids.length > body.expect) {
+          throw new HttpError(409, 'changed', `${ids.length} jobs would be drained now, more than the ${body.expect} confirmed: look again and confirm`);
+        }
+        return { count: ids.length === 0 ? 0 : (await queue.cancelMany(ids)).cancelled };
       },
       audit: (r, { body }) => ({
         target: body.dueBefore === undefined ? 'all scheduled' : `due before ${new Date(body.dueBefore).toISOString()}`,
@@ -371,7 +420,12 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       tag: 'schedules',
       action: 'read',
       response: s.scheduleInfo.array(),
-      handler: ({ queue }) => queue.schedules.list(),
+      async handler({ queue }) {
+        const list = await queue.schedules.list();
+        // A schedule's data is the payload of every job it adds: hidden alike, under the id
+        // prefix of those jobs.
+        return ctx.redact ? list.map((x) => ({ ...x, data: ctx.redact!(x.data, { queue: queue.name, id: `schedule:${x.name}` }) })) : list;
+      },
     }),
     route<undefined, typeof s.scheduleBody._zod.output>({
       method: 'post',

@@ -9,7 +9,7 @@ import { DelayqError, ConnectionError, ValidationError } from '../errors.js';
 import { logSafely, type Logger } from '../logger.js';
 import { DelayqMetrics } from '../metrics/metrics.js';
 import { parseQueueName, parseValue, type ConnectionOptions } from '../options.js';
-import { Queue } from '../queue.js';
+import type { Queue } from '../queue.js';
 import { openStore } from '../store/open-store.js';
 import { VERSION } from '../version.js';
 import { apiRoutes } from './api.js';
@@ -17,6 +17,7 @@ import { loadAssets } from './assets.js';
 import { Sampler } from './history.js';
 import { liveStreams } from './live.js';
 import { openApiDocument } from './openapi.js';
+import { QueueDirectory } from './queue-directory.js';
 import { HttpError, type Route } from './route.js';
 import { loginBody } from './schemas.js';
 import { Refusal, SECURITY_HEADERS, Security, type AuthorizeHook } from './security.js';
@@ -36,14 +37,45 @@ export interface DashboardOptions extends ConnectionOptions {
   allowedOrigins?: string[];
   /** Where the dashboard is mounted in the host app, e.g. '/admin/queues'. @default '' */
   basePath?: string;
-  /** Hides payload fields before any page or API answer shows them (search then matches ids only). */
+  /**
+   * Hides payload fields before any page or API answer shows them (a schedule's data too, with
+   * id `schedule:<name>`). While it is set, search matches ids only and payload filters are refused.
+   */
   redact?: (data: unknown, job: { queue: string; id: string }) => unknown;
   /** Most jobs one bulk action may touch. @default 1000 */
   maxBulk?: number;
   /** How often the counts are sampled for the charts and the live stream. @default 2000 */
   sampleMs?: number;
-  /** Serve Prometheus metrics at /metrics (needs prom-client). @default true */
-  metrics?: boolean;
+  /**
+   * Serve Prometheus metrics at /metrics (needs prom-client): true, false, or options.
+   * `perShard` adds the per-shard series of sharded queues (`delayq_shard_jobs`,
+   * `delayq_shard_oldest_ready_age_seconds`; one stats call per shard per scrape, cached 1 s).
+   * @default true (with perShard)
+   */
+  metrics?: boolean | { perShard?: boolean };
+  /**
+   * Tells clients apart for the cost of a wrong token (each address waits a second per wrong
+   * try, one try at a time). By default the TCP peer's address; behind a reverse proxy every
+   * client has the proxy's, so give the header your proxy sets, e.g.
+   * `(req) => req.headers.get('x-real-ip') ?? undefined`. Never trust a header a client can set
+   * itself: a guesser would name a new address per try.
+   */
+  clientAddress?: (request: Request) => string | undefined;
+}
+
+/**
+ * Knobs for tests, not part of the API: they keep the suite fast where it does not test the
+ * default itself.
+ */
+export interface DashboardTuning {
+  /** What a wrong token costs. @default 1000 */
+  wrongTokenDelayMs?: number;
+  /** Most tries with a token one address may have waiting at once. @default 16 */
+  maxWaitingTries?: number;
+  /** Most addresses with wrong tries pending kept apart. @default 10000 */
+  guessingClients?: number;
+  /** Queue objects kept open. @default 1000 */
+  queueCache?: number;
 }
 
 export interface AuditLine {
@@ -59,13 +91,19 @@ export interface AuditLine {
 export interface Dashboard {
   /** The Hono app (mount it with `app.route(basePath, dashboard.app)` or use an adapter). */
   readonly app: Hono;
-  /** The web-standard handler: Request in, Response out. */
-  fetch(request: Request): Response | Promise<Response>;
+  /**
+   * The web-standard handler: Request in, Response out. `env` is what the host's server passes
+   * along (@hono/node-server: the Node request and response), from which the client's address
+   * is read.
+   */
+  fetch(request: Request, env?: unknown): Response | Promise<Response>;
   /** Stops sampling and closes the connection the dashboard opened. */
   close(): Promise<void>;
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** Queue objects kept open (a few KB each); see queue-directory.ts. */
+const QUEUE_CACHE = 1000;
 
 function errorJson(c: Context, status: number, code: string, message: string, field?: string): Response {
   return c.json({ error: field === undefined ? { code, message } : { code, message, field } }, status as 400);
@@ -77,7 +115,7 @@ function normaliseBase(base: string | undefined): string {
   return base;
 }
 
-export function createDashboard(opts: DashboardOptions = {}): Dashboard {
+export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTuning = {}): Dashboard {
   const base = normaliseBase(opts.basePath);
   const maxBulk = opts.maxBulk ?? 1000;
   if (!Number.isInteger(maxBulk) || maxBulk < 1 || maxBulk > 100_000) throw new TypeError('maxBulk must be a whole number from 1 to 100000');
@@ -88,23 +126,20 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
     secret: opts.secret,
     allowedOrigins: opts.allowedOrigins,
     cookiePath: base || '/',
+    logger: opts.logger,
+    clientAddress: opts.clientAddress,
+    wrongToken: { delayMs: tuning.wrongTokenDelayMs ?? 1000, maxWaiting: tuning.maxWaitingTries ?? 16, maxClients: tuning.guessingClients ?? 10_000 },
   });
   const logger: Logger | undefined = opts.logger;
   const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
-  const queues = new Map<string, Queue<unknown>>();
-  const queue = (name: string): Queue<unknown> => {
-    const n = parseQueueName(name);
-    if (allowed && !allowed.includes(n)) throw new HttpError(404, 'not_found', `no queue ${n} here`);
-    const open = queues.get(n) ?? new Queue<unknown>(n, { store });
-    queues.set(n, open);
-    return open;
-  };
-  const names = async (): Promise<string[]> => allowed ?? (await store.queues());
-  const sampler = new Sampler(names, (n) => queue(n).stats(), opts.sampleMs ?? 2000);
-  const routes = apiRoutes({ queue, sampler, maxBulk, redact: opts.redact });
+  const directory = new QueueDirectory(store, allowed, tuning.queueCache ?? QUEUE_CACHE);
+  const names = () => directory.names();
+  const sampler = new Sampler(names, (n) => store.stats(n, 60_000), opts.sampleMs ?? 2000);
+  const routes = apiRoutes({ sampler, maxBulk, redact: opts.redact });
   const assets = loadAssets();
   const live = liveStreams(sampler, allowed);
   let metrics: Promise<DelayqMetrics | undefined> | undefined;
+  const observed = new WeakSet<Queue<unknown>>();
 
   const audit = (line: AuditLine) => {
     if (logger) logSafely(logger, 'info', line, `delayq dashboard: ${line.action}`);
@@ -144,6 +179,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
       user,
       csrfToken: security.csrfToken(c),
       maxBulk,
+      redacted: opts.redact !== undefined,
       queues: allowed,
     });
   });
@@ -151,11 +187,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
     security.checkSameOrigin(c);
     if (!security.usesLogin) throw new HttpError(404, 'not_found', 'this dashboard has no token to sign in with');
     const body = parseValue(loginBody, await readJson(c), 'body');
-    if (!security.login(c, body.token)) {
-      // A wrong token costs the guesser a second.
-      await new Promise((r) => setTimeout(r, 1000));
-      throw new Refusal(401, 'unauthorized', 'wrong token');
-    }
+    await security.login(c, body.token);
     return c.json({ ok: true });
   });
   app.post('/api/logout', (c) => {
@@ -176,11 +208,14 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
         security.checkCsrf(c, viaBearer);
       }
       const params = c.req.param() as Record<string, string>;
-      const q = params.queue === undefined ? (undefined as unknown as Queue<unknown>) : queue(params.queue);
+      // Bad input is named before the queue is looked up; a queue that does not exist is a 404
+      // before anything is read or written for it.
       const query = r.query ? parseValue(r.query, c.req.query(), 'query') : undefined;
       const body = r.body ? parseValue(r.body, await readJson(c), 'body') : undefined;
+      const q = params.queue === undefined ? (undefined as unknown as Queue<unknown>) : await directory.find(params.queue, { create: r.createsQueue });
       const input = { c, queue: q, params, query, body };
       const result = await r.handler(input);
+      if (r.createsQueue && q) directory.created(q.name);
       if (r.action === 'write') {
         const facts = r.audit?.(result, input) ?? {};
         audit({
@@ -200,7 +235,7 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   app.get('/api/live', async (c) => {
     await security.authorize(c, 'read');
     const name = c.req.query('queue');
-    return live(c, name === undefined ? undefined : queue(name));
+    return live(c, name === undefined ? undefined : await directory.find(name));
   });
 
   app.get('/openapi.json', async (c) => {
@@ -211,13 +246,22 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
   app.get('/metrics', async (c) => {
     await security.authorize(c, 'read');
     if (opts.metrics === false) throw new HttpError(404, 'not_found', 'metrics are off');
+    const perShard = typeof opts.metrics === 'object' ? opts.metrics.perShard !== false : true;
     metrics ??= import('prom-client').then(
-      async (prom) => DelayqMetrics.create({ registry: new prom.Registry() }),
+      async (prom) => DelayqMetrics.create({ registry: new prom.Registry(), perShard }),
       () => undefined,
     );
     const m = await metrics;
     if (!m) throw new HttpError(503, 'unavailable', 'install prom-client to serve metrics');
-    for (const n of await names()) m.observeQueue(queue(n));
+    // Each Queue object is observed once (observing adds a listener to it); the registry's
+    // names only, so a request cannot add a series.
+    for (const n of await names()) {
+      const q = directory.open(n);
+      if (!observed.has(q)) {
+        observed.add(q);
+        m.observeQueue(q);
+      }
+    }
     return c.body(await m.registry.metrics(), 200, { 'content-type': m.registry.contentType });
   });
 
@@ -234,10 +278,10 @@ export function createDashboard(opts: DashboardOptions = {}): Dashboard {
 
   return {
     app,
-    fetch: (request) => app.fetch(request),
+    fetch: (request, env) => app.fetch(request, env),
     async close() {
       sampler.stop();
-      for (const q of queues.values()) await q.close();
+      await directory.close();
       if (owned) await store.close();
     },
   };

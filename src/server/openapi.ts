@@ -22,6 +22,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'The job is in a state the action does not fit, or more jobs match than were confirmed',
   413: 'The body is too large',
   422: 'Over the bulk cap',
+  429: 'Too many tries with a wrong token from this address are waiting',
   503: 'Redis is unreachable',
 };
 
@@ -39,7 +40,7 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
       }
     }
     const responses: Record<string, unknown> = { 200: { description: 'OK', content: { 'application/json': { schema: schemaOf(r.response) } } } };
-    const codes = new Set([...(r.errors ?? []), 401, 503, ...(r.action === 'write' ? [403] : [])]);
+    const codes = new Set([...(r.errors ?? []), 401, 429, 503, ...(r.action === 'write' ? [403] : [])]);
     for (const code of [...codes].sort()) responses[code] = { description: STATUS_TEXT[code] ?? 'Error', content: { 'application/json': { schema: error } } };
     const op: Record<string, unknown> = {
       summary: r.summary,
@@ -49,6 +50,8 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
       responses,
       'x-delayq-action': r.action,
     };
+    // Every other route answers 404 for a queue that does not exist.
+    if (r.createsQueue) op['x-delayq-creates-queue'] = true;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body) } } };
     if (r.action === 'write') op.description = 'Needs the X-CSRF-Token header (from GET /api/session) unless sent with a bearer token.';
     paths[path] = { ...paths[path], [r.method]: op };

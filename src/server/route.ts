@@ -10,7 +10,7 @@ import type { Action } from './security.js';
 
 export interface HandlerInput<Q, B> {
   c: Context;
-  /** The `:queue` of the path, opened (routes without one get undefined). */
+  /** The `:queue` of the path, opened (routes without one get undefined; 404 before the handler for one that does not exist). */
   queue: Queue<unknown>;
   params: Record<string, string>;
   query: Q;
@@ -30,6 +30,8 @@ export interface Route<Q = unknown, B = unknown> {
   summary: string;
   tag: 'queues' | 'jobs' | 'dead set' | 'schedules' | 'session';
   action: Action;
+  /** The route may name a queue that does not exist yet (adding its first job); every other answers 404 for one. */
+  createsQueue?: true;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
   /** The answer's schema, for the OpenAPI document. */
@@ -53,6 +55,17 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why a request was refused before it reached its route: HTTP status and a message for the JSON error. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: 401 | 403 | 421 | 429,
+    readonly code: string,
+    message: string,
   ) {
     super(message);
   }

@@ -5,16 +5,28 @@
  */
 import * as z from 'zod';
 import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
+import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
 import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../queue.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_STATES } from '../types.js';
 
 const wholeQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * The longest listing cursor the library takes back (inspect/cursor.ts): base64url of the state
+ * and the place in the listing, which on a sharded queue is a place per shard, so 256 shards
+ * with long ids make cursors tens of KB long.
+ */
+export const LIST_CURSOR_MAX = 65_536;
+
+/** A cursor as the API takes it: what the library hands out, bounded; the library checks the rest. */
+const cursorQuery = (max: number, chars: RegExp) =>
+  z.string().min(1).max(max).regex(chars, 'is not a cursor: pass back the cursor the previous page returned').optional();
+
 export const jobsQuery = z.strictObject({
   state: z.enum(LIST_STATES as [string, ...string[]]),
   limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
-  cursor: z.string().max(2000).optional(),
+  cursor: cursorQuery(LIST_CURSOR_MAX, /^[A-Za-z0-9_-]+$/),
 });
 
 export const searchQuery = z.strictObject({
@@ -24,7 +36,7 @@ export const searchQuery = z.strictObject({
   equals: z.string().max(1000).optional(),
   limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
   budget: wholeQuery(1, SEARCH_BUDGET_MAX).optional(),
-  cursor: z.string().max(40).optional(),
+  cursor: cursorQuery(SEARCH_CURSOR_MAX, SEARCH_CURSOR_CHARS),
 });
 
 export const timelineQuery = z.strictObject({
@@ -189,6 +201,8 @@ export const session = z.object({
   user: z.string(),
   csrfToken: z.string(),
   maxBulk: z.number().int(),
+  /** Payloads are redacted: search matches ids only. */
+  redacted: z.boolean(),
   queues: z.array(z.string()).optional(),
 });
 

@@ -7,12 +7,19 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { logSafely, type Logger } from '../logger.js';
+import { Refusal } from './route.js';
+import { clientKey, WrongTokenCost, type WrongTokenCostOptions } from './wrong-token-cost.js';
+
+export { Refusal };
 
 export type Action = 'read' | 'write';
 
 /**
- * The host app's access rule: called on every request with the action it needs. Return false
- * to refuse, true to allow, or a string to allow and name the user in the audit log.
+ * The host app's access rule: called on every request with the action it needs. Return true to
+ * allow, or a non-empty user name to allow and name the user in the audit log. Anything else
+ * refuses: false, but also '', undefined and null (a lookup that found nobody), and a throw
+ * (which is logged).
  */
 export type AuthorizeHook = (request: Request, action: Action) => boolean | string | Promise<boolean | string>;
 
@@ -26,23 +33,18 @@ export interface SecurityOptions {
   allowedOrigins?: string[];
   /** Cookie path: where the dashboard is mounted. */
   cookiePath: string;
+  /** Where a throwing authorize hook is reported. */
+  logger?: Logger | undefined;
+  /** Tells clients apart for the wrong-token cost; undefined: the TCP peer's address. */
+  clientAddress?: ((request: Request) => string | undefined) | undefined;
+  /** What a wrong token costs (wrong-token-cost.ts). */
+  wrongToken: WrongTokenCostOptions;
 }
 
 const CSRF_COOKIE = 'dq_csrf';
 const SESSION_COOKIE = 'dq_session';
 const SESSION_TTL_MS = 12 * 3600 * 1000;
 const CSRF_HEADER = 'x-csrf-token';
-
-/** Why a request was refused: HTTP status and a message for the JSON error. */
-export class Refusal extends Error {
-  constructor(
-    readonly status: 401 | 403 | 421,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Host names that only this machine can reach: the whole 127/8, ::1 and localhost. */
 export function isLoopbackHost(host: string): boolean {
@@ -68,6 +70,9 @@ export class Security {
   readonly #secret: Buffer;
   readonly #allowedOrigins: Set<string>;
   readonly #cookiePath: string;
+  readonly #logger: Logger | undefined;
+  readonly #clientAddress: ((request: Request) => string | undefined) | undefined;
+  readonly #cost: WrongTokenCost;
 
   constructor(opts: SecurityOptions) {
     if (opts.token !== undefined && (typeof opts.token !== 'string' || opts.token.length < 16)) {
@@ -78,6 +83,9 @@ export class Security {
     this.#secret = opts.secret === undefined ? randomBytes(32) : Buffer.from(opts.secret);
     this.#allowedOrigins = new Set(opts.allowedOrigins ?? []);
     this.#cookiePath = opts.cookiePath;
+    this.#logger = opts.logger;
+    this.#clientAddress = opts.clientAddress;
+    this.#cost = new WrongTokenCost(opts.wrongToken);
   }
 
   /** True when requests must prove who they are (a token or a hook is set). */
@@ -119,39 +127,95 @@ export class Security {
     }
   }
 
-  /** Checks the request may do `action`; returns who it is (for the audit log). */
-  async authorize(c: Context, action: Action): Promise<{ user: string; viaBearer: boolean }> {
-    let user = 'anonymous';
-    let viaBearer = false;
-    if (this.#token !== undefined) {
-      const header = c.req.header('authorization');
-      if (header !== undefined) {
-        const m = /^Bearer\s+(.+)$/i.exec(header);
-        if (!m || !sameSecret(m[1]!.trim(), this.#token)) throw new Refusal(401, 'unauthorized', 'the bearer token is wrong');
-        viaBearer = true;
-        user = 'token';
-      } else {
-        const expiry = Number(this.#verifySigned(getCookie(c, SESSION_COOKIE), 'session'));
-        if (!(expiry > Date.now())) throw new Refusal(401, 'unauthorized', 'sign in with the dashboard token (or send Authorization: Bearer <token>)');
-        user = 'session';
-      }
-    }
-    if (this.#authorize) {
-      const verdict = await this.#authorize(c.req.raw, action);
-      if (verdict === false) {
-        throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
-      }
-      if (typeof verdict === 'string' && verdict !== '') user = verdict;
-    }
-    return { user, viaBearer };
+  /**
+   * The client a request comes from, for the wrong-token cost: the host app's `clientAddress`
+   * when given (behind a proxy), else the TCP peer (@hono/node-server passes the Node request as
+   * `env.incoming`). A host that gives neither puts every client in one line.
+   */
+  #client(c: Context): string {
+    if (this.#clientAddress) return clientKey(this.#clientAddress(c.req.raw));
+    const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+    return clientKey(env?.incoming?.socket?.remoteAddress);
   }
 
-  /** Whether the request would be allowed to write (for the page to show or hide actions). */
+  /**
+   * Checks a presented credential in the client's turn (see WrongTokenCost): every way a token
+   * can come (a bearer header of any scheme, a session cookie, the sign-in form) goes through
+   * here, so each wrong one costs the same.
+   */
+  #checkPresented(c: Context, verify: () => boolean): Promise<boolean> {
+    return this.#cost.check(this.#client(c), verify);
+  }
+
+  /**
+   * Checks who the request is: the bearer token, else the session cookie. A request that
+   * presents neither is refused at once (it guessed nothing); one that presents a wrong one is
+   * refused after the wrong-token cost.
+   */
+  async #authenticate(c: Context): Promise<{ user: string; viaBearer: boolean }> {
+    const token = this.#token!;
+    const header = c.req.header('authorization');
+    if (header !== undefined) {
+      const m = /^Bearer\s+(.+)$/i.exec(header);
+      if (!(await this.#checkPresented(c, () => m !== null && sameSecret(m[1]!.trim(), token)))) {
+        throw new Refusal(401, 'unauthorized', 'the bearer token is wrong');
+      }
+      return { user: 'token', viaBearer: true };
+    }
+    const cookie = getCookie(c, SESSION_COOKIE);
+    if (!cookie) throw new Refusal(401, 'unauthorized', 'sign in with the dashboard token (or send Authorization: Bearer <token>)');
+    // A cookie that does not pass is cleared with the answer: one signed before a restart (with a
+    // random secret) costs an open page one wrong try, not one per call.
+    if (!(await this.#checkPresented(c, () => this.#verifySigned(cookie, 'session') !== undefined))) {
+      this.logout(c);
+      throw new Refusal(401, 'unauthorized', 'the session cookie is not one this dashboard signed: sign in again');
+    }
+    // A cookie this dashboard signed that has run out: no guess, answered at once.
+    if (!(Number(this.#verifySigned(cookie, 'session')) > Date.now())) {
+      this.logout(c);
+      throw new Refusal(401, 'unauthorized', 'the session has ended: sign in again');
+    }
+    return { user: 'session', viaBearer: false };
+  }
+
+  /** Checks the request may do `action`; returns who it is (for the audit log). */
+  async authorize(c: Context, action: Action): Promise<{ user: string; viaBearer: boolean }> {
+    const who = this.#token === undefined ? { user: 'anonymous', viaBearer: false } : await this.#authenticate(c);
+    const named = await this.#allowedByHook(c, action);
+    return { user: named ?? who.user, viaBearer: who.viaBearer };
+  }
+
+  /**
+   * Whether the hook allows `action` (throws a Refusal when not); returns the user name it gave.
+   * Fails closed: a hook that found nobody ('', undefined, null) or threw refuses.
+   */
+  async #allowedByHook(c: Context, action: Action): Promise<string | undefined> {
+    if (!this.#authorize) return undefined;
+    const verdict = await this.#ask(c, action);
+    const allowed = verdict === true || (typeof verdict === 'string' && verdict.trim() !== '');
+    if (!allowed) throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
+    return typeof verdict === 'string' ? verdict : undefined;
+  }
+
+  /** Whether a request that may read may also write (for the page to show or hide actions); asks only the hook. */
   async canWrite(c: Context): Promise<boolean> {
     try {
-      await this.authorize(c, 'write');
+      await this.#allowedByHook(c, 'write');
       return true;
     } catch {
+      return false;
+    }
+  }
+
+  /** The hook's answer; a throw is logged and counts as a refusal. */
+  async #ask(c: Context, action: Action): Promise<unknown> {
+    try {
+      return await this.#authorize!(c.req.raw, action);
+    } catch (err) {
+      const msg = 'delayq dashboard: the authorize hook threw; the request is refused';
+      if (this.#logger) logSafely(this.#logger, 'error', { err, action }, msg);
+      // Without a logger it still shows, like the audit trail: one JSON line on stderr.
+      else process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg, err: String(err) })}\n`);
       return false;
     }
   }
@@ -199,9 +263,13 @@ export class Security {
     return token;
   }
 
-  /** Checks a token typed into the login form and starts a session (a signed expiry in a cookie). */
-  login(c: Context, token: unknown): boolean {
-    if (this.#token === undefined || typeof token !== 'string' || !sameSecret(token, this.#token)) return false;
+  /**
+   * Checks a token typed into the login form (in the client's turn, like every presented token)
+   * and starts a session: a signed expiry in a cookie. Throws a Refusal for a wrong one.
+   */
+  async login(c: Context, token: string): Promise<void> {
+    const expected = this.#token!;
+    if (!(await this.#checkPresented(c, () => sameSecret(token, expected)))) throw new Refusal(401, 'unauthorized', 'wrong token');
     const expiry = String(Date.now() + SESSION_TTL_MS);
     setCookie(c, SESSION_COOKIE, `${expiry}.${this.#sign(`session:${expiry}`)}`, {
       httpOnly: true,
@@ -210,7 +278,6 @@ export class Security {
       secure: this.#secure(c),
       maxAge: SESSION_TTL_MS / 1000,
     });
-    return true;
   }
 
   logout(c: Context): void {

@@ -5,7 +5,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { createDashboard, type Dashboard, type DashboardOptions } from './dashboard.js';
+import { createDashboard, type Dashboard, type DashboardOptions, type DashboardTuning } from './dashboard.js';
+import { LIST_CURSOR_MAX } from './schemas.js';
 import { isLoopbackHost } from './security.js';
 
 export interface ServeOptions extends DashboardOptions {
@@ -23,7 +24,7 @@ export interface RunningDashboard {
   close(): Promise<void>;
 }
 
-export async function serveDashboard(opts: ServeOptions = {}): Promise<RunningDashboard> {
+export async function serveDashboard(opts: ServeOptions = {}, tuning: DashboardTuning = {}): Promise<RunningDashboard> {
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 8787;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`port must be 0..65535 (got ${String(port)})`);
@@ -32,8 +33,11 @@ export async function serveDashboard(opts: ServeOptions = {}): Promise<RunningDa
       `refusing to listen on ${host} without authentication: set a token (--token or DELAYQ_TOKEN) or an authorize hook, or listen on 127.0.0.1`,
     );
   }
-  const dashboard = createDashboard(opts);
-  const server = createAdaptorServer({ fetch: dashboard.fetch });
+  const dashboard = createDashboard(opts, tuning);
+  // A listing cursor of a queue with many shards is long (up to LIST_CURSOR_MAX characters in
+  // the query string); Node's default of 16 KiB for the request line and headers would refuse
+  // it with 431 before the dashboard saw it.
+  const server = createAdaptorServer({ fetch: dashboard.fetch, serverOptions: { maxHeaderSize: LIST_CURSOR_MAX + 16 * 1024 } });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

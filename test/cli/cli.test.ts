@@ -51,7 +51,11 @@ describe('delayq CLI against a real redis-server', () => {
     const stats = JSON.parse((await run([...g, 'stats', '--json'])).stdout) as { scheduled: number; ready: number };
     assert.deepEqual([stats.scheduled, stats.ready], [2, 1]);
     const statsText = (await run([...g, 'stats'])).stdout;
-    assert.match(statsText, /scheduled 2 \(ready 1\)/);
+    // One meaning of "scheduled" everywhere: not yet due, as in jobs ls and the dashboard.
+    assert.match(statsText, /scheduled 1 {2}ready 1 {2}/);
+    assert.match((await run([...g, 'jobs', 'ls', '--state', 'scheduled'])).stdout, /^1 scheduled\n/);
+    assert.match((await run([...g, 'jobs', 'ls', '--state', 'ready'])).stdout, /^1 ready\n/);
+    assert.match((await run([...g, 'queues'])).stdout, new RegExp(`${q}\\s+scheduled\\s+1  ready\\s+1 `));
     // A due job is not "next due in 0 ms": it is due now, and has waited.
     assert.match(statsText, /next due: now \(1 due, the oldest since [\d.]+ (ms|s) ago\)/);
 

@@ -106,11 +106,11 @@ describe('delayq CLI: see and clean up', () => {
       for (let i = 0; i < 4; i++) await q.add(i, { delay: 60_000 });
       const refused = await run([...g, 'drain']);
       assert.notEqual(refused.code, 0);
-      assert.match(refused.stderr, /drain removes all 4 scheduled jobs .*add --yes/);
+      assert.match(refused.stderr, /drain removes all 4 waiting \(4 scheduled, 0 ready\) jobs .*add --yes/);
       assert.equal((await q.stats()).scheduled, 4, 'nothing removed without --yes');
       const drained = await run([...g, 'drain', '--yes']);
       assert.equal(drained.code, 0, drained.stderr);
-      assert.match(drained.stdout, /drained 4 scheduled jobs/);
+      assert.match(drained.stdout, /drained 4 waiting jobs/);
 
       await q.add(1, { id: 'x', delay: 60_000 });
       const gone = await run([...g, 'obliterate', '--yes', '--json']);

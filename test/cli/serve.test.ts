@@ -51,10 +51,69 @@ test('serves the API for the queues under the prefix, audits writes on stderr, a
   await q.close();
 });
 
+test('--client-ip-header: clients behind one proxy address pay for their own wrong tokens', async () => {
+  const name = uniqueName('proxied');
+  const q = new Queue(name, { connection: redis.url });
+  await q.add({ x: 1 }, { id: 'p1', delay: 60_000 });
+  const port = await freePort();
+  const token = 'proxied-token-0123456789';
+  const server = start(['serve', '--redis', redis.url, '--port', String(port), '--token', token, '--client-ip-header', 'x-real-ip', '--json'], {});
+  let stdout = '';
+  server.child.stdout!.on('data', (d) => (stdout += d));
+  try {
+    await until(() => stdout.includes('"listening"'), 'the listening line');
+    const url = `http://127.0.0.1:${port}/api/queues/${name}/jobs/p1`;
+    const timed = async (ip: string, bearer: string) => {
+      const t0 = performance.now();
+      const res = await fetch(url, { headers: { 'x-real-ip': ip, authorization: `Bearer ${bearer}` } });
+      await res.text();
+      const end = performance.now();
+      return { status: res.status, ms: end - t0, end };
+    };
+    assert.equal((await within(timed('198.51.100.9', token), 5000, 'a first request')).status, 200);
+    const guess = timed('198.51.100.7', 'wrong-token-wrong-token');
+    const right = await within(timed('198.51.100.8', token), 5000, 'the right token');
+    const wrong = await within(guess, 5000, 'the wrong token');
+    assert.equal(right.status, 200);
+    assert.equal(wrong.status, 401);
+    assert.ok(wrong.ms >= 950, `the wrong token took ${Math.round(wrong.ms)} ms`);
+    assert.ok(right.end < wrong.end, `the right token from another client (${Math.round(right.ms)} ms) came before the wrong one's answer`);
+  } finally {
+    server.child.kill('SIGTERM');
+    await within(server.done, 5000, 'serve to stop');
+    await q.close();
+  }
+});
+
 test('refuses a public address without a token (exit 64), and a short token', async () => {
   const open = await run(['serve', '--redis', redis.url, '--host', '0.0.0.0', '--port', '0']);
   const { message } = assertFailure(open, 64, 'serve on 0.0.0.0');
   assert.match(message, /refusing to listen on 0\.0\.0\.0 without authentication/);
   const short = await run(['serve', '--redis', redis.url, '--port', '0', '--token', 'abc']);
   assert.match(assertFailure(short, 64, 'a short token').message, /at least 16 characters/);
+});
+
+test('does not start against an unreachable Redis: exit 1 within seconds, naming the address', async () => {
+  const dead = await freePort();
+  const from = performance.now();
+  const r = await within(run(['serve', '--redis', `redis://127.0.0.1:${dead}`, '--port', '0']), 10_000, 'serve to give up');
+  const f = assertFailure(r, 1, 'serve against a closed port');
+  assert.match(f.message, new RegExp(`^Redis at 127\\.0\\.0\\.1:${dead}: `));
+  assert.equal(r.stdout, '', 'never said it was listening');
+  assert.ok(performance.now() - from < 5_000, `gave up after ${Math.round(performance.now() - from)} ms`);
+});
+
+test('a port in use is said in words, with a hint (exit 1)', async () => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as { port: number }).port;
+  try {
+    const r = await within(run(['serve', '--redis', redis.url, '--port', String(port)]), 10_000, 'serve to give up');
+    const f = assertFailure(r, 1, 'serve on a taken port');
+    assert.equal(f.message, `port ${port} on 127.0.0.1 is in use`);
+    assert.match(f.hint ?? '', /--port/);
+  } finally {
+    await new Promise((r) => taken.close(r));
+  }
 });

@@ -697,6 +697,13 @@ export function conformance(kind: StoreKind): void {
         byId.jobs.map((j) => j.id),
         ['order-29'],
       );
+      // idsOnly: the data is never matched (the dashboard searches so when payloads are redacted).
+      assert.deepEqual((await q.jobs.search({ text: 'user7@', idsOnly: true })).jobs, []);
+      assert.deepEqual(
+        (await q.jobs.search({ text: 'order-29', idsOnly: true })).jobs.map((j) => j.id),
+        ['order-29'],
+      );
+      await assert.rejects(q.jobs.search({ path: 'email', equals: 'x', idsOnly: true }), /idsOnly/);
       // A small budget reads part of the queue and says so; the cursor goes on.
       let scanned = 0;
       let cursor: string | undefined;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { listQueues, MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
 import { createDashboard, type AuditLine, type Dashboard, type DashboardOptions } from '../../src/server/dashboard.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -299,6 +299,111 @@ for (const backend of backends) {
       assert.deepEqual([resharded.body.shards, resharded.body.drainingShards], [2, 1]);
     });
 
+    test('drain with dueBefore counts exactly what it would take (ready jobs too) and is held to the confirmed expect (409, nothing removed)', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      const now = Date.now();
+      for (let i = 0; i < 2; i++) await q.add({ i }, { id: `ready-${i}`, runAt: now - 60_000 + i });
+      for (let i = 0; i < 3; i++) await q.add({ i }, { id: `soon-${i}`, delay: 60_000 + i * 1000 });
+      const late = await q.add({ late: true }, { id: 'late', delay: 3_600_000 });
+      const dueBefore = late.dueAtMs - 60_000;
+      for (const expect of [0, 1, 4]) {
+        const refused = await api.post(`/api/queues/${name}/drain`, { dueBefore, expect });
+        assert.equal(refused.status, 409, `expect ${expect}: ${JSON.stringify(refused.body)}`);
+        assert.match(refused.body.error.message, /^5 jobs/);
+      }
+      assert.equal((await q.stats()).scheduled, 6, 'nothing was removed');
+      const drained = await api.post(`/api/queues/${name}/drain`, { dueBefore, expect: 5 });
+      assert.equal(drained.status, 200, JSON.stringify(drained.body));
+      assert.equal(drained.body.count, 5);
+      assert.deepEqual(
+        (await api.get(`/api/queues/${name}/jobs?state=scheduled`)).body.jobs.map((j: { id: string }) => j.id),
+        ['late'],
+      );
+      assert.equal((await q.stats()).scheduled, 1);
+    });
+
+    test('drain is held to maxBulk like every bulk action (422, nothing removed), with or without dueBefore', async () => {
+      const { api, name, q } = setUp({ maxBulk: 3 });
+      await api.session();
+      const added = [];
+      for (let i = 0; i < 8; i++) added.push(await q.add({ i }, { id: `j${i}`, delay: 60_000 + i * 1000 }));
+      for (const body of [{}, { expect: 8 }, { dueBefore: added[3]!.dueAtMs + 1 }, { dueBefore: added[3]!.dueAtMs + 1, expect: 100 }]) {
+        const r = await api.post(`/api/queues/${name}/drain`, body);
+        assert.equal(r.status, 422, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+        assert.match(r.body.error.message, /at most 3/);
+      }
+      assert.equal((await q.stats()).scheduled, 8, 'nothing was removed');
+      const three = await api.post(`/api/queues/${name}/drain`, { dueBefore: added[2]!.dueAtMs + 1, expect: 3 });
+      assert.equal(three.status, 200, JSON.stringify(three.body));
+      assert.equal(three.body.count, 3);
+      assert.equal((await q.stats()).scheduled, 5);
+    });
+
+    test('a drain whose count would read past more than 20,000 due jobs it leaves is refused (422); one over 20,000 jobs within maxBulk is not', async () => {
+      const { api, name, q } = setUp({ maxBulk: 30_000 });
+      await api.session();
+      const now = Date.now();
+      // Due jobs (the ready listing is in hand-out order), all due after the drain's bound.
+      await q.addBulk(Array.from({ length: 20_001 }, (_, i) => ({ data: i, opts: { id: `r${i}`, runAt: now - 60_000 } })));
+      const refused = await api.post(`/api/queues/${name}/drain`, { dueBefore: now - 120_000 });
+      assert.equal(refused.status, 422, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /delayq drain/);
+      const all = await api.post(`/api/queues/${name}/drain`, { expect: 20_001 });
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.equal(all.body.count, 20_001);
+      assert.equal((await q.stats()).scheduled, 0);
+    });
+
+    test('a queue that does not exist answers 404 on every route that names it and nothing is written for it; adding a job through the API creates it', async () => {
+      const { api } = setUp();
+      await api.session();
+      const ghost = uniqueName('ghost');
+      for (const [method, path, body] of [
+        ['GET', '', undefined],
+        ['GET', '/jobs?state=scheduled', undefined],
+        ['GET', '/search?text=x', undefined],
+        ['GET', '/timeline', undefined],
+        ['GET', '/shards', undefined],
+        ['GET', '/workers', undefined],
+        ['GET', '/schedules', undefined],
+        ['GET', '/jobs/some-id', undefined],
+        ['POST', '/pause', undefined],
+        ['POST', '/resume', undefined],
+        ['POST', '/drain', {}],
+        ['POST', '/dead/purge', { all: true }],
+        ['POST', '/schedules/nightly', { every: 60_000 }],
+        ['POST', '/jobs/some-id/cancel', undefined],
+      ] as const) {
+        const r = await api.call(method, `/api/queues/${ghost}${path}`, { body });
+        assert.equal(r.status, 404, `${method} ${path}: ${JSON.stringify(r.body)}`);
+        assert.match(r.body.error.message, new RegExp(`no queue ${ghost}`));
+      }
+      assert.equal((await api.get(`/api/live?queue=${ghost}`)).status, 404);
+      assert.ok(!(await listQueues(backend.options())).some((x) => x.name === ghost), 'not registered');
+      if (backend.name === 'redis') {
+        const client = redis!.client();
+        assert.deepEqual(await client.keys(`*${ghost}*`), [], 'no key written');
+      }
+      const added = await api.post(`/api/queues/${ghost}/jobs`, { data: { first: true }, opts: { id: 'first' } });
+      assert.equal(added.status, 200, JSON.stringify(added.body));
+      const now = await api.get(`/api/queues/${ghost}`);
+      assert.equal(now.status, 200, 'the queue exists at once');
+      assert.equal(now.body.stats.scheduled, 1);
+      track(new Queue(ghost, backend.options()));
+    });
+
+    test('a queue obliterated by another process answers 404 within seconds', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      await q.add({ x: 1 });
+      assert.equal((await api.get(`/api/queues/${name}`)).status, 200);
+      await q.obliterate({ force: true });
+      await until(async () => (await api.get(`/api/queues/${name}`)).status === 404, 'the obliterated queue to answer 404', 5000);
+      assert.equal((await api.post(`/api/queues/${name}/pause`)).status, 404, 'no Pause button for a queue that is gone');
+      assert.equal((await q.stats()).paused, false);
+    });
+
     test('every job route answers 404 for a job that is not there, and 409 for one in the wrong state', async () => {
       const { api, name, q } = setUp();
       await api.session();
@@ -333,6 +438,107 @@ for (const backend of backends) {
       assert.equal(byId.body.jobs.length, 1);
       assert.equal(byId.body.jobs[0].data.card, '[redacted]');
       assert.equal((await api.get(`/api/queues/${name}/search?path=card&equals=x`)).status, 403);
+    });
+
+    test('with redaction on, search matches ids only: a right and a wrong guess of a payload get byte-identical answers, page after page', async () => {
+      const { dash, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }) });
+      for (let i = 0; i < 12; i++) await q.add({ orderId: `R-${i}`, card: i % 2 ? '4242 4242 4242 4242' : '5555 5555 5555 5555' }, { id: `order:R-${i}` });
+      const raw = async (path: string) => {
+        const res = await dash.fetch(new Request(`http://127.0.0.1:8787${path}`, { headers: { host: '127.0.0.1:8787' } }));
+        return { status: res.status, text: await res.text() };
+      };
+      /** Every page of a search, raw, following its cursor. */
+      const pages = async (text: string) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const r = await raw(
+            `/api/queues/${name}/search?text=${encodeURIComponent(text)}&limit=1&budget=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          );
+          assert.equal(r.status, 200, r.text);
+          out.push(r.text);
+          cursor = JSON.parse(r.text).cursor;
+        } while (cursor && out.length < 50);
+        return out;
+      };
+      const right = await pages('4242');
+      const wrong = await pages('4343');
+      assert.ok(right.length > 1, 'the search went over several pages');
+      assert.deepEqual(right, wrong, 'a right guess and a wrong one answer the same, byte for byte');
+      assert.ok(right.every((t) => !t.includes('4242')));
+      const byId = JSON.parse((await raw(`/api/queues/${name}/search?text=${encodeURIComponent('R-7')}`)).text);
+      assert.deepEqual(
+        byId.jobs.map((j: { id: string; data: { card: string } }) => [j.id, j.data.card]),
+        [['order:R-7', '[redacted]']],
+      );
+    });
+
+    test('with redaction on, bulk actions refuse a payload filter (403), whatever else they carry; an error filter still works', async () => {
+      const { api, name, q } = setUp({ redact: (data) => ({ ...(data as object), card: '[redacted]' }), maxBulk: 3 });
+      assert.equal((await api.session()).body.redacted, true, 'the page learns that search goes by id only');
+      await kill(q, ['p1', 'p2']);
+      await q.setRetention({ completed: { count: 10 } });
+      for (const [path, body] of [
+        ['dead/purge', { dataContains: 'doomed', expect: 0 }],
+        ['dead/purge', { dataContains: 'not-in-any-payload', expect: 0 }],
+        ['dead/retry', { dataContains: 'doomed' }],
+        ['dead/retry', { dataContains: 'doomed', errorContains: 'payment', expect: 5 }],
+        ['completed/purge', { dataContains: 'x' }],
+      ] as const) {
+        const r = await api.post(`/api/queues/${name}/${path}`, body);
+        assert.equal(r.status, 403, `${path} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.error.code, 'redacted');
+      }
+      assert.equal((await q.stats()).dead, 2, 'nothing was touched');
+      const byError = await api.post(`/api/queues/${name}/dead/purge`, { errorContains: 'payment', expect: 2 });
+      assert.equal(byError.status, 200, JSON.stringify(byError.body));
+      assert.equal(byError.body.count, 2);
+    });
+
+    test('/metrics has the per-shard series by default (metrics: { perShard: false } leaves them off), and scraping again adds no listener', async () => {
+      const name = uniqueName('metric');
+      const q = track(new Queue(name, { ...backend.options(), shards: 3 }));
+      for (let i = 0; i < 9; i++) await q.add({ i }, { id: `m${i}`, delay: 60_000 });
+      const on = new ApiClient(track(createDashboard({ ...backend.options(), sampleMs: 60_000 })));
+      const warnings: Error[] = [];
+      const onWarning = (w: Error) => warnings.push(w);
+      process.on('warning', onWarning);
+      let text = '';
+      try {
+        for (let i = 0; i < 15; i++) {
+          const r = await on.get('/metrics');
+          assert.equal(r.status, 200);
+          text = r.body;
+        }
+        // A warning is emitted on the next turn of the event loop.
+        await new Promise((resolve) => setImmediate(resolve));
+      } finally {
+        process.off('warning', onWarning);
+      }
+      assert.deepEqual(
+        warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+        [],
+      );
+      const shardJobs = [...text.matchAll(new RegExp(`delayq_shard_jobs\\{queue="${name}",shard="([^"]+)",state="scheduled"\\} (\\d+)`, 'g'))];
+      // The three shards, and the queue's own keys (role 'home': schedules, workers).
+      assert.equal(
+        shardJobs.length,
+        4,
+        text
+          .split('\n')
+          .filter((l) => l.includes('shard'))
+          .join('\n'),
+      );
+      assert.equal(
+        shardJobs.reduce((n, m) => n + Number(m[2]), 0),
+        9,
+      );
+      assert.match(text, new RegExp(`delayq_shard_oldest_ready_age_seconds\\{queue="${name}",shard="${name}#\\d+"\\}`));
+      const off = new ApiClient(track(createDashboard({ ...backend.options(), sampleMs: 60_000, metrics: { perShard: false } })));
+      const plain = await off.get('/metrics');
+      assert.equal(plain.status, 200);
+      assert.match(plain.body, new RegExp(`delayq_jobs\\{queue="${name}",state="scheduled"\\} 9`));
+      assert.doesNotMatch(plain.body, /delayq_shard_jobs\{/);
     });
 
     test('the queue list, the OpenAPI document and the metrics', async () => {

@@ -9,6 +9,7 @@ import { createDashboard, type AuditLine, type DashboardOptions } from '../../sr
 import { serveDashboard, type RunningDashboard } from '../../src/server/serve.js';
 import { uniqueName } from '../helpers/names.js';
 import { within } from '../helpers/wait.js';
+import { keepingLogger, serverBackends } from './backends.js';
 import { ApiClient } from './client.js';
 
 const TOKEN = 'correct-horse-battery-staple';
@@ -45,6 +46,7 @@ describe('writes from another site', () => {
 
   test('a write without the CSRF token, or with a forged one, is refused', async () => {
     const { api, name, q } = setUp();
+    await q.add({ x: 1 });
     const before = await api.post(`/api/queues/${name}/pause`);
     assert.equal(before.status, 403, 'no session yet, no token');
     assert.equal(before.body.error.code, 'csrf');
@@ -137,13 +139,14 @@ describe('who may read and write', () => {
   });
 
   test('an authorize hook tells reads from writes and names the user in the audit log', async () => {
-    const { api, name, audit } = setUp({
+    const { api, name, audit, q } = setUp({
       authorize: (req, action) => {
         const user = req.headers.get('x-user');
         if (user === 'ops') return 'ops@example.com';
         return user === 'viewer' && action === 'read';
       },
     });
+    await q.add({ x: 1 });
     const viewer = { 'x-user': 'viewer' };
     const ops = { 'x-user': 'ops' };
     assert.equal((await api.get('/api/queues')).status, 401, 'nobody');
@@ -230,3 +233,45 @@ describe('delayq serve', () => {
     open.pop();
   });
 });
+
+const backends = serverBackends();
+
+for (const backend of backends) {
+  describe(`the authorize hook fails closed (${backend.name})`, () => {
+    test('only true or a user name lets a request in: "", "  ", undefined, null, 0 and a throw refuse reads and writes, and a throw is logged', async () => {
+      const name = uniqueName('hook');
+      const q = backend.track(new Queue(name, backend.options()));
+      await q.add({ x: 1 }, { id: 'kept', delay: 60_000 });
+      const answers: Record<string, unknown> = { yes: true, user: 'ops@example.com', no: false, empty: '', blank: '  ', undef: undefined, nul: null, zero: 0 };
+      const { logger, lines } = keepingLogger();
+      const dash = backend.track(
+        createDashboard({
+          ...backend.options(),
+          logger,
+          authorize: async (req) => {
+            const who = req.headers.get('x-who') ?? '';
+            if (who === 'throws') throw new Error('the user directory is down');
+            return answers[who] as boolean | string;
+          },
+        }),
+      );
+      const api = new ApiClient(dash);
+      const csrf = (await api.call('GET', '/api/session', { headers: { 'x-who': 'yes' } })).body.csrfToken as string;
+      for (const who of ['empty', 'blank', 'undef', 'nul', 'zero', 'no', 'throws']) {
+        const read = await api.call('GET', `/api/queues/${name}/jobs/kept`, { headers: { 'x-who': who } });
+        assert.equal(read.status, 401, `a read with a hook answering ${who}`);
+        assert.equal(read.body.error.code, 'forbidden');
+        const write = await api.post(`/api/queues/${name}/jobs/kept/cancel`, undefined, { headers: { 'x-who': who, 'x-csrf-token': csrf } });
+        assert.equal(write.status, 403, `a write with a hook answering ${who}`);
+        assert.equal((await api.call('GET', '/api/session', { headers: { 'x-who': who } })).status, 401, `the session with ${who}`);
+      }
+      assert.equal((await q.get('kept'))?.state, 'scheduled', 'nothing was cancelled');
+      const thrown = lines.filter((l) => l.level === 'error');
+      assert.ok(thrown.length >= 1, 'the throw is logged');
+      assert.match(String((thrown[0]!.obj.err as Error).message), /user directory is down/);
+      assert.equal((await api.call('GET', `/api/queues/${name}/jobs/kept`, { headers: { 'x-who': 'yes' } })).status, 200);
+      const done = await api.post(`/api/queues/${name}/jobs/kept/cancel`, undefined, { headers: { 'x-who': 'user', 'x-csrf-token': csrf } });
+      assert.equal(done.status, 200, 'a user name is allowed');
+    });
+  });
+}

@@ -5,7 +5,21 @@
 import type { Command } from 'commander';
 import { listQueues } from '../../queue.js';
 import { LIST_STATES, type JobInfo, type ListState } from '../../types.js';
-import { commandLine, DEFAULT_PREFIX, globals, instant, ms, numberOption, openCliStore, output, paint, when, withQueue, writes } from '../context.js';
+import {
+  commandLine,
+  DEFAULT_PREFIX,
+  globals,
+  instant,
+  ms,
+  notYetDue,
+  numberOption,
+  openCliStore,
+  output,
+  paint,
+  when,
+  withQueue,
+  writes,
+} from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
 import { looksUnseen } from './job-ops.js';
@@ -52,7 +66,7 @@ export function inspectCommands(program: Command): void {
           : rows
               .map(
                 ({ name, stats: s }) =>
-                  `${paint('bold', name.padEnd(24))} scheduled ${String(s.scheduled).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}`,
+                  `${paint('bold', name.padEnd(24))} scheduled ${String(notYetDue(s)).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}`,
               )
               .join('\n'),
       );
@@ -180,7 +194,7 @@ export function inspectCommands(program: Command): void {
               f.name,
               f.role,
               f.node ?? '-',
-              String(f.scheduled),
+              String(notYetDue(f)),
               String(f.ready),
               String(f.active),
               String(f.dead),
@@ -203,11 +217,11 @@ export function inspectCommands(program: Command): void {
       if (!o.yes) {
         const s = await withQueue(g, (q) => q.stats());
         throw new UsageError(
-          `drain removes ${dueBefore === undefined ? `all ${s.scheduled}` : 'the'} scheduled jobs of ${g.queue}${dueBefore === undefined ? '' : ` due before ${when(dueBefore)}`}: add --yes`,
+          `drain removes ${dueBefore === undefined ? `all ${s.scheduled} waiting (${notYetDue(s)} scheduled, ${s.ready} ready)` : 'the waiting'} jobs of ${g.queue}${dueBefore === undefined ? '' : ` due before ${when(dueBefore)}`}: add --yes`,
         );
       }
       const r = await withQueue(g, (q) => q.drain(dueBefore === undefined ? {} : { dueBefore }));
-      output(g, r, () => `drained ${r.removed} scheduled jobs from ${g.queue}`);
+      output(g, r, () => `drained ${r.removed} waiting jobs from ${g.queue}`);
       if (r.removed === 0) notChanged();
     });
 

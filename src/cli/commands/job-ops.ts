@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { duration, globals, nextDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import { duration, globals, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { QueueStats } from '../../types.js';
 import { hint, notChanged, UsageError } from '../errors.js';
 
@@ -96,7 +96,7 @@ export function jobCommands(program: Command): void {
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
-          `scheduled ${s.scheduled} (ready ${s.ready})  active ${s.active}  dead ${s.dead}`,
+          `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
         ].join('\n'),
       );

@@ -144,7 +144,14 @@ async function boot() {
     return;
   }
   setCsrfToken(s.csrfToken);
-  Object.assign(session, { version: s.version, user: s.user, maxBulk: s.maxBulk, readOnly: s.readOnly, canWrite: !s.readOnly && s.canWrite });
+  Object.assign(session, {
+    version: s.version,
+    user: s.user,
+    maxBulk: s.maxBulk,
+    readOnly: s.readOnly,
+    canWrite: !s.readOnly && s.canWrite,
+    redacted: s.redacted === true,
+  });
   const extras = [h('span', { class: 'version hide-sm' }, `v${s.version}`)];
   if (!session.canWrite)
     extras.unshift(h('span', { class: 'badge badge-muted', title: 'Actions are hidden: this dashboard is read-only for you' }, 'Read-only'));

@@ -97,8 +97,13 @@ export function queuePage(main, route) {
         button('Drain…', drain, {
           icon: 'trash',
           tone: 'danger',
-          disabled: stats.scheduled === 0,
-          title: stats.scheduled === 0 ? 'Nothing is scheduled' : 'Remove every scheduled job',
+          disabled: stats.scheduled === 0 || stats.scheduled > session.maxBulk,
+          title:
+            stats.scheduled === 0
+              ? 'Nothing is scheduled'
+              : stats.scheduled > session.maxBulk
+                ? `More than ${num(session.maxBulk)} jobs are scheduled: drain from the CLI (delayq drain)`
+                : 'Remove every scheduled job',
         }),
       );
     }
@@ -570,14 +575,15 @@ function searchForm(name, params) {
   const mode = h(
     'select',
     { name: 'mode', 'aria-label': 'Search by' },
-    h('option', { value: 'text', selected: !byPath }, 'Id or text'),
-    h('option', { value: 'path', selected: byPath }, 'Field ='),
+    h('option', { value: 'text', selected: !byPath }, session.redacted ? 'Id' : 'Id or text'),
+    session.redacted ? null : h('option', { value: 'path', selected: byPath }, 'Field ='),
   );
+  // With payloads redacted the server matches ids only (and refuses a field search): say so.
   const text = h('input', {
     type: 'search',
     name: 'text',
-    placeholder: 'Search id or payload…',
-    'aria-label': 'Id or payload text',
+    placeholder: session.redacted ? 'Search id…' : 'Search id or payload…',
+    'aria-label': session.redacted ? 'Id' : 'Id or payload text',
     value: params?.get('text') ?? '',
     hidden: byPath,
   });

@@ -7,7 +7,7 @@ import { h, icon } from './dom.js';
 import { num } from './format.js';
 
 /** What the session allows; set once at start-up (app.js). */
-export const session = { canWrite: false, readOnly: true, maxBulk: 1000, version: '', user: '' };
+export const session = { canWrite: false, readOnly: true, maxBulk: 1000, version: '', user: '', redacted: false };
 
 /** The state a person thinks of: a scheduled job whose time has come is "ready". */
 export function displayState(job) {

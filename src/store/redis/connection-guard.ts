@@ -34,6 +34,9 @@ export interface GuardTimeouts {
 function describe(err: Error): string {
   if (/Unknown RESP type|Protocol error/i.test(err.message))
     return `the server there does not speak the Redis protocol (${err.message.replace(/\s*Please report this\.?/, '')}): is the port right?`;
+  // A server that is not Redis often answers its own error and hangs up before the handshake.
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EPIPE' || code === 'ECONNRESET') return `the server closed the connection (${err.message}): is it Redis, and the port right?`;
   return err.message;
 }
 
