@@ -1,6 +1,6 @@
 // Runs before `npm test` (pretest): the suite starts its own redis-server, redis-sentinel and
-// redis-cli processes and drives Debian's chromium (the dashboard's browser tests), so it checks
-// they are on the PATH first. When one is missing it installs
+// redis-cli processes, drives Debian's chromium (the dashboard's browser tests) and pipes the CLI
+// into jq (the docs' examples, test/docs/snippets.test.ts), so it checks they are on the PATH first. When one is missing it installs
 // the Debian packages (as root, with apt-get), or else stops at once with one line saying what to
 // install, instead of a wall of failed and cancelled tests. DQ_PREFLIGHT_INSTALL=0 never installs
 // (README.md, "Running the tests", says so too).
@@ -9,7 +9,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Command the tests run → the Debian package that has it. */
-const NEEDED = { 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', 'redis-sentinel': 'redis-sentinel', chromium: 'chromium' };
+const NEEDED = { 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', 'redis-sentinel': 'redis-sentinel', chromium: 'chromium', jq: 'jq' };
 
 const onPath = (cmd) =>
   (process.env.PATH ?? '').split(delimiter).some((dir) => {
@@ -40,6 +40,6 @@ if (canInstall) {
 
 console.error(
   `npm test needs ${absent.join(', ')} on the PATH${canInstall ? ' (apt-get could not install them)' : ''}: ` +
-    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium\` (macOS), then run npm test again`,
+    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` (macOS), then run npm test again`,
 );
 process.exit(1);

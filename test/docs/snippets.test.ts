@@ -398,7 +398,7 @@ describe('the snippets run, against a real redis-server', () => {
   const describeRun = (r: Run) => `exit ${r.code ?? r.signal}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 
   /** Runs a command that ends by itself: within `ms`, else it fails as hanging. */
-  async function runToEnd(cmd: string[], ctx: Ctx, what: string, ms = 20_000): Promise<Run> {
+  async function runToEnd(cmd: string[], ctx: Ctx, what: string, ms = 15_000): Promise<Run> {
     const { child, out, done } = launch(cmd, ctx);
     const r = await within(done, child, ms);
     assert.ok(r, `${what} did not end within ${ms / 1000} s (it hangs)\n${describeRun(out)}`);
