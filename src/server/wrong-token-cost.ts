@@ -16,6 +16,7 @@
  */
 import { isIP } from 'node:net';
 import { Refusal } from './route.js';
+import { timerDelay } from '../timers.js';
 
 export interface WrongTokenCostOptions {
   /** How long a failed try holds its client's line (and waits for its answer). */
@@ -108,7 +109,7 @@ export class WrongTokenCost {
     line.waiting++;
     const answer = line.tail.then(async () => {
       if (verify()) return true;
-      await new Promise((resolve) => setTimeout(resolve, this.#opts.delayMs));
+      await new Promise((resolve) => setTimeout(resolve, timerDelay(this.#opts.delayMs)));
       return false;
     });
     const tail = answer.then(

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Queue, ValidationError } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { serverTimeMs } from '../helpers/wait.js';
 
@@ -196,20 +197,7 @@ describe('the store remembers a bounded number of queue names', () => {
       for (let i = 0; i < 3_000; i++) await store.stats(`many-${i}`, 1000);
       assert.ok(store.cachedQueueCount <= KEY_CACHE_MAX, `${store.cachedQueueCount} queues cached`);
       // Still right for a queue whose keys were dropped from the cache.
-      await store.add('many-0', [
-        {
-          id: 'x',
-          data: '1',
-          delayMs: 60_000,
-          runAtMs: undefined,
-          priority: 0,
-          maxAttempts: undefined,
-          backoff: undefined,
-          replace: false,
-          dedup: undefined,
-          traceContext: undefined,
-        },
-      ]);
+      await store.add('many-0', [newJob('x', { delayMs: 60_000 })]);
       assert.equal((await store.stats('many-0', 1000)).scheduled, 1);
     } finally {
       await store.close();
