@@ -274,11 +274,12 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   // under the mount; Hono folds `<base>/` into `<base>`, hence the path is matched by hand.
   app.get('*', async (c, next) => {
     const path = new URL(c.req.url).pathname;
-    if (path === `${base}/`) return assets.answer(c, 'index.html');
+    if (path === `${base}/`) return assets.page(c);
     if (base !== '' && path === base) return c.redirect(`${base}/`);
     await next();
   });
   app.get('/assets/:file', (c) => assets.answer(c, c.req.param('file')));
+  app.get('/assets/:version/:file', (c) => assets.answer(c, c.req.param('file'), c.req.param('version')));
 
   return {
     app,
