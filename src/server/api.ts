@@ -6,6 +6,7 @@
  */
 import { idsMatching } from '../inspect/retained-filter.js';
 import type { Queue } from '../queue.js';
+import type { ListCursor } from '../store/store.js';
 import type { ScheduleInfo } from '../schedules/schedules.js';
 import { nextOccurrence } from '../schedules/occurrences.js';
 import type { JobInfo, JobPage, JobState, ListOrder } from '../types.js';
@@ -136,6 +137,39 @@ async function filteredPage(
   return { state, jobs, total, cursor, scanned };
 }
 
+/** Most jobs a count (a read, which any reader may ask for) looks through: as much as one search call may read. */
+const COUNT_READ_MAX = 1_000_000;
+
+/**
+ * The count behind a bulk action by filter: the same filter on the data as stored as idsMatching
+ * (the bulk action's own count), stopping once more than `max` matched, and refused (422) past
+ * COUNT_READ_MAX jobs read, so a reader cannot make one request walk a dead set of any size.
+ */
+async function countMatching(
+  q: Queue<unknown>,
+  set: 'dead' | 'completed',
+  filter: { errorContains: string; dataContains: string | undefined },
+  max: number,
+): Promise<{ count: number; more: boolean }> {
+  let count = 0;
+  let read = 0;
+  let cursor: ListCursor | undefined;
+  do {
+    const page = await q.store.list(q.name, set, cursor, 1000);
+    for (const j of page.jobs) {
+      if (!(j.lastError ?? '').includes(filter.errorContains)) continue;
+      if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
+      if (++count > max) return { count: max, more: true };
+    }
+    read += page.jobs.length;
+    cursor = page.next;
+    if (cursor && read >= COUNT_READ_MAX) {
+      throw new HttpError(422, 'bulk_cap', `more than ${COUNT_READ_MAX} ${set} jobs to look through to count this: use the CLI`);
+    }
+  } while (cursor);
+  return { count, more: false };
+}
+
 /** A schedule's occurrence is overdue past max(1 min, half its interval) without being enqueued: no Scheduler runs it. */
 const OVERDUE_GRACE_MS = 60_000;
 
@@ -196,13 +230,12 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       action: 'read',
       query: s.countQuery,
       response: s.matchCount,
-      errors: [400, 403],
+      errors: [400, 403, 422],
       async handler({ queue, query }) {
         if (ctx.redact && query.dataContains !== undefined) {
           throw new HttpError(403, 'redacted', 'payloads are redacted: jobs cannot be counted by payload', 'dataContains');
         }
-        const ids = await idsMatching(queue.store, queue.name, set, { errorContains: query.errorContains, dataContains: query.dataContains }, ctx.maxBulk);
-        return { count: Math.min(ids.length, ctx.maxBulk), more: ids.length > ctx.maxBulk };
+        return countMatching(queue, set, { errorContains: query.errorContains, dataContains: query.dataContains }, ctx.maxBulk);
       },
     });
 

@@ -484,6 +484,22 @@ for (const backend of backends) {
       assert.equal(retried.body.count, 3);
     });
 
+    test('with redaction on, the error text is still searched (it is never redacted) but a count by payload is refused', async () => {
+      const { api, name, q } = setUp({ redact: () => '[hidden]' });
+      await api.session();
+      await kill(q, ['r1', 'r2']);
+      const byError = await api.get(`/api/queues/${name}/jobs?state=dead&errorContains=provider`);
+      assert.equal(byError.status, 200);
+      assert.deepEqual(byError.body.jobs.map((j: { id: string; data: unknown }) => [j.id, j.data]).sort(), [
+        ['r1', '[hidden]'],
+        ['r2', '[hidden]'],
+      ]);
+      assert.deepEqual((await api.get(`/api/queues/${name}/dead/count?errorContains=provider`)).body, { count: 2, more: false });
+      const byData = await api.get(`/api/queues/${name}/dead/count?errorContains=provider&dataContains=doomed`);
+      assert.equal(byData.status, 403);
+      assert.equal(byData.body.error.field, 'dataContains');
+    });
+
     test('the history of every queue in one request, saying since when; a schedule no Scheduler enqueues is overdue', async () => {
       const { api, name, q } = setUp();
       await api.session();
