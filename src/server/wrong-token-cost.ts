@@ -15,6 +15,7 @@
  * and a line holds at most `maxWaiting` tries (more are refused at once, unchecked, with 429).
  */
 import { isIP } from 'node:net';
+import { timerDelay } from '../timers.js';
 import { Refusal } from './route.js';
 
 export interface WrongTokenCostOptions {
@@ -108,7 +109,7 @@ export class WrongTokenCost {
     line.waiting++;
     const answer = line.tail.then(async () => {
       if (verify()) return true;
-      await new Promise((resolve) => setTimeout(resolve, this.#opts.delayMs));
+      await new Promise((resolve) => setTimeout(resolve, timerDelay(this.#opts.delayMs)));
       return false;
     });
     const tail = answer.then(
