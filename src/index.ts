@@ -29,6 +29,7 @@ export type {
   JobError,
   JobPage,
   ListState,
+  ListOrder,
   AddResult,
   CancelResult,
   RescheduleResult,

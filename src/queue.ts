@@ -32,12 +32,14 @@ import { checkShardCount } from './store/sharded/layout.js';
 import type { ShardedStore, ShardFigures, ShardStatus } from './store/sharded/sharded-store.js';
 import type { DeadJob, NewJob, ObliterateResult, PurgeTarget, RetainedSet, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import {
+  LIST_ORDERS,
   LIST_STATES,
   type AddResult,
   type CancelResult,
   type DueTimeline,
   type JobInfo,
   type JobPage,
+  type ListOrder,
   type ListState,
   type QueueStats,
   type RescheduleResult,
@@ -67,8 +69,10 @@ export interface ListOptions {
   state: ListState;
   /** Jobs per page, 1..1000. @default 50 */
   limit?: number;
-  /** The `cursor` of the previous page. */
+  /** The `cursor` of the previous page (of the same order). */
   cursor?: string;
+  /** `asc`: the state's order (oldest or soonest first); `desc`: the reverse (newest first). @default 'asc' */
+  order?: ListOrder;
 }
 
 export interface TimelineOptions {
@@ -409,8 +413,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     /**
      * One page of the jobs in a state, in that state's order: scheduled by due time; ready
      * (due and waiting) in hand-out order; active by lease deadline; dead by time of death;
-     * completed (kept) by finish time. Pass `cursor` back for the next page: paging neither
-     * repeats nor skips a job that stays put. Each page costs O(log n + limit) in Redis.
+     * completed (kept) by finish time; `order: 'desc'` lists the reverse (newest first). Pass
+     * `cursor` back for the next page: paging neither repeats nor skips a job that stays put.
+     * Each page costs O(log n + limit) in Redis.
      */
     list: async (opts: ListOptions): Promise<JobPage<T>> => {
       if (typeof opts !== 'object' || opts === null) throw new ValidationError('opts', 'must be { state, limit?, cursor? }');
@@ -419,8 +424,10 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const limit = opts.limit ?? 50;
       if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_LIMIT_MAX)
         throw new ValidationError('limit', `must be a whole number from 1 to ${PAGE_LIMIT_MAX} (got ${String(limit)})`);
-      const page = await this.#store.list(this.name, state, decodeCursor(state, opts.cursor), limit);
-      return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next) };
+      const order = opts.order ?? 'asc';
+      if (!LIST_ORDERS.includes(order)) throw new ValidationError('order', `must be asc or desc (got ${String(order)})`);
+      const page = await this.#store.list(this.name, state, decodeCursor(state, opts.cursor, order), limit, order);
+      return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next, order) };
     },
     /**
      * Finds jobs by text in their id or data, or by a value at a JSON path, reading at most

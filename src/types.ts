@@ -25,6 +25,9 @@ export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
  */
 export type ListState = 'scheduled' | 'ready' | 'active' | 'dead' | 'completed';
 export const LIST_STATES: readonly ListState[] = ['scheduled', 'ready', 'active', 'dead', 'completed'];
+/** Which way a listing goes: its state's order (`asc`, oldest or soonest first) or the reverse (`desc`, newest or latest first). */
+export type ListOrder = 'asc' | 'desc';
+export const LIST_ORDERS: readonly ListOrder[] = ['asc', 'desc'];
 
 /** What `Queue.get` returns. */
 export interface JobInfo<T = unknown> {

@@ -6,7 +6,10 @@
  */
 import { idsMatching } from '../inspect/retained-filter.js';
 import type { Queue } from '../queue.js';
-import type { JobInfo, JobState } from '../types.js';
+import type { ListCursor } from '../store/store.js';
+import type { ScheduleInfo } from '../schedules/schedules.js';
+import { nextOccurrence } from '../schedules/occurrences.js';
+import type { JobInfo, JobPage, JobState, ListOrder } from '../types.js';
 import type { Sampler } from './history.js';
 import { HttpError, route, type Route } from './route.js';
 import * as s from './schemas.js';
@@ -100,11 +103,95 @@ async function drainIds(q: Queue<unknown>, dueBefore: number | undefined, max: n
   return [...ids];
 }
 
+/** Jobs a filtered listing reads per call unless told (`budget`), as a search does. */
+const FILTER_BUDGET = 10_000;
+
+/**
+ * A page of a retained set (dead, completed) whose last error contains `text`: listing pages read
+ * in the set's order until `limit` matched or `budget` jobs were read. Each read stops at a page
+ * end, so the cursor is the listing's own (exact, and checked like any); the reads are sized by
+ * the matches still wanted and how rare they were so far, so a page holds about `limit` matches
+ * (never more than 1,000). `scanned` says how many jobs were read, of `total`.
+ */
+async function filteredPage(
+  q: Queue<unknown>,
+  state: 'dead' | 'completed',
+  text: string,
+  opts: { order: ListOrder; limit: number; budget: number; cursor: string | undefined },
+): Promise<JobPage<unknown> & { scanned: number }> {
+  const jobs: JobInfo<unknown>[] = [];
+  let cursor = opts.cursor;
+  let scanned = 0;
+  let total = 0;
+  do {
+    const want = opts.limit - jobs.length;
+    // Rare matches so far: read further per call (at most 1,000 jobs, and the budget left).
+    const rarity = (scanned + 1) / (jobs.length + 1);
+    const size = Math.max(1, Math.min(1000, opts.budget - scanned, Math.ceil(want * rarity)));
+    const page = await q.jobs.list({ state, order: opts.order, limit: size, cursor });
+    total = page.total;
+    scanned += page.jobs.length;
+    for (const j of page.jobs) if ((j.lastError ?? '').includes(text)) jobs.push(j);
+    cursor = page.cursor;
+  } while (cursor && jobs.length < opts.limit && scanned < opts.budget);
+  return { state, jobs, total, cursor, scanned };
+}
+
+/** Most jobs a count (a read, which any reader may ask for) looks through: as much as one search call may read. */
+const COUNT_READ_MAX = 1_000_000;
+
+/**
+ * The count behind a bulk action by filter: the same filter on the data as stored as idsMatching
+ * (the bulk action's own count), stopping once more than `max` matched, and refused (422) past
+ * COUNT_READ_MAX jobs read, so a reader cannot make one request walk a dead set of any size.
+ */
+async function countMatching(
+  q: Queue<unknown>,
+  set: 'dead' | 'completed',
+  filter: { errorContains: string; dataContains: string | undefined },
+  max: number,
+): Promise<{ count: number; more: boolean }> {
+  let count = 0;
+  let read = 0;
+  let cursor: ListCursor | undefined;
+  do {
+    const page = await q.store.list(q.name, set, cursor, 1000);
+    for (const j of page.jobs) {
+      if (!(j.lastError ?? '').includes(filter.errorContains)) continue;
+      if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
+      if (++count > max) return { count: max, more: true };
+    }
+    read += page.jobs.length;
+    cursor = page.next;
+    if (cursor && read >= COUNT_READ_MAX) {
+      throw new HttpError(422, 'bulk_cap', `more than ${COUNT_READ_MAX} ${set} jobs to look through to count this: use the CLI`);
+    }
+  } while (cursor);
+  return { count, more: false };
+}
+
+/** A schedule's occurrence is overdue past max(1 min, half its interval) without being enqueued: no Scheduler runs it. */
+const OVERDUE_GRACE_MS = 60_000;
+
+/**
+ * The occurrence a Scheduler should have enqueued by now and has not (the first after the last
+ * one enqueued, or after the schedule was made), when it is late by more than the grace: more
+ * than a minute and more than half the interval to the occurrence after it. Undefined while on time.
+ */
+export function overdueOccurrence(s: ScheduleInfo, nowMs: number): number | undefined {
+  const due = nextOccurrence(s, s.lastRunAtMs ?? s.anchorMs);
+  if (due === undefined) return undefined;
+  const after = nextOccurrence(s, due);
+  const grace = Math.max(OVERDUE_GRACE_MS, after === undefined ? 0 : (after - due) / 2);
+  return nowMs - due > grace ? due : undefined;
+}
+
 const STATE_ERRORS = [400, 404, 409];
 
 export function apiRoutes(ctx: ApiContext): Route[] {
   /** A bulk action on a retained set: ids, all, or a filter, capped and checked against what was confirmed. */
   const bulkRoute = (
+    code: string,
     path: string,
     summary: string,
     tag: Route['tag'],
@@ -113,6 +200,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
   ): Route =>
     route<undefined, BulkTarget>({
       method: 'post',
+      code,
       path,
       summary: `${summary}: by ids, all, or by filter (at most ${ctx.maxBulk}; \`expect\` refuses when more match than confirmed)`,
       tag,
@@ -127,9 +215,34 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       audit: (r, { body }) => ({ target: describeTarget(body), count: (r as { count: number }).count }),
     });
 
+  /**
+   * How many jobs of a retained set a bulk action by filter would take, counted as the action
+   * counts (so the person confirms that number with `expect`): at most `maxBulk`, and `more`
+   * when more match.
+   */
+  const countRoute = (code: string, path: string, set: 'dead' | 'completed'): Route =>
+    route<typeof s.countQuery._zod.output>({
+      code,
+      method: 'get',
+      path,
+      summary: `Counts the ${set} jobs a bulk action by the same filter would take (errorContains, and dataContains; at most ${ctx.maxBulk}, then \`more\`)`,
+      tag: set === 'dead' ? 'dead set' : 'jobs',
+      action: 'read',
+      query: s.countQuery,
+      response: s.matchCount,
+      errors: [400, 403, 422],
+      async handler({ queue, query }) {
+        if (ctx.redact && query.dataContains !== undefined) {
+          throw new HttpError(403, 'redacted', 'payloads are redacted: jobs cannot be counted by payload', 'dataContains');
+        }
+        return countMatching(queue, set, { errorContains: query.errorContains, dataContains: query.dataContains }, ctx.maxBulk);
+      },
+    });
+
   return [
     route({
       method: 'get',
+      code: 'queues.list',
       path: '/queues',
       summary: 'Every queue with its counts',
       tag: 'queues',
@@ -143,7 +256,34 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       },
     }),
     route({
+      code: 'queues.history',
       method: 'get',
+      path: '/history',
+      summary: "Every shown queue's last hour at once: per minute, summed, and since when the samples go back",
+      tag: 'queues',
+      action: 'read',
+      response: s.histories,
+      async handler() {
+        await ctx.sampler.start();
+        const snap = ctx.sampler.snapshot;
+        if (snap.error && snap.takenAt === 0) throw new HttpError(503, 'unavailable', snap.error);
+        // The queues the sampler holds (the shown ones), each with the hour it has seen.
+        return {
+          queues: snap.queues.map(({ name, stats }) => {
+            const h = ctx.sampler.history(name);
+            return {
+              name,
+              since: h?.since,
+              ...(h?.summary(stats.nowMs) ?? { completed: 0, died: 0 }),
+              history: h?.perMinute(stats.nowMs) ?? [],
+            };
+          }),
+        };
+      },
+    }),
+    route({
+      method: 'get',
+      code: 'queue.get',
       path: '/queues/:queue',
       summary: 'A queue: counts, retention, and the last hour per minute',
       tag: 'queues',
@@ -159,11 +299,13 @@ export function apiRoutes(ctx: ApiContext): Route[] {
           shards: shards.shards,
           drainingShards: shards.draining.length,
           history: ctx.sampler.history(queue.name)?.perMinute(stats.nowMs) ?? [],
+          historySince: ctx.sampler.history(queue.name)?.since,
         };
       },
     }),
     route<typeof s.timelineQuery._zod.output>({
       method: 'get',
+      code: 'queue.timeline',
       path: '/queues/:queue/timeline',
       summary: 'Scheduled jobs falling due ahead, counted per bucket (default: the next hour by minute)',
       tag: 'queues',
@@ -174,6 +316,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'get',
+      code: 'queue.shards',
       path: '/queues/:queue/shards',
       summary: "Every shard of the queue (current, draining, the queue's own keys) with its node, counts and lag",
       tag: 'queues',
@@ -183,6 +326,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'get',
+      code: 'queue.workers',
       path: '/queues/:queue/workers',
       summary: 'Live workers (heartbeat within 30 s)',
       tag: 'queues',
@@ -192,20 +336,38 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route<typeof s.jobsQuery._zod.output>({
       method: 'get',
+      code: 'jobs.list',
       path: '/queues/:queue/jobs',
-      summary: "A page of jobs in a state, in that state's order",
+      summary:
+        "A page of jobs in a state, in that state's order or (`order=desc`) newest first; dead and completed jobs may be filtered by their last error (`errorContains`, reading at most `budget` jobs per call)",
       tag: 'jobs',
       action: 'read',
       query: s.jobsQuery,
       response: s.jobPage,
       errors: [400],
       async handler({ queue, query }) {
-        const page = await queue.jobs.list({ state: query.state as 'scheduled', limit: query.limit, cursor: query.cursor });
+        const order = (query.order ?? 'asc') as ListOrder;
+        if (query.errorContains !== undefined) {
+          // The last error is never redacted (only payloads are), so it may be searched with redaction on.
+          if (query.state !== 'dead' && query.state !== 'completed') {
+            throw new HttpError(400, 'validation', 'filters only dead and completed jobs (by their last error)', 'query.errorContains');
+          }
+          const page = await filteredPage(queue, query.state, query.errorContains, {
+            order,
+            limit: query.limit ?? 50,
+            budget: query.budget ?? FILTER_BUDGET,
+            cursor: query.cursor,
+          });
+          return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
+        }
+        if (query.budget !== undefined) throw new HttpError(400, 'validation', 'goes with errorContains', 'query.budget');
+        const page = await queue.jobs.list({ state: query.state as 'scheduled', order, limit: query.limit, cursor: query.cursor });
         return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
       },
     }),
     route<typeof s.searchQuery._zod.output>({
       method: 'get',
+      code: 'jobs.search',
       path: '/queues/:queue/search',
       summary: 'Jobs whose id or payload contains text, or whose payload has a value at a path',
       tag: 'jobs',
@@ -230,6 +392,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'get',
+      code: 'job.get',
       path: '/queues/:queue/jobs/:id',
       summary: 'One job: state, times, attempts, errors, progress, logs',
       tag: 'jobs',
@@ -244,6 +407,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route<undefined, typeof s.addBody._zod.output>({
       method: 'post',
+      code: 'job.add',
       path: '/queues/:queue/jobs',
       summary: 'Adds a job (the options of queue.add); the first job of a queue creates it',
       tag: 'jobs',
@@ -257,6 +421,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'post',
+      code: 'job.cancel',
       path: '/queues/:queue/jobs/:id/cancel',
       summary: 'Cancels a scheduled job',
       tag: 'jobs',
@@ -272,6 +437,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route<undefined, typeof s.rescheduleBody._zod.output>({
       method: 'post',
+      code: 'job.reschedule',
       path: '/queues/:queue/jobs/:id/reschedule',
       summary: 'Gives a scheduled job a new due time ({ delay } or { runAt })',
       tag: 'jobs',
@@ -288,6 +454,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'post',
+      code: 'job.promote',
       path: '/queues/:queue/jobs/:id/promote',
       summary: 'Makes a scheduled job due now',
       tag: 'jobs',
@@ -303,6 +470,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'post',
+      code: 'job.retry',
       path: '/queues/:queue/jobs/:id/retry',
       summary: 'Puts a dead job back, due now, with fresh attempts',
       tag: 'dead set',
@@ -322,6 +490,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'delete',
+      code: 'job.remove',
       path: '/queues/:queue/jobs/:id',
       summary: 'Removes a job: cancels it when scheduled, purges it when dead or completed (active jobs stay)',
       tag: 'jobs',
@@ -343,6 +512,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route<undefined, { ids: string[] }>({
       method: 'post',
+      code: 'jobs.cancel',
       path: '/queues/:queue/cancel',
       summary: `Cancels many scheduled jobs by id (at most ${ctx.maxBulk})`,
       tag: 'jobs',
@@ -355,11 +525,14 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       },
       audit: (r, { body }) => ({ target: `${body.ids.length} ids`, count: (r as { count: number }).count }),
     }),
-    bulkRoute('/queues/:queue/dead/retry', 'Retries dead jobs', 'dead set', 'dead', (q, ids) => q.dead.retry(ids)),
-    bulkRoute('/queues/:queue/dead/purge', 'Deletes dead jobs for good', 'dead set', 'dead', (q, ids) => q.dead.purge(ids)),
-    bulkRoute('/queues/:queue/completed/purge', 'Deletes kept completed jobs', 'jobs', 'completed', (q, ids) => q.completed.purge(ids)),
+    countRoute('dead.count', '/queues/:queue/dead/count', 'dead'),
+    countRoute('completed.count', '/queues/:queue/completed/count', 'completed'),
+    bulkRoute('dead.retry', '/queues/:queue/dead/retry', 'Retries dead jobs', 'dead set', 'dead', (q, ids) => q.dead.retry(ids)),
+    bulkRoute('dead.purge', '/queues/:queue/dead/purge', 'Deletes dead jobs for good', 'dead set', 'dead', (q, ids) => q.dead.purge(ids)),
+    bulkRoute('completed.purge', '/queues/:queue/completed/purge', 'Deletes kept completed jobs', 'jobs', 'completed', (q, ids) => q.completed.purge(ids)),
     route<undefined, { dueBefore?: number; expect?: number }>({
       method: 'post',
+      code: 'queue.drain',
       path: '/queues/:queue/drain',
       summary: `Removes every scheduled job (or those due before \`dueBefore\`), at most ${ctx.maxBulk}; \`expect\` refuses when more would go than confirmed`,
       tag: 'queues',
@@ -391,6 +564,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'post',
+      code: 'queue.pause',
       path: '/queues/:queue/pause',
       summary: 'Stops every worker of the queue from claiming',
       tag: 'queues',
@@ -403,6 +577,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'post',
+      code: 'queue.resume',
       path: '/queues/:queue/resume',
       summary: 'Lets the workers claim again',
       tag: 'queues',
@@ -415,20 +590,26 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'get',
+      code: 'schedules.list',
       path: '/queues/:queue/schedules',
-      summary: 'Recurring schedules with their next and last occurrence',
+      summary: 'Recurring schedules with their next and last occurrence, and the occurrence overdue when none is being enqueued',
       tag: 'schedules',
       action: 'read',
       response: s.scheduleInfo.array(),
       async handler({ queue }) {
-        const list = await queue.schedules.list();
+        const [list, now] = await Promise.all([queue.schedules.list(), queue.store.serverTimeMs(queue.name)]);
         // A schedule's data is the payload of every job it adds: hidden alike, under the id
-        // prefix of those jobs.
-        return ctx.redact ? list.map((x) => ({ ...x, data: ctx.redact!(x.data, { queue: queue.name, id: `schedule:${x.name}` }) })) : list;
+        // prefix of those jobs. An occurrence long past and not enqueued says no Scheduler runs it.
+        return list.map((x) => ({
+          ...x,
+          data: ctx.redact ? ctx.redact(x.data, { queue: queue.name, id: `schedule:${x.name}` }) : x.data,
+          overdueAtMs: overdueOccurrence(x, now),
+        }));
       },
     }),
     route<undefined, typeof s.scheduleBody._zod.output>({
       method: 'post',
+      code: 'schedule.upsert',
       path: '/queues/:queue/schedules/:name',
       summary: 'Creates or changes a schedule',
       tag: 'schedules',
@@ -443,6 +624,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     route({
       method: 'delete',
+      code: 'schedule.remove',
       path: '/queues/:queue/schedules/:name',
       summary: 'Removes a schedule (jobs it already enqueued stay)',
       tag: 'schedules',

@@ -81,7 +81,10 @@ export interface DashboardTuning {
 export interface AuditLine {
   audit: true;
   user: string;
+  /** A stable code for what was done: `job.cancel`, `dead.retry`, `queue.drain`… (docs/dashboard.md lists them). */
   action: string;
+  /** The same in words, for a person: "Cancels a scheduled job". */
+  summary: string;
   queue: string | undefined;
   target: string | undefined;
   count: number | undefined;
@@ -142,7 +145,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   const observed = new WeakSet<Queue<unknown>>();
 
   const audit = (line: AuditLine) => {
-    if (logger) logSafely(logger, 'info', line, `delayq dashboard: ${line.action}`);
+    if (logger) logSafely(logger, 'info', line, `delayq dashboard: ${line.summary}`);
     // Without a logger the audit trail still exists: one JSON line per write on stderr.
     else process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
   };
@@ -221,7 +224,8 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
         audit({
           audit: true,
           user,
-          action: r.summary.split(/[:(]/)[0]!.trim(),
+          action: r.code,
+          summary: r.summary.split(/[:(]/)[0]!.trim(),
           queue: q?.name,
           target: facts.target,
           count: facts.count,
@@ -270,11 +274,12 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   // under the mount; Hono folds `<base>/` into `<base>`, hence the path is matched by hand.
   app.get('*', async (c, next) => {
     const path = new URL(c.req.url).pathname;
-    if (path === `${base}/`) return assets.answer(c, 'index.html');
+    if (path === `${base}/`) return assets.page(c);
     if (base !== '' && path === base) return c.redirect(`${base}/`);
     await next();
   });
   app.get('/assets/:file', (c) => assets.answer(c, c.req.param('file')));
+  app.get('/assets/:version/:file', (c) => assets.answer(c, c.req.param('file'), c.req.param('version')));
 
   return {
     app,

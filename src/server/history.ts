@@ -1,10 +1,13 @@
 /**
  * The dashboard's memory of the last hour: it samples every queue's stats on a timer (one
  * stats script per queue per tick), keeps an hour of samples in this process, and answers
- * "completed per minute" and "worst lag per minute" for the charts. The same samples feed
- * the live stream, so a hundred open pages cost Redis no more than one.
+ * "completed per minute", "went dead per minute" and "worst lag per minute" for the charts and
+ * the overview. The same samples feed the live stream, so a hundred open pages cost Redis no
+ * more than one.
  *
- * The history starts when the server starts: it is not stored in Redis.
+ * The history starts when the server starts: it is not stored in Redis. Every answer says since
+ * when it holds samples (`since`), so a page labels it honestly ("12 completed since 11:03")
+ * rather than calling an hour what is two minutes.
  */
 import { EventEmitter } from 'node:events';
 import type { QueueStats } from '../types.js';
@@ -23,6 +26,19 @@ export interface MinutePoint {
   completed: number | undefined;
   /** Worst age of the oldest due job seen in that minute, ms (undefined: no samples). */
   lagMaxMs: number | undefined;
+  /**
+   * Jobs that went dead in that minute, as the samples saw it: the rise of the dead count from
+   * one sample to the next (a retry or purge in the same interval hides as many). Undefined: no samples.
+   */
+  died: number | undefined;
+}
+
+/** One queue's last hour, summed: what the overview's table shows. */
+export interface HistorySummary {
+  /** The first sample still held (server clock), or undefined before any: the figures cover [since, now]. */
+  since: number | undefined;
+  completed: number;
+  died: number;
 }
 
 export interface Snapshot {
@@ -40,6 +56,11 @@ const MINUTE_MS = 60_000;
 export class QueueHistory {
   readonly #samples: Sample[] = [];
 
+  /** When the samples held start (server clock): the history covers the hour, or less since then. */
+  get since(): number | undefined {
+    return this.#samples[0]?.t;
+  }
+
   push(sample: Sample): void {
     const last = this.#samples.at(-1);
     // A counter that went down means the queue was obliterated and started again.
@@ -55,7 +76,7 @@ export class QueueHistory {
   perMinute(now: number, minutes = 60): MinutePoint[] {
     const first = Math.floor(now / MINUTE_MS) * MINUTE_MS - (minutes - 1) * MINUTE_MS;
     const out: MinutePoint[] = [];
-    for (let i = 0; i < minutes; i++) out.push({ t: first + i * MINUTE_MS, completed: undefined, lagMaxMs: undefined });
+    for (let i = 0; i < minutes; i++) out.push({ t: first + i * MINUTE_MS, completed: undefined, lagMaxMs: undefined, died: undefined });
     let prev: Sample | undefined;
     for (const s of this.#samples) {
       const i = Math.floor((s.t - first) / MINUTE_MS);
@@ -64,10 +85,21 @@ export class QueueHistory {
         p.lagMaxMs = Math.max(p.lagMaxMs ?? 0, s.stats.oldestDueAgeMs ?? 0);
         // The jobs completed between two samples are counted in the later one's minute.
         p.completed = (p.completed ?? 0) + (prev ? Math.max(0, s.stats.completedTotal - prev.stats.completedTotal) : 0);
+        p.died = (p.died ?? 0) + (prev ? Math.max(0, s.stats.dead - prev.stats.dead) : 0);
       }
       prev = s;
     }
     return out;
+  }
+
+  /** The last hour up to `now`, summed (less when the samples start later: see `since`). */
+  summary(now: number): HistorySummary {
+    const points = this.perMinute(now);
+    return {
+      since: this.since,
+      completed: points.reduce((n, p) => n + (p.completed ?? 0), 0),
+      died: points.reduce((n, p) => n + (p.died ?? 0), 0),
+    };
   }
 }
 

@@ -49,6 +49,7 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
       parameters,
       responses,
       'x-delayq-action': r.action,
+      'x-delayq-code': r.code,
     };
     // Every other route answers 404 for a queue that does not exist.
     if (r.createsQueue) op['x-delayq-creates-queue'] = true;

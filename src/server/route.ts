@@ -1,7 +1,8 @@
 /**
  * One API route, described once: its method and path, what it needs (read or write), its
  * input schemas and its output schema. The app (dashboard.ts) mounts the table, the OpenAPI
- * document (openapi.ts) is generated from it, and the audit log names writes by `summary`.
+ * document (openapi.ts) is generated from it, and the audit log names writes by `code` (a stable
+ * code such as `job.cancel`), with `summary` beside it for a person.
  */
 import type { Context } from 'hono';
 import type * as z from 'zod';
@@ -27,6 +28,8 @@ export interface Route<Q = unknown, B = unknown> {
   method: 'get' | 'post' | 'delete';
   /** Hono path under /api, e.g. `/queues/:queue/jobs/:id`. */
   path: string;
+  /** A stable name for the operation, e.g. `job.cancel` or `dead.retry`: the audit line's `action` and the OpenAPI operationId. */
+  code: string;
   summary: string;
   tag: 'queues' | 'jobs' | 'dead set' | 'schedules' | 'session';
   action: Action;

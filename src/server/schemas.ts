@@ -8,7 +8,7 @@ import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.
 import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
 import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../queue.js';
 import { specSchema } from '../schedules/definition.js';
-import { LIST_STATES } from '../types.js';
+import { LIST_ORDERS, LIST_STATES } from '../types.js';
 
 const wholeQuery = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -23,11 +23,22 @@ export const LIST_CURSOR_MAX = 65_536;
 const cursorQuery = (max: number, chars: RegExp) =>
   z.string().min(1).max(max).regex(chars, 'is not a cursor: pass back the cursor the previous page returned').optional();
 
+/** Most jobs a filtered listing reads in one call (`budget`). */
+export const FILTER_BUDGET_MAX = 100_000;
+
 export const jobsQuery = z.strictObject({
   state: z.enum(LIST_STATES as [string, ...string[]]),
+  /** `asc`: the state's order; `desc`: newest first. */
+  order: z.enum(LIST_ORDERS as [string, ...string[]]).optional(),
   limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
   cursor: cursorQuery(LIST_CURSOR_MAX, /^[A-Za-z0-9_-]+$/),
+  /** Dead or completed jobs whose last error contains this text. */
+  errorContains: z.string().min(1).max(1000).optional(),
+  /** With errorContains: the most jobs to read in this call. */
+  budget: wholeQuery(1, FILTER_BUDGET_MAX).optional(),
 });
+
+export const countQuery = z.strictObject({ errorContains: z.string().min(1).max(1000), dataContains: z.string().min(1).max(1000).optional() });
 
 export const searchQuery = z.strictObject({
   text: z.string().min(1).max(1000).optional(),
@@ -118,7 +129,16 @@ export const queueStats = z.object({
   oldestDueAgeMs: ms.optional(),
 });
 
-export const jobPage = z.object({ state: z.string(), jobs: z.array(jobInfo), total: z.number().int(), cursor: z.string().optional() });
+export const jobPage = z.object({
+  state: z.string(),
+  jobs: z.array(jobInfo),
+  total: z.number().int(),
+  cursor: z.string().optional(),
+  /** With errorContains: the jobs read by this call. */
+  scanned: z.number().int().optional(),
+});
+
+export const matchCount = z.object({ count: z.number().int(), more: z.boolean() });
 
 export const searchResult = z.object({
   jobs: z.array(jobInfo),
@@ -140,7 +160,20 @@ export const workerInfo = z.object({
   version: z.string(),
 });
 
-export const minutePoint = z.object({ t: ms, completed: z.number().int().optional(), lagMaxMs: ms.optional() });
+export const minutePoint = z.object({ t: ms, completed: z.number().int().optional(), lagMaxMs: ms.optional(), died: z.number().int().optional() });
+
+export const histories = z.object({
+  queues: z.array(
+    z.object({
+      name: z.string(),
+      /** The first sample held (server clock): the figures cover since then, at most the last hour. */
+      since: ms.optional(),
+      completed: z.number().int(),
+      died: z.number().int(),
+      history: z.array(minutePoint),
+    }),
+  ),
+});
 
 export const queueSummary = z.object({ name: z.string(), stats: queueStats });
 
@@ -165,6 +198,8 @@ export const queueDetail = z.object({
   drainingShards: z.number().int(),
   retention: z.object({ completed: z.unknown(), dead: z.unknown() }),
   history: z.array(minutePoint),
+  /** The first sample held (server clock): the history covers since then, at most the last hour. */
+  historySince: ms.optional(),
 });
 
 export const timeline = z.object({ nowMs: ms, fromMs: ms, bucketMs: ms, counts: z.array(z.number().int()) });
@@ -179,6 +214,8 @@ export const scheduleInfo = z.object({
   missed: z.enum(['latest', 'skip']),
   lastRunAtMs: ms.optional(),
   nextRunAtMs: ms.optional(),
+  /** An occurrence past by more than max(1 min, half the interval) and not enqueued: no Scheduler is running it. */
+  overdueAtMs: ms.optional(),
 });
 
 export const addResult = z.object({

@@ -4,10 +4,12 @@
  * authorize hook), a same-origin check (Sec-Fetch-Site, else Origin), a CSRF token bound to a
  * signed cookie, and a Host check against DNS rebinding when nothing else guards the server.
  */
+import type { IncomingMessage } from 'node:http';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { logSafely, type Logger } from '../logger.js';
+import { hostRequest } from './host-request.js';
 import { Refusal } from './route.js';
 import { clientKey, WrongTokenCost, type WrongTokenCostOptions } from './wrong-token-cost.js';
 
@@ -15,13 +17,24 @@ export { Refusal };
 
 export type Action = 'read' | 'write';
 
+/** What the authorize hook is told besides the web Request: the host framework's own request. */
+export interface AuthorizeContext {
+  /**
+   * The host framework's request, where its login put the user: Express's `req` (`req.user`),
+   * Fastify's `request` (mounted with fastifyPlugin), or the Node request under `node:http`.
+   * Undefined when the dashboard is called as `dashboard.fetch(request)` without a Node request.
+   */
+  req: unknown;
+}
+
 /**
- * The host app's access rule: called on every request with the action it needs. Return true to
+ * The host app's access rule: called on every request with the action it needs, and the host
+ * framework's request (`context.req`, e.g. Express's `req` with `req.user`). Return true to
  * allow, or a non-empty user name to allow and name the user in the audit log. Anything else
  * refuses: false, but also '', undefined and null (a lookup that found nobody), and a throw
  * (which is logged).
  */
-export type AuthorizeHook = (request: Request, action: Action) => boolean | string | Promise<boolean | string>;
+export type AuthorizeHook = (request: Request, action: Action, context: AuthorizeContext) => boolean | string | Promise<boolean | string>;
 
 export interface SecurityOptions {
   /** A shared secret: accepted as `Authorization: Bearer <token>` and by the login form. */
@@ -210,7 +223,8 @@ export class Security {
   /** The hook's answer; a throw is logged and counts as a refusal. */
   async #ask(c: Context, action: Action): Promise<unknown> {
     try {
-      return await this.#authorize!(c.req.raw, action);
+      const env = c.env as { incoming?: IncomingMessage } | undefined;
+      return await this.#authorize!(c.req.raw, action, { req: hostRequest(env?.incoming) });
     } catch (err) {
       const msg = 'delayq dashboard: the authorize hook threw; the request is refused';
       if (this.#logger) logSafely(this.#logger, 'error', { err, action }, msg);

@@ -15,8 +15,8 @@
  * and a line holds at most `maxWaiting` tries (more are refused at once, unchecked, with 429).
  */
 import { isIP } from 'node:net';
-import { Refusal } from './route.js';
 import { timerDelay } from '../timers.js';
+import { Refusal } from './route.js';
 
 export interface WrongTokenCostOptions {
   /** How long a failed try holds its client's line (and waits for its answer). */

@@ -6,7 +6,7 @@
  * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
  * data is found (and sent to the dead set) by the worker, not hidden by the store.
  */
-import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
 
 /**
  * Failed attempts kept per job (JobInfo.errors), newest last: both stores keep this many, and the
@@ -320,8 +320,12 @@ export interface Store {
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
   /** Jobs by id (null for none), raw stored text in data, result and progress; logs and error history only when asked. */
   getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]>;
-  /** One page of the jobs in a state, from a cursor (undefined: from the start); limit 1..1000. */
-  list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage>;
+  /**
+   * One page of the jobs in a state, from a cursor (undefined: from the start); limit 1..1000.
+   * `desc` walks the state's order backwards (the cursor is then the last job of the previous
+   * page in that walk, and the page holds the jobs before it). @default 'asc'
+   */
+  list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order?: ListOrder): Promise<StoredPage>;
   /** One step of a walk over every job's data (for search); start with cursor '0'. */
   scan(queue: string, cursor: string, count: number): Promise<ScanStep>;
   /** Removes scheduled jobs (all, or those due before `dueBeforeMs`) in bounded steps; returns how many. */

@@ -45,7 +45,8 @@ test('serves the API for the queues under the prefix, audits writes on stderr, a
   assert.equal(r.code, 0, r.stderr);
   const audit = JSON.parse(r.stderr.trim().split('\n').at(-1)!);
   assert.equal(audit.audit, true);
-  assert.equal(audit.action, 'Cancels a scheduled job');
+  assert.equal(audit.action, 'job.cancel');
+  assert.equal(audit.summary, 'Cancels a scheduled job');
   assert.equal(audit.queue, name);
   assert.equal(audit.target, 'order:S-1');
   await q.close();

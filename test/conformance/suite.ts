@@ -680,6 +680,79 @@ export function conformance(kind: StoreKind): void {
       await store.complete(q.name, [{ id: 'r-high', token: claimed.jobs[0]!.token }]);
     });
 
+    test('listings newest first: every state backwards, paged both ways, each cursor bound to its order', async () => {
+      const q = queue<number>();
+      const now = await kind.now();
+      // Scheduled: due in 10 min + i s; two share a due time (the id breaks the tie).
+      for (let i = 0; i < 7; i++) await q.add(i, { id: `s${i}`, runAt: now + 600_000 + Math.min(i, 5) * 1000 });
+      await q.add(100, { id: 'r-old', runAt: now - 5000 });
+      await q.add(101, { id: 'r-new', runAt: now - 1000 });
+      const walk = async (state: ListState, order: 'asc' | 'desc', limit: number, on: Queue<number> = q) => {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await on.jobs.list({ state, order, limit, cursor });
+          seen.push(...page.jobs.map((j) => j.id));
+          cursor = page.cursor;
+        } while (cursor);
+        return seen;
+      };
+      const asc = await walk('scheduled', 'asc', 3);
+      assert.deepEqual(asc, ['s0', 's1', 's2', 's3', 's4', 's5', 's6']);
+      for (const limit of [1, 2, 3, 7, 50]) assert.deepEqual(await walk('scheduled', 'desc', limit), [...asc].reverse(), `scheduled desc by ${limit}`);
+      assert.deepEqual(await walk('ready', 'asc', 1), ['r-old', 'r-new']);
+      assert.deepEqual(await walk('ready', 'desc', 1), ['r-new', 'r-old']);
+
+      // Dead and completed: by time of death and finish; newest first is the reverse.
+      const dq = queue<number>();
+      await dq.setRetention({ completed: { count: 100 } });
+      const w = worker(
+        dq,
+        async (job) => {
+          if (job.data % 2) throw new Error(`boom ${job.data}`);
+          return job.data;
+        },
+        { attempts: 1 },
+      );
+      for (let i = 0; i < 8; i++) {
+        await dq.add(i, { id: `j${i}` });
+        // One at a time, a few ms apart, so the times differ and the order is known.
+        await until(async () => (await dq.stats()).completed + (await dq.stats()).dead === i + 1, `j${i} to finish`);
+        await new Promise((r) => setTimeout(r, 3));
+      }
+      await w.close();
+      for (const state of ['dead', 'completed'] as const) {
+        const oldest = await walk(state, 'asc', 2, dq);
+        assert.equal(oldest.length, 4, state);
+        const newest = await walk(state, 'desc', 3, dq);
+        assert.deepEqual(newest, [...oldest].reverse(), `${state}: newest first`);
+        const first = await dq.jobs.list({ state, order: 'desc', limit: 1 });
+        assert.equal(first.total, 4);
+        assert.ok(first.jobs[0]!.finishedAtMs! >= (await dq.get(oldest[0]!))!.finishedAtMs!, 'the newest first');
+      }
+      // A cursor is bound to its order: an oldest-first cursor is refused by a newest-first listing and back.
+      const a = await dq.jobs.list({ state: 'dead', limit: 1 });
+      const d = await dq.jobs.list({ state: 'dead', order: 'desc', limit: 1 });
+      await assert.rejects(
+        dq.jobs.list({ state: 'dead', order: 'desc', cursor: a.cursor }),
+        (e: unknown) => e instanceof ValidationError && e.field === 'cursor',
+      );
+      await assert.rejects(dq.jobs.list({ state: 'dead', cursor: d.cursor }), (e: unknown) => e instanceof ValidationError && e.field === 'cursor');
+      await assert.rejects(dq.jobs.list({ state: 'dead', order: 'up' as never }), (e: unknown) => e instanceof ValidationError && e.field === 'order');
+      const forge = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+      for (const cursor of [
+        forge(['dead', 'dead', '1', 'j1', 'down']),
+        forge(['dead', 'dead', '1', 'j1', 'desc', 'x']),
+        forge(['dead', 'dead', '1', 'j1', 1]),
+      ]) {
+        await assert.rejects(
+          dq.jobs.list({ state: 'dead', order: 'desc', cursor }),
+          (e: unknown) => e instanceof ValidationError && e.field === 'cursor',
+          cursor,
+        );
+      }
+    });
+
     test('search: text in id or data, JSON path equality, a budget the caller sees', async () => {
       const q = queue<{ email: string; items: { sku: string }[] }>();
       for (let i = 0; i < 30; i++) await q.add({ email: `user${i}@shop.test`, items: [{ sku: `sku-${i % 3}` }] }, { id: `order-${i}`, delay: 60_000 });

@@ -80,3 +80,93 @@ test('Fastify, as a plugin with a prefix', async () => {
   const other = await fetch(`${origin}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
   assert.deepEqual(await other.json(), { echoed: { a: 1 } }, "the host app's own routes are untouched");
 });
+
+test('Express, mounted after express.json() (the usual order): writes work, and the hook reads req.user', async () => {
+  const store = new MemoryStore();
+  const seen: unknown[] = [];
+  const dash = createDashboard({
+    store,
+    basePath: BASE,
+    // The app's login put the user on Express's req; the hook reads it from context.req.
+    authorize: (_request, _action, context) => {
+      const user = (context.req as { user?: { email: string } } | undefined)?.user;
+      seen.push(user);
+      return user?.email ?? false;
+    },
+  });
+  closers.push(() => dash.close());
+  const app = express();
+  app.use(express.json());
+  app.use((req, _res, next) => {
+    // The app's login: everyone is ann, unless the request says it signed in as nobody.
+    if (!req.headers['x-test-anonymous']) (req as unknown as { user: { email: string } }).user = { email: 'ann@example.com' };
+    next();
+  });
+  app.use(BASE, expressHandler(dash));
+  // The app's own error handler (Express's default one prints the stack).
+  app.use((err: Error & { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(err.status ?? 500).json({ error: { message: err.message } });
+  });
+  const origin = await listen(createServer(app));
+  const name = uniqueName('after-json');
+  const q = new Queue(name, { store });
+  const api = new ApiClient(origin, origin, BASE);
+  assert.equal((await api.session()).status, 200);
+  const added = await api.post(`/api/queues/${name}/jobs`, { data: { via: 'after json' }, opts: { id: 'j1' } });
+  assert.equal(added.status, 200, JSON.stringify(added.body));
+  assert.deepEqual((await q.get('j1'))?.data, { via: 'after json' });
+  assert.ok(
+    seen.some((u) => (u as { email?: string } | undefined)?.email === 'ann@example.com'),
+    'the hook saw req.user',
+  );
+  const nobody = await api.get(`/api/queues/${name}/jobs?state=scheduled`, { 'x-test-anonymous': '1' });
+  assert.equal(nobody.status, 401, 'no user: refused');
+  // Bad JSON is still named as bad JSON (express.json() answers it before the dashboard).
+  const bad = await fetch(`${origin}${BASE}/api/queues/${name}/pause`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', origin },
+    body: '{"a":',
+  });
+  assert.equal(bad.status, 400);
+});
+
+test('Express: a stream read by a middleware that kept no body is a clear 500, not a misleading 400', async () => {
+  const store = new MemoryStore();
+  const dash = createDashboard({ store, basePath: BASE });
+  closers.push(() => dash.close());
+  const app = express();
+  app.use((req, _res, next) => {
+    req.on('end', () => next());
+    req.resume();
+  });
+  app.use(BASE, expressHandler(dash));
+  const origin = await listen(createServer(app));
+  const name = uniqueName('swallowed');
+  new Queue(name, { store });
+  const api = new ApiClient(origin, origin, BASE);
+  await api.session();
+  const a = await api.post(`/api/queues/${name}/jobs`, { data: 1 });
+  assert.equal(a.status, 500);
+  assert.match(a.body.error.message, /read the request body before the dashboard/);
+});
+
+test('Fastify: the hook gets Fastify request', async () => {
+  const store = new MemoryStore();
+  let seen: unknown;
+  const dash = createDashboard({
+    store,
+    basePath: BASE,
+    authorize: (_request, _action, context) => {
+      seen = context.req;
+      return true;
+    },
+  });
+  closers.push(() => dash.close());
+  const app = Fastify();
+  await app.register(fastifyPlugin(dash) as never, { prefix: BASE });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  closers.push(() => app.close());
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  assert.equal((await new ApiClient(origin, origin, BASE).session()).status, 200);
+  assert.ok(seen && typeof seen === 'object' && 'raw' in seen, 'the Fastify request, with its raw Node request');
+});

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { listQueues, MemoryStore, Queue, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { overdueOccurrence } from '../../src/server/api.js';
 import { createDashboard, type AuditLine, type Dashboard, type DashboardOptions } from '../../src/server/dashboard.js';
 import { uniqueName } from '../helpers/names.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -148,13 +149,13 @@ for (const backend of backends) {
       assert.equal(again.status, 404, 'a cancelled job is gone');
       assert.equal((await api.get(`/api/queues/${name}/jobs/order%3A1`)).status, 404);
       assert.deepEqual(
-        audit.map((a) => [a.action, a.target, a.count]),
+        audit.map((a) => [a.action, a.summary, a.target, a.count]),
         [
-          ['Adds a job', 'order:1', 1],
-          ['Adds a job', 'order:2', 1],
-          ['Gives a scheduled job a new due time', 'order:1', 1],
-          ['Makes a scheduled job due now', 'order:2', 1],
-          ['Cancels a scheduled job', 'order:1', 1],
+          ['job.add', 'Adds a job', 'order:1', 1],
+          ['job.add', 'Adds a job', 'order:2', 1],
+          ['job.reschedule', 'Gives a scheduled job a new due time', 'order:1', 1],
+          ['job.promote', 'Makes a scheduled job due now', 'order:2', 1],
+          ['job.cancel', 'Cancels a scheduled job', 'order:1', 1],
         ],
       );
       assert.ok(audit.every((a) => a.user === 'anonymous' && a.queue === name));
@@ -222,7 +223,7 @@ for (const backend of backends) {
       const nothing = await api.post(`/api/queues/${name}/dead/purge`, {});
       assert.equal(nothing.status, 400, 'an empty filter is not "all"');
       assert.equal((await q.stats()).dead, 0);
-      const purges = audit.filter((a) => a.action === 'Deletes dead jobs for good');
+      const purges = audit.filter((a) => a.action === 'dead.purge');
       assert.deepEqual(
         purges.map((a) => [a.target, a.count]),
         [
@@ -422,6 +423,120 @@ for (const backend of backends) {
       assert.equal(r.status, 409);
       assert.match(r.body.error.message, /is dead/);
       assert.equal((await api.call('DELETE', `/api/queues/${name}/jobs/gone`)).body.count, 1);
+    });
+
+    test('dead jobs newest first, both ways with their own cursors; filtered by error text up to a budget, counted for a bulk action', async () => {
+      const { api, name, q } = setUp({ maxBulk: 5 });
+      await api.session();
+      const w = track(
+        new Worker<{ err: string }>(
+          name,
+          async (job) => {
+            throw new UnrecoverableError(job.data.err);
+          },
+          backend.options(),
+        ),
+      );
+      w.on('error', () => {});
+      for (let i = 0; i < 9; i++) {
+        await q.add({ err: i % 3 === 0 ? `ETIMEDOUT after ${i}` : `declined ${i}` }, { id: `d${i}` });
+        await until(async () => (await q.stats()).dead === i + 1, `d${i} dead`);
+      }
+      const ids = (body: { jobs: { id: string }[] }) => body.jobs.map((j) => j.id);
+      const oldest = await api.get(`/api/queues/${name}/jobs?state=dead&limit=4`);
+      assert.deepEqual(ids(oldest.body), ['d0', 'd1', 'd2', 'd3']);
+      const newest = await api.get(`/api/queues/${name}/jobs?state=dead&limit=4&order=desc`);
+      assert.deepEqual(ids(newest.body), ['d8', 'd7', 'd6', 'd5']);
+      const next = await api.get(`/api/queues/${name}/jobs?state=dead&limit=4&order=desc&cursor=${newest.body.cursor}`);
+      assert.deepEqual(ids(next.body), ['d4', 'd3', 'd2', 'd1']);
+      // A cursor of one order is refused by the other: 400 naming the cursor.
+      const crossed = await api.get(`/api/queues/${name}/jobs?state=dead&limit=4&cursor=${newest.body.cursor}`);
+      assert.equal(crossed.status, 400);
+      assert.equal(crossed.body.error.field, 'cursor');
+      assert.equal((await api.get(`/api/queues/${name}/jobs?state=dead&order=sideways`)).status, 400);
+
+      // By error text: d0, d3, d6 time out. A small budget reads on with the cursor.
+      const all = await api.get(`/api/queues/${name}/jobs?state=dead&order=desc&errorContains=ETIMEDOUT`);
+      assert.deepEqual(ids(all.body), ['d6', 'd3', 'd0']);
+      assert.deepEqual([all.body.scanned, all.body.total, all.body.cursor], [9, 9, undefined]);
+      const found: string[] = [];
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const page = await api.get(`/api/queues/${name}/jobs?state=dead&errorContains=ETIMEDOUT&budget=2&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.ok(page.body.scanned <= 2, `read ${page.body.scanned}, budget 2`);
+        found.push(...ids(page.body));
+        cursor = page.body.cursor;
+        calls++;
+      } while (cursor);
+      assert.deepEqual(found, ['d0', 'd3', 'd6']);
+      assert.ok(calls >= 5, `${calls} calls of two jobs each`);
+      assert.equal((await api.get(`/api/queues/${name}/jobs?state=scheduled&errorContains=x`)).status, 400, 'only dead and completed jobs have a filter');
+      assert.equal((await api.get(`/api/queues/${name}/jobs?state=dead&budget=5`)).status, 400, 'a budget goes with a filter');
+
+      // The count a bulk action by the same filter would take, confirmed with expect.
+      const count = await api.get(`/api/queues/${name}/dead/count?errorContains=ETIMEDOUT`);
+      assert.deepEqual(count.body, { count: 3, more: false });
+      assert.deepEqual((await api.get(`/api/queues/${name}/dead/count?errorContains=e`)).body, { count: 5, more: true }, 'capped at maxBulk');
+      assert.equal((await api.get(`/api/queues/${name}/dead/count`)).status, 400);
+      const retried = await api.post(`/api/queues/${name}/dead/retry`, { errorContains: 'ETIMEDOUT', expect: count.body.count });
+      assert.equal(retried.body.count, 3);
+    });
+
+    test('with redaction on, the error text is still searched (it is never redacted) but a count by payload is refused', async () => {
+      const { api, name, q } = setUp({ redact: () => '[hidden]' });
+      await api.session();
+      await kill(q, ['r1', 'r2']);
+      const byError = await api.get(`/api/queues/${name}/jobs?state=dead&errorContains=provider`);
+      assert.equal(byError.status, 200);
+      assert.deepEqual(byError.body.jobs.map((j: { id: string; data: unknown }) => [j.id, j.data]).sort(), [
+        ['r1', '[hidden]'],
+        ['r2', '[hidden]'],
+      ]);
+      assert.deepEqual((await api.get(`/api/queues/${name}/dead/count?errorContains=provider`)).body, { count: 2, more: false });
+      const byData = await api.get(`/api/queues/${name}/dead/count?errorContains=provider&dataContains=doomed`);
+      assert.equal(byData.status, 403);
+      assert.equal(byData.body.error.field, 'dataContains');
+    });
+
+    test('the history of every queue in one request, saying since when; a schedule no Scheduler enqueues is overdue', async () => {
+      const { api, name, q } = setUp();
+      await api.session();
+      await q.add({ a: 1 }, { delay: 60_000 });
+      const other = uniqueName('api');
+      const q2 = track(new Queue(other, backend.options()));
+      await q2.add({ b: 1 }, { delay: 60_000 });
+      const h = await api.get('/api/history');
+      assert.equal(h.status, 200, JSON.stringify(h.body));
+      const mine = h.body.queues.filter((x: { name: string }) => x.name === name || x.name === other);
+      assert.equal(mine.length, 2, 'both queues in one answer');
+      for (const x of mine) {
+        assert.equal(typeof x.since, 'number');
+        assert.ok(x.since <= Date.now() + 5000 && x.since > Date.now() - 60_000, 'the samples start now, not an hour ago');
+        assert.equal(x.history.length, 60);
+        assert.deepEqual([x.completed, x.died], [0, 0]);
+      }
+      const detail = await api.get(`/api/queues/${name}`);
+      assert.equal(typeof detail.body.historySince, 'number');
+
+      // Made now, nobody running them: not late yet (the first occurrence is not a minute past).
+      await q.schedules.upsert('often', { every: 2000 });
+      await q.schedules.upsert('daily', { cron: '0 2 * * *', tz: 'UTC' });
+      const listed = await api.get(`/api/queues/${name}/schedules`);
+      assert.deepEqual(
+        listed.body.map((x: { name: string; overdueAtMs?: number }) => [x.name, x.overdueAtMs]),
+        [
+          ['daily', undefined],
+          ['often', undefined],
+        ],
+      );
+      // Late by more than a minute and more than half the interval: overdue (the occurrence named).
+      const def = { tz: 'UTC', data: null, opts: {}, missed: 'latest' as const, name: 's', nextRunAtMs: undefined };
+      assert.equal(overdueOccurrence({ ...def, every: 2000, anchorMs: 0, lastRunAtMs: undefined }, 120_000), 2000);
+      assert.equal(overdueOccurrence({ ...def, every: 2000, anchorMs: 0, lastRunAtMs: 110_000 }, 120_000), undefined);
+      assert.equal(overdueOccurrence({ ...def, every: 3_600_000, anchorMs: 0, lastRunAtMs: 0 }, 3_600_000 + 1_700_000), undefined, 'within half the hour');
+      assert.equal(overdueOccurrence({ ...def, every: 3_600_000, anchorMs: 0, lastRunAtMs: 0 }, 3_600_000 + 1_900_000), 3_600_000);
     });
 
     test('redaction hides payload fields everywhere and limits search to ids', async () => {

@@ -6,12 +6,12 @@
  * to look at; no page may log a script error or a CSP violation.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { Queue } from '../../src/index.js';
+import { Queue, UnrecoverableError, Worker } from '../../src/index.js';
 import { serveDashboard, type RunningDashboard } from '../../src/server/serve.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
@@ -82,28 +82,178 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 describe('the dashboard in Chromium', () => {
-  test('opens the overview: every queue with its counts, charts, and the no-live-workers alarm', async () => {
-    const page = await open(dashboard.url);
-    await page.waitForSelector('.queue-card');
-    const cards = page.locator('.queue-card');
-    assert.equal(await cards.count(), 2);
-    const emailsCard = cards.filter({ hasText: 'emails' });
-    await emailsCard.getByText('No live workers').waitFor();
-    assert.equal(await cards.filter({ hasText: 'orders' }).getByText('No live workers').count(), 0, 'orders has a live worker');
-    // The cards split the scheduled jobs into those waiting for their time and those due (ready).
+  test('opens the overview: one row per queue, the one in trouble first, from one history request, sortable by any column', async () => {
+    const page = await open('about:blank');
+    const apiCalls: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/')) apiCalls.push(new URL(r.url()).pathname);
+    });
+    await page.goto(dashboard.url);
+    await page.waitForSelector('.queue-table tbody tr');
+    const rows = page.locator('.queue-table tbody tr');
+    assert.equal(await rows.count(), 2);
+    // emails has due jobs and no live worker: first, marked, though it sorts after orders by name.
+    assert.equal(await rows.nth(0).getAttribute('data-queue'), 'emails');
+    assert.equal(await rows.nth(0).getAttribute('class'), 'row-alert');
+    assert.equal(await rows.nth(1).getAttribute('data-queue'), 'orders');
+    assert.match((await page.locator('.page-sub').textContent())!, /1 queue with due jobs and no live worker/);
     const s = await orders.stats();
-    const card = cards.filter({ hasText: 'orders' });
-    assert.equal(Number(await card.locator('.stat-scheduled .stat-value').textContent()), s.scheduled - s.ready);
-    assert.equal(Number(await card.locator('.stat-ready .stat-value').textContent()), s.ready);
-    assert.ok((await page.locator('.queue-card svg').count()) >= 4, 'throughput and lateness charts per queue');
+    const cells = rows.nth(1).locator('td');
+    assert.equal((await cells.nth(2).textContent())?.trim(), String(s.ready), 'due now');
+    assert.equal((await cells.nth(4).textContent())?.trim(), String(s.active), 'running');
+    assert.equal((await cells.nth(6).textContent())?.trim(), String(s.dead), 'dead');
+    assert.equal((await cells.nth(7).textContent())?.trim(), String(s.workers), 'workers');
+    await until(async () => apiCalls.includes('/api/history'), 'the history request', STEP_MS);
+    await page.waitForTimeout(300);
+    assert.equal(apiCalls.filter((p) => p === '/api/history').length, 1, 'one history request for every queue');
+    assert.deepEqual(
+      apiCalls.filter((p) => p.startsWith('/api/queues/')),
+      [],
+      'no request per queue',
+    );
+    assert.match((await page.locator('.table-note').textContent())!, /Failures are counted since \d\d:\d\d/, 'the history says since when');
+    // Sort by name: orders last → first after a click on "Queue" (ascending), then the other way.
+    await page.getByRole('button', { name: 'Queue' }).click();
+    assert.equal(await rows.nth(0).getAttribute('data-queue'), 'emails');
+    await page.getByRole('button', { name: 'Queue' }).click();
+    assert.equal(await rows.nth(0).getAttribute('data-queue'), 'orders');
+    await page.getByRole('button', { name: 'Sort by trouble' }).click();
+    assert.equal(await rows.nth(0).getAttribute('data-queue'), 'emails');
 
     // Live: a job added elsewhere shows up without a reload.
-    await emails.add({ to: 'late@example.com' }, { delay: 3_600_000 });
-    await until(async () => Number(await emailsCard.locator('.stat-scheduled .stat-value').textContent()) === 1, 'the live count', STEP_MS);
+    await emails.add({ to: 'late@example.com' }, { id: 'due-too' });
+    await until(async () => (await rows.nth(0).locator('td').nth(2).textContent())?.trim() === '6', 'the live count', STEP_MS);
     await shot(page, 'overview-desktop');
     const phone = await open(dashboard.url, 390, 844);
-    await phone.waitForSelector('.queue-card');
+    await phone.waitForSelector('.queue-table tbody tr');
     await shot(phone, 'overview-phone');
+  });
+
+  test('a queue page has the counts and charts, labelled with since when the history goes back', async () => {
+    const page = await open(`${dashboard.url}#/queues/orders`);
+    await page.waitForSelector('.stats .stat-ready');
+    const s = await orders.stats();
+    assert.equal(Number(await page.locator('.stat-ready .stat-value').textContent()), s.ready);
+    assert.equal(Number(await page.locator('.stat-scheduled .stat-value').textContent()), s.scheduled - s.ready);
+    await page.getByText(/completed since \d\d:\d\d/).waitFor();
+    assert.equal(await page.getByText('in the last hour').count(), 0, 'not an hour: the dashboard just started');
+  });
+
+  test('a queue that does not exist says so, with nothing to act on', async () => {
+    const page = await open(`${dashboard.url}#/queues/no-such-queue`);
+    await page.getByText('No such queue').first().waitFor();
+    await page.waitForTimeout(300);
+    assert.equal(await page.getByRole('button', { name: /Pause|Drain|Resume/ }).count(), 0);
+    assert.equal(await page.locator('.tabs').count(), 0);
+    await shot(page, 'queue-missing');
+  });
+
+  test('dead jobs: newest first, the other way on request, pages both ways; by error text, retried in bulk with the count confirmed', async () => {
+    const billing = new Queue<{ err: string }>('billing', { connection: redis.url });
+    try {
+      const w = new Worker<{ err: string }>(
+        'billing',
+        async (job) => {
+          throw new UnrecoverableError(job.data.err);
+        },
+        { connection: redis.url },
+      );
+      w.on('error', () => {});
+      for (let i = 0; i < 30; i++)
+        await billing.add(
+          { err: i % 3 === 0 ? `connect ETIMEDOUT 127.0.0.1:${5400 + i}` : `card declined (${i})` },
+          { id: `bill-${String(i).padStart(2, '0')}` },
+        );
+      await until(async () => (await billing.stats()).dead === 30, 'thirty dead', 10_000);
+      await w.close();
+      const newest = (await billing.jobs.list({ state: 'dead', order: 'desc', limit: 30 })).jobs.map((j) => j.id);
+
+      const page = await open(`${dashboard.url}#/queues/billing/dead`);
+      await page.waitForSelector('tbody tr');
+      const ids = async () => (await page.locator('tbody .id-link').allTextContents()).map((t) => t.trim());
+      assert.deepEqual(await ids(), newest.slice(0, 25), 'newest first');
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await until(async () => (await ids())[0] === newest[25], 'the next page', STEP_MS);
+      assert.deepEqual(await ids(), newest.slice(25));
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await until(async () => (await ids())[0] === newest[0], 'back to the first page', STEP_MS);
+      await page.getByRole('button', { name: 'Oldest first' }).click();
+      await until(async () => (await ids())[0] === newest.at(-1), 'oldest first', STEP_MS);
+      await shot(page, 'queue-dead-oldest-first');
+
+      // By error text, from the search box.
+      await page.getByRole('button', { name: 'Newest first' }).click();
+      await page.getByLabel('Search by').selectOption('error');
+      await page.getByLabel('Error text').fill('ETIMEDOUT');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/#\/queues\/billing\/dead\?error=ETIMEDOUT$/);
+      const retryAll = page.getByRole('button', { name: 'Retry all 10 whose error contains “ETIMEDOUT”' });
+      await retryAll.waitFor();
+      assert.equal(await page.locator('tbody tr').count(), 10);
+      assert.match((await page.locator('.search-note').textContent())!, /looked through 30 of 30/);
+      await shot(page, 'queue-dead-error-search');
+      await retryAll.click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.getByRole('button', { name: 'Retry 10 jobs' }).click();
+      await page.waitForSelector('.toast-success');
+      await until(async () => (await billing.stats()).dead === 20, 'ten retried', STEP_MS);
+      const phone = await open(`${dashboard.url}#/queues/billing/dead`, 390, 844);
+      await phone.waitForSelector('tbody tr');
+      assert.ok(await phone.locator('tbody td.col-error').first().isVisible(), 'the error column on a phone');
+      const list = await phone.locator('.queue-list-part').boundingBox();
+      const charts = await phone.locator('.queue-charts').boundingBox();
+      assert.ok(list && charts && list.y < charts.y, 'on a phone the list comes before the charts');
+      await shot(phone, 'queue-dead-phone');
+    } finally {
+      await billing.obliterate({ force: true });
+      await billing.close();
+    }
+  });
+
+  test('a search on a large queue reads on by itself, showing how far it got, until it finds a page or its time is up', async () => {
+    const big = new Queue('archive', { connection: redis.url });
+    try {
+      for (let at = 0; at < 12_000; at += 2000) {
+        await big.addBulk(
+          Array.from({ length: 2000 }, (_, i) => ({
+            data: { n: at + i, tag: at + i === 11_990 ? 'needle-in-hay' : 'hay' },
+            opts: { id: `a-${at + i}`, delay: 3_600_000 },
+          })),
+        );
+      }
+      const page = await open(`${dashboard.url}#/queues/archive`);
+      await page.waitForSelector('tbody tr');
+      const searches: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/search?')) searches.push(r.url());
+      });
+      await page.getByLabel('Id or payload text').fill('needle-in');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.locator('tbody tr', { hasText: 'a-11990' }).waitFor();
+      assert.ok(searches.length >= 3, `${searches.length} calls, each of at most 5,000 jobs, with no click between them`);
+      assert.match((await page.locator('.search-note').textContent())!, /searched 12,000 of 12,000/);
+      await shot(page, 'search-large');
+    } finally {
+      await big.obliterate({ force: true });
+      await big.close();
+    }
+  });
+
+  test('a schedule nobody enqueues is flagged on its queue: not being enqueued, is a Scheduler running?', async () => {
+    // Stored as a schedule made ten minutes ago, every minute, and never run.
+    const def = { every: 60_000, tz: 'UTC', data: { report: 'stale' }, opts: {}, missed: 'latest', anchorMs: Date.now() - 600_000 };
+    await orders.store.scheduleSet('orders', 'stale-export', JSON.stringify(def));
+    try {
+      const page = await open(`${dashboard.url}#/queues/orders`);
+      const warn = page.getByRole('link', { name: /Schedule stale-export not being enqueued · is a Scheduler running\?/ });
+      await warn.waitFor();
+      await warn.click();
+      await page.waitForSelector('.overdue');
+      assert.equal(await page.locator('.overdue').count(), 1, 'the nightly report is on time; only the stale one is flagged');
+      await shot(page, 'queue-schedules-overdue');
+    } finally {
+      await orders.schedules.remove('stale-export');
+    }
   });
 
   test('follows a queue to a job', async () => {
@@ -153,6 +303,11 @@ describe('the dashboard in Chromium', () => {
     const dialog = page.locator('dialog[open]');
     await dialog.waitFor();
     await shot(page, 'dialog-cancel');
+    assert.deepEqual(
+      (await dialog.getByRole('button').allTextContents()).map((t) => t.trim()),
+      ['Keep the job', 'Cancel the job'],
+      'the way out does not read as the action',
+    );
     await dialog.getByRole('button', { name: 'Cancel the job' }).click();
     await until(async () => (await orders.get(id)) === null, `${id} gone from Redis`, STEP_MS);
     await until(() => page.url().endsWith('#/queues/orders'), 'back on the queue page', STEP_MS);
@@ -187,7 +342,7 @@ describe('the dashboard in Chromium', () => {
     try {
       // The victim has been on the dashboard: its CSRF cookie is set in this browser.
       const page = await open(dashboard.url);
-      await page.waitForSelector('.queue-card');
+      await page.waitForSelector('.queue-table');
       const sent: string[] = [];
       page.on('request', (r) => {
         if (r.url() === target) sent.push(r.method());
@@ -238,6 +393,62 @@ describe('the dashboard in Chromium', () => {
     await page.goto(`${dashboard.url}#/queues/orders`);
     await page.waitForSelector('tbody tr');
     assert.equal(await page.locator('.tabs a', { hasText: 'Shards' }).count(), 0, 'orders is not sharded');
+  });
+
+  test('with many queues the trouble comes first: stranded by wait, then lag, then failures, then dead, then by name (the README picture)', async () => {
+    const made: Queue<unknown>[] = [];
+    const make = (name: string) => {
+      const q = new Queue(name, { connection: redis.url });
+      made.push(q);
+      return q;
+    };
+    try {
+      const now = Date.now();
+      const index = make('search-index');
+      for (let i = 0; i < 2; i++) await index.add({ doc: i }, { id: `doc-${i}`, runAt: now - 20 * 60_000 - i });
+      const hooks = make('webhooks');
+      // Sampled before its jobs fail, so the dashboard sees the dead count rise ("failed, 1 h").
+      await hooks.add({ later: true }, { id: 'hook-later', delay: 3_600_000 });
+      await new Promise((r) => setTimeout(r, 1500));
+      const w = new Worker(
+        'webhooks',
+        async () => {
+          throw new UnrecoverableError('POST https://hooks.example.com/ 502');
+        },
+        { connection: redis.url },
+      );
+      w.on('error', () => {});
+      for (let i = 0; i < 8; i++) await hooks.add({ i }, { id: `hook-${i}` });
+      await until(async () => (await hooks.stats()).dead === 8, 'eight dead webhooks', 10_000);
+      await w.close();
+      const invoices = make('invoices');
+      await invoices.add({ n: 1 }, { delay: 3_600_000 });
+      await invoices.pause();
+      for (const name of ['reports', 'notifications']) await make(name).add({ n: 1 }, { delay: 600_000 });
+      const page = await open(dashboard.url, 1280, 640);
+      const rows = page.locator('.queue-table tbody tr');
+      // payments (the sharded queue of an earlier test) has due jobs and nobody on it either.
+      const order = ['search-index', 'emails', ...(payments ? ['payments'] : []), 'orders', 'webhooks', 'invoices', 'notifications', 'reports'];
+      // The failures column fills in from the history (the dead count rose while sampled).
+      await until(
+        async () => JSON.stringify(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-queue')))) === JSON.stringify(order),
+        `the trouble order ${order.join(', ')}`,
+        15_000,
+      );
+      await until(
+        async () => (await rows.nth(order.indexOf('webhooks')).locator('td').nth(5).textContent())?.trim() === '8',
+        'eight failed in the hour',
+        35_000,
+      );
+      await shot(page, 'overview-many');
+      // DQ_DOCS_SHOT=1 makes this picture the README's (docs/dashboard.png).
+      if (process.env.DQ_DOCS_SHOT === '1') copyFileSync(new URL('overview-many.png', SHOTS), new URL('../../../docs/dashboard.png', import.meta.url));
+    } finally {
+      for (const q of made) {
+        await q.obliterate({ force: true });
+        await q.close();
+      }
+    }
   });
 
   test('every other page, for a person to look at, with no script error or CSP violation anywhere', async () => {

@@ -65,8 +65,14 @@ export const api = {
   logout: () => request('POST', 'api/logout'),
   queues: () => request('GET', 'api/queues'),
   queue: (name) => request('GET', q(name)),
+  /** Every shown queue's last hour, in one answer. */
+  history: () => request('GET', 'api/history'),
   timeline: (name) => request('GET', `${q(name)}/timeline`),
-  jobs: (name, state, { limit, cursor } = {}) => request('GET', `${q(name)}/jobs${qs({ state, limit, cursor })}`),
+  /** A page of a state; order 'desc' is newest first; errorContains filters dead or completed jobs (reading at most budget). */
+  jobs: (name, state, { limit, cursor, order, errorContains, budget } = {}) =>
+    request('GET', `${q(name)}/jobs${qs({ state, limit, cursor, order, errorContains, budget })}`),
+  /** How many jobs of a retained set a bulk action by this error text would take (at most maxBulk, then more). */
+  count: (name, set, errorContains) => request('GET', `${q(name)}/${set}/count${qs({ errorContains })}`),
   search: (name, params) => request('GET', `${q(name)}/search${qs(params)}`),
   job: (name, id) => request('GET', `${q(name)}/jobs/${seg(id)}`),
   workers: (name) => request('GET', `${q(name)}/workers`),
@@ -77,7 +83,7 @@ export const api = {
   retry: (name, id) => request('POST', `${q(name)}/jobs/${seg(id)}/retry`),
   reschedule: (name, id, when) => request('POST', `${q(name)}/jobs/${seg(id)}/reschedule`, when),
   remove: (name, id) => request('DELETE', `${q(name)}/jobs/${seg(id)}`),
-  /** set: 'dead' | 'completed'; action: 'retry' | 'purge'; target: {ids} | {all, expect}. */
+  /** set: 'dead' | 'completed'; action: 'retry' | 'purge'; target: {ids} | {all, expect} | {errorContains, expect}. */
   bulk: (name, set, action, target) => request('POST', `${q(name)}/${set}/${action}`, target),
   drain: (name, expect) => request('POST', `${q(name)}/drain`, { expect }),
   pause: (name) => request('POST', `${q(name)}/pause`),

@@ -14,6 +14,9 @@ import { queuePage } from './pages-queue.js';
 import { href, startRouter } from './router.js';
 import { emptyState, errorNote, loading, session } from './ui.js';
 
+/** The icon beside this module: under the versioned path, so it is cached for good like the rest. */
+const FAVICON = new URL('./favicon.svg', import.meta.url).href;
+
 const main = h('main', { id: 'main', class: 'main', tabindex: '-1' });
 const banner = h('div', { class: 'banner', role: 'status', 'aria-live': 'polite', hidden: true });
 const status = h('span', { class: 'conn conn-connecting' }, h('span', { class: 'dot', 'aria-hidden': 'true' }), 'Connecting…');
@@ -27,7 +30,7 @@ document.body.append(
     h(
       'a',
       { href: href.overview(), class: 'brand', 'aria-label': 'delayq: all queues' },
-      h('img', { src: 'assets/favicon.svg', alt: '', width: '24', height: '24' }),
+      h('img', { src: FAVICON, alt: '', width: '24', height: '24' }),
       h('span', null, 'delayq'),
     ),
     headerRight,
@@ -100,7 +103,7 @@ function loginPage(message) {
   const form = h(
     'form',
     { class: 'login card' },
-    h('img', { src: 'assets/favicon.svg', alt: '', width: '40', height: '40', class: 'login-logo' }),
+    h('img', { src: FAVICON, alt: '', width: '40', height: '40', class: 'login-logo' }),
     h('h1', null, 'Sign in to delayq'),
     h('p', { class: 'muted' }, 'This dashboard needs its access token (DELAYQ_TOKEN).'),
     h('label', { for: 'token', class: 'label' }, 'Token'),

@@ -158,7 +158,7 @@ export function jobPage(main, route) {
         button(
           'Cancel job…',
           async () => {
-            if (!(await confirmAction(`Cancel ${id}?`, 'The job is removed and will not run.', 'Cancel the job'))) return;
+            if (!(await confirmAction(`Cancel ${id}?`, 'The job is removed and will not run.', 'Cancel the job', 'danger', 'Keep the job'))) return;
             if (await act(() => api.cancel(queue, id), `Cancelled ${id}.`)) go(href.queue(queue));
           },
           { icon: 'x', tone: 'danger' },

@@ -1,88 +1,210 @@
 /**
- * The overview: every queue as a card with its counts, warnings, when the next job is due,
- * and its last hour (throughput and lateness). Counts follow the live stream; the charts'
- * per-minute history is fetched on load and every 30 s (it changes once a minute).
+ * The overview: one compact row per queue, the queue in trouble first. A queue is in trouble,
+ * most first, when:
+ *   1. jobs are due and no worker is alive to take them (stranded);
+ *   2. its oldest due job has waited longest (lag);
+ *   3. more of its jobs went dead in the last hour;
+ *   4. more jobs are dead;
+ * and queues alike in all of that go by name. Any column sorts the table instead (click it
+ * again for the other way). Counts follow the live stream; the last hour of every queue (for
+ * "failed, 1 h") comes in one request on load and every 30 s. A queue's page has its cards and
+ * charts.
  */
 import { api } from './api.js';
 import { h, icon, replace } from './dom.js';
-import { num, plural } from './format.js';
+import { clock, duration, num, plural, serverNow } from './format.js';
 import * as live from './live.js';
 import { href } from './router.js';
-import { emptyState, errorNote, loading } from './ui.js';
-import { countCards, dueLine, historyCharts, queueBadges, stranded } from './widgets.js';
+import { badge, emptyState, errorNote, loading } from './ui.js';
+import { stranded } from './widgets.js';
 
 const HISTORY_EVERY_MS = 30_000;
+const HOUR_MS = 3_600_000;
+
+/** The sort the table keeps while the page is left and come back to (this tab only). */
+let sorting = { key: 'trouble', desc: true };
+
+/** The trouble of a queue as a tuple, compared left to right, larger first (see the top of this file). */
+function trouble(row) {
+  return [stranded(row.stats) ? 1 : 0, row.stats.oldestDueAgeMs ?? 0, row.died ?? 0, row.stats.dead];
+}
+
+const COLUMNS = [
+  { key: 'name', label: 'Queue', cls: 'col-id', value: (r) => r.name },
+  { key: 'due', label: 'Due now', cls: 'col-num', value: (r) => r.stats.ready },
+  { key: 'wait', label: 'Oldest wait', cls: 'col-num', value: (r) => r.stats.oldestDueAgeMs ?? -1 },
+  { key: 'running', label: 'Running', cls: 'col-num', value: (r) => r.stats.active },
+  { key: 'failed', label: 'Failed, 1 h', cls: 'col-num', value: (r) => r.died ?? -1 },
+  { key: 'dead', label: 'Dead', cls: 'col-num', value: (r) => r.stats.dead },
+  { key: 'workers', label: 'Workers', cls: 'col-num', value: (r) => r.stats.workers },
+  { key: 'paused', label: 'Paused', cls: 'col-state', value: (r) => (r.stats.paused ? 1 : 0) },
+];
+
+function compare(a, b) {
+  if (sorting.key === 'trouble') {
+    const ta = trouble(a);
+    const tb = trouble(b);
+    for (let i = 0; i < ta.length; i++) if (ta[i] !== tb[i]) return tb[i] - ta[i];
+    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  }
+  const col = COLUMNS.find((c) => c.key === sorting.key);
+  const va = col.value(a);
+  const vb = col.value(b);
+  const d = typeof va === 'string' ? va.localeCompare(vb) : va - vb;
+  return (sorting.desc ? -d : d) || (a.name < b.name ? -1 : 1);
+}
 
 export function overviewPage(main) {
   document.title = 'Queues · delayq';
   const summary = h('p', { class: 'page-sub' }, '');
-  const grid = h('div', { class: 'queue-list' }, loading());
-  replace(main, h('div', { class: 'page-head' }, h('div', null, h('h1', null, 'Queues'), summary)), grid);
+  const sortNote = h('p', { class: 'muted small table-note' });
+  const list = h('div', { class: 'queue-list' }, loading());
+  replace(main, h('div', { class: 'page-head' }, h('div', null, h('h1', null, 'Queues'), summary)), list, sortNote);
 
-  /** name → { card parts, last stats, history } */
-  const cards = new Map();
-  let shown = '';
+  let queues = [];
+  /** name → { since, completed, died } from the last history answer */
+  let hours = new Map();
   let stopped = false;
 
-  function renderAll(queues) {
+  function rows() {
+    return queues.map((q) => ({ name: q.name, stats: q.stats, ...hours.get(q.name) })).sort(compare);
+  }
+
+  function render() {
     const total = queues.reduce((a, q) => ({ due: a.due + q.stats.ready, dead: a.dead + q.stats.dead, workers: a.workers + q.stats.workers }), {
       due: 0,
       dead: 0,
       workers: 0,
     });
-    replace(summary, `${plural(queues.length, 'queue')} · ${plural(total.workers, 'live worker')} · ${num(total.due)} due now · ${num(total.dead)} dead`);
+    const stuck = queues.filter((q) => stranded(q.stats)).length;
+    replace(
+      summary,
+      `${plural(queues.length, 'queue')} · ${plural(total.workers, 'live worker')} · ${num(total.due)} due now · ${num(total.dead)} dead`,
+      stuck ? h('span', { class: 'summary-alert' }, ` · ${plural(stuck, 'queue')} with due jobs and no live worker`) : null,
+    );
     if (queues.length === 0) {
-      cards.clear();
-      shown = '';
-      replace(grid, emptyState('No queues yet', 'A queue shows up here once a job is added to it (queue.add) or a worker starts on it.', 'list'));
+      replace(list, emptyState('No queues yet', 'A queue shows up here once a job is added to it (queue.add) or a worker starts on it.', 'list'));
+      replace(sortNote, '');
       return;
     }
-    // Keep cards that still exist (their charts stay), add new ones, drop the gone.
-    const names = new Set(queues.map((q) => q.name));
-    for (const name of cards.keys()) if (!names.has(name)) cards.delete(name);
-    for (const q of queues) {
-      let card = cards.get(q.name);
-      if (!card) {
-        card = makeCard(q.name);
-        cards.set(q.name, card);
-      }
-      updateCard(card, q.stats);
-    }
-    // Re-append only when the set or order changed: moving a card would drop the focus in it.
-    const order = queues.map((q) => q.name).join('\n');
-    if (order !== shown) {
-      shown = order;
-      replace(grid, ...queues.map((q) => cards.get(q.name).el));
-    }
-  }
-
-  async function loadHistory() {
-    await Promise.all(
-      [...cards.values()].map(async (card) => {
-        try {
-          const detail = await api.queue(card.name);
-          card.history = detail.history;
-          replace(card.charts, ...historyCharts(card.history, { small: true }));
-        } catch {
-          // The charts keep their last state; the live banner reports an outage.
-        }
-      }),
+    replace(list, table(rows()));
+    // The samples start with the dashboard: say since when "1 h" counts, when it is less.
+    const since = Math.max(0, ...[...hours.values()].map((x) => x.since ?? 0));
+    const partial = since > serverNow() - HOUR_MS + 60_000;
+    replace(
+      sortNote,
+      sorting.key === 'trouble'
+        ? 'Sorted by trouble: due jobs with no live worker first, then the longest wait, then the most failures in the last hour, then the most dead. '
+        : '',
+      partial
+        ? `Failures are counted since ${clock(since)}, when this dashboard started sampling (its history is not kept in Redis).`
+        : 'Failures: jobs that went dead in the last hour.',
     );
   }
 
+  function table(sorted) {
+    const head = COLUMNS.map((c) => {
+      const on = sorting.key === c.key;
+      const sortBtn = h(
+        'button',
+        {
+          type: 'button',
+          class: 'th-sort',
+          onclick: () => {
+            sorting = on ? { key: c.key, desc: !sorting.desc } : { key: c.key, desc: c.key !== 'name' };
+            render();
+          },
+        },
+        c.label,
+        on ? icon(sorting.desc ? 'down' : 'up') : null,
+      );
+      return h('th', { scope: 'col', class: c.cls, 'aria-sort': on ? (sorting.desc ? 'descending' : 'ascending') : undefined }, sortBtn);
+    });
+    const trouble = h(
+      'th',
+      { scope: 'col', class: 'col-trouble', 'aria-sort': sorting.key === 'trouble' ? 'descending' : undefined },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'th-sort',
+          title: 'Sort by trouble',
+          'aria-label': 'Sort by trouble',
+          onclick: () => {
+            sorting = { key: 'trouble', desc: true };
+            render();
+          },
+        },
+        icon('alert'),
+      ),
+    );
+    const body = sorted.map((r) => {
+      const s = r.stats;
+      const alert = stranded(s);
+      const hourTitle = r.since && r.since > serverNow() - HOUR_MS + 60_000 ? `since ${clock(r.since)}` : 'in the last hour';
+      return h(
+        'tr',
+        { class: alert ? 'row-alert' : undefined, 'data-queue': r.name },
+        h('td', { class: 'col-trouble' }, alert ? h('span', { class: 'trouble-dot', title: 'Due jobs and no live worker' }, icon('alert')) : null),
+        h(
+          'td',
+          { class: 'col-id' },
+          h('a', { href: href.queue(r.name), class: 'mono id-link' }, r.name),
+          alert ? h('span', { class: 'sr-only' }, ' (due jobs, no live worker)') : null,
+        ),
+        h('td', { class: ['col-num', s.ready > 0 && (alert ? 'num-dead' : 'num-ready')] }, num(s.ready)),
+        h('td', { class: 'col-num' }, s.oldestDueAgeMs === undefined ? h('span', { class: 'muted' }, '–') : duration(s.oldestDueAgeMs)),
+        h('td', { class: 'col-num' }, num(s.active)),
+        h(
+          'td',
+          { class: ['col-num', r.died > 0 && 'num-dead'], title: r.died === undefined ? 'not sampled yet' : `${plural(r.died, 'job')} went dead ${hourTitle}` },
+          r.died === undefined ? h('span', { class: 'muted' }, '–') : num(r.died),
+        ),
+        h('td', { class: ['col-num', s.dead > 0 && 'num-dead'] }, h('a', { href: href.queue(r.name, 'dead'), class: 'num-link' }, num(s.dead))),
+        h('td', { class: ['col-num', alert && 'num-dead'] }, num(s.workers)),
+        h('td', { class: 'col-state' }, s.paused ? badge('Paused', 'warning', 'pause') : null),
+      );
+    });
+    return h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'table queue-table' },
+        h('caption', { class: 'sr-only' }, 'Queues, the one in trouble first'),
+        h('thead', null, h('tr', null, trouble, ...head)),
+        h('tbody', null, ...body),
+      ),
+    );
+  }
+
+  async function loadHistory() {
+    try {
+      const answer = await api.history();
+      if (stopped) return;
+      hours = new Map(answer.queues.map((x) => [x.name, { since: x.since, completed: x.completed, died: x.died }]));
+      render();
+    } catch {
+      // The column keeps its last figures; the live banner reports an outage.
+    }
+  }
+
   const offStats = live.on('stats', (data) => {
-    if (!stopped && !data.error) renderAll(data.queues);
+    if (stopped || data.error) return;
+    queues = data.queues;
+    render();
   });
 
   let timer;
   (async () => {
     try {
-      const queues = await api.queues();
+      const first = await api.queues();
       if (stopped) return;
-      renderAll(queues);
+      queues = first;
+      render();
       await loadHistory();
     } catch (err) {
-      if (!stopped) replace(grid, errorNote(err, 'Could not load the queues'));
+      if (!stopped) replace(list, errorNote(err, 'Could not load the queues'));
     }
     if (!stopped) timer = setInterval(loadHistory, HISTORY_EVERY_MS);
   })();
@@ -92,27 +214,4 @@ export function overviewPage(main) {
     offStats();
     clearInterval(timer);
   };
-}
-
-function makeCard(name) {
-  const badges = h('div', { class: 'badges' });
-  const due = h('p', { class: 'due-line' });
-  const counts = h('div', { class: 'stats stats-5' });
-  const charts = h('div', { class: 'charts-2' }, ...historyCharts([], { small: true }));
-  const el = h(
-    'article',
-    { class: 'card queue-card' },
-    h('header', { class: 'queue-card-head' }, h('h2', null, h('a', { href: href.queue(name), class: 'queue-link' }, name, icon('next'))), badges),
-    due,
-    counts,
-    charts,
-  );
-  return { name, el, badges, due, counts, charts, history: [] };
-}
-
-function updateCard(card, stats) {
-  card.el.classList.toggle('queue-card-alert', stranded(stats));
-  replace(card.badges, ...queueBadges(stats));
-  replace(card.due, icon('clock'), dueLine(stats));
-  replace(card.counts, ...countCards(card.name, stats));
 }

@@ -1,8 +1,11 @@
 /**
  * A queue: its counts and warnings, the next hour ahead (timeline) and the last hour behind
- * (throughput, lateness), pause/resume and drain, and tabs: a paginated list per state, the
- * search, its schedules, its workers and (when sharded) its shards. Moving between tabs keeps the head and its charts
- * (update()), so only the list below reloads.
+ * (throughput, lateness), pause/resume and drain, and tabs: a paginated list per state (dead and
+ * completed newest first, either way, pages both ways, and filtered by error text), the search,
+ * its schedules, its workers and (when sharded) its shards. Moving between tabs keeps the head
+ * and its charts (update()), so only the list below reloads. A search, or an error filter, on a
+ * large queue reads on by itself for up to SEARCH_TIME_MS, showing how far it got, until it has a
+ * page of matches.
  */
 import { api } from './api.js';
 import { barChart } from './charts.js';
@@ -16,6 +19,16 @@ import { countCards, dueLine, historyCharts, queueBadges } from './widgets.js';
 
 const PAGE_SIZE = 25;
 const SLOW_REFRESH_MS = 30_000;
+/** How long a search (or an error filter) reads on by itself for a page of matches. */
+const SEARCH_TIME_MS = 2000;
+/** Jobs one call of an error filter, or of a search, reads: small enough that the progress moves. */
+const FILTER_BUDGET = 20_000;
+const SEARCH_BUDGET = 5000;
+
+/** The order a listing starts in: the retained sets newest first, the others in their state's order. */
+const defaultOrder = (state) => (state === 'dead' || state === 'completed' ? 'desc' : 'asc');
+/** The order chosen per state on this page (kept across tabs while the page is open). */
+const orders = {};
 
 const TAB_LABELS = {
   scheduled: 'Scheduled',
@@ -42,11 +55,15 @@ export function queuePage(main, route) {
   live.followQueue(name);
 
   let stats;
+  /** The queue's schedules, for the warning of one that no Scheduler enqueues. */
+  let schedules = [];
   // From the queue's detail: shards new jobs go to, and old shard sets still draining. The
   // Shards tab is shown for a sharded queue (or one that drains after a reshard) only.
   let shards = { count: 1, draining: 0 };
   let current = route;
   let stopped = false;
+  /** The queue does not exist: the page says so and loads nothing more. */
+  let gone = false;
   let view; // the tab's own state: { tab, cursor, pages, selected, lastCount, reload }
 
   // ---- the head ----
@@ -57,7 +74,7 @@ export function queuePage(main, route) {
   const timeline = h('section', { class: 'panel chart-panel' }, panelHead('Upcoming', 'what falls due in the next hour'), loading());
   const history = h('div', { class: 'charts-2' }, ...historyCharts([]));
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Job states' });
-  let searchBox = searchForm(name, route.params);
+  let searchBox = searchForm(name, route.params, route.tab);
   const body = h('div', { class: 'tab-body' });
   const events = h('section', { class: 'panel events-panel', hidden: true });
 
@@ -76,15 +93,19 @@ export function queuePage(main, route) {
       actions,
     ),
     counts,
-    h('div', { class: 'charts-3' }, timeline, history),
-    h('div', { class: 'tabs-row' }, tabs, searchBox),
-    body,
+    // On a phone the list comes first and the charts after it (CSS order).
+    h(
+      'div',
+      { class: 'queue-body' },
+      h('div', { class: 'charts-3 queue-charts' }, timeline, history),
+      h('div', { class: 'queue-list-part' }, h('div', { class: 'tabs-row' }, tabs, searchBox), body),
+    ),
     events,
   );
 
   function renderHead() {
     if (!stats) return;
-    replace(badges, ...queueBadges(stats));
+    replace(badges, ...queueBadges(stats, { name, schedules }));
     replace(due, icon('clock'), dueLine(stats));
     replace(counts, ...countCards(name, stats));
     renderTabs();
@@ -158,9 +179,34 @@ export function queuePage(main, route) {
         renderTabs();
       }
       renderHead();
-      replace(history, ...historyCharts(detail.history));
+      replace(history, ...historyCharts(detail.history, { since: detail.historySince }));
     } catch (err) {
-      if (!stopped && !stats) replace(counts, errorNote(err, err.status === 404 ? `No queue ${name}` : 'Could not load the queue'));
+      if (stopped || stats) return;
+      if (err.status === 404) {
+        // No such queue: say so, with nothing to act on.
+        gone = true;
+        document.title = `No such queue · delayq`;
+        replace(
+          main,
+          h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: href.overview() }, 'Queues'), h('span', { 'aria-hidden': 'true' }, '/')),
+          h('h1', { class: 'sr-only' }, 'No such queue'),
+          emptyState('No such queue', `There is no queue named “${name}”: nothing was ever added to it, or it was obliterated.`, 'search'),
+          h('p', { class: 'center' }, h('a', { href: href.overview() }, 'Back to all queues')),
+        );
+        return;
+      }
+      replace(counts, errorNote(err, 'Could not load the queue'));
+    }
+  }
+
+  async function refreshSchedules() {
+    try {
+      const list = await api.schedules(name);
+      if (stopped) return;
+      schedules = list;
+      renderHead();
+    } catch {
+      // The badge waits for the next refresh.
     }
   }
 
@@ -190,13 +236,22 @@ export function queuePage(main, route) {
   function openTab(r) {
     current = r;
     renderTabs();
-    view = { tab: r.tab, cursor: undefined, pages: [], selected: new Set(), lastCount: tabCount(r.tab, stats) };
-    if (r.page === 'search') {
-      const fresh = searchForm(name, r.params);
-      searchBox.replaceWith(fresh);
-      searchBox = fresh;
-      return loadSearch(r.params, undefined);
-    }
+    const error = r.params?.get('error') || undefined;
+    view = {
+      tab: r.tab,
+      cursor: undefined,
+      pages: [],
+      selected: new Set(),
+      lastCount: tabCount(r.tab, stats),
+      order: orders[r.tab] ?? defaultOrder(r.tab),
+      error: (r.tab === 'dead' || r.tab === 'completed') && error ? error : undefined,
+    };
+    // The form names what it searches on this tab (the error text of dead or completed jobs).
+    const fresh = searchForm(name, view.error || r.page === 'search' ? r.params : undefined, r.tab);
+    searchBox.replaceWith(fresh);
+    searchBox = fresh;
+    if (view.error) return loadFiltered(r.tab);
+    if (r.page === 'search') return loadSearch(r.params, undefined);
     if (r.tab === 'schedules') return loadSchedules();
     if (r.tab === 'workers') return loadWorkers();
     if (r.tab === 'shards') return loadShards();
@@ -223,7 +278,7 @@ export function queuePage(main, route) {
     const v = view;
     return fill(v, {
       quiet,
-      load: () => api.jobs(name, state, { limit: PAGE_SIZE, cursor: v.cursor }),
+      load: () => api.jobs(name, state, { limit: PAGE_SIZE, cursor: v.cursor, order: v.order }),
       reload: () => loadList(state, true),
       render: (page) => {
         v.lastCount = page.total;
@@ -241,6 +296,7 @@ export function queuePage(main, route) {
     const selectable = session.canWrite && bulkSet !== undefined;
     if (page.jobs.length === 0 && v.pages.length === 0) return emptyState(...EMPTY[state]);
     const toolbar = selectable ? bulkToolbar(bulkSet, page, v) : null;
+    const toggle = orderToggle(state, v);
     const table = jobTable(name, state, page.jobs, {
       selectable,
       selected: v.selected,
@@ -253,22 +309,179 @@ export function queuePage(main, route) {
       'div',
       { class: 'pager' },
       h('span', { class: 'muted' }, `${num(first)}–${num(first + page.jobs.length - 1)} of ${num(page.total)}`),
-      h(
-        'div',
-        { class: 'pager-buttons' },
-        button('First page', () => turn(undefined, true), { disabled: v.pages.length === 0, small: true, icon: 'back' }),
-        button('Next page', () => turn(page.cursor, false), { disabled: !page.cursor, small: true }),
-      ),
+      pagerButtons(v, page.cursor, () => loadList(v.tab)),
     );
-    return h('div', { class: 'list' }, toolbarSlot, table, pager);
+    return h('div', { class: 'list' }, h('div', { class: 'list-head' }, toggle, toolbarSlot), table, pager);
   }
 
-  function turn(cursor, first) {
-    view.selected.clear();
-    if (first) view.pages = [];
-    else view.pages.push(view.cursor);
-    view.cursor = cursor;
-    loadList(view.tab).then(() => body.querySelector('table')?.focus());
+  /** Newest first or oldest first, for the states where that reads naturally; a change starts from the first page. */
+  function orderToggle(state, v) {
+    const [descLabel, ascLabel] =
+      state === 'dead' || state === 'completed'
+        ? ['Newest first', 'Oldest first']
+        : state === 'scheduled'
+          ? ['Latest first', 'Soonest first']
+          : ['Last first', 'First first'];
+    const pick = (order) => {
+      if (v.order === order) return;
+      orders[state] = order;
+      v.order = order;
+      v.pages = [];
+      v.cursor = undefined;
+      v.selected.clear();
+      (v.error ? loadFiltered(state) : loadList(state)).then(() => body.querySelector(`.seg [aria-pressed="true"]`)?.focus());
+    };
+    return h(
+      'div',
+      { class: 'seg', role: 'group', 'aria-label': 'Order' },
+      h('button', { type: 'button', class: 'seg-btn', 'aria-pressed': String(v.order === 'desc'), onclick: () => pick('desc') }, descLabel),
+      h('button', { type: 'button', class: 'seg-btn', 'aria-pressed': String(v.order === 'asc'), onclick: () => pick('asc') }, ascLabel),
+    );
+  }
+
+  /** First, previous and next page: the cursors of the pages before are kept, so paging goes both ways. */
+  function pagerButtons(v, next, reload) {
+    const go = (cursor, pages) => {
+      v.selected.clear();
+      v.pages = pages;
+      v.cursor = cursor;
+      reload().then(() => body.querySelector('table')?.focus());
+    };
+    return h(
+      'div',
+      { class: 'pager-buttons' },
+      button('First page', () => go(undefined, []), { disabled: v.pages.length === 0, small: true, icon: 'back' }),
+      button('Previous page', () => go(v.pages.at(-1), v.pages.slice(0, -1)), { disabled: v.pages.length === 0, small: true }),
+      button('Next page', () => go(next, [...v.pages, v.cursor]), { disabled: !next, small: true }),
+    );
+  }
+
+  /**
+   * Reads on with the cursor until `enough(found)` or SEARCH_TIME_MS passed, showing how far it
+   * got; `call(cursor)` is one request, answering { jobs, scanned, total, cursor }.
+   */
+  async function readOn(v, call, cursor, progress) {
+    const started = Date.now();
+    const found = { jobs: [], scanned: 0, total: 0, cursor };
+    do {
+      const answer = await call(found.cursor);
+      if (stopped || v !== view) return undefined;
+      found.jobs.push(...answer.jobs);
+      found.scanned += answer.scanned ?? answer.jobs.length;
+      found.total = answer.total;
+      found.cursor = answer.cursor;
+      progress(found);
+    } while (found.cursor && found.jobs.length < PAGE_SIZE && Date.now() - started < SEARCH_TIME_MS);
+    return found;
+  }
+
+  /** Progress of a search that reads on: "searched 40,000 of 1,200,000". */
+  function searching(found) {
+    return h(
+      'div',
+      { class: 'loading', role: 'status' },
+      h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+      `Searching… searched ${num(found.scanned)} of ${num(found.total)} · ${plural(found.jobs.length, 'match', 'matches')} so far`,
+    );
+  }
+
+  /** Dead or completed jobs whose last error contains the text, with bulk actions on exactly those. */
+  function loadFiltered(state, quiet = false) {
+    const v = view;
+    const text = v.error;
+    return fill(v, {
+      quiet,
+      load: async () => {
+        const found = await readOn(
+          v,
+          (cursor) => api.jobs(name, state, { limit: PAGE_SIZE, cursor, order: v.order, errorContains: text, budget: FILTER_BUDGET }),
+          v.cursor,
+          (f) => {
+            if (v === view && !quiet) replace(body, searching(f));
+          },
+        );
+        if (!found) throw new Error('left');
+        const count = session.canWrite && found.jobs.length ? await api.count(name, state, text).catch(() => undefined) : undefined;
+        return { found, count };
+      },
+      reload: () => loadFiltered(state, true),
+      render: ({ found, count }) => {
+        v.lastCount = found.total;
+        const what = `whose last error contains “${text}”`;
+        const note = h(
+          'p',
+          { class: 'search-note' },
+          `${state === 'dead' ? 'Dead' : 'Completed'} jobs ${what} · looked through ${num(found.scanned)} of ${num(found.total)}`,
+          found.cursor ? ' (more to look through: next page)' : '',
+          ' · ',
+          h('a', { href: href.queue(name, state) }, 'clear the filter'),
+        );
+        const bulk = count && session.canWrite ? filterBulkbar(state, text, count) : null;
+        const pager = h(
+          'div',
+          { class: 'pager' },
+          h('span', { class: 'muted' }, plural(found.jobs.length, 'match', 'matches')),
+          pagerButtons(v, found.cursor, () => loadFiltered(state)),
+        );
+        return h(
+          'div',
+          { class: 'list' },
+          h('div', { class: 'list-head' }, orderToggle(state, v), bulk),
+          note,
+          found.jobs.length
+            ? jobTable(name, state, found.jobs, { rowActions: session.canWrite ? (job) => rowActions(state, job) : undefined })
+            : emptyState(
+                'No matches',
+                found.cursor ? 'Nothing matched in what was read so far; look further with "Next page".' : `No ${state} job ${what}.`,
+                'search',
+              ),
+          pager,
+        );
+      },
+      failure: 'The filter failed',
+    });
+  }
+
+  /** "Retry all 212 whose error contains ETIMEDOUT": the count the server gave, confirmed with expect. */
+  function filterBulkbar(set, text, count) {
+    const verbs = set === 'dead' ? ['retry', 'purge'] : ['purge'];
+    const run = async (verb) => {
+      const ok = await confirmAction(
+        `${verb === 'retry' ? 'Retry' : 'Purge'} ${plural(count.count, set === 'dead' ? 'dead job' : 'completed job')} whose error contains “${text}”?`,
+        verb === 'retry'
+          ? `${plural(count.count, 'job')} go back to the queue, due now, with fresh attempts. If more match by the time it runs, nothing is done.`
+          : `${plural(count.count, 'job')} and their history are deleted for good. If more match by the time it runs, nothing is done.`,
+        `${verb === 'retry' ? 'Retry' : 'Purge'} ${plural(count.count, 'job')}`,
+        verb === 'retry' ? 'primary' : 'danger',
+      );
+      if (!ok) return;
+      await act(
+        () => api.bulk(name, set, verb, { errorContains: text, expect: count.count }),
+        (r) => `${verb === 'retry' ? 'Retried' : 'Purged'} ${plural(r.count, 'job')}.`,
+      );
+      reloadAll();
+    };
+    const over = count.more;
+    const note = over ? `more than ${num(session.maxBulk)} match: over the dashboard's bulk limit (use the CLI)` : '';
+    return h(
+      'div',
+      { class: 'bulkbar', role: 'toolbar', 'aria-label': 'Bulk actions on the matches' },
+      h('span', { class: 'bulkbar-count' }, over ? `More than ${num(session.maxBulk)} match` : `${plural(count.count, 'job')} match in all`),
+      h(
+        'div',
+        { class: 'bulkbar-buttons' },
+        ...verbs.map((verb) =>
+          button(`${verb === 'retry' ? 'Retry' : 'Purge'} all ${num(count.count)} whose error contains “${text}”`, () => run(verb), {
+            small: true,
+            disabled: over || count.count === 0,
+            title: note || undefined,
+            tone: verb === 'purge' ? 'danger' : 'primary',
+            icon: verb === 'retry' ? 'retry' : 'trash',
+          }),
+        ),
+      ),
+      over ? h('p', { class: 'bulkbar-note' }, icon('alert'), note) : null,
+    );
   }
 
   function rowActions(state, job) {
@@ -361,35 +574,49 @@ export function queuePage(main, route) {
   }
 
   function loadSearch(params, cursor) {
+    const v = view;
     const query = Object.fromEntries(params.entries());
     const what = query.path ? `${query.path} = ${query.equals ?? ''}` : `“${query.text ?? ''}”`;
-    return fill(view, {
+    if (cursor !== undefined) v.cursor = cursor;
+    return fill(v, {
       spinner: 'Searching…',
-      load: () => api.search(name, { ...query, limit: PAGE_SIZE, cursor }),
+      load: async () => {
+        const found = await readOn(
+          v,
+          (c) => api.search(name, { ...query, limit: PAGE_SIZE, cursor: c, budget: SEARCH_BUDGET }),
+          v.cursor,
+          (f) => {
+            if (v === view) replace(body, searching(f));
+          },
+        );
+        if (!found) throw new Error('left');
+        return found;
+      },
       render: (found) =>
         h(
           'div',
           { class: 'list' },
-          h('p', { class: 'search-note' }, `Jobs matching ${what} · looked through ${num(found.scanned)} of ${num(found.total)} jobs`),
+          h(
+            'p',
+            { class: 'search-note' },
+            `Jobs matching ${what} · searched ${num(found.scanned)} of ${num(found.total)} jobs${found.cursor ? ' (more to search: next page)' : ''}`,
+          ),
           found.jobs.length
             ? jobTable(name, 'search', found.jobs, {})
             : emptyState(
                 'No matches',
                 found.cursor
-                  ? 'Nothing matched in this stretch; look further with "Next page".'
-                  : 'Try part of an id, a word from the payload, or a field and its value.',
+                  ? `Nothing matched in ${Math.round(SEARCH_TIME_MS / 1000)} s of searching; look further with "Next page".`
+                  : session.redacted
+                    ? 'Payloads are redacted: the search matches ids only.'
+                    : 'Try part of an id, a word from the payload, or a field and its value. Search the error text from the Dead tab.',
                 'search',
               ),
           h(
             'div',
             { class: 'pager' },
             h('span', { class: 'muted' }, plural(found.jobs.length, 'match', 'matches')),
-            h(
-              'div',
-              { class: 'pager-buttons' },
-              button('First page', () => loadSearch(params, undefined), { disabled: !cursor, small: true, icon: 'back' }),
-              button('Next page', () => loadSearch(params, found.cursor), { disabled: !found.cursor, small: true }),
-            ),
+            pagerButtons(v, found.cursor, () => loadSearch(params)),
           ),
         ),
       failure: 'The search failed',
@@ -407,14 +634,17 @@ export function queuePage(main, route) {
       quiet,
       load: () => api.schedules(name),
       reload: () => loadSchedules(true),
-      render: (list) =>
-        list.length
+      render: (list) => {
+        schedules = list;
+        renderHead();
+        return list.length
           ? schedulesTable(list, session.canWrite ? remove : undefined)
           : emptyState(
               'No schedules',
               'Recurring jobs appear here once stored with queue.schedules.upsert(name, { cron }) and run by a Scheduler.',
               'calendar',
-            ),
+            );
+      },
       failure: 'Could not load the schedules',
     });
   }
@@ -510,16 +740,22 @@ export function queuePage(main, route) {
   });
 
   const slow = setInterval(() => {
+    if (gone) return;
     refreshTimeline();
     refreshStats();
+    refreshSchedules();
   }, SLOW_REFRESH_MS);
 
-  refreshStats().then(() => openTab(route));
-  refreshTimeline();
+  refreshStats().then(() => {
+    if (gone) return;
+    openTab(route);
+    refreshTimeline();
+    refreshSchedules();
+  });
 
   return {
     update(r) {
-      if (r.queue !== name) return false;
+      if (r.queue !== name || gone) return false;
       openTab(r);
       return true;
     },
@@ -569,23 +805,32 @@ async function loadTimeline(name) {
   return { fromMs, bucketMs, counts, estimated: true };
 }
 
-/** Search by id or payload text, or by a field's value; submitting navigates (a real URL). */
-function searchForm(name, params) {
-  const byPath = Boolean(params?.get('path'));
+/**
+ * Search by id or payload text, by a field's value, or (dead and completed jobs) by the text of
+ * their last error; submitting navigates (a real URL). With payloads redacted the server matches
+ * ids only and refuses a field search, so the form offers neither; the error text is never
+ * redacted, so it may be searched.
+ */
+function searchForm(name, params, tab) {
+  const initial = params?.get('path') ? 'path' : params?.get('error') ? 'error' : 'text';
   const mode = h(
     'select',
     { name: 'mode', 'aria-label': 'Search by' },
-    h('option', { value: 'text', selected: !byPath }, session.redacted ? 'Id' : 'Id or text'),
-    session.redacted ? null : h('option', { value: 'path', selected: byPath }, 'Field ='),
+    h('option', { value: 'text', selected: initial === 'text' }, session.redacted ? 'Id' : 'Id or text'),
+    h('option', { value: 'error', selected: initial === 'error' }, 'Error text'),
+    session.redacted ? null : h('option', { value: 'path', selected: initial === 'path' }, 'Field ='),
   );
-  // With payloads redacted the server matches ids only (and refuses a field search): say so.
+  const placeholders = {
+    text: session.redacted ? 'Search id…' : 'Search id or payload…',
+    error: tab === 'completed' ? 'Last error of completed jobs contains…' : 'Last error of dead jobs contains…',
+  };
   const text = h('input', {
     type: 'search',
     name: 'text',
-    placeholder: session.redacted ? 'Search id…' : 'Search id or payload…',
-    'aria-label': session.redacted ? 'Id' : 'Id or payload text',
-    value: params?.get('text') ?? '',
-    hidden: byPath,
+    placeholder: placeholders[initial === 'error' ? 'error' : 'text'],
+    'aria-label': initial === 'error' ? 'Error text' : session.redacted ? 'Id' : 'Id or payload text',
+    value: params?.get(initial === 'error' ? 'error' : 'text') ?? '',
+    hidden: initial === 'path',
   });
   const path = h('input', {
     type: 'text',
@@ -593,7 +838,7 @@ function searchForm(name, params) {
     placeholder: 'customer.email',
     'aria-label': 'Field path',
     value: params?.get('path') ?? '',
-    hidden: !byPath,
+    hidden: initial !== 'path',
   });
   const equals = h('input', {
     type: 'text',
@@ -601,13 +846,17 @@ function searchForm(name, params) {
     placeholder: 'value (JSON or word)',
     'aria-label': 'Field value',
     value: params?.get('equals') ?? '',
-    hidden: !byPath,
+    hidden: initial !== 'path',
   });
   mode.addEventListener('change', () => {
     const p = mode.value === 'path';
     text.hidden = p;
     path.hidden = !p;
     equals.hidden = !p;
+    if (!p) {
+      text.placeholder = placeholders[mode.value];
+      text.setAttribute('aria-label', mode.value === 'error' ? 'Error text' : session.redacted ? 'Id' : 'Id or payload text');
+    }
     (p ? path : text).focus();
   });
   const form = h(
@@ -621,6 +870,11 @@ function searchForm(name, params) {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (mode.value === 'error') {
+      const t = text.value.trim();
+      if (t) go(href.queue(name, tab === 'completed' ? 'completed' : 'dead', { error: t }));
+      return;
+    }
     const p = mode.value === 'path' ? { path: path.value.trim(), equals: equals.value } : { text: text.value.trim() };
     if (mode.value === 'path' ? !p.path : !p.text) return;
     go(href.search(name, p));

@@ -6,6 +6,7 @@
  *   #/                              overview of every queue
  *   #/queues/<q>                    a queue (its scheduled tab)
  *   #/queues/<q>/<tab>              scheduled | ready | active | dead | completed | schedules | workers | shards
+ *   #/queues/<q>/dead?error=…       dead (or completed) jobs whose last error contains the text
  *   #/queues/<q>/search?text=…      search (or ?path=a.b&equals=…)
  *   #/queues/<q>/jobs/<id>          a job
  *
@@ -19,7 +20,10 @@ const enc = encodeURIComponent;
 
 export const href = {
   overview: () => '#/',
-  queue: (q, tab) => (tab && tab !== 'scheduled' ? `#/queues/${enc(q)}/${tab}` : `#/queues/${enc(q)}`),
+  queue: (q, tab, params) => {
+    const query = params ? `?${new URLSearchParams(params).toString()}` : '';
+    return tab && (tab !== 'scheduled' || query) ? `#/queues/${enc(q)}/${tab}${query}` : `#/queues/${enc(q)}`;
+  },
   job: (q, id) => `#/queues/${enc(q)}/jobs/${enc(id)}`,
   search: (q, params) => `#/queues/${enc(q)}/search?${new URLSearchParams(params).toString()}`,
 };
@@ -42,10 +46,10 @@ export function parseHash(hash = location.hash) {
   if (parts.length === 0) return { page: 'overview' };
   if (parts[0] !== 'queues' || parts.length < 2) return { page: 'missing' };
   const queue = decode(parts[1]);
-  if (parts.length === 2) return { page: 'queue', queue, tab: 'scheduled' };
+  if (parts.length === 2) return { page: 'queue', queue, tab: 'scheduled', params };
   if (parts[2] === 'jobs' && parts.length >= 4) return { page: 'job', queue, id: decode(parts.slice(3).join('/')) };
   if (parts[2] === 'search') return { page: 'search', queue, tab: 'search', params };
-  if (parts.length === 3 && TABS.includes(parts[2])) return { page: 'queue', queue, tab: parts[2] };
+  if (parts.length === 3 && TABS.includes(parts[2])) return { page: 'queue', queue, tab: parts[2], params };
   return { page: 'missing' };
 }
 

@@ -2,7 +2,7 @@
  * The tables: jobs (columns chosen by the state being listed), schedules, workers and shards. Ids are
  * links in monospace; times tick; the less important columns hide on a phone (.hide-sm).
  */
-import { h } from './dom.js';
+import { h, icon } from './dom.js';
 import { duration, firstLine, localTime, num, preview, relTime } from './format.js';
 import { href } from './router.js';
 import { button, displayState, stateChip } from './ui.js';
@@ -104,7 +104,12 @@ const COLUMNS = {
   dead: [
     { label: 'Died', cls: 'col-time', cell: (j) => relTime(j.finishedAtMs ?? j.dueAtMs) },
     tries,
-    { label: 'Last error', cls: 'col-error hide-sm', cell: (j) => h('span', { class: 'error-text' }, firstLine(j.lastError) || '–') },
+    // Kept on a phone: the error is what a person looks at the dead set for.
+    {
+      label: 'Last error',
+      cls: 'col-error',
+      cell: (j) => h('span', { class: 'error-text', title: firstLine(j.lastError) || undefined }, firstLine(j.lastError) || '–'),
+    },
   ],
   completed: [
     { label: 'Finished', cls: 'col-time', cell: (j) => relTime(j.finishedAtMs) },
@@ -141,7 +146,17 @@ export function schedulesTable(list, onRemove) {
       td('col-id', h('span', { class: 'mono strong' }, sch.name)),
       td('', sch.cron ? h('code', { class: 'cron' }, sch.cron) : `every ${duration(sch.every)}`),
       td('hide-sm', sch.tz),
-      td('col-time', stacked(sch.nextRunAtMs)),
+      td(
+        'col-time',
+        sch.overdueAtMs === undefined
+          ? stacked(sch.nextRunAtMs)
+          : h(
+              'span',
+              { class: 'stacked overdue' },
+              h('span', { class: 'badge badge-danger' }, icon('alert'), 'Not being enqueued'),
+              h('span', { class: 'small' }, 'due ', relTime(sch.overdueAtMs), ' · is a Scheduler running?'),
+            ),
+      ),
       td('col-time hide-sm', stacked(sch.lastRunAtMs)),
       td('col-data hide-sm', h('code', { class: 'data-preview' }, preview(sch.data))),
       onRemove

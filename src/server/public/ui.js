@@ -104,9 +104,10 @@ export async function act(fn, done) {
  * confirmed, or undefined when cancelled. The confirm button is focused first unless the body
  * has an input (then that is).
  */
-export function dialog({ title, body, confirm = 'Confirm', tone = 'primary' }) {
+export function dialog({ title, body, confirm = 'Confirm', tone = 'primary', dismiss = 'Cancel' }) {
   return new Promise((resolve) => {
-    const cancelBtn = h('button', { type: 'button', class: 'btn', value: 'cancel' }, 'Cancel');
+    // `dismiss` names the way out where "Cancel" would read as the action (cancelling a job).
+    const cancelBtn = h('button', { type: 'button', class: 'btn', value: 'cancel' }, dismiss);
     const okBtn = h('button', { type: 'submit', class: ['btn', `btn-${tone}`], value: 'ok' }, confirm);
     const form = h(
       'form',
@@ -136,6 +137,6 @@ export function dialog({ title, body, confirm = 'Confirm', tone = 'primary' }) {
 }
 
 /** A yes/no confirmation; resolves true when confirmed. */
-export async function confirmAction(title, sentence, confirm, tone = 'danger') {
-  return (await dialog({ title, body: h('p', null, sentence), confirm, tone })) !== undefined;
+export async function confirmAction(title, sentence, confirm, tone = 'danger', dismiss = 'Cancel') {
+  return (await dialog({ title, body: h('p', null, sentence), confirm, tone, dismiss })) !== undefined;
 }

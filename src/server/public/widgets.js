@@ -3,7 +3,7 @@
  * counts per state, and the last-hour charts (throughput and lateness).
  */
 import { areaChart, barChart } from './charts.js';
-import { h } from './dom.js';
+import { h, icon } from './dom.js';
 import { clock, duration, num, plural, relTime, serverNow } from './format.js';
 import { href } from './router.js';
 import { badge, stat } from './ui.js';
@@ -13,10 +13,25 @@ export function stranded(stats) {
   return stats.ready > 0 && stats.workers === 0;
 }
 
-export function queueBadges(stats) {
+/**
+ * The queue's warnings: due jobs and no live worker, paused, and (given the schedules) a schedule
+ * whose occurrence is overdue and not enqueued, which means no Scheduler is running it.
+ */
+export function queueBadges(stats, { name, schedules = [] } = {}) {
+  const late = schedules.filter((x) => x.overdueAtMs !== undefined);
   return [
     stranded(stats) ? badge(`No live workers · ${plural(stats.ready, 'job')} due`, 'danger', 'alert') : null,
     stats.paused ? badge('Paused', 'warning', 'pause') : null,
+    late.length
+      ? h(
+          'a',
+          { href: href.queue(name, 'schedules'), class: 'badge badge-danger badge-link', title: late.map((x) => x.name).join(', ') },
+          icon('calendar'),
+          late.length === 1
+            ? `Schedule ${late[0].name} not being enqueued · is a Scheduler running?`
+            : `${late.length} schedules not being enqueued · is a Scheduler running?`,
+        )
+      : null,
   ];
 }
 
@@ -50,9 +65,15 @@ export function countCards(name, stats) {
 const NO_SAMPLE = 'no sample (the dashboard was not running)';
 const EMPTY_HISTORY = 'Collecting… the history starts with the dashboard';
 
-/** Throughput (completed per minute) and lateness (worst wait of a due job) over the last hour. */
+/**
+ * Throughput (completed per minute) and lateness (worst wait of a due job) over the last hour.
+ * opts.since: when the dashboard's samples start (they are not kept in Redis); while that is
+ * less than an hour ago the figures say "since 11:03", not "in the last hour".
+ */
 export function historyCharts(history, opts = {}) {
   const points = history ?? [];
+  const partial = opts.since === undefined || opts.since > serverNow() - 3_600_000 + 60_000;
+  const span = opts.since === undefined ? 'no samples yet' : partial ? `since ${clock(opts.since)}` : 'in the last hour';
   const ticks = points.length ? [clock(points[0].t), clock(points[Math.floor(points.length / 2)].t), 'now'] : undefined;
   const completed = points.map((p) => p.completed);
   const lag = points.map((p) => p.lagMaxMs);
@@ -62,7 +83,12 @@ export function historyCharts(history, opts = {}) {
     h(
       'section',
       { class: 'panel chart-panel' },
-      h('header', { class: 'panel-head' }, h('h3', null, 'Throughput'), h('span', { class: 'panel-sub' }, `${num(total)} completed in the last hour`)),
+      h(
+        'header',
+        { class: 'panel-head' },
+        h('h3', null, 'Throughput'),
+        h('span', { class: 'panel-sub' }, opts.since === undefined ? span : `${num(total)} completed ${span}`),
+      ),
       barChart(completed, {
         label: 'Jobs completed per minute, last hour',
         ticks,
@@ -80,7 +106,7 @@ export function historyCharts(history, opts = {}) {
         'header',
         { class: 'panel-head' },
         h('h3', null, 'Lateness'),
-        h('span', { class: 'panel-sub' }, worst ? `worst wait ${duration(worst)}` : 'nothing waited past its due time'),
+        h('span', { class: 'panel-sub' }, worst ? `worst wait ${duration(worst)} ${span}` : `nothing waited past its due time ${span}`),
       ),
       areaChart(lag, {
         label: 'Worst wait of a due job per minute, last hour',

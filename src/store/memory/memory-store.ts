@@ -10,7 +10,7 @@
  *
  * What it does not give: durability (a restart loses everything) and more than one process.
  */
-import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -353,7 +353,7 @@ export class MemoryStore implements Store {
     });
   }
 
-  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage> {
+  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder = 'asc'): Promise<StoredPage> {
     const q = this.#q(queue);
     const now = this.#now();
     // Sorted per call: O(n log n) in the jobs of that state (the Redis store is O(log n + limit)).
@@ -411,7 +411,7 @@ export class MemoryStore implements Store {
         ),
       );
     const total = phases.reduce((n, p) => n + p.entries.length, 0);
-    const { page, next } = pageAfter(phases, cursor, limit);
+    const { page, next } = pageAfter(phases, cursor, limit, order);
     return {
       nowMs: now,
       total,

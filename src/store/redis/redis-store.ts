@@ -3,7 +3,7 @@
  * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
  */
 import { StoreError } from '../../errors.js';
-import type { CancelResult, DueTimeline, JobInfo, JobState, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -500,13 +500,14 @@ export class RedisStore implements Store {
     return out;
   }
 
-  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage> {
+  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder = 'asc'): Promise<StoredPage> {
     const reply = (await this.#call(queue, 'list', {
       state,
       phase: cursor?.phase ?? '',
       score: cursor?.score ?? '',
       member: cursor?.member ?? '',
       limit,
+      order,
     })) as unknown[];
     const nowMs = num(reply[0]);
     const jobs: JobInfo<string>[] = [];

@@ -156,7 +156,7 @@ export const WIRE = {
   },
   list: {
     keys: [],
-    args: ['state', 'phase', 'score', 'member', 'limit'],
+    args: ['state', 'phase', 'score', 'member', 'limit', 'order'],
     returns: '{ now ms, total, next phase or empty, next score, next member, then per job: JOB_ROW }',
   },
   stats: {

@@ -3,10 +3,11 @@
  * Scheduled, active, dead and completed jobs are merged in their state's order across shards
  * (due time, lease deadline, time of death or finish, then id), as if the queue were one set.
  * Ready jobs are listed shard by shard: each shard's hand-out order mixes two sets, so it is
- * not one key a merge could follow (docs/api.md says so).
+ * not one key a merge could follow (docs/api.md says so). Newest first (`desc`) merges the
+ * shards' reversed listings by the reversed order, and lists ready jobs from the last shard back.
  */
 import { ValidationError } from '../../errors.js';
-import type { JobInfo, ListState } from '../../types.js';
+import type { JobInfo, ListOrder, ListState } from '../../types.js';
 import { isListPlace } from '../list-place.js';
 import { byteOrder } from '../zset-order.js';
 import type { ListCursor, Store, StoredPage } from '../store.js';
@@ -61,12 +62,19 @@ export async function mergedPage(
   state: ListState,
   cursor: ListCursor | undefined,
   limit: number,
+  order: ListOrder = 'asc',
 ): Promise<StoredPage> {
   const places = readPlaces(state, cursor);
-  if (state === 'ready') return shardByShard(store, shards, places, limit);
+  if (state === 'ready') return shardByShard(store, order === 'desc' ? [...shards].reverse() : shards, places, limit, order);
   const pages = await Promise.all(
-    shards.map((s) => (places[s] === null ? undefined : store.list(s, state, places[s] ?? undefined, limit).then((p) => ({ shard: s, page: p })))),
+    shards.map((s) => (places[s] === null ? undefined : store.list(s, state, places[s] ?? undefined, limit, order).then((p) => ({ shard: s, page: p })))),
   );
+  // Which of two jobs comes first in the walk: the state's order, or its reverse.
+  const sign = order === 'desc' ? -1 : 1;
+  const before = (j: JobInfo<string>, b: JobInfo<string>) => {
+    const d = scoreOf(state, j) - scoreOf(state, b);
+    return sign * (d !== 0 ? d : byteOrder(j.id, b.id)) < 0;
+  };
   const heads = pages.filter((p) => p !== undefined).map((p) => ({ ...p, at: 0 }));
   const jobs: JobInfo<string>[] = [];
   const next: Places = { ...places };
@@ -76,7 +84,7 @@ export async function mergedPage(
       const j = h.page.jobs[h.at];
       if (!j) continue;
       const b = best?.page.jobs[best.at];
-      if (!b || scoreOf(state, j) < scoreOf(state, b) || (scoreOf(state, j) === scoreOf(state, b) && byteOrder(j.id, b.id) < 0)) best = h;
+      if (!b || before(j, b)) best = h;
     }
     if (!best) break;
     const j = best.page.jobs[best.at++]!;
@@ -100,7 +108,7 @@ async function totalsOfDone(store: Store, shards: readonly string[], places: Pla
   return pages.reduce((n, p) => n + p.total, 0);
 }
 
-async function shardByShard(store: Store, shards: readonly string[], places: Places, limit: number): Promise<StoredPage> {
+async function shardByShard(store: Store, shards: readonly string[], places: Places, limit: number, order: ListOrder): Promise<StoredPage> {
   const totals = await Promise.all(shards.map((s) => store.list(s, 'ready', undefined, 1)));
   const jobs: JobInfo<string>[] = [];
   const next: Places = { ...places };
@@ -108,7 +116,7 @@ async function shardByShard(store: Store, shards: readonly string[], places: Pla
   for (const s of shards) {
     if (next[s] === null) continue;
     if (jobs.length >= limit) break;
-    const page = await store.list(s, 'ready', next[s], limit - jobs.length);
+    const page = await store.list(s, 'ready', next[s], limit - jobs.length, order);
     nowMs = Math.max(nowMs, page.nowMs);
     jobs.push(...page.jobs);
     next[s] = page.next ?? null;

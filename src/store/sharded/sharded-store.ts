@@ -14,7 +14,7 @@
  */
 import { ConnectionError, ShardError, StoreError, ValidationError } from '../../errors.js';
 import { settlesWithin } from '../../settles-within.js';
-import type { CancelResult, DueTimeline, JobInfo, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -942,10 +942,10 @@ export class ShardedStore implements Store {
 
   // ---- the queue as a whole ----
 
-  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number): Promise<StoredPage> {
+  async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder = 'asc'): Promise<StoredPage> {
     const r = await this.#resolve(queue);
-    if (r.unsharded && cursor?.phase !== SHARDED_PHASE) return this.inner.list(queue, state, cursor, limit);
-    return mergedPage(this.inner, r.members, state, cursor, limit);
+    if (r.unsharded && cursor?.phase !== SHARDED_PHASE) return this.inner.list(queue, state, cursor, limit, order);
+    return mergedPage(this.inner, r.members, state, cursor, limit, order);
   }
 
   /** Cursor: `<inner cursor>.<member index>` past the first member; '0' starts and ends. */

@@ -1,26 +1,30 @@
---[[ list: one page of the jobs in a state, in that state's order, from a cursor.
+--[[ list: one page of the jobs in a state, in that state's order or its reverse, from a cursor.
 KEYS: base
-ARGV: base, state, phase, score, member, limit
+ARGV: base, state, phase, score, member, limit, order
 Returns: { now ms, total, next phase or empty, next score, next member, then per job: JOB_ROW }
 States and their order: 'scheduled' (not yet due, by due time), 'ready' (due and waiting: the
 ready set in hand-out order, then the due members of the scheduled set by due time, which a
 claim merges by priority), 'active' (by lease deadline), 'dead' (by time of death), 'completed'
-(kept ones, by finish time). The cursor is the (score, member) of the last job of the previous
+(kept ones, by finish time). `order` 'desc' walks it backwards (newest first: the sets in
+reverse, each from its end). The cursor is the (score, member) of the last job of the previous
 page and `phase` the set it is in ('' to start): the page starts at the first member after it
-in the set's order, whether or not that job is still there, so paging neither repeats nor skips
-a job that stays put. Bounded: O(log n) to find the start (a binary search among members of
-equal score), then `limit` members; no call walks a whole set. An empty next phase: no more.
+in the walk's direction, whether or not that job is still there, so paging neither repeats nor
+skips a job that stays put. Bounded: O(log n) to find the start (a binary search among members
+of equal score), then `limit` members; no call walks a whole set. An empty next phase: no more.
 ]]
 --@include _helpers.lua
 
 local state, phase, c_score, c_member = arg('state'), arg('phase'), arg('score'), arg('member')
 local limit = arg_int('limit')
 if limit < 1 or limit > 1000 then error('delayq: list limit must be 1..1000') end
+local order = arg('order')
+if order ~= 'asc' and order ~= 'desc' then error('delayq: list order must be asc or desc') end
+local desc = order == 'desc'
 local now = now_ms()
 
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
-local function lex_le(a, b)
-  if a == b then return true end
+local function lex_lt(a, b)
+  if a == b then return false end
   for i = 1, math.min(#a, #b) do
     local x, y = string.byte(a, i), string.byte(b, i)
     if x ~= y then return x < y end
@@ -28,62 +32,65 @@ local function lex_le(a, b)
   return #a < #b
 end
 
--- The rank of the first member after (score, member).
-local function rank_after(zset, score, member)
+-- The rank of the first member after (score, member), or (at_or_after) the first not before it.
+local function rank_of(zset, score, member, at_or_after)
   local lo = redis.call('ZCOUNT', zset, '-inf', '(' .. score)
   local hi = redis.call('ZCOUNT', zset, '-inf', score)
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
     local m = redis.call('ZRANGE', zset, mid, mid)[1]
-    if lex_le(m, member) then lo = mid + 1 else hi = mid end
+    local before
+    if at_or_after then before = lex_lt(m, member) else before = not lex_lt(member, m) end
+    if before then lo = mid + 1 else hi = mid end
   end
   return lo
 end
 
 local SETS = { scheduled = K_SCHEDULED, ready = K_READY, active = K_ACTIVE, dead = K_DEAD, completed = K_COMPLETED }
-local total
-if state == 'scheduled' then
-  total = redis.call('ZCOUNT', K_SCHEDULED, '(' .. now, '+inf')
-elseif state == 'ready' then
-  total = redis.call('ZCARD', K_READY) + redis.call('ZCOUNT', K_SCHEDULED, '-inf', now)
-elseif SETS[state] then
-  total = redis.call('ZCARD', SETS[state])
-else
-  error('delayq: list state must be scheduled, ready, active, dead or completed')
-end
+if not SETS[state] then error('delayq: list state must be scheduled, ready, active, dead or completed') end
 
--- The sets a listing walks, in order: `key`, and `max` (the last score it takes) when bounded.
+-- The sets a listing walks, in its state's order, each with the ranks it takes: [lo, hi).
 local phases
+local due = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now)
 if state == 'ready' then
-  phases = { { name = 'ready', key = K_READY }, { name = 'scheduled', key = K_SCHEDULED, max = now } }
+  phases = { { name = 'ready', key = K_READY, lo = 0, hi = redis.call('ZCARD', K_READY) }, { name = 'scheduled', key = K_SCHEDULED, lo = 0, hi = due } }
+elseif state == 'scheduled' then
+  phases = { { name = 'scheduled', key = K_SCHEDULED, lo = due, hi = redis.call('ZCARD', K_SCHEDULED) } }
 else
-  phases = { { name = state, key = SETS[state] } }
+  phases = { { name = state, key = SETS[state], lo = 0, hi = redis.call('ZCARD', SETS[state]) } }
 end
+local total = 0
+for _, p in ipairs(phases) do total = total + p.hi - p.lo end
+if desc and #phases == 2 then phases = { phases[2], phases[1] } end
 
-local picked = {} -- { id, member, score, phase }
+local picked = {} -- { member, score, phase, n }
 local next_phase, next_score, next_member = '', '', ''
 local started = phase == ''
 for _, p in ipairs(phases) do
   if not started and p.name == phase then started = true end
   if started and #picked < limit then
-    local from
-    if phase == p.name then
-      from = rank_after(p.key, c_score, c_member)
-    elseif state == 'scheduled' then
-      from = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now)
-    else
-      from = 0
-    end
     local want = limit - #picked
-    local page = redis.call('ZRANGE', p.key, from, from + want - 1, 'WITHSCORES')
-    for i = 1, #page, 2 do
-      local score = tonumber(page[i + 1])
-      if p.max and score > p.max then break end
-      picked[#picked + 1] = { member = page[i], score = page[i + 1], phase = p.name, n = score }
+    local from, to
+    if not desc then
+      from = p.lo
+      if phase == p.name then from = math.max(p.lo, rank_of(p.key, c_score, c_member, false)) end
+      to = math.min(p.hi, from + want)
+    else
+      to = p.hi
+      if phase == p.name then to = math.min(p.hi, rank_of(p.key, c_score, c_member, true)) end
+      from = math.max(p.lo, to - want)
+    end
+    if to > from then
+      local page = redis.call('ZRANGE', p.key, from, to - 1, 'WITHSCORES')
+      local first, last, step = 1, #page - 1, 2
+      if desc then first, last, step = #page - 1, 1, -2 end
+      for i = first, last, step do
+        picked[#picked + 1] = { member = page[i], score = page[i + 1], phase = p.name, n = tonumber(page[i + 1]) }
+      end
     end
     if #picked >= limit then
-      local last = picked[#picked]
-      next_phase, next_score, next_member = last.phase, last.score, last.member
+      local lastp = picked[#picked]
+      next_phase, next_score, next_member = lastp.phase, lastp.score, lastp.member
     end
     phase = ''
   end
