@@ -19,14 +19,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { Queue } from '../../src/index.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { canConnect, type RedisServer, startRedis } from '../helpers/redis-server.js';
 import { type Block, needsTag, parsePage, readPages, runsCli } from './snippets.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -125,7 +124,7 @@ const SPECS: Record<string, Spec> = {
       'jobs.ndjson': `${Array.from({ length: 1200 }, (_, i) => JSON.stringify({ data: { n: i } })).join('\n')}\n${JSON.stringify({ data: {}, opts: { delay: -5 } })}\n`,
     },
     // The transcript's refused port must be one nothing listens on.
-    before: async () => assert.equal(await listening(6390), false, 'something listens on 127.0.0.1:6390'),
+    before: async () => assert.equal(await canConnect(6390), false, 'something listens on 127.0.0.1:6390'),
   },
   'cli-examples': {
     files: {
@@ -150,17 +149,6 @@ async function queueIn<R>(ctx: Ctx, name: string, fn: (q: Queue) => Promise<R>):
   } finally {
     await q.close();
   }
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 describe('code blocks of the README and docs/ are tagged', () => {
@@ -461,7 +449,7 @@ describe('the snippets run, against a real redis-server', () => {
     const name = b.tag!.value;
     const spec = SPECS[name] ?? {};
     test(`${name} (${b.where})`, async (t) => {
-      if (spec.port !== undefined && (await listening(spec.port))) {
+      if (spec.port !== undefined && (await canConnect(spec.port))) {
         t.skip(`port ${spec.port} is taken by another process`);
         return;
       }
