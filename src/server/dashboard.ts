@@ -229,7 +229,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
           queue: q?.name,
           target: facts.target,
           count: facts.count,
-          ip: c.req.header('x-forwarded-for') ?? undefined,
+          ip: security.clientAddress(c),
         });
       }
       return c.json(result as object);

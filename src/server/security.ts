@@ -146,9 +146,18 @@ export class Security {
    * `env.incoming`). A host that gives neither puts every client in one line.
    */
   #client(c: Context): string {
-    if (this.#clientAddress) return clientKey(this.#clientAddress(c.req.raw));
+    return clientKey(this.clientAddress(c));
+  }
+
+  /**
+   * The address a request comes from as the dashboard knows it (for the wrong-token cost and the
+   * audit log): `clientAddress` when the host gave it, else the TCP peer. Never a header the
+   * client could have written itself (X-Forwarded-For) unless the host said to trust it.
+   */
+  clientAddress(c: Context): string | undefined {
+    if (this.#clientAddress) return this.#clientAddress(c.req.raw);
     const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-    return clientKey(env?.incoming?.socket?.remoteAddress);
+    return env?.incoming?.socket?.remoteAddress;
   }
 
   /**

@@ -161,6 +161,19 @@ for (const backend of backends) {
       assert.ok(audit.every((a) => a.user === 'anonymous' && a.queue === name));
     });
 
+    test("the audit line's ip is the client as the dashboard knows it, never a header the client wrote", async () => {
+      const forged = { 'x-forwarded-for': '203.0.113.66' };
+      const plain = setUp();
+      await plain.api.session();
+      assert.equal((await plain.api.call('POST', `/api/queues/${plain.name}/jobs`, { body: { data: 1 }, headers: forged })).status, 200);
+      // In-process, with no socket and no clientAddress, the dashboard does not know the client.
+      assert.equal(plain.audit.at(-1)?.ip, undefined);
+      const behindProxy = setUp({ clientAddress: () => '192.0.2.7' });
+      await behindProxy.api.session();
+      assert.equal((await behindProxy.api.call('POST', `/api/queues/${behindProxy.name}/jobs`, { body: { data: 1 }, headers: forged })).status, 200);
+      assert.equal(behindProxy.audit.at(-1)?.ip, '192.0.2.7');
+    });
+
     test('bad input is a 400 naming the field, and writes nothing', async () => {
       const { api, name, q } = setUp();
       await api.session();
