@@ -162,7 +162,11 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   app.use('/api/*', bodyLimit({ maxSize: BODY_LIMIT, onError: (c) => errorJson(c, 413, 'too_large', `the body is over ${BODY_LIMIT} bytes`) }));
 
   app.onError((err, c) => {
-    if (err instanceof Refusal) return errorJson(c, err.status, err.code, err.message);
+    if (err instanceof Refusal) {
+      // A full line of wrong tries: one wrong try's cost later there is room again.
+      if (err.status === 429) c.header('retry-after', '1');
+      return errorJson(c, err.status, err.code, err.message);
+    }
     if (err instanceof HttpError) return errorJson(c, err.status, err.code, err.message, err.field);
     if (err instanceof ValidationError) return errorJson(c, 400, 'validation', err.message, err.field);
     if (err instanceof ConnectionError) return errorJson(c, 503, 'unavailable', err.message);

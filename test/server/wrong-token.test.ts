@@ -26,6 +26,7 @@ interface Reply {
   end: number;
   body: string;
   cookies: string[];
+  retryAfter: string | undefined;
 }
 
 /** One HTTP request from a given local address, timed. */
@@ -51,7 +52,14 @@ function call(url: string, from: string, opts: { method?: string; headers?: Reco
           res.on('data', (d) => (text += d));
           res.on('end', () => {
             const end = performance.now();
-            resolve({ status: res.statusCode ?? 0, ms: end - t0, end, body: text, cookies: res.headers['set-cookie'] ?? [] });
+            resolve({
+              status: res.statusCode ?? 0,
+              ms: end - t0,
+              end,
+              body: text,
+              cookies: res.headers['set-cookie'] ?? [],
+              retryAfter: res.headers['retry-after'],
+            });
           });
         },
       );
@@ -146,6 +154,7 @@ describe('a wrong token costs the guesser time', () => {
     // The line is full: a sixth try is refused without being checked, even the right token.
     const flood = await login(TOKEN);
     assert.equal(flood.status, 429, flood.body);
+    assert.equal(flood.retryAfter, '1', 'a 429 says when to come back');
     const answered = await Promise.all(five);
     assert.ok(flood.end < firstEnd(answered), 'refused at once, before the first wrong try was answered');
     assert.ok(
