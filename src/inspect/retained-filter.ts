@@ -11,6 +11,12 @@ export interface RetainedFilter {
   dataContains?: string;
 }
 
+/** Whether a job (as stored: data as JSON text) passes `filter`; the one rule for every filtered read and action. */
+export function passesFilter(filter: RetainedFilter, job: { lastError?: string | undefined; data?: unknown }): boolean {
+  if (filter.errorContains !== undefined && !(job.lastError ?? '').includes(filter.errorContains)) return false;
+  return filter.dataContains === undefined || (typeof job.data === 'string' ? job.data : '').includes(filter.dataContains);
+}
+
 /** Jobs read per listing page. */
 const PAGE = 1000;
 
@@ -24,8 +30,7 @@ export async function idsMatching(store: Store, queue: string, set: 'dead' | 'co
   do {
     const page = await store.list(queue, set, cursor, PAGE);
     for (const j of page.jobs) {
-      if (filter.errorContains !== undefined && !(j.lastError ?? '').includes(filter.errorContains)) continue;
-      if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
+      if (!passesFilter(filter, j)) continue;
       ids.push(j.id);
       if (ids.length > max) return ids;
     }

@@ -4,7 +4,7 @@
  * state the action does not fit (or the set grew past what was confirmed), 422 over the bulk
  * cap, 503 Redis unreachable.
  */
-import { idsMatching } from '../inspect/retained-filter.js';
+import { idsMatching, passesFilter, type RetainedFilter } from '../inspect/retained-filter.js';
 import type { Queue } from '../queue.js';
 import type { ListCursor } from '../store/store.js';
 import type { ScheduleInfo } from '../schedules/schedules.js';
@@ -131,7 +131,7 @@ async function filteredPage(
     const page = await q.jobs.list({ state, order: opts.order, limit: size, cursor });
     total = page.total;
     scanned += page.jobs.length;
-    for (const j of page.jobs) if ((j.lastError ?? '').includes(text)) jobs.push(j);
+    for (const j of page.jobs) if (passesFilter({ errorContains: text }, j)) jobs.push(j);
     cursor = page.cursor;
   } while (cursor && jobs.length < opts.limit && scanned < opts.budget);
   return { state, jobs, total, cursor, scanned };
@@ -145,21 +145,14 @@ const COUNT_READ_MAX = 1_000_000;
  * (the bulk action's own count), stopping once more than `max` matched, and refused (422) past
  * COUNT_READ_MAX jobs read, so a reader cannot make one request walk a dead set of any size.
  */
-async function countMatching(
-  q: Queue<unknown>,
-  set: 'dead' | 'completed',
-  filter: { errorContains: string; dataContains: string | undefined },
-  max: number,
-): Promise<{ count: number; more: boolean }> {
+async function countMatching(q: Queue<unknown>, set: 'dead' | 'completed', filter: RetainedFilter, max: number): Promise<{ count: number; more: boolean }> {
   let count = 0;
   let read = 0;
   let cursor: ListCursor | undefined;
   do {
     const page = await q.store.list(q.name, set, cursor, 1000);
     for (const j of page.jobs) {
-      if (!(j.lastError ?? '').includes(filter.errorContains)) continue;
-      if (filter.dataContains !== undefined && !(j.data ?? '').includes(filter.dataContains)) continue;
-      if (++count > max) return { count: max, more: true };
+      if (passesFilter(filter, j) && ++count > max) return { count: max, more: true };
     }
     read += page.jobs.length;
     cursor = page.next;
