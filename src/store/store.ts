@@ -15,6 +15,19 @@ import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState
 export const ERROR_HISTORY_LENGTH = 10;
 
 /**
+ * The sequence counter's lives (Redis: the `seq` key), kept alike by both stores. Obliterate
+ * leaves the counter at the next multiple of SEQ_LIFE above it, expiring after SEQ_FLOOR_TTL_MS,
+ * so the queue's next life goes on from there: no lease token or FIFO number is handed out twice
+ * under one queue name, even in the same millisecond (a token is `<claim ms>-<seq>`), and a plain
+ * `INCR` still gives a valid positive number. An add whose first number is a multiple of
+ * SEQ_LIFE (0 for a new queue) made the queue's keys.
+ * 2^24: a live queue reaches a multiple once in 16.7 million numbers (its producer registers it
+ * once more, harmless), and 16-digit numbers leave room for 500 million lives.
+ */
+export const SEQ_LIFE = 2 ** 24;
+export const SEQ_FLOOR_TTL_MS = 30 * 86_400_000;
+
+/**
  * An add reached a shard that takes no add for the layout it was routed by (a reshard retired it,
  * or it is not a live shard of that layout's epoch: obliterated, or made again since), or an
  * obliterate found another epoch's keys: read the layout again. Internal: the sharding view

@@ -942,6 +942,14 @@ export function conformance(kind: StoreKind): void {
       assert.deepEqual([s.scheduled, s.active, s.dead, s.completed], [0, 0, 0, 0]);
       assert.deepEqual(await q.retention(), { completed: null, dead: null });
       assert.equal((await store.complete(q.name, [{ id: 'due-now', token: c.jobs[0]!.token }]))[0], 'not_found');
+      // The queue's next life goes on from the old sequence, so a stale holder's token is never
+      // handed out again, even by a claim in the same millisecond (the differential test freezes it).
+      await q.add(1, { id: 'due-now' });
+      const again = await claimJobs(store, q.name, 1, 60_000, 3);
+      const seqOf = (token: string) => Number(token.slice(token.lastIndexOf('-') + 1));
+      assert.ok(seqOf(again.jobs[0]!.token) > seqOf(c.jobs[0]!.token), `${again.jobs[0]!.token} after ${c.jobs[0]!.token}`);
+      assert.equal((await store.complete(q.name, [{ id: 'due-now', token: c.jobs[0]!.token }]))[0], 'lease_lost');
+      assert.equal((await store.complete(q.name, [{ id: 'due-now', token: again.jobs[0]!.token }]))[0], 'ok');
     });
 
     test('dead retry and purge by filter', async () => {

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { RedisStore } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { runScript, type ScriptName } from '../../src/store/redis/scripts.js';
-import type { NewJob } from '../../src/store/store.js';
+import { type NewJob, SEQ_LIFE } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -356,9 +356,29 @@ const rows: Row[] = [
       assert.ok(await fx.client.hexists(key(q, 'errors'), 'x'));
     },
     run: (s, q) => s.obliterate(q, false),
-    expect: (a, _b, after) => {
+    expect: (a, _b, after, q) => {
       assert.equal((a as { removed: boolean }).removed, true);
-      assert.deepEqual(after, {});
+      // Only the sequence counter stays, as the floor of the queue's next life.
+      assert.deepEqual(after, { [key(q, 'seq')]: { type: 'string', v: String(SEQ_LIFE) } });
+    },
+  },
+  {
+    name: 'obliterate: the next life of the queue goes on from the sequence floor, so no token is handed out twice',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 60_000, 3);
+      await s.obliterate(q, true);
+      assert.ok((await fx.client.pttl(key(q, 'seq'))) > 29 * 86_400_000, 'the floor expires in 30 days');
+    },
+    run: async (s, q) => {
+      const [made] = await s.add(q, [job('x')]);
+      const c = await s.claim(q, 1, 60_000, 3);
+      return { code: made?.code, token: c.jobs[0]?.token.replace(/^\d+-/, ''), ttl: await fx.client.pttl(key(q, 'seq')) };
+    },
+    expect: (a, _b, after, q) => {
+      // The first life took 1 (add) and 2 (claim); the next goes on from the floor.
+      assert.deepEqual(a, { code: 'added', token: String(SEQ_LIFE + 2), ttl: -1 }, 'a live counter does not expire');
+      assert.deepEqual(after[key(q, 'seq')], { type: 'string', v: String(SEQ_LIFE + 2) });
     },
   },
   {
@@ -384,7 +404,7 @@ const rows: Row[] = [
     },
     expect: (a, _b, after) => {
       assert.deepEqual(a, [true, true]);
-      assert.deepEqual(after, {});
+      assert.deepEqual(Object.values(after), [{ type: 'string', v: String(SEQ_LIFE) }], 'only the sequence floor stays');
     },
   },
   {

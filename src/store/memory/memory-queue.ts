@@ -123,6 +123,8 @@ export class MemoryQueue {
   doneMax = 0;
   doneMaxAge = 0;
   seq = 0;
+  /** An add wrote to this life of the queue (Redis: its keys exist). */
+  made = false;
   completed = 0;
   readonly schedules = new Map<string, string>();
   readonly scheduleLast = new Map<string, number>();

@@ -44,7 +44,7 @@ import type {
   ConnectionWatcher,
   WakeSubscription,
 } from '../store.js';
-import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
+import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
 import { pageAfter } from './listing.js';
@@ -106,8 +106,8 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     // As add.lua: a retired shard, or one that is not a live shard of the add's layout epoch, takes no add.
     if (!guard && (q.moved || (epoch !== undefined && epoch !== '' && q.epoch !== epoch))) throw new ShardMovedError(queue);
-    // No sequence number taken yet: an add that writes makes the queue (again), and names it in the registry.
-    const making = q.seq === 0;
+    // An add that writes to a queue with no keys makes it (again), and names it in the registry.
+    const seqBefore = q.seq;
     const now = this.#now();
     if (guard) {
       const last = q.scheduleLast.get(guard.name);
@@ -171,7 +171,10 @@ export class MemoryStore implements Store {
       out.push({ code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
     });
     if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
-    if (making && q.seq > 0) this.#registered.add(queueOf(queue));
+    if (!q.made && q.seq > seqBefore) {
+      q.made = true;
+      this.#registered.add(queueOf(queue));
+    }
     return out;
   }
 
@@ -472,6 +475,9 @@ export class MemoryStore implements Store {
     for (const h of q.subscribers) fresh.subscribers.add(h);
     // Dedup windows outlive obliterate, as Redis's dedup keys expire by themselves (add.lua).
     fresh.keepDedup(q);
+    // As obliterate.lua leaves the sequence counter at a floor: the new life goes on from it, so
+    // it never hands out a stale holder's token.
+    fresh.seq = q.seq % SEQ_LIFE === 0 ? q.seq : (Math.floor(q.seq / SEQ_LIFE) + 1) * SEQ_LIFE;
     return { removed: true, counts };
   }
 

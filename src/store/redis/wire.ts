@@ -6,6 +6,8 @@
  * `.lua` header states exactly these lists.
  */
 
+import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
+
 /** KEYS[1..14] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
@@ -94,7 +96,7 @@ export const WIRE = {
     args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch'],
     each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace'],
     returns:
-      "{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took its first sequence number) else 0, then per job: code, public state, due ms, dedup holder id or empty }",
+      "{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq) else 0, then per job: code, public state, due ms, dedup holder id or empty }",
     codes: 'add',
   },
   claim: {
@@ -288,7 +290,8 @@ function luaName(prefix: string, name: string): string {
 /**
  * The Lua locals a script reads its KEYS and ARGV through, generated from WIRE:
  * `K_<KEY>` for every key, `A.<arg>` = the ARGV index of each argument, `EACH_FIRST`,
- * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, and `CODE`.
+ * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, `CODE`, and the
+ * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS.
  */
 export function luaPrologue(name: ScriptName): string {
   const w: ScriptWire = WIRE[name];
@@ -307,6 +310,7 @@ export function luaPrologue(name: ScriptName): string {
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')} }`,
   );
+  lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
   return `${lines.join('\n')}\n`;
 }
 

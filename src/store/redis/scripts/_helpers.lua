@@ -2,7 +2,8 @@
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
   K_ACTIVE (ZSET lease deadline -> id)   K_DEAD (ZSET time of death -> id)
-  K_SEQ (STRING counter: FIFO order and lease tokens)
+  K_SEQ (STRING counter: FIFO order and lease tokens; obliterate leaves it at a floor, expiring,
+    so a later life of the queue never hands out a token a stale holder still has: take_seq)
   K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
   K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
   K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
@@ -69,6 +70,17 @@ end
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
+-- number is a multiple of SEQ_LIFE (wire.ts): 0 for a new queue, the floor an obliterate left
+-- (obliterate.lua) for a queue made again, so the queue's keys are this call's. The floor
+-- expires; the life that starts on it keeps the counter for good.
+local function take_seq(n)
+  local base = redis.call('INCRBY', K_SEQ, n) - n
+  if base % SEQ_LIFE ~= 0 then return base, false end
+  if base > 0 then redis.call('PERSIST', K_SEQ) end
+  return base, true
 end
 
 -- The one clock of the contract: the Redis server's.

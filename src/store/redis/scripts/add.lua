@@ -2,7 +2,7 @@
 KEYS: base, memo
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch
 EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace
-Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took its first sequence number) else 0, then per job: code, public state, due ms, dedup holder id or empty }
+Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq) else 0, then per job: code, public state, due ms, dedup holder id or empty }
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
 `epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
@@ -180,9 +180,9 @@ end
 
 local seq = 0
 if writes > 0 then
-  seq = redis.call('INCRBY', K_SEQ, writes) - writes
-  -- No sequence number before: the queue's keys are this add's (a new queue, or one obliterated).
-  if seq == 0 then out[1] = 1 end
+  local made
+  seq, made = take_seq(writes)
+  if made then out[1] = 1 end
 end
 local dedup_until = 0
 local bodies, scheduled, replaced = {}, {}, {}

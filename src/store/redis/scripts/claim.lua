@@ -210,7 +210,7 @@ local deadline = now + lease_ms
 local token_prefix = int(now) .. '-'
 local out = { now, -1, 0, deadline, token_prefix }
 if #picked > 0 then
-  local token_base = redis.call('INCRBY', K_SEQ, #picked) - #picked
+  local token_base = take_seq(#picked)
   local actives = {}
   for i, c in ipairs(picked) do
     local attempt = c.r.a + 1

@@ -10,7 +10,8 @@ docs/data-model.md): keys whose meta holds another epoch are left alone, so a la
 re-send after a lost reply) never removes a queue made again since. A shard with no epoch (a
 leftover) is removed.
 UNLINK, not DEL: the keys go at once and their memory is freed off the main thread, so a queue
-of millions never blocks Redis. Dedup keys and request memos are left to expire by themselves.
+of millions never blocks Redis. Dedup keys and request memos are left to expire by themselves,
+and so is the sequence counter's floor (see below).
 Events: PUBLISH <wake> 's'. Safe to run twice (the second finds nothing).
 ]]
 --@include _helpers.lua
@@ -29,8 +30,15 @@ end
 if counts[2] > 0 and arg('force') ~= '1' then
   return { CODE.refused, counts[1], counts[2], counts[3], counts[4], counts[5] }
 end
+-- The sequence counter stays as a floor: the next multiple of SEQ_LIFE, expiring after
+-- SEQ_FLOOR_TTL_MS (longer than any stale holder's late call). A later life of the queue goes
+-- on from it (take_seq), so a token a stale holder still has is never handed out again, even by
+-- a claim in the same millisecond. A second run finds a floor and leaves it so.
+local seq = as_int(redis.call('GET', K_SEQ)) or 0
+if seq % SEQ_LIFE ~= 0 then seq = (math.floor(seq / SEQ_LIFE) + 1) * SEQ_LIFE end
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
   K_LOGS, K_ERRORS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST)
+if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
 -- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
 redis.call('PUBLISH', WAKE_CHANNEL, 's')
 return { CODE.done, counts[1], counts[2], counts[3], counts[4], counts[5] }
