@@ -1,6 +1,7 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
 import type { StreamEvent, WakeHandlers } from '../store.js';
 import type { JobError } from '../../types.js';
+import type { EventName, Place } from '../lifecycle.js';
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
 
@@ -21,7 +22,7 @@ export interface MemJob {
   lastError: string | undefined;
   traceContext: string | undefined;
   /** 'ready' = due and waiting for a worker (public state 'scheduled'). */
-  where: 'scheduled' | 'ready' | 'active' | 'dead' | 'completed';
+  where: Place;
   leaseDeadline: number;
   /** Time of death (dead) or of completion (completed and kept). */
   diedAt: number;
@@ -158,15 +159,30 @@ export class MemoryQueue {
   /** Jobs per state, to tell when a heap is mostly stale entries. */
   readonly #count = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0 };
 
+  /**
+   * Every move of a job between places goes through here (and its deletion through remove):
+   * the memory store's twin of _lifecycle.lua. #leave and #enter are where a rule that spans
+   * every transition goes, as enter_active / leave_active are on Redis.
+   */
   #move(job: MemJob, where: MemJob['where']): void {
+    this.#leave(job);
+    job.where = where;
+    job.version++;
+    this.#enter(job);
+  }
+
+  /** The job leaves its place (a job never placed yet, version 0, has none). */
+  #leave(job: MemJob): void {
+    if (job.version === 0) return;
+    this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
     if (job.where === 'completed') this.completedKept.delete(job.id);
-    if (job.version > 0) this.#count[job.where]--;
-    job.where = where;
-    job.version++;
-    this.#count[where]++;
-    if (where === 'ready') this.#ready++;
+  }
+
+  #enter(job: MemJob): void {
+    this.#count[job.where]++;
+    if (job.where === 'ready') this.#ready++;
   }
 
   /** Stale entries (of jobs that moved or went) are dropped as they surface; compact when they outnumber the live ones. */
@@ -189,8 +205,19 @@ export class MemoryQueue {
     this.wakeIfEarlier(prevHead, due);
   }
 
+  /** Hands the job out with a lease until `deadline` (claim.lua: enter_active). */
   activate(job: MemJob, deadline: number): void {
     this.#move(job, 'active');
+    this.#lease(job, deadline);
+  }
+
+  /** A new deadline for a lease still held (extend.lua: renew_active): the job stays where it is. */
+  renew(job: MemJob, deadline: number): void {
+    job.version++; // the entry of the old deadline goes stale
+    this.#lease(job, deadline);
+  }
+
+  #lease(job: MemJob, deadline: number): void {
     job.leaseDeadline = deadline;
     this.#push(this.#leases, entry(job, deadline), this.#count.active);
   }
@@ -210,10 +237,7 @@ export class MemoryQueue {
 
   /** Deletes the job; the version bump makes any heap entry of it stale. */
   remove(job: MemJob): void {
-    if (job.version > 0) this.#count[job.where]--;
-    if (job.where === 'ready') this.#ready--;
-    if (job.where === 'dead') this.dead.delete(job.id);
-    if (job.where === 'completed') this.completedKept.delete(job.id);
+    this.#leave(job);
     job.version++;
     this.jobs.delete(job.id);
     release(job);
@@ -317,7 +341,7 @@ export class MemoryQueue {
     if (prevHead === undefined || due < prevHead) this.signal(due);
   }
 
-  emit(now: number, event: string, id: string, fields: Record<string, string>): void {
+  emit(now: number, event: EventName, id: string, fields: Record<string, string>): void {
     if (this.eventsMax <= 0) return;
     // Stream ids never go backwards, even if the clock does.
     const ms = Math.max(now, this.#lastEvent[0]);

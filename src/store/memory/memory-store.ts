@@ -47,13 +47,13 @@ import type {
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
+import { LIMIT, MARK } from '../lifecycle.js';
 import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { byteOrder, readyMember } from '../zset-order.js';
 import { timerDelay } from '../../timers.js';
 
 /** Expired leases recovered per claim, as in the Redis store. */
-const REAP_LIMIT = 100;
 const TRIM_PER_RUN = 100;
 
 const registry = new Map<string, MemoryStore>();
@@ -182,14 +182,14 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     const now = this.#now();
     // 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
-    for (let i = 0; i < REAP_LIMIT; i++) {
+    for (let i = 0; i < LIMIT.reap_per_claim; i++) {
       const lease = q.nextLease();
       if (!lease || lease.leaseDeadline > now) break;
       const attempts = lease.attempts;
       const max = lease.maxAttempts ?? defaultMaxAttempts;
       const why = `lease expired during attempt ${attempts} of ${max}`;
-      // Marked apart from a give-up ('-'), so every later call with this token is stale.
-      lease.token = `~${lease.token ?? ''}`;
+      // Marked apart from a give-up, so every later call with this token is stale.
+      lease.token = MARK.recovered + (lease.token ?? '');
       lease.lastError = why;
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
@@ -250,12 +250,12 @@ export class MemoryStore implements Store {
     const out = leases.map(({ id, token, result }): LeaseOutcome => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
-      if (job.token === `+${token}`) return 'ok';
+      if (job.token === MARK.kept + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
       q.completed++;
       q.emit(now, 'completed', id, {});
       if (keep) {
-        job.token = `+${token}`;
+        job.token = MARK.kept + token;
         job.result = result || undefined;
         q.keepCompleted(job, now);
         kept++;
@@ -271,11 +271,12 @@ export class MemoryStore implements Store {
     const job = q.jobs.get(req.id);
     if (!job) return { outcome: 'not_found', dueAtMs: undefined };
     // A re-sent call finds its own given-up token and answers as the first did.
-    if (job.token === `-${req.token}`) return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: job.due };
+    if (job.token === MARK.given_up + req.token)
+      return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: job.due };
     if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
-    job.token = `-${req.token}`;
+    job.token = MARK.given_up + req.token;
     job.lastError = req.error;
     // As fail.lua: both ways (retry, dead) are an entry; the re-send answered above adds none.
     job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.error }].slice(-ERROR_HISTORY_LENGTH);
@@ -298,7 +299,7 @@ export class MemoryStore implements Store {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
       if (job.token !== token || job.where !== 'active') return 'lease_lost';
-      q.activate(job, deadline);
+      q.renew(job, deadline);
       return 'ok';
     });
   }
@@ -309,9 +310,9 @@ export class MemoryStore implements Store {
     return leases.map(({ id, token }) => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
-      if (job.token === `-${token}`) return 'ok';
+      if (job.token === MARK.given_up + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
-      job.token = `-${token}`;
+      job.token = MARK.given_up + token;
       job.attempts = Math.max(0, job.attempts - 1);
       q.schedule(job, now);
       q.emit(now, 'released', id, {});
@@ -576,11 +577,12 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     const job = q.jobs.get(req.id);
     if (!job) return { outcome: 'not_found', dueAtMs: undefined };
-    if (job.token === `-${req.token}`) return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: job.due };
+    if (job.token === MARK.given_up + req.token)
+      return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: job.due };
     if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
     const now = this.#now();
     const due = now + req.delayMs;
-    job.token = `-${req.token}`;
+    job.token = MARK.given_up + req.token;
     if (req.deadlineAtMs !== undefined && due > req.deadlineAtMs) {
       job.lastError = `snooze deadline passed: next look at ${due} is after ${req.deadlineAtMs}`;
       this.#bury(q, job, now);

@@ -40,6 +40,7 @@ import type {
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
+import { LIMIT } from '../lifecycle.js';
 import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -104,20 +105,12 @@ export interface RedisStoreOptions {
 /** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
 const QUIT_WAIT_MS = 1000;
 
-/** Due jobs moved into the ready set per claim; bounds one script's run time. */
-const PROMOTE_LIMIT = 1000;
-/** Expired leases recovered per claim. */
-const REAP_LIMIT = 100;
 /**
  * A claim takes milliseconds. One unanswered for this long is on a wedged connection (a
  * half-open socket that TCP keepalive would take minutes to notice): drop the socket so ioredis
  * reconnects and re-sends. Wedged blocking connections are BullMQ's most reported failure.
  */
 const CLAIM_WATCHDOG_MS = 15_000;
-/** Dead jobs retried or purged, and scheduled jobs drained, per script run, so a huge set never stalls Redis. */
-const DEAD_BATCH = 1000;
-/** Ids per script run of cancel, get, dead retry and purge by ids: each costs a few calls, so a run stays short. */
-const ID_BATCH = 1000;
 /**
  * Queues whose key names one store keeps built (~3 KB each). A queue name can come from a
  * request (the dashboard's routes), so the cache is bounded; a name dropped from it costs one
@@ -365,8 +358,8 @@ export class RedisStore implements Store {
           count,
           lease_ms: leaseMs,
           default_max: defaultMaxAttempts,
-          promote_limit: PROMOTE_LIMIT,
-          reap_limit: REAP_LIMIT,
+          promote_limit: LIMIT.promote_per_claim,
+          reap_limit: LIMIT.reap_per_claim,
           request_id: rid,
           worker: workerId,
         },
@@ -451,8 +444,8 @@ export class RedisStore implements Store {
   async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
     const k = this.keys(queue);
     const out: CancelResult[] = [];
-    for (let at = 0; at < ids.length; at += ID_BATCH) {
-      const chunk = ids.slice(at, at + ID_BATCH);
+    for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) {
+      const chunk = ids.slice(at, at + LIMIT.ids_per_run);
       const rid = this.#requestId();
       const reply = (await this.#call(
         queue,
@@ -491,8 +484,8 @@ export class RedisStore implements Store {
 
   async getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]> {
     const out: (JobInfo<string> | null)[] = [];
-    for (let at = 0; at < ids.length; at += ID_BATCH) {
-      const chunk = ids.slice(at, at + ID_BATCH);
+    for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) {
+      const chunk = ids.slice(at, at + LIMIT.ids_per_run);
       const reply = (await this.#call(queue, 'get', { logs: withLogs ? '1' : '0' }, { items: chunk.map((id) => ({ id })) })) as unknown[];
       const now = num(reply[0]);
       for (let i = 1; i < reply.length; i += JOB_ROW_FIELDS) out.push(jobRow(reply, i, now));
@@ -533,7 +526,11 @@ export class RedisStore implements Store {
     let removed = 0;
     let rank = 0;
     for (;;) {
-      const [n, nextRank, more] = (await this.#call(queue, 'drain', { due_before: dueBeforeMs ?? '', limit: DEAD_BATCH, ready_rank: rank })) as number[];
+      const [n, nextRank, more] = (await this.#call(queue, 'drain', {
+        due_before: dueBeforeMs ?? '',
+        limit: LIMIT.jobs_per_sweep,
+        ready_rank: rank,
+      })) as number[];
       removed += n!;
       rank = nextRank!;
       if (more !== 1) return removed;
@@ -650,10 +647,10 @@ export class RedisStore implements Store {
     return { total: num(reply[0]), jobs };
   }
 
-  /** Runs `act` on ID_BATCH ids at a time (one script run each) and adds up what it counts. */
+  /** Runs `act` on LIMIT.ids_per_run ids at a time (one script run each) and adds up what it counts. */
   async #byIdBatch(ids: readonly string[], act: (items: { id: string }[]) => Promise<number>): Promise<number> {
     let total = 0;
-    for (let at = 0; at < ids.length; at += ID_BATCH) total += await act(ids.slice(at, at + ID_BATCH).map((id) => ({ id })));
+    for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) total += await act(ids.slice(at, at + LIMIT.ids_per_run).map((id) => ({ id })));
     return total;
   }
 
@@ -661,21 +658,24 @@ export class RedisStore implements Store {
     if (ids !== 'all') return this.#byIdBatch(ids, async (items) => num(await this.#call(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items })));
     let total = 0;
     for (;;) {
-      const n = num(await this.#call(queue, 'dead-retry', { mode: 'all', limit: DEAD_BATCH }));
+      const n = num(await this.#call(queue, 'dead-retry', { mode: 'all', limit: LIMIT.jobs_per_sweep }));
       total += n;
-      if (n < DEAD_BATCH) return total;
+      if (n < LIMIT.jobs_per_sweep) return total;
     }
   }
 
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
     if ('ids' in target)
       return this.#byIdBatch(target.ids, async (items) => num(await this.#call(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items })));
-    const args = 'all' in target ? { set, mode: 'all', limit: DEAD_BATCH, age_ms: 0 } : { set, mode: 'older', limit: DEAD_BATCH, age_ms: target.olderThanMs };
+    const args =
+      'all' in target
+        ? { set, mode: 'all', limit: LIMIT.jobs_per_sweep, age_ms: 0 }
+        : { set, mode: 'older', limit: LIMIT.jobs_per_sweep, age_ms: target.olderThanMs };
     let total = 0;
     for (;;) {
       const n = num(await this.#call(queue, 'purge', args));
       total += n;
-      if (n < DEAD_BATCH) return total;
+      if (n < LIMIT.jobs_per_sweep) return total;
     }
   }
 

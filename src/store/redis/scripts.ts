@@ -18,7 +18,7 @@ export interface Script {
   readonly sha: string;
 }
 
-const INCLUDE = /^--@include (\S+)\s*$/m;
+const INCLUDE = /^--@include (\S+)\s*$/gm;
 
 function readScript(file: string): string {
   return readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');
@@ -27,16 +27,21 @@ function readScript(file: string): string {
 const NOW_MS = 'local function now_ms()\n';
 
 /**
- * Resolves the `--@include file` line (one level: helpers include nothing), preceded by the
- * script's generated prologue (wire.ts luaPrologue). With `testClockKey`,
+ * Resolves the `--@include file` lines in order (one level: included files include nothing),
+ * the first preceded by the script's generated prologue (wire.ts luaPrologue). With `testClockKey`,
  * now_ms() returns that key's value while it is set: a frozen server clock for tests that
  * step time (the differential test). Production scripts never carry it.
  */
 export function loadScriptSource(name: ScriptName, testClockKey?: string): string {
   const raw = readScript(`${name}.lua`);
-  if (!INCLUDE.test(raw)) throw new Error(`${name}.lua: no --@include line`);
+  let first = true;
   // The named KEYS/ARGV locals (wire.ts) come first: the helpers read them too.
-  let body = raw.replace(INCLUDE, (_, file: string) => luaPrologue(name) + readScript(file));
+  let body = raw.replace(INCLUDE, (_, file: string) => {
+    const prologue = first ? luaPrologue(name) : '';
+    first = false;
+    return prologue + readScript(file);
+  });
+  if (first) throw new Error(`${name}.lua: no --@include line`);
   if (testClockKey !== undefined) {
     if (!body.includes(NOW_MS)) throw new Error(`${name}.lua: no now_ms() to replace`);
     body = body.replace(NOW_MS, `${NOW_MS}  local fixed = redis.call('GET', ${JSON.stringify(testClockKey)})\n  if fixed then return tonumber(fixed) end\n`);

@@ -6,6 +6,7 @@
  * `.lua` header states exactly these lists.
  */
 
+import { EVENTS, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
 /** KEYS[1..14] of every script: the queue's own keys (see keys.ts for what each holds). */
@@ -290,8 +291,8 @@ function luaName(prefix: string, name: string): string {
 /**
  * The Lua locals a script reads its KEYS and ARGV through, generated from WIRE:
  * `K_<KEY>` for every key, `A.<arg>` = the ARGV index of each argument, `EACH_FIRST`,
- * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, `CODE`, and the
- * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS.
+ * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, `CODE`, the
+ * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS, and the lifecycle's PLACE, EVENT and MARK.
  */
 export function luaPrologue(name: ScriptName): string {
   const w: ScriptWire = WIRE[name];
@@ -311,8 +312,17 @@ export function luaPrologue(name: ScriptName): string {
       .join(', ')} }`,
   );
   lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
+  lines.push(LIFECYCLE_LINES);
   return `${lines.join('\n')}\n`;
 }
+
+/** The job lifecycle's names (lifecycle.ts) as Lua tables: PLACE.<place>, EVENT.<event>, MARK.<mark>. */
+const luaTable = (entries: [string, string][]) => `{ ${entries.map(([k, v]) => `${k} = '${v}'`).join(', ')} }`;
+const LIFECYCLE_LINES = [
+  `local PLACE = ${luaTable(PLACES.map((p) => [p, p]))}`,
+  `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
+  `local MARK = ${luaTable(Object.entries(MARK))}`,
+].join('\n');
 
 /** Code -> name, per family: built once, as acks map one code per job. */
 const NAMES = Object.fromEntries(

@@ -20,10 +20,8 @@ stream, when turned on, adds one XADD per event). Other keys of the queue share 
 hash tag: `dedup:<key>` (STRING '<due ms>:<job id>', expiring with its window), `schedules`,
 `schedule-last`, and `req:<request id>` (a request memo: a non-idempotent call's answer, so a
 call ioredis re-sends after a lost reply gets the truth instead of a second run).
-Lease tokens are '<now ms>-<n>'. In the run state a token becomes '-' .. token once its holder
-gave the lease up (fail, snooze, release: a re-send of that call finds the mark and answers as
-the first run did), and '~' .. token once a claim recovered it after it ran out (every later
-call with that token is stale and answers lease lost).
+Lease tokens are '<now ms>-<n>'; what they become when a lease ends, and the one way into and
+out of the active set, are in _lifecycle.lua (scripts that move a job include it after this).
 Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
 0x1A), bodies with parse_body and run states with parse_run, and every script decides
 everything before its first write, because Redis keeps the writes a script made before an error.
@@ -323,7 +321,7 @@ local function trim_set(zset, prefix, now, budget, reason)
   call_chunked('ZREM', zset, victims)
   forget(victims)
   if events_on() then
-    for _, id in ipairs(victims) do emit('purged', id, 'reason', reason) end
+    for _, id in ipairs(victims) do emit(EVENT.purged, id, 'reason', reason) end
   end
 end
 
@@ -356,27 +354,6 @@ end
 -- HSET of { field, value, ... } pairs, chunked.
 local function hset_pairs(key, items)
   if #items > 0 then call_chunked('HSET', key, items) end
-end
-
--- The lease token a run state holds ('' when none or unreadable).
-local function held_token(run)
-  if not run then return '' end
-  return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
-end
-
--- The answer to a call whose token is not the job's: lease lost while the job exists.
-local function lost_or_missing(id)
-  if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
-  return CODE.not_found
-end
-
--- The items of an `id, token` batch.
-local function lease_items()
-  local ids, tokens = {}, {}
-  for i = 1, each_count() do
-    ids[i], tokens[i] = each_arg(i, 'id'), each_arg(i, 'token')
-  end
-  return ids, tokens
 end
 
 -- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).

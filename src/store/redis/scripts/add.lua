@@ -203,7 +203,7 @@ for _, j in ipairs(jobs) do
       bodies[#bodies + 1] = encode_body(seq, now, j.priority, j.max and int(j.max), j.backoff, j.trace, j.data)
       scheduled[#scheduled + 1] = j.due
       scheduled[#scheduled + 1] = j.id
-      if events_on() then emit('added', j.id, 'due', int(j.due)) end
+      if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
   end
 end

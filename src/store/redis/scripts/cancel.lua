@@ -40,7 +40,7 @@ for i = 1, each_count() do
   else
     unlink_waiting(id, state, body, run)
     gone[#gone + 1] = id
-    emit('cancelled', id)
+    emit(EVENT.cancelled, id)
   end
   if code == CODE.done then
     any = true

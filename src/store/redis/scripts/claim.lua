@@ -23,6 +23,7 @@ Safe to re-send: with a request id, a batch is remembered for the lease's length
 still held by those tokens) instead of handing out a second batch.
 ]]
 --@include _helpers.lua
+--@include _lifecycle.lua
 
 local want = arg_int('count')
 local lease_ms = arg_int('lease_ms')
@@ -70,19 +71,19 @@ local run_writes = {} -- HSET K_RUNS pairs
 local buried = {}
 local dropped = {} -- members whose body is gone: their run states go too
 
--- `token` is the recovered lease's mark ('~' .. token), so its holder's later calls are stale.
+-- `token` is the recovered lease's mark (MARK.recovered .. token), so its holder's later calls are stale.
 local function bury_corrupt(id, reason, attempts, due, token, started, worker)
   run_writes[#run_writes + 1] = id
   run_writes[#run_writes + 1] = encode_run(attempts or 0, due, token or '', reason, started, worker)
   buried[#buried + 1] = id
-  emit('dead', id, 'error', reason)
+  emit(EVENT.dead, id, 'error', reason)
 end
 
 -- 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
 local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, reap_limit)
 local rescheduled = {}
 if #expired > 0 then
-  call_chunked('ZREM', K_ACTIVE, expired)
+  leave_active(expired)
   local runs, bodies = hmget(K_RUNS, expired), hmget(K_JOBS, expired)
   for i, id in ipairs(expired) do
     local r, bad_run = parse_run(runs[i])
@@ -90,17 +91,17 @@ if #expired > 0 then
     if not bodies[i] then
       dropped[#dropped + 1] = id
     elseif not r or r.bad or not b then
-      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and ('~' .. r.k), r and r.s, r and r.w)
+      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and (MARK.recovered .. r.k), r and r.s, r and r.w)
     else
       local max = b.max or default_max
-      local recovered = '~' .. r.k
+      local recovered = MARK.recovered .. r.k
       local why = 'lease expired during attempt ' .. r.a .. ' of ' .. max
       run_writes[#run_writes + 1] = id
-      emit('leaseExpired', id, 'attempt', r.a)
+      emit(EVENT.leaseExpired, id, 'attempt', r.a)
       if r.a >= max then
         run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
         buried[#buried + 1] = id
-        emit('dead', id, 'attempt', r.a, 'error', why)
+        emit(EVENT.dead, id, 'attempt', r.a, 'error', why)
       else
         run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
         rescheduled[#rescheduled + 1] = now
@@ -219,9 +220,9 @@ if #picked > 0 then
     actives[#actives + 1] = deadline
     actives[#actives + 1] = c.id
     hand_out(out, c.id, c.body, attempt, c.due, token_base + i)
-    if events_on() then emit('claimed', c.id, 'attempt', attempt, 'due', int(c.due)) end
+    if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
   end
-  call_chunked('ZADD', K_ACTIVE, actives)
+  enter_active(actives)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
 end
 flush_writes()

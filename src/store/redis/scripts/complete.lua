@@ -13,6 +13,7 @@ A fixed number of calls per batch: one HMGET of run states, then one ZREM and th
 with retention one ZADD and two HSETs and a bounded trim.
 ]]
 --@include _helpers.lua
+--@include _lifecycle.lua
 
 local ids, tokens, results = {}, {}, {}
 for i = 1, each_count() do
@@ -21,15 +22,15 @@ end
 local runs = hmget(K_RUNS, ids)
 local out, done, kept_at = {}, {}, {}
 for i, id in ipairs(ids) do
-  local held = runs[i] and held_token(runs[i])
-  if held == tokens[i] then
+  local status = lease_status(id, runs[i], tokens[i], MARK.kept)
+  if status == 'held' then
     done[#done + 1] = i
     out[i] = CODE.ok
-    if events_on() then emit('completed', id) end
-  elseif held == '+' .. tokens[i] then
+    if events_on() then emit(EVENT.completed, id) end
+  elseif status == 'resent' then
     out[i] = CODE.ok
   else
-    out[i] = lost_or_missing(id)
+    out[i] = status
   end
 end
 if #done > 0 then
@@ -37,7 +38,7 @@ if #done > 0 then
   redis.call('HINCRBY', K_META, 'completed', #done)
   local done_ids = {}
   for n, i in ipairs(done) do done_ids[n] = ids[i] end
-  call_chunked('ZREM', K_ACTIVE, done_ids)
+  leave_active(done_ids)
   if keeps_completed() then
     local now = now_ms()
     local finished, run_writes, result_writes = {}, {}, {}
@@ -46,8 +47,8 @@ if #done > 0 then
       finished[#finished + 1] = now
       finished[#finished + 1] = ids[i]
       run_writes[#run_writes + 1] = ids[i]
-      -- '+' .. token: completed and kept; a re-sent ack finds it and answers ok.
-      run_writes[#run_writes + 1] = encode_run(r and r.a or 0, r and r.t, '+' .. tokens[i], r and r.e, r and r.s, r and r.w)
+      -- Completed and kept: a re-sent ack finds the mark and answers ok.
+      run_writes[#run_writes + 1] = encode_run(r and r.a or 0, r and r.t, MARK.kept .. tokens[i], r and r.e, r and r.s, r and r.w)
       if results[i] ~= '' then
         result_writes[#result_writes + 1] = ids[i]
         result_writes[#result_writes + 1] = results[i]

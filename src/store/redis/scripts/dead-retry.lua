@@ -32,7 +32,7 @@ for i, id in ipairs(dead) do
     run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, r and r.s, r and r.w)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = id
-    emit('deadRetried', id)
+    emit(EVENT.deadRetried, id)
   else
     gone[#gone + 1] = id
   end

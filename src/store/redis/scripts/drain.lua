@@ -39,6 +39,6 @@ if #drop > 0 then call_chunked('ZREM', K_READY, drop) end
 if #members >= limit then more = true end
 forget(ids)
 if events_on() then
-  for _, id in ipairs(ids) do emit('drained', id) end
+  for _, id in ipairs(ids) do emit(EVENT.drained, id) end
 end
 return { #ids, rank + kept, more and 1 or 0 }

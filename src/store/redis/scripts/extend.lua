@@ -9,6 +9,7 @@ The deadline is measured from the server's now. `worker` is '' for no heartbeat;
 sets the same kind of deadline again.
 ]]
 --@include _helpers.lua
+--@include _lifecycle.lua
 
 local now = now_ms()
 local deadline = now + arg_int('lease_ms')
@@ -17,16 +18,14 @@ local ids, tokens = lease_items()
 local runs = hmget(K_RUNS, ids)
 local out, renewed = {}, {}
 for i, id in ipairs(ids) do
-  if runs[i] and held_token(runs[i]) == tokens[i] then
+  local status = lease_status(id, runs[i], tokens[i], nil)
+  if status == 'held' then
     renewed[#renewed + 1] = deadline
     renewed[#renewed + 1] = id
     out[i] = deadline
   else
-    out[i] = lost_or_missing(id)
+    out[i] = status
   end
 end
--- XX: a lease recovered meanwhile (gone from active) is not put back.
-for i = 1, #renewed, CHUNK do
-  redis.call('ZADD', K_ACTIVE, 'XX', unpack(renewed, i, math.min(i + CHUNK - 1, #renewed)))
-end
+renew_active(renewed)
 return out

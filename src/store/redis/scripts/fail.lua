@@ -5,8 +5,8 @@ ARGV: base, id, token, error, retry_ms, dead, default_max, history
 Returns: { CODE, due ms of the retry or -1 }
 `dead` is '1' to skip any attempts left; `default_max` applies when the job has no limit of its own.
 Codes: retried, dead, lease_lost, not_found. A re-sent call finds its own given-up mark
-('-' .. token) and answers as the first did (and appends nothing); a lease a claim recovered is
-marked '~' .. token, so a stale holder's call answers lease lost and changes nothing. A corrupt
+(_lifecycle.lua) and answers as the first did (and appends nothing); a lease a claim recovered
+is marked so a stale holder's call answers lease lost and changes nothing. A corrupt
 body or attempt count sends the job to the dead set.
 Both ways (retried, dead) append { attempt, atMs = now, error as sent } to the job's entry in
 K_ERRORS (wire.ts ERROR_HISTORY), keeping the last `history` entries. A stored entry that does
@@ -14,18 +14,19 @@ not parse is started afresh, never a reason to fail the call.
 Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
+--@include _lifecycle.lua
 
 local id, token, error_text = arg('id'), arg('token'), arg('error')
 local retry_ms = arg_int('retry_ms')
 local default_max = arg_int('default_max')
 local history = arg_int('history')
 local run = redis.call('HGET', K_RUNS, id)
-local held = held_token(run)
-if run and held == '-' .. token then
+local status = lease_status(id, run, token, MARK.given_up)
+if status == 'resent' then
   if redis.call('ZSCORE', K_DEAD, id) then return { CODE.dead, -1 } end
   return { CODE.retried, current_due(id, run) or -1 }
 end
-if not run or held ~= token then return { lost_or_missing(id), -1 } end
+if status ~= 'held' then return { status, -1 } end
 
 -- One entry of the error history, built by hand: integers through %d (cjson would write them
 -- with 14 significant digits) and keys always in the documented order.
@@ -63,19 +64,19 @@ local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
 -- Decided before the first write; the text is the worker's, as sent (lastError below may be
 -- prefixed with why the job is corrupt).
 local errors = errors_with(r.a, now, error_text)
-redis.call('ZREM', K_ACTIVE, id)
+leave_active({ id })
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 local corrupt = r.bad or bad_body
 if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
 local max = (b and b.max) or default_max
 if arg('dead') == '1' or corrupt or r.a >= max then
-  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, '-' .. token, error_text, r.s, r.w))
+  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), error_text, r.s, r.w))
   bury_many({ id }, now)
-  emit('dead', id, 'attempt', r.a, 'error', error_text)
+  emit(EVENT.dead, id, 'attempt', r.a, 'error', error_text)
   return { CODE.dead, -1 }
 end
 local due = now + retry_ms
-redis.call('HSET', K_RUNS, id, encode_run(r.a, due, '-' .. token, error_text, r.s, r.w))
+redis.call('HSET', K_RUNS, id, encode_run(r.a, due, given_up(token), error_text, r.s, r.w))
 schedule_many({ due, id })
-emit('retried', id, 'attempt', r.a, 'due', int(due), 'error', error_text)
+emit(EVENT.retried, id, 'attempt', r.a, 'due', int(due), 'error', error_text)
 return { CODE.retried, due }

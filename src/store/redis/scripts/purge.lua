@@ -26,5 +26,5 @@ local dead = members_of(zset, ids)
 if #dead == 0 then return 0 end
 call_chunked('ZREM', zset, dead)
 forget(dead)
-for _, id in ipairs(dead) do emit('purged', id) end
+for _, id in ipairs(dead) do emit(EVENT.purged, id) end
 return #dead

@@ -29,6 +29,6 @@ local due
 if delay then due = now_ms() + delay else due = run_at end
 unlink_waiting(id, state, body, run)
 schedule_many({ due, id })
-emit('rescheduled', id, 'due', int(due))
+emit(EVENT.rescheduled, id, 'due', int(due))
 memo_set(memo_key, int(due), memo_ms)
 return { CODE.done, 'scheduled', due }

@@ -25,10 +25,10 @@ if what == 'paused' then
   if was == want then return 0 end
   if want then
     redis.call('HSET', K_META, 'paused', '1')
-    emit('paused', '')
+    emit(EVENT.paused, '')
   else
     redis.call('HDEL', K_META, 'paused')
-    emit('resumed', '')
+    emit(EVENT.resumed, '')
     local now = now_ms()
     local head = head_score(K_SCHEDULED)
     if redis.call('ZCARD', K_READY) > 0 then head = now end

@@ -9,11 +9,13 @@ job while it exists (and while retention keeps it) and go with it.
 Codes: ok, lease_lost (the token is not the job's: a stale holder writes nothing), not_found.
 ]]
 --@include _helpers.lua
+--@include _lifecycle.lua
 
 local id, token, progress = arg('id'), arg('token'), arg('progress')
 local cap = arg_int('log_cap')
 local run = redis.call('HGET', K_RUNS, id)
-if not run or held_token(run) ~= token then return lost_or_missing(id) end
+local status = lease_status(id, run, token, nil)
+if status ~= 'held' then return status end
 if progress ~= '' then redis.call('HSET', K_PROGRESS, id, progress) end
 local n = each_count()
 if n > 0 and cap > 0 then

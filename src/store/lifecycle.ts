@@ -1,0 +1,67 @@
+/**
+ * The job lifecycle both stores keep, written once: the places a job can be, the events a move
+ * writes, the marks a lease token takes when its lease ends, and the per-run bounds of a store
+ * call. The Redis store gets them in every script's generated prologue (wire.ts luaPrologue:
+ * `PLACE`, `EVENT`, `MARK`, `LIMIT`), the memory store imports them.
+ *
+ * To add a rule that spans every transition (a running count per group, a rate limit), go to
+ * the one way into and out of `active` on each store: `enter_active` / `leave_active` in
+ * `redis/scripts/_lifecycle.lua`, and `MemoryQueue.#enter` / `#leave` beside `#move` in
+ * `memory/memory-queue.ts`. test/unit/lifecycle.test.ts holds every script and the memory store
+ * to them.
+ */
+
+/**
+ * Where a job is. `ready` is internal: a scheduled job whose time has come, moved to the ready
+ * set (Redis) or heap (memory) to be ordered by priority; it is shown as `scheduled`.
+ */
+export const PLACES = ['scheduled', 'ready', 'active', 'dead', 'completed'] as const;
+export type Place = (typeof PLACES)[number];
+
+/** The event stream's entry names (docs/api.md "Events"), one per kind of move. */
+export const EVENTS = [
+  'added',
+  'claimed',
+  'completed',
+  'retried',
+  'dead',
+  'leaseExpired',
+  'released',
+  'snoozed',
+  'rescheduled',
+  'cancelled',
+  'drained',
+  'purged',
+  'deadRetried',
+  'paused',
+  'resumed',
+] as const;
+export type EventName = (typeof EVENTS)[number];
+
+/**
+ * What a lease token becomes in the job's run state when its lease ends without the job being
+ * deleted, so a re-sent call (ioredis re-sends after a reconnect) can tell its own earlier run
+ * from a stale holder's:
+ * - `given_up`: its holder ended the attempt (fail, snooze, release); a re-send of that call
+ *   finds the mark and answers as the first run did.
+ * - `recovered`: a claim took the lease back after it ran out; every later call with the token
+ *   is stale (lease lost).
+ * - `kept`: completed and kept by retention; a re-sent ack answers ok.
+ */
+export const MARK = { given_up: '-', recovered: '~', kept: '+' } as const;
+export type Mark = (typeof MARK)[keyof typeof MARK];
+
+/**
+ * Bounds on one store call's run, so no script holds Redis for long whatever the queue holds
+ * (both stores keep them, so they behave alike).
+ */
+export const LIMIT = {
+  /** Due jobs moved into the ready set per claim. */
+  promote_per_claim: 1000,
+  /** Expired leases recovered per claim. */
+  reap_per_claim: 100,
+  /** Ids per run of cancel, get, dead retry and purge by ids. */
+  ids_per_run: 1000,
+  /** Dead jobs retried or purged, and scheduled jobs drained, per run. */
+  jobs_per_sweep: 1000,
+} as const;

@@ -1,0 +1,70 @@
+--[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
+its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
+hands out, ends or renews a lease; the places, events and marks come from src/store/lifecycle.ts
+through the generated prologue (PLACE, EVENT, MARK).
+Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
+(ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
+deadline. A rule that spans every transition (a running count per group, a rate limit) goes
+here, once; test/unit/lifecycle.test.ts fails when a script writes the active set otherwise.
+In the run state a token becomes MARK.given_up .. token once its holder ended the attempt (fail,
+snooze, release), MARK.recovered .. token once a claim took the lease back after it ran out,
+and MARK.kept .. token once completed and kept. lease_status reads them: a re-sent call (ioredis
+re-sends after a reconnect) finds its own mark and answers as its first run did, and a stale
+holder answers lease lost.
+]]
+
+-- The lease token a run state holds ('' when none or unreadable).
+local function held_token(run)
+  if not run then return '' end
+  return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
+end
+
+-- The answer to a call whose token is not the job's: lease lost while the job exists.
+local function lost_or_missing(id)
+  if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  return CODE.not_found
+end
+
+-- The "is this a re-send?" prelude of every call made with a lease token: 'held' when `token`
+-- holds the job's lease, 'resent' when the run state carries `resent_mark .. token` (this call
+-- ran before and its reply was lost), else the code to answer (lease_lost or not_found).
+-- `resent_mark` is nil for calls that leave no mark (extend, update).
+local function lease_status(id, run, token, resent_mark)
+  if not run then return lost_or_missing(id) end
+  local held = held_token(run)
+  if held == token then return 'held' end
+  if resent_mark and held == resent_mark .. token then return 'resent' end
+  return lost_or_missing(id)
+end
+
+-- The items of an `id, token` batch.
+local function lease_items()
+  local ids, tokens = {}, {}
+  for i = 1, each_count() do
+    ids[i], tokens[i] = each_arg(i, 'id'), each_arg(i, 'token')
+  end
+  return ids, tokens
+end
+
+-- Into active: { deadline, id, ... } pairs, each job handed out with a fresh lease.
+local function enter_active(pairs_)
+  if #pairs_ > 0 then call_chunked('ZADD', K_ACTIVE, pairs_) end
+end
+
+-- Out of active: every way a lease ends goes through here, whatever happens to the job next.
+local function leave_active(ids)
+  if #ids > 0 then call_chunked('ZREM', K_ACTIVE, ids) end
+end
+
+-- New deadlines for leases still held ({ deadline, id, ... }). XX: a lease recovered meanwhile
+-- (gone from active) is not put back.
+local function renew_active(pairs_)
+  for i = 1, #pairs_, CHUNK do
+    redis.call('ZADD', K_ACTIVE, 'XX', unpack(pairs_, i, math.min(i + CHUNK - 1, #pairs_)))
+  end
+end
+
+-- The token as the run state keeps it once its holder ended the attempt.
+local function given_up(token)
+  return MARK.given_up .. token
+end
