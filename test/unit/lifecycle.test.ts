@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { EVENTS, MARK } from '../../src/store/lifecycle.js';
+import { EVENTS, MARK, PLACES } from '../../src/store/lifecycle.js';
 
 const scriptsDir = new URL('../../src/store/redis/scripts/', import.meta.url);
 // The TypeScript sources (this test runs from dist/, which holds only the compiled files).
@@ -61,12 +61,13 @@ describe('the job lifecycle has one home per store', () => {
     assert.equal(writers.length, 3, 'enter_active, leave_active, renew_active');
   });
 
-  test('every event a script writes and every token mark is one lifecycle.ts defines', () => {
+  test('every event a script writes, every place and every token mark is one lifecycle.ts defines', () => {
     for (const { file, source } of scripts) {
       const code = codeLines(source).join('\n');
       assert.doesNotMatch(code, /emit\('/, `${file}: events are named through EVENT.<name>`);
       for (const [, name] of code.matchAll(/EVENT\.(\w+)/g)) assert.ok((EVENTS as readonly string[]).includes(name!), `${file}: EVENT.${name}`);
       for (const [, name] of code.matchAll(/MARK\.(\w+)/g)) assert.ok(name! in MARK, `${file}: MARK.${name}`);
+      for (const [, name] of code.matchAll(/PLACE\.(\w+)/g)) assert.ok((PLACES as readonly string[]).includes(name!), `${file}: PLACE.${name}`);
       // A mark is written through MARK, never as a literal prefix of a token.
       assert.doesNotMatch(code, /'[-~+]' \.\. (r\.k|token|tokens\[)/, `${file}: token marks through MARK`);
     }

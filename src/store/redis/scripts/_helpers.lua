@@ -237,32 +237,32 @@ end
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
-  if redis.call('ZSCORE', K_SCHEDULED, id) then return 'scheduled', body, run end
-  if redis.call('ZSCORE', K_ACTIVE, id) then return 'active', body, run end
-  if redis.call('ZSCORE', K_DEAD, id) then return 'dead', body, run end
-  if redis.call('ZSCORE', K_COMPLETED, id) then return 'completed', body, run end
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
-  if b and r and r.t and redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return 'ready', body, run end
+  if b and r and r.t and redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
   return nil, body, run
 end
 
 -- Takes a job that is not active out of its set (scheduled, ready, dead or completed).
 local function unlink_waiting(id, state, body, run)
-  if state == 'completed' then
+  if state == PLACE.completed then
     redis.call('ZREM', K_COMPLETED, id)
-  elseif state == 'scheduled' then
+  elseif state == PLACE.scheduled then
     redis.call('ZREM', K_SCHEDULED, id)
-  elseif state == 'ready' then
+  elseif state == PLACE.ready then
     redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
-  elseif state == 'dead' then
+  elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
   end
 end
 
 -- The public state: a ready job is a scheduled job whose time has come.
 local function public_state(state)
-  if state == 'ready' then return 'scheduled' end
+  if state == PLACE.ready then return PLACE.scheduled end
   return state
 end
 

@@ -80,7 +80,7 @@ end
 
 local function answer_exists(id)
   local state, _, run = job_state(id)
-  answer(CODE.exists, public_state(state) or 'scheduled', (state and current_due(id, run)) or 0, '')
+  answer(CODE.exists, public_state(state) or PLACE.scheduled, (state and current_due(id, run)) or 0, '')
 end
 
 -- A re-sent call: the first run's answers.
@@ -92,7 +92,7 @@ if memo then
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
-      answer(code, 'scheduled', due_of(j, m_now), '')
+      answer(code, PLACE.scheduled, due_of(j, m_now), '')
     elseif code == CODE.deduplicated then
       local holder, held_due = nil, nil
       if j.dedup then holder, held_due = dedup_holder(j.dedup) end
@@ -136,13 +136,13 @@ for i, j in ipairs(jobs) do
     local t = taken[j.dedup]
     if t and t.id ~= j.id then
       code = CODE.deduplicated
-      answer(code, 'scheduled', pending[t.id].due, t.id)
+      answer(code, PLACE.scheduled, pending[t.id].due, t.id)
     elseif not t then
       local holder, held_due = dedup_holder(j.dedup)
       if holder and (holder ~= j.id or not exists) then
         code = CODE.deduplicated
         -- A holder added again earlier in this call is answered as it will be written.
-        if pending[holder] then answer(code, 'scheduled', pending[holder].due, holder) else answer_deduplicated(holder, held_due) end
+        if pending[holder] then answer(code, PLACE.scheduled, pending[holder].due, holder) else answer_deduplicated(holder, held_due) end
       end
     end
   end
@@ -155,11 +155,11 @@ for i, j in ipairs(jobs) do
         j.state, j.delete_stored, j.old_body, j.old_run = prev.state, prev.delete_stored, prev.old_body, prev.old_run
       else
         code = CODE.exists
-        answer(code, 'scheduled', prev.due, '')
+        answer(code, PLACE.scheduled, prev.due, '')
       end
     else
       local state, body, run = job_state(j.id)
-      if not j.replace or state == 'active' then
+      if not j.replace or state == PLACE.active then
         code = CODE.exists
         answer_exists(j.id)
       else
@@ -172,7 +172,7 @@ for i, j in ipairs(jobs) do
     writes = writes + 1
     pending[j.id] = j
     if j.dedup and not taken[j.dedup] and not dedup_holder(j.dedup) then taken[j.dedup] = j end
-    answer(code, 'scheduled', j.due, '')
+    answer(code, PLACE.scheduled, j.due, '')
   end
   j.code = code
   codes[i] = code

@@ -28,14 +28,14 @@ local any = false
 for i = 1, each_count() do
   local id = each_arg(i, 'id')
   local state, body, run = job_state(id)
-  local code, public = CODE.done, 'scheduled'
+  local code, public = CODE.done, PLACE.scheduled
   -- An id named twice: the first cancelled it (its body goes at the end of the call).
   if seen[id] then
     code, public = CODE.not_found, ''
   elseif state == nil then
     -- A body in no set is dangling; cancelling it is what the caller wants anyway.
     if body or run then gone[#gone + 1] = id else code, public = CODE.not_found, '' end
-  elseif state == 'active' or state == 'dead' or state == 'completed' then
+  elseif state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
     code, public = CODE.refused, state
   else
     unlink_waiting(id, state, body, run)

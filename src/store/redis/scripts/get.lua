@@ -17,10 +17,10 @@ for i = 1, each_count() do
   local id = each_arg(i, 'id')
   local state, body, run = job_state(id)
   local score, due = -1, -1
-  if state == 'active' then score = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
-  if state == 'dead' then score = tonumber(redis.call('ZSCORE', K_DEAD, id)) end
-  if state == 'completed' then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
-  if state == 'scheduled' then
+  if state == PLACE.active then score = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
+  if state == PLACE.dead then score = tonumber(redis.call('ZSCORE', K_DEAD, id)) end
+  if state == PLACE.completed then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
+  if state == PLACE.scheduled then
     due = tonumber(redis.call('ZSCORE', K_SCHEDULED, id))
   else
     local r = parse_run(run)

@@ -52,10 +52,10 @@ if not SETS[state] then error('delayq: list state must be scheduled, ready, acti
 -- The sets a listing walks, in its state's order, each with the ranks it takes: [lo, hi).
 local phases
 local due = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now)
-if state == 'ready' then
-  phases = { { name = 'ready', key = K_READY, lo = 0, hi = redis.call('ZCARD', K_READY) }, { name = 'scheduled', key = K_SCHEDULED, lo = 0, hi = due } }
-elseif state == 'scheduled' then
-  phases = { { name = 'scheduled', key = K_SCHEDULED, lo = due, hi = redis.call('ZCARD', K_SCHEDULED) } }
+if state == PLACE.ready then
+  phases = { { name = PLACE.ready, key = K_READY, lo = 0, hi = redis.call('ZCARD', K_READY) }, { name = PLACE.scheduled, key = K_SCHEDULED, lo = 0, hi = due } }
+elseif state == PLACE.scheduled then
+  phases = { { name = PLACE.scheduled, key = K_SCHEDULED, lo = due, hi = redis.call('ZCARD', K_SCHEDULED) } }
 else
   phases = { { name = state, key = SETS[state], lo = 0, hi = redis.call('ZCARD', SETS[state]) } }
 end
@@ -98,18 +98,18 @@ end
 
 local ids = {}
 for i, p in ipairs(picked) do
-  if p.phase == 'ready' and state == 'ready' then ids[i] = ready_id(p.member) else ids[i] = p.member end
+  if p.phase == PLACE.ready and state == PLACE.ready then ids[i] = ready_id(p.member) else ids[i] = p.member end
 end
 local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
 local progress = hmget(K_PROGRESS, ids)
 local results = {}
-if state == 'completed' then results = hmget(K_RESULTS, ids) end
+if state == PLACE.completed then results = hmget(K_RESULTS, ids) end
 local out = { now, total, next_phase, next_score, next_member }
 for i, p in ipairs(picked) do
   local internal, score, due = p.phase, -1, -1
-  if state == 'ready' and p.phase == 'ready' then
+  if state == PLACE.ready and p.phase == PLACE.ready then
     due = tonumber(string.sub(p.member, 1, 16))
-  elseif p.phase == 'scheduled' then
+  elseif p.phase == PLACE.scheduled then
     due = p.n
   else
     local r = parse_run(runs[i])

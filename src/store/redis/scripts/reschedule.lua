@@ -17,11 +17,11 @@ if arg('delay_ms') ~= '' then delay = arg_int('delay_ms') else run_at = arg_int(
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
 local memo = memo_get(memo_key)
-if memo then return { CODE.done, 'scheduled', tonumber(memo) } end
+if memo then return { CODE.done, PLACE.scheduled, tonumber(memo) } end
 
 local state, body, run = job_state(id)
 if state == nil then return { CODE.not_found, '', -1 } end
-if state == 'active' or state == 'dead' or state == 'completed' then
+if state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
   local r = parse_run(run)
   return { CODE.refused, state, (r and r.t) or -1 }
 end
@@ -31,4 +31,4 @@ unlink_waiting(id, state, body, run)
 schedule_many({ due, id })
 emit(EVENT.rescheduled, id, 'due', int(due))
 memo_set(memo_key, int(due), memo_ms)
-return { CODE.done, 'scheduled', due }
+return { CODE.done, PLACE.scheduled, due }
