@@ -29,7 +29,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -80,6 +80,11 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
 /** Where a script remembers the answer to the call with this request id. */
 export function requestKey(keys: QueueKeys, requestId: string): string {
   return keys.requestPrefix + requestId;
+}
+
+/** The key that holds a dedup key's window (add.lua builds the same from DEDUP_PREFIX). */
+export function dedupKey(keys: QueueKeys, key: string): string {
+  return keys.root + DEDUP_SUFFIX + key;
 }
 
 /** The registry of queue names under a prefix (see Store.queues). */

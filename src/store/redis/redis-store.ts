@@ -47,21 +47,11 @@ import { LRUCache } from 'lru-cache';
 import { Cluster } from 'ioredis';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
-import { queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
+import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
 import { parseBody, parseErrors, parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import {
-  CLAIM_JOB_FIELDS,
-  CODES,
-  codeName,
-  encodeCall,
-  JOB_ROW_FIELDS,
-  leaseArgs,
-  type ScriptArgs,
-  type ScriptItem,
-  type ScriptKeys,
-  type ScriptName,
-} from './wire.js';
+import { decodeReply, REPLY_AT, replyArray, replyValue, type Reply } from './replies.js';
+import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { timerDelay } from '../../timers.js';
@@ -147,17 +137,25 @@ function optStr(v: unknown): string | undefined {
   return v === '' || v === null || v === undefined ? undefined : String(v);
 }
 
-/** One claimed job from its CLAIM_JOB_FIELDS reply elements at `i`; throws on anything the script should never send. */
+/**
+ * Where claim's reply keeps each name (wire.ts CLAIM_JOB). The hot path reads each job in place
+ * through these offsets instead of building an object per job first (replies.ts decodeReply).
+ */
+const CLAIM = REPLY_AT.claim;
+const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
+const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix', number>;
+
+/** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
 function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
-  const body = parseBody(String(reply[i + 1]));
+  const body = parseBody(String(reply[i + C.body]));
   return {
-    id: String(reply[i]),
-    token: tokenPrefix + String(reply[i + 4]),
+    id: String(reply[i + C.id]),
+    token: tokenPrefix + String(reply[i + C.token_number]),
     data: body.data,
-    attempt: num(reply[i + 2]),
+    attempt: num(reply[i + C.attempt]),
     maxAttempts: body.maxAttempts,
     backoff: body.backoff,
-    dueAtMs: num(reply[i + 3]),
+    dueAtMs: num(reply[i + C.due_ms]),
     priority: body.priority,
     createdAtMs: body.createdAtMs,
     leaseExpiresAtMs,
@@ -165,21 +163,21 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
   };
 }
 
-/** One wire.ts JOB_ROW at `i`, or null when there is no such job. Never throws on stored data. */
-function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | null {
-  const id = String(reply[i]);
-  const state = String(reply[i + 1]);
-  const score = Number(reply[i + 2]);
-  const bodyText = String(reply[i + 3] ?? '');
-  const runText = String(reply[i + 4] ?? '');
+/** One wire.ts JOB_ROW, or null when there is no such job. Never throws on stored data. */
+function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobInfo<string> | null {
+  const id = String(row.id);
+  const state = String(row.state);
+  const score = Number(row.score);
+  const bodyText = String(row.body ?? '');
+  const runText = String(row.run ?? '');
   if (state === '' && bodyText === '' && runText === '') return null;
-  const due = Number(reply[i + 5]);
+  const due = Number(row.due_ms);
   // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
   const body = tryParseBody(bodyText);
   const run = parseRun(runText);
   const dueAtMs = due >= 0 ? due : Number.NaN;
   const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
-  const logs = optStr(reply[i + 8]);
+  const logs = optStr(row.logs);
   let logLines: string[] | undefined;
   if (logs !== undefined) {
     try {
@@ -205,16 +203,16 @@ function jobRow(reply: unknown[], i: number, nowMs: number): JobInfo<string> | n
     startedAtMs: run?.startedAtMs,
     finishedAtMs: (state === 'dead' || state === 'completed') && score >= 0 ? score : undefined,
     workerId: run?.workerId || undefined,
-    result: optStr(reply[i + 6]),
-    progress: optStr(reply[i + 7]),
+    result: optStr(row.result),
+    progress: optStr(row.progress),
     logs: logLines,
-    errors: parseErrors(optStr(reply[i + 9])),
+    errors: parseErrors(optStr(row.errors)),
   };
 }
 
-function leaseOutcomes(reply: unknown): LeaseOutcome[] {
-  // extend answers a deadline (> 1) for a renewed lease.
-  return (reply as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
+/** complete, release, extend: one code per lease (extend answers a deadline, > 1, for a renewed one). */
+function leaseOutcomes(name: 'complete' | 'release' | 'extend', reply: unknown): LeaseOutcome[] {
+  return (replyArray(name, reply) as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
 }
 
 export class RedisStore implements Store {
@@ -288,6 +286,16 @@ export class RedisStore implements Store {
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
   }
 
+  /** A script's array reply, read by name (replies.ts). */
+  async #reply<N extends ScriptName>(queue: string, name: N, args: ScriptArgs<N>, extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[] } = {}) {
+    return decodeReply(name, await this.#call(queue, name, args, extra));
+  }
+
+  /** A script's one-value reply as a number. */
+  async #count<N extends ScriptName>(queue: string, name: N, args: ScriptArgs<N>, extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[] } = {}) {
+    return num(replyValue(name, await this.#call(queue, name, args, extra)));
+  }
+
   /** complete, extend, release: their items as flat rows, built by the caller (the ack hot path builds no item objects). */
   #rowsCall<N extends 'complete' | 'extend' | 'release'>(queue: string, name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>, rows: string[]) {
     const call = encodeCall(name, this.keys(queue), keys, args);
@@ -311,7 +319,7 @@ export class RedisStore implements Store {
       'add',
       { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS, epoch: epoch ?? '' },
       {
-        keys: { memo: requestKey(k, rid) },
+        keys: { memo: requestKey(k, rid), schedule_last: k.scheduleLast },
         items: jobs.map((j) => ({
           id: j.id,
           data: j.data,
@@ -327,23 +335,23 @@ export class RedisStore implements Store {
         })),
       },
     )) as unknown[];
+    // A reply of one element is a code (wire.ts add note), not the made flag of an empty batch.
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     if (reply.length === 1 && reply[0] === CODES.add.moved) throw new ShardMovedError(queue);
+    const { fields, items } = decodeReply('add', reply);
     // The add made the queue's keys: another process may have obliterated it (and taken its
     // name out of the registry) since this one last registered it.
-    if (reply[0] === 1) await this.#registerAgain(queueOf(queue));
-    const out: StoredAddResult[] = [];
-    for (let i = 1; i < reply.length; i += 4) {
-      const code = codeName('add', reply[i]);
+    if (fields.made === 1) await this.#registerAgain(queueOf(queue));
+    return items.map((item): StoredAddResult => {
+      const code = codeName('add', item.code);
       if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
-      out.push({
+      return {
         code,
-        state: reply[i + 1] as JobState | 'finished',
-        dueAtMs: num(reply[i + 2]),
-        duplicateOf: reply[i + 3] === '' ? undefined : String(reply[i + 3]),
-      });
-    }
-    return out;
+        state: item.state as JobState | 'finished',
+        dueAtMs: num(item.due_ms),
+        duplicateOf: item.holder === '' ? undefined : String(item.holder),
+      };
+    });
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
@@ -368,32 +376,37 @@ export class RedisStore implements Store {
     } finally {
       clearTimeout(watchdog);
     }
-    const nowMs = num(reply[0]);
-    const wake = num(reply[1]);
-    const deadline = num(reply[3]);
-    const tokenPrefix = String(reply[4]);
+    replyArray('claim', reply);
+    const nowMs = num(reply[CF.now_ms]);
+    const wake = num(reply[CF.next_wake_ms]);
+    const deadline = num(reply[CF.deadline_ms]);
+    const tokenPrefix = String(reply[CF.token_prefix]);
     const jobs: ClaimedJob[] = [];
     const unreadable: UnreadableJob[] = [];
     // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
-    for (let i = 5; i < reply.length; i += CLAIM_JOB_FIELDS) {
+    for (let i = CLAIM.first; i < reply.length; i += CLAIM.size) {
       try {
         jobs.push(claimedJob(reply, i, tokenPrefix, deadline));
       } catch (err) {
-        unreadable.push({ id: String(reply[i]), token: tokenPrefix + String(reply[i + 4]), reason: `corrupt job: ${(err as Error).message}` });
+        unreadable.push({
+          id: String(reply[i + C.id]),
+          token: tokenPrefix + String(reply[i + C.token_number]),
+          reason: `corrupt job: ${(err as Error).message}`,
+        });
       }
     }
-    return { nowMs, jobs, unreadable, more: reply[2] === 1, nextWakeMs: wake < 0 ? undefined : wake };
+    return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
   }
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
     const rows: string[] = [];
     for (const l of leases) rows.push(l.id, l.token, l.result ?? '');
-    return leaseOutcomes(await this.#rowsCall(queue, 'complete', {}, {}, rows));
+    return leaseOutcomes('complete', await this.#rowsCall(queue, 'complete', {}, {}, rows));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
-    const [code, due] = (await this.#call(queue, 'fail', {
+    const { fields } = await this.#reply(queue, 'fail', {
       id: req.id,
       token: req.token,
       error: req.error,
@@ -401,14 +414,15 @@ export class RedisStore implements Store {
       dead: req.dead ? '1' : '0',
       default_max: req.defaultMaxAttempts,
       history: ERROR_HISTORY_LENGTH,
-    })) as [number, number];
-    return { outcome: codeName('fail', code), dueAtMs: due < 0 ? undefined : due };
+    });
+    const due = num(fields.due_ms);
+    return { outcome: codeName('fail', fields.code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
     const args = { lease_ms: leaseMs, worker: beat?.id ?? '', info: beat?.info ?? '', ttl_ms: beat?.ttlMs ?? 0 };
-    return leaseOutcomes(await this.#rowsCall(queue, 'extend', this.#workerKeys(queue), args, leaseArgs(leases)));
+    return leaseOutcomes('extend', await this.#rowsCall(queue, 'extend', this.#workerKeys(queue), args, leaseArgs(leases)));
   }
 
   async beat(queue: string, beat: WorkerBeat, gone = false): Promise<void> {
@@ -416,29 +430,23 @@ export class RedisStore implements Store {
   }
 
   async workers(queue: string): Promise<WorkerInfo[]> {
-    const reply = (await this.#call(queue, 'workers', { limit: 1000 }, { keys: this.#workerKeys(queue) })) as unknown[];
-    const out: WorkerInfo[] = [];
-    for (let i = 1; i < reply.length; i += 3) {
-      const entry = String(reply[i + 2]);
+    const { items } = await this.#reply(queue, 'workers', { limit: 1000 }, { keys: this.#workerKeys(queue) });
+    return items.map((w) => {
+      const entry = String(w.entry);
       const colon = entry.indexOf(':');
-      out.push(readWorkerInfo(String(reply[i]), entry.slice(colon + 1), Number(entry.slice(0, colon)), num(reply[i + 1])));
-    }
-    return out;
+      return readWorkerInfo(String(w.id), entry.slice(colon + 1), Number(entry.slice(0, colon)), num(w.expires_ms));
+    });
   }
 
   async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
-    const code = await this.#call(
-      queue,
-      'update',
-      { id: req.id, token: req.token, progress: req.progress ?? '', log_cap: req.logCap },
-      { items: req.lines.map((line) => ({ line })) },
-    );
+    const args = { id: req.id, token: req.token, progress: req.progress ?? '', log_cap: req.logCap };
+    const code = replyValue('update', await this.#call(queue, 'update', args, { items: req.lines.map((line) => ({ line })) }));
     return codeName('lease', code);
   }
 
   async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes(await this.#rowsCall(queue, 'release', {}, {}, leaseArgs(leases)));
+    return leaseOutcomes('release', await this.#rowsCall(queue, 'release', {}, {}, leaseArgs(leases)));
   }
 
   async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
@@ -447,15 +455,15 @@ export class RedisStore implements Store {
     for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) {
       const chunk = ids.slice(at, at + LIMIT.ids_per_run);
       const rid = this.#requestId();
-      const reply = (await this.#call(
+      const { items } = await this.#reply(
         queue,
         'cancel',
         { request_id: rid, memo_ms: REQUEST_MEMO_MS },
         { keys: { memo: requestKey(k, rid) }, items: chunk.map((id) => ({ id })) },
-      )) as unknown[];
+      );
       chunk.forEach((id, n) => {
-        const state = String(reply[2 * n + 1]);
-        out.push({ id, cancelled: codeName('change', reply[2 * n]) === 'done', state: state === '' ? undefined : (state as JobState) });
+        const state = String(items[n]?.state ?? '');
+        out.push({ id, cancelled: codeName('change', items[n]?.code) === 'done', state: state === '' ? undefined : (state as JobState) });
       });
     }
     return out;
@@ -464,12 +472,13 @@ export class RedisStore implements Store {
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    const [code, state, due] = (await this.#call(
+    const { fields } = await this.#reply(
       queue,
       'reschedule',
       { id, delay_ms: delayMs ?? '', run_at: delayMs === undefined ? (runAtMs ?? 0) : '', request_id: rid, memo_ms: REQUEST_MEMO_MS },
       { keys: { memo: requestKey(k, rid) } },
-    )) as [number, string, number];
+    );
+    const [code, state, due] = [fields.code, String(fields.state), num(fields.due_ms)];
     return {
       id,
       rescheduled: codeName('change', code) === 'done',
@@ -486,30 +495,31 @@ export class RedisStore implements Store {
     const out: (JobInfo<string> | null)[] = [];
     for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) {
       const chunk = ids.slice(at, at + LIMIT.ids_per_run);
-      const reply = (await this.#call(queue, 'get', { logs: withLogs ? '1' : '0' }, { items: chunk.map((id) => ({ id })) })) as unknown[];
-      const now = num(reply[0]);
-      for (let i = 1; i < reply.length; i += JOB_ROW_FIELDS) out.push(jobRow(reply, i, now));
+      const { fields, items } = await this.#reply(queue, 'get', { logs: withLogs ? '1' : '0' }, { items: chunk.map((id) => ({ id })) });
+      const now = num(fields.now_ms);
+      for (const row of items) out.push(jobRow(row, now));
     }
     return out;
   }
 
   async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder = 'asc'): Promise<StoredPage> {
-    const reply = (await this.#call(queue, 'list', {
+    const { fields, items } = await this.#reply(queue, 'list', {
       state,
       phase: cursor?.phase ?? '',
       score: cursor?.score ?? '',
       member: cursor?.member ?? '',
       limit,
       order,
-    })) as unknown[];
-    const nowMs = num(reply[0]);
+    });
+    const nowMs = num(fields.now_ms);
     const jobs: JobInfo<string>[] = [];
-    for (let i = 5; i < reply.length; i += JOB_ROW_FIELDS) {
-      const job = jobRow(reply, i, nowMs);
+    for (const row of items) {
+      const job = jobRow(row, nowMs);
       if (job) jobs.push(job);
     }
-    const phase = String(reply[2]);
-    return { nowMs, total: num(reply[1]), jobs, next: phase === '' ? undefined : { phase, score: String(reply[3]), member: String(reply[4]) } };
+    const phase = String(fields.next_phase);
+    const next = phase === '' ? undefined : { phase, score: String(fields.next_score), member: String(fields.next_member) };
+    return { nowMs, total: num(fields.total), jobs, next };
   }
 
   async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
@@ -526,14 +536,10 @@ export class RedisStore implements Store {
     let removed = 0;
     let rank = 0;
     for (;;) {
-      const [n, nextRank, more] = (await this.#call(queue, 'drain', {
-        due_before: dueBeforeMs ?? '',
-        limit: LIMIT.jobs_per_sweep,
-        ready_rank: rank,
-      })) as number[];
-      removed += n!;
-      rank = nextRank!;
-      if (more !== 1) return removed;
+      const { fields } = await this.#reply(queue, 'drain', { due_before: dueBeforeMs ?? '', limit: LIMIT.jobs_per_sweep, ready_rank: rank });
+      removed += num(fields.removed);
+      rank = num(fields.next_ready_rank);
+      if (fields.more !== 1) return removed;
     }
   }
 
@@ -553,20 +559,21 @@ export class RedisStore implements Store {
         return seen;
       });
     }
-    const [code, scheduled, active, dead, completed, jobs] = (await this.#call(
+    const { fields: f } = await this.#reply(
       queue,
       'obliterate',
       { force: force ? '1' : '0', epoch: epoch ?? '' },
       { keys: { ...this.#workerKeys(queue), schedules: k.schedules, schedule_last: k.scheduleLast } },
-    )) as number[];
-    const outcome = codeName('change', code);
+    );
+    const outcome = codeName('change', f.code);
     // Nothing was removed (jobs are active, or the keys are another epoch's): the name goes back.
     if (outcome !== 'done' && firstSeen !== null) {
       const seen = firstSeen;
       await this.#guard.run(() => this.#client.zadd(registry, 'NX', seen, queue));
     }
     if (outcome === 'not_found') throw new ShardMovedError(queue);
-    return { removed: outcome === 'done', counts: { scheduled: scheduled!, active: active!, dead: dead!, completed: completed!, jobs: jobs! } };
+    const counts = { scheduled: num(f.scheduled), active: num(f.active), dead: num(f.dead), completed: num(f.completed), jobs: num(f.bodies) };
+    return { removed: outcome === 'done', counts };
   }
 
   /** An add made the queue's keys: its name may have left the registry since this process registered it. */
@@ -590,52 +597,56 @@ export class RedisStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const [now, notPromoted, ready, dueInScheduled, active, dead, head, dueWithin, paused, streamLength, completed, readyDue, kept, workers] =
-      (await this.#call(queue, 'stats', { window_ms: windowMs }, { keys: { workers: this.keys(queue).workers } })) as number[];
-    const readyTotal = ready! + dueInScheduled!;
+    const { fields: f } = await this.#reply(queue, 'stats', { window_ms: windowMs }, { keys: { workers: this.keys(queue).workers } });
+    const [now, ready, dueInScheduled, head, readyDue, streamLength] = [
+      num(f.now_ms),
+      num(f.ready),
+      num(f.due_in_scheduled),
+      num(f.earliest_due_ms),
+      num(f.earliest_ready_due_ms),
+      num(f.stream_length),
+    ];
+    const readyTotal = ready + dueInScheduled;
     return {
-      scheduled: notPromoted! + ready!,
+      scheduled: num(f.not_promoted) + ready,
       ready: readyTotal,
-      active: active!,
-      dead: dead!,
-      nextDueInMs: readyTotal > 0 ? 0 : head! < 0 ? undefined : Math.max(0, head! - now!),
-      dueWithinWindow: ready! + dueWithin!,
+      active: num(f.active),
+      dead: num(f.dead),
+      nextDueInMs: readyTotal > 0 ? 0 : head < 0 ? undefined : Math.max(0, head - now),
+      dueWithinWindow: ready + num(f.due_within_window),
       windowMs,
-      nowMs: now!,
-      paused: paused === 1,
-      eventStreamLength: streamLength! < 0 ? undefined : streamLength,
-      completedTotal: completed!,
+      nowMs: now,
+      paused: f.paused === 1,
+      eventStreamLength: streamLength < 0 ? undefined : streamLength,
+      completedTotal: num(f.completed_total),
       // The earliest due of the ready set (every priority) and of the due jobs not yet moved there.
-      oldestDueAgeMs:
-        readyTotal === 0 ? undefined : Math.max(0, now! - Math.min(dueInScheduled! > 0 ? head! : Infinity, readyDue! >= 0 ? readyDue! : Infinity)),
-      completed: kept!,
-      workers: workers!,
+      oldestDueAgeMs: readyTotal === 0 ? undefined : Math.max(0, now - Math.min(dueInScheduled > 0 ? head : Infinity, readyDue >= 0 ? readyDue : Infinity)),
+      completed: num(f.kept_completed),
+      workers: num(f.live_workers),
     };
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
-    const reply = (await this.#call(queue, 'timeline', { from: fromMs ?? '', bucket_ms: bucketMs, buckets })) as unknown[];
-    return { nowMs: num(reply[0]), fromMs: num(reply[1]), bucketMs, counts: reply.slice(2).map(num) };
+    const { fields, items } = await this.#reply(queue, 'timeline', { from: fromMs ?? '', bucket_ms: bucketMs, buckets });
+    return { nowMs: num(fields.now_ms), fromMs: num(fields.from_ms), bucketMs, counts: items.map((b) => num(b.due)) };
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
-    const [code, due] = (await this.#call(queue, 'snooze', { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' })) as [
-      number,
-      number,
-    ];
-    return { outcome: codeName('snooze', code), dueAtMs: due < 0 ? undefined : due };
+    const { fields } = await this.#reply(queue, 'snooze', { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' });
+    const due = num(fields.due_ms);
+    return { outcome: codeName('snooze', fields.code), dueAtMs: due < 0 ? undefined : due };
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
-    const reply = (await this.#call(queue, 'dead-list', { offset, limit })) as unknown[];
+    const { fields, items } = await this.#reply(queue, 'dead-list', { offset, limit });
     const jobs: DeadJob[] = [];
-    for (let i = 1; i < reply.length; i += 4) {
-      const bodyText = optStr(reply[i + 2]);
+    for (const row of items) {
+      const bodyText = optStr(row.body);
       const body = tryParseBody(bodyText);
-      const run = parseRun(optStr(reply[i + 3]));
+      const run = parseRun(optStr(row.run));
       jobs.push({
-        id: String(reply[i]),
-        diedAtMs: num(reply[i + 1]),
+        id: String(row.id),
+        diedAtMs: num(row.died_ms),
         data: body?.data,
         attempt: run?.attempts ?? 0,
         maxAttempts: body?.maxAttempts,
@@ -644,7 +655,7 @@ export class RedisStore implements Store {
         createdAtMs: body?.createdAtMs,
       });
     }
-    return { total: num(reply[0]), jobs };
+    return { total: num(fields.total), jobs };
   }
 
   /** Runs `act` on LIMIT.ids_per_run ids at a time (one script run each) and adds up what it counts. */
@@ -655,10 +666,10 @@ export class RedisStore implements Store {
   }
 
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
-    if (ids !== 'all') return this.#byIdBatch(ids, async (items) => num(await this.#call(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items })));
+    if (ids !== 'all') return this.#byIdBatch(ids, async (items) => await this.#count(queue, 'dead-retry', { mode: 'ids', limit: 0 }, { items }));
     let total = 0;
     for (;;) {
-      const n = num(await this.#call(queue, 'dead-retry', { mode: 'all', limit: LIMIT.jobs_per_sweep }));
+      const n = await this.#count(queue, 'dead-retry', { mode: 'all', limit: LIMIT.jobs_per_sweep });
       total += n;
       if (n < LIMIT.jobs_per_sweep) return total;
     }
@@ -666,14 +677,14 @@ export class RedisStore implements Store {
 
   async purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number> {
     if ('ids' in target)
-      return this.#byIdBatch(target.ids, async (items) => num(await this.#call(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items })));
+      return this.#byIdBatch(target.ids, async (items) => await this.#count(queue, 'purge', { set, mode: 'ids', limit: 0, age_ms: 0 }, { items }));
     const args =
       'all' in target
         ? { set, mode: 'all', limit: LIMIT.jobs_per_sweep, age_ms: 0 }
         : { set, mode: 'older', limit: LIMIT.jobs_per_sweep, age_ms: target.olderThanMs };
     let total = 0;
     for (;;) {
-      const n = num(await this.#call(queue, 'purge', args));
+      const n = await this.#count(queue, 'purge', args);
       total += n;
       if (n < LIMIT.jobs_per_sweep) return total;
     }
@@ -776,7 +787,9 @@ export class RedisStore implements Store {
   }
 
   async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
-    return num(await this.#call(queue, 'schedule-set', { name, definition: definition ?? '' })) === 1;
+    const k = this.keys(queue);
+    const keys = { schedules: k.schedules, schedule_last: k.scheduleLast };
+    return (await this.#count(queue, 'schedule-set', { name, definition: definition ?? '' }, { keys })) === 1;
   }
 
   async scheduleList(queue: string): Promise<StoredSchedule[]> {
@@ -796,7 +809,7 @@ export class RedisStore implements Store {
   }
 
   async setLayout(queue: string, expected: string | undefined, next: string, epoch: string | undefined): Promise<boolean> {
-    return num(await this.#call(queue, 'layout', { expected: expected ?? '', next, epoch: epoch ?? '' })) === 1;
+    return (await this.#count(queue, 'layout', { expected: expected ?? '', next, epoch: epoch ?? '' })) === 1;
   }
 
   async retire(queue: string, epoch: string): Promise<void> {
@@ -809,9 +822,9 @@ export class RedisStore implements Store {
 
   async dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]> {
     if (keys.length === 0) return [];
-    const root = this.keys(queue).root;
+    const k = this.keys(queue);
     // One slot (the queue's hash tag): one MGET, on a cluster too.
-    const held = await this.#guard.run(() => this.#client.mget(...keys.map((key) => `${root}dedup:${key}`)));
+    const held = await this.#guard.run(() => this.#client.mget(...keys.map((key) => dedupKey(k, key))));
     return held.map((v) => {
       const m = v === null ? null : /^(\d+):(.*)$/s.exec(v);
       return m ? { id: m[2]!, dueAtMs: Number(m[1]) } : null;
@@ -819,11 +832,11 @@ export class RedisStore implements Store {
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
-    return num(await this.#call(queue, 'set-meta', { what: 'paused', value: paused ? '1' : '0' })) === 1;
+    return (await this.#count(queue, 'set-meta', { what: 'paused', value: paused ? '1' : '0' })) === 1;
   }
 
   async setEventStream(queue: string, maxLen: number): Promise<boolean> {
-    return num(await this.#call(queue, 'set-meta', { what: 'events', value: maxLen })) === 1;
+    return (await this.#count(queue, 'set-meta', { what: 'events', value: maxLen })) === 1;
   }
 
   async setRetention(queue: string, set: RetainedSet, maxCount: number, maxAgeMs: number): Promise<void> {

@@ -9,6 +9,13 @@
 import { EVENTS, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
+/**
+ * A dedup key is `<root>dedup:<the caller's key>`: built by add.lua from each item (so a batch
+ * declares no key per job; all share the queue's hash tag) and by keys.ts dedupKey, both from
+ * this one suffix.
+ */
+export const DEDUP_SUFFIX = 'dedup:';
+
 /** KEYS[1..14] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
@@ -46,26 +53,54 @@ export interface ScriptWire {
   readonly args: readonly string[];
   /** Arguments repeated per item after `args` (a batch). */
   readonly each?: readonly string[];
-  /** The reply, as the script's header states it. */
-  readonly returns: string;
+  /** The reply by name: the header's Returns line is describeReply(reply). */
+  readonly reply: ReplyShape;
   readonly codes?: CodeFamily;
 }
 
 /**
- * One job as a claim hands it out: five reply elements, `id, body, attempt, due ms, token
- * number`; the token is `<token prefix><token number>`, the body the stored JOB_BODY. Measured
- * against one concatenated string per job: the hand-out loop went from 3.9 to 1.8 µs of Redis
- * time per job with this and the other claim changes (Lua builds no string per job), and Node
- * gains little from one string (the body is one string either way).
+ * A script's reply by name. Most replies are an array: `fields` first, in order, then one group
+ * of `each` per item (job, bucket, worker) to the end. A reply of one value is `value`. Numbers
+ * that are not set are -1 and text that is not set is empty, unless `note` says otherwise.
+ * Scripts write replies through the generated prologue's `R.<field>` (1-based positions) and
+ * `RE.<field>` (1-based within an item, R_EACH_SIZE elements per item, the first item at
+ * R_EACH_FIRST); replies.ts reads them back by the same names.
  */
-export const CLAIM_JOB_FIELDS = 5;
+export interface ReplyShape {
+  readonly fields?: readonly string[];
+  readonly each?: readonly string[];
+  readonly value?: string;
+  /** What the names do not say (units are in the names: `_ms`). */
+  readonly note?: string;
+}
+
+/** The Returns line of a script's header: the reply's names, then its note. */
+export function describeReply(r: ReplyShape): string {
+  let text: string;
+  if (r.value !== undefined) text = r.value;
+  else {
+    const parts = [...(r.fields ?? [])];
+    if (r.each) parts.push(`then per item: ${r.each.join(', ')}`);
+    text = `{ ${parts.join(', ')} }`;
+  }
+  return r.note ? `${text}; ${r.note}` : text;
+}
+
 /**
- * One job in a get or list reply, ten elements: `id, internal state or empty, score (lease
- * deadline, death or finish time; -1 when none), body or empty, RUN_STATE or empty, due ms or -1,
- * result or empty, progress or empty, log lines as a JSON array or empty, ERROR_HISTORY or empty`
- * (logs and error history only when asked: get, not list).
+ * One job as a claim hands it out (claim's reply, per item): the token is `<token_prefix><token
+ * number>`, the body the stored JOB_BODY. Measured against one concatenated string per job: the
+ * hand-out loop went from 3.9 to 1.8 µs of Redis time per job with this and the other claim
+ * changes (Lua builds no string per job), and Node gains little from one string (the body is
+ * one string either way).
  */
-export const JOB_ROW_FIELDS = 10;
+export const CLAIM_JOB = ['id', 'body', 'attempt', 'due_ms', 'token_number'] as const;
+/**
+ * One job in a get or list reply: the internal place or empty, the score (lease deadline, death
+ * or finish time; -1 when none), the body, RUN_STATE, the due time, result, progress, log lines
+ * as a JSON array, ERROR_HISTORY, each empty when absent (logs and error history only when
+ * asked: get, not list).
+ */
+export const JOB_ROW = ['id', 'state', 'score', 'body', 'run', 'due_ms', 'result', 'progress', 'logs', 'errors'] as const;
 /**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
  *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
@@ -93,145 +128,173 @@ export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 
 export const WIRE = {
   add: {
-    keys: ['memo'],
+    keys: ['memo', 'schedule_last'],
     args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch'],
     each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace'],
-    returns:
-      "{ CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq) else 0, then per job: code, public state, due ms, dedup holder id or empty }",
+    reply: {
+      fields: ['made'],
+      each: ['code', 'state', 'due_ms', 'holder'],
+      note: "made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)",
+    },
     codes: 'add',
   },
   claim: {
     keys: ['memo'],
     args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id', 'worker'],
-    returns: '{ now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }',
+    reply: {
+      fields: ['now_ms', 'next_wake_ms', 'more', 'deadline_ms', 'token_prefix'],
+      each: CLAIM_JOB,
+      note: 'more is 1 when due jobs are left; per job wire.ts CLAIM_JOB',
+    },
   },
   complete: {
     keys: [],
     args: [],
     each: ['id', 'token', 'result'],
-    returns: 'one CODE per job',
+    reply: { each: ['code'] },
     codes: 'lease',
   },
   extend: {
     keys: ['workers', 'worker_info'],
     args: ['lease_ms', 'worker', 'info', 'ttl_ms'],
     each: ['id', 'token'],
-    returns: 'per job: the new lease deadline ms, or CODE.lease_lost / CODE.not_found',
+    reply: { each: ['deadline_ms'], note: 'CODE.lease_lost or CODE.not_found instead of a deadline when the lease is not held' },
     codes: 'lease',
   },
   release: {
     keys: [],
     args: [],
     each: ['id', 'token'],
-    returns: 'one CODE per job',
+    reply: { each: ['code'] },
     codes: 'lease',
   },
   fail: {
     keys: [],
     args: ['id', 'token', 'error', 'retry_ms', 'dead', 'default_max', 'history'],
-    returns: '{ CODE, due ms of the retry or -1 }',
+    reply: { fields: ['code', 'due_ms'], note: 'due_ms of the retry' },
     codes: 'fail',
   },
   snooze: {
     keys: [],
     args: ['id', 'token', 'delay_ms', 'deadline'],
-    returns: '{ CODE, due ms or -1 }',
+    reply: { fields: ['code', 'due_ms'] },
     codes: 'snooze',
   },
   cancel: {
     keys: ['memo'],
     args: ['request_id', 'memo_ms'],
     each: ['id'],
-    returns: 'per job: CODE, state or empty',
+    reply: { each: ['code', 'state'] },
     codes: 'change',
   },
   reschedule: {
     keys: ['memo'],
     args: ['id', 'delay_ms', 'run_at', 'request_id', 'memo_ms'],
-    returns: '{ CODE, state, due ms or -1 }',
+    reply: { fields: ['code', 'state', 'due_ms'] },
     codes: 'change',
   },
   get: {
     keys: [],
     args: ['logs'],
     each: ['id'],
-    returns: '{ now ms, then per job: JOB_ROW }',
+    reply: { fields: ['now_ms'], each: JOB_ROW, note: 'per job wire.ts JOB_ROW' },
   },
   list: {
     keys: [],
     args: ['state', 'phase', 'score', 'member', 'limit', 'order'],
-    returns: '{ now ms, total, next phase or empty, next score, next member, then per job: JOB_ROW }',
+    reply: {
+      fields: ['now_ms', 'total', 'next_phase', 'next_score', 'next_member'],
+      each: JOB_ROW,
+      note: 'next_phase is empty on the last page; per job wire.ts JOB_ROW',
+    },
   },
   stats: {
     keys: ['workers'],
     args: ['window_ms'],
-    returns:
-      '{ now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, earliest due ms in the ready set or -1, kept completed, live workers }',
+    reply: {
+      fields: [
+        'now_ms',
+        'not_promoted',
+        'ready',
+        'due_in_scheduled',
+        'active',
+        'dead',
+        'earliest_due_ms',
+        'due_within_window',
+        'paused',
+        'stream_length',
+        'completed_total',
+        'earliest_ready_due_ms',
+        'kept_completed',
+        'live_workers',
+      ],
+      note: 'paused is 1 or 0; stream_length is -1 when the stream is off',
+    },
   },
   timeline: {
     keys: [],
     args: ['from', 'bucket_ms', 'buckets'],
-    returns: '{ now ms, from ms, then per bucket: scheduled jobs due in it after now }',
+    reply: { fields: ['now_ms', 'from_ms'], each: ['due'], note: 'per bucket the scheduled jobs due in it after now' },
   },
   update: {
     keys: [],
     args: ['id', 'token', 'progress', 'log_cap'],
     each: ['line'],
-    returns: 'CODE',
+    reply: { value: 'code' },
     codes: 'lease',
   },
   'worker-beat': {
     keys: ['workers', 'worker_info'],
     args: ['worker', 'info', 'ttl_ms'],
-    returns: 'now ms',
+    reply: { value: 'now_ms' },
   },
   workers: {
     keys: ['workers', 'worker_info'],
     args: ['limit'],
-    returns: '{ now ms, then per live worker: id, expires at ms, WORKER_ENTRY }',
+    reply: { fields: ['now_ms'], each: ['id', 'expires_ms', 'entry'], note: 'per live worker; entry is WORKER_ENTRY' },
   },
   drain: {
     keys: [],
     args: ['due_before', 'limit', 'ready_rank'],
-    returns: '{ jobs removed, next ready rank, 1 when more may be left else 0 }',
+    reply: { fields: ['removed', 'next_ready_rank', 'more'], note: 'more is 1 when more may be left' },
   },
   obliterate: {
     keys: ['workers', 'worker_info', 'schedules', 'schedule_last'],
     args: ['force', 'epoch'],
-    returns: '{ CODE, scheduled, active, dead, completed, bodies } (counts before)',
+    reply: { fields: ['code', 'scheduled', 'active', 'dead', 'completed', 'bodies'], note: 'the counts before' },
     codes: 'change',
   },
   'dead-list': {
     keys: [],
     args: ['offset', 'limit'],
-    returns: '{ total, then per job: id, died at ms, body or empty, RUN_STATE or empty }',
+    reply: { fields: ['total'], each: ['id', 'died_ms', 'body', 'run'], note: 'run is RUN_STATE' },
   },
   'dead-retry': {
     keys: [],
     args: ['mode', 'limit'],
     each: ['id'],
-    returns: 'the number of jobs retried',
+    reply: { value: 'retried', note: 'the number of jobs retried' },
   },
   purge: {
     keys: [],
     args: ['set', 'mode', 'limit', 'age_ms'],
     each: ['id'],
-    returns: 'the number of jobs deleted',
+    reply: { value: 'deleted', note: 'the number of jobs deleted' },
   },
   'set-meta': {
     keys: [],
     args: ['what', 'value'],
-    returns: '1 when the setting changed, 0 when it had that value',
+    reply: { value: 'changed', note: '1 when the setting changed, 0 when it had that value' },
   },
   layout: {
     keys: [],
     args: ['expected', 'next', 'epoch'],
-    returns: '1 when the layout was set, 0 when the stored one was not `expected`',
+    reply: { value: 'set', note: '1 when the layout was set, 0 when the stored one was not `expected`' },
   },
   'schedule-set': {
-    keys: [],
+    keys: ['schedules', 'schedule_last'],
     args: ['name', 'definition'],
-    returns: '1 when something changed, else 0',
+    reply: { value: 'changed', note: '1 when something changed, else 0' },
   },
 } as const satisfies Record<string, ScriptWire>;
 
@@ -299,6 +362,7 @@ export function luaPrologue(name: ScriptName): string {
   const keys = [...BASE_KEYS, ...w.keys];
   const lines = [`local ${keys.map((k) => luaName('K_', k)).join(', ')} = ${keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
+  lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
   const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
   lines.push(`local A = { ${args.join(', ')} }`);
   const first = BASE_ARGS.length + w.args.length + 1;
@@ -311,6 +375,11 @@ export function luaPrologue(name: ScriptName): string {
       .map(([k, v]) => `${k} = ${v}`)
       .join(', ')} }`,
   );
+  const r: ReplyShape = w.reply;
+  const fields = r.fields ?? [];
+  lines.push(`local R = { ${fields.map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
+  lines.push(`local R_EACH_FIRST, R_EACH_SIZE = ${fields.length + 1}, ${r.each?.length ?? 0}`);
+  lines.push(`local RE = { ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
   lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
   lines.push(LIFECYCLE_LINES);
   return `${lines.join('\n')}\n`;

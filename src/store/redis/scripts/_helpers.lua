@@ -65,6 +65,18 @@ local function each_int(i, name)
   return v
 end
 
+-- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
+-- given, so a reply never goes out short of one.
+local function reply(named)
+  local out = {}
+  for name, i in pairs(R) do
+    local v = named[name]
+    if v == nil then error('delayq: reply field ' .. name .. ' is not set') end
+    out[i] = v
+  end
+  return out
+end
+
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
@@ -376,16 +388,16 @@ end
 -- time of death or finish time (-1 when none), extras as stored or ''.
 local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors)
   local n = #out
-  out[n + 1] = id
-  out[n + 2] = state or ''
-  out[n + 3] = score or -1
-  out[n + 4] = body or ''
-  out[n + 5] = run or ''
-  out[n + 6] = due or -1
-  out[n + 7] = result or ''
-  out[n + 8] = progress or ''
-  out[n + 9] = logs or ''
-  out[n + 10] = errors or ''
+  out[n + RE.id] = id
+  out[n + RE.state] = state or ''
+  out[n + RE.score] = score or -1
+  out[n + RE.body] = body or ''
+  out[n + RE.run] = run or ''
+  out[n + RE.due_ms] = due or -1
+  out[n + RE.result] = result or ''
+  out[n + RE.progress] = progress or ''
+  out[n + RE.logs] = logs or ''
+  out[n + RE.errors] = errors or ''
 end
 
 -- A job's due time now: its score while scheduled, else its run's due time (ready, active,

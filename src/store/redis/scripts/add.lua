@@ -1,8 +1,8 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
-KEYS: base, memo
+KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch
 EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace
-Returns: { CODE.guard_refused } when the schedule guard refused; { CODE.moved } when no guard is given and the queue takes no add (a retired shard: meta moved; or not a live shard of the layout epoch given: meta epoch); else { 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq) else 0, then per job: code, public state, due ms, dedup holder id or empty }
+Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
 `epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
@@ -43,7 +43,7 @@ for i = 1, each_count() do
   j.priority = each_int(i, 'priority')
   if each_arg(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
   if each_arg(i, 'dedup_key') ~= '' then
-    j.dedup = ROOT .. 'dedup:' .. each_arg(i, 'dedup_key')
+    j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
   j.backoff, j.trace = each_arg(i, 'backoff'), each_arg(i, 'trace')
@@ -57,12 +57,13 @@ local function due_of(j, now)
 end
 
 -- The leading flag: 1 when this add made the queue's keys (set below).
-local out = { 0 }
+local out = reply({ made = 0 })
 local function answer(code, state, due, holder)
-  out[#out + 1] = code
-  out[#out + 1] = state
-  out[#out + 1] = due
-  out[#out + 1] = holder
+  local n = #out
+  out[n + RE.code] = code
+  out[n + RE.state] = state
+  out[n + RE.due_ms] = due
+  out[n + RE.holder] = holder
 end
 
 -- The job holding a dedup key: its id and the due time it was added with, or nil.
@@ -88,7 +89,7 @@ local memo = memo_get(memo_key)
 if memo then
   local m_now, codes, made = string.match(memo, '^(%d+):(%d*):?([01]?)$')
   m_now = tonumber(m_now)
-  if made == '1' then out[1] = 1 end
+  if made == '1' then out[R.made] = 1 end
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
@@ -115,9 +116,9 @@ end
 local now = now_ms()
 if arg('schedule') ~= '' then
   local occurrence = arg_int('occurrence')
-  local last = as_int(redis.call('HGET', ROOT .. 'schedule-last', arg('schedule')))
+  local last = as_int(redis.call('HGET', K_SCHEDULE_LAST, arg('schedule')))
   if last and last >= occurrence then return { CODE.guard_refused } end
-  redis.call('HSET', ROOT .. 'schedule-last', arg('schedule'), int(occurrence))
+  redis.call('HSET', K_SCHEDULE_LAST, arg('schedule'), int(occurrence))
 end
 
 -- Decide each job's fate before writing, in order, as if each job were added on its own: a
@@ -182,7 +183,7 @@ local seq = 0
 if writes > 0 then
   local made
   seq, made = take_seq(writes)
-  if made then out[1] = 1 end
+  if made then out[R.made] = 1 end
 end
 local dedup_until = 0
 local bodies, scheduled, replaced = {}, {}, {}
@@ -219,5 +220,5 @@ if dedup_until > 0 then
 end
 hset_pairs(K_JOBS, bodies)
 schedule_many(scheduled)
-memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[1], memo_ms)
+memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made], memo_ms)
 return out

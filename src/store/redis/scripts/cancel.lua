@@ -2,7 +2,7 @@
 KEYS: base, memo
 ARGV: base, request_id, memo_ms
 EACH: id
-Returns: per job: CODE, state or empty
+Returns: { then per item: code, state }
 Codes: done (cancelled; state 'scheduled'), refused (state says why: active, dead or completed),
 not_found. Safe to re-send: with a request id the answers are remembered for memo_ms (one
 '<code>:<state>' line per job), so a re-sent cancel answers "cancelled" again instead of "no
@@ -17,8 +17,9 @@ local memo = memo_get(memo_key)
 local out = {}
 if memo then
   for code, state in string.gmatch(memo, '(%-?%d+):([^\n]*)\n') do
-    out[#out + 1] = tonumber(code)
-    out[#out + 1] = state
+    local n = #out
+    out[n + RE.code] = tonumber(code)
+    out[n + RE.state] = state
   end
   return out
 end
@@ -46,8 +47,9 @@ for i = 1, each_count() do
     any = true
     seen[id] = true
   end
-  out[#out + 1] = code
-  out[#out + 1] = public
+  local n = #out
+  out[n + RE.code] = code
+  out[n + RE.state] = public
   lines[#lines + 1] = code .. ':' .. public .. '\n'
 end
 forget(gone)

@@ -3,7 +3,7 @@ first added; recovers jobs whose lease ran out on the way. When no more than `co
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now ms, next wake ms or -1, more (1/0), lease deadline ms, token prefix, then per job: id, body, attempt, due ms, token number }
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; per job wire.ts CLAIM_JOB
 `worker` is the claiming worker's id, kept in each job's run state as its lease holder.
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired
@@ -39,11 +39,11 @@ if arg('request_id') ~= '' then memo_key = K_MEMO end
 -- numbers as integers: no string is built per job.
 local function hand_out(out, id, body, attempt, due, token_number)
   local n = #out
-  out[n + 1] = id
-  out[n + 2] = body
-  out[n + 3] = attempt
-  out[n + 4] = due
-  out[n + 5] = token_number
+  out[n + RE.id] = id
+  out[n + RE.body] = body
+  out[n + RE.attempt] = attempt
+  out[n + RE.due_ms] = due
+  out[n + RE.token_number] = token_number
 end
 
 -- 0. A re-sent claim: answer with the batch the first run handed out.
@@ -52,7 +52,7 @@ if memo then
   local m_now, m_deadline, m_base, m_count = string.match(memo, '^(%d+):(%d+):(%d+):(%d+)$')
   m_now, m_deadline, m_base, m_count = tonumber(m_now), tonumber(m_deadline), tonumber(m_base), tonumber(m_count)
   local prefix = int(m_now) .. '-'
-  local out = { m_now, -1, 1, m_deadline, prefix }
+  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix })
   -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
   local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
   local runs, bodies = hmget(K_RUNS, held), hmget(K_JOBS, held)
@@ -126,7 +126,7 @@ flush_writes()
 -- resume signal comes.
 if redis.call('HGET', K_META, 'paused') == '1' then
   local next_lease = head_score(K_ACTIVE)
-  return { now, next_lease or -1, 0, 0, '' }
+  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '' })
 end
 
 -- A candidate with every field readable() sets, so the table is sized once (growing a Lua
@@ -209,7 +209,7 @@ end
 -- 3. Hand them out with fresh lease tokens.
 local deadline = now + lease_ms
 local token_prefix = int(now) .. '-'
-local out = { now, -1, 0, deadline, token_prefix }
+local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix })
 if #picked > 0 then
   local token_base = take_seq(#picked)
   local actives = {}
@@ -228,9 +228,9 @@ end
 flush_writes()
 
 local next_due = head_score(K_SCHEDULED)
-if redis.call('ZCARD', K_READY) > 0 or (next_due ~= nil and next_due <= now) then out[3] = 1 end
+if redis.call('ZCARD', K_READY) > 0 or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
 local next_lease = head_score(K_ACTIVE)
 local wake = next_due
 if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
-if wake ~= nil then out[2] = wake end
+if wake ~= nil then out[R.next_wake_ms] = wake end
 return out

@@ -4,7 +4,7 @@ completed set with their result, and the oldest kept ones beyond the rule are de
 KEYS: base
 ARGV: base
 EACH: id, token, result
-Returns: one CODE per job
+Returns: { then per item: code }
 `result` is the handler's result as JSON text ('' for none), kept only with the job.
 Codes: ok (done; also a re-sent ack of a job kept as completed), lease_lost (the token is not
 the job's), not_found (already completed and not kept: a re-sent ack lands here, and so does an

@@ -2,7 +2,7 @@
 KEYS: base
 ARGV: base, mode, limit
 EACH: id
-Returns: the number of jobs retried
+Returns: retried; the number of jobs retried
 `mode` is 'ids' (the items) or 'all' (at most `limit` per call: call again until 0).
 Safe to run twice: a job no longer dead is skipped. A dead member whose body is gone is removed
 and not counted. A fixed number of calls per batch.

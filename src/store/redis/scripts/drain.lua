@@ -2,7 +2,7 @@
 bounded steps.
 KEYS: base
 ARGV: base, due_before, limit, ready_rank
-Returns: { jobs removed, next ready rank, 1 when more may be left else 0 }
+Returns: { removed, next_ready_rank, more }; more is 1 when more may be left
 `due_before` is epoch ms ('' = every scheduled job). Each call removes at most `limit` jobs
 from the scheduled set, and looks at no more than `limit` members of the ready set from
 `ready_rank` (members due later stay; the next call starts after them): call again with the
@@ -41,4 +41,4 @@ forget(ids)
 if events_on() then
   for _, id in ipairs(ids) do emit(EVENT.drained, id) end
 end
-return { #ids, rank + kept, more and 1 or 0 }
+return reply({ removed = #ids, next_ready_rank = rank + kept, more = more and 1 or 0 })

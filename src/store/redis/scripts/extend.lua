@@ -3,7 +3,7 @@ the worker's heartbeat (so a busy worker pays no round trip of its own to stay l
 KEYS: base, workers, worker_info
 ARGV: base, lease_ms, worker, info, ttl_ms
 EACH: id, token
-Returns: per job: the new lease deadline ms, or CODE.lease_lost / CODE.not_found
+Returns: { then per item: deadline_ms }; CODE.lease_lost or CODE.not_found instead of a deadline when the lease is not held
 The deadline is measured from the server's now. `worker` is '' for no heartbeat; else `info`
 (WorkerInfo JSON) is stored for `ttl_ms` (see worker_beat). Safe to run twice: a re-sent call
 sets the same kind of deadline again.

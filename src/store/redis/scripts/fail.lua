@@ -2,7 +2,7 @@
 attempts are left (or when asked to skip them).
 KEYS: base
 ARGV: base, id, token, error, retry_ms, dead, default_max, history
-Returns: { CODE, due ms of the retry or -1 }
+Returns: { code, due_ms }; due_ms of the retry
 `dead` is '1' to skip any attempts left; `default_max` applies when the job has no limit of its own.
 Codes: retried, dead, lease_lost, not_found. A re-sent call finds its own given-up mark
 (_lifecycle.lua) and answers as the first did (and appends nothing); a lease a claim recovered
@@ -23,10 +23,10 @@ local history = arg_int('history')
 local run = redis.call('HGET', K_RUNS, id)
 local status = lease_status(id, run, token, MARK.given_up)
 if status == 'resent' then
-  if redis.call('ZSCORE', K_DEAD, id) then return { CODE.dead, -1 } end
-  return { CODE.retried, current_due(id, run) or -1 }
+  if redis.call('ZSCORE', K_DEAD, id) then return reply({ code = CODE.dead, due_ms = -1 }) end
+  return reply({ code = CODE.retried, due_ms = current_due(id, run) or -1 })
 end
-if status ~= 'held' then return { status, -1 } end
+if status ~= 'held' then return reply({ code = status, due_ms = -1 }) end
 
 -- One entry of the error history, built by hand: integers through %d (cjson would write them
 -- with 14 significant digits) and keys always in the documented order.
@@ -73,10 +73,10 @@ if arg('dead') == '1' or corrupt or r.a >= max then
   redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), error_text, r.s, r.w))
   bury_many({ id }, now)
   emit(EVENT.dead, id, 'attempt', r.a, 'error', error_text)
-  return { CODE.dead, -1 }
+  return reply({ code = CODE.dead, due_ms = -1 })
 end
 local due = now + retry_ms
 redis.call('HSET', K_RUNS, id, encode_run(r.a, due, given_up(token), error_text, r.s, r.w))
 schedule_many({ due, id })
 emit(EVENT.retried, id, 'attempt', r.a, 'due', int(due), 'error', error_text)
-return { CODE.retried, due }
+return reply({ code = CODE.retried, due_ms = due })

@@ -2,7 +2,7 @@
 KEYS: base
 ARGV: base, logs
 EACH: id
-Returns: { now ms, then per job: JOB_ROW }
+Returns: { now_ms, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors }; per job wire.ts JOB_ROW
 The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', or '' when the job is
 in no set (its row then has an empty body and run state when there is no such job at all). The
 due time is the scheduled score, else the run's. Log lines and the error history only when
@@ -12,7 +12,7 @@ and error history are passed on as stored, for the caller to read what it can.
 --@include _helpers.lua
 
 local want_logs = arg('logs') == '1'
-local out = { now_ms() }
+local out = reply({ now_ms = now_ms() })
 for i = 1, each_count() do
   local id = each_arg(i, 'id')
   local state, body, run = job_state(id)

@@ -1,7 +1,7 @@
 --[[ layout: sets a queue's shard layout if it is still the one the caller read (compare and set).
 KEYS: base
 ARGV: base, expected, next, epoch
-Returns: 1 when the layout was set, 0 when the stored one was not `expected`
+Returns: set; 1 when the layout was set, 0 when the stored one was not `expected`
 The layout is the `layout` field of the unsharded queue's meta (JSON, see sharded/layout.ts);
 '' as `expected` means "no layout stored yet" (an unsharded queue). `epoch` is the epoch of
 `next`, kept beside it as meta `epoch` (obliterate and `moved` read it there); '' leaves it. Two processes that reshard

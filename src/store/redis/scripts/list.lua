@@ -1,7 +1,7 @@
 --[[ list: one page of the jobs in a state, in that state's order or its reverse, from a cursor.
 KEYS: base
 ARGV: base, state, phase, score, member, limit, order
-Returns: { now ms, total, next phase or empty, next score, next member, then per job: JOB_ROW }
+Returns: { now_ms, total, next_phase, next_score, next_member, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors }; next_phase is empty on the last page; per job wire.ts JOB_ROW
 States and their order: 'scheduled' (not yet due, by due time), 'ready' (due and waiting: the
 ready set in hand-out order, then the due members of the scheduled set by due time, which a
 claim merges by priority), 'active' (by lease deadline), 'dead' (by time of death), 'completed'
@@ -104,7 +104,7 @@ local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
 local progress = hmget(K_PROGRESS, ids)
 local results = {}
 if state == PLACE.completed then results = hmget(K_RESULTS, ids) end
-local out = { now, total, next_phase, next_score, next_member }
+local out = reply({ now_ms = now, total = total, next_phase = next_phase, next_score = next_score, next_member = next_member })
 for i, p in ipairs(picked) do
   local internal, score, due = p.phase, -1, -1
   if state == PLACE.ready and p.phase == PLACE.ready then

@@ -2,7 +2,7 @@
 schedules and worker entries. Refuses while jobs are active unless `force` is '1'.
 KEYS: base, workers, worker_info, schedules, schedule_last
 ARGV: base, force, epoch
-Returns: { CODE, scheduled, active, dead, completed, bodies } (counts before)
+Returns: { code, scheduled, active, dead, completed, bodies }; the counts before
 Codes: done, refused (jobs are active and force was not given; nothing removed), not_found
 (the keys belong to another epoch of the queue; nothing removed).
 `epoch` ('' for none) is the layout epoch the caller obliterates (see sharded queues in
@@ -17,18 +17,23 @@ Events: PUBLISH <wake> 's'. Safe to run twice (the second finds nothing).
 --@include _helpers.lua
 
 local counts = {
-  redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_READY),
-  redis.call('ZCARD', K_ACTIVE),
-  redis.call('ZCARD', K_DEAD),
-  redis.call('ZCARD', K_COMPLETED),
-  redis.call('HLEN', K_JOBS),
+  scheduled = redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_READY),
+  active = redis.call('ZCARD', K_ACTIVE),
+  dead = redis.call('ZCARD', K_DEAD),
+  completed = redis.call('ZCARD', K_COMPLETED),
+  bodies = redis.call('HLEN', K_JOBS),
 }
+-- The reply: the code, then the counts before.
+local function answer(code)
+  counts.code = code
+  return reply(counts)
+end
 if arg('epoch') ~= '' then
   local held = redis.call('HGET', K_META, 'epoch')
-  if held and held ~= arg('epoch') then return { CODE.not_found, counts[1], counts[2], counts[3], counts[4], counts[5] } end
+  if held and held ~= arg('epoch') then return answer(CODE.not_found) end
 end
-if counts[2] > 0 and arg('force') ~= '1' then
-  return { CODE.refused, counts[1], counts[2], counts[3], counts[4], counts[5] }
+if counts.active > 0 and arg('force') ~= '1' then
+  return answer(CODE.refused)
 end
 -- The sequence counter stays as a floor: the next multiple of SEQ_LIFE, expiring after
 -- SEQ_FLOOR_TTL_MS (longer than any stale holder's late call). A later life of the queue goes
@@ -41,4 +46,4 @@ redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RU
 if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
 -- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
 redis.call('PUBLISH', WAKE_CHANNEL, 's')
-return { CODE.done, counts[1], counts[2], counts[3], counts[4], counts[5] }
+return answer(CODE.done)

@@ -2,7 +2,7 @@
 KEYS: base
 ARGV: base, set, mode, limit, age_ms
 EACH: id
-Returns: the number of jobs deleted
+Returns: deleted; the number of jobs deleted
 `set` is 'dead' or 'completed'; `mode` is 'ids' (the items), 'all' or 'older' (died or finished
 more than age_ms ago); with 'all' and 'older', at most `limit` per call: call again until 0. A
 fixed number of calls per batch.

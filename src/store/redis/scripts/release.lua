@@ -3,7 +3,7 @@ they are due at once, so another worker picks them up without waiting for the le
 KEYS: base
 ARGV: base
 EACH: id, token
-Returns: one CODE per job
+Returns: { then per item: code }
 Codes: ok (released), lease_lost, not_found. A re-sent call finds its own given-up mark
 (_lifecycle.lua) and answers ok again; a stale holder (its lease recovered) gets lease lost and
 changes nothing.

@@ -2,7 +2,7 @@
 jobs are left alone.
 KEYS: base, memo
 ARGV: base, id, delay_ms, run_at, request_id, memo_ms
-Returns: { CODE, state, due ms or -1 }
+Returns: { code, state, due_ms }
 Exactly one of delay_ms and run_at is set.
 Codes: done (rescheduled), refused (state says why: active or dead; due is its run's), not_found.
 Events: PUBLISH <wake> when the job became the queue's earliest due job.
@@ -17,13 +17,13 @@ if arg('delay_ms') ~= '' then delay = arg_int('delay_ms') else run_at = arg_int(
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
 local memo = memo_get(memo_key)
-if memo then return { CODE.done, PLACE.scheduled, tonumber(memo) } end
+if memo then return reply({ code = CODE.done, state = PLACE.scheduled, due_ms = tonumber(memo) }) end
 
 local state, body, run = job_state(id)
-if state == nil then return { CODE.not_found, '', -1 } end
+if state == nil then return reply({ code = CODE.not_found, state = '', due_ms = -1 }) end
 if state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
   local r = parse_run(run)
-  return { CODE.refused, state, (r and r.t) or -1 }
+  return reply({ code = CODE.refused, state = state, due_ms = (r and r.t) or -1 })
 end
 local due
 if delay then due = now_ms() + delay else due = run_at end
@@ -31,4 +31,4 @@ unlink_waiting(id, state, body, run)
 schedule_many({ due, id })
 emit(EVENT.rescheduled, id, 'due', int(due))
 memo_set(memo_key, int(due), memo_ms)
-return { CODE.done, PLACE.scheduled, due }
+return reply({ code = CODE.done, state = PLACE.scheduled, due_ms = due })

@@ -1,7 +1,7 @@
 --[[ schedule-set: stores or removes a recurring schedule's definition, and tells schedulers.
-KEYS: base
+KEYS: base, schedules, schedule_last
 ARGV: base, name, definition
-Returns: 1 when something changed, else 0
+Returns: changed; 1 when something changed, else 0
 `definition` is the JSON text, or '' to remove (0 then means: no such schedule).
 Events: PUBLISH <wake> 's' so running schedulers re-read the definitions at once.
 Removing a schedule also forgets its last occurrence, so a schedule made again under the same
@@ -9,7 +9,7 @@ name starts afresh. Jobs already enqueued for it are not touched.
 ]]
 --@include _helpers.lua
 
-local defs, last = ROOT .. 'schedules', ROOT .. 'schedule-last'
+local defs, last = K_SCHEDULES, K_SCHEDULE_LAST
 local name, def = arg('name'), arg('definition')
 local changed = 0
 if def == '' then

@@ -2,7 +2,7 @@
 set's caps.
 KEYS: base
 ARGV: base, what, value
-Returns: 1 when the setting changed, 0 when it had that value
+Returns: changed; 1 when the setting changed, 0 when it had that value
 `what` is 'paused' ('1'/'0'), 'events' (the stream's MAXLEN, or '0' to turn it off),
 'dead' or 'done' (the retention of dead or completed jobs) as '<max jobs>:<max age ms>', '0'
 for no bound (both '0' for done: completed jobs are not kept; those kept stay until purged),

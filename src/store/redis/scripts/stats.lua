@@ -1,7 +1,7 @@
 --[[ stats: counts by state, by the server's clock.
 KEYS: base, workers
 ARGV: base, window_ms
-Returns: { now ms, scheduled not promoted, ready, due in scheduled, active, dead, earliest due ms or -1, due within window, paused 1/0, stream length or -1, completed total, earliest due ms in the ready set or -1, kept completed, live workers }
+Returns: { now_ms, not_promoted, ready, due_in_scheduled, active, dead, earliest_due_ms, due_within_window, paused, stream_length, completed_total, earliest_ready_due_ms, kept_completed, live_workers }; paused is 1 or 0; stream_length is -1 when the stream is off
 The ready set is ordered by priority, then due time: its first member is the oldest of the
 highest priority only, and a starved low-priority job waits further down. So the earliest due
 time is the least of each priority's first member, one step per priority present (at most
@@ -22,19 +22,19 @@ for _ = 1, READY_LEVELS_MAX do
   level = redis.call('ZRANGE', K_READY, '(' .. level[2], '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
 end
 local meta = redis.call('HMGET', K_META, 'paused', 'events', 'completed')
-return {
-  now,
-  redis.call('ZCARD', K_SCHEDULED),
-  redis.call('ZCARD', K_READY),
-  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now),
-  redis.call('ZCARD', K_ACTIVE),
-  redis.call('ZCARD', K_DEAD),
-  head,
-  redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + arg_int('window_ms')),
-  meta[1] == '1' and 1 or 0,
-  meta[2] and redis.call('XLEN', K_EVENTS) or -1,
-  as_int(meta[3]) or 0,
-  first_ready_due,
-  redis.call('ZCARD', K_COMPLETED),
-  redis.call('ZCOUNT', K_WORKERS, '(' .. now, '+inf'),
-}
+return reply({
+  now_ms = now,
+  not_promoted = redis.call('ZCARD', K_SCHEDULED),
+  ready = redis.call('ZCARD', K_READY),
+  due_in_scheduled = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now),
+  active = redis.call('ZCARD', K_ACTIVE),
+  dead = redis.call('ZCARD', K_DEAD),
+  earliest_due_ms = head,
+  due_within_window = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now + arg_int('window_ms')),
+  paused = meta[1] == '1' and 1 or 0,
+  stream_length = meta[2] and redis.call('XLEN', K_EVENTS) or -1,
+  completed_total = as_int(meta[3]) or 0,
+  earliest_ready_due_ms = first_ready_due,
+  kept_completed = redis.call('ZCARD', K_COMPLETED),
+  live_workers = redis.call('ZCOUNT', K_WORKERS, '(' .. now, '+inf'),
+})

@@ -1,7 +1,7 @@
 --[[ timeline: how many scheduled jobs fall due in each window of time ahead, by the server's clock.
 KEYS: base
 ARGV: base, from, bucket_ms, buckets
-Returns: { now ms, from ms, then per bucket: scheduled jobs due in it after now }
+Returns: { now_ms, from_ms, then per item: due }; per bucket the scheduled jobs due in it after now
 Bucket i counts the members of K_SCHEDULED with a score in [from + i*bucket_ms, from +
 (i+1)*bucket_ms) and above now: jobs not yet due. `from` is '' for the server's now. Due jobs
 are left out wherever they wait (the due members of K_SCHEDULED and all of K_READY), so a
@@ -17,7 +17,7 @@ local bucket_ms, buckets = arg_int('bucket_ms'), arg_int('buckets')
 if bucket_ms < 1 or buckets < 1 or buckets > 1440 then error('delayq: timeline needs bucket_ms >= 1 and buckets 1..1440') end
 local from = now
 if arg('from') ~= '' then from = arg_int('from') end
-local out = { now, from }
+local out = reply({ now_ms = now, from_ms = from })
 for i = 0, buckets - 1 do
   local lo, hi = from + i * bucket_ms, from + (i + 1) * bucket_ms
   if hi <= now then

@@ -2,7 +2,7 @@
 KEYS: base
 ARGV: base, id, token, progress, log_cap
 EACH: line
-Returns: CODE
+Returns: code
 `progress` is JSON text, or '' to leave it as it is; each item is one log line (the caller
 bounds their size). The log keeps the last `log_cap` lines as a JSON array. Both stay with the
 job while it exists (and while retention keeps it) and go with it.

@@ -2,7 +2,7 @@
 and its goodbye when it closes.
 KEYS: base, workers, worker_info
 ARGV: base, worker, info, ttl_ms
-Returns: now ms
+Returns: now_ms
 `info` is the worker's WorkerInfo JSON, kept for `ttl_ms`; '' takes the worker out at once.
 Safe to run twice.
 ]]

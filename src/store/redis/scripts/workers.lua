@@ -1,7 +1,7 @@
 --[[ workers: the live workers of a queue (those whose heartbeat has not run out).
 KEYS: base, workers, worker_info
 ARGV: base, limit
-Returns: { now ms, then per live worker: id, expires at ms, WORKER_ENTRY }
+Returns: { now_ms, then per item: id, expires_ms, entry }; per live worker; entry is WORKER_ENTRY
 At most `limit` workers, soonest to expire first.
 ]]
 --@include _helpers.lua
@@ -11,10 +11,11 @@ local live = redis.call('ZRANGEBYSCORE', K_WORKERS, '(' .. now, '+inf', 'WITHSCO
 local ids = {}
 for i = 1, #live, 2 do ids[#ids + 1] = live[i] end
 local infos = hmget(K_WORKER_INFO, ids)
-local out = { now }
+local out = reply({ now_ms = now })
 for i, id in ipairs(ids) do
-  out[#out + 1] = id
-  out[#out + 1] = tonumber(live[2 * i])
-  out[#out + 1] = infos[i] or ''
+  local n = #out
+  out[n + RE.id] = id
+  out[n + RE.expires_ms] = tonumber(live[2 * i])
+  out[n + RE.entry] = infos[i] or ''
 end
 return out
