@@ -15,15 +15,12 @@ import type {
   StoredPage,
   UpdateRequest,
   WorkerBeat,
-  ClaimedJob,
   DeadJob,
-  UnreadableJob,
   EventReader,
   PurgeTarget,
   QueueSettings,
   ScheduleGuard,
   StoredSchedule,
-  StreamEvent,
   SnoozeRequest,
   SnoozeResult,
   VerifyReport,
@@ -41,18 +38,20 @@ import type {
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
 import { LIMIT } from '../lifecycle.js';
-import { duplicateClient, openClient, type Client, type RedisConnection } from './connection.js';
+import { openClient, type Client, type RedisConnection } from './connection.js';
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Cluster } from 'ioredis';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
 import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
-import { parseBody, parseErrors, parseRun, tryParseBody, asciiOnly } from './packed.js';
+import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { decodeReply, REPLY_AT, replyArray, replyValue, type Reply } from './replies.js';
+import { claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
 import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
+import { subscribeWake } from './wake-subscriber.js';
+import { openEventReader } from './event-reader.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { timerDelay } from '../../timers.js';
 
@@ -107,8 +106,6 @@ const CLAIM_WATCHDOG_MS = 15_000;
  * rebuild of a few strings.
  */
 export const KEY_CACHE_MAX = 1000;
-/** How often an idle subscription proves its connection is alive. */
-const SUBSCRIBER_PING_MS = 30_000;
 /** Default of subscriberWatchdogMs: a handshake, SUBSCRIBE or PING takes milliseconds. */
 const SUBSCRIBER_WATCHDOG_MS = 5_000;
 
@@ -121,99 +118,6 @@ const SUBSCRIBER_WATCHDOG_MS = 5_000;
 export const REQUEST_MEMO_MS = 60_000;
 /** Reads the server's clock where the queue lives (KEYS[1] is one of the queue's keys, for routing only). */
 const TIME_SCRIPT = "local t = redis.call('TIME') return { tonumber(t[1]), tonumber(t[2]) }";
-
-function num(v: unknown): number {
-  const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n)) throw new StoreError(`expected a number from Redis, got ${String(v)}`);
-  return n;
-}
-
-function optNum(v: unknown): number | undefined {
-  if (v === '' || v === null || v === undefined) return undefined;
-  return num(v);
-}
-
-function optStr(v: unknown): string | undefined {
-  return v === '' || v === null || v === undefined ? undefined : String(v);
-}
-
-/**
- * Where claim's reply keeps each name (wire.ts CLAIM_JOB). The hot path reads each job in place
- * through these offsets instead of building an object per job first (replies.ts decodeReply).
- */
-const CLAIM = REPLY_AT.claim;
-const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
-const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix', number>;
-
-/** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
-function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
-  const body = parseBody(String(reply[i + C.body]));
-  return {
-    id: String(reply[i + C.id]),
-    token: tokenPrefix + String(reply[i + C.token_number]),
-    data: body.data,
-    attempt: num(reply[i + C.attempt]),
-    maxAttempts: body.maxAttempts,
-    backoff: body.backoff,
-    dueAtMs: num(reply[i + C.due_ms]),
-    priority: body.priority,
-    createdAtMs: body.createdAtMs,
-    leaseExpiresAtMs,
-    traceContext: body.traceContext,
-  };
-}
-
-/** One wire.ts JOB_ROW, or null when there is no such job. Never throws on stored data. */
-function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobInfo<string> | null {
-  const id = String(row.id);
-  const state = String(row.state);
-  const score = Number(row.score);
-  const bodyText = String(row.body ?? '');
-  const runText = String(row.run ?? '');
-  if (state === '' && bodyText === '' && runText === '') return null;
-  const due = Number(row.due_ms);
-  // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
-  const body = tryParseBody(bodyText);
-  const run = parseRun(runText);
-  const dueAtMs = due >= 0 ? due : Number.NaN;
-  const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
-  const logs = optStr(row.logs);
-  let logLines: string[] | undefined;
-  if (logs !== undefined) {
-    try {
-      logLines = (JSON.parse(logs) as unknown[]).map(String);
-    } catch {
-      logLines = [logs];
-    }
-  }
-  const isReady = state === 'ready' || (state === 'scheduled' && dueAtMs <= nowMs);
-  return {
-    id,
-    // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
-    state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
-    data: body?.data as string,
-    dueAtMs,
-    ready: isReady,
-    priority: body?.priority ?? 0,
-    attempt: run?.attempts ?? 0,
-    maxAttempts: body?.maxAttempts,
-    createdAtMs: body?.createdAtMs ?? Number.NaN,
-    leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,
-    lastError: run?.lastError ?? bodyProblem,
-    startedAtMs: run?.startedAtMs,
-    finishedAtMs: (state === 'dead' || state === 'completed') && score >= 0 ? score : undefined,
-    workerId: run?.workerId || undefined,
-    result: optStr(row.result),
-    progress: optStr(row.progress),
-    logs: logLines,
-    errors: parseErrors(optStr(row.errors)),
-  };
-}
-
-/** complete, release, extend: one code per lease (extend answers a deadline, > 1, for a renewed one). */
-function leaseOutcomes(name: 'complete' | 'release' | 'extend', reply: unknown): LeaseOutcome[] {
-  return (replyArray(name, reply) as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
-}
 
 export class RedisStore implements Store {
   readonly #client: Client;
@@ -376,26 +280,7 @@ export class RedisStore implements Store {
     } finally {
       clearTimeout(watchdog);
     }
-    replyArray('claim', reply);
-    const nowMs = num(reply[CF.now_ms]);
-    const wake = num(reply[CF.next_wake_ms]);
-    const deadline = num(reply[CF.deadline_ms]);
-    const tokenPrefix = String(reply[CF.token_prefix]);
-    const jobs: ClaimedJob[] = [];
-    const unreadable: UnreadableJob[] = [];
-    // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
-    for (let i = CLAIM.first; i < reply.length; i += CLAIM.size) {
-      try {
-        jobs.push(claimedJob(reply, i, tokenPrefix, deadline));
-      } catch (err) {
-        unreadable.push({
-          id: String(reply[i + C.id]),
-          token: tokenPrefix + String(reply[i + C.token_number]),
-          reason: `corrupt job: ${(err as Error).message}`,
-        });
-      }
-    }
-    return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
+    return claimResult(reply);
   }
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
@@ -702,88 +587,7 @@ export class RedisStore implements Store {
     // One connection for every queue (a sharded queue's shards): in a cluster a SUBSCRIBE on
     // any node hears PUBLISH from every node, so the shards' nodes need no connection each.
     const byChannel = new Map(queues.map((q) => [this.keys(q).wake, q]));
-    const sub = duplicateClient(this.#client, { enableAutoPipelining: false });
-    this.#subscribers.add(sub);
-    let connectedOnce = false;
-    // ioredis reports every failed reconnect attempt; one report per drop is enough.
-    let reported = false;
-    sub.on('message', (ch: string, message: string) => {
-      const queue = byChannel.get(ch);
-      if (queue === undefined) return;
-      if (message === 's') handlers.onSchedulesChanged?.(queue);
-      else if (message === 'L') handlers.onLayoutChanged?.(queue);
-      else handlers.onWake(Number(message), queue);
-    });
-    sub.on('error', (err: Error) => {
-      if (reported) return;
-      reported = true;
-      handlers.onError(this.#guard.wrap(err) as Error);
-    });
-    // A half-open TCP connection looks alive and delivers nothing, and it can go half-open at any
-    // point: during the handshake or the SUBSCRIBE (ioredis waits for those forever), or later.
-    // Each connection must prove itself live within the watchdog's time of connecting (the
-    // SUBSCRIBE, or on a reconnect a PING after the re-subscribe, answered) and again at every
-    // idle PING; one that does not is dropped, and ioredis reconnects, re-subscribes and re-sends.
-    let proving: NodeJS.Timeout | undefined;
-    const prove = () => {
-      clearTimeout(proving);
-      proving = setTimeout(() => {
-        proving = undefined;
-        if (sub.status !== 'end') sub.disconnect(true);
-      }, timerDelay(this.#subscriberWatchdogMs));
-      proving.unref();
-    };
-    const proven = () => {
-      clearTimeout(proving);
-      proving = undefined;
-    };
-    // 'connect' is the TCP connection; the handshake (ready check) and SUBSCRIBE follow it. (A
-    // cluster client's 'connect' is the whole cluster's and its subscriber connection is its own,
-    // so there only the idle PING below applies.)
-    if (!(sub instanceof Cluster)) sub.on('connect', prove);
-    sub.on('ready', () => {
-      reported = false;
-      // ioredis re-subscribes by itself after a reconnect; what was published meanwhile is gone.
-      // It emits 'ready' before it writes the SUBSCRIBE, so wait for a PING sent after it: once
-      // that is answered the subscription is live and a claim cannot miss a later signal.
-      if (connectedOnce) {
-        queueMicrotask(() => {
-          sub.ping().then(
-            () => {
-              proven();
-              handlers.onResubscribed();
-            },
-            () => handlers.onResubscribed(),
-          );
-        });
-      }
-      connectedOnce = true;
-    });
-    try {
-      await sub.subscribe(...byChannel.keys());
-      proven();
-    } catch (err) {
-      proven();
-      this.#subscribers.delete(sub);
-      sub.disconnect();
-      throw this.#guard.wrap(err);
-    }
-
-    const watchdog = setInterval(() => {
-      if (sub.status !== 'ready' || proving !== undefined) return;
-      prove();
-      sub.ping().then(proven, () => {});
-    }, SUBSCRIBER_PING_MS);
-    watchdog.unref();
-
-    return {
-      close: async () => {
-        clearInterval(watchdog);
-        proven();
-        this.#subscribers.delete(sub);
-        sub.disconnect();
-      },
-    };
+    return subscribeWake(this.#client, this.#guard, byChannel, handlers, { watchdogMs: this.#subscriberWatchdogMs, open: this.#subscribers });
   }
 
   async scheduleSet(queue: string, name: string, definition: string | null): Promise<boolean> {
@@ -861,34 +665,7 @@ export class RedisStore implements Store {
   }
 
   eventReader(queue: string): EventReader {
-    const stream = this.keys(queue).events;
-    // XREAD BLOCK holds its connection, so each reader has one of its own.
-    const conn = duplicateClient(this.#client, { enableAutoPipelining: false });
-    this.#subscribers.add(conn);
-    return {
-      lastCursor: async () => {
-        const last = (await conn.xrevrange(stream, '+', '-', 'COUNT', 1)) as [string, string[]][];
-        return last[0]?.[0] ?? '0-0';
-      },
-      read: async (cursor, count, blockMs) => {
-        // BLOCK 0 would wait forever: 0 here means do not wait.
-        const reply = (await (blockMs > 0
-          ? conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, cursor)
-          : conn.xread('COUNT', count, 'STREAMS', stream, cursor))) as [string, [string, string[]][]][] | null;
-        const out: StreamEvent[] = [];
-        for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
-          const fields: Record<string, string> = {};
-          for (let i = 0; i < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
-          const { event = '', id = '', ...rest } = fields;
-          out.push({ cursor: entryId, event, id, fields: rest });
-        }
-        return out;
-      },
-      close: async () => {
-        this.#subscribers.delete(conn);
-        conn.disconnect();
-      },
-    };
+    return openEventReader(this.#client, this.keys(queue).events, this.#subscribers);
   }
 
   async serverTimeMs(queue: string): Promise<number> {

@@ -2,10 +2,15 @@
  * Script replies read back by name: the Node side of wire.ts's ReplyShape, as the generated
  * prologue's `R` / `RE` are the Lua side. The one place that knows where a reply keeps what;
  * the store asks for `reply.fields.now_ms`, never `reply[0]`. A reply whose length does not fit
- * its shape is a StoreError (a script and this build disagree), never a silent misread.
+ * its shape is a StoreError (a script and this build disagree), never a silent misread. Below
+ * the generic readers, the replies read into the store's types: claim's hand-outs, job rows,
+ * lease outcomes.
  */
 import { StoreError } from '../../errors.js';
-import { SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
+import type { JobInfo, JobState } from '../../types.js';
+import type { ClaimedJob, ClaimResult, LeaseOutcome, UnreadableJob } from '../store.js';
+import { parseBody, parseErrors, parseRun, tryParseBody } from './packed.js';
+import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
 type Shape<N extends ScriptName> = (typeof WIRE)[N]['reply'];
 export type ReplyFields<N extends ScriptName> = Shape<N> extends { fields: readonly (infer F)[] } ? F & string : never;
@@ -71,4 +76,121 @@ export function replyValue(name: ScriptName, raw: unknown): unknown {
   if ((WIRE[name].reply as ReplyShape).value === undefined) throw new StoreError(`${name}: its reply is not one value`);
   if (Array.isArray(raw)) throw new StoreError(`${name}: expected one value from Redis, got an array`);
   return raw;
+}
+
+export function num(v: unknown): number {
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n)) throw new StoreError(`expected a number from Redis, got ${String(v)}`);
+  return n;
+}
+
+export function optNum(v: unknown): number | undefined {
+  if (v === '' || v === null || v === undefined) return undefined;
+  return num(v);
+}
+
+export function optStr(v: unknown): string | undefined {
+  return v === '' || v === null || v === undefined ? undefined : String(v);
+}
+
+/**
+ * Where claim's reply keeps each name (wire.ts CLAIM_JOB). The hot path reads each job in place
+ * through these offsets instead of building an object per job first (replies.ts decodeReply).
+ */
+const CLAIM = REPLY_AT.claim;
+const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
+const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix', number>;
+
+/** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
+function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
+  const body = parseBody(String(reply[i + C.body]));
+  return {
+    id: String(reply[i + C.id]),
+    token: tokenPrefix + String(reply[i + C.token_number]),
+    data: body.data,
+    attempt: num(reply[i + C.attempt]),
+    maxAttempts: body.maxAttempts,
+    backoff: body.backoff,
+    dueAtMs: num(reply[i + C.due_ms]),
+    priority: body.priority,
+    createdAtMs: body.createdAtMs,
+    leaseExpiresAtMs,
+    traceContext: body.traceContext,
+  };
+}
+
+/** One wire.ts JOB_ROW, or null when there is no such job. Never throws on stored data. */
+export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobInfo<string> | null {
+  const id = String(row.id);
+  const state = String(row.state);
+  const score = Number(row.score);
+  const bodyText = String(row.body ?? '');
+  const runText = String(row.run ?? '');
+  if (state === '' && bodyText === '' && runText === '') return null;
+  const due = Number(row.due_ms);
+  // Stored data is shown as it is: what cannot be read shows as absent (NaN for times).
+  const body = tryParseBody(bodyText);
+  const run = parseRun(runText);
+  const dueAtMs = due >= 0 ? due : Number.NaN;
+  const bodyProblem = bodyText === '' ? 'corrupt job: no body' : body ? undefined : 'corrupt job: unreadable body';
+  const logs = optStr(row.logs);
+  let logLines: string[] | undefined;
+  if (logs !== undefined) {
+    try {
+      logLines = (JSON.parse(logs) as unknown[]).map(String);
+    } catch {
+      logLines = [logs];
+    }
+  }
+  const isReady = state === 'ready' || (state === 'scheduled' && dueAtMs <= nowMs);
+  return {
+    id,
+    // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
+    state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
+    data: body?.data as string,
+    dueAtMs,
+    ready: isReady,
+    priority: body?.priority ?? 0,
+    attempt: run?.attempts ?? 0,
+    maxAttempts: body?.maxAttempts,
+    createdAtMs: body?.createdAtMs ?? Number.NaN,
+    leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,
+    lastError: run?.lastError ?? bodyProblem,
+    startedAtMs: run?.startedAtMs,
+    finishedAtMs: (state === 'dead' || state === 'completed') && score >= 0 ? score : undefined,
+    workerId: run?.workerId || undefined,
+    result: optStr(row.result),
+    progress: optStr(row.progress),
+    logs: logLines,
+    errors: parseErrors(optStr(row.errors)),
+  };
+}
+
+/** complete, release, extend: one code per lease (extend answers a deadline, > 1, for a renewed one). */
+export function leaseOutcomes(name: 'complete' | 'release' | 'extend', reply: unknown): LeaseOutcome[] {
+  return (replyArray(name, reply) as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
+}
+
+/** claim's reply as the store's ClaimResult: each job on its own (one that cannot be read is reported, not thrown). */
+export function claimResult(reply: unknown[]): ClaimResult {
+  replyArray('claim', reply);
+  const nowMs = num(reply[CF.now_ms]);
+  const wake = num(reply[CF.next_wake_ms]);
+  const deadline = num(reply[CF.deadline_ms]);
+  const tokenPrefix = String(reply[CF.token_prefix]);
+  const jobs: ClaimedJob[] = [];
+  const unreadable: UnreadableJob[] = [];
+  // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
+  for (let i = CLAIM.first; i < reply.length; i += CLAIM.size) {
+    try {
+      jobs.push(claimedJob(reply, i, tokenPrefix, deadline));
+    } catch (err) {
+      unreadable.push({
+        id: String(reply[i + C.id]),
+        token: tokenPrefix + String(reply[i + C.token_number]),
+        reason: `corrupt job: ${(err as Error).message}`,
+      });
+    }
+  }
+  return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
 }
