@@ -9,8 +9,12 @@
  * at most and a claim of k jobs is O(k log n). stats() and verify() walk all jobs: O(n).
  *
  * What it does not give: durability (a restart loses everything) and more than one process.
+ *
+ * One method per Store call, each the twin of one Lua script, so this file stays one piece (a
+ * reader compares `fail()` here with fail.lua); what only reads lives in reads.ts, the places a
+ * job moves between in memory-queue.ts.
  */
-import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -47,11 +51,10 @@ import type {
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemJob } from './memory-queue.js';
+import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
 import { LIMIT, MARK } from '../lifecycle.js';
-import { pageAfter } from './listing.js';
 import { readWorkerInfo } from '../worker-info.js';
-import { byteOrder, readyMember } from '../zset-order.js';
-import { timerDelay } from '../../timers.js';
+import { byteOrder } from '../zset-order.js';
 
 /** Expired leases recovered per claim, as in the Redis store. */
 const TRIM_PER_RUN = 100;
@@ -353,96 +356,16 @@ export class MemoryStore implements Store {
     const now = this.#now();
     return ids.map((id) => {
       const job = q.jobs.get(id);
-      return job ? info(job, now, withLogs) : null;
+      return job ? jobInfo(job, now, withLogs) : null;
     });
   }
 
   async list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder = 'asc'): Promise<StoredPage> {
-    const q = this.#q(queue);
-    const now = this.#now();
-    // Sorted per call: O(n log n) in the jobs of that state (the Redis store is O(log n + limit)).
-    type Entry = { phase: string; score: number; member: string; job: MemJob };
-    const phases: { name: string; entries: Entry[] }[] = [];
-    const of = (where: MemJob['where'], phase: string, score: (j: MemJob) => number, member: (j: MemJob) => string, keep = (_j: MemJob) => true) => {
-      const out: Entry[] = [];
-      for (const j of q.jobs.values()) if (j.where === where && keep(j)) out.push({ phase, score: score(j), member: member(j), job: j });
-      return { name: phase, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
-    };
-    if (state === 'scheduled')
-      phases.push(
-        of(
-          'scheduled',
-          'scheduled',
-          (j) => j.due,
-          (j) => j.id,
-          (j) => j.due > now,
-        ),
-      );
-    else if (state === 'ready') {
-      phases.push(
-        of(
-          'ready',
-          'ready',
-          (j) => -j.priority,
-          (j) => readyMember(j.due, j.seq, j.id),
-        ),
-      );
-      phases.push(
-        of(
-          'scheduled',
-          'scheduled',
-          (j) => j.due,
-          (j) => j.id,
-          (j) => j.due <= now,
-        ),
-      );
-    } else if (state === 'active')
-      phases.push(
-        of(
-          'active',
-          'active',
-          (j) => j.leaseDeadline,
-          (j) => j.id,
-        ),
-      );
-    else
-      phases.push(
-        of(
-          state,
-          state,
-          (j) => j.diedAt,
-          (j) => j.id,
-        ),
-      );
-    const total = phases.reduce((n, p) => n + p.entries.length, 0);
-    const { page, next } = pageAfter(phases, cursor, limit, order);
-    return {
-      nowMs: now,
-      total,
-      jobs: page.map((e) => info(e.job, now, false)),
-      next: next && { phase: next.phase, score: String(next.score), member: next.member },
-    };
+    return listPage(this.#q(queue), this.#now(), state, cursor, limit, order);
   }
 
   async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
-    const q = this.#q(queue);
-    // The cursor is the add sequence number of the last job returned: the map holds jobs in
-    // that order, so a job removed in between shifts nothing (a position would, and skip one),
-    // and, as with HSCAN, a job there from start to end is returned.
-    const from = Number(cursor) || 0;
-    const entries: ScanStep['entries'] = [];
-    let last = from;
-    let more = false;
-    for (const job of q.jobs.values()) {
-      if (job.seq <= from) continue;
-      if (entries.length >= count) {
-        more = true;
-        break;
-      }
-      entries.push({ id: job.id, data: job.data });
-      last = job.seq;
-    }
-    return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
+    return scanStep(this.#q(queue), cursor, count);
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
@@ -520,57 +443,11 @@ export class MemoryStore implements Store {
   }
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
-    const q = this.#q(queue);
-    const now = this.#now();
-    let scheduled = 0;
-    let ready = 0;
-    let active = 0;
-    let dead = 0;
-    let within = 0;
-    let oldestDue = Infinity;
-    for (const job of q.jobs.values()) {
-      if (job.where === 'active') active++;
-      else if (job.where === 'dead') dead++;
-      else if (job.where === 'completed') continue;
-      else {
-        scheduled++;
-        if (job.where === 'ready' || job.due <= now) {
-          ready++;
-          oldestDue = Math.min(oldestDue, job.due);
-        }
-        if (job.where === 'ready' || job.due <= now + windowMs) within++;
-      }
-    }
-    const head = q.headDue();
-    return {
-      scheduled,
-      ready,
-      active,
-      dead,
-      nextDueInMs: ready > 0 ? 0 : head === undefined ? undefined : Math.max(0, head - now),
-      dueWithinWindow: within,
-      windowMs,
-      nowMs: now,
-      paused: q.paused,
-      eventStreamLength: q.eventsMax > 0 ? q.events.length : undefined,
-      completedTotal: q.completed,
-      oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
-      completed: q.completedKept.size,
-      workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
-    };
+    return queueStats(this.#q(queue), this.#now(), windowMs);
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {
-    const now = this.#now();
-    const from = fromMs ?? now;
-    const counts = new Array<number>(buckets).fill(0);
-    // As timeline.lua: scheduled jobs not yet due, by due time; O(n) here, like stats().
-    for (const job of this.#q(queue).jobs.values()) {
-      if (job.where !== 'scheduled' || job.due <= now || job.due < from) continue;
-      const i = Math.floor((job.due - from) / bucketMs);
-      if (i < buckets) counts[i]!++;
-    }
-    return { nowMs: now, fromMs: from, bucketMs, counts };
+    return dueTimeline(this.#q(queue), this.#now(), fromMs, bucketMs, buckets);
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
@@ -596,21 +473,7 @@ export class MemoryStore implements Store {
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {
-    const dead = this.#q(queue).deadInOrder();
-    const page = limit <= 0 ? [] : dead.slice(offset, offset + limit);
-    return {
-      total: dead.length,
-      jobs: page.map((j) => ({
-        id: j.id,
-        diedAtMs: j.diedAt,
-        data: j.data,
-        attempt: j.attempts,
-        maxAttempts: j.maxAttempts,
-        lastError: j.lastError,
-        dueAtMs: j.due,
-        createdAtMs: j.created,
-      })),
-    };
+    return deadPage(this.#q(queue), offset, limit);
   }
 
   async deadRetry(queue: string, ids: string[] | 'all'): Promise<number> {
@@ -646,16 +509,7 @@ export class MemoryStore implements Store {
   }
 
   async verify(queue: string): Promise<VerifyReport> {
-    const q = this.#q(queue);
-    const problems: string[] = [];
-    const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
-    for (const job of q.jobs.values()) {
-      counts[job.where]++;
-      if (job.where === 'active' && (!job.token || job.token.startsWith('-'))) problems.push(`job ${job.id} is active without a live lease token`);
-      if (job.where === 'dead' && !q.dead.has(job.id)) problems.push(`job ${job.id} is dead but not in the dead list`);
-    }
-    for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
-    return { ok: problems.length === 0, counts, problems };
+    return verifyMemoryQueue(this.#q(queue));
   }
 
   /** In the process: never down. */
@@ -767,35 +621,7 @@ export class MemoryStore implements Store {
   }
 
   eventReader(queue: string): EventReader {
-    const q = this.#q(queue);
-    let closed = false;
-    let wakeReader: (() => void) | undefined;
-    return {
-      lastCursor: async () => q.events.at(-1)?.cursor ?? '0-0',
-      read: async (cursor, count, blockMs) => {
-        const after = cursor === '$' ? (q.events.at(-1)?.cursor ?? '0-0') : cursor;
-        let found = q.eventsAfter(after, count);
-        if (found.length > 0 || closed || blockMs <= 0) return found;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, timerDelay(blockMs));
-          function done() {
-            clearTimeout(timer);
-            q.eventWaiters.delete(done);
-            wakeReader = undefined;
-            resolve();
-          }
-          wakeReader = done;
-          q.eventWaiters.add(done);
-        });
-        if (closed) throw new Error('event reader closed');
-        found = q.eventsAfter(after, count);
-        return found;
-      },
-      close: async () => {
-        closed = true;
-        wakeReader?.();
-      },
-    };
+    return memoryEventReader(this.#q(queue));
   }
 
   async close(): Promise<void> {
@@ -832,35 +658,6 @@ export class MemoryStore implements Store {
       q.emit(now, 'purged', job.id, { reason: set === 'dead' ? 'dead set cap' : 'retention' });
     }
   }
-}
-
-/** A job as get and listings show it (raw text in data, result and progress, as the Redis store gives). */
-function info(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
-  return {
-    id: job.id,
-    state: publicState(job),
-    data: job.data,
-    dueAtMs: job.due,
-    ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
-    priority: job.priority,
-    attempt: job.attempts,
-    maxAttempts: job.maxAttempts,
-    createdAtMs: job.created,
-    leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
-    lastError: job.lastError,
-    startedAtMs: job.startedAt,
-    finishedAtMs: job.where === 'dead' || job.where === 'completed' ? job.diedAt : undefined,
-    workerId: job.workerId || undefined,
-    result: job.result,
-    progress: job.progress,
-    logs: withLogs ? job.logs && [...job.logs] : undefined,
-    // Copies (logs too): the caller may change what it got without changing the stored history.
-    errors: withLogs ? job.errors?.map((e) => ({ ...e })) : undefined,
-  };
-}
-
-function publicState(job: MemJob): JobState {
-  return job.where === 'ready' ? 'scheduled' : job.where;
 }
 
 export type { StreamEvent };

@@ -1,6 +1,8 @@
 /**
- * The Redis store: one typed method per Lua script (script `claim.lua` <-> `claim()`), plus the
- * wake-up subscription. It parses script replies and nothing else; decisions live in the scripts.
+ * The Redis store: one typed method per Lua script (script `claim.lua` <-> `claim()`), each a
+ * few lines that build the call by name (wire.ts) and read the reply by name (replies.ts), so
+ * the file stays one piece; decisions live in the scripts. The wake subscription and the event
+ * reader open connections of their own (wake-subscriber.ts, event-reader.ts).
  */
 import { StoreError } from '../../errors.js';
 import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';

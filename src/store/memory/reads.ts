@@ -1,0 +1,244 @@
+/**
+ * What the memory store reads without changing anything: listings, scans, counts, the dead set,
+ * the consistency check and the event reader, each the twin of a read-only Lua script.
+ */
+import type { DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats } from '../../types.js';
+import type { DeadJob, EventReader, ListCursor, ScanStep, StoredPage, VerifyReport } from '../store.js';
+import { MARK } from '../lifecycle.js';
+import { timerDelay } from '../../timers.js';
+import { byteOrder, readyMember } from '../zset-order.js';
+import { pageAfter } from './listing.js';
+import type { MemJob, MemoryQueue } from './memory-queue.js';
+
+/** A page of one state's jobs in listing order (as list.lua): sorted per call, O(n log n) in that state's jobs. */
+export function listPage(q: MemoryQueue, now: number, state: ListState, cursor: ListCursor | undefined, limit: number, order: ListOrder): StoredPage {
+  // Sorted per call: O(n log n) in the jobs of that state (the Redis store is O(log n + limit)).
+  type Entry = { phase: string; score: number; member: string; job: MemJob };
+  const phases: { name: string; entries: Entry[] }[] = [];
+  const of = (where: MemJob['where'], phase: string, score: (j: MemJob) => number, member: (j: MemJob) => string, keep = (_j: MemJob) => true) => {
+    const out: Entry[] = [];
+    for (const j of q.jobs.values()) if (j.where === where && keep(j)) out.push({ phase, score: score(j), member: member(j), job: j });
+    return { name: phase, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
+  };
+  if (state === 'scheduled')
+    phases.push(
+      of(
+        'scheduled',
+        'scheduled',
+        (j) => j.due,
+        (j) => j.id,
+        (j) => j.due > now,
+      ),
+    );
+  else if (state === 'ready') {
+    phases.push(
+      of(
+        'ready',
+        'ready',
+        (j) => -j.priority,
+        (j) => readyMember(j.due, j.seq, j.id),
+      ),
+    );
+    phases.push(
+      of(
+        'scheduled',
+        'scheduled',
+        (j) => j.due,
+        (j) => j.id,
+        (j) => j.due <= now,
+      ),
+    );
+  } else if (state === 'active')
+    phases.push(
+      of(
+        'active',
+        'active',
+        (j) => j.leaseDeadline,
+        (j) => j.id,
+      ),
+    );
+  else
+    phases.push(
+      of(
+        state,
+        state,
+        (j) => j.diedAt,
+        (j) => j.id,
+      ),
+    );
+  const total = phases.reduce((n, p) => n + p.entries.length, 0);
+  const { page, next } = pageAfter(phases, cursor, limit, order);
+  return {
+    nowMs: now,
+    total,
+    jobs: page.map((e) => jobInfo(e.job, now, false)),
+    next: next && { phase: next.phase, score: String(next.score), member: next.member },
+  };
+}
+
+/** One step of a scan of every job (as HSCAN over the jobs hash). */
+export function scanStep(q: MemoryQueue, cursor: string, count: number): ScanStep {
+  // The cursor is the add sequence number of the last job returned: the map holds jobs in
+  // that order, so a job removed in between shifts nothing (a position would, and skip one),
+  // and, as with HSCAN, a job there from start to end is returned.
+  const from = Number(cursor) || 0;
+  const entries: ScanStep['entries'] = [];
+  let last = from;
+  let more = false;
+  for (const job of q.jobs.values()) {
+    if (job.seq <= from) continue;
+    if (entries.length >= count) {
+      more = true;
+      break;
+    }
+    entries.push({ id: job.id, data: job.data });
+    last = job.seq;
+  }
+  return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
+}
+
+/** The queue's counts (as stats.lua): O(n) in its jobs. */
+export function queueStats(q: MemoryQueue, now: number, windowMs: number): QueueStats {
+  let scheduled = 0;
+  let ready = 0;
+  let active = 0;
+  let dead = 0;
+  let within = 0;
+  let oldestDue = Infinity;
+  for (const job of q.jobs.values()) {
+    if (job.where === 'active') active++;
+    else if (job.where === 'dead') dead++;
+    else if (job.where === 'completed') continue;
+    else {
+      scheduled++;
+      if (job.where === 'ready' || job.due <= now) {
+        ready++;
+        oldestDue = Math.min(oldestDue, job.due);
+      }
+      if (job.where === 'ready' || job.due <= now + windowMs) within++;
+    }
+  }
+  const head = q.headDue();
+  return {
+    scheduled,
+    ready,
+    active,
+    dead,
+    nextDueInMs: ready > 0 ? 0 : head === undefined ? undefined : Math.max(0, head - now),
+    dueWithinWindow: within,
+    windowMs,
+    nowMs: now,
+    paused: q.paused,
+    eventStreamLength: q.eventsMax > 0 ? q.events.length : undefined,
+    completedTotal: q.completed,
+    oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
+    completed: q.completedKept.size,
+    workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
+  };
+}
+
+/** Scheduled jobs not yet due, counted per bucket (as timeline.lua). */
+export function dueTimeline(q: MemoryQueue, now: number, fromMs: number | undefined, bucketMs: number, buckets: number): DueTimeline {
+  const from = fromMs ?? now;
+  const counts = new Array<number>(buckets).fill(0);
+  // As timeline.lua: scheduled jobs not yet due, by due time; O(n) here, like stats().
+  for (const job of q.jobs.values()) {
+    if (job.where !== 'scheduled' || job.due <= now || job.due < from) continue;
+    const i = Math.floor((job.due - from) / bucketMs);
+    if (i < buckets) counts[i]!++;
+  }
+  return { nowMs: now, fromMs: from, bucketMs, counts };
+}
+
+/** A page of the dead set in death order (as dead-list.lua). */
+export function deadPage(q: MemoryQueue, offset: number, limit: number): { total: number; jobs: DeadJob[] } {
+  const dead = q.deadInOrder();
+  const page = limit <= 0 ? [] : dead.slice(offset, offset + limit);
+  return {
+    total: dead.length,
+    jobs: page.map((j) => ({
+      id: j.id,
+      diedAtMs: j.diedAt,
+      data: j.data,
+      attempt: j.attempts,
+      maxAttempts: j.maxAttempts,
+      lastError: j.lastError,
+      dueAtMs: j.due,
+      createdAtMs: j.created,
+    })),
+  };
+}
+
+/** The queue's own consistency check (verify.ts is Redis's). */
+export function verifyMemoryQueue(q: MemoryQueue): VerifyReport {
+  const problems: string[] = [];
+  const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
+  for (const job of q.jobs.values()) {
+    counts[job.where]++;
+    if (job.where === 'active' && (!job.token || job.token.startsWith(MARK.given_up))) problems.push(`job ${job.id} is active without a live lease token`);
+    if (job.where === 'dead' && !q.dead.has(job.id)) problems.push(`job ${job.id} is dead but not in the dead list`);
+  }
+  for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
+  return { ok: problems.length === 0, counts, problems };
+}
+
+/** A reader of the queue's event list that waits for new events as XREAD BLOCK does. */
+export function memoryEventReader(q: MemoryQueue): EventReader {
+  let closed = false;
+  let wakeReader: (() => void) | undefined;
+  return {
+    lastCursor: async () => q.events.at(-1)?.cursor ?? '0-0',
+    read: async (cursor, count, blockMs) => {
+      const after = cursor === '$' ? (q.events.at(-1)?.cursor ?? '0-0') : cursor;
+      let found = q.eventsAfter(after, count);
+      if (found.length > 0 || closed || blockMs <= 0) return found;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, timerDelay(blockMs));
+        function done() {
+          clearTimeout(timer);
+          q.eventWaiters.delete(done);
+          wakeReader = undefined;
+          resolve();
+        }
+        wakeReader = done;
+        q.eventWaiters.add(done);
+      });
+      if (closed) throw new Error('event reader closed');
+      found = q.eventsAfter(after, count);
+      return found;
+    },
+    close: async () => {
+      closed = true;
+      wakeReader?.();
+    },
+  };
+}
+
+/** A job as get and listings show it (raw text in data, result and progress, as the Redis store gives). */
+export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<string> {
+  return {
+    id: job.id,
+    state: publicState(job),
+    data: job.data,
+    dueAtMs: job.due,
+    ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
+    priority: job.priority,
+    attempt: job.attempts,
+    maxAttempts: job.maxAttempts,
+    createdAtMs: job.created,
+    leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
+    lastError: job.lastError,
+    startedAtMs: job.startedAt,
+    finishedAtMs: job.where === 'dead' || job.where === 'completed' ? job.diedAt : undefined,
+    workerId: job.workerId || undefined,
+    result: job.result,
+    progress: job.progress,
+    logs: withLogs ? job.logs && [...job.logs] : undefined,
+    // Copies (logs too): the caller may change what it got without changing the stored history.
+    errors: withLogs ? job.errors?.map((e) => ({ ...e })) : undefined,
+  };
+}
+
+export function publicState(job: MemJob): JobState {
+  return job.where === 'ready' ? 'scheduled' : job.where;
+}
