@@ -1,6 +1,7 @@
 /**
- * Error classes, and the one place where a script's numeric return code becomes an error.
- * Every error delayq throws is a DelayqError, so callers can tell ours from theirs.
+ * Error classes. Every error delayq throws is a DelayqError, so callers can tell ours from
+ * theirs. (A script's numeric return code becomes a name in wire.ts codeName, and the store turns
+ * names into results or these errors; replies.ts refuses a reply that does not fit its shape.)
  */
 
 export class DelayqError extends Error {

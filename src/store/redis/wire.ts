@@ -6,6 +6,7 @@
  * `.lua` header states exactly these lists.
  */
 
+import { StoreError } from '../../errors.js';
 import { EVENTS, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
@@ -401,6 +402,6 @@ const NAMES = Object.fromEntries(
 /** Maps a reply code back to its name in the family; throws on a code the script never sends. */
 export function codeName<F extends CodeFamily>(family: F, code: unknown): keyof (typeof CODES)[F] {
   const name = NAMES[family].get(code as number);
-  if (name === undefined) throw new Error(`unexpected ${family} code from Redis: ${String(code)}`);
+  if (name === undefined) throw new StoreError(`unexpected ${family} code from Redis: ${String(code)}`);
   return name as keyof (typeof CODES)[F];
 }
