@@ -20,7 +20,8 @@ import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions }
 import { openStore } from './store/open-store.js';
 import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription, WorkerBeat } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
-import { HandedJob, LOG_CAP, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { LOG_CAP, MAX_RESULT_BYTES } from './limits.js';
 import { VERSION } from './version.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { WakeTimer } from './worker/wake-timer.js';
@@ -85,8 +86,6 @@ const CLOSE_GRACE_MS = 1_000;
  */
 const BEAT_MS = 10_000;
 const BEAT_TTL_MS = 3 * BEAT_MS;
-/** A kept result larger than this is replaced by a note saying so (results live in Redis memory). */
-export const MAX_RESULT_BYTES = 16_384;
 
 /** The handler's result as JSON for a kept job: '' for none, a note when it cannot or should not be kept. */
 function resultText(result: unknown): string {
@@ -190,8 +189,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#timeoutMs = o.timeoutMs;
     this.#logger = opts.logger;
     this.#tracing = Tracing.from(opts.tracing);
-    const { store, owned } = openStore(opts);
-    store.declare(this.queue, o.shards);
+    const { store, shards, owned } = openStore(opts);
+    shards.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
     this.#acks = new AckBatcher((leases) => this.#store.complete(this.queue, leases));
