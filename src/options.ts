@@ -339,7 +339,9 @@ export const workerOptionsSchema = z.strictObject({
   shards: shardsSchema.optional(),
   concurrency: positiveInt(MAX_CONCURRENCY).optional(),
   batch: positiveInt(MAX_BATCH).optional(),
-  leaseMs: positiveInt(MAX_DELAY_MS).min(MIN_LEASE_MS, must(`must be at least ${MIN_LEASE_MS}`)).optional(),
+  leaseMs: positiveInt(MAX_DELAY_MS)
+    .min(MIN_LEASE_MS, must(`must be at least ${MIN_LEASE_MS}`))
+    .optional(),
   attempts: attemptsSchema.optional(),
   backoff: z.union([backoffSchema, z.function()], must('must be a backoff spec or a function')).optional(),
   closeTimeoutMs: z.number(must('must be a number')).min(0, must('must not be negative')).optional(),

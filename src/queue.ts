@@ -25,7 +25,6 @@ import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
 import { decodeJob, encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
-import { checkShardCount } from './store/sharded/layout.js';
 import type { ShardAdmin, ShardFigures, ShardStatus } from './store/shard-admin.js';
 import type { NewJob, ObliterateResult, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
@@ -171,7 +170,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * included). See docs/operations.md, "Growing a sharded queue".
    */
   async reshard(shards: number): Promise<{ from: number; to: number; changed: boolean }> {
-    return this.#shards.reshard(this.name, checkShardCount(shards));
+    return this.#shards.reshard(this.name, shards);
   }
 
   #toNewJob(data: unknown, opts: AddOptions | undefined, field: string): NewJob {

@@ -45,6 +45,10 @@ export interface ShardAdmin {
   shards(queue: string): Promise<ShardStatus>;
   /** Every store queue of the queue with its figures: how the jobs spread, what still drains, a shard that lags. */
   shardStats(queue: string): Promise<ShardFigures[]>;
-  /** Moves the queue to `count` shards: new adds go to the new shards at once; workers drain the old ones. */
+  /**
+   * Moves the queue to `count` shards: new adds go to the new shards at once; workers drain the
+   * old ones. A count that is not a whole number from 1 to MAX_SHARDS is refused first, with a
+   * ValidationError naming `shards`.
+   */
   reshard(queue: string, count: number): Promise<{ from: number; to: number; changed: boolean }>;
 }

@@ -67,8 +67,6 @@ import { subscribeMerged } from './merged-wake.js';
 import { perShard, RESHARD_ATTEMPTS, reshardQueue } from './resharding.js';
 import { byLease, memberOfToken, tagOf } from './shard-token.js';
 
-export type { ShardFigures, ShardStatus };
-
 /** Shards an obliterate removes at once. */
 const SWEEP_BATCH = 64;
 
