@@ -5,7 +5,8 @@
  * process using the queue.
  */
 import { ValidationError } from './errors.js';
-import { SHARDED_CURSOR } from './store/sharded/merged-events.js';
+import { EVENT_BATCH_MAX, EVENT_STREAM_MAX_LEN } from './limits.js';
+import { isEventCursor } from './store/event-cursor.js';
 import type { Store, StreamEvent } from './store/store.js';
 
 export type { StreamEvent };
@@ -13,7 +14,6 @@ export type { StreamEvent };
 /** How long one blocking read waits before looking at the abort signal again. */
 const BLOCK_MS = 1_000;
 const DEFAULT_MAX_LEN = 10_000;
-const MAX_MAX_LEN = 10_000_000;
 
 export interface FollowOptions {
   /** A cursor from an earlier event to resume after, or '$' (default) for new events only, or '0' for everything kept. */
@@ -36,8 +36,8 @@ export class EventFeed {
   /** Turns the stream on for the queue, keeping about `maxLen` latest events (trimmed lazily by Redis). */
   async enable(opts: { maxLen?: number } = {}): Promise<boolean> {
     const maxLen = opts.maxLen ?? DEFAULT_MAX_LEN;
-    if (!Number.isInteger(maxLen) || maxLen < 1 || maxLen > MAX_MAX_LEN) {
-      throw new ValidationError('maxLen', `must be a whole number from 1 to ${MAX_MAX_LEN} (got ${String(maxLen)})`);
+    if (!Number.isInteger(maxLen) || maxLen < 1 || maxLen > EVENT_STREAM_MAX_LEN) {
+      throw new ValidationError('maxLen', `must be a whole number from 1 to ${EVENT_STREAM_MAX_LEN} (got ${String(maxLen)})`);
     }
     return this.#store.setEventStream(this.#queue, maxLen);
   }
@@ -50,12 +50,12 @@ export class EventFeed {
   /** Follows the stream: yields each event as it is written, until `signal` aborts or the loop breaks. */
   async *follow(opts: FollowOptions = {}): AsyncGenerator<StreamEvent> {
     let cursor = opts.after ?? '$';
-    if (typeof cursor !== 'string' || !(/^(\$|\d+(-\d+)?)$/.test(cursor) || SHARDED_CURSOR.test(cursor))) {
+    if (typeof cursor !== 'string' || !(cursor === '$' || isEventCursor(cursor))) {
       throw new ValidationError('after', `must be '$', '0' or a cursor like '1700000000000-0' (got ${String(cursor)})`);
     }
     const batch = opts.batch ?? 100;
-    if (!Number.isInteger(batch) || batch < 1 || batch > 10_000)
-      throw new ValidationError('batch', `must be a whole number from 1 to 10000 (got ${String(batch)})`);
+    if (!Number.isInteger(batch) || batch < 1 || batch > EVENT_BATCH_MAX)
+      throw new ValidationError('batch', `must be a whole number from 1 to ${EVENT_BATCH_MAX} (got ${String(batch)})`);
     const reader = this.#store.eventReader(this.#queue);
     // Closing the reader's connection ends a blocked read at once, so an abort needs no wait.
     const onAbort = () => void reader.close();

@@ -51,7 +51,8 @@ export {
 } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';
-export { type ShardFigures, ShardedStore, type ShardStatus } from './store/sharded/sharded-store.js';
+export { ShardedStore } from './store/sharded/sharded-store.js';
+export type { ShardFigures, ShardStatus } from './store/shard-admin.js';
 export { aclRules } from './store/redis/acl.js';
 export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
 export { VERSION } from './version.js';

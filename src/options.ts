@@ -5,23 +5,25 @@
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
-import { MAX_SHARDS } from './store/sharded/layout.js';
+import {
+  MAX_ATTEMPTS,
+  MAX_BATCH,
+  MAX_CONCURRENCY,
+  MAX_DELAY_MS,
+  MAX_ERROR_LENGTH,
+  MAX_ID_LENGTH,
+  MAX_PRIORITY,
+  MAX_RUN_AT_MS,
+  MAX_SHARDS,
+  MIN_LEASE_MS,
+  MIN_RUN_AT_MS,
+  PRODUCER_TIMEOUT_MAX_MS,
+} from './limits.js';
 import type { TracerLike } from './tracing.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/store.js';
 import type { RedisConnection } from './store/redis/connection.js';
 
-export const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
-/**
- * 2001-01-01T00:00:00Z. A `runAt` before it can only be a time in seconds (a second count of
- * today is ~1.8e9, which read as milliseconds is January 1970): refused, not silently due now.
- */
-export const MIN_RUN_AT_MS = 978_307_200_000;
-/** 9999-12-31T23:59:59.999Z */
-export const MAX_RUN_AT_MS = 253_402_300_799_999;
-export const MAX_ID_LENGTH = 256;
-export const MAX_PRIORITY = 1_000_000;
-export const MAX_ATTEMPTS = 1_000_000;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 512 * 1024;
 
 function show(v: unknown): string {
@@ -309,7 +311,7 @@ const producerTimeoutSchema = z
   .number(must('must be a number of milliseconds'))
   .int(must('must be a whole number'))
   .min(1, must('must be at least 1'))
-  .max(3_600_000, must('must be at most 3600000 (1 h)'));
+  .max(PRODUCER_TIMEOUT_MAX_MS, must(`must be at most ${PRODUCER_TIMEOUT_MAX_MS} (1 h)`));
 
 const shardsSchema = z
   .number(must('must be a whole number'))
@@ -335,16 +337,18 @@ const positiveInt = (max: number) =>
 export const workerOptionsSchema = z.strictObject({
   ...connectionShape,
   shards: shardsSchema.optional(),
-  concurrency: positiveInt(100_000).optional(),
-  batch: positiveInt(10_000).optional(),
-  leaseMs: positiveInt(MAX_DELAY_MS).min(100, must('must be at least 100')).optional(),
+  concurrency: positiveInt(MAX_CONCURRENCY).optional(),
+  batch: positiveInt(MAX_BATCH).optional(),
+  leaseMs: positiveInt(MAX_DELAY_MS)
+    .min(MIN_LEASE_MS, must(`must be at least ${MIN_LEASE_MS}`))
+    .optional(),
   attempts: attemptsSchema.optional(),
   backoff: z.union([backoffSchema, z.function()], must('must be a backoff spec or a function')).optional(),
   closeTimeoutMs: z.number(must('must be a number')).min(0, must('must not be negative')).optional(),
   idleCheckMs: positiveInt(MAX_DELAY_MS).optional(),
   timeoutMs: positiveInt(MAX_DELAY_MS).optional(),
   autostart: z.boolean(must('must be true or false')).optional(),
-  maxErrorLength: positiveInt(1_000_000).optional(),
+  maxErrorLength: positiveInt(MAX_ERROR_LENGTH).optional(),
 });
 
 /** Runs an options schema (nothing or null means no options) and turns its first issue into a ValidationError naming the field. */

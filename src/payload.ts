@@ -1,5 +1,6 @@
 /** Job data <-> the JSON text kept in the store, with the size limit checked on the way in. */
 import { ValidationError } from './errors.js';
+import type { JobInfo } from './types.js';
 
 export function encodePayload(data: unknown, maxBytes: number, field = 'data'): string {
   let text: string | undefined;
@@ -18,4 +19,25 @@ export function encodePayload(data: unknown, maxBytes: number, field = 'data'): 
     if (bytes > maxBytes) throw new ValidationError(field, `is ${bytes} bytes of JSON, over the limit of ${maxBytes} (maxPayloadBytes)`);
   }
   return text;
+}
+
+/** Stored JSON text back to a value; text that is not JSON (a corrupt body) stays visible as text. */
+export function decodePayload<T>(text: string | undefined): T | string | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    // Corrupt bodies stay visible as text.
+    return text;
+  }
+}
+
+/** A job as stored (raw JSON text) with its data, result and progress decoded; text that is not JSON stays text. */
+export function decodeJob<T>(info: JobInfo<string>): JobInfo<T> {
+  return {
+    ...info,
+    data: decodePayload<T>(info.data) as T,
+    result: decodePayload(info.result as string | undefined),
+    progress: decodePayload(info.progress as string | undefined),
+  };
 }

@@ -5,69 +5,40 @@
  *
  * Constraint: every handed-out job MUST end in exactly one of ack, fail or release; a job left
  * without one stays active until its lease runs out, which makes it late, not lost.
+ *
+ * The parts with a job of their own are in worker/ (lease renewal, acks, the wake timer, the
+ * heartbeat, outage tracking, the log, defaults). What stays here, a little over 500 lines, is
+ * one thing: the life of a hand-out from claim to settlement and close. The claim loop, the
+ * handler slots, the settling outcomes and close() all read and write the same few fields
+ * (running jobs, reserved slots, claims in flight), and the constraint above is kept only by
+ * seeing them together.
  */
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
 import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
+import { LOG_CAP } from './limits.js';
 import { settlesWithin } from './settles-within.js';
 import type { Job } from './job.js';
-import { logSafely, type Logger, type LogLevel } from './logger.js';
+import type { Logger } from './logger.js';
 import { fail as failSpan, Tracing } from './tracing.js';
 import { parseOptions, parseQueueName, workerOptionsSchema, type WorkerOptions } from './options.js';
 import { openStore } from './store/open-store.js';
-import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription, WorkerBeat } from './store/store.js';
+import type { ClaimedJob, LeaseOutcome, LeaseRef, Store, WakeSubscription } from './store/store.js';
 import { AckBatcher } from './worker/ack-batcher.js';
-import { HandedJob, LOG_CAP, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
-import { VERSION } from './version.js';
+import { WORKER_DEFAULTS } from './worker/defaults.js';
+import { logWorkerEvent } from './worker/event-log.js';
+import type { WorkerEvents } from './worker/events.js';
+import { HandedJob, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
+import { OutageTracker } from './worker/outage.js';
+import { errorText, newWorkerId, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
-
-/** Events, past tense. Listeners that throw are reported as 'error' and never break a job's release. */
-export interface WorkerEvents<T> {
-  claimed: [job: Job<T>];
-  completed: [job: Job<T>, result: unknown];
-  failed: [job: Job<T>, error: unknown];
-  retried: [job: Job<T>, error: unknown, dueAtMs: number];
-  snoozed: [job: Job<T>, dueAtMs: number];
-  dead: [job: Job<T> | { id: string; token: string }, reason: string];
-  leaseLost: [job: Job<T>];
-  released: [job: Job<T>];
-  /**
-   * The handler ended but its outcome (ack, retry, snooze or hand-back) could not be written,
-   * e.g. Redis was unreachable. The job stays active until its lease runs out and then runs
-   * again; it may also have been written after all (the error is also reported as 'error').
-   */
-  settleFailed: [job: Job<T>, error: Error];
-  /**
-   * Redis is reachable again after an outage, which was reported once, as a ConnectionError on
-   * 'error', when it began. `downMs`: how long it lasted, as this worker saw it.
-   */
-  reconnected: [downMs: number];
-  error: [error: Error];
-  closed: [];
-}
-
-/** How loud each event is in the log (when a logger is given). */
-const LOG_LEVELS: Record<keyof WorkerEvents<unknown>, LogLevel> = {
-  claimed: 'debug',
-  completed: 'debug',
-  failed: 'info',
-  retried: 'info',
-  snoozed: 'debug',
-  dead: 'warn',
-  leaseLost: 'warn',
-  released: 'debug',
-  settleFailed: 'warn',
-  reconnected: 'info',
-  error: 'error',
-  closed: 'info',
-};
+export type { WorkerEvents };
 
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
@@ -78,54 +49,11 @@ const CLAIM_RETRY_MAX_MS = 5_000;
  * handed back runs again when its lease runs out).
  */
 const CLOSE_GRACE_MS = 1_000;
-/**
- * A worker is listed as live while its heartbeat is: one every BEAT_MS (carried by the lease
- * renewal when it has jobs, so a busy worker pays no round trip for it), and its entry expires
- * after three missed ones.
- */
-const BEAT_MS = 10_000;
-const BEAT_TTL_MS = 3 * BEAT_MS;
-/** A kept result larger than this is replaced by a note saying so (results live in Redis memory). */
-export const MAX_RESULT_BYTES = 16_384;
-
-/** The handler's result as JSON for a kept job: '' for none, a note when it cannot or should not be kept. */
-function resultText(result: unknown): string {
-  if (result === undefined) return '';
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(result);
-  } catch (err) {
-    return JSON.stringify(`[result not kept: not JSON (${(err as Error).message})]`);
-  }
-  if (text === undefined) return '';
-  if (text.length > MAX_RESULT_BYTES / 4 && Buffer.byteLength(text) > MAX_RESULT_BYTES) {
-    return JSON.stringify(`[result not kept: ${Buffer.byteLength(text)} bytes, over the ${MAX_RESULT_BYTES}-byte limit]`);
-  }
-  return text;
-}
-
-/** `<host>-<pid>-<random>`, in characters that are safe in the run state and in a URL. */
-function newWorkerId(): string {
-  const host =
-    hostname()
-      .replace(/[^A-Za-z0-9._-]/g, '_')
-      .slice(0, 64) || 'host';
-  return `${host}-${process.pid}-${randomBytes(3).toString('hex')}`;
-}
-function errorText(err: unknown, max: number): string {
-  let text: string;
-  if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
-  else text = `non-Error thrown: ${typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err))}`;
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
 
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly queue: string;
   /** This worker's id: the lease holder shown on its jobs and in `queue.workers()`. */
   readonly id = newWorkerId();
-  readonly #startedAtMs = Date.now();
-  #lastBeatAt = 0;
-  #beatTimer: NodeJS.Timeout | undefined;
   readonly concurrency: number;
   readonly batch: number;
   readonly leaseMs: number;
@@ -144,6 +72,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #acks: AckBatcher;
   readonly #timer: WakeTimer;
   readonly #leases: LeaseKeeper;
+  readonly #heartbeat: Heartbeat;
   /**
    * Whether jobs may be due: set by a timer, a signal or a claim that left jobs behind; cleared
    * by a claim that found no more, unless a wake-up came after that claim was sent.
@@ -164,8 +93,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #subscribed: WakeSubscription | undefined;
   /** Stops watching the store's connection (set by start). */
   #unwatch: () => void = () => {};
-  /** When the current outage began (performance.now()); undefined while Redis answers. */
-  #outageSince: number | undefined;
+  readonly #outage = new OutageTracker();
   /** Settles whenever a handler ends, so close() can wait for the last one. */
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
   /** Outcomes of finished handlers on their way to the store (they never reject). */
@@ -179,28 +107,36 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     const o = parseOptions(workerOptionsSchema, opts);
     this.#handler = handler;
-    this.concurrency = o.concurrency ?? 10;
-    this.batch = o.batch ?? Math.min(this.concurrency, 50);
-    this.leaseMs = o.leaseMs ?? 30_000;
-    this.#attempts = o.attempts ?? 3;
-    this.#backoff = (opts.backoff ?? DEFAULT_BACKOFF) as BackoffOptions | BackoffFunction;
+    this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+    this.batch = o.batch ?? Math.min(this.concurrency, WORKER_DEFAULTS.batchMax);
+    this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
+    this.#attempts = o.attempts ?? WORKER_DEFAULTS.attempts;
+    this.#backoff = (opts.backoff ?? WORKER_DEFAULTS.backoff) as BackoffOptions | BackoffFunction;
     // Past ~24.8 days a Node timer fires at once; waiting that long is waiting for ever anyway.
-    this.#closeTimeoutMs = timerDelay(o.closeTimeoutMs ?? 30_000);
-    this.#maxErrorLength = o.maxErrorLength ?? 8192;
+    this.#closeTimeoutMs = timerDelay(o.closeTimeoutMs ?? WORKER_DEFAULTS.closeTimeoutMs);
+    this.#maxErrorLength = o.maxErrorLength ?? WORKER_DEFAULTS.maxErrorLength;
     this.#timeoutMs = o.timeoutMs;
     this.#logger = opts.logger;
     this.#tracing = Tracing.from(opts.tracing);
-    const { store, owned } = openStore(opts);
-    store.declare(this.queue, o.shards);
+    const { store, shards, owned } = openStore(opts);
+    shards.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
     this.#acks = new AckBatcher((leases) => this.#store.complete(this.queue, leases));
-    this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? 30_000);
+    this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
       running: () => [...this.#running.values()].filter((j) => !j.leaseGone),
       extend: (leases) => this.#extend(leases as HandedJob<T>[], this.leaseMs),
       onLost: (job) => this.#leaseLost(job as HandedJob<T>),
+      onError: (err) => this.#emitError(err),
+    });
+    this.#heartbeat = new Heartbeat({
+      store,
+      queue: this.queue,
+      id: this.id,
+      concurrency: this.concurrency,
+      running: () => this.#running.size,
       onError: (err) => this.#emitError(err),
     });
     if (o.autostart !== false) this.start();
@@ -235,32 +171,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // address would otherwise look like an idle worker forever.
     this.#unwatch = this.#store.watchConnection({ onDown: (err) => this.#emitError(err), onUp: () => this.#reachable() });
     this.#leases.start();
-    this.#beat();
-    this.#beatTimer = setInterval(() => {
-      if (performance.now() - this.#lastBeatAt >= BEAT_MS * 0.9) this.#beat();
-    }, BEAT_MS);
-    this.#beatTimer.unref();
+    this.#heartbeat.start();
     this.#pump();
-  }
-
-  #beatInfo(): WorkerBeat {
-    const info = {
-      host: hostname(),
-      pid: process.pid,
-      queue: this.queue,
-      concurrency: this.concurrency,
-      running: this.#running.size,
-      startedAtMs: this.#startedAtMs,
-      version: VERSION,
-    };
-    return { id: this.id, info: JSON.stringify(info), ttlMs: BEAT_TTL_MS };
-  }
-
-  /** A heartbeat of its own (no lease renewal carried one lately); the first also names the queue in the registry. */
-  #beat(): void {
-    this.#lastBeatAt = performance.now();
-    const first = this.#store.register(this.queue);
-    first.then(() => this.#store.beat(this.queue, this.#beatInfo())).catch((err) => this.#emitError(err));
   }
 
   /**
@@ -474,12 +386,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** Extends leases and records the new deadlines (measured from when the call was sent, to err early); carries the heartbeat. */
   async #extend(jobs: HandedJob<T>[], ms: number): Promise<LeaseOutcome[]> {
     const sentAt = this.#timer.serverNow();
-    this.#lastBeatAt = performance.now();
+    const beat = this.#heartbeat.carried();
     const outcomes = await this.#store.extend(
       this.queue,
       jobs.map((j): LeaseRef => ({ id: j.id, token: j.token })),
       ms,
-      this.#beatInfo(),
+      beat,
     );
     jobs.forEach((j, i) => {
       if (outcomes[i] === 'ok') j.leaseDeadlineMs = Math.max(j.leaseDeadlineMs, sentAt + ms);
@@ -535,7 +447,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const left = () => Math.max(deadline - performance.now(), 0);
     const bounded = (p: Promise<unknown>) => settlesWithin(p, left());
     this.#timer.stop();
-    clearInterval(this.#beatTimer);
+    this.#heartbeat.stop();
     this.#unwatch();
     // A subscription still being set up (Redis unreachable, or its connection half-open) is
     // closed whenever it arrives; close() does not wait for it.
@@ -544,7 +456,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // While Redis is unreachable a claim waits unsent in the client's queue, and closing the
     // store drops it: nothing to wait for. (One that ran and lost its reply only leased its
     // jobs; they go out again when the lease runs out.)
-    const down = this.#outageSince !== undefined;
+    const down = this.#outage.down;
     if (!down) await bounded(Promise.allSettled([...this.#claimsInFlight]));
     if (this.#lateClaims.length > 0) {
       await bounded(this.#store.release(this.queue, this.#lateClaims.splice(0)).catch((err) => this.#emitError(err)));
@@ -566,7 +478,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#leases.stop();
     await inGrace(this.#acks.drain());
     // Off the list of live workers at once, rather than when its heartbeat runs out.
-    if (this.#started && !down) await inGrace(this.#store.beat(this.queue, this.#beatInfo(), true).catch(() => {}));
+    if (this.#started && !down) await inGrace(this.#heartbeat.gone().catch(() => {}));
     // Settlements (fail, release, snooze calls) of handlers that ended: each shard of a sharded
     // queue answers in its own time, so the last may come well after the first.
     if (this.#settling.size > 0) await inGrace(Promise.all([...this.#settling]));
@@ -588,7 +500,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
-    if (this.#logger) this.#log(event, args);
+    if (this.#logger) logWorkerEvent(this.#logger, this.queue, event, args);
     try {
       (this.emit as (e: K, ...a: WorkerEvents<T>[K]) => boolean)(event, ...args);
     } catch (err) {
@@ -596,40 +508,21 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 
-  #log(event: keyof WorkerEvents<T>, args: unknown[]): void {
-    const obj: Record<string, unknown> = { queue: this.queue, event };
-    const [first, second, third] = args as [{ id?: string; attempt?: number } | Error | undefined, unknown, unknown];
-    if (event === 'error') obj.err = first;
-    else if (first && typeof first === 'object' && !(first instanceof Error)) {
-      obj.jobId = first.id;
-      if (first.attempt !== undefined) obj.attempt = first.attempt;
-    }
-    if (event === 'failed' || event === 'retried' || event === 'settleFailed') obj.err = second;
-    if (event === 'dead') obj.reason = second;
-    if (event === 'retried') obj.dueAtMs = third;
-    if (event === 'snoozed') obj.dueAtMs = second;
-    if (event === 'reconnected') obj.downMs = first;
-    logSafely(this.#logger, LOG_LEVELS[event], obj, `delayq: ${event}`);
-  }
-
   /** Redis answered: ends an outage, reported once. */
   #reachable(): void {
-    if (this.#outageSince === undefined) return;
-    const downMs = Math.round(performance.now() - this.#outageSince);
-    this.#outageSince = undefined;
-    this.#emit('reconnected', downMs);
+    const downMs = this.#outage.end();
+    if (downMs !== undefined) this.#emit('reconnected', downMs);
   }
 
   #emitError(err: unknown): void {
     const error = err instanceof Error ? err : new Error(String(err));
     if (error instanceof ConnectionError) {
       // An outage is reported when it begins, not on every call or reconnect attempt during it.
-      if (this.#outageSince !== undefined) return;
-      this.#outageSince = performance.now();
+      if (!this.#outage.begin()) return;
     }
     if (this.listenerCount('error') === 0) {
       if (this.#logger) {
-        this.#log('error', [error]);
+        logWorkerEvent(this.#logger, this.queue, 'error', [error]);
         return;
       }
       // An 'error' event without a listener would crash the process; a warning does not.

@@ -19,7 +19,7 @@
  * base64url>`; '0' or none starts.
  */
 import { ValidationError } from '../errors.js';
-import { MAX_ID_LENGTH } from '../options.js';
+import { MAX_ID_LENGTH } from '../limits.js';
 import type { Store } from '../store/store.js';
 
 /** Jobs read per scan step. */

@@ -9,7 +9,8 @@
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Queue } from '../queue.js';
-import { type ShardFigures, ShardedStore } from '../store/sharded/sharded-store.js';
+import type { ShardFigures } from '../store/shard-admin.js';
+import { ShardedStore } from '../store/sharded/sharded-store.js';
 import type { Store } from '../store/store.js';
 import type { QueueStats } from '../types.js';
 import type { Worker } from '../worker.js';

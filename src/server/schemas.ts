@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
 import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
-import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../queue.js';
+import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_ORDERS, LIST_STATES } from '../types.js';
 

@@ -1,6 +1,6 @@
 /** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
 import { LeaseLostError, SnoozeSignal, ValidationError } from '../errors.js';
-import { MAX_DELAY_MS, MAX_RUN_AT_MS } from '../options.js';
+import { LOG_LINE_MAX, MAX_DELAY_MS, MAX_RUN_AT_MS, PROGRESS_MAX_BYTES } from '../limits.js';
 import type { Job } from '../job.js';
 import type { ClaimedJob } from '../store/store.js';
 
@@ -22,12 +22,6 @@ export function snoozeProblem(delayMs: unknown, deadlineAtMs: unknown, prefix: s
 export function roundedSnooze(delayMs: number, deadlineAtMs: number | undefined): SnoozeSignal {
   return new SnoozeSignal(Math.ceil(delayMs), deadlineAtMs === undefined ? undefined : Math.floor(deadlineAtMs));
 }
-
-/** Log lines kept per job, and the length each is cut at. */
-export const LOG_CAP = 100;
-export const LOG_LINE_MAX = 2000;
-/** Progress is meant for a number or a few fields: at most this many bytes of JSON. */
-export const PROGRESS_MAX_BYTES = 4096;
 
 /** What a hand-out writes about itself while it runs (progress, log lines); false when the lease is gone. */
 export type JobUpdate = (job: HandedJob<unknown>, progress: string | undefined, lines: string[]) => Promise<boolean>;

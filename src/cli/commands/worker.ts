@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { Handler } from '../../worker.js';
 import { Scheduler } from '../../schedules/scheduler.js';
 import { Worker } from '../../worker.js';
+import { WORKER_DEFAULTS } from '../../worker/defaults.js';
 import { connectionOf, duration, globals, numberOption, paint } from '../context.js';
 import { UsageError } from '../errors.js';
 
@@ -18,11 +19,11 @@ export function workerCommand(program: Command): void {
     .command('worker')
     .description('run a handler module on the queue until SIGTERM/SIGINT')
     .requiredOption('--handler <module>', 'a JS module whose default export is (job) => result')
-    .option('--concurrency <n>', 'handlers running at once', '10')
+    .option('--concurrency <n>', 'handlers running at once', String(WORKER_DEFAULTS.concurrency))
     .option('--batch <n>', 'jobs claimed per round trip')
-    .option('--lease <duration>', 'lease length', '30s')
-    .option('--attempts <n>', 'default hand-outs per job', '3')
-    .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', '30s')
+    .option('--lease <duration>', 'lease length', seconds(WORKER_DEFAULTS.leaseMs))
+    .option('--attempts <n>', 'default hand-outs per job', String(WORKER_DEFAULTS.attempts))
+    .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', seconds(WORKER_DEFAULTS.closeTimeoutMs))
     .option('--schedules', "also run the queue's recurring-schedule scheduler in this process")
     .addHelpText(
       'after',
@@ -98,6 +99,11 @@ Example:
       // (or its lease will run out), so nothing keeps the process.
       process.stdout.write('', () => process.exit(0));
     });
+}
+
+/** A default in milliseconds as --help shows it, in the duration syntax the option takes (`30s`). */
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : String(ms);
 }
 
 /** Imports the --handler module; a file that cannot be loaded is the user's to fix (exit 64), said with how. */

@@ -26,6 +26,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ValidationError } from '../../errors.js';
+import { MAX_SHARDS } from '../../limits.js';
 
 export interface ShardSet {
   /** Number of the first shard; -1 (with count 1) for the unsharded keys. */
@@ -40,8 +41,6 @@ export interface Layout {
   retired: ShardSet[];
 }
 
-/** Most shards a queue may have: each costs a claim when due and a few keys. */
-export const MAX_SHARDS = 256;
 /** Most shard sets left draining at once: each adds a lookup to adds and misses while it does. */
 export const MAX_RETIRED = 4;
 

@@ -1,0 +1,250 @@
+/**
+ * The JSON API's routes on jobs one at a time or by id: listings (dead and completed ones also
+ * filtered by their last error), search, one job, add, cancel, reschedule, promote, retry,
+ * remove, and cancelling a list of ids. Payloads go out through the redaction hook.
+ */
+import { passesFilter } from '../../inspect/retained-filter.js';
+import type { Queue } from '../../queue.js';
+import type { JobInfo, JobPage, ListOrder } from '../../types.js';
+import { type ApiContext, refuseState, show, STATE_ERRORS } from './context.js';
+import { HttpError, route, type Route } from '../route.js';
+import * as s from '../schemas.js';
+
+/** The `equals` of a path search arrives as JSON text; a bare word means that string. */
+function parseEquals(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Jobs a filtered listing reads per call unless told (`budget`), as a search does. */
+const FILTER_BUDGET = 10_000;
+
+/**
+ * A page of a retained set (dead, completed) whose last error contains `text`: listing pages read
+ * in the set's order until `limit` matched or `budget` jobs were read. Each read stops at a page
+ * end, so the cursor is the listing's own (exact, and checked like any); the reads are sized by
+ * the matches still wanted and how rare they were so far, so a page holds about `limit` matches
+ * (never more than 1,000). `scanned` says how many jobs were read, of `total`.
+ */
+async function filteredPage(
+  q: Queue<unknown>,
+  state: 'dead' | 'completed',
+  text: string,
+  opts: { order: ListOrder; limit: number; budget: number; cursor: string | undefined },
+): Promise<JobPage<unknown> & { scanned: number }> {
+  const jobs: JobInfo<unknown>[] = [];
+  let cursor = opts.cursor;
+  let scanned = 0;
+  let total = 0;
+  do {
+    const want = opts.limit - jobs.length;
+    // Rare matches so far: read further per call (at most 1,000 jobs, and the budget left).
+    const rarity = (scanned + 1) / (jobs.length + 1);
+    const size = Math.max(1, Math.min(1000, opts.budget - scanned, Math.ceil(want * rarity)));
+    const page = await q.jobs.list({ state, order: opts.order, limit: size, cursor });
+    total = page.total;
+    scanned += page.jobs.length;
+    for (const j of page.jobs) if (passesFilter({ errorContains: text }, j)) jobs.push(j);
+    cursor = page.cursor;
+  } while (cursor && jobs.length < opts.limit && scanned < opts.budget);
+  return { state, jobs, total, cursor, scanned };
+}
+
+export function jobRoutes(ctx: ApiContext): Route[] {
+  return [
+    route<typeof s.jobsQuery._zod.output>({
+      method: 'get',
+      code: 'jobs.list',
+      path: '/queues/:queue/jobs',
+      summary:
+        "A page of jobs in a state, in that state's order or (`order=desc`) newest first; dead and completed jobs may be filtered by their last error (`errorContains`, reading at most `budget` jobs per call)",
+      tag: 'jobs',
+      action: 'read',
+      query: s.jobsQuery,
+      response: s.jobPage,
+      errors: [400],
+      async handler({ queue, query }) {
+        const order = (query.order ?? 'asc') as ListOrder;
+        if (query.errorContains !== undefined) {
+          // The last error is never redacted (only payloads are), so it may be searched with redaction on.
+          if (query.state !== 'dead' && query.state !== 'completed') {
+            throw new HttpError(400, 'validation', 'filters only dead and completed jobs (by their last error)', 'query.errorContains');
+          }
+          const page = await filteredPage(queue, query.state, query.errorContains, {
+            order,
+            limit: query.limit ?? 50,
+            budget: query.budget ?? FILTER_BUDGET,
+            cursor: query.cursor,
+          });
+          return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
+        }
+        if (query.budget !== undefined) throw new HttpError(400, 'validation', 'goes with errorContains', 'query.budget');
+        const page = await queue.jobs.list({ state: query.state as 'scheduled', order, limit: query.limit, cursor: query.cursor });
+        return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
+      },
+    }),
+    route<typeof s.searchQuery._zod.output>({
+      method: 'get',
+      code: 'jobs.search',
+      path: '/queues/:queue/search',
+      summary: 'Jobs whose id or payload contains text, or whose payload has a value at a path',
+      tag: 'jobs',
+      action: 'read',
+      query: s.searchQuery,
+      response: s.searchResult,
+      errors: [400, 403],
+      async handler({ queue, query }) {
+        // A search that looked at payloads would let a reader of a redacted dashboard probe a
+        // hidden field one guess at a time (by what matched, but also by how far the scan got
+        // and where its cursor points), so with redaction on the scan matches ids only.
+        if (ctx.redact && (query.path !== undefined || query.equals !== undefined || query.text === undefined)) {
+          throw new HttpError(403, 'redacted', 'payloads are redacted: search by id only', 'path');
+        }
+        const base = { limit: query.limit, budget: query.budget, cursor: query.cursor };
+        const found =
+          query.path !== undefined || query.equals !== undefined
+            ? await queue.jobs.search({ ...base, path: query.path, equals: query.equals === undefined ? undefined : parseEquals(query.equals) })
+            : await queue.jobs.search({ ...base, text: query.text, idsOnly: ctx.redact !== undefined });
+        return { ...found, jobs: found.jobs.map((j) => show(queue, ctx, j)) };
+      },
+    }),
+    route({
+      method: 'get',
+      code: 'job.get',
+      path: '/queues/:queue/jobs/:id',
+      summary: 'One job: state, times, attempts, errors, progress, logs',
+      tag: 'jobs',
+      action: 'read',
+      response: s.jobInfo,
+      errors: [400, 404],
+      async handler({ queue, params }) {
+        const job = await queue.get(params.id!);
+        if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+        return show(queue, ctx, job);
+      },
+    }),
+    route<undefined, typeof s.addBody._zod.output>({
+      method: 'post',
+      code: 'job.add',
+      path: '/queues/:queue/jobs',
+      summary: 'Adds a job (the options of queue.add); the first job of a queue creates it',
+      tag: 'jobs',
+      action: 'write',
+      createsQueue: true,
+      body: s.addBody,
+      response: s.addResult,
+      errors: [400],
+      handler: ({ queue, body }) => queue.add(body.data, body.opts as Parameters<Queue['add']>[1]),
+      audit: (r) => ({ target: (r as { id: string }).id, count: (r as { added: boolean }).added ? 1 : 0 }),
+    }),
+    route({
+      method: 'post',
+      code: 'job.cancel',
+      path: '/queues/:queue/jobs/:id/cancel',
+      summary: 'Cancels a scheduled job',
+      tag: 'jobs',
+      action: 'write',
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const r = await queue.cancel(params.id!);
+        if (!r.cancelled) refuseState(r.id, r.state, 'cancelled');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route<undefined, typeof s.rescheduleBody._zod.output>({
+      method: 'post',
+      code: 'job.reschedule',
+      path: '/queues/:queue/jobs/:id/reschedule',
+      summary: 'Gives a scheduled job a new due time ({ delay } or { runAt })',
+      tag: 'jobs',
+      action: 'write',
+      body: s.rescheduleBody,
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params, body }) {
+        const r = await queue.reschedule(params.id!, body);
+        if (!r.rescheduled) refuseState(r.id, r.state, 'rescheduled');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'post',
+      code: 'job.promote',
+      path: '/queues/:queue/jobs/:id/promote',
+      summary: 'Makes a scheduled job due now',
+      tag: 'jobs',
+      action: 'write',
+      response: s.changeResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const r = await queue.promote(params.id!);
+        if (!r.rescheduled) refuseState(r.id, r.state, 'promoted');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'post',
+      code: 'job.retry',
+      path: '/queues/:queue/jobs/:id/retry',
+      summary: 'Puts a dead job back, due now, with fresh attempts',
+      tag: 'dead set',
+      action: 'write',
+      response: s.countResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const count = await queue.dead.retry(params.id!);
+        if (count === 0) {
+          const job = await queue.get(params.id!);
+          if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+          throw new HttpError(409, 'state', `job ${params.id} is ${job.state}: only dead jobs can be retried`);
+        }
+        return { count };
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route({
+      method: 'delete',
+      code: 'job.remove',
+      path: '/queues/:queue/jobs/:id',
+      summary: 'Removes a job: cancels it when scheduled, purges it when dead or completed (active jobs stay)',
+      tag: 'jobs',
+      action: 'write',
+      response: s.countResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params }) {
+        const job = await queue.get(params.id!);
+        if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
+        let count = 0;
+        if (job.state === 'scheduled') count = (await queue.cancel(job.id)).cancelled ? 1 : 0;
+        else if (job.state === 'dead') count = await queue.dead.purge(job.id);
+        else if (job.state === 'completed') count = await queue.completed.purge(job.id);
+        if (count === 0)
+          throw new HttpError(409, 'state', `job ${job.id} is ${job.state === 'active' ? 'running' : 'changing state'}: try again once it settles`);
+        return { count };
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route<undefined, { ids: string[] }>({
+      method: 'post',
+      code: 'jobs.cancel',
+      path: '/queues/:queue/cancel',
+      summary: `Cancels many scheduled jobs by id (at most ${ctx.maxBulk})`,
+      tag: 'jobs',
+      action: 'write',
+      body: s.idsBody(ctx.maxBulk),
+      response: s.countResult,
+      errors: [400],
+      async handler({ queue, body }) {
+        return { count: (await queue.cancelMany(body.ids)).cancelled };
+      },
+      audit: (r, { body }) => ({ target: `${body.ids.length} ids`, count: (r as { count: number }).count }),
+    }),
+  ];
+}

@@ -1,0 +1,216 @@
+/**
+ * Add routing: each new job goes to one shard, the one its routing key (its dedup key when it
+ * has one, so the dedup check stays atomic with the add, else its id) hashes to in the current
+ * shard set, with the layout's epoch. While a reshard's old shards may still hold jobs or dedup
+ * windows, they are asked first, so adds stay idempotent and dedup windows hold across a
+ * reshard. A shard that refuses the add (retired, or not a live shard of that epoch) makes the
+ * layout be read again; a job is never written where no layout looks.
+ */
+import { ShardError } from '../../errors.js';
+import { timerDelay } from '../../timers.js';
+import type { JobInfo } from '../../types.js';
+import { type DedupHolder, type NewJob, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
+import type { ClaimFanOut } from './claim-fan-out.js';
+import { groupBy } from './grouping.js';
+import { shardFor } from './layout.js';
+import type { LayoutCache, Resolved } from './layout-cache.js';
+
+/**
+ * How long an add routed to a shard that refuses it, while the stored layout still names that
+ * shard, waits for the layout to change (an obliterate under way removes the layout last, within
+ * milliseconds of its shards) before it fails with a ShardError; it reads the layout again after each pause, doubling from
+ * the min to the max.
+ */
+const REROUTE_DEADLINE_MS = 5_000;
+const REROUTE_PAUSE_MIN_MS = 5;
+const REROUTE_PAUSE_MAX_MS = 200;
+
+function routeKey(job: NewJob): string {
+  return job.dedup?.key ?? job.id;
+}
+
+export class AddRouter {
+  readonly #inner: Store;
+  readonly #layouts: LayoutCache;
+  readonly #claims: ClaimFanOut;
+  readonly #reportShardError: (queue: string, error: ShardError) => void;
+
+  constructor(inner: Store, layouts: LayoutCache, claims: ClaimFanOut, reportShardError: (queue: string, error: ShardError) => void) {
+    this.#inner = inner;
+    this.#layouts = layouts;
+    this.#claims = claims;
+    this.#reportShardError = reportShardError;
+  }
+
+  async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard): Promise<StoredAddResult[] | null> {
+    // A schedule's jobs go to the unsharded keys, where its guard lives (atomic with the add).
+    if (guard) return this.#inner.add(queue, jobs, guard);
+    let r = await this.#layouts.resolve(queue);
+    if (r.unsharded) {
+      try {
+        return await this.#inner.add(queue, jobs);
+      } catch (err) {
+        if (!(err instanceof ShardMovedError)) throw err;
+        r = await this.#layouts.load(queue);
+      }
+    }
+    return this.#addSharded(queue, jobs, r);
+  }
+
+  /**
+   * Adds by the layout: each job to its shard of the current set, with the layout's epoch. A
+   * shard that refuses (retired, or not a live shard of that epoch) makes the layout be read
+   * again: a new one routes again at once; the same one means an obliterate is under way, and
+   * the add waits for it to take the layout away, at most REROUTE_DEADLINE_MS, then fails with a
+   * ShardError naming the shard. Before each routing by a new layout, the retired sets are asked
+   * for the jobs' ids and dedup keys.
+   */
+  async #addSharded(queue: string, jobs: NewJob[], r: Resolved): Promise<StoredAddResult[]> {
+    const out: StoredAddResult[] = new Array(jobs.length);
+    const replacing = new Map<number, { member: string; state: string }>();
+    let left = jobs.map((_, i) => i);
+    // The layout the retired sets were last asked by (null: none yet).
+    let checked: string | undefined | null = null;
+    const started = performance.now();
+    let pause = REROUTE_PAUSE_MIN_MS;
+    for (;;) {
+      if (checked !== r.raw) {
+        left = await this.#answerFromRetired(queue, jobs, left, r, out, replacing);
+        checked = r.raw;
+      }
+      const routed = r;
+      const groups = groupBy(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
+      const refused: number[] = [];
+      let refusedBy = '';
+      await Promise.all(
+        [...groups].map(async ([member, at]) => {
+          try {
+            const res = await this.#inner.add(
+              member,
+              at.map((i) => jobs[i]!),
+              undefined,
+              member === queue ? '' : routed.epoch,
+            );
+            at.forEach((i, k) => {
+              out[i] = res[k]!;
+            });
+            this.#claims.putBack(queue, member, Math.min(...res.filter((x) => x.code === 'added' || x.code === 'replaced').map((x) => x.dueAtMs)));
+          } catch (err) {
+            if (!(err instanceof ShardMovedError)) throw err;
+            refused.push(...at);
+            refusedBy = member;
+          }
+        }),
+      );
+      left = refused;
+      if (left.length === 0) break;
+      r = await this.#layouts.load(queue);
+      const waited = performance.now() - started;
+      if (waited >= REROUTE_DEADLINE_MS) {
+        const error = new ShardError(refusedBy, {
+          cause: new Error(
+            `it takes no add for the stored layout, which names it (an obliterate under way for ${Math.round(waited)} ms, or one that stopped half way: run it again)`,
+          ),
+        });
+        this.#reportShardError(queue, error);
+        throw error;
+      }
+      if (r.raw !== routed.raw) {
+        pause = REROUTE_PAUSE_MIN_MS;
+        continue;
+      }
+      // The stored layout still names a shard that takes no add for it: an obliterate under way.
+      await new Promise((resolve) => setTimeout(resolve, timerDelay(pause)));
+      pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
+    }
+    // A replaced job from before the reshard is taken out of its old shard once the new one is in.
+    await Promise.all(
+      [...replacing].map(async ([i, { member, state }]) => {
+        if (out[i]!.code !== 'added') return;
+        out[i] = { ...out[i]!, code: 'replaced' };
+        const id = jobs[i]!.id;
+        if (state === 'scheduled') await this.#inner.cancel(member, [id]);
+        else await this.#inner.purge(member, state === 'dead' ? 'dead' : 'completed', { ids: [id] });
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * While retired shards may hold jobs or dedup windows, an add first looks there, at the shard
+   * its routing key had in each retired set: for its id (adds stay idempotent across a reshard)
+   * and for its dedup key (a window taken before a reshard holds after it). Decided as add.lua
+   * decides: a dedup key held by another job (or by this id, whose job is gone) answers
+   * 'deduplicated'; else a job found answers 'exists', or, with `replace` and not active, is
+   * replaced by the new one. Answers those in `out` and returns the jobs left to add.
+   */
+  async #answerFromRetired(
+    queue: string,
+    jobs: NewJob[],
+    todo: number[],
+    r: Resolved,
+    out: StoredAddResult[],
+    replacing: Map<number, { member: string; state: string }>,
+  ): Promise<number[]> {
+    if (r.retired.length === 0 || todo.length === 0) return todo;
+    const found = new Map<number, { member: string; job: JobInfo<string> }>();
+    const held = new Map<number, { member: string; holder: DedupHolder }>();
+    for (const set of r.retired) {
+      const groups = groupBy(todo, (i) => shardFor(queue, set, routeKey(jobs[i]!)));
+      await Promise.all(
+        [...groups].map(async ([member, at]) => {
+          const keyed = at.filter((i) => jobs[i]!.dedup !== undefined && !held.has(i));
+          const [got, holders] = await Promise.all([
+            this.#inner.getMany(
+              member,
+              at.map((i) => jobs[i]!.id),
+              false,
+            ),
+            this.#inner.dedupHolders(
+              member,
+              keyed.map((i) => jobs[i]!.dedup!.key),
+            ),
+          ]);
+          at.forEach((i, k) => {
+            const job = got[k];
+            if (job && !found.has(i)) found.set(i, { member, job });
+          });
+          keyed.forEach((i, k) => {
+            const holder = holders[k];
+            if (holder) held.set(i, { member, holder });
+          });
+        }),
+      );
+    }
+    // The state of each job holding a key, where it was added with it (the key's shard).
+    const holderJobs = new Map<string, JobInfo<string> | null>();
+    const holds = [...held.values()];
+    await Promise.all(
+      [...groupBy(holds, (h) => h.member)].map(async ([member, at]) => {
+        const ids = [...new Set(at.map((k) => holds[k]!.holder.id))];
+        const got = await this.#inner.getMany(member, ids, false);
+        ids.forEach((id, k) => holderJobs.set(`${member}\n${id}`, got[k] ?? null));
+      }),
+    );
+    const left: number[] = [];
+    for (const i of todo) {
+      const job = jobs[i]!;
+      const f = found.get(i);
+      const h = held.get(i);
+      if (h && (h.holder.id !== job.id || !f)) {
+        const holderJob = holderJobs.get(`${h.member}\n${h.holder.id}`) ?? null;
+        out[i] = {
+          code: 'deduplicated',
+          state: holderJob ? holderJob.state : 'finished',
+          dueAtMs: holderJob ? holderJob.dueAtMs : h.holder.dueAtMs,
+          duplicateOf: h.holder.id,
+        };
+      } else if (!f) left.push(i);
+      else if (job.replace && f.job.state !== 'active') {
+        left.push(i);
+        replacing.set(i, { member: f.member, state: f.job.state });
+      } else out[i] = { code: 'exists', state: f.job.state, dueAtMs: f.job.dueAtMs, duplicateOf: undefined };
+    }
+    return left;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Resharding: moving a live queue to a new shard count. Nothing is moved between shards, so
+ * nothing can be lost: new adds go to the new shard set at once, workers drain the old one, and
+ * lookups search both (layout.ts says how the layout records it). The steps are each safe to run
+ * twice and to stop after (see reshardQueue), because two processes may reshard one queue at once.
+ */
+import { ValidationError } from '../../errors.js';
+import type { QueueSettings, Store } from '../store.js';
+import { formatLayout, isUnsharded, memberNames, newEpoch, parseLayout, reshardedLayout, shardCount, shardNames } from './layout.js';
+
+/** Tries of a reshard (or an obliterate) whose compare-and-set of the layout lost to another process. */
+export const RESHARD_ATTEMPTS = 5;
+
+/** The settings a reshard copies to new shards are the same in both. */
+const sameSettings = (a: QueueSettings, b: QueueSettings) =>
+  a.paused === b.paused && a.eventsMaxLen === b.eventsMaxLen && JSON.stringify(a.retention) === JSON.stringify(b.retention);
+
+/** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
+export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
+
+/**
+ * With `creating`, only a queue that was never sharded is sharded: two processes that start at
+ * once make one layout. Steps, each safe to run twice and to stop after:
+ * 1. A queue never sharded gets its epoch stored first (a compare and set of the layout, still
+ *    unsharded), so every process that shards it at once marks its shards for the same one.
+ * 2. The new shards are marked live shards of the epoch (before anything else is written to
+ *    them: a late obliterate of another life of the queue leaves them alone) and get the
+ *    queue's settings, before any job can reach them.
+ * 3. The layout names them (a compare and set), then the old set is marked retired. A process
+ *    that reads the new layout marks it retired too before it uses it (LayoutCache's
+ *    finishDraining), so no moment has two shards taking adds for one routing key: ids and dedup
+ *    windows stay one per key across a reshard. Nothing is moved between shards, so nothing can
+ *    be lost.
+ */
+export async function reshardQueue(inner: Store, queue: string, count: number, creating = false): Promise<{ raw: string | undefined }> {
+  for (let attempt = 0; attempt < RESHARD_ATTEMPTS; attempt++) {
+    let raw = await inner.layout(queue);
+    let layout = parseLayout(raw);
+    // Another process got there first (a lost compare-and-set, then this read): its layout stands.
+    if (creating ? !isUnsharded(layout) : attempt > 0 && layout.current !== null && shardCount(layout) === count) return { raw };
+    if (layout.epoch === undefined) {
+      const epoch = newEpoch();
+      const reserved = formatLayout({ ...layout, epoch });
+      if (!(await inner.setLayout(queue, raw, reserved, epoch))) continue;
+      [raw, layout] = [reserved, { ...layout, epoch }];
+    }
+    const epoch = layout.epoch!;
+    const next = reshardedLayout(layout, count);
+    const settings = await inner.settings(queue);
+    await Promise.all(
+      shardNames(queue, next.current!).map(async (n) => {
+        await inner.markShard(n, epoch);
+        await applySettings(inner, n, settings, count);
+      }),
+    );
+    const text = formatLayout(next);
+    if (await inner.setLayout(queue, raw, text, epoch)) {
+      // From here no add reaches the old shards; workers and lookups still find their jobs.
+      await Promise.all(memberNames(queue, { epoch, current: layout.current, retired: [] }).map((n) => inner.retire(n, epoch)));
+      // A setting written meanwhile by a process that read the old layout: the new shards get it too.
+      const now = await inner.settings(queue);
+      if (!sameSettings(now, settings)) await Promise.all(shardNames(queue, next.current!).map((n) => applySettings(inner, n, now, count)));
+      return { raw: text };
+    }
+  }
+  throw new ValidationError('shards', 'the layout kept changing while resharding (another reshard at the same time?): try again');
+}
+
+async function applySettings(inner: Store, member: string, s: QueueSettings, shards: number): Promise<void> {
+  const { dead, completed } = s.retention;
+  await Promise.all([
+    inner.setPaused(member, s.paused),
+    inner.setEventStream(member, s.eventsMaxLen),
+    inner.setRetention(member, 'dead', perShard(dead.maxCount, shards), dead.maxAgeMs),
+    inner.setRetention(member, 'completed', perShard(completed.maxCount, shards), completed.maxAgeMs),
+  ]);
+}
