@@ -57,6 +57,7 @@ export const SCRIPT_COMMANDS = [
   'get',
   'set',
   'incrby',
+  'persist',
   'xadd',
   'xlen',
 ];
