@@ -64,4 +64,6 @@ export const LIMIT = {
   ids_per_run: 1000,
   /** Dead jobs retried or purged, and scheduled jobs drained, per run. */
   jobs_per_sweep: 1000,
+  /** Least dead or completed jobs a retention trim may remove per run (more when the run added more). */
+  trim_per_run: 100,
 } as const;

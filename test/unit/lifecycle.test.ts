@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { EVENTS, MARK, PLACES } from '../../src/store/lifecycle.js';
+import { EVENTS, LIMIT, MARK, PLACES } from '../../src/store/lifecycle.js';
 
 const scriptsDir = new URL('../../src/store/redis/scripts/', import.meta.url);
 // The TypeScript sources (this test runs from dist/, which holds only the compiled files).
@@ -67,6 +67,7 @@ describe('the job lifecycle has one home per store', () => {
       assert.doesNotMatch(code, /emit\('/, `${file}: events are named through EVENT.<name>`);
       for (const [, name] of code.matchAll(/EVENT\.(\w+)/g)) assert.ok((EVENTS as readonly string[]).includes(name!), `${file}: EVENT.${name}`);
       for (const [, name] of code.matchAll(/MARK\.(\w+)/g)) assert.ok(name! in MARK, `${file}: MARK.${name}`);
+      for (const [, name] of code.matchAll(/LIMIT\.(\w+)/g)) assert.ok(name! in LIMIT, `${file}: LIMIT.${name}`);
       for (const [, name] of code.matchAll(/PLACE\.(\w+)/g)) assert.ok((PLACES as readonly string[]).includes(name!), `${file}: PLACE.${name}`);
       // A mark is written through MARK, never as a literal prefix of a token.
       assert.doesNotMatch(code, /'[-~+]' \.\. (r\.k|token|tokens\[)/, `${file}: token marks through MARK`);

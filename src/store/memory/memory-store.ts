@@ -56,9 +56,6 @@ import { LIMIT, MARK } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { byteOrder } from '../zset-order.js';
 
-/** Expired leases recovered per claim, as in the Redis store. */
-const TRIM_PER_RUN = 100;
-
 const registry = new Map<string, MemoryStore>();
 
 export class MemoryStore implements Store {
@@ -639,11 +636,11 @@ export class MemoryStore implements Store {
     this.#trim(q, 'dead', now, 1);
   }
 
-  /** As the scripts' trim_set: the oldest beyond the rule go, at most max(TRIM_PER_RUN, added) per call. */
+  /** As the scripts' trim_set: the oldest beyond the rule go, at most max(LIMIT.trim_per_run, added) per call. */
   #trim(q: MemoryQueue, set: RetainedSet, now: number, added: number): void {
     const [maxCount, maxAge] = set === 'dead' ? [q.deadMax, q.deadMaxAge] : [q.doneMax, q.doneMaxAge];
     if (!maxCount && !maxAge) return;
-    const limit = Math.max(TRIM_PER_RUN, added);
+    const limit = Math.max(LIMIT.trim_per_run, added);
     const jobs = set === 'dead' ? q.deadInOrder() : q.completedInOrder();
     const victims: MemJob[] = [];
     if (maxAge) for (const j of jobs) if (j.diedAt <= now - maxAge && victims.length < limit) victims.push(j);

@@ -7,7 +7,7 @@
  */
 
 import { StoreError } from '../../errors.js';
-import { EVENTS, MARK, PLACES } from '../lifecycle.js';
+import { EVENTS, LIMIT, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
 /**
@@ -356,7 +356,7 @@ function luaName(prefix: string, name: string): string {
  * The Lua locals a script reads its KEYS and ARGV through, generated from WIRE:
  * `K_<KEY>` for every key, `A.<arg>` = the ARGV index of each argument, `EACH_FIRST`,
  * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, `CODE`, the
- * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS, and the lifecycle's PLACE, EVENT and MARK.
+ * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS, and the lifecycle's PLACE, EVENT, MARK and LIMIT.
  */
 export function luaPrologue(name: ScriptName): string {
   const w: ScriptWire = WIRE[name];
@@ -386,12 +386,15 @@ export function luaPrologue(name: ScriptName): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The job lifecycle's names (lifecycle.ts) as Lua tables: PLACE.<place>, EVENT.<event>, MARK.<mark>. */
+/** The job lifecycle (lifecycle.ts) as Lua tables: PLACE.<place>, EVENT.<event>, MARK.<mark>, LIMIT.<bound>. */
 const luaTable = (entries: [string, string][]) => `{ ${entries.map(([k, v]) => `${k} = '${v}'`).join(', ')} }`;
 const LIFECYCLE_LINES = [
   `local PLACE = ${luaTable(PLACES.map((p) => [p, p]))}`,
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
   `local MARK = ${luaTable(Object.entries(MARK))}`,
+  `local LIMIT = { ${Object.entries(LIMIT)
+    .map(([k, v]) => `${k} = ${v}`)
+    .join(', ')} }`,
 ].join('\n');
 
 /** Code -> name, per family: built once, as acks map one code per job. */

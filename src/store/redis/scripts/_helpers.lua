@@ -310,14 +310,13 @@ end
 
 -- The retention rules of the dead and completed sets: meta `<prefix>Max` = most jobs kept,
 -- `<prefix>MaxAge` = longest kept (ms). Trimmed a bounded amount per call, oldest first, so one
--- script never stalls Redis; `budget` is at least TRIM_PER_RUN (a batch that added more trims
+-- script never stalls Redis; `budget` is at least LIMIT.trim_per_run (a batch that added more trims
 -- as many as it added, so a set never outgrows its cap by more than one batch).
-local TRIM_PER_RUN = 100
 local function trim_set(zset, prefix, now, budget, reason)
   local caps = redis.call('HMGET', K_META, prefix .. 'Max', prefix .. 'MaxAge')
   local max_count, max_age = as_int(caps[1]), as_int(caps[2])
   if not max_count and not max_age then return end
-  local limit = math.max(TRIM_PER_RUN, budget or 0)
+  local limit = math.max(LIMIT.trim_per_run, budget or 0)
   local victims = {}
   if max_age then
     victims = redis.call('ZRANGEBYSCORE', zset, '-inf', now - max_age, 'LIMIT', 0, limit)
