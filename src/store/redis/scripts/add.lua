@@ -58,12 +58,14 @@ end
 
 -- The leading flag: 1 when this add made the queue's keys (set below).
 local out = reply({ made = 0 })
+-- The positions are read once (locals, not a table lookup per job and field).
+local AT_CODE, AT_STATE, AT_DUE, AT_HOLDER = RE.code, RE.state, RE.due_ms, RE.holder
 local function answer(code, state, due, holder)
   local n = #out
-  out[n + RE.code] = code
-  out[n + RE.state] = state
-  out[n + RE.due_ms] = due
-  out[n + RE.holder] = holder
+  out[n + AT_CODE] = code
+  out[n + AT_STATE] = state
+  out[n + AT_DUE] = due
+  out[n + AT_HOLDER] = holder
 end
 
 -- The job holding a dedup key: its id and the due time it was added with, or nil.

@@ -36,14 +36,16 @@ local memo_key = ''
 if arg('request_id') ~= '' then memo_key = K_MEMO end
 
 -- One hand-out: wire.ts CLAIM_JOB, five reply elements. The body goes out as stored and the
--- numbers as integers: no string is built per job.
+-- numbers as integers: no string is built per job. The positions are read once (locals, not a
+-- table lookup per job and field).
+local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
 local function hand_out(out, id, body, attempt, due, token_number)
   local n = #out
-  out[n + RE.id] = id
-  out[n + RE.body] = body
-  out[n + RE.attempt] = attempt
-  out[n + RE.due_ms] = due
-  out[n + RE.token_number] = token_number
+  out[n + AT_ID] = id
+  out[n + AT_BODY] = body
+  out[n + AT_ATTEMPT] = attempt
+  out[n + AT_DUE] = due
+  out[n + AT_TOKEN] = token_number
 end
 
 -- 0. A re-sent claim: answer with the batch the first run handed out.
