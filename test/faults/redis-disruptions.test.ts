@@ -8,7 +8,7 @@ import { useRedis } from '../helpers/redis-fixture.js';
 import { until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
-const errors = useErrorLog();
+const errorLog = useErrorLog();
 
 /** Runs n jobs due over windowMs through two workers while `disrupt` runs, and checks none is stuck or lost. */
 async function survive(disrupt: () => Promise<unknown>, what: string, after?: (queue: Queue<number>) => Promise<void>): Promise<void> {
@@ -19,7 +19,9 @@ async function survive(disrupt: () => Promise<unknown>, what: string, after?: (q
   const seen = new Set<string>();
   // No idle check within the test: a worker with nothing due hears of new work only by its wake subscription.
   const workers = [0, 1].map(() =>
-    errors.watch(new Worker<number>(name, (job) => void seen.add(job.id), { connection: fx.redis.url, concurrency: 10, leaseMs: 1000, idleCheckMs: 600_000 })),
+    errorLog.watch(
+      new Worker<number>(name, (job) => void seen.add(job.id), { connection: fx.redis.url, concurrency: 10, leaseMs: 1000, idleCheckMs: 600_000 }),
+    ),
   );
   try {
     await until(() => seen.size >= 50, 'work to be under way');
@@ -56,7 +58,7 @@ describe('Redis disruptions during work', () => {
   test('CLIENT KILL TYPE normal: every connection drops, ioredis reconnects, re-sent commands are safe', async () => {
     await survive(() => fx.client.call('CLIENT', 'KILL', 'TYPE', 'normal'), 'CLIENT KILL');
     // The drop may be reported (a call was in flight), as a ConnectionError naming the server.
-    errors.take((e) => e instanceof ConnectionError && e.address === `127.0.0.1:${fx.redis.port}`);
+    errorLog.take((e) => e instanceof ConnectionError && e.address === `127.0.0.1:${fx.redis.port}`);
   });
 
   test('CLIENT KILL TYPE pubsub: the wake subscription is renewed', async () => {
@@ -65,7 +67,7 @@ describe('Redis disruptions during work', () => {
     // no idle check for ten minutes hears of a new job only through its wake subscription.
     const idleName = uniqueName('idle');
     const idleRan = new Set<string>();
-    const idle = errors.watch(new Worker(idleName, (job) => void idleRan.add(job.id), { connection: fx.redis.url, idleCheckMs: 600_000 }));
+    const idle = errorLog.watch(new Worker(idleName, (job) => void idleRan.add(job.id), { connection: fx.redis.url, idleCheckMs: 600_000 }));
     const idleQueue = new Queue(idleName, { connection: fx.redis.url });
     const subscribers = async (queue: string) => {
       const [, count] = (await fx.client.call('PUBSUB', 'NUMSUB', queueKeys('dq', queue).wake)) as [string, number];

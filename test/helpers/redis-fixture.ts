@@ -20,6 +20,13 @@ export interface RedisFixture {
   /** Closes `x` after the file's tests, before the server stops. */
   track<T extends { close(): Promise<void> }>(x: T): T;
   /**
+   * A set-up step of the file that needs the server: runs once it is up. (Node 20 runs a file's
+   * top-level before() hooks side by side, so a plain before() could run before the server exists.)
+   */
+  before(fn: () => void | Promise<void>): void;
+  /** A clean-up step of the file that needs the server: runs after the file's tests, before the server stops. */
+  after(fn: () => void | Promise<void>): void;
+  /**
    * Another server for this file (a replica, a server a test freezes or stops), stopped after
    * the file's tests if the test did not stop it.
    */
@@ -36,11 +43,27 @@ export function useRedis(opts: RedisFixtureOptions = {}): RedisFixture {
   let client: Redis | undefined;
   const open: { close(): Promise<void> }[] = [];
   const others: RedisServer[] = [];
+  const cleanups: (() => void | Promise<void>)[] = [];
+  let up!: () => void;
+  let failed!: (err: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    up = resolve;
+    failed = reject;
+  });
+  // Awaited by fx.before() steps only; a failed start fails the file through the hook below.
+  ready.catch(() => {});
   before(async () => {
-    redis = await startRedis({ args });
-    client = redis.client();
+    try {
+      redis = await startRedis({ args });
+      client = redis.client();
+      up();
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
   });
   after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
     await Promise.all(open.map((o) => o.close().catch(() => {})));
     await Promise.all(
       others.map((s) => {
@@ -60,6 +83,15 @@ export function useRedis(opts: RedisFixtureOptions = {}): RedisFixture {
     track(x) {
       open.push(x);
       return x;
+    },
+    before(fn) {
+      before(async () => {
+        await ready;
+        await fn();
+      });
+    },
+    after(fn) {
+      cleanups.push(fn);
     },
     async another(o = {}) {
       const s = await startRedis(o);

@@ -1,27 +1,23 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
+const errorLog = useErrorLog();
 
 describe('close', () => {
   test('a claim still under way when close() is called hands its jobs back instead of leaving them active', async () => {
     // The regression: jobs of a claim answered after close() began were started (or dropped)
     // after the worker had released what it held, and stayed active until their lease ran out.
     for (let round = 0; round < 5; round++) {
-      const queue = new Queue<number>(uniqueName('close'), { connection: redis.url });
+      const queue = new Queue<number>(uniqueName('close'), { connection: fx.redis.url });
       await queue.addBulk(Array.from({ length: 50 }, (_, i) => ({ data: i })));
       const ran: number[] = [];
-      const worker = new Worker<number>(queue.name, (job) => void ran.push(job.data), { connection: redis.url, concurrency: 10, leaseMs: 60_000 });
-      worker.on('error', () => {});
+      const worker = new Worker<number>(queue.name, (job) => void ran.push(job.data), { connection: fx.redis.url, concurrency: 10, leaseMs: 60_000 });
+      errorLog.watch(worker);
       // Close while the first claim is in flight.
       await worker.close();
       const s = await queue.stats();
@@ -30,5 +26,8 @@ describe('close', () => {
       assert.equal((await queue.verify()).ok, true);
       await queue.close();
     }
+    // Closed before its SUBSCRIBE was answered, a worker reports the subscription cut short
+    // ("Connection is closed"); nothing else may be reported.
+    errorLog.take(/^ConnectionError: Redis at 127\.0\.0\.1:\d+: Connection is closed\.$/);
   });
 });

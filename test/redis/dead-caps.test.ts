@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 function setup() {
   const queue = new Queue<number>(uniqueName('dc'), { connection: fx.redis.url });
@@ -17,7 +19,7 @@ function setup() {
     },
     { connection: fx.redis.url, concurrency: 1, batch: 1 },
   );
-  worker.on('error', () => {});
+  errorLog.watch(worker);
   fx.track(worker);
   return { queue };
 }

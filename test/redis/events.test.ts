@@ -4,11 +4,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, Worker, type AddResult, type Logger, type StreamEvent } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 function newQueue<T>(): Queue<T> {
   const q = new Queue<T>(uniqueName('e'), { connection: fx.redis.url });
@@ -18,7 +20,7 @@ function newQueue<T>(): Queue<T> {
 
 function newWorker<T>(queue: string, handler: (job: { data: T }) => unknown, extra: Record<string, unknown> = {}): Worker<T> {
   const w = new Worker<T>(queue, handler as never, { connection: fx.redis.url, attempts: 2, backoff: { type: 'fixed', delay: 10 }, ...extra });
-  w.on('error', () => {});
+  errorLog.watch(w);
   fx.track(w);
   return w;
 }

@@ -3,11 +3,13 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 const { track } = fx;
 
@@ -29,7 +31,7 @@ describe('recurring schedules on Redis', () => {
     const w = track(
       new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: fx.redis.url }),
     );
-    w.on('error', () => {});
+    errorLog.watch(w);
     await queue.schedules.upsert('tick', { every: 200, data: { n: 1 } });
     const a = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
     const b = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
@@ -205,7 +207,7 @@ describe('recurring schedules on the memory store', () => {
     await queue.schedules.upsert('m', { every: 150 });
     const ids: string[] = [];
     const w = track(new Worker(queue.name, (job) => void ids.push(job.id), { store }));
-    w.on('error', () => {});
+    errorLog.watch(w);
     track(new Scheduler(queue.name, { store, leadMs: 50 }));
     track(new Scheduler(queue.name, { store, leadMs: 50 }));
     await until(() => ids.length >= 4, 'four occurrences');
@@ -227,7 +229,7 @@ describe('recurring schedules on the memory store', () => {
     assert.ok(def.anchorMs >= before && def.anchorMs <= serverNow(), `anchored by the store's clock (off by ${def.anchorMs - before} ms)`);
     const ran: { id: string; late: number }[] = [];
     const w = track(new Worker(queue.name, (job) => void ran.push({ id: job.id, late: serverNow() - job.dueAtMs }), { store }));
-    w.on('error', () => {});
+    errorLog.watch(w);
     const leadMs = 50;
     track(new Scheduler(queue.name, { store, leadMs }));
     await until(() => ran.length >= 4, 'four occurrences to run', 5_000);
