@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -193,7 +194,7 @@ describe('Prometheus metrics', () => {
     // Shard 1's scheduled set is set aside and a string put in its place: each claim of it
     // fails with WRONGTYPE while the other shards answer (test/sharded/sharded-queue.test.ts).
     const client = fx.redis.client();
-    const key = `dq:{${name}#1}:scheduled`;
+    const key = queueKeys('dq', `${name}#1`).scheduled;
     await client.rename(key, `${key}:aside`);
     await client.set(key, 'not a sorted set');
     const reported: ShardError[] = [];

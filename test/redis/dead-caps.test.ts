@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -45,7 +46,7 @@ describe('dead set caps', () => {
       page.jobs.map((j) => j.id),
       ['j3', 'j4', 'j5'],
     );
-    assert.equal(await fx.client.hexists(`dq:{${queue.name}}:jobs`, 'j0'), 0, 'purged bodies are gone');
+    assert.equal(await fx.client.hexists(queueKeys('dq', queue.name).jobs, 'j0'), 0, 'purged bodies are gone');
     await killJobs(queue, 6, 2);
     page = await queue.dead.list();
     assert.deepEqual(
@@ -77,7 +78,7 @@ describe('dead set caps', () => {
     await assert.rejects(queue.dead.setCaps({ maxCount: 0 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxCount'));
     await assert.rejects(queue.dead.setCaps({ maxAgeMs: -1 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxAgeMs'));
     await assert.rejects(queue.dead.setCaps({ max: 3 } as never), (e: unknown) => e instanceof ValidationError && e.message.startsWith('max'));
-    assert.equal(await fx.client.exists(`dq:{${queue.name}}:meta`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', queue.name).meta), 0);
   });
 });
 

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, Worker, type AddResult, type Logger, type StreamEvent } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -119,9 +120,9 @@ describe('event stream', () => {
     assert.ok(len >= 10 && len <= 200, `stream length ${len}`);
     assert.equal(await q.events.disable(), true);
     assert.equal((await q.stats()).eventStreamLength, undefined);
-    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', q.name).events), 0);
     await q.add(1);
-    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0, 'nothing is written while off');
+    assert.equal(await fx.client.exists(queueKeys('dq', q.name).events), 0, 'nothing is written while off');
   });
 
   test('bad options are refused by field', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, ValidationError } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { newJob } from '../helpers/new-job.js';
@@ -21,7 +22,7 @@ describe('add', () => {
     assert.equal(r.added, true);
     assert.equal(r.state, 'scheduled');
     assert.ok(r.dueAtMs >= before + 5000 && r.dueAtMs <= after + 5000, `due ${r.dueAtMs} not within [${before + 5000}, ${after + 5000}]`);
-    assert.equal(Number(await fx.client.zscore(`dq:{${q.name}}:scheduled`, r.id)), r.dueAtMs);
+    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, r.id)), r.dueAtMs);
     await q.close();
   });
 
@@ -48,7 +49,7 @@ describe('add', () => {
     assert.deepEqual(second, { id: 'order:1', added: false, replaced: false, state: 'scheduled', dueAtMs: first.dueAtMs });
     const job = await q.get('order:1');
     assert.deepEqual(job?.data, { v: 1 });
-    assert.equal(await fx.client.zcard(`dq:{${q.name}}:scheduled`), 1);
+    assert.equal(await fx.client.zcard(queueKeys('dq', q.name).scheduled), 1);
     await q.close();
   });
 
@@ -62,7 +63,7 @@ describe('add', () => {
     assert.deepEqual(job?.data, { v: 2 });
     assert.equal(job?.priority, 0);
     assert.equal(job?.dueAtMs, r.dueAtMs);
-    assert.equal(Number(await fx.client.zscore(`dq:{${q.name}}:scheduled`, 'order:2')), r.dueAtMs);
+    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, 'order:2')), r.dueAtMs);
     await q.close();
   });
 
@@ -82,7 +83,7 @@ describe('add', () => {
     const rs = await q.addBulk(jobs);
     assert.equal(rs.length, 1234);
     assert.ok(rs.every((r, i) => r.added && r.id === `j${i}`));
-    assert.equal(await fx.client.zcard(`dq:{${q.name}}:scheduled`), 1234);
+    assert.equal(await fx.client.zcard(queueKeys('dq', q.name).scheduled), 1234);
     const again = await q.addBulk(jobs.slice(0, 3));
     assert.ok(again.every((r) => !r.added));
     await q.close();
@@ -95,8 +96,8 @@ describe('cancel, reschedule, promote, get, stats', () => {
     await q.add({}, { id: 'order:3:timeout', delay: 60_000 });
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: true, state: 'scheduled' });
     assert.equal(await q.get('order:3:timeout'), null);
-    assert.equal(await fx.client.hexists(`dq:{${q.name}}:jobs`, 'order:3:timeout'), 0);
-    assert.equal(await fx.client.hexists(`dq:{${q.name}}:runs`, 'order:3:timeout'), 0);
+    assert.equal(await fx.client.hexists(queueKeys('dq', q.name).jobs, 'order:3:timeout'), 0);
+    assert.equal(await fx.client.hexists(queueKeys('dq', q.name).runs, 'order:3:timeout'), 0);
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: false, state: undefined });
     await q.close();
   });
@@ -168,7 +169,7 @@ describe('bad input is rejected at the call, naming the field, and writes nothin
         assert.ok(err.message.startsWith(field), err.message);
         return true;
       });
-      assert.deepEqual(await fx.client.keys(`dq:{${q.name}}:*`), []);
+      assert.deepEqual(await fx.client.keys(`${queueKeys('dq', q.name).root}*`), []);
       await q.close();
     });
   }

@@ -5,6 +5,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Queue, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -99,6 +100,6 @@ describe('tracing', () => {
     await queue.add('x', { id: 'x', delay: 60_000 });
     assert.equal(exporter.getFinishedSpans().length, 0);
     // The body's trace length (wire.ts JOB_BODY, sixth header field) is 0: no trace context stored.
-    assert.equal((await fx.redis.client().hget(`dq:{${name}}:jobs`, 'x'))!.split(':')[5], '0');
+    assert.equal((await fx.client.hget(queueKeys('dq', name).jobs, 'x'))!.split(':')[5], '0');
   });
 });

@@ -3,6 +3,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -15,7 +16,7 @@ const { track } = fx;
 
 /** Occurrence times of the jobs the store recorded as added, from the event stream. */
 async function addedOccurrences(queue: string, schedule: string): Promise<number[]> {
-  const raw = (await fx.client.xrange(`dq:{${queue}}:events`, '-', '+')) as [string, string[]][];
+  const raw = (await fx.client.xrange(queueKeys('dq', queue).events, '-', '+')) as [string, string[]][];
   const prefix = `schedule:${schedule}:`;
   return raw
     .filter(([, f]) => f[1] === 'added' && f[3]!.startsWith(prefix))
@@ -88,7 +89,7 @@ describe('recurring schedules on Redis', () => {
     try {
       const hello = (await new Promise((r) => fast.once('message', r))) as { now: number };
       assert.ok(hello.now - Date.now() > 100_000, 'the child runs 2 minutes fast');
-      const lastKey = `dq:{${queue.name}}:schedule-last`;
+      const lastKey = queueKeys('dq', queue.name).scheduleLast;
       const from = performance.now();
       let samples = 0;
       while (performance.now() - from < 2000) {
@@ -196,7 +197,7 @@ describe('recurring schedules on Redis', () => {
       );
     }
     assert.deepEqual(await queue.schedules.list(), []);
-    assert.equal(await fx.client.exists(`dq:{${queue.name}}:schedules`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', queue.name).schedules), 0);
   });
 });
 
