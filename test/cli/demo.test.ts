@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { listQueues } from '../../src/index.js';
 import { SEQ_FLOOR_TTL_MS } from '../../src/store/store.js';
-import { until } from '../helpers/wait.js';
+import { until, within } from '../helpers/wait.js';
 import { run, start } from './run-cli.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
@@ -51,7 +51,7 @@ describe('delayq demo on Redis', () => {
       await until(async () => (await listQueues({ connection: fx.redis.url })).some((q) => q.stats.scheduled > 0), 'the demo placing orders');
       const sentAt = Date.now();
       child.kill(signal);
-      const r = await done;
+      const r = await within(done, 10_000, `the demo to exit after ${signal}`);
       assert.ok(Date.now() - sentAt < 5000, `exited ${Date.now() - sentAt} ms after ${signal}`);
       assert.equal(r.code, signal === 'SIGINT' ? 130 : 143, r.stderr);
       assert.match(r.stdout, /^interrupted after \d+ of the orders were placed; the demo queue demo-orders-\w+ was removed\n$/);

@@ -8,7 +8,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { until } from '../helpers/wait.js';
+import { until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
 const errorLog = useErrorLog();
@@ -106,7 +106,7 @@ describe('event stream', () => {
     } finally {
       follower.kill('SIGTERM');
     }
-    const code = await new Promise((r) => follower.once('exit', r));
+    const code = await within(new Promise((r) => follower.once('exit', r)), 5_000, 'the follower to exit on SIGTERM');
     assert.equal(code, 0, 'the follower stops cleanly on its abort signal');
   });
 
@@ -154,7 +154,7 @@ describe('logging', () => {
     );
     const dead = new Promise((r) => w.once('dead', r));
     await q.add('x', { id: 'x' });
-    await dead;
+    await within(dead, 5_000, 'the failing job to go dead');
     const retried = lines.find((l) => l.obj.event === 'retried');
     assert.equal(retried?.level, 'info');
     assert.equal(retried?.obj.jobId, 'x');

@@ -4,7 +4,7 @@ import { Queue, Worker, type Job } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs, until } from '../helpers/wait.js';
+import { serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
 const errorLog = useErrorLog();
@@ -85,7 +85,7 @@ describe('pause and resume', () => {
     await until(() => started, 'the handler to start');
     await queue.pause();
     release();
-    await completed;
+    await within(completed, 5_000, 'the job running at the pause to complete');
     await until(async () => (await queue.stats()).active === 0, 'the ack to land');
     assert.equal(await queue.get('long'), null);
   });

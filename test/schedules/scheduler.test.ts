@@ -7,7 +7,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs, until } from '../helpers/wait.js';
+import { serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
 const errorLog = useErrorLog();
@@ -59,18 +59,22 @@ describe('recurring schedules on Redis', () => {
     const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
     const children = [0, 1].map(() => fork(program, [fx.redis.url, queue.name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
     try {
-      await Promise.all(children.map((c) => new Promise((r) => c.once('message', r))));
+      await within(Promise.all(children.map((c) => new Promise((r) => c.once('message', r)))), 10_000, 'both scheduler processes to start');
       await until(async () => (await addedOccurrences(queue.name, 'proc')).length >= 8, 'eight occurrences', 15_000);
       const occ = await addedOccurrences(queue.name, 'proc');
       assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
       for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 150, 'none skipped');
     } finally {
-      await Promise.all(
-        children.map((c) => {
-          const exited = new Promise((r) => c.once('exit', r));
-          c.kill('SIGTERM');
-          return exited;
-        }),
+      await within(
+        Promise.all(
+          children.map((c) => {
+            const exited = new Promise((r) => c.once('exit', r));
+            c.kill('SIGTERM');
+            return exited;
+          }),
+        ),
+        5_000,
+        'both scheduler processes to exit on SIGTERM',
       );
     }
   });
@@ -87,7 +91,7 @@ describe('recurring schedules on Redis', () => {
     const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
     const fast = fork(program, [fx.redis.url, queue.name, '120000'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     try {
-      const hello = (await new Promise((r) => fast.once('message', r))) as { now: number };
+      const hello = (await within(new Promise((r) => fast.once('message', r)), 10_000, 'the fast-clock scheduler process to start')) as { now: number };
       assert.ok(hello.now - Date.now() > 100_000, 'the child runs 2 minutes fast');
       const lastKey = queueKeys('dq', queue.name).scheduleLast;
       const from = performance.now();
@@ -106,7 +110,7 @@ describe('recurring schedules on Redis', () => {
     } finally {
       const exited = new Promise((r) => fast.once('exit', r));
       fast.kill('SIGTERM');
-      await exited;
+      await within(exited, 5_000, 'the fast-clock scheduler process to exit on SIGTERM');
     }
   });
 
