@@ -6,27 +6,27 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { freePort } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
 import { assertFailure, run, start } from './run-cli.js';
 
+const fx = useRedis();
+
 const HANDLER = fileURLToPath(new URL('./fixtures/record-handler.js', import.meta.url));
 
-let redis: RedisServer;
 let dir: string;
 before(async () => {
-  redis = await startRedis();
   dir = mkdtempSync(join(tmpdir(), 'delayq-cli-'));
 });
 after(async () => {
-  await redis.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('delayq CLI against a real redis-server', () => {
   test('add, get, reschedule, promote, cancel, stats: human and --json output', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const added = await run([...g, 'add', '{"orderId":"123"}', '--id', 'order:123', '--delay', '30m', '--json']);
     assert.equal(added.code, 0, added.stderr);
     const a = JSON.parse(added.stdout) as { id: string; added: boolean; dueAtMs: number };
@@ -69,7 +69,7 @@ describe('delayq CLI against a real redis-server', () => {
 
   test('data from stdin and a file; NDJSON bulk', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     assert.equal((await run([...g, 'add', '--id', 'from-stdin', '--delay', '1h'], { input: '{"a":1}' })).code, 0);
     const file = join(dir, 'job.json');
     writeFileSync(file, '{"b":2}');
@@ -78,7 +78,7 @@ describe('delayq CLI against a real redis-server', () => {
     const bulk = await run([...g, 'add', '--ndjson', '--delay', '1h', '--json'], { input: lines });
     assert.equal(bulk.code, 0, bulk.stderr);
     assert.deepEqual(JSON.parse(bulk.stdout), { added: 2501, existing: 0 });
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       assert.equal((await queue.stats()).scheduled, 2503);
       assert.deepEqual((await queue.get('from-stdin'))?.data, { a: 1 });
@@ -90,7 +90,7 @@ describe('delayq CLI against a real redis-server', () => {
 
   test('bad input: `error:` on stderr (and maybe a `hint:`), exit code 64, nothing written', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const cases: [string[], RegExp, string?][] = [
       [[...g, 'add', '1', '--delay', '-5'], /--delay must be a duration/],
       [[...g, 'add', '1', '--id', ''], /id must not be empty/],
@@ -108,7 +108,7 @@ describe('delayq CLI against a real redis-server', () => {
       [[...g, 'add', '--ndjson', '--file', '/nonexistent/delayq-jobs.ndjson'], /^cannot read --file/],
       [[...g, 'reschedule', 'x'], /exactly one of --delay and --at/],
       [['--redis', 'http://nope', '--queue', q, 'stats'], /connection must be a redis:\/\//],
-      [['--redis', redis.url, '--queue', 'bad name!', 'stats'], /queue/],
+      [['--redis', fx.redis.url, '--queue', 'bad name!', 'stats'], /queue/],
       [[...g, 'frobnicate'], /unknown command 'frobnicate'/],
       [[...g, 'get'], /missing required argument 'id'/],
       [[...g, 'dead', 'purge'], /exactly one of: ids, --all, --older-than/],
@@ -120,7 +120,7 @@ describe('delayq CLI against a real redis-server', () => {
         assert.equal(r.stdout, '', `${args.join(' ')}: nothing on stdout`);
       }),
     );
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       assert.equal((await queue.stats()).scheduled, 0, 'nothing was written (the NDJSON import validates every line first)');
     } finally {
@@ -130,8 +130,8 @@ describe('delayq CLI against a real redis-server', () => {
 
   test('dead list, retry and purge', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
-    const queue = new Queue(q, { connection: redis.url });
+    const g = ['--redis', fx.redis.url, '--queue', q];
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       for (const id of ['d1', 'd2', 'd3']) {
         await queue.add(id, { id });
@@ -152,7 +152,7 @@ describe('delayq CLI against a real redis-server', () => {
 
   test('monitor --json: one JSON line per refresh with an ISO time; an unreachable Redis gives reconnecting lines', async () => {
     const q = uniqueName('cli');
-    const r = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
+    const r = await run(['--redis', fx.redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '3', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const rows = r.stdout
       .trim()
@@ -174,7 +174,7 @@ describe('delayq CLI against a real redis-server', () => {
     assert.equal(new Date(row.time).toISOString(), row.time);
 
     // Off a terminal and without --json: one plain line per refresh.
-    const plain = await run(['--redis', redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '2']);
+    const plain = await run(['--redis', fx.redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '2']);
     const lines = plain.stdout.trim().split('\n');
     assert.equal(lines.length, 2);
     assert.match(lines[0]!, /^delayq monitor — \S+ \S+Z \| scheduled 0 ready 0 active 0 dead 0 \|/);
@@ -184,11 +184,11 @@ describe('delayq CLI against a real redis-server', () => {
     const q = uniqueName('cli');
     const record = join(dir, `${q}.log`);
     writeFileSync(record, '');
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       const n = 40;
       await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `w${i}` } })));
-      const w = start(['--redis', redis.url, '--queue', q, 'worker', '--handler', HANDLER, '--concurrency', '4', '--close-timeout', '5s', '--json'], {
+      const w = start(['--redis', fx.redis.url, '--queue', q, 'worker', '--handler', HANDLER, '--concurrency', '4', '--close-timeout', '5s', '--json'], {
         env: { DELAYQ_TEST_RECORD: record, DELAYQ_TEST_SLEEP_MS: '100' },
       });
       await until(() => readFileSync(record, 'utf8').split('\n').filter(Boolean).length >= 4, 'the worker to finish a few jobs');
@@ -213,7 +213,7 @@ describe('delayq CLI against a real redis-server', () => {
   });
 
   test('the demo passes its own check on memory:// and on Redis', async () => {
-    for (const store of [[], ['--redis', redis.url]]) {
+    for (const store of [[], ['--redis', fx.redis.url]]) {
       // An empty REDIS_URL counts as unset, so the first run is on memory://.
       const r = await run([...store, 'demo', '--orders', '60', '--timeout-ms', '600', '--seed', '7', '--json'], { env: { REDIS_URL: '' } });
       assert.equal(r.code, 0, r.stderr + r.stdout);
@@ -226,7 +226,7 @@ describe('delayq CLI against a real redis-server', () => {
 
   test('shards: show, reshard with --set (exit 2 when unchanged), draining shards listed', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     assert.match((await run([...g, 'shards'])).stdout, /: 1 shard \(unsharded\)/);
     assert.equal((await run([...g, 'add', '{}', '--id', 'old', '--delay', '1h'])).code, 0);
     const set = JSON.parse((await run([...g, 'shards', '--set', '3', '--json'])).stdout) as {

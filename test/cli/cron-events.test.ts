@@ -1,19 +1,13 @@
 /** `cron ls` and `events follow / enable / disable` against a real redis-server. */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { assertFailure, run, start } from './run-cli.js';
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
 
 interface EventRow {
   time: string;
@@ -26,11 +20,11 @@ interface EventRow {
 describe('delayq cron and events', () => {
   test('cron ls: name, pattern or interval, time zone, last and next occurrence', async () => {
     const q = uniqueName('cron');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const empty = await run([...g, 'cron', 'ls']);
     assert.deepEqual([empty.code, empty.stdout], [0, `no recurring schedules on ${q}\n`]);
 
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await queue.schedules.upsert('nightly-report', { cron: '0 2 * * *', tz: 'Europe/Berlin', data: { report: 'sales' } });
       await queue.schedules.upsert('heartbeat', { every: 300_000, missed: 'skip' });
@@ -65,7 +59,7 @@ describe('delayq cron and events', () => {
 
   test('events follow on a queue whose stream is off says so and how to turn it on (exit 2); enable and disable say when nothing changed', async () => {
     const q = uniqueName('events');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const off = assertFailure(await run([...g, 'events', 'follow']), 2, 'events follow with the stream off');
     assert.equal(off.message, `the event stream of queue "${q}" is off`);
     assert.match(off.hint ?? '', new RegExp(`^turn it on with 'delayq events enable --queue ${q}'`));
@@ -79,8 +73,8 @@ describe('delayq cron and events', () => {
 
   test('events follow: one line per event, or one JSON object with an ISO time from the cursor', async () => {
     const q = uniqueName('events');
-    const g = ['--redis', redis.url, '--queue', q];
-    const queue = new Queue(q, { connection: redis.url });
+    const g = ['--redis', fx.redis.url, '--queue', q];
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await queue.events.enable();
       await queue.add({ n: 1 }, { id: 'a', runAt: Date.parse('2031-01-01T00:00:00Z') });

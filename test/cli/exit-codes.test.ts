@@ -6,19 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { freePort, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { freePort } from '../helpers/redis-server.js';
 import { assertFailure, run } from './run-cli.js';
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
 
 /** Puts `ids` in the queue's dead set through the store, as a worker out of attempts would. */
 async function killJobs(queue: Queue, ids: string[]): Promise<void> {
@@ -32,8 +27,8 @@ async function killJobs(queue: Queue, ids: string[]): Promise<void> {
 describe('delayq CLI exit codes and error format', () => {
   test('not found / not changed: exit 2, the answer on stdout, nothing on stderr', async () => {
     const q = uniqueName('cli');
-    const g = ['--redis', redis.url, '--queue', q];
-    const queue = new Queue(q, { connection: redis.url });
+    const g = ['--redis', fx.redis.url, '--queue', q];
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await killJobs(queue, ['d1', 'd2', 'd3']);
       const steps: [string[], number, RegExp][] = [
@@ -121,15 +116,15 @@ describe('delayq CLI exit codes and error format', () => {
 
   test('stats on a queue that was never used hints at a typo; a used one does not', async () => {
     const q = uniqueName('cli');
-    const typo = await run(['--redis', redis.url, '--queue', q, 'stats']);
+    const typo = await run(['--redis', fx.redis.url, '--queue', q, 'stats']);
     assert.equal(typo.code, 0);
     assert.match(typo.stderr, new RegExp(`^hint: queue "${q}" holds nothing and has never completed a job: is the name right\\?`));
     assert.match(typo.stdout, /scheduled 0/);
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       // A recurring schedule alone makes a queue "seen".
       await queue.schedules.upsert('nightly', { cron: '0 2 * * *' });
-      const seen = await run(['--redis', redis.url, '--queue', q, 'stats', '--json']);
+      const seen = await run(['--redis', fx.redis.url, '--queue', q, 'stats', '--json']);
       assert.deepEqual([seen.code, seen.stderr], [0, '']);
       assert.equal((JSON.parse(seen.stdout) as { scheduled: number }).scheduled, 0);
     } finally {
@@ -160,6 +155,6 @@ describe('delayq CLI exit codes and error format', () => {
       assert.doesNotMatch((await run(args, { env })).stderr, /warning/, args.join(' '));
     }
     // On Redis, no warning.
-    assert.equal((await run(['--redis', redis.url, '--queue', uniqueName('cli'), 'add', '1'])).stderr, '');
+    assert.equal((await run(['--redis', fx.redis.url, '--queue', uniqueName('cli'), 'add', '1'])).stderr, '');
   });
 });

@@ -2,19 +2,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const fx = useRedis();
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(() => redis.stop());
+const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -33,8 +29,8 @@ function shellWords(line: string): string[] {
 describe('delayq CLI: see and clean up', () => {
   test('queues, jobs ls with a cursor, jobs find, cancel of many ids', async () => {
     const name = uniqueName('cli-insp');
-    const g = ['--redis', redis.url, '--queue', name];
-    const q = new Queue<{ email: string }>(name, { connection: redis.url });
+    const g = ['--redis', fx.redis.url, '--queue', name];
+    const q = new Queue<{ email: string }>(name, { connection: fx.redis.url });
     try {
       for (let i = 0; i < 5; i++) await q.add({ email: `u${i}@shop.test` }, { id: `o${i}`, delay: 60_000 + i * 1000 });
       const queues = JSON.parse((await run([...g, 'queues', '--json'])).stdout) as { name: string; stats: { scheduled: number } }[];
@@ -93,9 +89,9 @@ describe('delayq CLI: see and clean up', () => {
 
   test('workers shows a live worker; drain and obliterate want --yes and report what they did', async () => {
     const name = uniqueName('cli-clean');
-    const g = ['--redis', redis.url, '--queue', name];
-    const q = new Queue<number>(name, { connection: redis.url });
-    const w = new Worker<number>(name, () => {}, { connection: redis.url, concurrency: 2 });
+    const g = ['--redis', fx.redis.url, '--queue', name];
+    const q = new Queue<number>(name, { connection: fx.redis.url });
+    const w = new Worker<number>(name, () => {}, { connection: fx.redis.url, concurrency: 2 });
     try {
       await until(async () => (await q.workers()).length === 1, 'the worker to register');
       const listed = await run([...g, 'workers']);

@@ -7,20 +7,19 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { type Run, run, start } from './run-cli.js';
 
+const fx = useRedis();
+
 const FAILING = fileURLToPath(new URL('./fixtures/failing-handler.js', import.meta.url));
 
-let redis: RedisServer;
 let dir: string;
 before(async () => {
-  redis = await startRedis();
   dir = mkdtempSync(join(tmpdir(), 'delayq-json-'));
 });
 after(async () => {
-  await redis.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -42,8 +41,8 @@ function jsonLines(r: Run, what: string): unknown[] {
 describe('delayq --json', () => {
   test('every command that prints, in order, on one queue', async () => {
     const q = uniqueName('json');
-    const g = ['--redis', redis.url, '--queue', q, '--json'];
-    const queue = new Queue(q, { connection: redis.url });
+    const g = ['--redis', fx.redis.url, '--queue', q, '--json'];
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await queue.schedules.upsert('nightly', { cron: '0 2 * * *' });
       const file = join(dir, `${q}.ndjson`);
@@ -80,10 +79,10 @@ describe('delayq --json', () => {
 
   test('worker --json reports failures, dead jobs and its start and stop as JSON lines', async () => {
     const q = uniqueName('json');
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await queue.add('x', { id: 'doomed', attempts: 1 });
-      const w = start(['--redis', redis.url, '--queue', q, 'worker', '--handler', FAILING, '--json']);
+      const w = start(['--redis', fx.redis.url, '--queue', q, 'worker', '--handler', FAILING, '--json']);
       let out = '';
       w.child.stdout!.on('data', (d) => (out += d));
       await until(() => out.includes('"event":"dead"'), 'the dead event');

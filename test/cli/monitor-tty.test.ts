@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { BIN } from './run-cli.js';
 
 const hasTmux = (() => {
@@ -40,19 +40,13 @@ async function waitForPane(session: string, what: string, check: (pane: string) 
 
 const headerTime = (pane: string) => /delayq monitor — \S+\s+(\S+Z)/.exec(pane)?.[1];
 
-let redis: RedisServer;
-before(async () => {
-  // An append-only file, so the restarted server has the same jobs as before.
-  redis = await startRedis({ args: ['--appendonly', 'yes'] });
-});
-after(async () => {
-  await redis.stop();
-});
+// An append-only file, so the restarted server has the same jobs as before.
+const fx = useRedis({ args: ['--appendonly', 'yes'] });
 
 describe('delayq monitor in a terminal', { skip: !hasTmux && 'tmux is not installed' }, () => {
   test('counts, then reconnecting with a moving clock while Redis is down, then the counts again', async () => {
     const q = uniqueName('tty');
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       await queue.addBulk(Array.from({ length: 3 }, (_, i) => ({ data: i, opts: { id: `j${i}`, delay: 3_600_000 } })));
       await queue.add('due', { id: 'due' });
@@ -61,7 +55,7 @@ describe('delayq monitor in a terminal', { skip: !hasTmux && 'tmux is not instal
     }
     const session = uniqueName('monitor');
     const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const monitor = [process.execPath, BIN, '--redis', redis.url, '--queue', q, 'monitor', '--interval', '200ms'].map(shq).join(' ');
+    const monitor = [process.execPath, BIN, '--redis', fx.redis.url, '--queue', q, 'monitor', '--interval', '200ms'].map(shq).join(' ');
     // If the monitor dies, the pane says so (and keeps its last output) instead of vanishing.
     tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '30', `${monitor}; echo "${EXITED} $?]"; read _`);
     try {
@@ -73,7 +67,7 @@ describe('delayq monitor in a terminal', { skip: !hasTmux && 'tmux is not instal
       await waitForPane(session, 'a second refresh', (pane) => headerTime(pane) !== headerTime(first));
       assert.equal((tmux('capture-pane', '-p', '-S', '-', '-t', session).match(/delayq monitor —/g) ?? []).length, 1, 'the screen is redrawn, not appended');
 
-      await redis.stop({ keepDir: true });
+      await fx.stop();
       const down = await waitForPane(session, '"reconnecting…"', (pane) => pane.includes('reconnecting…'));
       assert.match(down, /last sample \S+Z \([\d.]+ (ms|s) ago\): the figures above are from then/);
       // The clock moves while Redis is away: the header and the age of the last sample change
@@ -86,7 +80,7 @@ describe('delayq monitor in a terminal', { skip: !hasTmux && 'tmux is not instal
         1500,
       );
 
-      redis = await startRedis({ port: redis.port, dir: redis.dir, args: ['--appendonly', 'yes'] });
+      await fx.start();
       const back = await waitForPane(session, 'the counts after Redis is back', (pane) => counts(pane) && !pane.includes('reconnecting'), 10_000);
       assert.match(back, /last sample \S+Z \(\d+ ms ago\)/);
     } finally {

@@ -8,17 +8,16 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { assertFailure, BIN, run } from './run-cli.js';
 
-let redis: RedisServer;
+const fx = useRedis();
+
 let dir: string;
 before(async () => {
-  redis = await startRedis();
   dir = mkdtempSync(join(tmpdir(), 'delayq-ndjson-'));
 });
 after(async () => {
-  await redis.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -34,7 +33,7 @@ function lines(n: number, bad?: { line: number; text: string }): string {
 }
 
 async function scheduled(q: string): Promise<number> {
-  const queue = new Queue(q, { connection: redis.url });
+  const queue = new Queue(q, { connection: fx.redis.url });
   try {
     return (await queue.stats()).scheduled;
   } finally {
@@ -45,7 +44,7 @@ async function scheduled(q: string): Promise<number> {
 describe('delayq add --ndjson', () => {
   test('a bad line 1201 of 1500 writes nothing, and the error names line 1201', async () => {
     const q = uniqueName('ndjson');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const bads = [
       // Caught by addBulk's validation: its jobs[1198] is line 1201 (two blank lines before it).
       { text: JSON.stringify({ data: 1, opts: { id: 'bad', delay: -5 } }), message: /^line 1201: opts\.delay / },
@@ -70,7 +69,7 @@ describe('delayq add --ndjson', () => {
 
   test('a good file is added whole; adding it again adds nothing and exits 2', async () => {
     const q = uniqueName('ndjson');
-    const g = ['--redis', redis.url, '--queue', q];
+    const g = ['--redis', fx.redis.url, '--queue', q];
     const file = join(dir, `${q}.ndjson`);
     writeFileSync(file, lines(1500));
     const first = await run([...g, 'add', '--ndjson', '--file', file, '--json']);
@@ -98,9 +97,9 @@ describe('delayq add --ndjson', () => {
       ].join('\n'),
     );
     const from = Date.now();
-    const r = await run(['--redis', redis.url, '--queue', q, 'add', '--ndjson', '--file', file, '--delay', '1h', '--json']);
+    const r = await run(['--redis', fx.redis.url, '--queue', q, 'add', '--ndjson', '--file', file, '--delay', '1h', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const queue = new Queue(q, { connection: redis.url });
+    const queue = new Queue(q, { connection: fx.redis.url });
     try {
       assert.equal((await queue.get('at'))?.dueAtMs, at);
       const soon = (await queue.get('soon'))!.dueAtMs;
@@ -117,7 +116,7 @@ describe('delayq add --ndjson', () => {
     const file = join(dir, `${q}.ndjson`);
     writeFileSync(file, lines(3000));
     const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const command = [process.execPath, BIN, '--redis', redis.url, '--queue', q, 'add', '--ndjson', '--file', file].map(quote).join(' ');
+    const command = [process.execPath, BIN, '--redis', fx.redis.url, '--queue', q, 'add', '--ndjson', '--file', file].map(quote).join(' ');
     // script(1) runs the command in a pseudo-terminal and copies what it drew to stdout.
     const { stdout } = await promisify(execFile)('script', ['-qfec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm', NO_COLOR: '1' } });
     assert.match(stdout, /reading \[/);

@@ -1,24 +1,21 @@
 /** `delayq serve` as a person starts it: against a real redis-server, stopped by SIGTERM. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { freePort } from '../helpers/redis-server.js';
 import { until, within } from '../helpers/wait.js';
 import { assertFailure, run, start } from './run-cli.js';
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(() => redis.stop());
+const fx = useRedis();
 
 test('serves the API for the queues under the prefix, audits writes on stderr, and exits 0 on SIGTERM', async () => {
   const name = uniqueName('serve');
-  const q = new Queue(name, { connection: redis.url });
+  const q = new Queue(name, { connection: fx.redis.url });
   await q.add({ orderId: 'S-1' }, { id: 'order:S-1', delay: 60_000 });
   const port = await freePort();
-  const server = start(['serve', '--redis', redis.url, '--port', String(port), '--json'], {});
+  const server = start(['serve', '--redis', fx.redis.url, '--port', String(port), '--json'], {});
   let stdout = '';
   server.child.stdout!.on('data', (d) => (stdout += d));
   const listening = await until(() => stdout.split('\n').find((l) => l.includes('"listening"')), 'the listening line');
@@ -54,11 +51,11 @@ test('serves the API for the queues under the prefix, audits writes on stderr, a
 
 test('--client-ip-header: clients behind one proxy address pay for their own wrong tokens', async () => {
   const name = uniqueName('proxied');
-  const q = new Queue(name, { connection: redis.url });
+  const q = new Queue(name, { connection: fx.redis.url });
   await q.add({ x: 1 }, { id: 'p1', delay: 60_000 });
   const port = await freePort();
   const token = 'proxied-token-0123456789';
-  const server = start(['serve', '--redis', redis.url, '--port', String(port), '--token', token, '--client-ip-header', 'x-real-ip', '--json'], {});
+  const server = start(['serve', '--redis', fx.redis.url, '--port', String(port), '--token', token, '--client-ip-header', 'x-real-ip', '--json'], {});
   let stdout = '';
   server.child.stdout!.on('data', (d) => (stdout += d));
   try {
@@ -87,10 +84,10 @@ test('--client-ip-header: clients behind one proxy address pay for their own wro
 });
 
 test('refuses a public address without a token (exit 64), and a short token', async () => {
-  const open = await run(['serve', '--redis', redis.url, '--host', '0.0.0.0', '--port', '0']);
+  const open = await run(['serve', '--redis', fx.redis.url, '--host', '0.0.0.0', '--port', '0']);
   const { message } = assertFailure(open, 64, 'serve on 0.0.0.0');
   assert.match(message, /refusing to listen on 0\.0\.0\.0 without authentication/);
-  const short = await run(['serve', '--redis', redis.url, '--port', '0', '--token', 'abc']);
+  const short = await run(['serve', '--redis', fx.redis.url, '--port', '0', '--token', 'abc']);
   assert.match(assertFailure(short, 64, 'a short token').message, /at least 16 characters/);
 });
 
@@ -110,7 +107,7 @@ test('a port in use is said in words, with a hint (exit 1)', async () => {
   await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
   const port = (taken.address() as { port: number }).port;
   try {
-    const r = await within(run(['serve', '--redis', redis.url, '--port', String(port)]), 10_000, 'serve to give up');
+    const r = await within(run(['serve', '--redis', fx.redis.url, '--port', String(port)]), 10_000, 'serve to give up');
     const f = assertFailure(r, 1, 'serve on a taken port');
     assert.equal(f.message, `port ${port} on 127.0.0.1 is in use`);
     assert.match(f.hint ?? '', /--port/);

@@ -4,20 +4,17 @@
  * command the library or a script needs and the list lacks fails here with NOPERM.
  */
 import { aclRules } from '../../src/index.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { conformance } from './suite.js';
 
-let redis: RedisServer;
-let admin: ReturnType<RedisServer['client']>;
+const fx = useRedis();
 conformance({
   name: 'redis, as the aclRules() user',
   async start() {
-    redis = await startRedis();
-    admin = redis.client();
-    await admin.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
+    await fx.client.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
   },
-  stop: () => redis.stop(),
-  options: () => ({ connection: `redis://jobs:s3cret@127.0.0.1:${redis.port}` }),
-  now: () => serverTimeMs(admin),
+  async stop() {},
+  options: () => ({ connection: `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}` }),
+  now: () => serverTimeMs(fx.client),
 });

@@ -1,16 +1,13 @@
-import { conformance } from './suite.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
+import { conformance } from './suite.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
+const fx = useRedis();
 conformance({
   name: 'redis',
-  async start() {
-    redis = await startRedis();
-    client = redis.client();
-  },
-  stop: () => redis.stop(),
-  options: () => ({ connection: redis.url }),
-  now: () => serverTimeMs(client),
+  // The file's server (useRedis) is up before the suite and stopped after it.
+  async start() {},
+  async stop() {},
+  options: () => ({ connection: fx.redis.url }),
+  now: () => serverTimeMs(fx.client),
 });

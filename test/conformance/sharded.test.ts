@@ -4,7 +4,7 @@
  * runs the same suite on a real Redis Cluster.
  */
 import { MemoryStore } from '../../src/index.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { conformance } from './suite.js';
 
@@ -19,15 +19,12 @@ conformance({
   now: async () => Date.now(),
 });
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
+const fx = useRedis();
 conformance({
   name: 'redis, 3 shards',
-  async start() {
-    redis = await startRedis();
-    client = redis.client();
-  },
-  stop: () => redis.stop(),
-  options: () => ({ connection: redis.url, shards: 3 }),
-  now: () => serverTimeMs(client),
+  // The file's server (useRedis) is up before the suite and stopped after it.
+  async start() {},
+  async stop() {},
+  options: () => ({ connection: fx.redis.url, shards: 3 }),
+  now: () => serverTimeMs(fx.client),
 });

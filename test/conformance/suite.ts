@@ -17,6 +17,7 @@ import {
   type WorkerOptions,
 } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
+import { CUT_SHORT_BY_CLOSE, useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
@@ -52,6 +53,8 @@ export function conformance(kind: StoreKind): void {
       queues = [];
       workers = [];
     });
+    // After the hook above, so that errors from closing the test's workers count too.
+    const errorLog = useErrorLog();
 
     function queue<T>(): Queue<T> {
       const q = new Queue<T>(uniqueName('cf'), kind.options());
@@ -61,7 +64,7 @@ export function conformance(kind: StoreKind): void {
     }
     function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
       const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
-      w.on('error', () => {});
+      errorLog.watch(w, { closing: CUT_SHORT_BY_CLOSE });
       workers.push(w as unknown as Worker<never>);
       return w;
     }
@@ -138,7 +141,7 @@ export function conformance(kind: StoreKind): void {
         },
         { concurrency: 4 },
       );
-      await done.promise;
+      await within(done.promise, 10_000, 'every job to run');
       assert.deepEqual(early, []);
       assert.ok([...ran.values()].every((n) => n === 1));
     });
@@ -166,7 +169,7 @@ export function conformance(kind: StoreKind): void {
         },
         !sharded ? { concurrency: 1, batch: 1 } : { concurrency: jobs.length },
       );
-      await done.promise;
+      await within(done.promise, 10_000, 'every job to run, in order');
       const want = ['high-older', 'high-0', 'high-1', 'high-2', 'high-3', 'high-4', 'low-older', 'low-0', 'low-1', 'low-2', 'low-3', 'low-4'];
       if (!sharded) assert.deepEqual(order, want);
       else
@@ -196,7 +199,7 @@ export function conformance(kind: StoreKind): void {
       };
       worker(q, handler, { concurrency: 3, batch: 2 });
       worker(q, handler, { concurrency: 3, batch: 2 });
-      await done.promise;
+      await within(done.promise, 10_000, 'every job to run');
       await until(async () => (await q.stats()).active === 0, 'acks to land');
       assert.ok(
         [...seen.values()].every((n) => n === 1),
@@ -224,7 +227,7 @@ export function conformance(kind: StoreKind): void {
       });
       await q.add('flaky', { id: 'flaky' });
       await q.add('fatal', { id: 'fatal' });
-      await dead.promise;
+      await within(dead.promise, 10_000, 'the failing job to go dead');
       assert.deepEqual(attempts, [1, 2, 3]);
       const info = await q.get('flaky');
       assert.equal(info?.state, 'dead');
@@ -410,7 +413,7 @@ export function conformance(kind: StoreKind): void {
       );
       const dead = new Promise<[unknown, string]>((r) => w.once('dead', (j, reason) => r([j, reason])));
       await q.add('pending', { id: 'p' });
-      const [, reason] = await dead;
+      const [, reason] = await within(dead, 10_000, 'the snoozed job to go dead');
       assert.ok(seen.length >= 3, `looked ${seen.length} times`);
       assert.ok(
         seen.every((a) => a === 1),
@@ -452,7 +455,7 @@ export function conformance(kind: StoreKind): void {
         { leaseMs: 2_000 },
       );
       await q.add('x', { id: 'x' });
-      assert.ok((await extended.promise) > 50_000);
+      assert.ok((await within(extended.promise, 10_000, 'the handler to extend its lease')) > 50_000);
       finish.resolve();
       await until(async () => (await q.get('x')) === null, 'the ack');
     });
@@ -589,7 +592,7 @@ export function conformance(kind: StoreKind): void {
       });
       const before = await kind.now();
       for (let i = 0; i < 5; i++) await q.add(i, { id: `c${i}` });
-      await done.promise;
+      await within(done.promise, 10_000, 'five jobs to complete');
       await until(async () => (await q.stats()).completed === 3, 'three kept');
       const kept = await q.get('c4');
       assert.ok(kept);

@@ -25,7 +25,9 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { Queue } from '../../src/index.js';
-import { canConnect, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { canConnect } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
 import { type Block, needsTag, parsePage, readPages, runsCli } from './snippets.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -222,22 +224,18 @@ describe('code blocks of the README and docs/ are tagged', () => {
   });
 });
 
+const fx = useRedis({ args: ['--databases', '64'] });
+
 describe('the snippets run, against a real redis-server', () => {
-  let redis: RedisServer;
-  let replica: RedisServer;
   let work: string;
   let bin: string;
   let nextDb = 1;
   let typeErrors: Map<string, string[]>;
 
   before(async () => {
-    redis = await startRedis({ args: ['--databases', '64'] });
-    replica = await startRedis({ args: ['--databases', '64', '--replicaof', '127.0.0.1', String(redis.port)] });
+    const replica = await fx.another({ args: ['--databases', '64', '--replicaof', '127.0.0.1', String(fx.redis.port)] });
     const probe = replica.client();
-    for (const deadline = Date.now() + 10_000; !(await probe.info('replication')).includes('master_link_status:up'); ) {
-      assert.ok(Date.now() < deadline, 'the replica did not sync within 10 s');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (await probe.info('replication')).includes('master_link_status:up'), 'the replica to sync', 10_000, 50);
     work = mkdtempSync(join(tmpdir(), 'delayq-snippets-'));
     writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'snippets', private: true, type: 'module' }));
     // `delayq` is this checkout, as npm would install it; other packages a snippet imports come
@@ -265,8 +263,6 @@ describe('the snippets run, against a real redis-server', () => {
   });
 
   after(async () => {
-    await replica?.stop();
-    await redis?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -326,7 +322,7 @@ describe('the snippets run, against a real redis-server', () => {
   }
 
   function newCtx(b: Block): Ctx {
-    return { url: `${redis.url}/${nextDb++}`, dir: dirOf(b.tag!.value) };
+    return { url: `${fx.redis.url}/${nextDb++}`, dir: dirOf(b.tag!.value) };
   }
 
   function prepare(b: Block, spec: Spec): string {

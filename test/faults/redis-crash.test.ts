@@ -1,23 +1,22 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { WorkerFleet } from '../helpers/worker-fleet.js';
 
-const servers: RedisServer[] = [];
+const aof = ['--appendonly', 'yes', '--appendfsync', 'always'];
+const fx = useRedis({ args: aof });
 const fleets: WorkerFleet[] = [];
-after(async () => {
+fx.after(async () => {
   await Promise.all(fleets.map((f) => f.stopAll()));
-  await Promise.all(servers.map((s) => s.stop()));
 });
 
 describe('Redis crash', () => {
   test('kill -9 Redis (appendfsync always) mid-run and restart it on the same data: no added job is lost, workers recover by themselves', async () => {
-    const aof = ['--appendonly', 'yes', '--appendfsync', 'always'];
-    const first = await startRedis({ args: aof });
-    servers.push(first);
+    const first = fx.redis;
     const name = uniqueName('aof');
     const n = 400;
     const windowMs = 3000;
@@ -32,16 +31,16 @@ describe('Redis crash', () => {
     await fleet.start();
     await fleet.start();
     await until(() => fleet.completedIds().size >= 50, 'some jobs to run before the crash');
-    await first.kill9();
+    await fx.stop({ kill9: true });
     const downAt = Date.now();
     // Down long enough that jobs fall due during the outage.
     await new Promise((r) => setTimeout(r, 1000));
     // Nothing can complete while Redis is down; count before the restart, since the workers may
-    // be back at work before startRedis() has seen the server answer.
+    // be back at work before fx.start() has seen the server answer.
     const doneBefore = fleet.completedIds().size;
     const upAt = Date.now();
-    const second = await startRedis({ args: aof, dir: first.dir, port: first.port });
-    servers.push(second);
+    await fx.start();
+    const second = fx.redis;
     await until(() => fleet.completedIds().size > doneBefore, 'the first completion after the restart', 15_000);
     const firstAfterMs = Date.now() - upAt;
 
@@ -58,7 +57,7 @@ describe('Redis crash', () => {
       const s = await check.stats();
       assert.equal(s.dead, 0);
       // Completions recorded by the store itself (the stream is in the AOF too) cover every job.
-      const raw = (await second.client().xrange(`dq:{${name}}:events`, '-', '+')) as [string, string[]][];
+      const raw = (await fx.client.xrange(queueKeys('dq', name).events, '-', '+')) as [string, string[]][];
       const completed = new Set(raw.filter(([, f]) => f[1] === 'completed').map(([, f]) => f[3]!));
       // A job acked just before the crash by a worker that reported it may be missing from
       // neither: each one is either recorded completed or was reported by a worker.

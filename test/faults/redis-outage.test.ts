@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { ConnectionError, Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { freePort, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useErrorLog } from '../helpers/errors.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { freePort, type RedisServer } from '../helpers/redis-server.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -23,9 +25,12 @@ const HANDLER = fileURLToPath(new URL('../cli/fixtures/record-handler.js', impor
 /** Nothing listens on port 1 of the loopback: connections are refused at once. */
 const NOWHERE = 'redis://127.0.0.1:1';
 
+const fx = useRedis();
+const errorLog = useErrorLog();
+
 /** Runs `fn` with a server of its own (these tests freeze and stop servers), SIGCONT'ed and stopped afterwards. */
 async function withServer(fn: (redis: RedisServer) => Promise<void>): Promise<void> {
-  const redis = await startRedis();
+  const redis = await fx.another();
   try {
     await fn(redis);
   } finally {
@@ -128,7 +133,7 @@ describe('Redis unreachable: workers', () => {
         // Long enough for ioredis to fail many reconnect attempts (50 ms, 100 ms, … apart).
         const downFrom = Date.now();
         await until(() => errors.length > 0 && Date.now() - downFrom > 3_000, 'the outage to be reported and to last 3 s', 10_000);
-        const again = await startRedis({ port, dir: first.dir });
+        const again = await fx.another({ port, dir: first.dir });
         try {
           await until(() => reconnected > 0, 'the recovery to be reported', 15_000);
           await queue.add(2, { id: 'after' });
@@ -168,7 +173,7 @@ describe('Redis unreachable: workers', () => {
       // Reported once, not at every reconnect attempt.
       await new Promise((r) => setTimeout(r, 1_500));
       assert.equal(errors.length, 1, errors.map((e) => e.message).join(' | '));
-      const redis = await startRedis({ port });
+      const redis = await fx.another({ port });
       const queue = new Queue(name, { connection: url });
       try {
         await until(() => reconnected === 1, 'the recovery to be reported', 15_000);
@@ -186,6 +191,7 @@ describe('Redis unreachable: workers', () => {
   });
 
   test('worker.close({ timeoutMs }) resolves within its timeout while Redis is frozen, with a handler running and a claim pending', async () => {
+    let port = 0;
     await withServer(async (redis) => {
       const name = uniqueName('out');
       const queue = new Queue(name, { connection: redis.url });
@@ -198,14 +204,18 @@ describe('Redis unreachable: workers', () => {
         },
         { connection: redis.url, concurrency: 2 },
       );
-      worker.on('error', () => {});
+      errorLog.watch(worker);
       await queue.add(1);
       await within(started.promise, 5_000, 'the handler to start');
       redis.process.kill('SIGSTOP');
       await queue.close();
       const { ms } = await within(elapsed(worker.close({ timeoutMs: 1_000 })), 5_000, 'worker.close()');
       assert.ok(ms < 1_500, `close took ${Math.round(ms)} ms`);
+      port = redis.port;
     });
+    // Calls cut short by the close (the server frozen, then stopped) may be reported, each a
+    // ConnectionError naming the server; nothing else.
+    errorLog.take((e) => e instanceof ConnectionError && e.address === `127.0.0.1:${port}`);
   });
 });
 

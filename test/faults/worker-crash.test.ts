@@ -1,26 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { WorkerFleet } from '../helpers/worker-fleet.js';
 import { completions, readStream } from './stream.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
+const fx = useRedis();
+
 const fleets: WorkerFleet[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
+fx.after(async () => {
   await Promise.all(fleets.map((f) => f.stopAll()));
-  await redis.stop();
 });
 
 async function queueWithStream(): Promise<Queue<number>> {
-  const q = new Queue<number>(uniqueName('crash'), { connection: redis.url });
+  const q = new Queue<number>(uniqueName('crash'), { connection: fx.redis.url });
   await q.events.enable({ maxLen: 1_000_000 });
   return q;
 }
@@ -30,7 +25,7 @@ describe('worker processes that crash or stall', () => {
     const q = await queueWithStream();
     const n = 60;
     await q.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `j${i}` } })));
-    const fleet = new WorkerFleet({ url: redis.url, queue: q.name, concurrency: 6, leaseMs: 1000, workMs: 150 });
+    const fleet = new WorkerFleet({ url: fx.redis.url, queue: q.name, concurrency: 6, leaseMs: 1000, workMs: 150 });
     fleets.push(fleet);
     const first = await fleet.start();
     await until(() => fleet.completedIds().size >= 12, 'the first worker to finish some jobs');
@@ -40,8 +35,8 @@ describe('worker processes that crash or stall', () => {
     assert.ok(orphans.length > 0, 'the kill caught jobs in flight');
 
     const second = await fleet.start();
-    await until(async () => completions(await readStream(client, q.name)).size === n, 'every job to be acked', 20_000);
-    const acked = completions(await readStream(client, q.name));
+    await until(async () => completions(await readStream(fx.client, q.name)).size === n, 'every job to be acked', 20_000);
+    const acked = completions(await readStream(fx.client, q.name));
     assert.ok(
       [...acked.values()].every((c) => c === 1),
       'no job was acked twice',
@@ -65,7 +60,7 @@ describe('worker processes that crash or stall', () => {
 
   test('a stalled worker (SIGSTOP past its lease) wakes to find its ack refused as leaseLost; the job ran once more elsewhere', async () => {
     const q = await queueWithStream();
-    const fleet = new WorkerFleet({ url: redis.url, queue: q.name, concurrency: 1, leaseMs: 600, workMs: 300 });
+    const fleet = new WorkerFleet({ url: fx.redis.url, queue: q.name, concurrency: 1, leaseMs: 600, workMs: 300 });
     fleets.push(fleet);
     const staller = await fleet.start();
     await q.add(1, { id: 'slow' });
@@ -84,7 +79,7 @@ describe('worker processes that crash or stall', () => {
       10_000,
     );
     assert.ok(!fleet.reports.some((r) => r.t === 'completed' && r.pid === staller.pid), 'the stale ack did not land');
-    assert.equal(completions(await readStream(client, q.name)).get('slow'), 1);
+    assert.equal(completions(await readStream(fx.client, q.name)).get('slow'), 1);
     const starts = fleet.reports.filter((r) => r.t === 'start' && r.id === 'slow');
     assert.notEqual(starts[0]!.token, starts[1]!.token);
     assert.equal((await q.verify()).ok, true);
@@ -102,7 +97,7 @@ describe('worker processes that crash or stall', () => {
       Array.from({ length: n }, (_, i) => ({ data: i, opts: { id: `c${i}`, delay: Math.floor((i / n) * windowMs), attempts: 50 } })),
     );
     assert.equal(results.filter((r) => r.added).length, n);
-    const fleet = new WorkerFleet({ url: redis.url, queue: q.name, concurrency: 8, leaseMs: 800, workMs: 25 });
+    const fleet = new WorkerFleet({ url: fx.redis.url, queue: q.name, concurrency: 8, leaseMs: 800, workMs: 25 });
     fleets.push(fleet);
     for (let i = 0; i < 3; i++) await fleet.start();
     let kills = 0;
@@ -121,9 +116,9 @@ describe('worker processes that crash or stall', () => {
     }
     await Promise.all(replacements);
     const recoverFrom = Date.now();
-    await until(async () => completions(await readStream(client, q.name)).size === n, 'every job to be acked', 30_000).catch(async (err: Error) => {
+    await until(async () => completions(await readStream(fx.client, q.name)).size === n, 'every job to be acked', 30_000).catch(async (err: Error) => {
       // Say where the missing jobs are, so a failure explains itself.
-      const done = completions(await readStream(client, q.name));
+      const done = completions(await readStream(fx.client, q.name));
       const missing = Array.from({ length: n }, (_, i) => `c${i}`).filter((id) => !done.has(id));
       const infos = await Promise.all(missing.slice(0, 5).map((id) => q.get(id)));
       const live = [...fleet.children.values()].map((c) => c.pid);
@@ -131,7 +126,7 @@ describe('worker processes that crash or stall', () => {
       throw err;
     });
     const drainMs = Date.now() - recoverFrom;
-    const acked = completions(await readStream(client, q.name));
+    const acked = completions(await readStream(fx.client, q.name));
     assert.equal(acked.size, n, 'lost: 0');
     assert.ok(
       [...acked.values()].every((c) => c === 1),

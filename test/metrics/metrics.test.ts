@@ -1,20 +1,17 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
+const errorLog = useErrorLog();
 
 /** Parses the text format into series -> value. */
 function parse(text: string): Map<string, number> {
@@ -32,7 +29,7 @@ describe('Prometheus metrics', () => {
     const registry = new Registry();
     const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0 });
     const name = uniqueName('m');
-    const queue = new Queue<number>(name, { connection: redis.url });
+    const queue = new Queue<number>(name, { connection: fx.redis.url });
     const worker = new Worker<number>(
       name,
       async (job) => {
@@ -40,9 +37,9 @@ describe('Prometheus metrics', () => {
         if (job.data % 10 === 1 && job.attempt === 1) throw new Error('flaky');
         await new Promise((r) => setTimeout(r, 2));
       },
-      { connection: redis.url, concurrency: 20, backoff: { type: 'fixed', delay: 10 } },
+      { connection: fx.redis.url, concurrency: 20, backoff: { type: 'fixed', delay: 10 } },
     );
-    worker.on('error', () => {});
+    errorLog.watch(worker);
     metrics.observeQueue(queue).observeWorker(worker);
     const server = createServer(async (_req, res) => {
       res.setHeader('content-type', registry.contentType);
@@ -52,12 +49,14 @@ describe('Prometheus metrics', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
     try {
       const n = 500;
-      await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { delay: Math.floor(i / 5) } })));
-      await queue.add(-1, { id: 'later', delay: 600_000 });
+      // Counted from before the first add: the worker is running, and a job that ended before
+      // the listeners were on would never be counted.
       let done = 0;
       worker.on('completed', () => done++);
       worker.on('dead', () => done++);
-      await until(() => done === n, 'every job to end', 20_000);
+      await queue.addBulk(Array.from({ length: n }, (_, i) => ({ data: i, opts: { delay: Math.floor(i / 5) } })));
+      await queue.add(-1, { id: 'later', delay: 600_000 });
+      await until(() => done === n, `every job to end (${n})`, 20_000);
       await until(async () => (await queue.stats()).active === 0, 'acks to land');
       const text = await (await fetch(url)).text();
       const m = parse(text);
@@ -153,8 +152,8 @@ describe('Prometheus metrics', () => {
     const plainRegistry = new Registry();
     const plainMetrics = await DelayqMetrics.create({ registry: plainRegistry, statsCacheMs: 0 });
     const name = uniqueName('ms');
-    const sharded = new Queue<number>(name, { connection: redis.url, shards: 3 });
-    const plain = new Queue<number>(uniqueName('mp'), { connection: redis.url });
+    const sharded = new Queue<number>(name, { connection: fx.redis.url, shards: 3 });
+    const plain = new Queue<number>(uniqueName('mp'), { connection: fx.redis.url });
     try {
       await sharded.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: i, opts: { delay: i % 2 === 0 ? 0 : 600_000 } })));
       await plain.add(1);
@@ -190,16 +189,16 @@ describe('Prometheus metrics', () => {
     const registry = new Registry();
     const metrics = await DelayqMetrics.create({ registry });
     const name = uniqueName('me');
-    const queue = new Queue<number>(name, { connection: redis.url, shards: 3 });
+    const queue = new Queue<number>(name, { connection: fx.redis.url, shards: 3 });
     await queue.addBulk(Array.from({ length: 12 }, (_, i) => ({ data: i })));
     // Shard 1's scheduled set is set aside and a string put in its place: each claim of it
     // fails with WRONGTYPE while the other shards answer (test/sharded/sharded-queue.test.ts).
-    const client = redis.client();
-    const key = `dq:{${name}#1}:scheduled`;
+    const client = fx.redis.client();
+    const key = queueKeys('dq', `${name}#1`).scheduled;
     await client.rename(key, `${key}:aside`);
     await client.set(key, 'not a sorted set');
     const reported: ShardError[] = [];
-    const worker = new Worker<number>(name, () => {}, { connection: redis.url });
+    const worker = new Worker<number>(name, () => {}, { connection: fx.redis.url });
     worker.on('error', (err) => {
       if (err instanceof ShardError) reported.push(err);
     });

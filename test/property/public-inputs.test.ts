@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Queue, ValidationError, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
@@ -56,7 +57,7 @@ const data = fc.oneof(
 );
 
 async function keysOf(queue: string): Promise<string[]> {
-  return fx.client.keys(`dq:{${queue}}:*`);
+  return fx.client.keys(`${queueKeys('dq', queue).root}*`);
 }
 
 describe('public inputs, generated (fast-check)', () => {

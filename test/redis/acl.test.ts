@@ -1,24 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { aclRules, Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let admin: ReturnType<RedisServer['client']>;
-before(async () => {
-  redis = await startRedis();
-  admin = redis.client();
-  await admin.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
-});
-after(async () => {
-  await redis.stop();
+const fx = useRedis();
+
+fx.before(async () => {
+  await fx.client.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
 });
 
 describe('least-privilege ACL user', () => {
   test('a user with only aclRules() can add, work, fail, snooze, pause, follow events, read the dead set and verify', async () => {
-    const url = `redis://jobs:s3cret@127.0.0.1:${redis.port}`;
+    const url = `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}`;
     const name = uniqueName('acl');
     const queue = new Queue<string>(name, { connection: url });
     let snoozed = false;
@@ -67,7 +62,7 @@ describe('least-privilege ACL user', () => {
   });
 
   test('the same user cannot touch keys outside the prefix', async () => {
-    const url = `redis://jobs:s3cret@127.0.0.1:${redis.port}`;
+    const url = `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}`;
     const queue = new Queue(uniqueName('acl'), { connection: url, prefix: 'other' });
     try {
       await assert.rejects(queue.add(1), /NOPERM/);

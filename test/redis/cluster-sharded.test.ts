@@ -12,10 +12,14 @@ import { after, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { listQueues, Queue, Scheduler, type StreamEvent, UnrecoverableError, Worker } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { conformance } from '../conformance/suite.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { clusterErrorStats, newErrors, nodeClient, shardTag, spreadQueueName } from '../helpers/cluster-tools.js';
 import { type RedisCluster, startCluster } from '../helpers/redis-cluster.js';
 import { serverTimeMs, until, within } from '../helpers/wait.js';
+
+const errorLog = useErrorLog();
 
 // One cluster for the file, started by whichever part runs first.
 let started: Promise<RedisCluster> | undefined;
@@ -396,7 +400,7 @@ describe('sharded queues on a Redis Cluster (3 masters)', () => {
       const q = new Queue<number>((await spreadQueueName(c, 3, { label: 'wk' })).name, { connection, shards: 3 });
       const ran = new Set<string>();
       const w = new Worker<number>(q.name, (job) => void ran.add(job.id), { connection });
-      w.on('error', () => {});
+      errorLog.watch(w);
       try {
         const ids: string[] = [];
         for (let i = 0; i < 5; i++) ids.push((await q.add(i, { id: `j${i}` })).id);
@@ -502,7 +506,7 @@ describe('sharded queues on a Redis Cluster (3 masters)', () => {
       const perMaster = new Map<number, number>();
       for (let i = 0; i < 3; i++) {
         const tag = shardTag(name, i);
-        const owner = (await c.nodeFor(`dq:{${tag}}:scheduled`)).port;
+        const owner = (await c.nodeFor(queueKeys('dq', tag).scheduled)).port;
         assert.equal(owner, ports[i]);
         const node = nodeClient(owner);
         try {
@@ -510,11 +514,14 @@ describe('sharded queues on a Redis Cluster (3 masters)', () => {
           const keys: string[] = [];
           let cursor = '0';
           do {
-            const [next, batch] = await node.scan(cursor, 'MATCH', `dq:{${tag}}:*`, 'COUNT', 1000);
+            const [next, batch] = await node.scan(cursor, 'MATCH', `${queueKeys('dq', tag).root}*`, 'COUNT', 1000);
             keys.push(...batch);
             cursor = next;
           } while (cursor !== '0');
-          assert.ok(keys.includes(`dq:{${tag}}:scheduled`) && keys.includes(`dq:{${tag}}:jobs`), `shard ${i} keys on :${owner}: ${keys.join(', ')}`);
+          assert.ok(
+            keys.includes(queueKeys('dq', tag).scheduled) && keys.includes(queueKeys('dq', tag).jobs),
+            `shard ${i} keys on :${owner}: ${keys.join(', ')}`,
+          );
           const slots = new Set(await Promise.all(keys.map((k) => node.call('CLUSTER', 'KEYSLOT', k).then(Number))));
           assert.equal(slots.size, 1, `shard ${i}: one slot for ${keys.join(', ')}`);
           const [slot] = [...slots];
@@ -524,13 +531,13 @@ describe('sharded queues on a Redis Cluster (3 masters)', () => {
           for (const other of masters.filter((p) => p !== owner)) {
             const o = nodeClient(other);
             try {
-              const [, stray] = await o.scan('0', 'MATCH', `dq:{${tag}}:*`, 'COUNT', 100_000);
+              const [, stray] = await o.scan('0', 'MATCH', `${queueKeys('dq', tag).root}*`, 'COUNT', 100_000);
               assert.deepEqual(stray, [], `:${other} holds keys of shard ${i}`);
             } finally {
               o.disconnect();
             }
           }
-          const scheduled = await node.zcard(`dq:{${tag}}:scheduled`);
+          const scheduled = await node.zcard(queueKeys('dq', tag).scheduled);
           const expected = res.filter((r) => shardIndex(r.id, 3) === i).length + (shardIndex('dead-one', 3) === i ? 1 : 0);
           assert.equal(scheduled, expected, `shard ${i} holds the jobs its ids route to`);
           perMaster.set(owner, (perMaster.get(owner) ?? 0) + scheduled);

@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { aclRules, Queue, type RedisStore, type ShardedStore, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { until } from '../helpers/wait.js';
+
+const errorLog = useErrorLog();
 
 let cluster: RedisCluster;
 const open: { close(): Promise<void> }[] = [];
@@ -23,7 +27,7 @@ describe('Redis Cluster', () => {
     const perMaster = new Map<number, string[]>();
     while ([...perMaster.values()].filter((l) => l.length >= 2).length < cluster.nodes.length) {
       const name = uniqueName('c');
-      const port = (await cluster.nodeFor(`dq:{${name}}:scheduled`)).port;
+      const port = (await cluster.nodeFor(queueKeys('dq', name).scheduled)).port;
       const list = perMaster.get(port) ?? [];
       if (list.length < 2) perMaster.set(port, [...list, name]);
     }
@@ -41,7 +45,7 @@ describe('Redis Cluster', () => {
         },
         { connection, backoff: { type: 'fixed', delay: 20 } },
       );
-      worker.on('error', () => {});
+      errorLog.watch(worker);
       open.push(worker);
       // The worker is asleep on a far job when the near ones are added: the wake signal must cross the cluster.
       await queue.add('far', { id: 'far', delay: 600_000 });
@@ -74,7 +78,7 @@ describe('Redis Cluster', () => {
     await queue.pause();
     const ran: string[] = [];
     const worker = new Worker<string>(queue.name, (job) => void ran.push(job.data), { connection });
-    worker.on('error', () => {});
+    errorLog.watch(worker);
     open.push(worker);
     await queue.add('x');
     await until(async () => (await queue.stats()).ready === 1, 'the job to fall due while paused');

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, ValidationError, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 function setup() {
   const queue = new Queue<number>(uniqueName('dc'), { connection: fx.redis.url });
@@ -17,7 +20,7 @@ function setup() {
     },
     { connection: fx.redis.url, concurrency: 1, batch: 1 },
   );
-  worker.on('error', () => {});
+  errorLog.watch(worker);
   fx.track(worker);
   return { queue };
 }
@@ -43,7 +46,7 @@ describe('dead set caps', () => {
       page.jobs.map((j) => j.id),
       ['j3', 'j4', 'j5'],
     );
-    assert.equal(await fx.client.hexists(`dq:{${queue.name}}:jobs`, 'j0'), 0, 'purged bodies are gone');
+    assert.equal(await fx.client.hexists(queueKeys('dq', queue.name).jobs, 'j0'), 0, 'purged bodies are gone');
     await killJobs(queue, 6, 2);
     page = await queue.dead.list();
     assert.deepEqual(
@@ -75,7 +78,7 @@ describe('dead set caps', () => {
     await assert.rejects(queue.dead.setCaps({ maxCount: 0 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxCount'));
     await assert.rejects(queue.dead.setCaps({ maxAgeMs: -1 }), (e: unknown) => e instanceof ValidationError && e.message.startsWith('maxAgeMs'));
     await assert.rejects(queue.dead.setCaps({ max: 3 } as never), (e: unknown) => e instanceof ValidationError && e.message.startsWith('max'));
-    assert.equal(await fx.client.exists(`dq:{${queue.name}}:meta`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', queue.name).meta), 0);
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, ValidationError } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
@@ -42,7 +43,7 @@ describe('dedup window', () => {
   test('after the window the key is free again', async () => {
     const q = newQueue<string>();
     await q.add('x', { id: 'a', delay: 60_000, dedup: { key: 'k', windowMs: 50 } });
-    await until(async () => (await fx.client.exists(`dq:{${q.name}}:dedup:k`)) === 0, 'the window to expire');
+    await until(async () => (await fx.client.exists(`${queueKeys('dq', q.name).root}dedup:k`)) === 0, 'the window to expire');
     const later = await q.add('x', { id: 'b', delay: 60_000, dedup: { key: 'k', windowMs: 50 } });
     assert.equal(later.added, true);
     assert.equal(later.duplicateOf, undefined);
@@ -91,6 +92,6 @@ describe('dedup window', () => {
         `dedup ${JSON.stringify(dedup)}`,
       );
     }
-    assert.deepEqual(await fx.client.keys(`dq:{${q.name}}:*`), []);
+    assert.deepEqual(await fx.client.keys(`${queueKeys('dq', q.name).root}*`), []);
   });
 });

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { Queue, RedisStore, SnoozeSignal, ValidationError, Worker, type Job } from '../../src/index.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { NewJob, Store } from '../../src/store/store.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -25,8 +26,8 @@ function redisStore(extra: { testClockKey?: string; connection?: string } = {}):
   return fx.track(new RedisStore({ connection: extra.connection ?? fx.redis.url, testClockKey: extra.testClockKey }));
 }
 
-const jobsKey = (queue: string) => `dq:{${queue}}:jobs`;
-const runsKey = (queue: string) => `dq:{${queue}}:runs`;
+const jobsKey = (queue: string) => queueKeys('dq', queue).jobs;
+const runsKey = (queue: string) => queueKeys('dq', queue).runs;
 
 /** Replaces field `i` of a job's packed body header (wire.ts JOB_BODY) with `value`. */
 async function corruptBody(queue: string, id: string, i: number, value: string): Promise<void> {
@@ -102,7 +103,7 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     const queue = uniqueName('wrongshape');
     await store.add(queue, [job('a'), job('b')]);
     await fx.client.hset(jobsKey(queue), 'x', '{"hello":1}');
-    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'x');
+    await fx.client.zadd(queueKeys('dq', queue).scheduled, 0, 'x');
     const r = await store.claim(queue, 10, 30_000, 3);
     assert.deepEqual(r.jobs.map((j) => j.id).sort(), ['a', 'b']);
     const dead = await store.deadList(queue, 0, 10);
@@ -133,7 +134,7 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     await store.add(queue, [job('ok')]);
     await fx.client.hset(jobsKey(queue), 'trunc', '1:2:3');
     await fx.client.hset(runsKey(queue), 'gone', '1:1::::');
-    await fx.client.zadd(`dq:{${queue}}:scheduled`, 0, 'gone', 0, 'trunc');
+    await fx.client.zadd(queueKeys('dq', queue).scheduled, 0, 'gone', 0, 'trunc');
     const r = await store.claim(queue, 10, 30_000, 3);
     assert.deepEqual(
       r.jobs.map((j) => j.id),
@@ -432,11 +433,11 @@ describe('smaller contract gaps', () => {
     const store = redisStore();
     const queue = uniqueName('exists');
     await store.add(queue, [job('x', 60_000)]);
-    const seq = await fx.client.get(`dq:{${queue}}:seq`);
+    const seq = await fx.client.get(queueKeys('dq', queue).seq);
     const r = await store.add(queue, [job('x', 60_000, { dedup: { key: 'k', windowMs: 60_000 } })]);
     assert.equal(r[0]!.code, 'exists');
-    assert.equal(await fx.client.get(`dq:{${queue}}:seq`), seq);
-    assert.equal(await fx.client.exists(`dq:{${queue}}:dedup:k`), 0);
+    assert.equal(await fx.client.get(queueKeys('dq', queue).seq), seq);
+    assert.equal(await fx.client.exists(`${queueKeys('dq', queue).root}dedup:k`), 0);
   });
 
   test('bad calls get a ValidationError naming the field and the expected type', async () => {
@@ -458,6 +459,6 @@ describe('smaller contract gaps', () => {
         `${field}: ${String(message)}`,
       );
     }
-    assert.deepEqual(await fx.client.keys(`dq:{${queue.name}}:*`), []);
+    assert.deepEqual(await fx.client.keys(`${queueKeys('dq', queue.name).root}*`), []);
   });
 });

@@ -4,11 +4,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { Queue, UnrecoverableError, Worker, type AddResult, type Logger, type StreamEvent } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { until } from '../helpers/wait.js';
+import { until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 function newQueue<T>(): Queue<T> {
   const q = new Queue<T>(uniqueName('e'), { connection: fx.redis.url });
@@ -18,7 +21,7 @@ function newQueue<T>(): Queue<T> {
 
 function newWorker<T>(queue: string, handler: (job: { data: T }) => unknown, extra: Record<string, unknown> = {}): Worker<T> {
   const w = new Worker<T>(queue, handler as never, { connection: fx.redis.url, attempts: 2, backoff: { type: 'fixed', delay: 10 }, ...extra });
-  w.on('error', () => {});
+  errorLog.watch(w);
   fx.track(w);
   return w;
 }
@@ -103,7 +106,7 @@ describe('event stream', () => {
     } finally {
       follower.kill('SIGTERM');
     }
-    const code = await new Promise((r) => follower.once('exit', r));
+    const code = await within(new Promise((r) => follower.once('exit', r)), 5_000, 'the follower to exit on SIGTERM');
     assert.equal(code, 0, 'the follower stops cleanly on its abort signal');
   });
 
@@ -117,9 +120,9 @@ describe('event stream', () => {
     assert.ok(len >= 10 && len <= 200, `stream length ${len}`);
     assert.equal(await q.events.disable(), true);
     assert.equal((await q.stats()).eventStreamLength, undefined);
-    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', q.name).events), 0);
     await q.add(1);
-    assert.equal(await fx.client.exists(`dq:{${q.name}}:events`), 0, 'nothing is written while off');
+    assert.equal(await fx.client.exists(queueKeys('dq', q.name).events), 0, 'nothing is written while off');
   });
 
   test('bad options are refused by field', async () => {
@@ -151,7 +154,7 @@ describe('logging', () => {
     );
     const dead = new Promise((r) => w.once('dead', r));
     await q.add('x', { id: 'x' });
-    await dead;
+    await within(dead, 5_000, 'the failing job to go dead');
     const retried = lines.find((l) => l.obj.event === 'retried');
     assert.equal(retried?.level, 'info');
     assert.equal(retried?.obj.jobId, 'x');

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
@@ -20,7 +21,7 @@ class PlainProducer {
   readonly #root: string;
   constructor(r: Redis, queue: string) {
     this.#r = r;
-    this.#root = `dq:{${queue}}:`;
+    this.#root = queueKeys('dq', queue).root;
   }
 
   /** "now" is the Redis server's clock, never the producer's. */

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, Worker, type Job } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs, until } from '../helpers/wait.js';
+import { serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 function setup<T>() {
   const queue = new Queue<T>(uniqueName('p'), { connection: fx.redis.url });
@@ -13,7 +15,7 @@ function setup<T>() {
   const worker = (handler: (job: Job<T>) => unknown) => {
     // A long idle check, so only the resume signal can explain a prompt start.
     const w = new Worker<T>(queue.name, handler, { connection: fx.redis.url, concurrency: 1, batch: 1, idleCheckMs: 600_000 });
-    w.on('error', () => {});
+    errorLog.watch(w);
     fx.track(w);
     return w;
   };
@@ -83,7 +85,7 @@ describe('pause and resume', () => {
     await until(() => started, 'the handler to start');
     await queue.pause();
     release();
-    await completed;
+    await within(completed, 5_000, 'the job running at the pause to complete');
     await until(async () => (await queue.stats()).active === 0, 'the ack to land');
     assert.equal(await queue.get('long'), null);
   });

@@ -1,35 +1,28 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, ValidationError } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { newJob } from '../helpers/new-job.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { serverTimeMs } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
-  await redis.stop();
-});
+const fx = useRedis();
 
 function newQueue<T = unknown>(opts: Record<string, unknown> = {}): Queue<T> {
-  return new Queue<T>(uniqueName('q'), { connection: redis.url, ...opts });
+  return new Queue<T>(uniqueName('q'), { connection: fx.redis.url, ...opts });
 }
 
 describe('add', () => {
   test('a delay is measured from the server clock', async () => {
     const q = newQueue();
-    const before = await serverTimeMs(client);
+    const before = await serverTimeMs(fx.client);
     const r = await q.add({ a: 1 }, { delay: 5000 });
-    const after = await serverTimeMs(client);
+    const after = await serverTimeMs(fx.client);
     assert.equal(r.added, true);
     assert.equal(r.state, 'scheduled');
     assert.ok(r.dueAtMs >= before + 5000 && r.dueAtMs <= after + 5000, `due ${r.dueAtMs} not within [${before + 5000}, ${after + 5000}]`);
-    assert.equal(Number(await client.zscore(`dq:{${q.name}}:scheduled`, r.id)), r.dueAtMs);
+    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, r.id)), r.dueAtMs);
     await q.close();
   });
 
@@ -43,7 +36,7 @@ describe('add', () => {
 
   test('fractional delays round up, so a job is never early', async () => {
     const q = newQueue();
-    const before = await serverTimeMs(client);
+    const before = await serverTimeMs(fx.client);
     const r = await q.add(1, { delay: 1000.2 });
     assert.ok(r.dueAtMs >= before + 1001);
     await q.close();
@@ -56,7 +49,7 @@ describe('add', () => {
     assert.deepEqual(second, { id: 'order:1', added: false, replaced: false, state: 'scheduled', dueAtMs: first.dueAtMs });
     const job = await q.get('order:1');
     assert.deepEqual(job?.data, { v: 1 });
-    assert.equal(await client.zcard(`dq:{${q.name}}:scheduled`), 1);
+    assert.equal(await fx.client.zcard(queueKeys('dq', q.name).scheduled), 1);
     await q.close();
   });
 
@@ -70,7 +63,7 @@ describe('add', () => {
     assert.deepEqual(job?.data, { v: 2 });
     assert.equal(job?.priority, 0);
     assert.equal(job?.dueAtMs, r.dueAtMs);
-    assert.equal(Number(await client.zscore(`dq:{${q.name}}:scheduled`, 'order:2')), r.dueAtMs);
+    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, 'order:2')), r.dueAtMs);
     await q.close();
   });
 
@@ -90,7 +83,7 @@ describe('add', () => {
     const rs = await q.addBulk(jobs);
     assert.equal(rs.length, 1234);
     assert.ok(rs.every((r, i) => r.added && r.id === `j${i}`));
-    assert.equal(await client.zcard(`dq:{${q.name}}:scheduled`), 1234);
+    assert.equal(await fx.client.zcard(queueKeys('dq', q.name).scheduled), 1234);
     const again = await q.addBulk(jobs.slice(0, 3));
     assert.ok(again.every((r) => !r.added));
     await q.close();
@@ -103,8 +96,8 @@ describe('cancel, reschedule, promote, get, stats', () => {
     await q.add({}, { id: 'order:3:timeout', delay: 60_000 });
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: true, state: 'scheduled' });
     assert.equal(await q.get('order:3:timeout'), null);
-    assert.equal(await client.hexists(`dq:{${q.name}}:jobs`, 'order:3:timeout'), 0);
-    assert.equal(await client.hexists(`dq:{${q.name}}:runs`, 'order:3:timeout'), 0);
+    assert.equal(await fx.client.hexists(queueKeys('dq', q.name).jobs, 'order:3:timeout'), 0);
+    assert.equal(await fx.client.hexists(queueKeys('dq', q.name).runs, 'order:3:timeout'), 0);
     assert.deepEqual(await q.cancel('order:3:timeout'), { id: 'order:3:timeout', cancelled: false, state: undefined });
     await q.close();
   });
@@ -115,7 +108,7 @@ describe('cancel, reschedule, promote, get, stats', () => {
     const at = Date.UTC(2031, 5, 1);
     const r = await q.reschedule('r1', { runAt: at });
     assert.deepEqual(r, { id: 'r1', rescheduled: true, state: 'scheduled', dueAtMs: at });
-    const before = await serverTimeMs(client);
+    const before = await serverTimeMs(fx.client);
     const p = await q.promote('r1');
     assert.ok(p.rescheduled && p.dueAtMs! >= before && p.dueAtMs! < before + 1000);
     const job = await q.get('r1');
@@ -176,15 +169,15 @@ describe('bad input is rejected at the call, naming the field, and writes nothin
         assert.ok(err.message.startsWith(field), err.message);
         return true;
       });
-      assert.deepEqual(await client.keys(`dq:{${q.name}}:*`), []);
+      assert.deepEqual(await fx.client.keys(`${queueKeys('dq', q.name).root}*`), []);
       await q.close();
     });
   }
 
   test('bad queue names and options are rejected by the constructor', () => {
-    assert.throws(() => new Queue('a{b}', { connection: redis.url }), { name: 'ValidationError', field: 'queue name' });
-    assert.throws(() => new Queue('', { connection: redis.url }), { name: 'ValidationError' });
-    assert.throws(() => new Queue('ok', { connection: redis.url, colour: 1 } as never), { field: 'colour' });
+    assert.throws(() => new Queue('a{b}', { connection: fx.redis.url }), { name: 'ValidationError', field: 'queue name' });
+    assert.throws(() => new Queue('', { connection: fx.redis.url }), { name: 'ValidationError' });
+    assert.throws(() => new Queue('ok', { connection: fx.redis.url, colour: 1 } as never), { field: 'colour' });
     assert.throws(() => new Queue('ok', { connection: 'http://x' }), { field: 'connection' });
   });
 });
@@ -192,7 +185,7 @@ describe('bad input is rejected at the call, naming the field, and writes nothin
 describe('the store remembers a bounded number of queue names', () => {
   test('key names of 3,000 queues read through one store: the cache holds at most KEY_CACHE_MAX, the latest ones', async () => {
     const { RedisStore, KEY_CACHE_MAX } = await import('../../src/store/redis/redis-store.js');
-    const store = new RedisStore({ connection: redis.url });
+    const store = new RedisStore({ connection: fx.redis.url });
     try {
       for (let i = 0; i < 3_000; i++) await store.stats(`many-${i}`, 1000);
       assert.ok(store.cachedQueueCount <= KEY_CACHE_MAX, `${store.cachedQueueCount} queues cached`);

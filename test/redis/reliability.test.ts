@@ -1,32 +1,32 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { HandlerTimeoutError, Queue, RedisStore, UnrecoverableError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { deferred, until } from '../helpers/wait.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { deferred, until, within } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
+const fx = useRedis();
+const errorLog = useErrorLog();
+
 let store: RedisStore;
 const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-  store = new RedisStore({ connection: redis.url });
+fx.before(() => {
+  store = new RedisStore({ connection: fx.redis.url });
 });
-after(async () => {
+fx.after(async () => {
   await Promise.all(open.map((o) => o.close()));
   await store.close();
-  await redis.stop();
 });
 
 function setup<T = unknown>() {
   const name = uniqueName('r');
-  const queue = new Queue<T>(name, { connection: redis.url });
+  const queue = new Queue<T>(name, { connection: fx.redis.url });
   open.push(queue);
   const worker = (handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}) => {
-    const w = new Worker<T>(name, handler, { connection: redis.url, ...opts });
-    w.on('error', () => {});
+    const w = new Worker<T>(name, handler, { connection: fx.redis.url, ...opts });
+    errorLog.watch(w);
     open.push(w);
     return w;
   };
@@ -89,8 +89,8 @@ describe('fencing and leases', () => {
     w.on('leaseLost', (job) => lost.push(job.id));
     const completed = deferred();
     w.on('completed', () => completed.resolve());
-    await done.promise;
-    await completed.promise;
+    await within(done.promise, 5_000, 'the slow handler to finish');
+    await within(completed.promise, 5_000, 'the slow job to complete');
     assert.deepEqual(lost, []);
     assert.equal(await queue.get('slow'), null);
   });
@@ -121,7 +121,7 @@ describe('retries, snooze, timeout, dead set', () => {
     });
     const dead = deferred();
     w.on('dead', () => dead.resolve());
-    await dead.promise;
+    await within(dead.promise, 5_000, 'the job to go dead');
     const info = await queue.get('fatal');
     assert.equal(info?.state, 'dead');
     assert.equal(info?.attempt, 1);
@@ -138,7 +138,7 @@ describe('retries, snooze, timeout, dead set', () => {
     });
     const dead = deferred<string>();
     w.on('dead', (_job, reason) => dead.resolve(reason));
-    assert.match(await dead.promise, /snooze deadline passed/);
+    assert.match(await within(dead.promise, 5_000, 'the snoozed job to go dead'), /snooze deadline passed/);
     assert.ok(looks.length >= 3, `looked ${looks.length} times`);
     assert.ok(
       looks.every((a) => a === 1),
@@ -164,7 +164,7 @@ describe('retries, snooze, timeout, dead set', () => {
     w.on('failed', (_j, err) => errors.push(err));
     const dead = deferred();
     w.on('dead', () => dead.resolve());
-    await dead.promise;
+    await within(dead.promise, 5_000, 'the hanging job to go dead');
     assert.equal(errors.length, 2);
     assert.ok(errors.every((e) => e instanceof HandlerTimeoutError));
     assert.ok(
@@ -215,17 +215,18 @@ describe('bad stored data and bad listeners', () => {
   test('a body that is not JSON goes to the dead set with the reason; the worker keeps running', async () => {
     const { name, queue, worker } = setup<string>();
     await queue.add('fine', { id: 'bad', delay: 60_000 });
-    const body = (await client.hget(`dq:{${name}}:jobs`, 'bad'))!;
-    await client.hset(`dq:{${name}}:jobs`, 'bad', body.replace('"fine"', '{not json'));
+    const k = queueKeys('dq', name);
+    const body = (await fx.client.hget(k.jobs, 'bad'))!;
+    await fx.client.hset(k.jobs, 'bad', body.replace('"fine"', '{not json'));
     await queue.promote('bad');
     const w = worker(() => {});
     const dead = deferred<string>();
     w.on('dead', (_job, reason) => dead.resolve(reason));
-    assert.match(await dead.promise, /corrupt job: data is not valid JSON/);
+    assert.match(await within(dead.promise, 5_000, 'the corrupt job to go dead'), /corrupt job: data is not valid JSON/);
     const completed = deferred<string>();
     w.on('completed', (job) => completed.resolve(job.id));
     await queue.add('after', { id: 'good' });
-    assert.equal(await completed.promise, 'good');
+    assert.equal(await within(completed.promise, 5_000, 'the good job to complete'), 'good');
     const info = await queue.get('bad');
     assert.equal(info?.state, 'dead');
     assert.match(info!.lastError!, /not valid JSON/);
@@ -235,7 +236,7 @@ describe('bad stored data and bad listeners', () => {
   test('a body with an unreadable header goes to the dead set when it would fall due', async () => {
     const { name, queue } = setup();
     await queue.add(1, { id: 'no-t' });
-    await client.hset(`dq:{${name}}:jobs`, 'no-t', 'x:y');
+    await fx.client.hset(queueKeys('dq', name).jobs, 'no-t', 'x:y');
     // Make the backlog larger than one hand-out so the job passes through the ready set's promotion.
     await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ data: i })));
     await store.claim(name, 2, 30_000, 3);
@@ -256,7 +257,7 @@ describe('bad stored data and bad listeners', () => {
     const completed = deferred();
     w.on('completed', () => completed.resolve());
     await queue.add(1, { id: 'listener' });
-    await completed.promise;
+    await within(completed.promise, 5_000, 'the job to complete');
     assert.equal(await queue.get('listener'), null);
     assert.ok(errors.some((e) => e.message === 'listener bug'));
   });
@@ -264,10 +265,11 @@ describe('bad stored data and bad listeners', () => {
   test('verify finds a body in no state, an entry without a body, and a job in two states', async () => {
     const { name, queue } = setup();
     await queue.add(1, { id: 'two', delay: 60_000 });
-    await client.zadd(`dq:{${name}}:dead`, 1, 'two');
-    await client.hset(`dq:{${name}}:jobs`, 'orphan', '1:1:0::0:0:1');
-    await client.hset(`dq:{${name}}:runs`, 'lonely', '1:1::::');
-    await client.zadd(`dq:{${name}}:active`, 1, 'ghost');
+    const k = queueKeys('dq', name);
+    await fx.client.zadd(k.dead, 1, 'two');
+    await fx.client.hset(k.jobs, 'orphan', '1:1:0::0:0:1');
+    await fx.client.hset(k.runs, 'lonely', '1:1::::');
+    await fx.client.zadd(k.active, 1, 'ghost');
     const report = await queue.verify();
     assert.equal(report.ok, false);
     assert.deepEqual(report.problems.sort(), [

@@ -5,24 +5,28 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Queue, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
-let redis: RedisServer;
+const fx = useRedis();
+const errorLog = useErrorLog();
+
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const tracer = provider.getTracer('test');
 const open: { close(): Promise<void> }[] = [];
 before(async () => {
-  redis = await startRedis();
   // What an application's SDK set-up does: W3C propagation and async context.
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 });
-after(async () => {
+fx.after(async () => {
   await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
+});
+after(() => {
   propagation.disable();
   context.disable();
 });
@@ -31,7 +35,7 @@ describe('tracing', () => {
   test('a producer span per add and a consumer span per attempt, linked through the job, with messaging attributes', async () => {
     exporter.reset();
     const name = uniqueName('t');
-    const queue = new Queue<string>(name, { connection: redis.url, tracing: tracer });
+    const queue = new Queue<string>(name, { connection: fx.redis.url, tracing: tracer });
     open.push(queue);
     let activeInHandler: string | undefined;
     const worker = new Worker<string>(
@@ -40,9 +44,9 @@ describe('tracing', () => {
         activeInHandler = trace.getActiveSpan()?.spanContext().spanId;
         if (job.data === 'bad' && job.attempt === 1) throw new Error('first try fails');
       },
-      { connection: redis.url, tracing: tracer, backoff: { type: 'fixed', delay: 10 } },
+      { connection: fx.redis.url, tracing: tracer, backoff: { type: 'fixed', delay: 10 } },
     );
-    worker.on('error', () => {});
+    errorLog.watch(worker);
     open.push(worker);
     const completed: string[] = [];
     worker.on('completed', (job) => completed.push(job.id));
@@ -91,11 +95,11 @@ describe('tracing', () => {
   test('without the option nothing is traced and no trace context is stored', async () => {
     exporter.reset();
     const name = uniqueName('t');
-    const queue = new Queue<string>(name, { connection: redis.url });
+    const queue = new Queue<string>(name, { connection: fx.redis.url });
     open.push(queue);
     await queue.add('x', { id: 'x', delay: 60_000 });
     assert.equal(exporter.getFinishedSpans().length, 0);
     // The body's trace length (wire.ts JOB_BODY, sixth header field) is 0: no trace context stored.
-    assert.equal((await redis.client().hget(`dq:{${name}}:jobs`, 'x'))!.split(':')[5], '0');
+    assert.equal((await fx.client.hget(queueKeys('dq', name).jobs, 'x'))!.split(':')[5], '0');
   });
 });

@@ -1,27 +1,26 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Queue, RedisStore, Worker } from '../../src/index.js';
 import type { WakeSubscription } from '../../src/store/store.js';
+import { CUT_SHORT_BY_CLOSE, useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
-let redis: RedisServer;
+const fx = useRedis();
+const errorLog = useErrorLog();
+
 let proxy: TcpProxy;
-before(async () => {
-  redis = await startRedis();
-  proxy = await startProxy(redis.port);
+fx.before(async () => {
+  proxy = await startProxy(fx.redis.port);
 });
-after(async () => {
-  await proxy.close();
-  await redis.stop();
-});
+fx.after(() => proxy.close());
 
 test('a worker whose connections go silent (half-open) reconnects and runs the jobs due meanwhile', { timeout: 30_000 }, async () => {
   const name = uniqueName('wedge');
   const store = new RedisStore({ connection: proxy.url, claimWatchdogMs: 1000 });
-  const queue = new Queue<string>(name, { connection: redis.url });
+  const queue = new Queue<string>(name, { connection: fx.redis.url });
   const ran = new Map<string, number>();
   const both = deferred();
   const worker = new Worker<string>(
@@ -72,7 +71,7 @@ test('a worker whose connections go silent (half-open) reconnects and runs the j
 test('a subscriber connection half-open from the start (handshake or SUBSCRIBE never answered) is dropped and subscribes again', async () => {
   const name = uniqueName('wedge');
   const store = new RedisStore({ connection: proxy.url, subscriberWatchdogMs: 500 });
-  const queue = new Queue<string>(name, { connection: redis.url });
+  const queue = new Queue<string>(name, { connection: fx.redis.url });
   let sub: WakeSubscription | undefined;
   try {
     await store.client.ping();
@@ -98,13 +97,13 @@ test('worker.close() does not wait for a subscription that has not come up', asy
   const name = uniqueName('wedge');
   // A watchdog far off, so the subscription stays down for the whole test.
   const store = new RedisStore({ connection: proxy.url, subscriberWatchdogMs: 60_000 });
-  const queue = new Queue<string>(name, { connection: redis.url });
+  const queue = new Queue<string>(name, { connection: fx.redis.url });
   try {
     await store.client.ping();
     proxy.deadOnArrival(1);
     const ran = deferred();
     const worker = new Worker(name, () => ran.resolve(), { store, idleCheckMs: 100 });
-    worker.on('error', () => {});
+    errorLog.watch(worker, { closing: CUT_SHORT_BY_CLOSE });
     // It runs jobs (its idle check finds them) while its subscription hangs.
     await queue.add('x');
     await within(ran.promise, 5000, 'a job run without signals');

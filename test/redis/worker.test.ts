@@ -1,29 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Queue, RedisStore, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { deferred, serverTimeMs, until } from '../helpers/wait.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { deferred, serverTimeMs, until, within } from '../helpers/wait.js';
 
-let redis: RedisServer;
-let client: ReturnType<RedisServer['client']>;
+const fx = useRedis();
+const errorLog = useErrorLog();
+
 const open: { close(): Promise<void> }[] = [];
-before(async () => {
-  redis = await startRedis();
-  client = redis.client();
-});
-after(async () => {
+fx.after(async () => {
   await Promise.all(open.map((o) => o.close()));
-  await redis.stop();
 });
 
 function setup<T = unknown>() {
   const name = uniqueName('w');
-  const queue = new Queue<T>(name, { connection: redis.url });
+  const queue = new Queue<T>(name, { connection: fx.redis.url });
   open.push(queue);
   const worker = (handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}) => {
-    const w = new Worker<T>(name, handler, { connection: redis.url, ...opts });
-    w.on('error', () => {});
+    const w = new Worker<T>(name, handler, { connection: fx.redis.url, ...opts });
+    errorLog.watch(w);
     open.push(w);
     return w;
   };
@@ -40,13 +38,13 @@ describe('worker', () => {
     for (let i = 0; i < n; i++) await queue.add(i, { delay: 20 + (i % 10) * 15 });
     worker(
       async (job) => {
-        const now = await serverTimeMs(client);
+        const now = await serverTimeMs(fx.client);
         if (now < job.dueAtMs) early.push(`${job.id} ran at ${now}, due ${job.dueAtMs}`);
         if (++count === n) done.resolve();
       },
       { concurrency: 5 },
     );
-    await done.promise;
+    await within(done.promise, 5_000, 'all 40 jobs to run');
     assert.deepEqual(early, []);
   });
 
@@ -55,11 +53,11 @@ describe('worker', () => {
     const ran = new Map<string, number>();
     await queue.add('late', { id: 'late', delay: 60_000 });
     worker(async (job) => {
-      ran.set(job.id, await serverTimeMs(client));
+      ran.set(job.id, await serverTimeMs(fx.client));
     });
     // Let the worker go to sleep on the job due in a minute.
     await until(async () => (await queue.stats()).scheduled === 1, 'the late job to be scheduled');
-    const start = await serverTimeMs(client);
+    const start = await serverTimeMs(fx.client);
     const a = await queue.add('soon', { id: 'soon', delay: 100 });
     const b = await queue.add('at', { id: 'at', runAt: start + 150 });
     await until(() => ran.size === 2, 'both short jobs to run', 5000);
@@ -71,7 +69,7 @@ describe('worker', () => {
   test('higher priority first, then earlier due time, then first added', async () => {
     const { queue, worker } = setup<string>();
     const jobs: { data: string; opts: { priority: number; runAt?: number } }[] = [];
-    const base = (await serverTimeMs(client)) - 10_000;
+    const base = (await serverTimeMs(fx.client)) - 10_000;
     // Same due time for everything but the 'older' ones, which are due earlier.
     for (let i = 0; i < 10; i++) jobs.push({ data: `low-${i}`, opts: { priority: 0, runAt: base } });
     for (let i = 0; i < 10; i++) jobs.push({ data: `high-${i}`, opts: { priority: 10, runAt: base } });
@@ -88,7 +86,7 @@ describe('worker', () => {
       },
       { concurrency: 1, batch: 1 },
     );
-    await done.promise;
+    await within(done.promise, 5_000, 'every job to run, one at a time');
     const expected = [
       'high-older',
       ...Array.from({ length: 10 }, (_, i) => `high-${i}`),
@@ -102,7 +100,7 @@ describe('worker', () => {
   test('claims up to `batch` jobs in one round trip', async () => {
     const { name, queue } = setup();
     await queue.addBulk(Array.from({ length: 25 }, (_, i) => ({ data: i })));
-    const store = new RedisStore({ connection: redis.url });
+    const store = new RedisStore({ connection: fx.redis.url });
     open.push(store);
     const first = await store.claim(name, 10, 30_000, 3);
     assert.equal(first.jobs.length, 10);
@@ -115,7 +113,7 @@ describe('worker', () => {
     const rest = await store.claim(name, 100, 30_000, 3);
     assert.equal(rest.jobs.length, 15);
     assert.equal(rest.more, false);
-    assert.equal(await client.zcard(`dq:{${name}}:active`), 25);
+    assert.equal(await fx.client.zcard(queueKeys('dq', name).active), 25);
   });
 
   test('two workers never get the same job', async () => {
@@ -130,7 +128,7 @@ describe('worker', () => {
     };
     const w1 = worker(handler, { concurrency: 20, batch: 7 });
     const w2 = worker(handler, { concurrency: 20, batch: 7 });
-    await done.promise;
+    await within(done.promise, 10_000, 'two workers to run all 2000 jobs');
     await Promise.all([w1.close(), w2.close()]);
     assert.equal(seen.size, n);
     assert.deepEqual(
@@ -145,12 +143,12 @@ describe('worker', () => {
     const realNow = Date.now;
     Date.now = () => realNow() + 10 * 60_000;
     try {
-      const before = await serverTimeMs(client);
+      const before = await serverTimeMs(fx.client);
       const r = await queue.add('skewed', { delay: 300 });
       assert.ok(r.dueAtMs >= before + 300 && r.dueAtMs < before + 300 + 1000, `due ${r.dueAtMs - before} ms after server now`);
       const ran = deferred<number>();
-      worker(async () => ran.resolve(await serverTimeMs(client)));
-      const at = await ran.promise;
+      worker(async () => ran.resolve(await serverTimeMs(fx.client)));
+      const at = await within(ran.promise, 5_000, 'the job added with a skewed clock to run');
       assert.ok(at >= r.dueAtMs && at < r.dueAtMs + 1000, `ran ${at - r.dueAtMs} ms after due`);
     } finally {
       Date.now = realNow;
@@ -170,7 +168,7 @@ describe('worker', () => {
       { concurrency: 1 },
     );
     w.on('dead', () => dead.resolve());
-    await dead.promise;
+    await within(dead.promise, 5_000, 'the failing job to go dead');
     assert.deepEqual(attempts, [1, 2, 3]);
     const info = await queue.get('f1');
     assert.equal(info?.state, 'dead');
@@ -203,7 +201,7 @@ describe('worker', () => {
 
   test('an idle worker sends next to no commands to Redis', async () => {
     // A server of its own, so other tests' traffic does not count.
-    const own = await startRedis();
+    const own = await fx.another();
     try {
       const probe = own.client();
       const name = uniqueName('idle');

@@ -3,17 +3,20 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs, until } from '../helpers/wait.js';
+import { serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errorLog = useErrorLog();
 
 const { track } = fx;
 
 /** Occurrence times of the jobs the store recorded as added, from the event stream. */
 async function addedOccurrences(queue: string, schedule: string): Promise<number[]> {
-  const raw = (await fx.client.xrange(`dq:{${queue}}:events`, '-', '+')) as [string, string[]][];
+  const raw = (await fx.client.xrange(queueKeys('dq', queue).events, '-', '+')) as [string, string[]][];
   const prefix = `schedule:${schedule}:`;
   return raw
     .filter(([, f]) => f[1] === 'added' && f[3]!.startsWith(prefix))
@@ -29,7 +32,7 @@ describe('recurring schedules on Redis', () => {
     const w = track(
       new Worker<{ n: number }>(queue.name, (job) => void ran.push({ id: job.id, late: Date.now() - job.dueAtMs }), { connection: fx.redis.url }),
     );
-    w.on('error', () => {});
+    errorLog.watch(w);
     await queue.schedules.upsert('tick', { every: 200, data: { n: 1 } });
     const a = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
     const b = track(new Scheduler(queue.name, { connection: fx.redis.url, leadMs: 100 }));
@@ -56,18 +59,22 @@ describe('recurring schedules on Redis', () => {
     const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
     const children = [0, 1].map(() => fork(program, [fx.redis.url, queue.name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
     try {
-      await Promise.all(children.map((c) => new Promise((r) => c.once('message', r))));
+      await within(Promise.all(children.map((c) => new Promise((r) => c.once('message', r)))), 10_000, 'both scheduler processes to start');
       await until(async () => (await addedOccurrences(queue.name, 'proc')).length >= 8, 'eight occurrences', 15_000);
       const occ = await addedOccurrences(queue.name, 'proc');
       assert.equal(new Set(occ).size, occ.length, 'no occurrence added twice');
       for (let i = 1; i < occ.length; i++) assert.equal(occ[i]! - occ[i - 1]!, 150, 'none skipped');
     } finally {
-      await Promise.all(
-        children.map((c) => {
-          const exited = new Promise((r) => c.once('exit', r));
-          c.kill('SIGTERM');
-          return exited;
-        }),
+      await within(
+        Promise.all(
+          children.map((c) => {
+            const exited = new Promise((r) => c.once('exit', r));
+            c.kill('SIGTERM');
+            return exited;
+          }),
+        ),
+        5_000,
+        'both scheduler processes to exit on SIGTERM',
       );
     }
   });
@@ -84,9 +91,9 @@ describe('recurring schedules on Redis', () => {
     const program = fileURLToPath(new URL('../helpers/scheduler-process.js', import.meta.url));
     const fast = fork(program, [fx.redis.url, queue.name, '120000'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     try {
-      const hello = (await new Promise((r) => fast.once('message', r))) as { now: number };
+      const hello = (await within(new Promise((r) => fast.once('message', r)), 10_000, 'the fast-clock scheduler process to start')) as { now: number };
       assert.ok(hello.now - Date.now() > 100_000, 'the child runs 2 minutes fast');
-      const lastKey = `dq:{${queue.name}}:schedule-last`;
+      const lastKey = queueKeys('dq', queue.name).scheduleLast;
       const from = performance.now();
       let samples = 0;
       while (performance.now() - from < 2000) {
@@ -103,7 +110,7 @@ describe('recurring schedules on Redis', () => {
     } finally {
       const exited = new Promise((r) => fast.once('exit', r));
       fast.kill('SIGTERM');
-      await exited;
+      await within(exited, 5_000, 'the fast-clock scheduler process to exit on SIGTERM');
     }
   });
 
@@ -194,7 +201,7 @@ describe('recurring schedules on Redis', () => {
       );
     }
     assert.deepEqual(await queue.schedules.list(), []);
-    assert.equal(await fx.client.exists(`dq:{${queue.name}}:schedules`), 0);
+    assert.equal(await fx.client.exists(queueKeys('dq', queue.name).schedules), 0);
   });
 });
 
@@ -205,7 +212,7 @@ describe('recurring schedules on the memory store', () => {
     await queue.schedules.upsert('m', { every: 150 });
     const ids: string[] = [];
     const w = track(new Worker(queue.name, (job) => void ids.push(job.id), { store }));
-    w.on('error', () => {});
+    errorLog.watch(w);
     track(new Scheduler(queue.name, { store, leadMs: 50 }));
     track(new Scheduler(queue.name, { store, leadMs: 50 }));
     await until(() => ids.length >= 4, 'four occurrences');
@@ -227,7 +234,7 @@ describe('recurring schedules on the memory store', () => {
     assert.ok(def.anchorMs >= before && def.anchorMs <= serverNow(), `anchored by the store's clock (off by ${def.anchorMs - before} ms)`);
     const ran: { id: string; late: number }[] = [];
     const w = track(new Worker(queue.name, (job) => void ran.push({ id: job.id, late: serverNow() - job.dueAtMs }), { store }));
-    w.on('error', () => {});
+    errorLog.watch(w);
     const leadMs = 50;
     track(new Scheduler(queue.name, { store, leadMs }));
     await until(() => ran.length >= 4, 'four occurrences to run', 5_000);

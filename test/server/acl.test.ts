@@ -4,24 +4,21 @@
  * carrying NOPERM).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { aclRules, Queue, UnrecoverableError, Worker } from '../../src/index.js';
 import { createDashboard } from '../../src/server/dashboard.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { ApiClient, type Answer } from './client.js';
 
-let redis: RedisServer;
+const fx = useRedis();
+
 let url: string;
-before(async () => {
-  redis = await startRedis();
-  const admin = redis.client();
-  await admin.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
-  await admin.quit();
-  url = `redis://jobs:s3cret@127.0.0.1:${redis.port}`;
+fx.before(async () => {
+  await fx.client.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
+  url = `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}`;
 });
-after(() => redis.stop());
 
 function ok(a: Answer, what: string): Answer {
   assert.equal(a.status, 200, `${what}: ${a.status} ${JSON.stringify(a.body)}`);

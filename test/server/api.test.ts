@@ -8,7 +8,8 @@ import { listQueues, MemoryStore, Queue, UnrecoverableError, Worker, type Store 
 import { overdueOccurrence } from '../../src/server/api.js';
 import { createDashboard, type AuditLine, type Dashboard, type DashboardOptions } from '../../src/server/dashboard.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useErrorLog } from '../helpers/errors.js';
+import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { ApiClient } from './client.js';
 
@@ -20,7 +21,8 @@ interface Backend {
   options(): { store: Store } | { connection: string };
 }
 
-let redis: RedisServer | undefined;
+const fx = useRedis();
+const errorLog = useErrorLog();
 let memory: MemoryStore | undefined;
 const backends: Backend[] = [
   {
@@ -33,11 +35,10 @@ const backends: Backend[] = [
   },
   {
     name: 'redis',
-    async start() {
-      redis = await startRedis();
-    },
-    stop: async () => redis?.stop(),
-    options: () => ({ connection: redis!.url }),
+    // The file's server (useRedis) is up before any test and stopped after the last.
+    async start() {},
+    async stop() {},
+    options: () => ({ connection: fx.redis.url }),
   },
 ];
 
@@ -396,7 +397,7 @@ for (const backend of backends) {
       assert.equal((await api.get(`/api/live?queue=${ghost}`)).status, 404);
       assert.ok(!(await listQueues(backend.options())).some((x) => x.name === ghost), 'not registered');
       if (backend.name === 'redis') {
-        const client = redis!.client();
+        const client = fx.client;
         assert.deepEqual(await client.keys(`*${ghost}*`), [], 'no key written');
       }
       const added = await api.post(`/api/queues/${ghost}/jobs`, { data: { first: true }, opts: { id: 'first' } });
@@ -450,7 +451,7 @@ for (const backend of backends) {
           backend.options(),
         ),
       );
-      w.on('error', () => {});
+      errorLog.watch(w);
       for (let i = 0; i < 9; i++) {
         await q.add({ err: i % 3 === 0 ? `ETIMEDOUT after ${i}` : `declined ${i}` }, { id: `d${i}` });
         await until(async () => (await q.stats()).dead === i + 1, `d${i} dead`);

@@ -9,20 +9,23 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { Queue, UnrecoverableError, Worker } from '../../src/index.js';
 import { serveDashboard, type RunningDashboard } from '../../src/server/serve.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
 import { seedQueue, type SeedResult } from './seed.js';
+import { useErrorLog } from '../helpers/errors.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+
+const fx = useRedis();
+const errorLog = useErrorLog();
 
 const CHROMIUM = process.env.DQ_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = new URL('../../../screenshots/', import.meta.url);
 /** A stuck step fails in seconds, never at the suite's timeout. */
 const STEP_MS = 5000;
 
-let redis: RedisServer;
 let orders: Queue;
 let emails: Queue;
 /** A sharded queue, made by its own test (the overview test counts two queues). */
@@ -37,24 +40,22 @@ const problems: string[] = [];
 /** JavaScript dialogs (alert, confirm) that any page opened: an injected script would. */
 const dialogs: string[] = [];
 
-before(async () => {
+fx.before(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  redis = await startRedis();
-  orders = new Queue('orders', { connection: redis.url });
-  emails = new Queue('emails', { connection: redis.url });
+  orders = new Queue('orders', { connection: fx.redis.url });
+  emails = new Queue('emails', { connection: fx.redis.url });
   seeded = await seedQueue(orders, { active: 1 });
   // A queue with due jobs and nobody to take them: the overview's alarm.
   for (let i = 0; i < 5; i++) await emails.add({ to: `user${i}@example.com`, template: 'welcome' }, { id: `welcome-${i}` });
-  dashboard = await serveDashboard({ connection: redis.url, port: 0, sampleMs: 500 });
-  readOnly = await serveDashboard({ connection: redis.url, port: 0, readOnly: true, sampleMs: 500 });
+  dashboard = await serveDashboard({ connection: fx.redis.url, port: 0, sampleMs: 500 });
+  readOnly = await serveDashboard({ connection: fx.redis.url, port: 0, readOnly: true, sampleMs: 500 });
   browser = await chromium.launch({ executablePath: CHROMIUM });
 });
 
-after(async () => {
+fx.after(async () => {
   await browser?.close();
-  await seeded?.release().catch(() => {});
+  await seeded?.release();
   await Promise.all([dashboard?.close(), readOnly?.close(), orders?.close(), emails?.close(), payments?.close()]);
-  await redis?.stop();
 });
 
 async function open(url: string, width = 1280, height = 800): Promise<Page> {
@@ -149,16 +150,16 @@ describe('the dashboard in Chromium', () => {
   });
 
   test('dead jobs: newest first, the other way on request, pages both ways; by error text, retried in bulk with the count confirmed', async () => {
-    const billing = new Queue<{ err: string }>('billing', { connection: redis.url });
+    const billing = new Queue<{ err: string }>('billing', { connection: fx.redis.url });
     try {
       const w = new Worker<{ err: string }>(
         'billing',
         async (job) => {
           throw new UnrecoverableError(job.data.err);
         },
-        { connection: redis.url },
+        { connection: fx.redis.url },
       );
-      w.on('error', () => {});
+      errorLog.watch(w);
       for (let i = 0; i < 30; i++)
         await billing.add(
           { err: i % 3 === 0 ? `connect ETIMEDOUT 127.0.0.1:${5400 + i}` : `card declined (${i})` },
@@ -211,7 +212,7 @@ describe('the dashboard in Chromium', () => {
   });
 
   test('a search on a large queue reads on by itself, showing how far it got, until it finds a page or its time is up', async () => {
-    const big = new Queue('archive', { connection: redis.url });
+    const big = new Queue('archive', { connection: fx.redis.url });
     try {
       for (let at = 0; at < 12_000; at += 2000) {
         await big.addBulk(
@@ -373,7 +374,7 @@ describe('the dashboard in Chromium', () => {
   });
 
   test('a sharded queue has a Shards tab: each shard with its node, counts and lag; an unsharded queue has none', async () => {
-    payments = new Queue('payments', { connection: redis.url, shards: 3 });
+    payments = new Queue('payments', { connection: fx.redis.url, shards: 3 });
     await payments.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: { n: i }, opts: { id: `pay-${i}`, delay: i < 6 ? 0 : 600_000 } })));
     const page = await open(`${dashboard.url}#/queues/payments`);
     const tab = page.locator('.tabs a', { hasText: 'Shards' });
@@ -398,7 +399,7 @@ describe('the dashboard in Chromium', () => {
   test('with many queues the trouble comes first: stranded by wait, then lag, then failures, then dead, then by name (the README picture)', async () => {
     const made: Queue<unknown>[] = [];
     const make = (name: string) => {
-      const q = new Queue(name, { connection: redis.url });
+      const q = new Queue(name, { connection: fx.redis.url });
       made.push(q);
       return q;
     };
@@ -415,9 +416,9 @@ describe('the dashboard in Chromium', () => {
         async () => {
           throw new UnrecoverableError('POST https://hooks.example.com/ 502');
         },
-        { connection: redis.url },
+        { connection: fx.redis.url },
       );
-      w.on('error', () => {});
+      errorLog.watch(w);
       for (let i = 0; i < 8; i++) await hooks.add({ i }, { id: `hook-${i}` });
       await until(async () => (await hooks.stats()).dead === 8, 'eight dead webhooks', 10_000);
       await w.close();

@@ -96,7 +96,9 @@ export async function seedQueue(queue: Queue, opts: SeedOptions = {}): Promise<S
     },
     { store: queue.store, attempts: 1, concurrency: 8 },
   );
-  worker.on('error', () => {});
+  // Seeding provokes no error: one the worker reports fails the test that seeds.
+  const seedErrors: Error[] = [];
+  worker.on('error', (err) => seedErrors.push(err));
   try {
     const failures = ['card declined (insufficient_funds)', 'upstream timed out after 30000 ms', 'ECONNRESET: socket hang up'];
     for (let i = 0; i < n.dead; i++) {
@@ -116,6 +118,7 @@ export async function seedQueue(queue: Queue, opts: SeedOptions = {}): Promise<S
   } finally {
     await worker.close();
   }
+  if (seedErrors.length > 0) throw new Error(`the seeding worker reported: ${seedErrors.map(String).join('; ')}`);
 
   // 2. Active jobs, held until release(): their handler waits on a promise. Added before the
   //    ready jobs, so they are the only ones due when the holder claims.
@@ -135,7 +138,8 @@ export async function seedQueue(queue: Queue, opts: SeedOptions = {}): Promise<S
       },
       { store: queue.store, concurrency: n.active, autostart: false },
     );
-    holder.on('error', () => {});
+    const holderErrors: Error[] = [];
+    holder.on('error', (err) => holderErrors.push(err));
     for (const id of ids) await queue.add({ kind: 'export', id }, { id });
     holder.start();
     await until(async () => (await queue.stats()).active >= before.active + n.active, 'the active jobs to be claimed');
@@ -143,6 +147,7 @@ export async function seedQueue(queue: Queue, opts: SeedOptions = {}): Promise<S
     out.release = async () => {
       letGo();
       await holder.close();
+      if (holderErrors.length > 0) throw new Error(`the worker holding the active jobs reported: ${holderErrors.map(String).join('; ')}`);
     };
   }
   // 3. What no worker has taken: ready (due minutes ago), scheduled over the next hour, the

@@ -10,8 +10,10 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { MemoryStore, Queue, Scheduler, ShardError, ShardedStore, type Store, Worker } from '../../src/index.js';
 import { shardFor, shardIndex } from '../../src/store/sharded/layout.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
-import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { until, within } from '../helpers/wait.js';
 
 interface Kind {
@@ -22,7 +24,7 @@ interface Kind {
   process(): { store: Store } | { connection: string };
 }
 
-let redis: RedisServer;
+const fx = useRedis();
 let memory: MemoryStore;
 const kinds: Kind[] = [
   {
@@ -36,11 +38,10 @@ const kinds: Kind[] = [
   },
   {
     name: 'redis',
-    async start() {
-      redis = await startRedis();
-    },
-    stop: () => redis.stop(),
-    process: () => ({ connection: redis.url }),
+    // The file's server (useRedis) is up before any test and stopped after the last.
+    async start() {},
+    async stop() {},
+    process: () => ({ connection: fx.redis.url }),
   },
 ];
 
@@ -58,6 +59,8 @@ for (const kind of kinds) {
       await Promise.all(open.map((o) => o.close()));
       open = [];
     });
+    // After the hook above, so that errors from closing the test's workers count too.
+    const errorLog = useErrorLog();
     function queue<T>(name: string, shards?: number): Queue<T> {
       const q = new Queue<T>(name, { ...kind.process(), ...(shards ? { shards } : {}) });
       open.push(q);
@@ -65,7 +68,7 @@ for (const kind of kinds) {
     }
     function worker<T>(name: string, handler: (job: { id: string; data: T }) => unknown, opts: Record<string, unknown> = {}): Worker<T> {
       const w = new Worker<T>(name, handler as never, { ...kind.process(), concurrency: 20, ...opts });
-      w.on('error', () => {});
+      errorLog.watch(w);
       open.push(w);
       return w;
     }
@@ -225,8 +228,8 @@ for (const kind of kinds) {
       await q.addBulk(ids.map((id, i) => ({ data: i, opts: { id } })));
       // Shard 1's scheduled set is set aside and a string put in its place: its claim script
       // fails with WRONGTYPE on every call, as a shard whose key or node is broken would.
-      const client = redis.client();
-      const key = `dq:{${name}#1}:scheduled`;
+      const client = fx.client;
+      const key = queueKeys('dq', `${name}#1`).scheduled;
       await client.rename(key, `${key}:aside`);
       await client.set(key, 'not a sorted set');
       const ran = new Set<string>();
@@ -250,6 +253,8 @@ for (const kind of kinds) {
       await client.rename(`${key}:aside`, key);
       await until(() => ran.size === ids.length, `the repaired shard's jobs (${ran.size} of ${ids.length})`, 5_000);
       await w.close();
+      // The errors this test provoked, checked above; any other fails the test.
+      errorLog.take((e) => e instanceof ShardError && e.shard === `${name}#1` && /WRONGTYPE/.test(e.message));
     });
 
     test('shardStats lists every shard with its counts and node: the current ones, the home keys, and what a reshard left draining', async () => {
@@ -267,7 +272,7 @@ for (const kind of kinds) {
         ],
       );
       const home = before[0]!;
-      if (kind.name === 'redis') assert.equal(home.node, `127.0.0.1:${redis.port}`);
+      if (kind.name === 'redis') assert.equal(home.node, `127.0.0.1:${fx.redis.port}`);
       else assert.equal(home.node, undefined);
       assert.ok(before[1]!.oldestDueAgeMs !== undefined && before[2]!.oldestDueAgeMs === undefined);
       assert.ok(before[2]!.nextDueInMs! > 500_000);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MemoryStore, Queue, ValidationError, Worker } from '../../src/index.js';
-import { deferred } from '../helpers/wait.js';
+import { deferred, within } from '../helpers/wait.js';
 
 describe('memory:// connections', () => {
   test('a Queue and a Worker naming the same memory:// URL share jobs; other names do not; closing keeps the data', async () => {
@@ -15,7 +15,7 @@ describe('memory:// connections', () => {
     const ran = deferred<string>();
     const w = new Worker<string>('orders', (job) => ran.resolve(job.id), { connection: 'memory://shop' });
     await again.promote('x');
-    assert.equal(await ran.promise, 'x');
+    assert.equal(await within(ran.promise, 5_000, 'the promoted job to run'), 'x');
     await w.close();
     await again.close();
     await other.close();
