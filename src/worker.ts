@@ -163,8 +163,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         return sub;
       })
       .catch((err) => {
-        // Without signals the worker still finds work through its idle check; it is only slower.
-        this.#emitError(err);
+        // A close() that began before the SUBSCRIBE was answered cut it short: nothing is wrong.
+        // Otherwise the worker still finds work through its idle check; it is only slower.
+        if (!this.#closing) this.#emitError(err);
         return undefined;
       });
     // The main connection's state, from the start: calls wait through outages, so a wrong

@@ -17,7 +17,7 @@ import {
   type WorkerOptions,
 } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
-import { CUT_SHORT_BY_CLOSE, useErrorLog } from '../helpers/errors.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
 
@@ -64,7 +64,7 @@ export function conformance(kind: StoreKind): void {
     }
     function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
       const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
-      errorLog.watch(w, { closing: CUT_SHORT_BY_CLOSE });
+      errorLog.watch(w);
       workers.push(w as unknown as Worker<never>);
       return w;
     }

@@ -6,24 +6,13 @@
 import assert from 'node:assert/strict';
 import { afterEach } from 'node:test';
 
-/**
- * What a worker (or scheduler) reports when it is closed before its wake subscription is up:
- * the close cuts the SUBSCRIBE short ("Connection is closed."; a cluster client still looking
- * for its nodes says "None of startup nodes is available"). The close provokes it, so a log
- * watching with `closing: CUT_SHORT_BY_CLOSE` drops it once close() has begun, and only then.
- */
-export const CUT_SHORT_BY_CLOSE = /^ConnectionError: Redis at .*: (Connection is closed\.|None of startup nodes is available)$/;
-
 interface Emitter {
   on(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 export interface ErrorLog {
-  /**
-   * Records every 'error' that `emitter` emits from now on; returns it. With `closing`, the
-   * errors it matches are dropped once the emitter's close() has begun (see CUT_SHORT_BY_CLOSE).
-   */
-  watch<T extends Emitter>(emitter: T, opts?: { closing?: RegExp }): T;
+  /** Records every 'error' that `emitter` emits from now on; returns it. */
+  watch<T extends Emitter>(emitter: T): T;
   /** Removes and returns the errors recorded so far that `expected` accepts (its message matches). */
   take(expected: RegExp | ((err: Error) => boolean)): Error[];
   /** The errors recorded so far in this test. */
@@ -43,21 +32,8 @@ export function useErrorLog(): ErrorLog {
     );
   });
   return {
-    watch(emitter, opts = {}) {
-      let closing = false;
-      const expected = opts.closing;
-      const closable = emitter as Emitter & { close?: (...args: unknown[]) => Promise<unknown> };
-      if (expected && typeof closable.close === 'function') {
-        const close = closable.close.bind(emitter);
-        closable.close = (...args: unknown[]) => {
-          closing = true;
-          return close(...args);
-        };
-      }
-      emitter.on('error', (err) => {
-        if (closing && expected?.test(`${err.name}: ${err.message}`)) return;
-        seen.push(err);
-      });
+    watch(emitter) {
+      emitter.on('error', (err) => seen.push(err));
       return emitter;
     },
     take(expected) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
-import { CUT_SHORT_BY_CLOSE, useErrorLog } from '../helpers/errors.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
@@ -17,7 +17,7 @@ describe('close', () => {
       await queue.addBulk(Array.from({ length: 50 }, (_, i) => ({ data: i })));
       const ran: number[] = [];
       const worker = new Worker<number>(queue.name, (job) => void ran.push(job.data), { connection: fx.redis.url, concurrency: 10, leaseMs: 60_000 });
-      errorLog.watch(worker, { closing: CUT_SHORT_BY_CLOSE });
+      errorLog.watch(worker);
       // Close while the first claim is in flight.
       await worker.close();
       const s = await queue.stats();

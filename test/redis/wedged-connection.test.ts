@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Queue, RedisStore, Worker } from '../../src/index.js';
 import type { WakeSubscription } from '../../src/store/store.js';
-import { CUT_SHORT_BY_CLOSE, useErrorLog } from '../helpers/errors.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -103,7 +103,7 @@ test('worker.close() does not wait for a subscription that has not come up', asy
     proxy.deadOnArrival(1);
     const ran = deferred();
     const worker = new Worker(name, () => ran.resolve(), { store, idleCheckMs: 100 });
-    errorLog.watch(worker, { closing: CUT_SHORT_BY_CLOSE });
+    errorLog.watch(worker);
     // It runs jobs (its idle check finds them) while its subscription hangs.
     await queue.add('x');
     await within(ran.promise, 5000, 'a job run without signals');
