@@ -15,57 +15,26 @@ export function listPage(q: MemoryQueue, now: number, state: ListState, cursor: 
   // Sorted per call: O(n log n) in the jobs of that state (the Redis store is O(log n + limit)).
   type Entry = { phase: string; score: number; member: string; job: MemJob };
   const phases: { name: string; entries: Entry[] }[] = [];
-  const of = (where: MemJob['where'], phase: string, score: (j: MemJob) => number, member: (j: MemJob) => string, keep = (_j: MemJob) => true) => {
+  // A phase is one place's jobs in the order of its set: by score, then member bytes (as Redis).
+  const of = (where: MemJob['where'], score: (j: MemJob) => number, member: (j: MemJob) => string, keep = (_j: MemJob) => true) => {
     const out: Entry[] = [];
-    for (const j of q.jobs.values()) if (j.where === where && keep(j)) out.push({ phase, score: score(j), member: member(j), job: j });
-    return { name: phase, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
+    for (const j of q.jobs.values()) if (j.where === where && keep(j)) out.push({ phase: where, score: score(j), member: member(j), job: j });
+    return { name: where, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
   };
-  if (state === 'scheduled')
+  const byId = (j: MemJob) => j.id;
+  const scheduledWhere = (keep: (j: MemJob) => boolean) => of('scheduled', (j) => j.due, byId, keep);
+  if (state === 'scheduled') phases.push(scheduledWhere((j) => j.due > now));
+  else if (state === 'ready')
     phases.push(
       of(
-        'scheduled',
-        'scheduled',
-        (j) => j.due,
-        (j) => j.id,
-        (j) => j.due > now,
-      ),
-    );
-  else if (state === 'ready') {
-    phases.push(
-      of(
-        'ready',
         'ready',
         (j) => -j.priority,
         (j) => readyMember(j.due, j.seq, j.id),
       ),
+      scheduledWhere((j) => j.due <= now),
     );
-    phases.push(
-      of(
-        'scheduled',
-        'scheduled',
-        (j) => j.due,
-        (j) => j.id,
-        (j) => j.due <= now,
-      ),
-    );
-  } else if (state === 'active')
-    phases.push(
-      of(
-        'active',
-        'active',
-        (j) => j.leaseDeadline,
-        (j) => j.id,
-      ),
-    );
-  else
-    phases.push(
-      of(
-        state,
-        state,
-        (j) => j.diedAt,
-        (j) => j.id,
-      ),
-    );
+  else if (state === 'active') phases.push(of('active', (j) => j.leaseDeadline, byId));
+  else phases.push(of(state, (j) => j.diedAt, byId));
   const total = phases.reduce((n, p) => n + p.entries.length, 0);
   const { page, next } = pageAfter(phases, cursor, limit, order);
   return {
