@@ -383,7 +383,7 @@ local function members_of(zset, ids)
   return out
 end
 
--- One job of a get or list reply (wire.ts JOB_ROW_FIELDS): `score` is the lease deadline,
+-- One job of a get or list reply (wire.ts JOB_ROW, written through RE): `score` is the lease deadline,
 -- time of death or finish time (-1 when none), extras as stored or ''.
 local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors)
   local n = #out
