@@ -119,9 +119,6 @@ export class Sampler extends EventEmitter<SamplerEvents> {
 
   constructor(names: () => Promise<string[]>, stats: (name: string) => Promise<QueueStats>, intervalMs: number) {
     super();
-    // One 'sample' listener per open live page: live.ts bounds those pages (MAX_CLIENTS), so
-    // Node's leak warning at 11 listeners would only fire on an 11th operator's browser tab.
-    this.setMaxListeners(0);
     this.#names = names;
     this.#stats = stats;
     this.#intervalMs = intervalMs;

@@ -19,6 +19,9 @@ const MAX_CLIENTS = 200;
 /** One dashboard's live stream: `(c, queue?)` answers a request with it. */
 export function liveStreams(sampler: Sampler, allowed: string[] | undefined): (c: Context, queue: Queue<unknown> | undefined) => Response {
   let clients = 0;
+  // One 'sample' listener per open page, and never more than MAX_CLIENTS pages: Node's leak
+  // warning (at 11 by default) then fires only for listeners that were not taken off.
+  sampler.setMaxListeners(MAX_CLIENTS);
   return (c, queue) => {
     if (clients >= MAX_CLIENTS) throw new HttpError(503, 'busy', `too many live pages open (${MAX_CLIENTS})`);
     return streamSSE(c, async (stream) => {

@@ -398,7 +398,7 @@ export class MemoryStore implements Store {
     fresh.keepDedup(q);
     // As obliterate.lua leaves the sequence counter at a floor: the new life goes on from it, so
     // it never hands out a stale holder's token.
-    fresh.seq = q.seq % SEQ_LIFE === 0 ? q.seq : (Math.floor(q.seq / SEQ_LIFE) + 1) * SEQ_LIFE;
+    fresh.seq = Math.ceil(q.seq / SEQ_LIFE) * SEQ_LIFE;
     return { removed: true, counts };
   }
 

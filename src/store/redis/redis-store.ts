@@ -4,7 +4,6 @@
  * the file stays one piece; decisions live in the scripts. The wake subscription and the event
  * reader open connections of their own (wake-subscriber.ts, event-reader.ts).
  */
-import { StoreError } from '../../errors.js';
 import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
@@ -49,7 +48,7 @@ import { settlesWithin } from '../../settles-within.js';
 import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
+import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
 import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
 import { verifyQueue } from './verify.js';
 import { subscribeWake } from './wake-subscriber.js';
@@ -244,20 +243,11 @@ export class RedisStore implements Store {
     // A reply of one element is a code (wire.ts add note), not the made flag of an empty batch.
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     if (reply.length === 1 && reply[0] === CODES.add.moved) throw new ShardMovedError(queue);
-    const { fields, items } = decodeReply('add', reply);
     // The add made the queue's keys: another process may have obliterated it (and taken its
     // name out of the registry) since this one last registered it.
-    if (fields.made === 1) await this.#registerAgain(queueOf(queue));
-    return items.map((item): StoredAddResult => {
-      const code = codeName('add', item.code);
-      if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
-      return {
-        code,
-        state: item.state as JobState | 'finished',
-        dueAtMs: num(item.due_ms),
-        duplicateOf: item.holder === '' ? undefined : String(item.holder),
-      };
-    });
+    const { made, results } = addResults(reply);
+    if (made) await this.#registerAgain(queueOf(queue));
+    return results;
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {

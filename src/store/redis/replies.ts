@@ -8,7 +8,7 @@
  */
 import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
-import type { ClaimedJob, ClaimResult, LeaseOutcome, UnreadableJob } from '../store.js';
+import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob } from '../store.js';
 import { parseBody, parseErrors, parseRun, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
@@ -193,4 +193,29 @@ export function claimResult(reply: unknown[]): ClaimResult {
     }
   }
   return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
+}
+
+const ADD = REPLY_AT.add;
+const A = ADD.each as Record<'code' | 'state' | 'due_ms' | 'holder', number>;
+
+/**
+ * add's reply (not one of its one-code replies): whether the add made the queue's keys, and each
+ * job's result, read in place as claim's are (a bulk add of thousands builds no object per job
+ * on the way).
+ */
+export function addResults(reply: unknown[]): { made: boolean; results: StoredAddResult[] } {
+  replyArray('add', reply);
+  const results: StoredAddResult[] = [];
+  for (let i = ADD.first; i < reply.length; i += ADD.size) {
+    const code = codeName('add', reply[i + A.code]);
+    if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
+    const holder = reply[i + A.holder];
+    results.push({
+      code,
+      state: reply[i + A.state] as JobState | 'finished',
+      dueAtMs: num(reply[i + A.due_ms]),
+      duplicateOf: holder === '' ? undefined : String(holder),
+    });
+  }
+  return { made: reply[ADD.fields.made!] === 1, results };
 }

@@ -40,7 +40,7 @@ end
 -- on from it (take_seq), so a token a stale holder still has is never handed out again, even by
 -- a claim in the same millisecond. A second run finds a floor and leaves it so.
 local seq = as_int(redis.call('GET', K_SEQ)) or 0
-if seq % SEQ_LIFE ~= 0 then seq = (math.floor(seq / SEQ_LIFE) + 1) * SEQ_LIFE end
+seq = math.ceil(seq / SEQ_LIFE) * SEQ_LIFE
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
   K_LOGS, K_ERRORS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST)
 if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
