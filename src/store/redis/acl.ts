@@ -50,6 +50,7 @@ export const SCRIPT_COMMANDS = [
   'hmget',
   'hdel',
   'hexists',
+  'exists',
   'hincrby',
   'hlen',
   'del',

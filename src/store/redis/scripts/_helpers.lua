@@ -151,13 +151,13 @@ local function parse_body(body)
   return b, nil
 end
 
--- The two body fields a claim orders by: seq and priority. A claim reads only these (a full
--- parse is ~2 µs a job in Redis's Lua); the worker reads the rest and buries a body it cannot
--- read. nil and the reason when even these cannot be read.
+-- The two body fields a claim orders by: seq (as its text, digits) and priority. A claim reads
+-- only these (a full parse is ~2 µs a job in Redis's Lua); the worker reads the rest and buries
+-- a body it cannot read. nil and the reason when even these cannot be read.
 local function body_order(body)
   if type(body) ~= 'string' then return nil, nil, 'corrupt job: no body' end
   local q, p = string.match(body, '^(%d+):%d+:(%-?%d+):')
-  if q and #q < 17 and #p < 18 then return tonumber(q), tonumber(p), nil end
+  if q and #q < 17 and #p < 18 then return q, tonumber(p), nil end
   local _, why = parse_body(body)
   return nil, nil, why or 'corrupt job: unreadable body header'
 end
@@ -202,6 +202,13 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 local function ready_member(due, seq, id)
   return string.format('%016d%016d', math.max(0, due or 0), math.max(0, seq or 0)) .. id
+end
+
+-- ready_member from the due time and seq as plain digits (claim's plain_ms, body_order), padded
+-- instead of formatted: the claim promotes up to a thousand jobs a call.
+local ZEROS = string.rep('0', 16)
+local function ready_member_text(due_s, seq_s, id)
+  return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
 
 local function ready_id(member)
@@ -293,11 +300,12 @@ end
 
 -- What a job carries besides its body and run state: result, progress, logs, error history.
 -- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
+-- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
+-- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  call_chunked('HDEL', K_RESULTS, ids)
-  call_chunked('HDEL', K_PROGRESS, ids)
-  call_chunked('HDEL', K_LOGS, ids)
-  call_chunked('HDEL', K_ERRORS, ids)
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS }) do
+    if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
+  end
 end
 
 -- Deletes jobs for good: their bodies, run states and extras.

@@ -133,30 +133,51 @@ end
 
 -- A candidate with every field readable() sets, so the table is sized once (growing a Lua
 -- table's hash part rehashes it, which showed in the claim's profile).
-local function candidate(id, due)
-  return { id = id, due = due, seq = false, priority = false, r = false, body = false, ran = false }
+-- `due_s` is the due time as stored text when it is a plain whole number (a score or a short
+-- run state), so a first hand-out writes it back without formatting it again; false otherwise.
+local function candidate(id, due, due_s)
+  return { id = id, due = due, due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
+end
+
+-- Plain digits, at most 16: the text of a whole-number due time as int() would write it.
+local function plain_ms(s)
+  if #s < 17 and string.find(s, '^[1-9]%d*$') then return s end
+  return false
 end
 
 -- Reads candidates { id, due } (and `ids`, their ids in order) in one HMGET each of bodies and
 -- run states: those that can be handed out come back with { seq, priority, r = run state,
 -- body = packed body, ran = whether a run state was stored }; corrupt ones are buried, members
--- whose body is gone are dropped.
-local function readable(cands, ids)
+-- whose body is gone are dropped. With `ordered` the candidates come from the ready set, whose
+-- members already hold the order: their bodies are not read for it (the body was read when it
+-- was promoted, and the worker buries one it cannot read).
+local function readable(cands, ids, ordered)
   local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
   local out = {}
   for i, c in ipairs(cands) do
-    local r, bad_run = parse_run(runs[i])
-    local seq, priority, bad_body = body_order(bodies[i])
-    if not bodies[i] then
-      if runs[i] then dropped[#dropped + 1] = c.id end
-    elseif not r or r.bad or not seq then
+    local run, body = runs[i], bodies[i]
+    local r, bad_run = parse_run(run)
+    local seq_s, priority, bad_body = true, 0, nil
+    if not ordered then seq_s, priority, bad_body = body_order(body) end
+    if not body then
+      if run then dropped[#dropped + 1] = c.id end
+    elseif not r or r.bad or not seq_s then
       bury_corrupt(c.id, bad_run or (r and r.bad) or bad_body, r and r.a, c.due)
     else
-      c.seq, c.priority, c.r, c.body, c.ran = seq, priority, r, bodies[i], runs[i] ~= false
+      c.priority, c.r, c.body, c.ran = priority, r, body, run ~= false
+      if not ordered then c.seq, c.seq_s = tonumber(seq_s), seq_s end
+      -- A ready job's short run state is its due time as int() wrote it when it was promoted.
+      if ordered and run and r.t and r.a == 0 and not string.find(run, ':', 1, true) then c.due_s = plain_ms(run) end
       out[#out + 1] = c
     end
   end
   return out
+end
+
+local function before(x, y)
+  if x.priority ~= y.priority then return x.priority > y.priority end
+  if x.due ~= y.due then return x.due < y.due end
+  return x.seq < y.seq
 end
 
 -- 2. Pick the jobs to hand out. One read of the due members decides the path and feeds it: when
@@ -169,7 +190,7 @@ local due, due_ids = {}, {}
 for i = 1, #flat, 2 do
   local n = #due_ids + 1
   due_ids[n] = flat[i]
-  due[n] = candidate(flat[i], tonumber(flat[i + 1]))
+  due[n] = candidate(flat[i], tonumber(flat[i + 1]), plain_ms(flat[i + 1]))
 end
 if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
 
@@ -177,11 +198,16 @@ local picked
 if ready_empty and #due <= want then
   -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
   picked = readable(due, due_ids)
-  table.sort(picked, function(x, y)
-    if x.priority ~= y.priority then return x.priority > y.priority end
-    if x.due ~= y.due then return x.due < y.due end
-    return x.seq < y.seq
-  end)
+  -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which
+  -- costs a tenth of a sort (Lua calls the comparison for each of n log n pairs).
+  local sorted = true
+  for i = 2, #picked do
+    if before(picked[i], picked[i - 1]) then
+      sorted = false
+      break
+    end
+  end
+  if not sorted then table.sort(picked, before) end
 else
   -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
   -- priority order, and take the best from there. A ready job's run state holds its due time,
@@ -189,10 +215,10 @@ else
   local adds = {}
   for _, c in ipairs(readable(due, due_ids)) do
     adds[#adds + 1] = -c.priority
-    adds[#adds + 1] = ready_member(c.due, c.seq, c.id)
+    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
     run_writes[#run_writes + 1] = c.id
     -- A job never run gets the short form (its due time alone): cheaper to write and to read.
-    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = int(c.due) end
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
   end
   if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
   -- ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on Redis 7.0 ZPOPMIN removes each member by its
@@ -203,23 +229,33 @@ else
   local cands, ids = {}, {}
   for i, member in ipairs(popped) do
     ids[i] = ready_id(member)
-    cands[i] = candidate(ids[i], tonumber(string.sub(member, 1, 16)))
+    cands[i] = candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
   end
-  picked = readable(cands, ids)
+  picked = readable(cands, ids, true)
 end
 
 -- 3. Hand them out with fresh lease tokens.
 local deadline = now + lease_ms
-local token_prefix = int(now) .. '-'
+local now_s = int(now)
+local token_prefix = now_s .. '-'
 local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix })
 if #picked > 0 then
   local token_base = take_seq(#picked)
   local actives = {}
+  -- Scores as text: Redis turns a Lua number into text anyway, once per member.
+  local deadline_s = int(deadline)
   for i, c in ipairs(picked) do
-    local attempt = c.r.a + 1
+    local r = c.r
+    local attempt = r.a + 1
+    local token = token_prefix .. int(token_base + i)
     run_writes[#run_writes + 1] = c.id
-    run_writes[#run_writes + 1] = encode_run(attempt, c.due, token_prefix .. int(token_base + i), c.r.e, c.r.s or now, worker)
-    actives[#actives + 1] = deadline
+    if attempt == 1 and c.due_s and not r.s and not r.e then
+      -- A first hand-out, the common case: encode_run's text, from text already at hand.
+      run_writes[#run_writes + 1] = '1:' .. c.due_s .. ':' .. token .. ':' .. now_s .. ':' .. worker .. ':'
+    else
+      run_writes[#run_writes + 1] = encode_run(attempt, c.due, token, r.e, r.s or now, worker)
+    end
+    actives[#actives + 1] = deadline_s
     actives[#actives + 1] = c.id
     hand_out(out, c.id, c.body, attempt, c.due, token_base + i)
     if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
