@@ -38,6 +38,10 @@ import { WakeTimer } from './worker/wake-timer.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
+}
 export type { WorkerEvents };
 
 const CLAIM_RETRY_MIN_MS = 100;
@@ -269,19 +273,37 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
     this.#running.set(job.token, job);
     this.#emit('claimed', job);
-    let run: Promise<unknown>;
     if (this.#tracing) {
       const traced = this.#tracing.process(this.queue, job, c.traceContext, () => Promise.resolve().then(() => this.#handler(job)));
-      run = traced.result;
       const span = traced.span;
-      run.then(
+      traced.result.then(
         () => span.end(),
         (err) => {
           failSpan(span, err);
           span.end();
         },
       );
-    } else run = Promise.resolve().then(() => this.#handler(job));
+      this.#awaitHandler(job, traced.result);
+      return;
+    }
+    // The handler runs in a microtask, as it would after an await; a handler that returns
+    // without a promise is settled at once, with no promise made for it (at tens of thousands
+    // of jobs a second, promises per job are much of the worker's garbage).
+    queueMicrotask(() => {
+      let result: unknown;
+      try {
+        result = this.#handler(job);
+      } catch (err) {
+        this.#finish(job, () => this.#failOrSnooze(job, err));
+        return;
+      }
+      if (isThenable(result)) this.#awaitHandler(job, result);
+      else this.#succeeded(job, result);
+    });
+  }
+
+  /** Waits for a handler's promise, bounded by the worker's timeout when it has one. */
+  #awaitHandler(job: HandedJob<T>, run: PromiseLike<unknown>): void {
     if (this.#timeoutMs !== undefined) {
       const ms = this.#timeoutMs;
       const timer = setLongTimeout(() => {
@@ -292,13 +314,29 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       run.then(clear, clear);
     }
     run.then(
-      (result) => this.#finish(job, () => (job.snoozed ? this.#snooze(job, job.snoozed) : this.#complete(job, result))),
-      (err) =>
-        this.#finish(job, () => {
-          const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
-          return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);
-        }),
+      (result) => this.#succeeded(job, result),
+      (err) => this.#finish(job, () => this.#failOrSnooze(job, err)),
     );
+  }
+
+  #failOrSnooze(job: HandedJob<T>, err: unknown): Promise<void> {
+    const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
+    return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);
+  }
+
+  /** The handler returned: the job is acked (no promise per job), or snoozed if it asked to be. */
+  #succeeded(job: HandedJob<T>, result: unknown): void {
+    if (job.snoozed) {
+      const snoozed = job.snoozed;
+      this.#finish(job, () => this.#snooze(job, snoozed));
+      return;
+    }
+    if (job.settled) return;
+    job.settled = true;
+    this.#running.delete(job.token);
+    if (!job.leaseGone) this.#complete(job, result);
+    if (this.#running.size === 0) this.#idle?.resolve();
+    this.#pump();
   }
 
   /** Takes a handler's outcome, once: a handler that ends after its timeout changes nothing. */
@@ -321,13 +359,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#pump();
   }
 
-  async #complete(job: HandedJob<T>, result: unknown): Promise<void> {
+  /** Acks the job; the AckBatcher sends the acks of one turn of the event loop together (close() drains it). */
+  #complete(job: HandedJob<T>, result: unknown): void {
     const sentAt = this.#timer.serverNow();
-    const outcome = await this.#acks.ack(job.id, job.token, resultText(result));
-    // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
-    // finished after this lease ran out: which one, the lease deadline tells.
-    if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
-    else this.#emit('completed', job, result);
+    this.#acks.ack(job.id, job.token, resultText(result), (outcome, err) => {
+      if (err !== undefined) {
+        this.#emitError(err);
+        this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+      }
+      // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
+      // finished after this lease ran out: which one, the lease deadline tells.
+      else if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
+      else this.#emit('completed', job, result);
+    });
   }
 
   async #fail(job: HandedJob<T>, err: unknown): Promise<void> {
