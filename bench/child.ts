@@ -10,7 +10,10 @@ export class WorkerChild {
   readonly ready: Promise<{ startedAt: number }>;
 
   constructor(system: string, url: string, queue: string) {
-    this.#child = fork(PROGRAM, [system, url, queue], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.#child = fork(PROGRAM, [system, url, queue], {
+      execArgv: [...process.execArgv, ...(process.env.BENCH_CHILD_FLAGS?.split(' ').filter(Boolean) ?? [])],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.#child.on('message', (m: Record<string, unknown>) => {
       const w = this.#waiters.get(m.t as string);
       if (w) {
