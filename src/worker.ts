@@ -87,6 +87,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #claims = 0;
   #reserved = 0;
   #claimRetryMs = CLAIM_RETRY_MIN_MS;
+  /** Set from a claim's sending until the next turn of the event loop (see #pump). */
+  #claimSentThisTurn = false;
   readonly #claimsInFlight = new Set<Promise<void>>();
   /** Leases of jobs that arrived after close() began, to hand back. */
   readonly #lateClaims: LeaseRef[] = [];
@@ -216,6 +218,17 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // for each slot as it freed, claims handed out a job or two each (measured: 3,189 script
     // calls for 100,000 jobs, against 2,202 this way, and 12% less Redis CPU per job).
     if (this.#claims > 0 && free < this.batch) return;
+    // One claim per turn of the event loop. Two claims written together reach Redis in one read,
+    // and Redis answers both only after running both: the worker then waits for both, runs both
+    // batches while Redis waits, and the two take turns instead of overlapping (seen in a trace of
+    // claims: sent in pairs, answered in pairs). A turn apart, the second claim runs in Redis
+    // while the worker runs the first's jobs (dispatch +7%, mean of three alternating runs).
+    if (this.#claimSentThisTurn) return;
+    this.#claimSentThisTurn = true;
+    setImmediate(() => {
+      this.#claimSentThisTurn = false;
+      this.#pump();
+    });
     const want = Math.min(this.batch, free);
     this.#claims++;
     this.#reserved += want;

@@ -16,6 +16,10 @@ export interface RedisServerOptions {
   dir?: string;
   /** Reuse a port (e.g. to restart in place). */
   port?: number;
+  /** A command the server runs under, e.g. ['valgrind', '--tool=callgrind'] (bench/script-cost.ts). */
+  wrapper?: string[];
+  /** How long it may take to answer PING (ms; 10 s unless given). */
+  startMs?: number;
 }
 
 export interface RedisServer {
@@ -55,17 +59,15 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
-async function spawnOnce(port: number, dir: string, args: string[]): Promise<ChildProcess | undefined> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', ...args],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+async function spawnOnce(port: number, dir: string, args: string[], wrapper: string[], startMs: number): Promise<ChildProcess | undefined> {
+  const serverArgs = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', ...args];
+  const [command, ...prefix] = [...wrapper, 'redis-server'];
+  const child = spawn(command!, [...prefix, ...serverArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let exited = false;
   child.once('exit', () => {
     exited = true;
   });
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + startMs;
   while (Date.now() < deadline) {
     if (exited) return undefined;
     if (await canConnect(port)) {
@@ -92,7 +94,7 @@ async function spawnOnce(port: number, dir: string, args: string[]): Promise<Chi
     await new Promise((r) => setTimeout(r, 20));
   }
   child.kill('SIGKILL');
-  throw new Error(`redis-server on port ${port} did not start within 10 s`);
+  throw new Error(`redis-server on port ${port} did not start within ${startMs / 1000} s`);
 }
 
 export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisServer> {
@@ -101,7 +103,7 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
   let port = opts.port ?? 0;
   for (let tries = 0; !child && tries < 5; tries++) {
     if (!opts.port) port = await freePort();
-    child = await spawnOnce(port, dir, opts.args ?? []);
+    child = await spawnOnce(port, dir, opts.args ?? [], opts.wrapper ?? [], opts.startMs ?? 10_000);
   }
   if (!child) throw new Error('redis-server did not start (is the redis-server package installed?)');
   const clients: Redis[] = [];
