@@ -110,6 +110,31 @@ export function conformance(kind: StoreKind): void {
       assert.equal((await q.stats()).scheduled, 2);
     });
 
+    test('a job rescheduled out of the ready set is handed out with its new due time from behind a backlog', async () => {
+      // The regression: a claim that promoted the job again read the run state its first
+      // promotion left (the old due time) and wrote that into the hand-out's run state.
+      const q = queue<string>();
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk([
+        { data: 'b', opts: { id: 'b', runAt: t0 } },
+        { data: 'a', opts: { id: 'a', runAt: t0 } },
+      ]);
+      const first = await claimJobs(q.store, q.name, 1, 60_000, 3);
+      assert.equal(first.jobs.length, 1);
+      const left = first.jobs[0]!.id === 'a' ? 'b' : 'a';
+      await q.reschedule(left, { runAt: t0 + 5 });
+      await q.addBulk([
+        { data: 'c', opts: { id: 'c', runAt: t0 + 10 } },
+        { data: 'd', opts: { id: 'd', runAt: t0 + 10 } },
+      ]);
+      const second = await claimJobs(q.store, q.name, 1, 60_000, 3);
+      assert.deepEqual(
+        second.jobs.map((j) => [j.id, j.dueAtMs]),
+        [[left, t0 + 5]],
+      );
+      assert.equal((await q.get(left))?.dueAtMs, t0 + 5);
+    });
+
     test('cancel, reschedule and promote change only scheduled jobs', async () => {
       const q = queue<string>();
       await q.add('x', { id: 'x', delay: 60_000 });

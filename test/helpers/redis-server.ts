@@ -60,7 +60,23 @@ export function canConnect(port: number): Promise<boolean> {
 }
 
 async function spawnOnce(port: number, dir: string, args: string[], wrapper: string[], startMs: number): Promise<ChildProcess | undefined> {
-  const serverArgs = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', ...args];
+  const serverArgs = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+    ...args,
+  ];
   const [command, ...prefix] = [...wrapper, 'redis-server'];
   const child = spawn(command!, [...prefix, ...serverArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let exited = false;

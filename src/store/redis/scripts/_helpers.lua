@@ -162,8 +162,10 @@ local function body_order(body)
   return nil, nil, why or 'corrupt job: unreadable body header'
 end
 
-local function encode_body(seq, created, priority, max, backoff, trace, data)
-  return int(seq) .. ':' .. int(created) .. ':' .. int(priority) .. ':' .. (max or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+-- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
+-- call where it can be: add writes thousands of bodies a call) and its strings.
+local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, data)
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
@@ -228,13 +230,15 @@ local function wake_if_earlier(prev_head, due)
   end
 end
 
--- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }.
-local function schedule_many(pairs_)
+-- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }, each due a number,
+-- or its text as int() writes it when the caller passes the earliest due as `min_due`.
+local function schedule_many(pairs_, min_due)
   if #pairs_ == 0 then return end
   local prev_head = head_score(K_SCHEDULED)
-  local min_due = nil
-  for i = 1, #pairs_, 2 do
-    if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
+  if min_due == nil then
+    for i = 1, #pairs_, 2 do
+      if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
+    end
   end
   call_chunked('ZADD', K_SCHEDULED, pairs_)
   wake_if_earlier(prev_head, min_due)

@@ -41,6 +41,9 @@ for i = 1, each_count() do
   local j = { id = each_arg(i, 'id'), data = each_arg(i, 'data'), replace = each_arg(i, 'replace') == '1' }
   if each_arg(i, 'delay_ms') ~= '' then j.delay = each_int(i, 'delay_ms') else j.run_at = each_int(i, 'run_at') end
   j.priority = each_int(i, 'priority')
+  -- The body keeps the priority as int() writes it; the argument is usually that text already.
+  j.priority_s = each_arg(i, 'priority')
+  if j.priority_s ~= '0' and not string.find(j.priority_s, '^%-?[1-9]%d*$') then j.priority_s = int(j.priority) end
   if each_arg(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
   if each_arg(i, 'dedup_key') ~= '' then
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
@@ -189,6 +192,11 @@ if writes > 0 then
 end
 local dedup_until = 0
 local bodies, scheduled, replaced = {}, {}, {}
+-- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
+-- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
+local now_s = int(now)
+local due_text = {}
+local earliest = nil
 for _, j in ipairs(jobs) do
   if j.code == CODE.added or j.code == CODE.replaced then
     seq = seq + 1
@@ -203,9 +211,16 @@ for _, j in ipairs(jobs) do
         replaced[#replaced + 1] = j.id
       end
       bodies[#bodies + 1] = j.id
-      bodies[#bodies + 1] = encode_body(seq, now, j.priority, j.max and int(j.max), j.backoff, j.trace, j.data)
-      scheduled[#scheduled + 1] = j.due
+      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
+      -- Jobs of one add often share a due time: its text is made once.
+      local due_s = due_text[j.due]
+      if not due_s then
+        due_s = int(j.due)
+        due_text[j.due] = due_s
+      end
+      scheduled[#scheduled + 1] = due_s
       scheduled[#scheduled + 1] = j.id
+      if not earliest or j.due < earliest then earliest = j.due end
       if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
   end
@@ -221,6 +236,6 @@ if dedup_until > 0 then
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
 end
 hset_pairs(K_JOBS, bodies)
-schedule_many(scheduled)
+schedule_many(scheduled, earliest)
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made], memo_ms)
 return out

@@ -166,8 +166,10 @@ local function readable(cands, ids, ordered)
     else
       c.priority, c.r, c.body, c.ran = priority, r, body, run ~= false
       if not ordered then c.seq, c.seq_s = tonumber(seq_s), seq_s end
-      -- A ready job's short run state is its due time as int() wrote it when it was promoted.
-      if ordered and run and r.t and r.a == 0 and not string.find(run, ':', 1, true) then c.due_s = plain_ms(run) end
+      -- A ready job's short run state is its due time as int() wrote it when it was promoted; the
+      -- member's due time decides (this claim's promotions are not written yet, so the run state
+      -- read here may be one a reschedule left behind).
+      if ordered and r.t == c.due and r.a == 0 and not string.find(run, ':', 1, true) then c.due_s = plain_ms(run) end
       out[#out + 1] = c
     end
   end

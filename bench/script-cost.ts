@@ -1,0 +1,134 @@
+/**
+ * npm run bench:scripts: what each script costs Redis per job, in CPU instructions counted by
+ * valgrind's callgrind on a redis-server of its own. Unlike CPU time, the count is the same
+ * from run to run whatever else the machine is doing, so a change to a script can be weighed
+ * on a busy, shared machine in one run (CPU time here varies ±15% between runs). Slow (Redis
+ * runs ~50× slower under valgrind), so the sizes are small; Linux and valgrind only.
+ *
+ * Each scenario zeroes the counters, runs one kind of call, and reads the total:
+ * - add: addBulk of jobs due later (the bench's bulk enqueue);
+ * - claim + complete of a backlog all due at one millisecond (the bench's dispatch: every job
+ *   passes through the ready set, as ties in one millisecond are ordered by add order there);
+ * - the same for a backlog due over many milliseconds;
+ * - claims that find no more due jobs than they take (a worker that keeps up: no ready set).
+ *
+ * Options: --jobs <n> (5,000), --batch <n> (100), --json.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedis } from '../test/helpers/redis-server.js';
+import { Queue, RedisStore } from '../src/index.js';
+import type { CompleteRef } from '../src/store/store.js';
+
+const { values } = parseArgs({
+  options: { jobs: { type: 'string', default: '5000' }, batch: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } },
+});
+const N = Number(values.jobs);
+const BATCH = Number(values.batch);
+
+try {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+} catch {
+  console.error('bench:scripts needs valgrind (apt-get install valgrind)');
+  process.exit(69);
+}
+
+const dumps = mkdtempSync(join(tmpdir(), 'delayq-callgrind-'));
+const server = await startRedis({ wrapper: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`], startMs: 60_000 });
+const pid = String(server.process.pid);
+
+/** Instructions Redis ran since the last call (callgrind_control dumps and zeroes the counters). */
+function instructions(): number {
+  execFileSync('callgrind_control', ['--dump', pid], { stdio: 'ignore' });
+  const files = readdirSync(dumps).filter((f) => /^callgrind\.out\.\d+\.\d+$/.test(f));
+  const last = files.sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1))).at(-1);
+  if (!last) throw new Error('callgrind wrote no dump');
+  const total = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dumps, last), 'utf8'));
+  if (!total) throw new Error(`no totals in ${last}`);
+  return Number(total[1]);
+}
+
+const store = new RedisStore({ connection: server.url });
+const rows: { scenario: string; script: string; instructionsPerJob: number; jobs: number }[] = [];
+let queueNo = 0;
+
+async function addJobs(queue: Queue, firstDue: number, spreadMs: number, n: number): Promise<void> {
+  for (let i = 0; i < n; i += 1000) {
+    const k = Math.min(1000, n - i);
+    await queue.addBulk(
+      Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `job-${i + j}`, runAt: firstDue + Math.floor(((i + j) * spreadMs) / n) } })),
+    );
+  }
+}
+
+/** Claims until nothing is left, then acks every job in batches; instructions per job for each. */
+async function drain(name: string, scenario: string): Promise<void> {
+  instructions();
+  const leases: CompleteRef[] = [];
+  for (;;) {
+    const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
+    for (const j of res.jobs) leases.push({ id: j.id, token: j.token });
+    if (res.jobs.length === 0) break;
+  }
+  const claimed = instructions();
+  for (let i = 0; i < leases.length; i += BATCH) await store.complete(name, leases.slice(i, i + BATCH));
+  const completed = instructions();
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / leases.length, jobs: leases.length });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / leases.length, jobs: leases.length });
+}
+
+async function backlog(scenario: string, spreadMs: number): Promise<void> {
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - spreadMs - 1000, spreadMs, N);
+  await drain(name, scenario);
+}
+
+// Bulk add of delayed jobs.
+{
+  const queue = new Queue(`cost-${++queueNo}`, { store });
+  instructions();
+  await addJobs(queue, Date.now() + 3_600_000, 60_000, N);
+  rows.push({ scenario: `addBulk of ${N} delayed jobs`, script: 'add', instructionsPerJob: instructions() / N, jobs: N });
+}
+await backlog(`backlog of ${N} due at one ms`, 0);
+await backlog(`backlog of ${N} due over ${N} ms`, N);
+// A worker that keeps up: each claim finds half a batch due.
+{
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  let claimed = 0;
+  let completed = 0;
+  let jobs = 0;
+  for (let round = 0; jobs < N; round++) {
+    const k = Math.max(1, Math.floor(BATCH / 2));
+    await queue.addBulk(Array.from({ length: k }, (_, j) => ({ data: { n: j }, opts: { id: `r${round}-${j}` } })));
+    instructions();
+    const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
+    claimed += instructions();
+    await store.complete(
+      name,
+      res.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
+    completed += instructions();
+    jobs += res.jobs.length;
+  }
+  const scenario = `claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)`;
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / jobs, jobs });
+}
+
+await store.close();
+await server.stop();
+rmSync(dumps, { recursive: true, force: true });
+
+if (values.json) console.log(JSON.stringify({ batch: BATCH, rows }, null, 2));
+else {
+  console.log(`Redis instructions per job (callgrind; claims and acks of ${BATCH})\n`);
+  console.log(`| scenario | script | instructions per job |\n|---|---|---:|`);
+  for (const r of rows) console.log(`| ${r.scenario} | ${r.script} | ${Math.round(r.instructionsPerJob).toLocaleString('en-US')} |`);
+}
