@@ -128,7 +128,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     shards.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
-    this.#acks = new AckBatcher((leases) => this.#store.complete(this.queue, leases));
+    this.#acks = new AckBatcher(
+      (leases) => this.#store.complete(this.queue, leases),
+      (err) => this.#emitError(err),
+    );
     this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
@@ -314,7 +317,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#finish(job, () => this.#failOrSnooze(job, err));
         return;
       }
-      if (isThenable(result)) this.#awaitHandler(job, result);
+      // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
+      // `then` may throw, or call back twice).
+      if (isThenable(result)) this.#awaitHandler(job, Promise.resolve(result));
       else this.#succeeded(job, result);
     });
   }

@@ -17,9 +17,12 @@ export class AckBatcher {
   #scheduled = false;
   #inFlight = new Set<Promise<void>>();
   readonly #send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>;
+  readonly #onError: (err: unknown) => void;
 
-  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>) {
+  /** `onError` is told of a callback that threw; the other acks of its batch are told theirs all the same. */
+  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>, onError: (err: unknown) => void) {
     this.#send = send;
+    this.#onError = onError;
   }
 
   /**
@@ -43,14 +46,22 @@ export class AckBatcher {
     // The pending entries are CompleteRefs: the store reads id, token and result from them.
     const p = this.#send(batch).then(
       (outcomes) => {
-        for (let i = 0; i < batch.length; i++) batch[i]!.done(outcomes[i]);
+        for (let i = 0; i < batch.length; i++) this.#report(batch[i]!, outcomes[i], undefined);
       },
       (err) => {
-        for (const b of batch) b.done(undefined, err);
+        for (const b of batch) this.#report(b, undefined, err);
       },
     );
     this.#inFlight.add(p);
     void p.finally(() => this.#inFlight.delete(p));
+  }
+
+  #report(p: Pending, outcome: LeaseOutcome | undefined, err: unknown): void {
+    try {
+      p.done(outcome, err);
+    } catch (e) {
+      this.#onError(e);
+    }
   }
 
   /** Sends what is pending now and waits for every batch under way. */

@@ -232,6 +232,38 @@ export function conformance(kind: StoreKind): void {
       );
     });
 
+    test('handlers that return a value, a promise, a thenable or throw at once each settle their job once; a thenable whose then throws fails the attempt', async () => {
+      const q = queue<string>();
+      await q.addBulk(['value', 'promise', 'thenable', 'bad-thenable', 'throws'].map((kind) => ({ data: kind, opts: { id: kind, attempts: 1 } })));
+      const handler = (job: Job<string>): unknown => {
+        switch (job.data) {
+          case 'value':
+            return 1;
+          case 'promise':
+            return Promise.resolve(2);
+          case 'thenable':
+            return { then: (ok: (v: number) => void) => ok(3) };
+          case 'bad-thenable':
+            return {
+              then() {
+                throw new Error('then threw');
+              },
+            };
+          default:
+            throw new Error('threw at once');
+        }
+      };
+      const w = worker(q, handler, { concurrency: 5, batch: 5 });
+      const completed: string[] = [];
+      const dead = new Map<string, string>();
+      w.on('completed', (job) => completed.push(job.id));
+      w.on('dead', (job, error) => dead.set(job.id, error));
+      await until(async () => completed.length + dead.size === 5 && (await q.stats()).active === 0, 'every job to settle');
+      assert.deepEqual(completed.sort(), ['promise', 'thenable', 'value']);
+      assert.match(dead.get('bad-thenable') ?? '', /then threw/);
+      assert.match(dead.get('throws') ?? '', /threw at once/);
+    });
+
     test('a throwing handler is retried with backoff, then dead with its last error; UnrecoverableError skips retries', async () => {
       const q = queue<string>();
       const attempts: number[] = [];
