@@ -7,7 +7,7 @@
  * without one stays active until its lease runs out, which makes it late, not lost.
  *
  * The parts with a job of their own are in worker/ (lease renewal, acks, the wake timer, the
- * heartbeat, outage tracking, the log, defaults). What stays here, a little over 500 lines, is
+ * heartbeat, outage tracking, the log, defaults). What stays here, about 600 lines, is
  * one thing: the life of a hand-out from claim to settlement and close. The claim loop, the
  * handler slots, the settling outcomes and close() all read and write the same few fields
  * (running jobs, reserved slots, claims in flight), and the constraint above is kept only by
@@ -39,10 +39,11 @@ import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
 
+export type { WorkerEvents };
+
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
 }
-export type { WorkerEvents };
 
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
