@@ -147,8 +147,32 @@ describe('a wrong token costs the guesser time', () => {
 
   test('parallel wrong sign-ins from one address are answered one at a time; a flood past the line is refused at once without a check (429), and the address gets in once its line is through', async () => {
     const delayMs = 300;
-    const { url } = await serve({ wrongTokenDelayMs: delayMs, maxWaitingTries: 5 });
-    const login = (token: string) => call(`${url}/api/login`, '127.0.0.12', { method: 'POST', body: { token }, headers: { origin: url } });
+    // In process, not over sockets: requests sent over five connections reach the server in
+    // whatever order the sockets are read (on a loaded machine the sixth came first and got in),
+    // while dash.fetch calls run their checks in the order they were made.
+    const dash = redis!.track(createDashboard({ ...redis!.options(), token: TOKEN }, { wrongTokenDelayMs: delayMs, maxWaitingTries: 5 }));
+    const login = (token: string) =>
+      within(
+        (async () => {
+          const res = await dash.fetch(
+            new Request('http://127.0.0.1/api/login', {
+              method: 'POST',
+              headers: { host: '127.0.0.1', origin: 'http://127.0.0.1', 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' },
+              body: JSON.stringify({ token }),
+            }),
+          );
+          const body = await res.text();
+          return {
+            status: res.status,
+            end: performance.now(),
+            body,
+            retryAfter: res.headers.get('retry-after') ?? undefined,
+            cookies: res.headers.getSetCookie(),
+          };
+        })(),
+        10_000,
+        'a sign-in',
+      );
     const t0 = performance.now();
     const five = Array.from({ length: 5 }, (_, i) => login(`wrong-token-number-${i}`));
     // The line is full: a sixth try is refused without being checked, even the right token.
@@ -156,7 +180,7 @@ describe('a wrong token costs the guesser time', () => {
     assert.equal(flood.status, 429, flood.body);
     assert.equal(flood.retryAfter, '1', 'a 429 says when to come back');
     const answered = await Promise.all(five);
-    assert.ok(flood.end < firstEnd(answered), 'refused at once, before the first wrong try was answered');
+    assert.ok(flood.end < Math.min(...answered.map((a) => a.end)), 'refused at once, before the first wrong try was answered');
     assert.ok(
       answered.every((a) => a.status === 401),
       answered.map((a) => a.status).join(),
