@@ -28,6 +28,15 @@ const { values } = parseArgs({
 });
 const N = Number(values.jobs);
 const BATCH = Number(values.batch);
+for (const [name, v] of [
+  ['--jobs', N],
+  ['--batch', BATCH],
+] as const) {
+  if (!Number.isInteger(v) || v < 1) {
+    console.error(`${name} must be a whole number ≥ 1 (got ${name === '--jobs' ? values.jobs : values.batch})`);
+    process.exit(64);
+  }
+}
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });

@@ -354,32 +354,36 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#finish(job, () => this.#snooze(job, snoozed));
       return;
     }
-    if (job.settled) return;
-    job.settled = true;
-    this.#running.delete(job.token);
+    if (!this.#end(job)) return;
     if (!job.leaseGone) this.#complete(job, result);
-    if (this.#running.size === 0) this.#idle?.resolve();
     this.#pump();
   }
 
-  /** Takes a handler's outcome, once: a handler that ends after its timeout changes nothing. */
+  /** Ends the job's run with `settle` (a fail, snooze or release call), which close() waits for. */
   #finish(job: HandedJob<T>, settle: () => Promise<void>): void {
-    if (job.settled) return;
+    if (!this.#end(job)) return;
+    if (!job.leaseGone) {
+      const settled = settle().catch((err) => {
+        this.#emitError(err);
+        this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+      });
+      this.#settling.add(settled);
+      void settled.finally(() => this.#settling.delete(settled));
+    }
+    this.#pump();
+  }
+
+  /**
+   * Takes a handler's outcome, once (a handler that ends after its timeout changes nothing), and
+   * frees its slot; false when the outcome was taken already. The slot is free once the handler
+   * returned: its ack or fail is on its way, and close() waits for those on their own.
+   */
+  #end(job: HandedJob<T>): boolean {
+    if (job.settled) return false;
     job.settled = true;
     this.#running.delete(job.token);
-    // The slot is free once the handler returned; its ack travels with the next claim.
-    const settled = job.leaseGone
-      ? Promise.resolve()
-      : settle().catch((err) => {
-          this.#emitError(err);
-          this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
-        });
-    this.#settling.add(settled);
-    void settled.finally(() => {
-      this.#settling.delete(settled);
-      if (this.#running.size === 0) this.#idle?.resolve();
-    });
-    this.#pump();
+    if (this.#running.size === 0) this.#idle?.resolve();
+    return true;
   }
 
   /** Acks the job; the AckBatcher sends the acks of one turn of the event loop together (close() drains it). */

@@ -72,7 +72,7 @@ function call(url: string, from: string, opts: { method?: string; headers?: Reco
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const firstEnd = (replies: Reply[]) => Math.min(...replies.map((r) => r.end));
+const firstEnd = (replies: { end: number }[]) => Math.min(...replies.map((r) => r.end));
 const lastEnd = (replies: Reply[]) => Math.max(...replies.map((r) => r.end));
 
 async function serve(extra: Parameters<typeof serveDashboard>[1] = {}): Promise<{ running: RunningDashboard; url: string; name: string }> {
@@ -180,7 +180,7 @@ describe('a wrong token costs the guesser time', () => {
     assert.equal(flood.status, 429, flood.body);
     assert.equal(flood.retryAfter, '1', 'a 429 says when to come back');
     const answered = await Promise.all(five);
-    assert.ok(flood.end < Math.min(...answered.map((a) => a.end)), 'refused at once, before the first wrong try was answered');
+    assert.ok(flood.end < firstEnd(answered), 'refused at once, before the first wrong try was answered');
     assert.ok(
       answered.every((a) => a.status === 401),
       answered.map((a) => a.status).join(),

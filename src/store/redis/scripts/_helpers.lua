@@ -202,15 +202,16 @@ end
 
 -- Ready members sort (within one priority score) by due time, then by the order jobs were
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
-local function ready_member(due, seq, id)
-  return string.format('%016d%016d', math.max(0, due or 0), math.max(0, seq or 0)) .. id
-end
-
--- ready_member from the due time and seq as plain digits (claim's plain_ms, body_order), padded
--- instead of formatted: the claim promotes up to a thousand jobs a call.
+-- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
+-- formatted, as the claim promotes up to a thousand jobs a call.
 local ZEROS = string.rep('0', 16)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
+end
+
+-- ready_member_text from numbers (a due time below 0, or missing, counts as 0).
+local function ready_member(due, seq, id)
+  return ready_member_text(int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
 end
 
 local function ready_id(member)
