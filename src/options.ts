@@ -127,6 +127,13 @@ export interface AddOptions {
    * @example { key: `reminder:${userId}`, windowMs: 3_600_000 }
    */
   dedup?: { key: string; windowMs: number };
+  /**
+   * The group the job belongs to: a tenant, a customer, an API key. Jobs of one group run at most
+   * `groupConcurrency` at once (`queue.setLimits`, or the group's own limit), and due groups take
+   * turns, so one group's backlog never starves another. Validated like an id.
+   * @example `tenant:${tenantId}`
+   */
+  group?: string;
 }
 
 export const prioritySchema = z
@@ -144,6 +151,7 @@ export const addOptionsSchema = z
     attempts: attemptsSchema.optional(),
     backoff: backoffSchema.optional(),
     replace: z.boolean(must('must be true or false')).optional(),
+    group: idSchema.optional(),
     dedup: z
       .strictObject(
         {

@@ -183,6 +183,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       runAtMs: o.runAt === undefined ? undefined : Math.ceil(o.runAt),
       priority: o.priority ?? 0,
       maxAttempts: o.attempts,
+      group: o.group,
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
       dedup: o.dedup,

@@ -36,6 +36,8 @@ export interface JobInfo<T = unknown> {
   data: T;
   /** When the job is (or was last) due, server clock, epoch ms. */
   dueAtMs: number;
+  /** The group it belongs to (`add({ group })`), if any. */
+  group: string | undefined;
   /** True when the job is scheduled and its due time has passed (waiting for a worker). */
   ready: boolean;
   priority: number;

@@ -148,6 +148,7 @@ export class Scheduler {
       data: JSON.stringify(def.data ?? null),
       delayMs: undefined,
       runAtMs: occurrenceMs,
+      group: undefined,
       priority: def.opts.priority ?? 0,
       maxAttempts: def.opts.attempts,
       backoff: def.opts.backoff && encodeBackoff(def.opts.backoff),

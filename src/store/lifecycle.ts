@@ -12,10 +12,12 @@
  */
 
 /**
- * Where a job is. `ready` is internal: a scheduled job whose time has come, moved to the ready
- * set (Redis) or heap (memory) to be ordered by priority; it is shown as `scheduled`.
+ * Where a job is. `ready` and `waiting` are internal, both shown as `scheduled`: a job whose time
+ * has come, moved to be ordered by priority. An ungrouped one goes to the ready set (Redis) or
+ * heap (memory); a job of a group goes to its group's line in `waiting`, from which a claim takes
+ * it when the group's turn comes and it has room (docs/groups.md).
  */
-export const PLACES = ['scheduled', 'ready', 'active', 'dead', 'completed'] as const;
+export const PLACES = ['scheduled', 'ready', 'waiting', 'active', 'dead', 'completed'] as const;
 export type Place = (typeof PLACES)[number];
 
 /** The event stream's entry names (docs/api.md "Events"), one per kind of move. */
@@ -66,4 +68,13 @@ export const LIMIT = {
   jobs_per_sweep: 1000,
   /** Least dead or completed jobs a retention trim may remove per run (more when the run added more). */
   trim_per_run: 100,
+  /** Groups a limit change looks at per run, to put those it gave room back in the rotation. */
+  groups_per_sweep: 1000,
 } as const;
+
+/**
+ * The member of the rotation (Redis: the `lanes` ZSET; memory: MemoryQueue.lanes) that stands
+ * for the queue's jobs of no group: they take their turn as one lane among the groups. No group
+ * id can be empty, so it is never a group's.
+ */
+export const UNGROUPED_LANE = '';

@@ -11,7 +11,7 @@ import type { ListCursor } from './store.js';
 /** The sets each listing walks, in order (store/redis/scripts/list.lua). */
 const PHASES: Record<ListState, readonly string[]> = {
   scheduled: ['scheduled'],
-  ready: ['ready', 'scheduled'],
+  ready: ['ready', 'waiting', 'scheduled'],
   active: ['active'],
   dead: ['dead'],
   completed: ['completed'],
@@ -20,7 +20,11 @@ const PHASES: Record<ListState, readonly string[]> = {
 /** A score as Redis writes one back (ZRANGE WITHSCORES): decimal, maybe with a fraction or an exponent. */
 const SCORE = /^-?\d{1,20}(\.\d{1,20})?(e[+-]?\d{1,3})?$/;
 
-/** Longer than any member: a ready member is 32 characters of due time and add order, then an id of at most 256 characters. */
+/**
+ * Longer than any member: a ready member is 32 characters of due time and add order, then an id
+ * of at most 256 characters; a waiting member a group id of at most 256 characters, a NUL, 7
+ * characters of priority, then a ready member.
+ */
 const MEMBER_MAX = 2048;
 
 export function isListPlace(state: ListState, c: ListCursor): boolean {

@@ -63,6 +63,8 @@ export interface NewJob {
   dedup: { key: string; windowMs: number } | undefined;
   /** Trace context of the add (propagation carrier as JSON), when tracing is on. */
   traceContext: string | undefined;
+  /** The group the job belongs to (concurrency and turns are kept per group), or undefined. */
+  group: string | undefined;
 }
 
 export interface StoredAddResult {
@@ -89,6 +91,8 @@ export interface ClaimedJob {
   leaseExpiresAtMs: number;
   /** The trace context stored by the add, if any. */
   traceContext: string | undefined;
+  /** Its group, if any. */
+  group: string | undefined;
 }
 
 /** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
@@ -168,7 +172,7 @@ export type PurgeTarget = { ids: string[] } | { all: true } | { olderThanMs: num
 /** What verify() found: every job must be in exactly one state, and every state entry must have a body. */
 export interface VerifyReport {
   ok: boolean;
-  counts: { scheduled: number; ready: number; active: number; dead: number; completed: number; bodies: number };
+  counts: { scheduled: number; ready: number; waiting: number; active: number; dead: number; completed: number; bodies: number };
   problems: string[];
 }
 
@@ -235,8 +239,48 @@ export interface UpdateRequest extends LeaseRef {
 
 export type RetainedSet = 'dead' | 'completed';
 
+/** The queue's concurrency limits as stored (undefined: no limit). */
+export interface QueueLimits {
+  /** Most jobs of the queue active at once, across every worker. */
+  concurrency: number | undefined;
+  /** Most jobs of one group active at once, for a group without a limit of its own. */
+  groupConcurrency: number | undefined;
+}
+
+/** A change of the queue's limits: a number sets one, null removes it, undefined leaves it. */
+export interface LimitsChange {
+  concurrency?: number | null | undefined;
+  groupConcurrency?: number | null | undefined;
+}
+
+/** A change of one group: its own limit (null removes it), paused or resumed; undefined leaves either. */
+export interface GroupChange {
+  concurrency?: number | null | undefined;
+  paused?: boolean | undefined;
+}
+
+/** A group's state as stored. */
+export interface StoredGroup {
+  id: string;
+  /** Its jobs active now. */
+  running: number;
+  /** Its due jobs waiting for a slot or their turn. */
+  waiting: number;
+  /** Its own concurrency limit (undefined: the queue's groupConcurrency applies). */
+  concurrency: number | undefined;
+  paused: boolean;
+}
+
+export interface GroupsPage {
+  groups: StoredGroup[];
+  /** Where the walk goes on; undefined when it is over. */
+  next: string | undefined;
+}
+
 export interface QueueSettings {
   paused: boolean;
+  /** The concurrency limits (copied to new shards by a reshard). */
+  limits: QueueLimits;
   /** The event stream's length cap; 0 when it is off. */
   eventsMaxLen: number;
   retention: Record<RetainedSet, { maxCount: number; maxAgeMs: number }>;
@@ -391,6 +435,18 @@ export interface Store {
   markShard(queue: string, epoch: string): Promise<void>;
   /** The jobs holding these dedup keys now (null: the key is free or its window has ended). */
   dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]>;
+  /** Sets or removes the queue's concurrency limits; returns whether one changed. */
+  setLimits(queue: string, change: LimitsChange): Promise<boolean>;
+  limits(queue: string): Promise<QueueLimits>;
+  /** Sets or removes one group's limit, pauses or resumes it; returns whether something changed. */
+  setGroup(queue: string, group: string, change: GroupChange): Promise<boolean>;
+  /** These groups' states (a group with none reads as nothing running or waiting, no limit, not paused). */
+  groups(queue: string, ids: string[]): Promise<StoredGroup[]>;
+  /**
+   * One step of a walk over the groups that have a state (something running or waiting, a limit
+   * of their own or a pause), from a cursor (undefined: the start); about `count` a step.
+   */
+  groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage>;
   /** Pauses (true) or resumes (false) claiming; returns whether the setting changed. */
   setPaused(queue: string, paused: boolean): Promise<boolean>;
   /** Turns the queue's event stream on with a length cap, or off with 0; returns whether it changed. */

@@ -13,6 +13,7 @@ export function newJob(id: string, extra: Partial<NewJob> = {}): NewJob {
     replace: false,
     dedup: undefined,
     traceContext: undefined,
+    group: undefined,
     ...extra,
   };
 }

@@ -108,6 +108,7 @@ function newJob(a: ModelAdd): NewJob {
     replace: a.replace,
     dedup: a.dedupKey === undefined ? undefined : { key: a.dedupKey, windowMs: DEDUP_WINDOW_MS },
     traceContext: undefined,
+    group: a.group,
   };
 }
 

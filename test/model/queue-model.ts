@@ -38,6 +38,7 @@ export interface ModelAdd {
   maxAttempts: number | undefined;
   replace: boolean;
   dedupKey: string | undefined;
+  group?: string | undefined;
 }
 
 export const DEDUP_WINDOW_MS = 36_000_000;

@@ -1,7 +1,7 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
 import type { StreamEvent, WakeHandlers } from '../store.js';
 import type { JobError } from '../../types.js';
-import type { EventName, Place } from '../lifecycle.js';
+import { type EventName, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
 
@@ -21,8 +21,13 @@ export interface MemJob {
   token: string | undefined;
   lastError: string | undefined;
   traceContext: string | undefined;
-  /** 'ready' = due and waiting for a worker (public state 'scheduled'). */
+  /**
+   * 'ready' = due and waiting for a worker; 'waiting' = due, in its group's line (both public
+   * state 'scheduled').
+   */
   where: Place;
+  /** Its group (add({ group })), or undefined. */
+  group: string | undefined;
   leaseDeadline: number;
   /** Time of death (dead) or of completion (completed and kept). */
   diedAt: number;
@@ -72,6 +77,22 @@ function clearExtras(job: MemJob): void {
   job.logs = undefined;
   job.errors = undefined;
 }
+
+/** A group's state (Redis: its field in the groups hash, and its line in the waiting set). */
+export interface MemGroup {
+  /** Its jobs in active. */
+  running: number;
+  /** Its due jobs in its line. */
+  waiting: number;
+  /** Its own concurrency limit (undefined: the queue's groupConcurrency). */
+  limit: number | undefined;
+  paused: boolean;
+  /** Its line: priority, then due time, then add order (as the ready heap). */
+  readonly line: Heap<Entry>;
+}
+
+/** Ready order: higher priority first, then earlier due, then first added. */
+const readyBefore = (a: Entry, b: Entry) => a.priority > b.priority || (a.priority === b.priority && (a.at < b.at || (a.at === b.at && a.seq < b.seq)));
 
 export interface MemWorker {
   info: string;
@@ -124,6 +145,19 @@ export class MemoryQueue {
   doneMax = 0;
   doneMaxAge = 0;
   seq = 0;
+  /** Once a job of a group was added (meta grouped): claims take turns between lanes. */
+  grouped = false;
+  /** Most jobs of the queue active at once (meta concurrency); undefined: no limit. */
+  concurrency: number | undefined;
+  /** Most jobs of one group active at once, unless it has its own limit (meta groupConcurrency). */
+  groupConcurrency: number | undefined;
+  /** Groups with a state (Redis: fields of the groups hash). */
+  readonly groups = new Map<string, MemGroup>();
+  /**
+   * The rotation (Redis: the lanes ZSET): lanes in turn order, UNGROUPED_LANE for the jobs of no
+   * group. A Map keeps insertion order: joining appends, a lane served is deleted and set again.
+   */
+  readonly lanes = new Map<string, true>();
   /** An add wrote to this life of the queue (Redis: its keys exist). */
   made = false;
   completed = 0;
@@ -136,10 +170,7 @@ export class MemoryQueue {
     (a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq),
     (e) => e.version === e.job.version && e.job.where === 'scheduled',
   );
-  readonly #readyHeap = new Heap<Entry>(
-    (a, b) => a.priority > b.priority || (a.priority === b.priority && (a.at < b.at || (a.at === b.at && a.seq < b.seq))),
-    (e) => e.version === e.job.version && e.job.where === 'ready',
-  );
+  readonly #readyHeap = new Heap<Entry>(readyBefore, (e) => e.version === e.job.version && e.job.where === 'ready');
   readonly #leases = new Heap<Entry>(
     (a, b) => a.at < b.at,
     (e) => e.version === e.job.version && e.job.where === 'active',
@@ -157,7 +188,7 @@ export class MemoryQueue {
   }
 
   /** Jobs per state, to tell when a heap is mostly stale entries. */
-  readonly #count = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0 };
+  readonly #count = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0 };
 
   /**
    * Every move of a job between places goes through here (and its deletion through remove):
@@ -171,18 +202,102 @@ export class MemoryQueue {
     this.#enter(job);
   }
 
-  /** The job leaves its place (a job never placed yet, version 0, has none). */
+  /**
+   * The job leaves its place (a job never placed yet, version 0, has none). A job leaving
+   * `active` gives its group's slot back (leave_active): a group that gets room for the due jobs
+   * it has waiting joins the rotation, and sleeping workers are told, as they are when the
+   * queue was at its concurrency limit.
+   */
   #leave(job: MemJob): void {
     if (job.version === 0) return;
+    if (job.where === 'active' && this.concurrency !== undefined && this.#count.active >= this.concurrency) this.signal(0);
     this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
     if (job.where === 'dead') this.dead.delete(job.id);
     if (job.where === 'completed') this.completedKept.delete(job.id);
+    const g = job.group === undefined ? undefined : this.groups.get(job.group);
+    if (!g) return;
+    if (job.where === 'waiting') g.waiting--;
+    if (job.where === 'active') {
+      const hadRoom = this.groupRoom(g) > 0;
+      g.running = Math.max(0, g.running - 1);
+      if (g.waiting > 0 && !hadRoom && this.groupRoom(g) > 0) {
+        this.lanesJoin([job.group!]);
+        this.signal(0);
+      }
+    }
+    this.#forgetGroupIfIdle(job.group!, g);
   }
 
   #enter(job: MemJob): void {
     this.#count[job.where]++;
     if (job.where === 'ready') this.#ready++;
+    if (job.group === undefined || (job.where !== 'active' && job.where !== 'waiting')) return;
+    const g = this.group(job.group);
+    if (job.where === 'active') g.running++;
+    else {
+      g.waiting++;
+      g.line.push(entry(job, job.due));
+    }
+  }
+
+  /** A group's state, made when first needed (Redis: a missing field reads as nothing). */
+  group(id: string): MemGroup {
+    let g = this.groups.get(id);
+    if (!g) {
+      g = {
+        running: 0,
+        waiting: 0,
+        limit: undefined,
+        paused: false,
+        line: new Heap<Entry>(readyBefore, (e) => e.version === e.job.version && e.job.where === 'waiting'),
+      };
+      this.groups.set(id, g);
+    }
+    return g;
+  }
+
+  /** A group with nothing running or waiting, no limit and no pause has no state (as its field goes). */
+  #forgetGroupIfIdle(id: string, g: MemGroup): void {
+    if (g.running <= 0 && g.waiting <= 0 && g.limit === undefined && !g.paused) this.groups.delete(id);
+  }
+
+  /** Settings of a group changed: drop its state when it holds nothing. */
+  groupChanged(id: string): void {
+    const g = this.groups.get(id);
+    if (g) this.#forgetGroupIfIdle(id, g);
+  }
+
+  /** How many more jobs of the group may run now (0 while paused, Infinity without a limit). */
+  groupRoom(g: MemGroup): number {
+    if (g.paused) return 0;
+    const limit = g.limit ?? this.groupConcurrency;
+    return limit === undefined ? Infinity : limit - g.running;
+  }
+
+  groupEligible(g: MemGroup): boolean {
+    return g.waiting > 0 && this.groupRoom(g) > 0;
+  }
+
+  /** Lanes join the rotation's tail in order; those in keep their place (ZADD NX). */
+  lanesJoin(lanes: readonly string[]): void {
+    for (const l of lanes) if (!this.lanes.has(l)) this.lanes.set(l, true);
+  }
+
+  /** Lanes move to the rotation's tail, in order. */
+  lanesToTail(lanes: readonly string[]): void {
+    for (const l of lanes) {
+      this.lanes.delete(l);
+      this.lanes.set(l, true);
+    }
+  }
+
+  activeCount(): number {
+    return this.#count.active;
+  }
+
+  waitingCount(): number {
+    return this.#count.waiting;
   }
 
   /** Stale entries (of jobs that moved or went) are dropped as they surface; compact when they outnumber the live ones. */
@@ -256,18 +371,33 @@ export class MemoryQueue {
     return this.#ready;
   }
 
-  promoteDue(now: number): void {
+  /**
+   * Due jobs move on: those of no group to the ready heap, those of a group to its line. Returns
+   * the lanes that got jobs, each once, in the order of their earliest job (the heap pops by due
+   * time, then add order).
+   */
+  promoteDue(now: number): string[] {
+    const lanes = new Set<string>();
     for (;;) {
       const top = this.#scheduled.peek();
-      if (!top || top.at > now) return;
+      if (!top || top.at > now) return [...lanes];
       this.#scheduled.pop();
-      this.#move(top.job, 'ready');
-      this.#push(this.#readyHeap, entry(top.job, top.job.due), this.#count.ready);
+      const job = top.job;
+      if (job.group === undefined) {
+        this.#move(job, 'ready');
+        this.#push(this.#readyHeap, entry(job, job.due), this.#count.ready);
+      } else this.#move(job, 'waiting');
+      lanes.add(job.group ?? UNGROUPED_LANE);
     }
   }
 
   popReady(): MemJob | undefined {
     return this.#readyHeap.pop()?.job;
+  }
+
+  /** The next job of a group's line. */
+  popWaiting(g: MemGroup): MemJob | undefined {
+    return g.line.pop()?.job;
   }
 
   /** Dead jobs as the dead ZSET orders them: by time of death, then id by bytes. */

@@ -47,10 +47,16 @@ import type {
   WakeHandlers,
   ConnectionWatcher,
   WakeSubscription,
+  GroupChange,
+  GroupsPage,
+  LimitsChange,
+  QueueLimits,
+  StoredGroup,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
-import { MemoryQueue, type MemJob } from './memory-queue.js';
+import { MemoryQueue, type MemGroup, type MemJob } from './memory-queue.js';
+import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
 import { LIMIT, MARK } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -162,8 +168,10 @@ export class MemoryStore implements Store {
         progress: undefined,
         logs: undefined,
         errors: undefined,
+        group: j.group,
         version: 0,
       };
+      if (j.group !== undefined) q.grouped = true;
       q.jobs.set(job.id, job);
       q.place(job, due);
       if (minDue === undefined || due < minDue) minDue = due;
@@ -199,15 +207,34 @@ export class MemoryStore implements Store {
         q.schedule(lease, now);
       }
     }
-    if (q.paused) return { nowMs: now, jobs: [], unreadable: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
+    // A paused queue hands out nothing, nor does one at its concurrency limit (claim.lua).
+    let want = count;
+    let atLimit = false;
+    if (q.concurrency !== undefined && !q.paused) {
+      const room = q.concurrency - q.activeCount();
+      if (room <= want) {
+        want = Math.max(0, room);
+        atLimit = true;
+      }
+    }
+    if (q.paused || want === 0) return { nowMs: now, jobs: [], unreadable: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
 
-    // 2. Due jobs move to the ready heap, which orders them by priority, due time, add order.
-    q.promoteDue(now);
+    // 2. Due jobs move on and are picked: in turns between lanes on a queue with groups, else in
+    // one order (priority, due time, add order) from the ready heap.
+    const turns = q.grouped ? pickInTurns(q, now, want) : undefined;
+    const picked: MemJob[] = [];
+    if (turns) picked.push(...turns.picked);
+    else {
+      q.promoteDue(now);
+      for (let n = 0; n < want; n++) {
+        const job = q.popReady();
+        if (!job) break;
+        picked.push(job);
+      }
+    }
     const jobs: ClaimedJob[] = [];
     const seqBase = q.seq;
-    for (let n = 0; n < count; n++) {
-      const job = q.popReady();
-      if (!job) break;
+    for (const job of picked) {
       jobs.push({
         id: job.id,
         token: '',
@@ -220,6 +247,7 @@ export class MemoryStore implements Store {
         createdAtMs: job.created,
         leaseExpiresAtMs: now + leaseMs,
         traceContext: job.traceContext,
+        group: job.group,
       });
     }
     // 3. Hand them out with fresh lease tokens.
@@ -235,9 +263,12 @@ export class MemoryStore implements Store {
       c.attempt = job.attempts;
       q.emit(now, 'claimed', job.id, { attempt: String(job.attempts), due: String(job.due) });
     });
+    if (turns) turns.rotate();
     const head = q.headDue();
-    const more = q.readyCount() > 0 || (head !== undefined && head <= now);
     const lease = q.nextLease()?.leaseDeadline;
+    // At its concurrency limit the queue hands out nothing until a slot frees (which tells workers).
+    if (atLimit && jobs.length >= want) return { nowMs: now, jobs, unreadable: [], more: false, nextWakeMs: lease };
+    const more = (turns ? q.lanes.size > 0 : q.readyCount() > 0) || (head !== undefined && head <= now);
     const wake = head === undefined ? lease : lease === undefined ? head : Math.min(head, lease);
     return { nowMs: now, jobs, unreadable: [], more, nextWakeMs: wake };
   }
@@ -370,7 +401,7 @@ export class MemoryStore implements Store {
     const now = this.#now();
     let n = 0;
     for (const job of [...q.jobs.values()]) {
-      if ((job.where === 'scheduled' || job.where === 'ready') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
+      if ((job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
         q.remove(job);
         q.emit(now, 'drained', job.id, {});
         n++;
@@ -384,7 +415,7 @@ export class MemoryStore implements Store {
     // As obliterate.lua: the keys of another layout epoch are left alone.
     if (epoch !== undefined && epoch !== '' && q.epoch !== undefined && q.epoch !== epoch) throw new ShardMovedError(queue);
     const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: q.jobs.size };
-    for (const job of q.jobs.values()) counts[job.where === 'ready' ? 'scheduled' : job.where]++;
+    for (const job of q.jobs.values()) counts[job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where]++;
     if (counts.active > 0 && !force) return { removed: false, counts };
     for (const job of [...q.jobs.values()]) q.remove(job);
     this.#queues.delete(queue);
@@ -579,6 +610,78 @@ export class MemoryStore implements Store {
       .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
+  async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    const q = this.#q(queue);
+    let changed = false;
+    // As limits.lua: a limit raised or removed wakes workers; a group limit raised or removed
+    // puts the groups it gave room back in the rotation.
+    if (change.concurrency !== undefined && (change.concurrency ?? undefined) !== q.concurrency) {
+      const raised = change.concurrency === null || (q.concurrency !== undefined && change.concurrency > q.concurrency);
+      q.concurrency = change.concurrency ?? undefined;
+      changed = true;
+      if (raised) q.signal(0);
+    }
+    if (change.groupConcurrency !== undefined && (change.groupConcurrency ?? undefined) !== q.groupConcurrency) {
+      const raised = change.groupConcurrency === null || (q.groupConcurrency !== undefined && change.groupConcurrency > q.groupConcurrency);
+      q.groupConcurrency = change.groupConcurrency ?? undefined;
+      changed = true;
+      if (raised && q.grouped) {
+        // In byte order, as limits.lua sorts each step of its sweep.
+        const joining = [...q.groups]
+          .filter(([, g]) => q.groupEligible(g))
+          .map(([id]) => id)
+          .sort(byteOrder);
+        q.lanesJoin(joining);
+        if (joining.length > 0) q.signal(0);
+      }
+    }
+    return changed;
+  }
+
+  async limits(queue: string): Promise<QueueLimits> {
+    const q = this.#q(queue);
+    return { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency };
+  }
+
+  async setGroup(queue: string, id: string, change: GroupChange): Promise<boolean> {
+    const q = this.#q(queue);
+    const g = q.group(id);
+    const hadRoom = q.groupRoom(g) > 0;
+    let changed = false;
+    if (change.concurrency !== undefined && (change.concurrency ?? undefined) !== g.limit) {
+      g.limit = change.concurrency ?? undefined;
+      changed = true;
+    }
+    if (change.paused !== undefined && change.paused !== g.paused) {
+      g.paused = change.paused;
+      changed = true;
+      q.emit(this.#now(), change.paused ? 'paused' : 'resumed', '', { group: id });
+    }
+    if (changed) {
+      if (g.paused) q.lanes.delete(id);
+      else if (q.groupEligible(g)) {
+        q.lanesJoin([id]);
+        if (!hadRoom) q.signal(0);
+      }
+    }
+    q.groupChanged(id);
+    return changed;
+  }
+
+  async groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
+    const q = this.#q(queue);
+    return ids.map((id) => storedGroup(id, q.groups.get(id)));
+  }
+
+  async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
+    const q = this.#q(queue);
+    // The cursor is the last id returned: groups are listed in id order, so one made or dropped
+    // meanwhile shifts nothing (a group there from start to end is listed once).
+    const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => cursor === undefined || byteOrder(id, cursor) > 0);
+    const page = ids.slice(0, count);
+    return { groups: page.map((id) => storedGroup(id, q.groups.get(id))), next: ids.length > count ? page[page.length - 1] : undefined };
+  }
+
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
     const q = this.#q(queue);
     if (q.paused === paused) return false;
@@ -586,7 +689,7 @@ export class MemoryStore implements Store {
     const now = this.#now();
     q.emit(now, paused ? 'paused' : 'resumed', '', {});
     if (!paused) {
-      const head = q.readyCount() > 0 ? now : q.headDue();
+      const head = q.readyCount() > 0 || q.lanes.size > 0 ? now : q.headDue();
       if (head !== undefined) q.signal(head);
     }
     return true;
@@ -614,7 +717,13 @@ export class MemoryStore implements Store {
 
   async settings(queue: string): Promise<QueueSettings> {
     const q = this.#q(queue);
-    return { paused: q.paused, eventsMaxLen: q.eventsMax, retention: await this.retention(queue), dedupUntilMs: q.dedupUntil };
+    return {
+      paused: q.paused,
+      limits: { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency },
+      eventsMaxLen: q.eventsMax,
+      retention: await this.retention(queue),
+      dedupUntilMs: q.dedupUntil,
+    };
   }
 
   eventReader(queue: string): EventReader {
@@ -658,3 +767,8 @@ export class MemoryStore implements Store {
 }
 
 export type { StreamEvent };
+
+/** A group's state as the stores answer it (no state: nothing running or waiting, no limit, not paused). */
+function storedGroup(id: string, g: MemGroup | undefined): StoredGroup {
+  return { id, running: g?.running ?? 0, waiting: g?.waiting ?? 0, concurrency: g?.limit, paused: g?.paused ?? false };
+}

@@ -80,9 +80,10 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
     else if (job.where === 'completed') continue;
     else {
       scheduled++;
-      if (job.where === 'ready' || job.due <= now) {
+      if (job.where === 'ready' || job.where === 'waiting' || job.due <= now) {
         ready++;
-        oldestDue = Math.min(oldestDue, job.due);
+        // As stats.lua: the oldest among jobs of no group (a group's line is ordered by group).
+        if (job.where !== 'waiting') oldestDue = Math.min(oldestDue, job.due);
       }
       if (job.where === 'ready' || job.due <= now + windowMs) within++;
     }
@@ -141,13 +142,27 @@ export function deadPage(q: MemoryQueue, offset: number, limit: number): { total
 /** The queue's own consistency check (verify.ts is Redis's). */
 export function verifyMemoryQueue(q: MemoryQueue): VerifyReport {
   const problems: string[] = [];
-  const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
+  const counts = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
+  const groups = new Map<string, { running: number; waiting: number }>();
   for (const job of q.jobs.values()) {
     counts[job.where]++;
+    if (job.group !== undefined && (job.where === 'active' || job.where === 'waiting')) {
+      const g = groups.get(job.group) ?? { running: 0, waiting: 0 };
+      if (job.where === 'active') g.running++;
+      else g.waiting++;
+      groups.set(job.group, g);
+    }
     if (job.where === 'active' && (!job.token || job.token.startsWith(MARK.given_up))) problems.push(`job ${job.id} is active without a live lease token`);
     if (job.where === 'dead' && !q.dead.has(job.id)) problems.push(`job ${job.id} is dead but not in the dead list`);
   }
   for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
+  // Every group's counts are what its jobs are: no slot leaked, none counted twice.
+  for (const id of new Set([...groups.keys(), ...q.groups.keys()])) {
+    const want = groups.get(id) ?? { running: 0, waiting: 0 };
+    const g = q.groups.get(id);
+    if ((g?.running ?? 0) !== want.running) problems.push(`group ${id} counts ${g?.running ?? 0} running, but ${want.running} of its jobs are active`);
+    if ((g?.waiting ?? 0) !== want.waiting) problems.push(`group ${id} counts ${g?.waiting ?? 0} waiting, but ${want.waiting} of its jobs are in its line`);
+  }
   return { ok: problems.length === 0, counts, problems };
 }
 
@@ -190,7 +205,8 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
     state: publicState(job),
     data: job.data,
     dueAtMs: job.due,
-    ready: job.where === 'ready' || (job.where === 'scheduled' && job.due <= now),
+    group: job.group,
+    ready: job.where === 'ready' || job.where === 'waiting' || (job.where === 'scheduled' && job.due <= now),
     priority: job.priority,
     attempt: job.attempts,
     maxAttempts: job.maxAttempts,
@@ -209,5 +225,5 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
 }
 
 export function publicState(job: MemJob): JobState {
-  return job.where === 'ready' ? 'scheduled' : job.where;
+  return job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where;
 }

@@ -17,6 +17,12 @@
  *   <prefix>:{<queue>}:progress    HASH  job id -> progress (JSON)
  *   <prefix>:{<queue>}:logs        HASH  job id -> log lines (JSON array, capped)
  *   <prefix>:{<queue>}:errors      HASH  job id -> its last failed attempts (wire.ts ERROR_HISTORY)
+ *   <prefix>:{<queue>}:group-of    HASH  job id -> its group id (jobs of a group only)
+ *   <prefix>:{<queue>}:groups      HASH  group id -> wire.ts GROUP_STATE (running, waiting, limit, paused)
+ *   <prefix>:{<queue>}:lanes       ZSET  turn -> group id, or '' for jobs of no group: the rotation
+ *                                  of the lanes that have due jobs and room
+ *   <prefix>:{<queue>}:waiting     ZSET  0 -> '<group>\0<7-digit priority key><due:16><seq:16><id>':
+ *                                  due jobs of groups, each group's line in hand-out order
  *   <prefix>:{<queue>}:workers     ZSET  heartbeat expiry -> worker id (live workers)
  *   <prefix>:{<queue>}:worker-info HASH  worker id -> '<last seen ms>:<info JSON>'
  *   <prefix>:queues                ZSET  first seen ms -> queue name (the registry; outside
@@ -47,6 +53,10 @@ export interface QueueKeys {
   readonly progress: string;
   readonly logs: string;
   readonly errors: string;
+  readonly groupOf: string;
+  readonly groups: string;
+  readonly lanes: string;
+  readonly waiting: string;
   readonly workers: string;
   readonly workerInfo: string;
   readonly requestPrefix: string;
@@ -65,6 +75,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
   const wake = `${root}wake`;
   return {
     ...named,
+    groupOf: named['group-of'],
     root,
     schedules: `${root}schedules`,
     scheduleLast: `${root}schedule-last`,

@@ -35,7 +35,13 @@ import type {
   WakeHandlers,
   ConnectionWatcher,
   WakeSubscription,
+  GroupChange,
+  GroupsPage,
+  LimitsChange,
+  QueueLimits,
+  StoredGroup,
 } from '../store.js';
+import { limitArg, parseGroupState } from './group-state.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { queueOf } from '../sharded/layout.js';
 import { LIMIT } from '../lifecycle.js';
@@ -237,6 +243,7 @@ export class RedisStore implements Store {
           dedup_key: j.dedup?.key ?? '',
           dedup_ms: j.dedup?.windowMs ?? '',
           trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
+          group: j.group ?? '',
         })),
       },
     )) as unknown[];
@@ -412,10 +419,17 @@ export class RedisStore implements Store {
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
     let removed = 0;
     let rank = 0;
+    let waitingRank = 0;
     for (;;) {
-      const { fields } = await this.#reply(queue, 'drain', { due_before: dueBeforeMs ?? '', limit: LIMIT.jobs_per_sweep, ready_rank: rank });
+      const { fields } = await this.#reply(queue, 'drain', {
+        due_before: dueBeforeMs ?? '',
+        limit: LIMIT.jobs_per_sweep,
+        ready_rank: rank,
+        waiting_rank: waitingRank,
+      });
       removed += num(fields.removed);
       rank = num(fields.next_ready_rank);
+      waitingRank = num(fields.next_waiting_rank);
       if (fields.more !== 1) return removed;
     }
   }
@@ -627,6 +641,44 @@ export class RedisStore implements Store {
     });
   }
 
+  async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    const none = { group: '', concurrency: '', group_concurrency: '', paused: '', cursor: '' };
+    const { fields } = await this.#reply(queue, 'limits', {
+      ...none,
+      concurrency: limitArg(change.concurrency),
+      group_concurrency: limitArg(change.groupConcurrency),
+    });
+    // A raised group limit sweeps the groups, a bounded step a call (limits.lua).
+    for (let cursor = String(fields.cursor); cursor !== '' && cursor !== '0'; ) {
+      cursor = String((await this.#reply(queue, 'limits', { ...none, cursor })).fields.cursor);
+    }
+    return fields.changed === 1;
+  }
+
+  async limits(queue: string): Promise<QueueLimits> {
+    const { fields } = await this.#reply(queue, 'groups', { cursor: '', count: 0 });
+    const limit = (v: unknown) => (num(v) < 0 ? undefined : num(v));
+    return { concurrency: limit(fields.concurrency), groupConcurrency: limit(fields.group_concurrency) };
+  }
+
+  async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
+    const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
+    const { fields } = await this.#reply(queue, 'limits', { group, concurrency: limitArg(change.concurrency), group_concurrency: '', paused, cursor: '' });
+    return fields.changed === 1;
+  }
+
+  async groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
+    if (ids.length === 0) return [];
+    const { items } = await this.#reply(queue, 'groups', { cursor: '', count: 0 }, { items: ids.map((id) => ({ id })) });
+    return items.map((it) => parseGroupState(String(it.id), it.state));
+  }
+
+  async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
+    const { fields, items } = await this.#reply(queue, 'groups', { cursor: cursor ?? '0', count });
+    const next = String(fields.cursor);
+    return { groups: items.map((it) => parseGroupState(String(it.id), it.state)), next: next === '0' ? undefined : next };
+  }
+
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
     return (await this.#count(queue, 'set-meta', { what: 'paused', value: paused ? '1' : '0' })) === 1;
   }
@@ -644,12 +696,24 @@ export class RedisStore implements Store {
   }
 
   async settings(queue: string): Promise<QueueSettings> {
-    const [paused, events, dm, da, cm, ca, du] = await this.#guard.run(() =>
-      this.#client.hmget(this.keys(queue).meta, 'paused', 'events', 'deadMax', 'deadMaxAge', 'doneMax', 'doneMaxAge', 'dedupUntil'),
+    const [paused, events, dm, da, cm, ca, du, c, gc] = await this.#guard.run(() =>
+      this.#client.hmget(
+        this.keys(queue).meta,
+        'paused',
+        'events',
+        'deadMax',
+        'deadMaxAge',
+        'doneMax',
+        'doneMaxAge',
+        'dedupUntil',
+        'concurrency',
+        'groupConcurrency',
+      ),
     );
     const n = (v: string | null) => (v === null ? 0 : Number(v) || 0);
     return {
       paused: paused === '1',
+      limits: { concurrency: n(c) || undefined, groupConcurrency: n(gc) || undefined },
       eventsMaxLen: n(events),
       retention: { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } },
       dedupUntilMs: n(du),

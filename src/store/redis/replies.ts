@@ -98,14 +98,16 @@ export function optStr(v: unknown): string | undefined {
  * through these offsets instead of building an object per job first (replies.ts decodeReply).
  */
 const CLAIM = REPLY_AT.claim;
-const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
+const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number' | 'group', number>;
 const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix', number>;
 
 /** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
 function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
   const body = parseBody(String(reply[i + C.body]));
+  const group = reply[i + C.group];
   return {
     id: String(reply[i + C.id]),
+    group: group === '' ? undefined : String(group),
     token: tokenPrefix + String(reply[i + C.token_number]),
     data: body.data,
     attempt: num(reply[i + C.attempt]),
@@ -142,13 +144,14 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
       logLines = [logs];
     }
   }
-  const isReady = state === 'ready' || (state === 'scheduled' && dueAtMs <= nowMs);
+  const isReady = state === 'ready' || state === 'waiting' || (state === 'scheduled' && dueAtMs <= nowMs);
   return {
     id,
     // A body in no set is reported as scheduled-but-lost by verify(); get shows what it can.
-    state: state === 'ready' || state === '' ? 'scheduled' : (state as JobState),
+    state: state === 'ready' || state === 'waiting' || state === '' ? 'scheduled' : (state as JobState),
     data: body?.data as string,
     dueAtMs,
+    group: optStr(row.group),
     ready: isReady,
     priority: body?.priority ?? 0,
     attempt: run?.attempts ?? 0,

@@ -2,7 +2,8 @@
  * verify walks one queue's keys and checks the contract's first guarantee: every job body is in
  * exactly one state set, every set entry has a body, every active job holds a live lease token,
  * every ready member matches its job, and no run state or extra (result, progress, logs, error
- * history) outlives its body.
+ * history, group) outlives its body; every group's running and waiting counts equal its jobs in
+ * `active` and in its line (no slot leaked, none counted twice).
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
 import type { Client } from './connection.js';
@@ -10,6 +11,7 @@ import type { VerifyReport } from '../store.js';
 import type { QueueKeys } from './keys.js';
 import { parseRun, tryParseBody } from './packed.js';
 import { readyMember } from '../zset-order.js';
+import { parseGroupState } from './group-state.js';
 
 const READY_ID_OFFSET = 32;
 
@@ -36,7 +38,7 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras] = await Promise.all([
+  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates] = await Promise.all([
     zsetMembers(client, keys.scheduled),
     zsetMembers(client, keys.ready),
     zsetMembers(client, keys.active),
@@ -45,6 +47,9 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     hashEntries(client, keys.jobs),
     hashEntries(client, keys.runs),
     Promise.all([keys.results, keys.progress, keys.logs, keys.errors].map((k) => hashEntries(client, k))),
+    zsetMembers(client, keys.waiting),
+    hashEntries(client, keys.groupOf),
+    hashEntries(client, keys.groups),
   ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
@@ -58,6 +63,27 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   active.forEach((id) => note(id, 'active'));
   dead.forEach((id) => note(id, 'dead'));
   completed.forEach((id) => note(id, 'completed'));
+  // A waiting member: '<group>\0<7-digit priority key><due:16><seq:16><id>'.
+  const lines = new Map<string, number>();
+  for (const m of waitingMembers) {
+    const cut = m.indexOf('\0');
+    const group = m.slice(0, cut);
+    const id = m.slice(cut + 8 + READY_ID_OFFSET);
+    note(id, 'waiting');
+    lines.set(group, (lines.get(group) ?? 0) + 1);
+    if (groupOf.get(id) !== group) problems.push(`job ${id} waits in the line of group ${group} but belongs to ${groupOf.get(id) ?? 'no group'}`);
+  }
+  const running = new Map<string, number>();
+  for (const id of active) {
+    const g = groupOf.get(id);
+    if (g !== undefined) running.set(g, (running.get(g) ?? 0) + 1);
+  }
+  for (const g of new Set([...lines.keys(), ...running.keys(), ...groupStates.keys()])) {
+    const s = parseGroupState(g, groupStates.get(g));
+    if (s.running !== (running.get(g) ?? 0)) problems.push(`group ${g} counts ${s.running} running, but ${running.get(g) ?? 0} of its jobs are active`);
+    if (s.waiting !== (lines.get(g) ?? 0)) problems.push(`group ${g} counts ${s.waiting} waiting, but ${lines.get(g) ?? 0} of its jobs are in its line`);
+  }
+  for (const id of groupOf.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a group but no body`);
 
   const readySet = new Set(readyMembers);
   for (const [id, list] of states) {
@@ -90,6 +116,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     counts: {
       scheduled: scheduled.length,
       ready: readyMembers.length,
+      waiting: waitingMembers.length,
       active: active.length,
       dead: dead.length,
       completed: completed.length,

@@ -78,7 +78,7 @@ export async function mergedDeadList(inner: Store, queue: string, r: Resolved, o
 export async function mergedVerify(inner: Store, queue: string, r: Resolved): Promise<VerifyReport> {
   if (r.unsharded) return inner.verify(queue);
   const reports = await Promise.all(r.members.map((m) => inner.verify(m)));
-  const counts = { scheduled: 0, ready: 0, active: 0, dead: 0, completed: 0, bodies: 0 };
+  const counts = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, bodies: 0 };
   const problems: string[] = [];
   reports.forEach((rep, i) => {
     for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += rep.counts[k];

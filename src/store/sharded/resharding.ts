@@ -13,7 +13,11 @@ export const RESHARD_ATTEMPTS = 5;
 
 /** The settings a reshard copies to new shards are the same in both. */
 const sameSettings = (a: QueueSettings, b: QueueSettings) =>
-  a.paused === b.paused && a.eventsMaxLen === b.eventsMaxLen && JSON.stringify(a.retention) === JSON.stringify(b.retention);
+  a.paused === b.paused &&
+  a.eventsMaxLen === b.eventsMaxLen &&
+  JSON.stringify(a.retention) === JSON.stringify(b.retention) &&
+  a.limits.concurrency === b.limits.concurrency &&
+  a.limits.groupConcurrency === b.limits.groupConcurrency;
 
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
@@ -73,5 +77,9 @@ async function applySettings(inner: Store, member: string, s: QueueSettings, sha
     inner.setEventStream(member, s.eventsMaxLen),
     inner.setRetention(member, 'dead', perShard(dead.maxCount, shards), dead.maxAgeMs),
     inner.setRetention(member, 'completed', perShard(completed.maxCount, shards), completed.maxAgeMs),
+    inner.setLimits(member, {
+      concurrency: s.limits.concurrency === undefined ? null : perShard(s.limits.concurrency, shards),
+      groupConcurrency: s.limits.groupConcurrency ?? null,
+    }),
   ]);
 }

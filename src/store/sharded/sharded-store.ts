@@ -52,6 +52,11 @@ import type {
   ConnectionWatcher,
   WakeSubscription,
   WorkerBeat,
+  GroupChange,
+  GroupsPage,
+  LimitsChange,
+  QueueLimits,
+  StoredGroup,
 } from '../store.js';
 import { NO_EPOCH, ShardMovedError } from '../store.js';
 import { AddRouter } from './add-router.js';
@@ -60,6 +65,7 @@ import { sum } from './grouping.js';
 import { checkShardCount, everyShardName, shardCount, shardNames } from './layout.js';
 import { LayoutCache, type Resolved } from './layout-cache.js';
 import { byId } from './lookup-by-id.js';
+import { ShardedGroups } from './sharded-groups.js';
 import { mergedEventReader } from './merged-events.js';
 import { mergedPage, SHARDED_PHASE } from './merged-list.js';
 import { mergedCounts, mergedDeadList, mergedScan, mergedStats, mergedTimeline, mergedVerify } from './merged-reads.js';
@@ -77,6 +83,7 @@ export class ShardedStore implements Store, ShardAdmin {
   readonly #layouts: LayoutCache;
   readonly #claims: ClaimFanOut;
   readonly #adds: AddRouter;
+  readonly #groups: ShardedGroups;
   /** Who hears of each ShardError this store reports (metrics). */
   readonly #shardErrorListeners = new Set<(queue: string, error: ShardError) => void>();
 
@@ -87,6 +94,7 @@ export class ShardedStore implements Store, ShardAdmin {
     this.#layouts = new LayoutCache(inner);
     this.#claims = new ClaimFanOut(inner, report);
     this.#adds = new AddRouter(inner, this.#layouts, this.#claims, report);
+    this.#groups = new ShardedGroups(inner, this.#layouts);
   }
 
   /** The sharding view of a store given by the caller: one per store, shared, never closing it. */
@@ -389,6 +397,26 @@ export class ShardedStore implements Store, ShardAdmin {
     const changed = (await this.#layouts.everywhere(queue, (m) => this.inner.setPaused(m, paused))).some(Boolean);
     if (!paused) this.#claims.wakeAll(queue);
     return changed;
+  }
+
+  setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    return this.#groups.setLimits(queue, change);
+  }
+
+  limits(queue: string): Promise<QueueLimits> {
+    return this.#groups.limits(queue);
+  }
+
+  setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
+    return this.#groups.setGroup(queue, group, change);
+  }
+
+  groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
+    return this.#groups.groups(queue, ids);
+  }
+
+  groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
+    return this.#groups.groupPage(queue, cursor, count);
   }
 
   async setEventStream(queue: string, maxLen: number): Promise<boolean> {

@@ -13,6 +13,7 @@ script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV
   K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
   K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
   K_ERRORS (HASH id -> the job's last failed attempts, wire.ts ERROR_HISTORY: written by fail)
+  K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING: groups (see _groups.lua)
   A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
   CODE.<name>: the script's return codes.
 Every script makes a fixed number of Redis calls per batch, whatever its size (the event
@@ -218,10 +219,15 @@ local function ready_id(member)
   return string.sub(member, 33)
 end
 
-local function head_score(zset)
-  local head = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
+-- The score at a rank (-1: the last), or nil when the set is shorter.
+local function head_score_at(zset, rank)
+  local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
   if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
   return nil
+end
+
+local function head_score(zset)
+  return head_score_at(zset, 0)
 end
 
 -- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
@@ -256,40 +262,6 @@ local function memo_set(memo_key, value, ttl_ms)
   redis.call('SET', memo_key, value, 'PX', ttl_ms)
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'active', 'dead', 'completed', or nil; with its body and
--- run state as stored (strings or false).
-local function job_state(id)
-  local body = redis.call('HGET', K_JOBS, id)
-  local run = redis.call('HGET', K_RUNS, id)
-  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
-  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
-  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
-  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
-  local b = parse_body(body)
-  local r = parse_run(run)
-  if b and r and r.t and redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
-  return nil, body, run
-end
-
--- Takes a job that is not active out of its set (scheduled, ready, dead or completed).
-local function unlink_waiting(id, state, body, run)
-  if state == PLACE.completed then
-    redis.call('ZREM', K_COMPLETED, id)
-  elseif state == PLACE.scheduled then
-    redis.call('ZREM', K_SCHEDULED, id)
-  elseif state == PLACE.ready then
-    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
-  elseif state == PLACE.dead then
-    redis.call('ZREM', K_DEAD, id)
-  end
-end
-
--- The public state: a ready job is a scheduled job whose time has come.
-local function public_state(state)
-  if state == PLACE.ready then return PLACE.scheduled end
-  return state
-end
-
 -- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
 -- Hot loops ask events_on() first, so a queue without the stream builds no event arguments.
 local events_max = nil
@@ -303,12 +275,13 @@ local function emit(event, id, ...)
   end
 end
 
--- What a job carries besides its body and run state: result, progress, logs, error history.
+-- What a job carries besides its body and run state: result, progress, logs, error history,
+-- its group.
 -- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end
@@ -375,6 +348,16 @@ local function bury_many(ids, now)
   trim_dead(now, #ids)
 end
 
+-- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
+local function lex_lt(a, b)
+  if a == b then return false end
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
 -- HSET of { field, value, ... } pairs, chunked.
 local function hset_pairs(key, items)
   if #items > 0 then call_chunked('HSET', key, items) end
@@ -398,7 +381,7 @@ end
 
 -- One job of a get or list reply (wire.ts JOB_ROW, written through RE): `score` is the lease deadline,
 -- time of death or finish time (-1 when none), extras as stored or ''.
-local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors)
+local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors, group)
   local n = #out
   out[n + RE.id] = id
   out[n + RE.state] = state or ''
@@ -410,15 +393,7 @@ local function job_row(out, id, state, score, body, run, due, result, progress, 
   out[n + RE.progress] = progress or ''
   out[n + RE.logs] = logs or ''
   out[n + RE.errors] = errors or ''
-end
-
--- A job's due time now: its score while scheduled, else its run's due time (ready, active,
--- dead); nil when neither is known.
-local function current_due(id, run)
-  local score = redis.call('ZSCORE', K_SCHEDULED, id)
-  if score then return tonumber(score) end
-  local r = parse_run(run)
-  return r and r.t
+  out[n + RE.group] = group or ''
 end
 
 -- A worker's heartbeat, for the scripts whose KEYS name `workers` (ZSET expiry ms -> worker id)

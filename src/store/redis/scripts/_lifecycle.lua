@@ -1,6 +1,6 @@
 --[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
 its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
-hands out, ends or renews a lease; the places, events and marks come from src/store/lifecycle.ts
+hands out, ends or renews a lease (after _groups.lua, whose group counts it keeps); the places, events and marks come from src/store/lifecycle.ts
 through the generated prologue (PLACE, EVENT, MARK).
 Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
 (ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
@@ -46,14 +46,59 @@ local function lease_items()
   return ids, tokens
 end
 
--- Into active: { deadline, id, ... } pairs, each job handed out with a fresh lease.
-local function enter_active(pairs_)
-  if #pairs_ > 0 then call_chunked('ZADD', K_ACTIVE, pairs_) end
+-- Into active: { deadline, id, ... } pairs, each job handed out with a fresh lease; `groups`
+-- (aligned with the jobs) are their groups, whose running counts take a slot each.
+local function enter_active(pairs_, groups)
+  if #pairs_ == 0 then return end
+  call_chunked('ZADD', K_ACTIVE, pairs_)
+  local any = false
+  for _, g in ipairs(groups) do
+    if g ~= UNGROUPED then
+      local s = group_state(g)
+      s.r = s.r + 1
+      touch_group(g)
+      any = true
+    end
+  end
+  if any then save_groups() end
 end
 
 -- Out of active: every way a lease ends goes through here, whatever happens to the job next.
+-- Each job gives its group's slot back; a group that gets room for the due jobs it has waiting
+-- joins the rotation, and sleeping workers are told (so are they when the queue's concurrency
+-- limit was reached): a held-back job starts within milliseconds of its slot freeing.
 local function leave_active(ids)
-  if #ids > 0 then call_chunked('ZREM', K_ACTIVE, ids) end
+  if #ids == 0 then return end
+  local f = flow()
+  local wake = false
+  if f.limit then wake = redis.call('ZCARD', K_ACTIVE) >= f.limit end
+  call_chunked('ZREM', K_ACTIVE, ids)
+  if f.grouped then
+    local groups = groups_of(ids)
+    load_groups(groups)
+    local freed, order = {}, {}
+    for _, g in ipairs(groups) do
+      if g ~= UNGROUPED then
+        if not freed[g] then
+          freed[g] = 0
+          order[#order + 1] = g
+        end
+        freed[g] = freed[g] + 1
+      end
+    end
+    local joining = {}
+    for _, g in ipairs(order) do
+      local s = GROUPS[g]
+      local had_room = group_room(s) > 0
+      s.r = math.max(0, s.r - freed[g])
+      touch_group(g)
+      if s.w > 0 and not had_room and group_room(s) > 0 then joining[#joining + 1] = g end
+    end
+    save_groups()
+    lanes_add(joining, false)
+    if #joining > 0 then wake = true end
+  end
+  if wake then wake_now() end
 end
 
 -- New deadlines for leases still held ({ deadline, id, ... }). XX: a lease recovered meanwhile

@@ -1,7 +1,7 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -12,8 +12,9 @@ The leading flag tells the producer that the queue's keys were made by this add 
 or one obliterated since), so it names the queue in the registry again (docs/data-model.md).
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
-exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms and trace
-may be ''; replace is '1' or '0'.
+exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
+group may be ''; replace is '1' or '0'. A job of a group has its group id in K_GROUP_OF, and the
+queue is marked as having groups (meta grouped = '1'), so claims take turns between them.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
 is 'finished' when the job holding the key is gone.
@@ -31,6 +32,7 @@ even after the job ran and was acked (without a request id, a re-send finds the 
 answers exists).
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -49,7 +51,8 @@ for i = 1, each_count() do
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace = each_arg(i, 'backoff'), each_arg(i, 'trace')
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), each_arg(i, 'group')
+  if string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
   jobs[i] = j
   ids[i] = j.id
 end
@@ -191,7 +194,7 @@ if writes > 0 then
   if made then out[R.made] = 1 end
 end
 local dedup_until = 0
-local bodies, scheduled, replaced = {}, {}, {}
+local bodies, scheduled, replaced, grouped = {}, {}, {}, {}
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -209,6 +212,10 @@ for _, j in ipairs(jobs) do
       if j.delete_stored then
         unlink_waiting(j.id, j.state, j.old_body, j.old_run)
         replaced[#replaced + 1] = j.id
+      end
+      if j.group ~= '' then
+        grouped[#grouped + 1] = j.id
+        grouped[#grouped + 1] = j.group
       end
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
@@ -236,6 +243,10 @@ if dedup_until > 0 then
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
 end
 hset_pairs(K_JOBS, bodies)
+if #grouped > 0 then
+  hset_pairs(K_GROUP_OF, grouped)
+  if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end
+end
 schedule_many(scheduled, earliest)
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made], memo_ms)
 return out

@@ -10,6 +10,7 @@ such job". A few calls per job (its state is looked up one by one; the caller se
 thousand).
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end

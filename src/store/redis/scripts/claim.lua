@@ -3,7 +3,7 @@ first added; recovers jobs whose lease ran out on the way. When no more than `co
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; per job wire.ts CLAIM_JOB
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, then per item: id, body, attempt, due_ms, token_number, group }; more is 1 when due jobs are left; per job wire.ts CLAIM_JOB
 `worker` is the claiming worker's id, kept in each job's run state as its lease holder.
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired
@@ -23,6 +23,7 @@ Safe to re-send: with a request id, a batch is remembered for the lease's length
 still held by those tokens) instead of handing out a second batch.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local want = arg_int('count')
@@ -35,12 +36,13 @@ local worker = (string.gsub(arg('worker'), ':', '_'))
 local memo_key = ''
 if arg('request_id') ~= '' then memo_key = K_MEMO end
 
--- One hand-out: wire.ts CLAIM_JOB, five reply elements. The body goes out as stored and the
+-- One hand-out: wire.ts CLAIM_JOB, six reply elements. The body goes out as stored and the
 -- numbers as integers: no string is built per job. The positions are read once (locals, not a
 -- table lookup per job and field).
-local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
-local function hand_out(out, id, body, attempt, due, token_number)
+local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN, AT_GROUP = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number, RE.group
+local function hand_out(out, id, body, attempt, due, token_number, group)
   local n = #out
+  out[n + AT_GROUP] = group
   out[n + AT_ID] = id
   out[n + AT_BODY] = body
   out[n + AT_ATTEMPT] = attempt
@@ -57,12 +59,12 @@ if memo then
   local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix })
   -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
   local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
-  local runs, bodies = hmget(K_RUNS, held), hmget(K_JOBS, held)
+  local runs, bodies, groups = hmget(K_RUNS, held), hmget(K_JOBS, held), groups_of(held)
   for i, id in ipairs(held) do
     local r = parse_run(runs[i])
     if r and bodies[i] and string.sub(r.k, 1, #prefix) == prefix then
       local k = as_int(string.sub(r.k, #prefix + 1))
-      if k and k > m_base and k <= m_base + m_count then hand_out(out, id, bodies[i], r.a, r.t or m_now, k) end
+      if k and k > m_base and k <= m_base + m_count then hand_out(out, id, bodies[i], r.a, r.t or m_now, k, groups[i]) end
     end
   end
   return out
@@ -124,9 +126,16 @@ end
 -- Recovered jobs are due now: written before the pick, so this claim can hand them out.
 flush_writes()
 
--- A paused queue hands out nothing; workers sleep until a lease needs recovering or the
--- resume signal comes.
-if redis.call('HGET', K_META, 'paused') == '1' then
+-- A paused queue hands out nothing, nor does one at its concurrency limit; workers sleep until a
+-- lease needs recovering or the resume signal comes (or, at the limit, until a slot frees:
+-- leave_active tells them).
+local f = flow()
+local at_limit = false
+if f.limit and not f.paused then
+  local room = f.limit - redis.call('ZCARD', K_ACTIVE)
+  if room <= want then want, at_limit = math.max(0, room), true end
+end
+if f.paused or want == 0 then
   local next_lease = head_score(K_ACTIVE)
   return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '' })
 end
@@ -182,59 +191,200 @@ local function before(x, y)
   return x.seq < y.seq
 end
 
--- 2. Pick the jobs to hand out. One read of the due members decides the path and feeds it: when
--- the ready set is empty it reads one more than a hand-out takes, to see whether all fit.
-local ready_empty = redis.call('ZCARD', K_READY) == 0
-local limit = promote_limit
-if ready_empty then limit = math.max(promote_limit, want + 1) end
-local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-local due, due_ids = {}, {}
-for i = 1, #flat, 2 do
-  local n = #due_ids + 1
-  due_ids[n] = flat[i]
-  due[n] = candidate(flat[i], tonumber(flat[i + 1]), plain_ms(flat[i + 1]))
-end
-if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
+-- 2. Pick the jobs to hand out. A queue with groups takes turns between its lanes
+-- (pick_in_turns); one without keeps one order over all its due jobs (pick_in_order).
 
-local picked
-if ready_empty and #due <= want then
-  -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
-  picked = readable(due, due_ids)
-  -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which
-  -- costs a tenth of a sort (Lua calls the comparison for each of n log n pairs).
-  local sorted = true
-  for i = 2, #picked do
-    if before(picked[i], picked[i - 1]) then
-      sorted = false
-      break
-    end
+-- Reads due members of the scheduled set (at most `limit`) as candidates and takes them out.
+local function take_due(limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local due, due_ids = {}, {}
+  for i = 1, #flat, 2 do
+    local n = #due_ids + 1
+    due_ids[n] = flat[i]
+    due[n] = candidate(flat[i], tonumber(flat[i + 1]), plain_ms(flat[i + 1]))
   end
-  if not sorted then table.sort(picked, before) end
-else
-  -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
-  -- priority order, and take the best from there. A ready job's run state holds its due time,
-  -- so its ready member can be found again by id.
-  local adds = {}
-  for _, c in ipairs(readable(due, due_ids)) do
-    adds[#adds + 1] = -c.priority
-    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
-    run_writes[#run_writes + 1] = c.id
-    -- A job never run gets the short form (its due time alone): cheaper to write and to read.
-    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
-  end
-  if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
-  -- ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on Redis 7.0 ZPOPMIN removes each member by its
-  -- score and member (~2.4 µs a member measured), the range removal walks the head once (~1.5).
+  if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
+  return due, due_ids
+end
+
+-- A promoted job's run state: a job never run gets the short form (its due time alone), cheaper
+-- to write and to read.
+local function promoted_run(c)
+  run_writes[#run_writes + 1] = c.id
+  if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+end
+
+local function ready_add(adds, c)
+  adds[#adds + 1] = -c.priority
+  if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+end
+
+-- Pops the best `n` of the ready set as candidates. ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on
+-- Redis 7.0 ZPOPMIN removes each member by its score and member (~2.4 µs a member measured), the
+-- range removal walks the head once (~1.5).
+local function pop_ready(n)
   local popped = {}
-  if want > 0 then popped = redis.call('ZRANGE', K_READY, 0, want - 1) end
+  if n > 0 then popped = redis.call('ZRANGE', K_READY, 0, n - 1) end
   if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
   local cands, ids = {}, {}
   for i, member in ipairs(popped) do
     ids[i] = ready_id(member)
     cands[i] = candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
   end
-  picked = readable(cands, ids, true)
+  return cands, ids
 end
+
+local function pick_in_order()
+  -- One read of the due members decides the path and feeds it: when the ready set is empty it
+  -- reads one more than a hand-out takes, to see whether all fit.
+  local ready_empty = redis.call('ZCARD', K_READY) == 0
+  local limit = promote_limit
+  if ready_empty then limit = math.max(promote_limit, want + 1) end
+  local due, due_ids = take_due(limit)
+  if ready_empty and #due <= want then
+    -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
+    local picked = readable(due, due_ids)
+    -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which
+    -- costs a tenth of a sort (Lua calls the comparison for each of n log n pairs).
+    local sorted = true
+    for i = 2, #picked do
+      if before(picked[i], picked[i - 1]) then
+        sorted = false
+        break
+      end
+    end
+    if not sorted then table.sort(picked, before) end
+    return picked
+  end
+  -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
+  -- priority order, and take the best from there. A ready job's run state holds its due time,
+  -- so its ready member can be found again by id.
+  local adds = {}
+  for _, c in ipairs(readable(due, due_ids)) do
+    ready_add(adds, c)
+    promoted_run(c)
+  end
+  if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
+  local cands, ids = pop_ready(want)
+  return readable(cands, ids, true)
+end
+
+-- Whether candidate x came due before y (due time, then add order): the order lanes join in.
+local function earlier(x, y)
+  if x.due ~= y.due then return x.due < y.due end
+  return x.seq < y.seq
+end
+
+-- Lanes (groups, and the jobs of no group) take turns: each lane at the head of the rotation
+-- gives one job per round, up to its room, until the hand-out is full; a lane served goes to the
+-- tail while it has more due and room, and leaves the rotation when it has not. Within a lane,
+-- priority, then due time, then add order. One call per lane served (at most `want` lanes),
+-- whatever the number of groups.
+local function pick_in_turns()
+  -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line.
+  local due, due_ids = take_due(promote_limit)
+  local good = readable(due, due_ids)
+  local good_ids = {}
+  for i, c in ipairs(good) do good_ids[i] = c.id end
+  local groups = groups_of(good_ids)
+  local ready_adds, members, member_groups = {}, {}, {}
+  local first = {} -- lane -> its earliest candidate promoted here
+  for i, c in ipairs(good) do
+    local g = groups[i]
+    promoted_run(c)
+    if g == UNGROUPED then
+      ready_add(ready_adds, c)
+    elseif c.due_s then
+      members[#members + 1] = waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
+      member_groups[#member_groups + 1] = g
+    else
+      members[#members + 1] = waiting_member(g, c.priority, c.due, c.seq, c.id)
+      member_groups[#member_groups + 1] = g
+    end
+    if not first[g] or earlier(c, first[g]) then first[g] = c end
+  end
+  if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
+  wait_in_line(members, member_groups)
+  local ready_count = redis.call('ZCARD', K_READY)
+  -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
+  -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
+  -- due here, first).
+  local joining = {}
+  if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
+  local rest = {}
+  for g, c in pairs(first) do
+    if g == UNGROUPED or group_room(group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
+  end
+  table.sort(rest, function(x, y) return earlier(x.c, y.c) end)
+  for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  lanes_add(joining, false)
+
+  -- The lanes at the head of the rotation, and how many jobs each may give.
+  local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
+  load_groups(heads)
+  local lanes, gone = {}, {}
+  for _, lane in ipairs(heads) do
+    local avail = 0
+    if lane == UNGROUPED then
+      avail = ready_count
+    else
+      local st = GROUPS[lane]
+      avail = math.min(math.max(0, group_room(st)), st.w)
+    end
+    if avail > 0 then lanes[#lanes + 1] = { id = lane, avail = avail, take = 0 } else gone[#gone + 1] = lane end
+  end
+  -- Rounds: each lane one job per round while it has more, until the hand-out is full.
+  local turns, total, round = {}, 0, 0
+  while total < want do
+    round = round + 1
+    local any = false
+    for i, l in ipairs(lanes) do
+      if total < want and l.avail >= round then
+        l.take = l.take + 1
+        total = total + 1
+        turns[#turns + 1] = i
+        any = true
+      end
+    end
+    if not any then break end
+  end
+  -- Take each lane's jobs from its line, in its order.
+  local taken = {}
+  for i, l in ipairs(lanes) do
+    local cands, ids = {}, {}
+    if l.id == UNGROUPED then
+      cands, ids = pop_ready(l.take)
+      ready_count = ready_count - #ids
+    else
+      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
+      if #line > 0 then call_chunked('ZREM', K_WAITING, line) end
+      for n, member in ipairs(line) do
+        local _, due_ms, _, id = waiting_parts(member)
+        ids[n] = id
+        cands[n] = candidate(id, due_ms, false)
+      end
+      local st = GROUPS[l.id]
+      st.w = st.w - #line
+      touch_group(l.id)
+    end
+    for _, c in ipairs(cands) do c.lane = l.id end
+    local ok = readable(cands, ids, true)
+    taken[i] = ok
+    l.got = #ids
+  end
+  -- The hand-out in turn order: a lane's k-th job in its k-th round.
+  local picked, next_of = {}, {}
+  for _, i in ipairs(turns) do
+    local k = (next_of[i] or 0) + 1
+    next_of[i] = k
+    local c = taken[i][k]
+    if c then picked[#picked + 1] = c end
+  end
+  return picked, lanes, gone, ready_count
+end
+
+local picked, served, gone, ready_left
+if f.grouped then picked, served, gone, ready_left = pick_in_turns() else picked = pick_in_order() end
 
 -- 3. Hand them out with fresh lease tokens.
 local deadline = now + lease_ms
@@ -243,10 +393,11 @@ local token_prefix = now_s .. '-'
 local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix })
 if #picked > 0 then
   local token_base = take_seq(#picked)
-  local actives = {}
+  local actives, groups = {}, {}
   -- Scores as text: Redis turns a Lua number into text anyway, once per member.
   local deadline_s = int(deadline)
   for i, c in ipairs(picked) do
+    groups[i] = c.lane or UNGROUPED
     local r = c.r
     local attempt = r.a + 1
     local token = token_prefix .. int(token_base + i)
@@ -259,17 +410,38 @@ if #picked > 0 then
     end
     actives[#actives + 1] = deadline_s
     actives[#actives + 1] = c.id
-    hand_out(out, c.id, c.body, attempt, c.due, token_base + i)
+    hand_out(out, c.id, c.body, attempt, c.due, token_base + i, groups[i])
     if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
   end
-  enter_active(actives)
+  enter_active(actives, groups)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
 end
 flush_writes()
 
+-- The lanes served go to the tail while they have more due and room; those found empty or
+-- full leave the rotation (a slot freed or a job come due brings them back).
+if served then
+  local tail = {}
+  for _, l in ipairs(served) do
+    local more
+    if l.id == UNGROUPED then more = ready_left > 0 else more = group_eligible(GROUPS[l.id]) end
+    if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
+  end
+  lanes_remove(gone)
+  lanes_add(tail, true)
+  save_groups()
+end
+
 local next_due = head_score(K_SCHEDULED)
-if redis.call('ZCARD', K_READY) > 0 or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
 local next_lease = head_score(K_ACTIVE)
+if at_limit and #picked >= want then
+  -- The queue is at its concurrency limit: nothing more until a slot frees, which wakes workers.
+  if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
+  return out
+end
+local waiting_now
+if served then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
+if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
 local wake = next_due
 if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
 if wake ~= nil then out[R.next_wake_ms] = wake end

@@ -13,6 +13,7 @@ A fixed number of calls per batch: one HMGET of run states, then one ZREM and th
 with retention one ZADD and two HSETs and a bounded trim.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local ids, tokens, results = {}, {}, {}

@@ -9,6 +9,7 @@ The deadline is measured from the server's now. `worker` is '' for no heartbeat;
 sets the same kind of deadline again.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local now = now_ms()

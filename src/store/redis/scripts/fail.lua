@@ -14,6 +14,7 @@ not parse is started afresh, never a reason to fail the call.
 Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local id, token, error_text = arg('id'), arg('token'), arg('error')

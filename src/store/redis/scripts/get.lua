@@ -2,7 +2,7 @@
 KEYS: base
 ARGV: base, logs
 EACH: id
-Returns: { now_ms, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors }; per job wire.ts JOB_ROW
+Returns: { now_ms, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors, group }; per job wire.ts JOB_ROW
 The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', or '' when the job is
 in no set (its row then has an empty body and run state when there is no such job at all). The
 due time is the scheduled score, else the run's. Log lines and the error history only when
@@ -10,6 +10,7 @@ due time is the scheduled score, else the run's. Log lines and the error history
 and error history are passed on as stored, for the caller to read what it can.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local want_logs = arg('logs') == '1'
 local out = reply({ now_ms = now_ms() })
@@ -31,6 +32,8 @@ for i = 1, each_count() do
     logs = redis.call('HGET', K_LOGS, id)
     errors = redis.call('HGET', K_ERRORS, id)
   end
-  job_row(out, id, state, score, body, run, due, redis.call('HGET', K_RESULTS, id), redis.call('HGET', K_PROGRESS, id), logs, errors)
+  local group = false
+  if flow().grouped then group = redis.call('HGET', K_GROUP_OF, id) end
+  job_row(out, id, state, score, body, run, due, redis.call('HGET', K_RESULTS, id), redis.call('HGET', K_PROGRESS, id), logs, errors, group)
 end
 return out

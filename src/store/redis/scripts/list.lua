@@ -1,10 +1,11 @@
 --[[ list: one page of the jobs in a state, in that state's order or its reverse, from a cursor.
 KEYS: base
 ARGV: base, state, phase, score, member, limit, order
-Returns: { now_ms, total, next_phase, next_score, next_member, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors }; next_phase is empty on the last page; per job wire.ts JOB_ROW
+Returns: { now_ms, total, next_phase, next_score, next_member, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors, group }; next_phase is empty on the last page; per job wire.ts JOB_ROW
 States and their order: 'scheduled' (not yet due, by due time), 'ready' (due and waiting: the
-ready set in hand-out order, then the due members of the scheduled set by due time, which a
-claim merges by priority), 'active' (by lease deadline), 'dead' (by time of death), 'completed'
+ready set in hand-out order, then the groups' lines (K_WAITING: by group, then each line in
+hand-out order), then the due members of the scheduled set by due time, which a claim merges by
+priority), 'active' (by lease deadline), 'dead' (by time of death), 'completed'
 (kept ones, by finish time). `order` 'desc' walks it backwards (newest first: the sets in
 reverse, each from its end). The cursor is the (score, member) of the last job of the previous
 page and `phase` the set it is in ('' to start): the page starts at the first member after it
@@ -13,6 +14,7 @@ skips a job that stays put. Bounded: O(log n) to find the start (a binary search
 of equal score), then `limit` members; no call walks a whole set. An empty next phase: no more.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local state, phase, c_score, c_member = arg('state'), arg('phase'), arg('score'), arg('member')
 local limit = arg_int('limit')
@@ -21,16 +23,6 @@ local order = arg('order')
 if order ~= 'asc' and order ~= 'desc' then error('delayq: list order must be asc or desc') end
 local desc = order == 'desc'
 local now = now_ms()
-
--- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
-local function lex_lt(a, b)
-  if a == b then return false end
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
 
 -- The rank of the first member after (score, member), or (at_or_after) the first not before it.
 local function rank_of(zset, score, member, at_or_after)
@@ -53,7 +45,11 @@ if not SETS[state] then error('delayq: list state must be scheduled, ready, acti
 local phases
 local due = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now)
 if state == PLACE.ready then
-  phases = { { name = PLACE.ready, key = K_READY, lo = 0, hi = redis.call('ZCARD', K_READY) }, { name = PLACE.scheduled, key = K_SCHEDULED, lo = 0, hi = due } }
+  phases = {
+    { name = PLACE.ready, key = K_READY, lo = 0, hi = redis.call('ZCARD', K_READY) },
+    { name = PLACE.waiting, key = K_WAITING, lo = 0, hi = redis.call('ZCARD', K_WAITING) },
+    { name = PLACE.scheduled, key = K_SCHEDULED, lo = 0, hi = due },
+  }
 elseif state == PLACE.scheduled then
   phases = { { name = PLACE.scheduled, key = K_SCHEDULED, lo = due, hi = redis.call('ZCARD', K_SCHEDULED) } }
 else
@@ -61,7 +57,7 @@ else
 end
 local total = 0
 for _, p in ipairs(phases) do total = total + p.hi - p.lo end
-if desc and #phases == 2 then phases = { phases[2], phases[1] } end
+if desc and #phases == 3 then phases = { phases[3], phases[2], phases[1] } end
 
 local picked = {} -- { member, score, phase, n }
 local next_phase, next_score, next_member = '', '', ''
@@ -98,10 +94,18 @@ end
 
 local ids = {}
 for i, p in ipairs(picked) do
-  if p.phase == PLACE.ready and state == PLACE.ready then ids[i] = ready_id(p.member) else ids[i] = p.member end
+  if p.phase == PLACE.ready and state == PLACE.ready then
+    ids[i] = ready_id(p.member)
+  elseif p.phase == PLACE.waiting then
+    local _, due_ms, _, id = waiting_parts(p.member)
+    ids[i], p.due = id, due_ms
+  else
+    ids[i] = p.member
+  end
 end
 local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
 local progress = hmget(K_PROGRESS, ids)
+local groups = groups_of(ids)
 local results = {}
 if state == PLACE.completed then results = hmget(K_RESULTS, ids) end
 local out = reply({ now_ms = now, total = total, next_phase = next_phase, next_score = next_score, next_member = next_member })
@@ -109,6 +113,8 @@ for i, p in ipairs(picked) do
   local internal, score, due = p.phase, -1, -1
   if state == PLACE.ready and p.phase == PLACE.ready then
     due = tonumber(string.sub(p.member, 1, 16))
+  elseif p.phase == PLACE.waiting then
+    due = p.due
   elseif p.phase == PLACE.scheduled then
     due = p.n
   else
@@ -117,6 +123,6 @@ for i, p in ipairs(picked) do
     score = p.n
   end
   -- Logs and error history stay out of listings (a page of 1,000 would carry megabytes): get has them.
-  job_row(out, ids[i], internal, score, bodies[i], runs[i], due, results[i], progress[i], false, false)
+  job_row(out, ids[i], internal, score, bodies[i], runs[i], due, results[i], progress[i], false, false, groups[i])
 end
 return out

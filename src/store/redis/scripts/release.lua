@@ -10,6 +10,7 @@ changes nothing.
 Events: PUBLISH <wake> when a released job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local now = now_ms()

@@ -10,6 +10,7 @@ Safe to re-send: with a request id a done reschedule is remembered for memo_ms (
 a re-send answers it again and does not move a relative due time twice.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local id = arg('id')
 local delay, run_at = nil, nil

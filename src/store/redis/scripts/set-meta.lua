@@ -31,7 +31,7 @@ if what == 'paused' then
     emit(EVENT.resumed, '')
     local now = now_ms()
     local head = head_score(K_SCHEDULED)
-    if redis.call('ZCARD', K_READY) > 0 then head = now end
+    if redis.call('ZCARD', K_READY) > 0 or redis.call('ZCARD', K_LANES) > 0 then head = now end
     if head ~= nil then redis.call('PUBLISH', WAKE_CHANNEL, int(head)) end
   end
   return 1

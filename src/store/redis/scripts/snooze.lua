@@ -10,6 +10,7 @@ recovered) gets lease lost and changes nothing.
 Events: PUBLISH <wake> when the job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local id, token = arg('id'), arg('token')

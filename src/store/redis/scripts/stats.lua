@@ -6,7 +6,8 @@ The ready set is ordered by priority, then due time: its first member is the old
 highest priority only, and a starved low-priority job waits further down. So the earliest due
 time is the least of each priority's first member, one step per priority present (at most
 READY_LEVELS_MAX of them, the highest first: more distinct priorities than that waiting at once
-is far past any real use, and the bound keeps this read O(levels log n)).
+is far past any real use, and the bound keeps this read O(levels log n)). Jobs of groups waiting
+in their lines count as ready; the earliest due time is that of the ready set (jobs of no group).
 ]]
 --@include _helpers.lua
 
@@ -25,7 +26,7 @@ local meta = redis.call('HMGET', K_META, 'paused', 'events', 'completed')
 return reply({
   now_ms = now,
   not_promoted = redis.call('ZCARD', K_SCHEDULED),
-  ready = redis.call('ZCARD', K_READY),
+  ready = redis.call('ZCARD', K_READY) + redis.call('ZCARD', K_WAITING),
   due_in_scheduled = redis.call('ZCOUNT', K_SCHEDULED, '-inf', now),
   active = redis.call('ZCARD', K_ACTIVE),
   dead = redis.call('ZCARD', K_DEAD),

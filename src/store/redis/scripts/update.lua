@@ -9,6 +9,7 @@ job while it exists (and while retention keeps it) and go with it.
 Codes: ok, lease_lost (the token is not the job's: a stale holder writes nothing), not_found.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 --@include _lifecycle.lua
 
 local id, token, progress = arg('id'), arg('token'), arg('progress')

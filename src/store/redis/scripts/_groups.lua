@@ -1,0 +1,248 @@
+--[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+_groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
+looks a job up by id, moves a waiting job, or starts or ends a lease.
+A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
+of K_WAITING (all scored 0, so ordered by their bytes) that start with '<group>\0', then a
+priority key (higher first), due time and add order, as ready members do. The groups that have
+due jobs and room, and the lane of the jobs of no group (UNGROUPED, the empty member), take
+turns in K_LANES (score = turn: a lane served goes to the tail). K_GROUPS holds each group's
+state (wire.ts GROUP_STATE: running, waiting, limit, paused); a group with nothing running or
+waiting, no limit of its own and no pause has no field. Meta fields: `grouped` ('1' once a job
+of a group was added, so queues without groups take none of these paths), `concurrency` (most
+jobs of the queue active at once) and `groupConcurrency` (most of one group, unless the group
+has its own limit). Group ids never hold a control character, so '\0' ends one unambiguously.
+A group's running count is changed only where a lease starts or ends (enter_active,
+leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
+or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+]]
+
+local UNGROUPED = ''
+local HUGE = 1e15
+
+-- The queue's flow settings (meta), read once per run.
+local flow_cache = nil
+local function flow()
+  if not flow_cache then
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
+    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+  end
+  return flow_cache
+end
+
+-- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
+-- HSET (and one HDEL for those back to nothing) by save_groups.
+local GROUPS, group_dirty, dirty_list = {}, {}, {}
+
+local function parse_group(s)
+  local g = { r = 0, w = 0, l = false, p = false }
+  if s then
+    local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+    -- A state that does not read starts from nothing (verify() reports the counts that disagree).
+    if r and #r < 17 and #w < 17 and #l < 17 then
+      g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
+      if l ~= '' then g.l = tonumber(l) end
+    end
+  end
+  return g
+end
+
+-- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
+local function load_groups(ids)
+  local need, seen = {}, {}
+  for _, g in ipairs(ids) do
+    if g ~= UNGROUPED and GROUPS[g] == nil and not seen[g] then
+      seen[g] = true
+      need[#need + 1] = g
+    end
+  end
+  local vals = hmget(K_GROUPS, need)
+  for i, g in ipairs(need) do GROUPS[g] = parse_group(vals[i]) end
+end
+
+local function group_state(g)
+  if GROUPS[g] == nil then load_groups({ g }) end
+  return GROUPS[g]
+end
+
+local function touch_group(g)
+  if not group_dirty[g] then
+    group_dirty[g] = true
+    dirty_list[#dirty_list + 1] = g
+  end
+end
+
+local function save_groups()
+  local sets, dels = {}, {}
+  for _, g in ipairs(dirty_list) do
+    local s = GROUPS[g]
+    if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+      dels[#dels + 1] = g
+    else
+      sets[#sets + 1] = g
+      sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+    end
+  end
+  hset_pairs(K_GROUPS, sets)
+  if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+  group_dirty, dirty_list = {}, {}
+end
+
+-- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
+local function group_room(s)
+  if s.p then return 0 end
+  local l = s.l or flow().group_limit
+  if not l then return HUGE end
+  return l - s.r
+end
+
+-- A group with due jobs waiting and room belongs in the rotation.
+local function group_eligible(s)
+  return s.w > 0 and group_room(s) > 0
+end
+
+-- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
+-- never had a job of a group.
+local function groups_of(ids)
+  local out = {}
+  if not flow().grouped or #ids == 0 then
+    for i = 1, #ids do out[i] = UNGROUPED end
+    return out
+  end
+  local vals = hmget(K_GROUP_OF, ids)
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  return out
+end
+
+-- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
+local last_turn = nil
+local function next_turn()
+  if not last_turn then last_turn = head_score_at(K_LANES, -1) or 0 end
+  last_turn = last_turn + 1
+  return last_turn
+end
+
+-- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
+-- (`to_tail`) move there.
+local function lanes_add(list, to_tail)
+  if #list == 0 then return end
+  local adds = {}
+  for _, lane in ipairs(list) do
+    adds[#adds + 1] = next_turn()
+    adds[#adds + 1] = lane
+  end
+  for i = 1, #adds, CHUNK do
+    if to_tail then
+      redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+    else
+      redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+    end
+  end
+end
+
+local function lanes_remove(list)
+  if #list > 0 then call_chunked('ZREM', K_LANES, list) end
+end
+
+-- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
+-- one outside, written by hand, is clamped: it orders first or last, and is still found).
+local function priority_key(p)
+  return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+end
+
+-- A job's member in its group's line, from the due time and seq as plain digits.
+local function waiting_member_text(g, priority, due_s, seq_s, id)
+  return g .. '\0' .. priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+end
+
+local function waiting_member(g, priority, due, seq, id)
+  return waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+end
+
+-- The parts of a waiting member: group, due time, seq and id.
+local function waiting_parts(member)
+  local z = string.find(member, '\0', 1, true)
+  local rest = string.sub(member, z + 8)
+  return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
+end
+
+-- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
+-- (aligned), counted as waiting there. The caller puts the groups in the rotation.
+local function wait_in_line(members, groups)
+  if #members == 0 then return end
+  local adds = {}
+  for _, m in ipairs(members) do
+    adds[#adds + 1] = 0
+    adds[#adds + 1] = m
+  end
+  call_chunked('ZADD', K_WAITING, adds)
+  load_groups(groups)
+  for _, g in ipairs(groups) do
+    GROUPS[g].w = GROUPS[g].w + 1
+    touch_group(g)
+  end
+end
+
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
+-- nil; with its body and run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t then
+    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
+    if flow().grouped then
+      local g = redis.call('HGET', K_GROUP_OF, id)
+      if g and redis.call('ZSCORE', K_WAITING, waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+    end
+  end
+  return nil, body, run
+end
+
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- A job leaving its group's line is no longer counted as waiting there; its group stays in the
+-- rotation until a claim finds the line empty.
+local function unlink_waiting(id, state, body, run)
+  if state == PLACE.completed then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == PLACE.scheduled then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == PLACE.ready then
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
+  elseif state == PLACE.waiting then
+    local g = redis.call('HGET', K_GROUP_OF, id)
+    local b = parse_body(body)
+    redis.call('ZREM', K_WAITING, waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = group_state(g)
+    s.w = s.w - 1
+    touch_group(g)
+    save_groups()
+  elseif state == PLACE.dead then
+    redis.call('ZREM', K_DEAD, id)
+  end
+end
+
+-- The public state: a ready or waiting job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
+  return state
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
+-- active, dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
+end
+
+-- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
+-- is a due time that has passed, so every worker with room claims at once.
+local function wake_now()
+  redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end

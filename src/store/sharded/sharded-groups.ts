@@ -1,0 +1,96 @@
+/**
+ * Groups and concurrency limits on a sharded queue. A job of a group is routed by its group
+ * (add-router.ts), so a group's running count, line, limit and pause live on one shard of each
+ * shard set: its home there. The queue's `concurrency` is split over the shards as retention caps
+ * are (each shard allows ceil(c / N), so the queue runs at most c rounded up to a multiple of N);
+ * `groupConcurrency` holds per group, so every shard keeps it as given. The unsharded keys keep
+ * the limits as given (what limits() answers).
+ */
+import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, Store, StoredGroup } from '../store.js';
+import { StoreError } from '../../errors.js';
+import { shardCount, shardFor } from './layout.js';
+import type { LayoutCache, Resolved } from './layout-cache.js';
+import { perShard } from './resharding.js';
+
+/** A shard's share of a concurrency limit (null and undefined pass through). */
+export function shardLimit(v: number | null | undefined, shards: number): number | null | undefined {
+  return typeof v === 'number' ? perShard(v, shards) : v;
+}
+
+/** The store queues a group may have jobs on: the unsharded keys, its shard of the current set and of each retired one. */
+function homes(queue: string, r: Resolved, group: string): string[] {
+  const out = new Set([queue]);
+  if (r.layout.current) out.add(shardFor(queue, r.layout.current, group));
+  for (const set of r.retired) out.add(shardFor(queue, set, group));
+  return [...out];
+}
+
+export class ShardedGroups {
+  readonly #inner: Store;
+  readonly #layouts: LayoutCache;
+
+  constructor(inner: Store, layouts: LayoutCache) {
+    this.#inner = inner;
+    this.#layouts = layouts;
+  }
+
+  async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    const changed = await this.#layouts.everywhere(queue, (m, r) =>
+      this.#inner.setLimits(m, { ...change, concurrency: m === queue ? change.concurrency : shardLimit(change.concurrency, shardCount(r.layout)) }),
+    );
+    return changed.some(Boolean);
+  }
+
+  limits(queue: string): Promise<QueueLimits> {
+    return this.#inner.limits(queue);
+  }
+
+  async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
+    const r = await this.#layouts.resolve(queue);
+    const changed = await Promise.all(homes(queue, r, group).map((m) => this.#inner.setGroup(m, group, change)));
+    return changed.some(Boolean);
+  }
+
+  /** A group's counts summed over its homes; its limit and pause as its current home keeps them. */
+  async groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
+    const r = await this.#layouts.resolve(queue);
+    return Promise.all(
+      ids.map(async (id) => {
+        const all = await Promise.all(homes(queue, r, id).map(async (m) => (await this.#inner.groups(m, [id]))[0]!));
+        const current = all[r.layout.current ? 1 : 0] ?? all[0]!;
+        return {
+          id,
+          running: all.reduce((n, g) => n + g.running, 0),
+          waiting: all.reduce((n, g) => n + g.waiting, 0),
+          concurrency: current.concurrency,
+          paused: current.paused,
+        };
+      }),
+    );
+  }
+
+  /**
+   * A walk over the members one after another: the cursor is `<member index>:<its cursor>`. A
+   * group with jobs on two shard sets (during a reshard) is listed once for each.
+   */
+  async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
+    const r = await this.#layouts.resolve(queue);
+    let at = 0;
+    let inner: string | undefined;
+    if (cursor !== undefined) {
+      const m = /^(\d{1,4}):(.*)$/s.exec(cursor);
+      if (!m) throw new StoreError(`not a groups cursor: ${cursor}`);
+      at = Number(m[1]);
+      inner = m[2] === '' ? undefined : m[2];
+    }
+    const groups: StoredGroup[] = [];
+    while (at < r.members.length && groups.length < count) {
+      const page = await this.#inner.groupPage(r.members[at]!, inner, count - groups.length);
+      groups.push(...page.groups);
+      if (page.next !== undefined) return { groups, next: `${at}:${page.next}` };
+      at++;
+      inner = undefined;
+    }
+    return { groups, next: at < r.members.length ? `${at}:` : undefined };
+  }
+}
