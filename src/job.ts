@@ -13,6 +13,8 @@ export interface Job<T = unknown> {
   /** When the job was due, server clock, epoch ms. */
   readonly dueAtMs: number;
   readonly priority: number;
+  /** Its group (`add({ group })`), if any. */
+  readonly group: string | undefined;
   readonly createdAtMs: number;
   /** This hand-out's lease token. */
   readonly token: string;

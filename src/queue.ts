@@ -30,10 +30,12 @@ import type { NewJob, ObliterateResult, Store, StoredAddResult, VerifyReport } f
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
+import { groupsApi, setQueueLimits, type Groups, type QueueLimitsInfo } from './queue/groups-api.js';
 import { jobsInspector, type JobsInspector } from './queue/jobs-inspector.js';
 import { bulkArray, bulkEntry, cancelIds, drainBefore, obliterateForce, retentionRules, statsWindow, timelineArgs } from './queue/validation.js';
 
 export type { DeadFilter, DeadJobInfo } from './queue/dead-set.js';
+export type { GroupInfo, Groups, QueueLimitsInfo } from './queue/groups-api.js';
 export type { ListOptions, SearchOptions, SearchResult } from './queue/jobs-inspector.js';
 export { listQueues } from './queue/list-queues.js';
 
@@ -104,6 +106,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly completed: CompletedSet;
   /** The dead set: jobs out of attempts, failed for good, or corrupt. */
   readonly dead: DeadSet<T>;
+  /** The groups of this queue (`add(data, { group })`): their counts, own limits and pauses. */
+  readonly groups: Groups;
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
@@ -129,6 +133,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.jobs = jobsInspector<T>(store, this.name);
     this.completed = completedSet(store, this.name);
     this.dead = deadSet<T>(store, this.name, (id) => this.get(id));
+    this.groups = groupsApi(store, this.name);
   }
 
   #emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): void {
@@ -284,6 +289,23 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    */
   async setRetention(rules: { completed?: { count?: number; ageMs?: number } | null; dead?: { count?: number; ageMs?: number } | null }): Promise<void> {
     for (const [set, r] of retentionRules(rules)) await this.#store.setRetention(this.name, set, r.maxCount, r.maxAgeMs);
+  }
+
+  /**
+   * The queue's concurrency limits, kept in the store and seen by every worker on every host at
+   * its next claim: `concurrency`, the most jobs of the queue running at once; `groupConcurrency`,
+   * the most jobs of any one group (`add({ group })`) running at once, unless the group has a
+   * limit of its own (`groups.setLimits`). `null` removes a limit; one left out stays. A job held
+   * back starts within milliseconds of a slot freeing. Returns whether a limit changed.
+   * @example await queue.setLimits({ groupConcurrency: 1 }) // each tenant one job at a time
+   */
+  async setLimits(limits: { concurrency?: number | null; groupConcurrency?: number | null }): Promise<boolean> {
+    return setQueueLimits(this.#store, this.name, limits);
+  }
+
+  /** The queue's concurrency limits (undefined: none). */
+  limits(): Promise<QueueLimitsInfo> {
+    return this.#store.limits(this.name);
   }
 
   /** The retention rules in force (null: completed jobs are not kept / dead jobs are kept until purged). */

@@ -12,6 +12,7 @@ import { ValidationError } from '../errors.js';
 import type { DeadFilter } from './dead-set.js';
 import {
   DEAD_PAGE_MAX,
+  MAX_CONCURRENCY,
   MAX_DELAY_MS,
   MAX_EPOCH_MS,
   MAX_RETAINED_COUNT,
@@ -21,7 +22,7 @@ import {
   TIMELINE_BUCKETS,
 } from '../limits.js';
 import { parseId, parseValue } from '../options.js';
-import type { PurgeTarget, RetainedSet } from '../store/store.js';
+import type { GroupChange, LimitsChange, PurgeTarget, RetainedSet } from '../store/store.js';
 import { LIST_ORDERS, LIST_STATES, type ListOrder, type ListState } from '../types.js';
 
 /** A number that `text` describes, from min to max; the message ends with the value as given. */
@@ -180,4 +181,38 @@ export function obliterateForce(opts: { force?: boolean } | null): boolean {
   const force = opts?.force ?? false;
   if (typeof force !== 'boolean') throw new ValidationError('force', 'must be true or false');
   return force;
+}
+
+/** A concurrency limit: a whole number from 1 to MAX_CONCURRENCY, or null (none). */
+function limitValue(v: unknown, field: string): number | null | undefined {
+  if (v === undefined || v === null) return v;
+  return wholeIn(v, field, 1, MAX_CONCURRENCY, `must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`);
+}
+
+/** Only these keys, each checked by `check`; an object is required. */
+function limitKeys(v: unknown, field: string, keys: readonly string[]): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValidationError(field, `must be an object with ${keys.join(', ')}`);
+  for (const k of Object.keys(v)) if (!keys.includes(k)) throw new ValidationError(`${field}.${k}`, `is not a limit (known: ${keys.join(', ')})`);
+  return v as Record<string, unknown>;
+}
+
+/** `queue.setLimits({ concurrency, groupConcurrency })`: each a limit, null to remove it, omitted to leave it. */
+export function limitsChange(v: unknown): LimitsChange {
+  const o = limitKeys(v, 'limits', ['concurrency', 'groupConcurrency']);
+  return { concurrency: limitValue(o.concurrency, 'limits.concurrency'), groupConcurrency: limitValue(o.groupConcurrency, 'limits.groupConcurrency') };
+}
+
+/** `queue.groups.setLimits(id, { concurrency })`: a limit, or null to remove it. */
+export function groupChange(v: unknown): GroupChange {
+  const o = limitKeys(v, 'limits', ['concurrency']);
+  if (o.concurrency === undefined) throw new ValidationError('limits.concurrency', 'must be given (a whole number, or null to remove the limit)');
+  return { concurrency: limitValue(o.concurrency, 'limits.concurrency') };
+}
+
+/** A page of `queue.groups.list`: an opaque cursor from the last answer, and 1..1000 groups. */
+export function groupsPage(v: { cursor?: unknown; limit?: unknown } | undefined | null): { cursor: string | undefined; limit: number } {
+  const o = limitKeys(v ?? {}, 'opts', ['cursor', 'limit']);
+  if (o.cursor !== undefined && (typeof o.cursor !== 'string' || o.cursor.length === 0 || o.cursor.length > 1024))
+    throw new ValidationError('opts.cursor', 'must be the cursor of a previous answer');
+  return { cursor: o.cursor as string | undefined, limit: o.limit === undefined ? 100 : wholeIn(o.limit, 'opts.limit', 1, PAGE_LIMIT_MAX) };
 }

@@ -11,6 +11,15 @@ export function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
+/**
+ * A job's member in its group's line (the waiting set, all scored 0): the group, a NUL, 7 digits
+ * that sort higher priorities first, then its ready member (_groups.lua waiting_member).
+ */
+export function waitingMember(group: string, priority: number, due: number, seq: number, id: string): string {
+  const key = String(Math.max(0, Math.min(2_000_000, 1_000_000 - priority))).padStart(7, '0');
+  return `${group}\0${key}${readyMember(due, seq, id)}`;
+}
+
 /** The ready set's member of a job. */
 export function readyMember(due: number, seq: number, id: string): string {
   return `${String(Math.max(0, due)).padStart(16, '0')}${String(Math.max(0, seq)).padStart(16, '0')}${id}`;

@@ -34,6 +34,7 @@ export class HandedJob<T> implements Job<T> {
   readonly maxAttempts: number;
   readonly dueAtMs: number;
   readonly priority: number;
+  readonly group: string | undefined;
   readonly createdAtMs: number;
   readonly token: string;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
@@ -66,6 +67,7 @@ export class HandedJob<T> implements Job<T> {
     this.maxAttempts = c.maxAttempts ?? defaultMaxAttempts;
     this.dueAtMs = c.dueAtMs;
     this.priority = c.priority;
+    this.group = c.group;
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
     this.leaseDeadlineMs = c.leaseExpiresAtMs;

@@ -1,8 +1,9 @@
 import { MemoryStore } from '../../src/index.js';
-import { conformance } from './suite.js';
+import { groupConformance } from './groups.js';
+import { conformance, type StoreKind } from './suite.js';
 
 let store: MemoryStore;
-conformance({
+const kind1: StoreKind = {
   name: 'memory',
   async start() {
     store = new MemoryStore();
@@ -10,4 +11,6 @@ conformance({
   async stop() {},
   options: () => ({ store }),
   now: async () => Date.now(),
-});
+};
+conformance(kind1);
+groupConformance(kind1);

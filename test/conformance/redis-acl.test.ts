@@ -6,10 +6,11 @@
 import { aclRules } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
-import { conformance } from './suite.js';
+import { groupConformance } from './groups.js';
+import { conformance, type StoreKind } from './suite.js';
 
 const fx = useRedis();
-conformance({
+const kind: StoreKind = {
   name: 'redis, as the aclRules() user',
   async start() {
     await fx.client.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret', ...aclRules('dq'));
@@ -17,4 +18,6 @@ conformance({
   async stop() {},
   options: () => ({ connection: `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}` }),
   now: () => serverTimeMs(fx.client),
-});
+};
+conformance(kind);
+groupConformance(kind);

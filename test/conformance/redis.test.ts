@@ -1,13 +1,16 @@
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
-import { conformance } from './suite.js';
+import { groupConformance } from './groups.js';
+import { conformance, type StoreKind } from './suite.js';
 
 const fx = useRedis();
-conformance({
+const kind1: StoreKind = {
   name: 'redis',
   // The file's server (useRedis) is up before the suite and stopped after it.
   async start() {},
   async stop() {},
   options: () => ({ connection: fx.redis.url }),
   now: () => serverTimeMs(fx.client),
-});
+};
+conformance(kind1);
+groupConformance(kind1);

@@ -6,10 +6,11 @@
 import { MemoryStore } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
-import { conformance } from './suite.js';
+import { groupConformance } from './groups.js';
+import { conformance, type StoreKind } from './suite.js';
 
 let store: MemoryStore;
-conformance({
+const kind1: StoreKind = {
   name: 'memory, 3 shards',
   async start() {
     store = new MemoryStore();
@@ -17,14 +18,18 @@ conformance({
   async stop() {},
   options: () => ({ store, shards: 3 }),
   now: async () => Date.now(),
-});
+};
+conformance(kind1);
+groupConformance(kind1);
 
 const fx = useRedis();
-conformance({
+const kind2: StoreKind = {
   name: 'redis, 3 shards',
   // The file's server (useRedis) is up before the suite and stopped after it.
   async start() {},
   async stop() {},
   options: () => ({ connection: fx.redis.url, shards: 3 }),
   now: () => serverTimeMs(fx.client),
-});
+};
+conformance(kind2);
+groupConformance(kind2);

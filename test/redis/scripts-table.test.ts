@@ -66,7 +66,7 @@ const setBodyField = async (q: string, id: string, i: number, value: string) => 
 const entry = (after: Record<string, unknown>, k: string, field: string) => (after[k] as { v: Record<string, string> }).v[field];
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
 /** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
-const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', ''];
+const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', ''];
 
 /** Two layout epochs (sharded queues, docs/data-model.md). */
 const E1 = 'e1e1e1e1e1e1';

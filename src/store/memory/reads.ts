@@ -6,7 +6,7 @@ import type { DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats }
 import type { DeadJob, EventReader, ListCursor, ScanStep, StoredPage, VerifyReport } from '../store.js';
 import { MARK } from '../lifecycle.js';
 import { timerDelay } from '../../timers.js';
-import { byteOrder, readyMember } from '../zset-order.js';
+import { byteOrder, readyMember, waitingMember } from '../zset-order.js';
 import { pageAfter } from './listing.js';
 import type { MemJob, MemoryQueue } from './memory-queue.js';
 
@@ -30,6 +30,11 @@ export function listPage(q: MemoryQueue, now: number, state: ListState, cursor: 
         'ready',
         (j) => -j.priority,
         (j) => readyMember(j.due, j.seq, j.id),
+      ),
+      of(
+        'waiting',
+        () => 0,
+        (j) => waitingMember(j.group!, j.priority, j.due, j.seq, j.id),
       ),
       scheduledWhere((j) => j.due <= now),
     );

@@ -1,0 +1,67 @@
+/**
+ * `queue.groups`: the groups of a queue (`add(data, { group })`), each with its own concurrency
+ * limit and pause, and `queue.setLimits` / `queue.limits`, the queue-wide ones. Every setting
+ * lives in the store, so every worker on every host sees it at its next claim.
+ */
+import type { GroupsPage, QueueLimits, Store, StoredGroup } from '../store/store.js';
+import { parseId } from '../options.js';
+import { groupChange, groupsPage, limitsChange } from './validation.js';
+
+/** A group as `queue.groups.get` and `list` show it. */
+export interface GroupInfo {
+  id: string;
+  /** Its jobs running now (active), across every worker. */
+  running: number;
+  /** Its due jobs waiting for a slot or their turn (not those whose due time has not come). */
+  waiting: number;
+  /** Its own concurrency limit; undefined: the queue's `groupConcurrency` applies. */
+  concurrency: number | undefined;
+  /** Paused: no job of it is handed out (running ones finish). */
+  paused: boolean;
+}
+
+/** The queue-wide limits (undefined: no limit). */
+export type QueueLimitsInfo = QueueLimits;
+
+export interface Groups {
+  /**
+   * Gives one group a concurrency limit of its own (`null` removes it: the queue's
+   * `groupConcurrency` applies again). Returns whether it changed.
+   */
+  setLimits(id: string, limits: { concurrency: number | null }): Promise<boolean>;
+  /** Stops handing out the group's jobs on every worker; running ones finish. Returns whether it changed. */
+  pause(id: string): Promise<boolean>;
+  /** Hands the group's jobs out again; its due jobs start at once. Returns whether it changed. */
+  resume(id: string): Promise<boolean>;
+  /** One group: running, waiting, its limit, paused (a group never seen reads as nothing of each). */
+  get(id: string): Promise<GroupInfo>;
+  /**
+   * A page of the groups that have something running or waiting, a limit of their own or a
+   * pause, from a cursor (undefined: the start). `cursor` in the answer is undefined on the last
+   * page. A group there from start to end is listed at least once.
+   * @default limit 100
+   */
+  list(opts?: { cursor?: string; limit?: number }): Promise<{ groups: GroupInfo[]; cursor: string | undefined }>;
+}
+
+const info = (g: StoredGroup): GroupInfo => ({ id: g.id, running: g.running, waiting: g.waiting, concurrency: g.concurrency, paused: g.paused });
+
+export function groupsApi(store: Store, queue: string): Groups {
+  return {
+    // async: a bad argument is a rejection, as every other call's.
+    setLimits: async (id, limits) => store.setGroup(queue, parseId(id, 'id'), groupChange(limits)),
+    pause: async (id) => store.setGroup(queue, parseId(id, 'id'), { paused: true }),
+    resume: async (id) => store.setGroup(queue, parseId(id, 'id'), { paused: false }),
+    get: async (id) => info((await store.groups(queue, [parseId(id, 'id')]))[0]!),
+    list: async (opts) => {
+      const { cursor, limit } = groupsPage(opts);
+      const page: GroupsPage = await store.groupPage(queue, cursor, limit);
+      return { groups: page.groups.map(info), cursor: page.next };
+    },
+  };
+}
+
+/** `queue.setLimits`: checks, then stores (null removes a limit, an omitted one stays). */
+export async function setQueueLimits(store: Store, queue: string, limits: unknown): Promise<boolean> {
+  return store.setLimits(queue, limitsChange(limits));
+}

@@ -1,0 +1,348 @@
+/**
+ * The conformance suite of groups and concurrency limits (docs/groups.md): per-group and
+ * queue-wide limits never exceeded, turns between groups, order within a group, pause and resume,
+ * every way a slot comes back, limits raised, the listing. Run on every store by the files that
+ * run the main suite (suite.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { Queue, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
+import { uniqueName } from '../helpers/names.js';
+import { deferred, until, within } from '../helpers/wait.js';
+import type { StoreKind } from './suite.js';
+
+export function groupConformance(kind: StoreKind): void {
+  const sharded = /shards/.test(kind.name);
+  describe(`groups [${kind.name}]`, () => {
+    let open: { close(): Promise<void> }[] = [];
+    let queues: Queue<unknown>[] = [];
+    let workers: Worker<never>[] = [];
+    before(() => kind.start());
+    after(() => kind.stop());
+    afterEach(async () => {
+      await Promise.all(workers.map((w) => w.close()));
+      // Every test leaves its queues consistent: each group's counts equal its jobs (verify).
+      for (const q of queues) {
+        const report = await q.verify();
+        assert.equal(report.ok, true, `${q.name}: ${report.problems.join('; ')}`);
+      }
+      await Promise.all(open.map((o) => o.close()));
+      [open, queues, workers] = [[], [], []];
+    });
+    const errorLog = useErrorLog();
+
+    function queue<T>(): Queue<T> {
+      const q = new Queue<T>(uniqueName('gr'), kind.options());
+      open.push(q);
+      queues.push(q as Queue<unknown>);
+      return q;
+    }
+    function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
+      const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
+      errorLog.watch(w);
+      workers.push(w as unknown as Worker<never>);
+      return w;
+    }
+    /** Jobs due a minute ago (so every claim finds them due), in the order given. */
+    async function addDue(q: Queue<string>, jobs: { id: string; group?: string; priority?: number }[]) {
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk(jobs.map((j) => ({ data: j.id, opts: { id: j.id, runAt: t0, group: j.group, priority: j.priority } })));
+    }
+    /** Ids of one store claim (not through a worker), as handed out. */
+    async function claimIds(q: Queue<string>, count: number): Promise<string[]> {
+      return (await q.store.claim(q.name, count, 30_000, 3)).jobs.map((j) => j.id);
+    }
+
+    test('limits: set, read back, removed with null, left alone when omitted; bad values refused, nothing written', async () => {
+      const q = queue<string>();
+      assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined });
+      assert.equal(await q.setLimits({ concurrency: 5, groupConcurrency: 2 }), true);
+      assert.equal(await q.setLimits({ concurrency: 5 }), false);
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: 2 });
+      assert.equal(await q.setLimits({ groupConcurrency: null }), true);
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined });
+      for (const bad of [{ concurrency: 0 }, { concurrency: 1.5 }, { groupConcurrency: -1 }, { concurrency: '3' }, { concurency: 3 }]) {
+        await assert.rejects(q.setLimits(bad as never), ValidationError, JSON.stringify(bad));
+      }
+      await assert.rejects(q.groups.setLimits('', { concurrency: 1 }), /id must not be empty/);
+      await assert.rejects(q.groups.setLimits('g', {} as never), /limits.concurrency must be given/);
+      await assert.rejects(q.add('x', { group: 'a\nb' }), /group must not contain control characters/);
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined });
+      assert.equal((await q.stats()).scheduled, 0);
+    });
+
+    test('a job knows its group: in the handler, in get and in listings', async () => {
+      const q = queue<string>();
+      await q.add('a', { id: 'a', group: 'tenant-1', delay: 60_000 });
+      await q.add('b', { id: 'b' });
+      assert.equal((await q.get('a'))?.group, 'tenant-1');
+      assert.equal((await q.get('b'))?.group, undefined);
+      const page = await q.jobs.list({ state: 'scheduled' });
+      assert.deepEqual(
+        page.jobs.map((j) => [j.id, j.group]),
+        [['a', 'tenant-1']],
+      );
+      const seen = new Map<string, string | undefined>();
+      const both = deferred();
+      worker(q, (job) => {
+        seen.set(job.id, job.group);
+        if (seen.size === 2) both.resolve();
+      });
+      await q.promote('a');
+      await within(both.promise, 5_000, 'both handlers');
+      assert.deepEqual(Object.fromEntries(seen), { a: 'tenant-1', b: undefined });
+    });
+
+    test('groups take turns, the jobs of no group as one lane among them; a small group is not stuck behind a large one', async (t) => {
+      if (sharded) return t.skip('turns are kept per shard (docs/groups.md)');
+      const q = queue<string>();
+      await addDue(q, [
+        ...Array.from({ length: 30 }, (_, i) => ({ id: `big-${String(i).padStart(2, '0')}`, group: 'big' })),
+        { id: 'small-1', group: 'small' },
+        { id: 'small-2', group: 'small' },
+        { id: 'free-1' },
+        { id: 'free-2' },
+      ]);
+      assert.deepEqual(await claimIds(q, 6), ['big-00', 'small-1', 'free-1', 'big-01', 'small-2', 'free-2']);
+      assert.deepEqual(await claimIds(q, 3), ['big-02', 'big-03', 'big-04']);
+      // A group that comes due later joins the rotation's tail, after the lanes already in it.
+      await addDue(q, [{ id: 'late-1', group: 'late' }]);
+      assert.deepEqual(await claimIds(q, 3), ['big-05', 'late-1', 'big-06']);
+    });
+
+    test('within a group: priority, then due time, then add order; at concurrency 1 a strict lane', async (t) => {
+      if (sharded) return t.skip('order across a sharded queue is per shard; a group lives on one shard');
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk([
+        { data: 'late', opts: { id: 'late', runAt: t0 + 10, group: 'g' } },
+        { data: 'early', opts: { id: 'early', runAt: t0, group: 'g' } },
+        { data: 'urgent', opts: { id: 'urgent', runAt: t0 + 20, group: 'g', priority: 5 } },
+        { data: 'early-2', opts: { id: 'early-2', runAt: t0, group: 'g' } },
+      ]);
+      const order: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await q.store.claim(q.name, 10, 30_000, 3);
+        assert.equal(res.jobs.length, 1, 'one at a time in a group of concurrency 1');
+        assert.deepEqual(await q.store.claim(q.name, 10, 30_000, 3).then((r) => r.jobs.length), 0, 'nothing while its one slot is taken');
+        order.push(res.jobs[0]!.id);
+        await q.store.complete(q.name, [{ id: res.jobs[0]!.id, token: res.jobs[0]!.token }]);
+      }
+      assert.deepEqual(order, ['urgent', 'early', 'early-2', 'late']);
+    });
+
+    test('per-group and queue-wide limits are never exceeded, counted by the handlers of two workers', async () => {
+      const q = queue<string>();
+      await q.setLimits({ concurrency: 5, groupConcurrency: 2 });
+      const running = new Map<string, number>();
+      let total = 0;
+      let maxTotal = 0;
+      const maxPerGroup = new Map<string, number>();
+      let done = 0;
+      const handler = async (job: Job<string>) => {
+        const g = job.group!;
+        running.set(g, (running.get(g) ?? 0) + 1);
+        total++;
+        maxTotal = Math.max(maxTotal, total);
+        maxPerGroup.set(g, Math.max(maxPerGroup.get(g) ?? 0, running.get(g)!));
+        await new Promise((r) => setTimeout(r, 15));
+        running.set(g, running.get(g)! - 1);
+        total--;
+        done++;
+      };
+      worker(q, handler, { concurrency: 10 });
+      worker(q, handler, { concurrency: 10 });
+      await addDue(
+        q,
+        Array.from({ length: 40 }, (_, i) => ({ id: `j${i}`, group: `g${i % 4}` })),
+      );
+      await until(() => done === 40, 'all 40 jobs', 20_000);
+      assert.ok(maxTotal <= 5, `at most 5 at once across the queue, saw ${maxTotal}`);
+      for (const [g, m] of maxPerGroup) assert.ok(m <= 2, `at most 2 of ${g} at once, saw ${m}`);
+      // Every slot came back.
+      await until(async () => (await q.groups.list()).groups.length === 0, 'no group state left');
+    });
+
+    test('a held-back job starts within milliseconds of its slot freeing, without polling', async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      const ends: number[] = [];
+      const starts: number[] = [];
+      worker(
+        q,
+        async () => {
+          starts.push(performance.now());
+          await new Promise((r) => setTimeout(r, 300));
+          ends.push(performance.now());
+        },
+        // Without the slot's signal this worker would wait out its idle check.
+        { concurrency: 5, idleCheckMs: 60_000 },
+      );
+      await addDue(q, [
+        { id: 'a', group: 'g' },
+        { id: 'b', group: 'g' },
+      ]);
+      await until(() => starts.length === 2, 'both jobs started', 10_000);
+      const gap = starts[1]! - ends[0]!;
+      assert.ok(gap < 150, `the second started ${gap.toFixed(1)} ms after the first ended`);
+    });
+
+    test('a paused group hands out nothing on any worker (its running job finishes); resumed, its jobs start at once', async () => {
+      const q = queue<string>();
+      const started: string[] = [];
+      const release = deferred();
+      worker(
+        q,
+        async (job) => {
+          started.push(job.id);
+          if (job.id === 'p-1') await release.promise;
+        },
+        { concurrency: 5, idleCheckMs: 60_000 },
+      );
+      await addDue(q, [{ id: 'p-1', group: 'p' }]);
+      await until(() => started.includes('p-1'), 'p-1 running');
+      assert.equal(await q.groups.pause('p'), true);
+      assert.equal(await q.groups.pause('p'), false);
+      await addDue(q, [
+        { id: 'p-2', group: 'p' },
+        { id: 'o-1', group: 'o' },
+      ]);
+      await until(() => started.includes('o-1'), 'the other group runs');
+      release.resolve();
+      await until(async () => (await q.groups.get('p')).running === 0, 'p-1 finished');
+      assert.deepEqual(await q.groups.get('p'), { id: 'p', running: 0, waiting: 1, concurrency: undefined, paused: true });
+      assert.equal(started.includes('p-2'), false);
+      assert.equal(await q.groups.resume('p'), true);
+      await until(() => started.includes('p-2'), 'p-2 runs after resume', 5_000);
+    });
+
+    test('every way a job leaves active gives its slot back: ack, retry, dead, snooze, release, a lease run out', async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      const ids = ['ack', 'retry', 'dead', 'snooze', 'release', 'expire'];
+      await addDue(
+        q,
+        ids.map((id) => ({ id, group: id })),
+      );
+      const res = await q.store.claim(q.name, 10, 30_000, 3);
+      const held = new Map(res.jobs.map((j) => [j.id, j.token]));
+      assert.equal(held.size, 6);
+      for (const id of ids) assert.equal((await q.groups.get(id)).running, 1, id);
+      await q.store.complete(q.name, [{ id: 'ack', token: held.get('ack')! }]);
+      await q.store.fail(q.name, { id: 'retry', token: held.get('retry')!, error: 'e', retryDelayMs: 60_000, dead: false, defaultMaxAttempts: 3 });
+      await q.store.fail(q.name, { id: 'dead', token: held.get('dead')!, error: 'e', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+      await q.store.snooze(q.name, { id: 'snooze', token: held.get('snooze')!, delayMs: 60_000, deadlineAtMs: undefined });
+      await q.store.release(q.name, [{ id: 'release', token: held.get('release')! }]);
+      // A re-sent ack and fail change nothing more (no slot given back twice).
+      await q.store.complete(q.name, [{ id: 'ack', token: held.get('ack')! }]);
+      await q.store.fail(q.name, { id: 'retry', token: held.get('retry')!, error: 'e', retryDelayMs: 60_000, dead: false, defaultMaxAttempts: 3 });
+      for (const id of ['ack', 'retry', 'dead', 'snooze']) assert.equal((await q.groups.get(id)).running, 0, id);
+      // The released job is due again: its group has its slot and hands it out.
+      const again = await q.store.claim(q.name, 10, 100, 3);
+      assert.deepEqual(
+        again.jobs.map((j) => j.id),
+        ['release'],
+      );
+      await q.store.extend(q.name, [{ id: 'expire', token: held.get('expire')! }], 100);
+      // Both leases run out; the next claim recovers them and hands them out again, one slot each.
+      await until(async () => {
+        const r = await q.store.claim(q.name, 10, 30_000, 3);
+        for (const j of r.jobs) held.set(j.id, j.token);
+        return r.jobs.length === 2;
+      }, 'both recovered and handed out again');
+      for (const id of ['release', 'expire']) assert.equal((await q.groups.get(id)).running, 1, id);
+      await q.store.complete(q.name, [
+        { id: 'release', token: held.get('release')! },
+        { id: 'expire', token: held.get('expire')! },
+      ]);
+      await q.cancel('retry');
+      await q.cancel('snooze');
+      await q.dead.purge({ all: true });
+    });
+
+    test('cancel, reschedule, drain and obliterate take jobs out of a group line and its count', async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      await addDue(
+        q,
+        ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, group: 'g' })),
+      );
+      const [first] = (await q.store.claim(q.name, 10, 30_000, 3)).jobs;
+      assert.equal(first?.id, 'a');
+      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 1, waiting: 4, concurrency: undefined, paused: false });
+      assert.equal((await q.get('b'))?.state, 'scheduled');
+      assert.equal((await q.get('b'))?.ready, true);
+      assert.equal((await q.cancel('b')).cancelled, true);
+      assert.equal((await q.reschedule('c', { delay: 60_000 })).rescheduled, true);
+      assert.equal((await q.groups.get('g')).waiting, 2);
+      const listed = await q.jobs.list({ state: 'ready' });
+      assert.deepEqual(listed.jobs.map((j) => j.id).sort(), ['d', 'e']);
+      assert.equal((await q.stats()).ready, 2);
+      assert.equal((await q.drain()).removed, 3);
+      assert.equal((await q.groups.get('g')).waiting, 0);
+      await q.store.complete(q.name, [{ id: 'a', token: first!.token }]);
+      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 0, waiting: 0, concurrency: undefined, paused: false });
+    });
+
+    test('a group limit raised or removed gives room at once, before any ack', async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      await addDue(
+        q,
+        ['a', 'b', 'c'].map((id) => ({ id, group: 'g' })),
+      );
+      assert.equal((await claimIds(q, 10)).length, 1);
+      assert.equal((await claimIds(q, 10)).length, 0);
+      await q.setLimits({ groupConcurrency: 2 });
+      assert.equal((await claimIds(q, 10)).length, 1);
+      await q.groups.setLimits('g', { concurrency: 5 });
+      assert.equal((await claimIds(q, 10)).length, 1);
+      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 3, waiting: 0, concurrency: 5, paused: false });
+    });
+
+    test('queue-wide concurrency: a claim hands out no more than the room left, and nothing at the limit', async () => {
+      const q = queue<string>();
+      await q.setLimits({ concurrency: sharded ? 6 : 2 });
+      await addDue(
+        q,
+        Array.from({ length: 10 }, (_, i) => ({ id: `j${i}` })),
+      );
+      const limit = sharded ? 6 : 2;
+      const got: string[] = [];
+      for (let i = 0; i < 5; i++) got.push(...(await claimIds(q, 10)));
+      assert.equal(got.length, limit);
+      await q.setLimits({ concurrency: null });
+      const rest: string[] = [];
+      await until(async () => {
+        rest.push(...(await claimIds(q, 10)));
+        return rest.length === 10 - limit;
+      }, 'the rest once the limit is removed');
+    });
+
+    test('groups.list walks every group with a state, page by page', async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupConcurrency: 1 });
+      await addDue(
+        q,
+        Array.from({ length: 25 }, (_, i) => ({ id: `j${i}`, group: `g${String(i).padStart(2, '0')}` })),
+      );
+      await q.groups.pause('idle-but-paused');
+      assert.equal((await claimIds(q, 5)).length, 5);
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await q.groups.list({ cursor, limit: 7 });
+        for (const g of page.groups) seen.add(g.id);
+        cursor = page.cursor;
+        pages++;
+      } while (cursor !== undefined && pages < 50);
+      assert.equal(seen.size, 26);
+      assert.ok(seen.has('idle-but-paused'));
+      await q.obliterate({ force: true });
+      assert.deepEqual((await q.groups.list()).groups, []);
+    });
+  });
+}
