@@ -135,7 +135,9 @@ export function groupConformance(kind: StoreKind): void {
 
     test('per-group and queue-wide limits are never exceeded, counted by the handlers of two workers', async () => {
       const q = queue<string>();
-      await q.setLimits({ concurrency: 5, groupConcurrency: 2 });
+      // On 3 shards each shard allows ceil(c / 3): c is a multiple of 3 there (docs/groups.md).
+      const limit = sharded ? 6 : 5;
+      await q.setLimits({ concurrency: limit, groupConcurrency: 2 });
       const running = new Map<string, number>();
       let total = 0;
       let maxTotal = 0;
@@ -159,7 +161,7 @@ export function groupConformance(kind: StoreKind): void {
         Array.from({ length: 40 }, (_, i) => ({ id: `j${i}`, group: `g${i % 4}` })),
       );
       await until(() => done === 40, 'all 40 jobs', 20_000);
-      assert.ok(maxTotal <= 5, `at most 5 at once across the queue, saw ${maxTotal}`);
+      assert.ok(maxTotal <= limit, `at most ${limit} at once across the queue, saw ${maxTotal}`);
       for (const [g, m] of maxPerGroup) assert.ok(m <= 2, `at most 2 of ${g} at once, saw ${m}`);
       // Every slot came back.
       await until(async () => (await q.groups.list()).groups.length === 0, 'no group state left');
@@ -247,11 +249,17 @@ export function groupConformance(kind: StoreKind): void {
       );
       await q.store.extend(q.name, [{ id: 'expire', token: held.get('expire')! }], 100);
       // Both leases run out; the next claim recovers them and hands them out again, one slot each.
+      const recovered = new Set<string>();
       await until(async () => {
         const r = await q.store.claim(q.name, 10, 30_000, 3);
-        for (const j of r.jobs) held.set(j.id, j.token);
-        return r.jobs.length === 2;
-      }, 'both recovered and handed out again');
+        for (const j of r.jobs) {
+          held.set(j.id, j.token);
+          recovered.add(j.id);
+        }
+        return recovered.size === 2;
+        // A sharded claim asks a shard at its last known moment; a lease shortened by extend is
+        // found by the claim a second after the last (ClaimPlanner's safety net).
+      }, 'both recovered and handed out again', 10_000, sharded ? 1_100 : 5);
       for (const id of ['release', 'expire']) assert.equal((await q.groups.get(id)).running, 1, id);
       await q.store.complete(q.name, [
         { id: 'release', token: held.get('release')! },

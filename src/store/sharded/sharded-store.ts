@@ -399,16 +399,22 @@ export class ShardedStore implements Store, ShardAdmin {
     return changed;
   }
 
-  setLimits(queue: string, change: LimitsChange): Promise<boolean> {
-    return this.#groups.setLimits(queue, change);
+  // A limit changed may give room on any shard: this process's next claim asks them all (the
+  // shards' wake signals tell the others).
+  async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    const changed = await this.#groups.setLimits(queue, change);
+    this.#claims.wakeAll(queue);
+    return changed;
   }
 
   limits(queue: string): Promise<QueueLimits> {
     return this.#groups.limits(queue);
   }
 
-  setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
-    return this.#groups.setGroup(queue, group, change);
+  async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
+    const changed = await this.#groups.setGroup(queue, group, change);
+    this.#claims.wakeAll(queue);
+    return changed;
   }
 
   groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
