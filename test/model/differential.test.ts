@@ -37,7 +37,10 @@ const addArb = fc.record({
   maxAttempts: fc.constantFrom(undefined, 1, 3),
   replace: fc.boolean(),
   dedupKey: fc.constantFrom(undefined, undefined, undefined, 'k1', 'k2'),
+  group: fc.constantFrom(undefined, undefined, 'g1', 'g2'),
 });
+const GROUPS = ['g1', 'g2'];
+const limitArb = fc.constantFrom(undefined, null, 1, 2);
 
 const handout = fc.nat(50);
 const command = fc.oneof(
@@ -78,6 +81,17 @@ const command = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('limits' as const), concurrency: limitArb, groupConcurrency: limitArb }), weight: 2 },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('group' as const),
+      group: fc.constantFrom(...GROUPS),
+      concurrency: limitArb,
+      paused: fc.constantFrom(undefined, true, false),
+    }),
+    weight: 2,
+  },
+  { arbitrary: fc.record({ c: fc.constant('groups' as const) }), weight: 1 },
   { arbitrary: fc.record({ c: fc.constant('obliterate' as const), force: fc.boolean() }), weight: 1 },
   {
     arbitrary: fc.record({
@@ -177,6 +191,12 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
     case 'pause':
       await s.store.setPaused(queue, cmd.paused);
       return 'done';
+    case 'limits':
+      return s.store.setLimits(queue, { concurrency: cmd.concurrency, groupConcurrency: cmd.groupConcurrency });
+    case 'group':
+      return s.store.setGroup(queue, cmd.group, { concurrency: cmd.concurrency, paused: cmd.paused });
+    case 'groups':
+      return s.store.groups(queue, GROUPS);
     case 'obliterate':
       return s.store.obliterate(queue, cmd.force);
     case 'deadRetry':
@@ -220,6 +240,12 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'pause':
       model.paused = cmd.paused;
       return 'done';
+    case 'limits':
+      return model.setLimits(cmd.concurrency, cmd.groupConcurrency);
+    case 'group':
+      return model.setGroup(cmd.group, cmd.concurrency, cmd.paused);
+    case 'groups':
+      return GROUPS.map((g) => model.group(g));
     case 'obliterate':
       return model.obliterate(cmd.force);
     case 'deadRetry':
@@ -250,6 +276,7 @@ async function snapshot(store: Store, queue: string, id: string) {
     finishedAtMs: j.finishedAtMs,
     result: j.result,
     errors: j.errors,
+    group: j.group,
   };
 }
 

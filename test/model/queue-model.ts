@@ -26,6 +26,13 @@ export interface ModelJob {
   result: string | undefined;
   /** Failed attempts (fail calls that took), oldest first, the last ERROR_HISTORY_LENGTH. */
   errors: { attempt: number; atMs: number; error: string }[];
+  /** Its group, if any. */
+  group: string | undefined;
+  /**
+   * Scheduled, due, and moved on by a claim (to the ready set, or its group's line): what a
+   * claim counts as waiting. Cleared whenever the job is scheduled again.
+   */
+  promoted: boolean;
 }
 
 /** As store.ts ERROR_HISTORY_LENGTH, written down again: the model states the contract on its own. */
@@ -43,6 +50,12 @@ export interface ModelAdd {
 
 export const DEDUP_WINDOW_MS = 36_000_000;
 
+/** The lane of the jobs of no group in the rotation (lifecycle.ts UNGROUPED_LANE, written down again). */
+const UNGROUPED = '';
+
+/** Byte order of ids, as ZSETs order members of equal score. */
+const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
 export class QueueModel {
   now: number;
   readonly jobs = new Map<string, ModelJob>();
@@ -52,6 +65,14 @@ export class QueueModel {
   /** Hand-out index -> job id. */
   readonly handouts: string[] = [];
   paused = false;
+  /** Once a job of a group was added: claims take turns between lanes (docs/groups.md). */
+  grouped = false;
+  concurrency: number | undefined;
+  groupConcurrency: number | undefined;
+  /** Groups' own limits and pauses. */
+  readonly groupSettings = new Map<string, { limit: number | undefined; paused: boolean }>();
+  /** The rotation: lanes in turn order (a group id, or UNGROUPED). */
+  lanes: string[] = [];
   /** Completed-job retention: most kept, longest kept (0 = no bound; both 0 = not kept). */
   keepCount = 0;
   keepAgeMs = 0;
@@ -100,7 +121,10 @@ export class QueueModel {
         finishedAt: 0,
         result: undefined,
         errors: [],
+        group: a.group,
+        promoted: false,
       });
+      if (a.group !== undefined) this.grouped = true;
       return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
     });
   }
@@ -145,30 +169,172 @@ export class QueueModel {
     return job.maxAttempts ?? this.defaultMaxAttempts;
   }
 
+  // ---- groups and limits: the rules of docs/groups.md, step by step as a claim takes them ----
+
+  #running(g: string): number {
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.group === g && j.state === 'active') n++;
+    return n;
+  }
+
+  /** Due jobs moved on by a claim and waiting in a lane (a group's line, or the ready set for UNGROUPED). */
+  #line(lane: string): ModelJob[] {
+    return [...this.jobs.values()]
+      .filter((j) => j.state === 'scheduled' && j.promoted && (j.group ?? UNGROUPED) === lane)
+      .sort((a, b) => b.priority - a.priority || a.due - b.due || a.seq - b.seq);
+  }
+
+  #room(g: string): number {
+    const s = this.groupSettings.get(g);
+    if (s?.paused) return 0;
+    const limit = s?.limit ?? this.groupConcurrency;
+    return limit === undefined ? Infinity : limit - this.#running(g);
+  }
+
+  #eligible(g: string): boolean {
+    return this.#line(g).length > 0 && this.#room(g) > 0;
+  }
+
+  /** Lanes join the rotation's tail; those in it keep their place. */
+  #join(lanes: string[]): void {
+    for (const l of lanes) if (!this.lanes.includes(l)) this.lanes.push(l);
+  }
+
+  /** A lease ends (`end` moves the job on): a group that gets room for the due jobs it has waiting joins the rotation. */
+  #endLease(job: ModelJob, end: () => void): void {
+    const g = job.group;
+    const hadRoom = g === undefined || this.#room(g) > 0;
+    end();
+    if (g !== undefined && !hadRoom && this.#room(g) > 0 && this.#line(g).length > 0) this.#join([g]);
+  }
+
+  /** Scheduled again (a retry, a release, a recovered lease, a reschedule, a dead-set retry). */
+  #schedule(job: ModelJob, due: number): void {
+    job.state = 'scheduled';
+    job.due = due;
+    job.promoted = false;
+  }
+
+  #activate(job: ModelJob, leaseMs: number) {
+    job.state = 'active';
+    job.promoted = false;
+    job.attempts += 1;
+    job.handout = this.handouts.push(job.id) - 1;
+    job.mark = 'live';
+    job.leaseDeadline = this.now + leaseMs;
+    return { id: job.id, attempt: job.attempts, dueAtMs: job.due, priority: job.priority, leaseExpiresAtMs: job.leaseDeadline };
+  }
+
   claim(count: number, leaseMs: number) {
-    for (const job of [...this.jobs.values()]) {
-      if (job.state !== 'active' || job.leaseDeadline > this.now) continue;
-      job.mark = 'recovered';
-      job.lastError = `lease expired during attempt ${job.attempts} of ${this.#maxOf(job)}`;
-      if (job.attempts >= this.#maxOf(job)) this.#bury(job);
-      else {
-        job.state = 'scheduled';
-        job.due = this.now;
-      }
+    const expired = [...this.jobs.values()]
+      .filter((j) => j.state === 'active' && j.leaseDeadline <= this.now)
+      .sort((a, b) => a.leaseDeadline - b.leaseDeadline || bytes(a.id, b.id));
+    for (const job of expired) {
+      this.#endLease(job, () => {
+        job.mark = 'recovered';
+        job.lastError = `lease expired during attempt ${job.attempts} of ${this.#maxOf(job)}`;
+        if (job.attempts >= this.#maxOf(job)) this.#bury(job);
+        else this.#schedule(job, this.now);
+      });
     }
     if (this.paused) return { jobs: [], more: false };
-    const due = [...this.jobs.values()]
-      .filter((j) => j.state === 'scheduled' && j.due <= this.now)
-      .sort((a, b) => b.priority - a.priority || a.due - b.due || a.seq - b.seq);
-    const picked = due.slice(0, count).map((job) => {
-      job.state = 'active';
-      job.attempts += 1;
-      job.handout = this.handouts.push(job.id) - 1;
-      job.mark = 'live';
-      job.leaseDeadline = this.now + leaseMs;
-      return { id: job.id, attempt: job.attempts, dueAtMs: job.due, priority: job.priority, leaseExpiresAtMs: job.leaseDeadline };
-    });
-    return { jobs: picked, more: due.length > count };
+    // At its concurrency limit the queue hands out nothing, and no more than the room left.
+    let want = count;
+    let atLimit = false;
+    if (this.concurrency !== undefined) {
+      const room = this.concurrency - [...this.jobs.values()].filter((j) => j.state === 'active').length;
+      if (room <= want) [want, atLimit] = [Math.max(0, room), true];
+    }
+    if (want === 0) return { jobs: [], more: false };
+    const due = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && j.due <= this.now);
+    if (!this.grouped) {
+      // One order over every due job: priority, then due time, then add order.
+      due.sort((a, b) => b.priority - a.priority || a.due - b.due || a.seq - b.seq);
+      const picked = due.slice(0, want).map((job) => this.#activate(job, leaseMs));
+      for (const j of due.slice(want)) j.promoted = true;
+      return { jobs: picked, more: atLimit && picked.length >= want ? false : due.length > want };
+    }
+    // Turns. Due jobs move on; lanes that got some join in the order of their earliest job (the
+    // lane of no group first when it has jobs waiting, none of which came due now).
+    const fresh = due.filter((j) => !j.promoted).sort((a, b) => a.due - b.due || a.seq - b.seq);
+    for (const j of fresh) j.promoted = true;
+    const got: string[] = [];
+    for (const j of fresh) if (!got.includes(j.group ?? UNGROUPED)) got.push(j.group ?? UNGROUPED);
+    const joining: string[] = [];
+    if (this.#line(UNGROUPED).length > 0 && !got.includes(UNGROUPED)) joining.push(UNGROUPED);
+    for (const l of got) if (l === UNGROUPED || this.#room(l) > 0) joining.push(l);
+    this.#join(joining);
+    // The lanes at the head of the rotation, each giving up to its room, one a round.
+    const lanes: { id: string; avail: number; take: number }[] = [];
+    const gone: string[] = [];
+    for (const id of this.lanes.slice(0, want)) {
+      const waiting = this.#line(id).length;
+      const avail = id === UNGROUPED ? waiting : Math.min(Math.max(0, this.#room(id)), waiting);
+      if (avail > 0) lanes.push({ id, avail, take: 0 });
+      else gone.push(id);
+    }
+    const turns: number[] = [];
+    for (let round = 1; turns.length < want; round++) {
+      let any = false;
+      lanes.forEach((l, i) => {
+        if (turns.length < want && l.avail >= round) {
+          l.take++;
+          turns.push(i);
+          any = true;
+        }
+      });
+      if (!any) break;
+    }
+    const taken = lanes.map((l) => this.#line(l.id).slice(0, l.take));
+    const next = lanes.map(() => 0);
+    const picked = turns.map((i) => this.#activate(taken[i]![next[i]!++]!, leaseMs));
+    const tail: string[] = [];
+    for (const l of lanes) (this.#line(l.id).length > 0 && (l.id === UNGROUPED || this.#room(l.id) > 0) ? tail : gone).push(l.id);
+    this.lanes = [...this.lanes.filter((l) => !gone.includes(l) && !tail.includes(l)), ...tail];
+    return { jobs: picked, more: atLimit && picked.length >= want ? false : this.lanes.length > 0 };
+  }
+
+  setLimits(concurrency: number | null | undefined, groupConcurrency: number | null | undefined): boolean {
+    let changed = false;
+    if (concurrency !== undefined && (concurrency ?? undefined) !== this.concurrency) {
+      this.concurrency = concurrency ?? undefined;
+      changed = true;
+    }
+    if (groupConcurrency !== undefined && (groupConcurrency ?? undefined) !== this.groupConcurrency) {
+      const raised = groupConcurrency === null || (this.groupConcurrency !== undefined && groupConcurrency > this.groupConcurrency);
+      this.groupConcurrency = groupConcurrency ?? undefined;
+      changed = true;
+      // Groups given room with due jobs waiting join, in id byte order.
+      if (raised && this.grouped) {
+        const groups = [...new Set([...this.jobs.values()].map((j) => j.group).filter((g) => g !== undefined))];
+        this.#join(groups.filter((g) => this.#eligible(g)).sort(bytes));
+      }
+    }
+    return changed;
+  }
+
+  setGroup(g: string, concurrency: number | null | undefined, paused: boolean | undefined): boolean {
+    const s = this.groupSettings.get(g) ?? { limit: undefined, paused: false };
+    let changed = false;
+    if (concurrency !== undefined && (concurrency ?? undefined) !== s.limit) {
+      s.limit = concurrency ?? undefined;
+      changed = true;
+    }
+    if (paused !== undefined && paused !== s.paused) {
+      s.paused = paused;
+      changed = true;
+    }
+    this.groupSettings.set(g, s);
+    if (changed) {
+      if (s.paused) this.lanes = this.lanes.filter((l) => l !== g);
+      else if (this.#eligible(g)) this.#join([g]);
+    }
+    return changed;
+  }
+
+  group(g: string) {
+    const s = this.groupSettings.get(g);
+    return { id: g, running: this.#running(g), waiting: this.#line(g).length, concurrency: s?.limit, paused: s?.paused ?? false };
   }
 
   /** The job a hand-out is about, and whether the hand-out still holds it. */
@@ -182,13 +348,15 @@ export class QueueModel {
     if (!job) return 'not_found';
     if (job.state === 'completed' && job.handout === handout) return 'ok';
     if (!live) return 'lease_lost';
-    if (this.keepCount || this.keepAgeMs) {
-      job.state = 'completed';
-      job.mark = 'none';
-      job.finishedAt = this.now;
-      job.result = result;
-      this.#trimCompleted();
-    } else this.#remove(job);
+    this.#endLease(job, () => {
+      if (this.keepCount || this.keepAgeMs) {
+        job.state = 'completed';
+        job.mark = 'none';
+        job.finishedAt = this.now;
+        job.result = result;
+        this.#trimCompleted();
+      } else this.#remove(job);
+    });
     return 'ok';
   }
 
@@ -209,6 +377,11 @@ export class QueueModel {
     this.keepCount = 0;
     this.keepAgeMs = 0;
     this.#seq = 0;
+    this.grouped = false;
+    this.concurrency = undefined;
+    this.groupConcurrency = undefined;
+    this.groupSettings.clear();
+    this.lanes = [];
     return { removed: true, counts };
   }
 
@@ -236,11 +409,10 @@ export class QueueModel {
     job.lastError = error;
     job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error }].slice(-MODEL_ERROR_HISTORY);
     if (dead || job.attempts >= this.#maxOf(job)) {
-      this.#bury(job);
+      this.#endLease(job, () => this.#bury(job));
       return { outcome: 'dead', dueAtMs: undefined };
     }
-    job.state = 'scheduled';
-    job.due = this.now + retryDelayMs;
+    this.#endLease(job, () => this.#schedule(job, this.now + retryDelayMs));
     return { outcome: 'retried', dueAtMs: job.due };
   }
 
@@ -254,12 +426,11 @@ export class QueueModel {
     const due = this.now + delayMs;
     if (deadlineAtMs !== undefined && due > deadlineAtMs) {
       job.lastError = `snooze deadline passed: next look at ${due} is after ${deadlineAtMs}`;
-      this.#bury(job);
+      this.#endLease(job, () => this.#bury(job));
       return { outcome: 'dead', dueAtMs: undefined };
     }
     job.attempts = Math.max(0, job.attempts - 1);
-    job.state = 'scheduled';
-    job.due = due;
+    this.#endLease(job, () => this.#schedule(job, due));
     return { outcome: 'snoozed', dueAtMs: due };
   }
 
@@ -270,8 +441,7 @@ export class QueueModel {
     if (!live) return 'lease_lost';
     job.mark = 'gaveUp';
     job.attempts = Math.max(0, job.attempts - 1);
-    job.state = 'scheduled';
-    job.due = this.now;
+    this.#endLease(job, () => this.#schedule(job, this.now));
     return 'ok';
   }
 
@@ -287,7 +457,7 @@ export class QueueModel {
     const job = this.jobs.get(id);
     if (!job) return { rescheduled: false, state: undefined, dueAtMs: undefined };
     if (job.state !== 'scheduled') return { rescheduled: false, state: job.state, dueAtMs: job.due };
-    job.due = this.now + delayMs;
+    this.#schedule(job, this.now + delayMs);
     return { rescheduled: true, state: 'scheduled', dueAtMs: job.due };
   }
 
@@ -297,8 +467,7 @@ export class QueueModel {
       const job = this.jobs.get(id)!;
       this.deadOrder.splice(this.deadOrder.indexOf(id), 1);
       job.attempts = 0;
-      job.state = 'scheduled';
-      job.due = this.now;
+      this.#schedule(job, this.now);
     }
     return targets.length;
   }
@@ -334,6 +503,7 @@ export class QueueModel {
       finishedAtMs: job.state === 'dead' || job.state === 'completed' ? job.finishedAt : undefined,
       result: job.state === 'completed' ? job.result : undefined,
       errors: job.errors.length > 0 ? job.errors : undefined,
+      group: job.group,
     };
   }
 }

@@ -171,8 +171,10 @@ export class MemoryQueue {
     (e) => e.version === e.job.version && e.job.where === 'scheduled',
   );
   readonly #readyHeap = new Heap<Entry>(readyBefore, (e) => e.version === e.job.version && e.job.where === 'ready');
+  // Ties by id bytes, as the active ZSET orders them: a claim recovers expired leases in that
+  // order, and the groups they free join the rotation in it.
   readonly #leases = new Heap<Entry>(
-    (a, b) => a.at < b.at,
+    (a, b) => a.at < b.at || (a.at === b.at && byteOrder(a.job.id, b.job.id) < 0),
     (e) => e.version === e.job.version && e.job.where === 'active',
   );
   /** Dedup keys by expiry, so expired ones are freed without a scan. */
