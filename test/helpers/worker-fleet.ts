@@ -5,11 +5,14 @@ import { fileURLToPath } from 'node:url';
 const PROGRAM = fileURLToPath(new URL('./worker-process.js', import.meta.url));
 
 export interface Report {
-  t: 'ready' | 'start' | 'completed' | 'leaseLost' | 'settleFailed' | 'error';
+  t: 'ready' | 'start' | 'end' | 'completed' | 'leaseLost' | 'settleFailed' | 'error';
   pid: number;
   id?: string;
   token?: string;
   attempt?: number;
+  /** start, end: the job's group and when (Date.now() in the child). */
+  group?: string;
+  at?: number;
 }
 
 export class WorkerFleet {

@@ -15,8 +15,11 @@ const workMs = Number(env.DQ_WORK_MS ?? 0);
 const worker = new Worker<unknown>(
   env.DQ_QUEUE!,
   async (job) => {
-    send({ t: 'start', id: job.id, token: job.token, attempt: job.attempt });
+    // `at` (this host's clock, shared by every child) and the group let a test lay the handlers'
+    // runs side by side and check that no limit was exceeded at any instant.
+    send({ t: 'start', id: job.id, token: job.token, attempt: job.attempt, group: job.group, at: Date.now() });
     if (workMs > 0) await new Promise((r) => setTimeout(r, workMs));
+    send({ t: 'end', id: job.id, token: job.token, group: job.group, at: Date.now() });
   },
   {
     connection: env.DQ_CONNECTION ? JSON.parse(env.DQ_CONNECTION) : env.DQ_URL!,
