@@ -1,7 +1,7 @@
 /**
  * Sharded queues on a real Redis Cluster (3 masters, no replicas, no AOF):
- * - the conformance suite on 3-shard queues, as test/conformance/sharded.test.ts runs it on the
- *   memory store and a standalone redis-server;
+ * - the conformance suite and the group suite on 3-shard queues, as
+ *   test/conformance/sharded.test.ts runs them on the memory store and a standalone redis-server;
  * - no CROSSSLOT, ever: every public operation of Queue, Worker and Scheduler on a 3-shard queue
  *   whose shards sit on 3 different masters, with every node's CROSSSLOT counter read before
  *   and after;
@@ -13,7 +13,8 @@ import type { Redis } from 'ioredis';
 import { listQueues, Queue, Scheduler, type StreamEvent, UnrecoverableError, Worker } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
-import { conformance } from '../conformance/suite.js';
+import { groupConformance } from '../conformance/groups.js';
+import { conformance, type StoreKind } from '../conformance/suite.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { clusterErrorStats, newErrors, nodeClient, shardTag, spreadQueueName } from '../helpers/cluster-tools.js';
 import { type RedisCluster, startCluster } from '../helpers/redis-cluster.js';
@@ -30,7 +31,7 @@ after(async () => {
 
 let clock: Redis | undefined;
 let seeds: { host: string; port: number }[] = [];
-conformance({
+const kind: StoreKind = {
   name: 'redis cluster, 3 shards',
   async start() {
     const c = await cluster();
@@ -43,7 +44,9 @@ conformance({
   options: () => ({ connection: { cluster: seeds }, shards: 3 }),
   // Every node runs on this host: any node's TIME is the clock every script reads.
   now: () => serverTimeMs(clock!),
-});
+};
+conformance(kind);
+groupConformance(kind);
 
 type Kind = 'ack' | 'flaky' | 'snooze' | 'die' | 'hold' | 'far' | 'tick' | 'late';
 interface P {
