@@ -25,6 +25,7 @@ const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poll
   --repeat <n>         each scenario n times per system (median and min-max)
   --json               the results as JSON on stdout
   --cluster            the sharded-queue benchmark on a local Redis Cluster (takes --quick, --repeat, --shards, --json)
+  --groups             groups and concurrency limits beside the ungrouped queue (takes --quick, --repeat, --json)
   --help               this text`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -33,6 +34,13 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 }
 
 // npm run bench -- --cluster [--quick] [--repeat n]: 1 shard beside 3 shards on a local Redis Cluster (bench/cluster.ts).
+// npm run bench -- --groups [--quick] [--repeat n]: groups and concurrency limits (bench/groups.ts).
+if (process.argv.includes('--groups')) {
+  const { runGroupsBench } = await import('./groups.js');
+  await runGroupsBench(process.argv.slice(2));
+  process.exit(0);
+}
+
 if (process.argv.includes('--cluster')) {
   const { runClusterBench } = await import('./cluster.js');
   await runClusterBench(process.argv.slice(2));

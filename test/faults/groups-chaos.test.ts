@@ -61,9 +61,7 @@ describe('groups under real worker processes', () => {
     await q.setLimits({ concurrency: 6, groupConcurrency: 1 });
     const groups = 8;
     const perGroup = 10;
-    await q.addBulk(
-      Array.from({ length: groups * perGroup }, (_, i) => ({ data: i, opts: { id: `j${i}`, group: `tenant-${i % groups}` } })),
-    );
+    await q.addBulk(Array.from({ length: groups * perGroup }, (_, i) => ({ data: i, opts: { id: `j${i}`, group: `tenant-${i % groups}` } })));
     const fleet = new WorkerFleet({ url: fx.redis.url, queue: name, concurrency: 8, leaseMs: 1000, workMs: 40 });
     fleets.push(fleet);
     const victim = await fleet.start();
@@ -77,10 +75,14 @@ describe('groups under real worker processes', () => {
     }, 'the victim to be running a job');
     const killedAt = new Map([[victim.pid!, Date.now()]]);
     await fleet.kill9(victim);
-    await until(async () => {
-      const s = await q.stats();
-      return s.scheduled === 0 && s.active === 0;
-    }, "every job to finish, the victim's after its lease ran out", 30_000);
+    await until(
+      async () => {
+        const s = await q.stats();
+        return s.scheduled === 0 && s.active === 0;
+      },
+      "every job to finish, the victim's after its lease ran out",
+      30_000,
+    );
 
     const all = runs(fleet.reports, killedAt);
     assert.ok(peak(all) <= 6, `at most 6 jobs at once across both workers, saw ${peak(all)}`);
@@ -113,10 +115,14 @@ describe('groups under real worker processes', () => {
     await fx.stop({ kill9: true });
     await fx.start();
     const check = new Queue<number>(name, { connection: fx.redis.url });
-    await until(async () => {
-      const s = await check.stats();
-      return s.scheduled === 0 && s.active === 0;
-    }, 'every job to finish after the restart', 30_000);
+    await until(
+      async () => {
+        const s = await check.stats();
+        return s.scheduled === 0 && s.active === 0;
+      },
+      'every job to finish after the restart',
+      30_000,
+    );
     const all = runs(fleet.reports, new Map());
     for (let g = 0; g < 3; g++) assert.ok(peak(all, (r) => r.group === `g${g}`) <= 2, `g${g}: at most 2 at once`);
     const report = await check.verify();
