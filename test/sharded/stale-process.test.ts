@@ -254,6 +254,30 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       }
     });
 
+    test("a group's own limit and pause reach its new shard: copied by a reshard, and set by a process that has not seen one", async () => {
+      const name = uniqueName('grp');
+      const [a, b] = [proc(), proc()];
+      const qa = a.queue<number>(name, { shards: 2 });
+      await qa.groups.setLimits('tenant-1', { concurrency: 3 });
+      await qa.groups.pause('tenant-1');
+      const qb = b.queue<number>(name);
+      assert.equal((await qb.groups.get('tenant-2')).paused, false, 'b has read the 2-shard layout');
+      await a.reshard(name, 3);
+      // Copied by the reshard to tenant-1's new shard: its new jobs wait there.
+      assert.deepEqual(await qa.groups.get('tenant-1'), { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, paused: true });
+      // b pauses another group by the layout it has not seen change: the new shard has it too.
+      assert.equal(await qb.groups.pause('tenant-2'), true);
+      await a.reshard(name, 4);
+      for (const g of ['tenant-1', 'tenant-2']) assert.equal((await qa.groups.get(g)).paused, true, g);
+      await qa.add(1, { id: 'held', group: 'tenant-2' });
+      const res = await qa.store.claim(name, 10, 30_000, 3);
+      assert.deepEqual(res.jobs, [], 'a paused group hands out nothing on its new shard');
+      assert.equal(await qb.groups.resume('tenant-2'), true);
+      // a has no worker subscribed to the shards' signals: its claims ask every shard a second
+      // after the last (ClaimPlanner's safety net).
+      await until(async () => (await qa.store.claim(name, 10, 30_000, 3)).jobs.length === 1, 'the resumed group hands out its job', 10_000, 1_100);
+    });
+
     test('a reshard whose process died half way (kill -9) loses nothing: after each step adds land where every process looks, and the next reshard goes through', async () => {
       const name = uniqueName('half');
       const [a, b, c] = [proc(), proc(), proc()];

@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../../errors.js';
 import type { QueueSettings, Store } from '../store.js';
-import { formatLayout, isUnsharded, memberNames, newEpoch, parseLayout, reshardedLayout, shardCount, shardNames } from './layout.js';
+import { formatLayout, isUnsharded, type Layout, memberNames, newEpoch, parseLayout, reshardedLayout, shardCount, shardFor, shardNames } from './layout.js';
 
 /** Tries of a reshard (or an obliterate) whose compare-and-set of the layout lost to another process. */
 export const RESHARD_ATTEMPTS = 5;
@@ -57,6 +57,7 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
         await applySettings(inner, n, settings, count);
       }),
     );
+    await copyGroupSettings(inner, queue, memberNames(queue, layout), next);
     const text = formatLayout(next);
     if (await inner.setLayout(queue, raw, text, epoch)) {
       // From here no add reaches the old shards; workers and lookups still find their jobs.
@@ -68,6 +69,26 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
     }
   }
   throw new ValidationError('shards', 'the layout kept changing while resharding (another reshard at the same time?): try again');
+}
+
+/**
+ * A group's own limit and pause go with it to its shard of the new set (its jobs go there from
+ * now on), before any job can reach it: the groups that have one, walked on every shard of the
+ * old layout.
+ */
+async function copyGroupSettings(inner: Store, queue: string, members: string[], next: Layout): Promise<void> {
+  for (const member of members) {
+    let cursor: string | undefined;
+    do {
+      const page = await inner.groupPage(member, cursor, 1000);
+      await Promise.all(
+        page.groups
+          .filter((g) => g.concurrency !== undefined || g.paused)
+          .map((g) => inner.setGroup(shardFor(queue, next.current, g.id), g.id, { concurrency: g.concurrency ?? null, paused: g.paused })),
+      );
+      cursor = page.next;
+    } while (cursor !== undefined);
+  }
 }
 
 async function applySettings(inner: Store, member: string, s: QueueSettings, shards: number): Promise<void> {

@@ -10,7 +10,7 @@ import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, Store, StoredG
 import { StoreError } from '../../errors.js';
 import { shardCount, shardFor } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
-import { perShard } from './resharding.js';
+import { perShard, RESHARD_ATTEMPTS } from './resharding.js';
 
 /** A shard's share of a concurrency limit (null and undefined pass through). */
 export function shardLimit(v: number | null | undefined, shards: number): number | null | undefined {
@@ -45,10 +45,20 @@ export class ShardedGroups {
     return this.#inner.limits(queue);
   }
 
+  /**
+   * On every home of the group, by the layout as stored now, and again on the homes of a layout a
+   * reshard stored meanwhile (which copies group settings to the new shards only once).
+   */
   async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
-    const r = await this.#layouts.resolve(queue);
-    const changed = await Promise.all(homes(queue, r, group).map((m) => this.#inner.setGroup(m, group, change)));
-    return changed.some(Boolean);
+    const done = new Map<string, boolean>();
+    for (let round = 0; round < RESHARD_ATTEMPTS; round++) {
+      const r = await this.#layouts.resolve(queue, true);
+      const todo = homes(queue, r, group).filter((m) => !done.has(m));
+      if (todo.length === 0) break;
+      const answers = await Promise.all(todo.map((m) => this.#inner.setGroup(m, group, change)));
+      todo.forEach((m, i) => done.set(m, answers[i]!));
+    }
+    return [...done.values()].some(Boolean);
   }
 
   /** A group's counts summed over its homes; its limit and pause as its current home keeps them. */
