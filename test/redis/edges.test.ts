@@ -360,6 +360,36 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     // Nothing else was handed out: c is still waiting.
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
   });
+
+  test("a re-sent claim and a re-sent ack of jobs of a group take and give each group's slot once", async () => {
+    const proxy = await viaProxy();
+    const name = uniqueName('re-group');
+    const direct = redisStore();
+    await direct.setLimits(name, { groupConcurrency: 2 });
+    await direct.add(name, [job('a', 0, { group: 'g' }), job('b', 0, { group: 'g' }), job('c', 0, { group: 'g' })]);
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(name, 0); // connected before the cut
+    let cut = proxy.cutOnNextReply();
+    const claimed = viaCut.claim(name, 3, 60_000, 3);
+    await cut;
+    proxy.release();
+    const r = await within(claimed, 5000, 'claim');
+    assert.deepEqual(
+      r.jobs.map((j) => j.id),
+      ['a', 'b'],
+    );
+    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 2, waiting: 1, concurrency: undefined, paused: false }]);
+    cut = proxy.cutOnNextReply();
+    const acked = viaCut.complete(
+      name,
+      r.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
+    await cut;
+    proxy.release();
+    assert.deepEqual(await within(acked, 5000, 'ack'), ['ok', 'ok']);
+    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 0, waiting: 1, concurrency: undefined, paused: false }]);
+    assert.equal((await direct.verify(name)).ok, true);
+  });
 });
 
 describe('handler-given values and timer options', () => {
