@@ -379,15 +379,14 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
       ['a', 'b'],
     );
     assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 2, waiting: 1, concurrency: undefined, paused: false }]);
+    // The ack of a alone is re-sent; b still runs, so a slot given back twice would show.
     cut = proxy.cutOnNextReply();
-    const acked = viaCut.complete(
-      name,
-      r.jobs.map((j) => ({ id: j.id, token: j.token })),
-    );
+    const acked = viaCut.complete(name, [{ id: 'a', token: r.jobs[0]!.token }]);
     await cut;
     proxy.release();
-    assert.deepEqual(await within(acked, 5000, 'ack'), ['ok', 'ok']);
-    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 0, waiting: 1, concurrency: undefined, paused: false }]);
+    // The first run deleted the job (no retention): the re-send finds none, as any re-sent ack does.
+    assert.deepEqual(await within(acked, 5000, 'ack'), ['not_found']);
+    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 1, waiting: 1, concurrency: undefined, paused: false }]);
     assert.equal((await direct.verify(name)).ok, true);
   });
 });

@@ -98,16 +98,15 @@ export function optStr(v: unknown): string | undefined {
  * through these offsets instead of building an object per job first (replies.ts decodeReply).
  */
 const CLAIM = REPLY_AT.claim;
-const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number' | 'group', number>;
-const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix', number>;
+const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
+const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix' | 'groups', number>;
 
 /** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
-function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number): ClaimedJob {
+function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number, group: string | undefined): ClaimedJob {
   const body = parseBody(String(reply[i + C.body]));
-  const group = reply[i + C.group];
   return {
     id: String(reply[i + C.id]),
-    group: group === '' ? undefined : String(group),
+    group,
     token: tokenPrefix + String(reply[i + C.token_number]),
     data: body.data,
     attempt: num(reply[i + C.attempt]),
@@ -174,6 +173,17 @@ export function leaseOutcomes(name: 'complete' | 'release' | 'extend', reply: un
   return (replyArray(name, reply) as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
 }
 
+/** The groups of a claim's jobs by position (wire.ts CLAIM_GROUPS); undefined when none has one. */
+function claimGroups(text: string): Map<number, string> | undefined {
+  if (text === '') return undefined;
+  const out = new Map<number, string>();
+  for (const line of text.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab > 0) out.set(Number(line.slice(0, tab)), line.slice(tab + 1));
+  }
+  return out;
+}
+
 /** claim's reply as the store's ClaimResult: each job on its own (one that cannot be read is reported, not thrown). */
 export function claimResult(reply: unknown[]): ClaimResult {
   replyArray('claim', reply);
@@ -183,10 +193,11 @@ export function claimResult(reply: unknown[]): ClaimResult {
   const tokenPrefix = String(reply[CF.token_prefix]);
   const jobs: ClaimedJob[] = [];
   const unreadable: UnreadableJob[] = [];
+  const groups = claimGroups(String(reply[CF.groups] ?? ''));
   // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
-  for (let i = CLAIM.first; i < reply.length; i += CLAIM.size) {
+  for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
-      jobs.push(claimedJob(reply, i, tokenPrefix, deadline));
+      jobs.push(claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n)));
     } catch (err) {
       unreadable.push({
         id: String(reply[i + C.id]),

@@ -29,75 +29,153 @@ local function flow()
   return flow_cache
 end
 
--- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
--- HSET (and one HDEL for those back to nothing) by save_groups.
-local GROUPS, group_dirty, dirty_list = {}, {}, {}
+-- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is
+-- made again on every call (measured: ~35 ns each, more for those that capture many upvalues),
+-- so a queue without groups builds none of these.
+local LIB = nil
+local function GL()
+  if LIB then return LIB end
+  local L = {}
+  LIB = L
+  -- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
+  -- HSET (and one HDEL for those back to nothing) by save_groups.
+  L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
-local function parse_group(s)
-  local g = { r = 0, w = 0, l = false, p = false }
-  if s then
-    local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
-    -- A state that does not read starts from nothing (verify() reports the counts that disagree).
-    if r and #r < 17 and #w < 17 and #l < 17 then
-      g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
-      if l ~= '' then g.l = tonumber(l) end
+  function L.parse_group(s)
+    local g = { r = 0, w = 0, l = false, p = false }
+    if s then
+      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      -- A state that does not read starts from nothing (verify() reports the counts that disagree).
+      if r and #r < 17 and #w < 17 and #l < 17 then
+        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
+        if l ~= '' then g.l = tonumber(l) end
+      end
+    end
+    return g
+  end
+
+  -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
+  function L.load_groups(ids)
+    local need, seen = {}, {}
+    for _, g in ipairs(ids) do
+      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+        seen[g] = true
+        need[#need + 1] = g
+      end
+    end
+    local vals = hmget(K_GROUPS, need)
+    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+  end
+
+  function L.group_state(g)
+    if L.GROUPS[g] == nil then L.load_groups({ g }) end
+    return L.GROUPS[g]
+  end
+
+  function L.touch_group(g)
+    if not L.dirty[g] then
+      L.dirty[g] = true
+      L.dirty_list[#L.dirty_list + 1] = g
     end
   end
-  return g
-end
 
--- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
-local function load_groups(ids)
-  local need, seen = {}, {}
-  for _, g in ipairs(ids) do
-    if g ~= UNGROUPED and GROUPS[g] == nil and not seen[g] then
-      seen[g] = true
-      need[#need + 1] = g
+  function L.save_groups()
+    local sets, dels = {}, {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+        dels[#dels + 1] = g
+      else
+        sets[#sets + 1] = g
+        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+      end
+    end
+    hset_pairs(K_GROUPS, sets)
+    if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  -- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
+  function L.group_room(s)
+    if s.p then return 0 end
+    local l = s.l or flow().group_limit
+    if not l then return HUGE end
+    return l - s.r
+  end
+
+  -- A group with due jobs waiting and room belongs in the rotation.
+  function L.group_eligible(s)
+    return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
+  function L.next_turn()
+    if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
+    L.last_turn = L.last_turn + 1
+    return L.last_turn
+  end
+
+  -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
+  -- (`to_tail`) move there.
+  function L.lanes_add(list, to_tail)
+    if #list == 0 then return end
+    local adds = {}
+    for _, lane in ipairs(list) do
+      adds[#adds + 1] = L.next_turn()
+      adds[#adds + 1] = lane
+    end
+    for i = 1, #adds, CHUNK do
+      if to_tail then
+        redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      else
+        redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      end
     end
   end
-  local vals = hmget(K_GROUPS, need)
-  for i, g in ipairs(need) do GROUPS[g] = parse_group(vals[i]) end
-end
 
-local function group_state(g)
-  if GROUPS[g] == nil then load_groups({ g }) end
-  return GROUPS[g]
-end
-
-local function touch_group(g)
-  if not group_dirty[g] then
-    group_dirty[g] = true
-    dirty_list[#dirty_list + 1] = g
+  function L.lanes_remove(list)
+    if #list > 0 then call_chunked('ZREM', K_LANES, list) end
   end
-end
 
-local function save_groups()
-  local sets, dels = {}, {}
-  for _, g in ipairs(dirty_list) do
-    local s = GROUPS[g]
-    if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
-      dels[#dels + 1] = g
-    else
-      sets[#sets + 1] = g
-      sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+  -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
+  -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  function L.priority_key(p)
+    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+  end
+
+  -- A job's member in its group's line, from the due time and seq as plain digits.
+  function L.waiting_member_text(g, priority, due_s, seq_s, id)
+    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+  end
+
+  function L.waiting_member(g, priority, due, seq, id)
+    return L.waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+  end
+
+  -- The parts of a waiting member: group, due time, seq and id.
+  function L.waiting_parts(member)
+    local z = string.find(member, '\0', 1, true)
+    local rest = string.sub(member, z + 8)
+    return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
+  end
+
+  -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
+  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups)
+    if #members == 0 then return end
+    local adds = {}
+    for _, m in ipairs(members) do
+      adds[#adds + 1] = 0
+      adds[#adds + 1] = m
+    end
+    call_chunked('ZADD', K_WAITING, adds)
+    L.load_groups(groups)
+    for _, g in ipairs(groups) do
+      L.GROUPS[g].w = L.GROUPS[g].w + 1
+      L.touch_group(g)
     end
   end
-  hset_pairs(K_GROUPS, sets)
-  if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
-  group_dirty, dirty_list = {}, {}
-end
-
--- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
-local function group_room(s)
-  if s.p then return 0 end
-  local l = s.l or flow().group_limit
-  if not l then return HUGE end
-  return l - s.r
-end
-
--- A group with due jobs waiting and room belongs in the rotation.
-local function group_eligible(s)
-  return s.w > 0 and group_room(s) > 0
+  return L
 end
 
 -- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
@@ -111,75 +189,6 @@ local function groups_of(ids)
   local vals = hmget(K_GROUP_OF, ids)
   for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
   return out
-end
-
--- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
-local last_turn = nil
-local function next_turn()
-  if not last_turn then last_turn = head_score_at(K_LANES, -1) or 0 end
-  last_turn = last_turn + 1
-  return last_turn
-end
-
--- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
--- (`to_tail`) move there.
-local function lanes_add(list, to_tail)
-  if #list == 0 then return end
-  local adds = {}
-  for _, lane in ipairs(list) do
-    adds[#adds + 1] = next_turn()
-    adds[#adds + 1] = lane
-  end
-  for i = 1, #adds, CHUNK do
-    if to_tail then
-      redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
-    else
-      redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
-    end
-  end
-end
-
-local function lanes_remove(list)
-  if #list > 0 then call_chunked('ZREM', K_LANES, list) end
-end
-
--- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
--- one outside, written by hand, is clamped: it orders first or last, and is still found).
-local function priority_key(p)
-  return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
-end
-
--- A job's member in its group's line, from the due time and seq as plain digits.
-local function waiting_member_text(g, priority, due_s, seq_s, id)
-  return g .. '\0' .. priority_key(priority) .. ready_member_text(due_s, seq_s, id)
-end
-
-local function waiting_member(g, priority, due, seq, id)
-  return waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
-end
-
--- The parts of a waiting member: group, due time, seq and id.
-local function waiting_parts(member)
-  local z = string.find(member, '\0', 1, true)
-  local rest = string.sub(member, z + 8)
-  return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
-end
-
--- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
--- (aligned), counted as waiting there. The caller puts the groups in the rotation.
-local function wait_in_line(members, groups)
-  if #members == 0 then return end
-  local adds = {}
-  for _, m in ipairs(members) do
-    adds[#adds + 1] = 0
-    adds[#adds + 1] = m
-  end
-  call_chunked('ZADD', K_WAITING, adds)
-  load_groups(groups)
-  for _, g in ipairs(groups) do
-    GROUPS[g].w = GROUPS[g].w + 1
-    touch_group(g)
-  end
 end
 
 -- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
@@ -197,7 +206,7 @@ local function job_state(id)
     if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
     if flow().grouped then
       local g = redis.call('HGET', K_GROUP_OF, id)
-      if g and redis.call('ZSCORE', K_WAITING, waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
     end
   end
   return nil, body, run
@@ -216,11 +225,11 @@ local function unlink_waiting(id, state, body, run)
   elseif state == PLACE.waiting then
     local g = redis.call('HGET', K_GROUP_OF, id)
     local b = parse_body(body)
-    redis.call('ZREM', K_WAITING, waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
-    local s = group_state(g)
+    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = GL().group_state(g)
     s.w = s.w - 1
-    touch_group(g)
-    save_groups()
+    GL().touch_group(g)
+    GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
   end

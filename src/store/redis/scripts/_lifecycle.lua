@@ -54,13 +54,13 @@ local function enter_active(pairs_, groups)
   local any = false
   for _, g in ipairs(groups) do
     if g ~= UNGROUPED then
-      local s = group_state(g)
+      local s = GL().group_state(g)
       s.r = s.r + 1
-      touch_group(g)
+      GL().touch_group(g)
       any = true
     end
   end
-  if any then save_groups() end
+  if any then GL().save_groups() end
 end
 
 -- Out of active: every way a lease ends goes through here, whatever happens to the job next.
@@ -75,7 +75,7 @@ local function leave_active(ids)
   call_chunked('ZREM', K_ACTIVE, ids)
   if f.grouped then
     local groups = groups_of(ids)
-    load_groups(groups)
+    GL().load_groups(groups)
     local freed, order = {}, {}
     for _, g in ipairs(groups) do
       if g ~= UNGROUPED then
@@ -88,14 +88,14 @@ local function leave_active(ids)
     end
     local joining = {}
     for _, g in ipairs(order) do
-      local s = GROUPS[g]
-      local had_room = group_room(s) > 0
+      local s = GL().GROUPS[g]
+      local had_room = GL().group_room(s) > 0
       s.r = math.max(0, s.r - freed[g])
-      touch_group(g)
-      if s.w > 0 and not had_room and group_room(s) > 0 then joining[#joining + 1] = g end
+      GL().touch_group(g)
+      if s.w > 0 and not had_room and GL().group_room(s) > 0 then joining[#joining + 1] = g end
     end
-    save_groups()
-    lanes_add(joining, false)
+    GL().save_groups()
+    GL().lanes_add(joining, false)
     if #joining > 0 then wake = true end
   end
   if wake then wake_now() end

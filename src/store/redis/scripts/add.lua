@@ -52,7 +52,7 @@ for i = 1, each_count() do
     j.window = each_int(i, 'dedup_ms')
   end
   j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), each_arg(i, 'group')
-  if string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
+  if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
   jobs[i] = j
   ids[i] = j.id
 end

@@ -3,7 +3,7 @@ first added; recovers jobs whose lease ran out on the way. When no more than `co
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, then per item: id, body, attempt, due_ms, token_number, group }; more is 1 when due jobs are left; per job wire.ts CLAIM_JOB
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB
 `worker` is the claiming worker's id, kept in each job's run state as its lease holder.
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired
@@ -36,13 +36,15 @@ local worker = (string.gsub(arg('worker'), ':', '_'))
 local memo_key = ''
 if arg('request_id') ~= '' then memo_key = K_MEMO end
 
--- One hand-out: wire.ts CLAIM_JOB, six reply elements. The body goes out as stored and the
+-- One hand-out: wire.ts CLAIM_JOB, five reply elements; a job of a group is named in the
+-- `groups` field (CLAIM_GROUPS), so a queue without groups pays nothing per job for them. The body goes out as stored and the
 -- numbers as integers: no string is built per job. The positions are read once (locals, not a
 -- table lookup per job and field).
-local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN, AT_GROUP = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number, RE.group
+local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
+local group_lines = {}
 local function hand_out(out, id, body, attempt, due, token_number, group)
   local n = #out
-  out[n + AT_GROUP] = group
+  if group ~= UNGROUPED then group_lines[#group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
   out[n + AT_ID] = id
   out[n + AT_BODY] = body
   out[n + AT_ATTEMPT] = attempt
@@ -56,7 +58,7 @@ if memo then
   local m_now, m_deadline, m_base, m_count = string.match(memo, '^(%d+):(%d+):(%d+):(%d+)$')
   m_now, m_deadline, m_base, m_count = tonumber(m_now), tonumber(m_deadline), tonumber(m_base), tonumber(m_count)
   local prefix = int(m_now) .. '-'
-  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix })
+  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix, groups = '' })
   -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
   local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
   local runs, bodies, groups = hmget(K_RUNS, held), hmget(K_JOBS, held), groups_of(held)
@@ -67,6 +69,7 @@ if memo then
       if k and k > m_base and k <= m_base + m_count then hand_out(out, id, bodies[i], r.a, r.t or m_now, k, groups[i]) end
     end
   end
+  out[R.groups] = table.concat(group_lines)
   return out
 end
 
@@ -137,7 +140,7 @@ if f.limit and not f.paused then
 end
 if f.paused or want == 0 then
   local next_lease = head_score(K_ACTIVE)
-  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '' })
+  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
 end
 
 -- A candidate with every field readable() sets, so the table is sized once (growing a Lua
@@ -259,28 +262,31 @@ local function pick_in_order()
   -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
   -- priority order, and take the best from there. A ready job's run state holds its due time,
   -- so its ready member can be found again by id.
+  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
+  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
   local adds = {}
   for _, c in ipairs(readable(due, due_ids)) do
-    ready_add(adds, c)
-    promoted_run(c)
+    adds[#adds + 1] = -c.priority
+    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
   end
   if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
   local cands, ids = pop_ready(want)
   return readable(cands, ids, true)
 end
 
--- Whether candidate x came due before y (due time, then add order): the order lanes join in.
-local function earlier(x, y)
-  if x.due ~= y.due then return x.due < y.due end
-  return x.seq < y.seq
-end
-
 -- Lanes (groups, and the jobs of no group) take turns: each lane at the head of the rotation
 -- gives one job per round, up to its room, until the hand-out is full; a lane served goes to the
 -- tail while it has more due and room, and leaves the rotation when it has not. Within a lane,
 -- priority, then due time, then add order. One call per lane served (at most `want` lanes),
--- whatever the number of groups.
-local function pick_in_turns()
+-- whatever the number of groups. Made only on a queue with groups (a closure costs every call).
+local pick_in_turns = f.grouped and function()
+  -- Whether candidate x came due before y (due time, then add order): the order lanes join in.
+  local function earlier(x, y)
+    if x.due ~= y.due then return x.due < y.due end
+    return x.seq < y.seq
+  end
   -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line.
   local due, due_ids = take_due(promote_limit)
   local good = readable(due, due_ids)
@@ -295,16 +301,16 @@ local function pick_in_turns()
     if g == UNGROUPED then
       ready_add(ready_adds, c)
     elseif c.due_s then
-      members[#members + 1] = waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
+      members[#members + 1] = GL().waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
       member_groups[#member_groups + 1] = g
     else
-      members[#members + 1] = waiting_member(g, c.priority, c.due, c.seq, c.id)
+      members[#members + 1] = GL().waiting_member(g, c.priority, c.due, c.seq, c.id)
       member_groups[#member_groups + 1] = g
     end
     if not first[g] or earlier(c, first[g]) then first[g] = c end
   end
   if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
-  wait_in_line(members, member_groups)
+  GL().wait_in_line(members, member_groups)
   local ready_count = redis.call('ZCARD', K_READY)
   -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
   -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
@@ -313,23 +319,23 @@ local function pick_in_turns()
   if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
   local rest = {}
   for g, c in pairs(first) do
-    if g == UNGROUPED or group_room(group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
+    if g == UNGROUPED or GL().group_room(GL().group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
   end
   table.sort(rest, function(x, y) return earlier(x.c, y.c) end)
   for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
-  lanes_add(joining, false)
+  GL().lanes_add(joining, false)
 
   -- The lanes at the head of the rotation, and how many jobs each may give.
   local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
-  load_groups(heads)
+  GL().load_groups(heads)
   local lanes, gone = {}, {}
   for _, lane in ipairs(heads) do
     local avail = 0
     if lane == UNGROUPED then
       avail = ready_count
     else
-      local st = GROUPS[lane]
-      avail = math.min(math.max(0, group_room(st)), st.w)
+      local st = GL().GROUPS[lane]
+      avail = math.min(math.max(0, GL().group_room(st)), st.w)
     end
     if avail > 0 then lanes[#lanes + 1] = { id = lane, avail = avail, take = 0 } else gone[#gone + 1] = lane end
   end
@@ -359,13 +365,13 @@ local function pick_in_turns()
       local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
       if #line > 0 then call_chunked('ZREM', K_WAITING, line) end
       for n, member in ipairs(line) do
-        local _, due_ms, _, id = waiting_parts(member)
+        local _, due_ms, _, id = GL().waiting_parts(member)
         ids[n] = id
         cands[n] = candidate(id, due_ms, false)
       end
-      local st = GROUPS[l.id]
+      local st = GL().GROUPS[l.id]
       st.w = st.w - #line
-      touch_group(l.id)
+      GL().touch_group(l.id)
     end
     for _, c in ipairs(cands) do c.lane = l.id end
     local ok = readable(cands, ids, true)
@@ -390,7 +396,7 @@ if f.grouped then picked, served, gone, ready_left = pick_in_turns() else picked
 local deadline = now + lease_ms
 local now_s = int(now)
 local token_prefix = now_s .. '-'
-local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix })
+local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix, groups = '' })
 if #picked > 0 then
   local token_base = take_seq(#picked)
   local actives, groups = {}, {}
@@ -414,6 +420,7 @@ if #picked > 0 then
     if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
   end
   enter_active(actives, groups)
+  out[R.groups] = table.concat(group_lines)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
 end
 flush_writes()
@@ -424,12 +431,12 @@ if served then
   local tail = {}
   for _, l in ipairs(served) do
     local more
-    if l.id == UNGROUPED then more = ready_left > 0 else more = group_eligible(GROUPS[l.id]) end
+    if l.id == UNGROUPED then more = ready_left > 0 else more = GL().group_eligible(GL().GROUPS[l.id]) end
     if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
   end
-  lanes_remove(gone)
-  lanes_add(tail, true)
-  save_groups()
+  GL().lanes_remove(gone)
+  GL().lanes_add(tail, true)
+  GL().save_groups()
 end
 
 local next_due = head_score(K_SCHEDULED)

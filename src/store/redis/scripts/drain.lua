@@ -47,7 +47,7 @@ if flow().grouped then
   local line = redis.call('ZRANGE', K_WAITING, w_rank, w_rank + limit - 1)
   local w_drop, w_groups = {}, {}
   for _, m in ipairs(line) do
-    local g, due, _, id = waiting_parts(m)
+    local g, due, _, id = GL().waiting_parts(m)
     if before == nil or due < before then
       w_drop[#w_drop + 1] = m
       w_groups[#w_groups + 1] = g
@@ -58,12 +58,12 @@ if flow().grouped then
   end
   if #w_drop > 0 then
     call_chunked('ZREM', K_WAITING, w_drop)
-    load_groups(w_groups)
+    GL().load_groups(w_groups)
     for _, g in ipairs(w_groups) do
-      GROUPS[g].w = GROUPS[g].w - 1
-      touch_group(g)
+      GL().GROUPS[g].w = GL().GROUPS[g].w - 1
+      GL().touch_group(g)
     end
-    save_groups()
+    GL().save_groups()
   end
   if #line >= limit then more = true end
 end

@@ -38,8 +38,8 @@ if string.find(g, '[%z\1-\31]') then error('delayq: argument group must not hold
 local changed = 0
 
 if g ~= '' then
-  local s = group_state(g)
-  local had_room = group_room(s) > 0
+  local s = GL().group_state(g)
+  local had_room = GL().group_room(s) > 0
   if concurrency ~= nil and s.l ~= concurrency then
     s.l = concurrency
     changed = 1
@@ -54,12 +54,12 @@ if g ~= '' then
     emit(EVENT.resumed, '', 'group', g)
   end
   if changed == 1 then
-    touch_group(g)
-    save_groups()
+    GL().touch_group(g)
+    GL().save_groups()
     if s.p then
-      lanes_remove({ g })
-    elseif group_eligible(s) then
-      lanes_add({ g }, false)
+      GL().lanes_remove({ g })
+    elseif GL().group_eligible(s) then
+      GL().lanes_add({ g }, false)
       if not had_room then wake_now() end
     end
   end
@@ -90,12 +90,12 @@ local step = redis.call('HSCAN', K_GROUPS, cursor, 'COUNT', LIMIT.groups_per_swe
 local fields = step[2]
 local joining = {}
 for i = 1, #fields, 2 do
-  local s = parse_group(fields[i + 1])
-  GROUPS[fields[i]] = s
-  if group_eligible(s) then joining[#joining + 1] = fields[i] end
+  local s = GL().parse_group(fields[i + 1])
+  GL().GROUPS[fields[i]] = s
+  if GL().group_eligible(s) then joining[#joining + 1] = fields[i] end
 end
 -- In byte order (HSCAN's order is the hash's own), as the memory store's sweep.
 table.sort(joining, lex_lt)
-lanes_add(joining, false)
+GL().lanes_add(joining, false)
 if #joining > 0 then wake_now() end
 return reply({ changed = changed, cursor = step[1] })

@@ -97,7 +97,7 @@ for i, p in ipairs(picked) do
   if p.phase == PLACE.ready and state == PLACE.ready then
     ids[i] = ready_id(p.member)
   elseif p.phase == PLACE.waiting then
-    local _, due_ms, _, id = waiting_parts(p.member)
+    local _, due_ms, _, id = GL().waiting_parts(p.member)
     ids[i], p.due = id, due_ms
   else
     ids[i] = p.member
