@@ -250,16 +250,21 @@ export function groupConformance(kind: StoreKind): void {
       await q.store.extend(q.name, [{ id: 'expire', token: held.get('expire')! }], 100);
       // Both leases run out; the next claim recovers them and hands them out again, one slot each.
       const recovered = new Set<string>();
-      await until(async () => {
-        const r = await q.store.claim(q.name, 10, 30_000, 3);
-        for (const j of r.jobs) {
-          held.set(j.id, j.token);
-          recovered.add(j.id);
-        }
-        return recovered.size === 2;
-        // A sharded claim asks a shard at its last known moment; a lease shortened by extend is
-        // found by the claim a second after the last (ClaimPlanner's safety net).
-      }, 'both recovered and handed out again', 10_000, sharded ? 1_100 : 5);
+      await until(
+        async () => {
+          const r = await q.store.claim(q.name, 10, 30_000, 3);
+          for (const j of r.jobs) {
+            held.set(j.id, j.token);
+            recovered.add(j.id);
+          }
+          return recovered.size === 2;
+          // A sharded claim asks a shard at its last known moment; a lease shortened by extend is
+          // found by the claim a second after the last (ClaimPlanner's safety net).
+        },
+        'both recovered and handed out again',
+        10_000,
+        sharded ? 1_100 : 5,
+      );
       for (const id of ['release', 'expire']) assert.equal((await q.groups.get(id)).running, 1, id);
       await q.store.complete(q.name, [
         { id: 'release', token: held.get('release')! },
