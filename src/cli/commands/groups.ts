@@ -62,12 +62,8 @@ async function mustBeKnown(g: GlobalOptions, q: Queue<unknown>, newQueue: boolea
   );
 }
 
-/** A group that reads as nothing before a pause or a limit is set: maybe a typo of its id. */
+/** A group that reads as nothing: on a queue never used, the name may be a typo. */
 const looksEmpty = (gi: GroupInfo) => gi.running === 0 && gi.waiting === 0 && gi.concurrency === undefined && !gi.paused;
-
-function emptyGroupHint(id: string): void {
-  hint(`group ${JSON.stringify(id)} has nothing running or waiting (jobs not yet due are not counted): is the id right?`);
-}
 
 /** A bad --cursor is the caller's input: exit 64, not a store failure (the library throws a StoreError). */
 async function listPage(q: Queue<unknown>, cursor: string | undefined, limit: number) {
@@ -147,15 +143,13 @@ export function groupsCommands(program: Command): void {
       .action(async (id: string, o: { newQueue?: boolean }, cmd: Command) => {
         const g = globals(cmd);
         const group = groupArg(id);
-        const { changed, empty } = await withQueue(g, async (q) => {
+        const changed = await withQueue(g, async (q) => {
           await mustBeKnown(g, q, o.newQueue);
-          const empty = name === 'pause' && looksEmpty(await q.groups.get(group));
-          return { changed: await (name === 'pause' ? q.groups.pause(group) : q.groups.resume(group)), empty };
+          return name === 'pause' ? q.groups.pause(group) : q.groups.resume(group);
         });
         output(g, { id: group, changed }, () =>
           changed ? `${name}d group ${group} of ${g.queue}` : `group ${group} of ${g.queue} was already ${name === 'pause' ? 'paused' : 'running'}`,
         );
-        if (empty && changed) emptyGroupHint(group);
         if (!changed) notChanged();
       });
   }
@@ -169,11 +163,10 @@ export function groupsCommands(program: Command): void {
       const g = globals(cmd);
       const group = groupArg(id);
       const concurrency = limitArg('limit', n);
-      const { changed, empty, limits } = await withQueue(g, async (q) => {
+      const { changed, limits } = await withQueue(g, async (q) => {
         await mustBeKnown(g, q, o.newQueue);
-        const empty = concurrency !== null && looksEmpty(await q.groups.get(group));
         const changed = await q.groups.setLimits(group, { concurrency });
-        return { changed, empty, limits: concurrency === null ? await q.limits() : undefined };
+        return { changed, limits: concurrency === null ? await q.limits() : undefined };
       });
       output(g, { id: group, concurrency, changed }, () => {
         if (concurrency !== null)
@@ -181,7 +174,6 @@ export function groupsCommands(program: Command): void {
         const applies = `the queue's groupConcurrency applies: ${limitText(limits?.groupConcurrency)}`;
         return changed ? `group ${group} of ${g.queue}: own limit removed (${applies})` : `group ${group} of ${g.queue} had no limit of its own (${applies})`;
       });
-      if (empty && changed) emptyGroupHint(group);
       if (!changed) notChanged();
     });
 
