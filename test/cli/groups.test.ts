@@ -251,6 +251,7 @@ describe('delayq groups and limits', () => {
         [[...g, 'groups', 'ls', '--limit', 'x'], /^--limit must be a number/],
         [[...g, 'groups', 'ls', '--limit', '0'], /^--limit must be a whole number from 1 to 1000/],
         [[...g, 'groups', 'ls', '--cursor', 'abc'], /^--cursor is not a cursor that 'delayq groups ls' printed \(got "abc"\)$/],
+        [[...g, 'groups', 'ls', '--cursor', '0:'.padEnd(2000, '9')], /^--cursor is not a cursor that 'delayq groups ls' printed \(got "0:9+"\)$/],
         [[...g, 'add', '1', '--id', 'new-job', '--group', ''], /^group must not be empty/],
         [[...g, 'add', '--ndjson'], /^line 2: opts\.group must not be empty/, '{"data":1,"opts":{"id":"n1","group":"g"}}\n{"data":2,"opts":{"group":""}}\n'],
         [[...g, 'add', '--ndjson'], /^line 1: opts\.group must be a string/, '{"data":1,"opts":{"id":"n2","group":42}}\n'],

@@ -8,7 +8,7 @@
  * up a queue before its first job. Reads answer on any name, with a hint when it looks unused.
  */
 import type { Command } from 'commander';
-import { StoreError } from '../../errors.js';
+import { StoreError, ValidationError } from '../../errors.js';
 import { MAX_CONCURRENCY, PAGE_LIMIT_MAX } from '../../limits.js';
 import { parseId } from '../../options.js';
 import type { GroupInfo, QueueLimitsInfo } from '../../queue/groups-api.js';
@@ -65,12 +65,14 @@ async function mustBeKnown(g: GlobalOptions, q: Queue<unknown>, newQueue: boolea
 /** A group that reads as nothing: on a queue never used, the name may be a typo. */
 const looksEmpty = (gi: GroupInfo) => gi.running === 0 && gi.waiting === 0 && gi.concurrency === undefined && !gi.paused;
 
-/** A bad --cursor is the caller's input: exit 64, not a store failure (the library throws a StoreError). */
+/** A bad --cursor is the caller's input: exit 64 naming --cursor (the library throws a StoreError, or a ValidationError naming opts.cursor). */
 async function listPage(q: Queue<unknown>, cursor: string | undefined, limit: number) {
   try {
     return await q.groups.list({ ...(cursor === undefined ? {} : { cursor }), limit });
   } catch (err) {
-    if (cursor !== undefined && err instanceof StoreError && err.message.startsWith('not a groups cursor'))
+    const badCursor =
+      (err instanceof StoreError && err.message.startsWith('not a groups cursor')) || (err instanceof ValidationError && err.field === 'opts.cursor');
+    if (cursor !== undefined && badCursor)
       throw new UsageError(`--cursor is not a cursor that 'delayq groups ls' printed (got ${JSON.stringify(cursor.slice(0, 40))})`);
     throw err;
   }
