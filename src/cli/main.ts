@@ -12,6 +12,7 @@ import { cronCommands } from './commands/cron.js';
 import { deadCommands } from './commands/dead.js';
 import { demoCommand } from './commands/demo.js';
 import { eventsCommands } from './commands/events.js';
+import { groupsCommands } from './commands/groups.js';
 import { inspectCommands } from './commands/inspect.js';
 import { jobCommands } from './commands/job-ops.js';
 import { monitorCommand } from './commands/monitor.js';
@@ -50,6 +51,7 @@ Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 6
   jobCommands(program);
   deadCommands(program);
   inspectCommands(program);
+  groupsCommands(program);
   monitorCommand(program);
   cronCommands(program);
   eventsCommands(program);

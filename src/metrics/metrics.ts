@@ -1,19 +1,22 @@
 /**
  * Prometheus metrics through prom-client, an optional peer dependency: it is imported only
  * when metrics are asked for, so the library works without it. Labels are queue names only —
- * never a job id, which would make one series per job.
+ * never a job id, which would make one series per job — and a group id only on the top
+ * `topGroups` groups of a queue (group-figures.ts), never one series per tenant.
  *
  *   const metrics = await DelayqMetrics.create();          // prom-client's default registry
  *   metrics.observeQueue(queue); metrics.observeWorker(worker);
  *   http.createServer(async (_, res) => res.end(await metrics.registry.metrics()));
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ValidationError } from '../errors.js';
 import type { Queue } from '../queue.js';
 import type { ShardFigures } from '../store/shard-admin.js';
 import { ShardedStore } from '../store/sharded/sharded-store.js';
 import type { Store } from '../store/store.js';
 import type { QueueStats } from '../types.js';
 import type { Worker } from '../worker.js';
+import { GROUP_PAGE_SIZE, type GroupFigures, readGroupFigures } from './group-figures.js';
 
 type PromClient = typeof import('prom-client');
 
@@ -38,6 +41,27 @@ export interface MetricsOptions {
    * count (at most 256), never a job's. @default false
    */
   perShard?: boolean;
+  /**
+   * How many groups of each queue (`add({ group })`) get series of their own: those with the most
+   * jobs waiting, as `delayq_top_group_jobs{queue,group,state}`. The only series with a group
+   * label, so at most this many groups a queue at a time; 0 for none. From 0 to 100.
+   * @default 10
+   */
+  topGroups?: number;
+  /**
+   * The most pages of `queue.groups.list` (1000 groups each) a scrape reads per queue for the
+   * group series; past that they cover the groups read (`delayq_groups_walk_complete` is 0).
+   * From 1 to 1000. @default 10
+   */
+  groupPages?: number;
+}
+
+/** A whole-number option from min to max, or its default; a ValidationError names it. */
+function wholeOption(v: unknown, field: string, min: number, max: number, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw new ValidationError(field, `must be a whole number from ${min} to ${max} (got ${String(v)})`);
+  return v;
 }
 
 /** Seconds; from 1 ms (a delay queue's lag is measured in ms) to a minute. */
@@ -63,13 +87,18 @@ export class DelayqMetrics {
   readonly #queues = new Map<string, Queue<unknown>>();
   readonly #statsCache = new Map<string, { at: number; value: Promise<QueueStats> }>();
   readonly #shardCache = new Map<string, { at: number; value: Promise<ShardFigures[]> }>();
+  readonly #groupCache = new Map<string, { at: number; value: Promise<GroupFigures> }>();
   readonly #statsCacheMs: number;
+  readonly #topGroups: number;
+  readonly #groupPages: number;
   /** Start of each hand-out in flight (performance.now()), per observed worker, for the duration histogram. */
   readonly #started = new Set<Map<string, number>>();
 
   private constructor(prom: PromClient, opts: MetricsOptions) {
     this.registry = opts.registry ?? prom.register;
     this.#statsCacheMs = opts.statsCacheMs ?? 1000;
+    this.#topGroups = wholeOption(opts.topGroups, 'topGroups', 0, 100, 10);
+    this.#groupPages = wholeOption(opts.groupPages, 'groupPages', 1, 1000, 10);
     const registers = [this.registry as Registry];
     const self = this;
     if (opts.perShard) {
@@ -119,6 +148,7 @@ export class DelayqMetrics {
         await self.#collect((q, s) => this.set({ queue: q }, (s.oldestDueAgeMs ?? 0) / 1000));
       },
     });
+    this.#groupSeries(prom, registers);
     const counter = (name: string, help: string) => new prom.Counter({ name, help, labelNames: ['queue'], registers });
     this.#enqueued = counter('delayq_enqueued_total', 'Jobs added through observed queues');
     this.#completed = counter('delayq_completed_total', 'Jobs whose handler returned and whose ack landed');
@@ -148,6 +178,83 @@ export class DelayqMetrics {
     });
   }
 
+  /**
+   * The series of flow control: the queue's limits (absent when none), counts over its groups,
+   * and the top groups by jobs waiting. One bounded walk per queue feeds them all (cached like
+   * the stats); the help says which figures are over the groups read, and how to tell a walk
+   * that stopped short.
+   */
+  #groupSeries(prom: PromClient, registers: Registry[]): void {
+    const self = this;
+    const partial = `over the groups read: at most ${this.#groupPages} pages of ${GROUP_PAGE_SIZE} a scrape, so a lower bound while delayq_groups_walk_complete is 0`;
+    const gauge = (name: string, help: string, value: (f: GroupFigures) => number | undefined) =>
+      new prom.Gauge({
+        name,
+        help,
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          // Reset first: a limit removed, or a queue whose walk failed, leaves no stale value.
+          this.reset();
+          await self.#collectGroups((queue, f) => {
+            const v = value(f);
+            if (v !== undefined) this.set({ queue }, v);
+          });
+        },
+      });
+    gauge('delayq_concurrency_limit', "The queue's concurrency limit: most jobs of the queue running at once (absent when none)", (f) => f.limits.concurrency);
+    gauge(
+      'delayq_group_concurrency_limit',
+      "The queue's groupConcurrency: most jobs of any one group running at once, unless the group has a limit of its own (absent when none)",
+      (f) => f.limits.groupConcurrency,
+    );
+    gauge('delayq_groups_walk_complete', '1 when this scrape read every group of the queue, 0 when it stopped at its page bound (groupPages)', (f) =>
+      f.complete ? 1 : 0,
+    );
+    gauge('delayq_groups_listed', `Groups with something running or waiting, a limit of their own or a pause, ${partial}`, (f) => f.listed);
+    gauge('delayq_groups_waiting', `Groups with jobs waiting (due, held back by a limit, a pause or their turn), ${partial}`, (f) => f.waitingGroups);
+    gauge('delayq_groups_running', `Groups with jobs running, ${partial}`, (f) => f.runningGroups);
+    gauge('delayq_groups_paused', `Paused groups, ${partial}`, (f) => f.pausedGroups);
+    gauge(
+      'delayq_groups_at_limit',
+      `Groups not paused with jobs waiting and as many running as their limit allows (their own, else groupConcurrency), ${partial}`,
+      (f) => f.atLimitGroups,
+    );
+    new prom.Gauge({
+      name: 'delayq_group_jobs',
+      help: `Jobs held by groups: running, and waiting (due, held back by a limit, a pause or their turn), summed ${partial}`,
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        await self.#collectGroups((queue, f) => {
+          this.set({ queue, state: 'running' }, f.running);
+          this.set({ queue, state: 'waiting' }, f.waiting);
+        });
+      },
+    });
+    new prom.Gauge({
+      name: 'delayq_top_group_jobs',
+      help: `The ${this.#topGroups} groups of each queue with the most jobs waiting (ties by id; among the groups read): their jobs running and waiting. The only series with a group label`,
+      labelNames: ['queue', 'group', 'state'],
+      registers,
+      async collect() {
+        // Reset: a group that left the top has no series left behind.
+        this.reset();
+        await self.#collectGroups((queue, f) => {
+          for (const g of f.top) {
+            this.set({ queue, group: g.id, state: 'running' }, g.running);
+            this.set({ queue, group: g.id, state: 'waiting' }, g.waiting);
+          }
+        });
+      },
+    });
+  }
+
+  #collectGroups(set: (queue: string, f: GroupFigures) => void): Promise<void> {
+    return this.#eachQueue(this.#groupCache, (q) => readGroupFigures(q, { pages: this.#groupPages, top: this.#topGroups }), set);
+  }
+
   /** Loads prom-client; throws a clear error when it is not installed. */
   static async create(opts: MetricsOptions = {}): Promise<DelayqMetrics> {
     let prom: PromClient;
@@ -161,19 +268,26 @@ export class DelayqMetrics {
 
   /**
    * Reads each observed queue through a per-queue cache (one read per `statsCacheMs`, shared by
-   * every series of a scrape) and hands what it got to `set`. A scrape during an outage shows the
-   * other series rather than failing whole.
+   * every series of a scrape) and hands what it got to `set`. A read still under way is shared
+   * whatever its age: the series of one scrape collect side by side, and a slow Redis gets one
+   * read at a time, not one per series and scrape. A scrape during an outage shows the other
+   * series rather than failing whole.
    */
   async #eachQueue<V>(
-    cache: Map<string, { at: number; value: Promise<V> }>,
+    cache: Map<string, { at: number; value: Promise<V>; settled?: boolean }>,
     read: (q: Queue<unknown>) => Promise<V>,
     set: (queue: string, v: V) => void,
   ): Promise<void> {
     await Promise.all(
       [...this.#queues.values()].map(async (q) => {
         let c = cache.get(q.name);
-        if (!c || Date.now() - c.at > this.#statsCacheMs) {
-          c = { at: Date.now(), value: read(q) };
+        if (!c || (c.settled && Date.now() - c.at > this.#statsCacheMs)) {
+          const entry: { at: number; value: Promise<V>; settled?: boolean } = { at: Date.now(), value: read(q) };
+          const settle = () => {
+            entry.settled = true;
+          };
+          entry.value.then(settle, settle);
+          c = entry;
           cache.set(q.name, c);
         }
         const v = await c.value.catch(() => undefined);

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, Worker, type Store } from '../../src/index.js';
+import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, ValidationError, Worker, type Store } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
@@ -218,6 +218,143 @@ describe('Prometheus metrics', () => {
       await worker.close();
       await queue.close();
       client.disconnect();
+    }
+  });
+  test('groups: the limits (absent when none), counts over the groups, and only the top N groups by waiting carry a group label', async () => {
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0, topGroups: 3 });
+    const name = uniqueName('mg');
+    const queue = new Queue<number>(name, { connection: fx.redis.url });
+    const plain = new Queue<number>(uniqueName('mg-plain'), { connection: fx.redis.url });
+    metrics.observeQueue(queue).observeQueue(plain);
+    try {
+      await queue.setLimits({ concurrency: 100, groupConcurrency: 1 });
+      // Twelve tenants with 1..12 jobs, one with a limit of its own, one paused.
+      for (let t = 1; t <= 12; t++) await queue.addBulk(Array.from({ length: t }, (_, i) => ({ data: i, opts: { group: `tenant-${t}` } })));
+      await queue.groups.setLimits('tenant-11', { concurrency: 3 });
+      await queue.groups.pause('tenant-12');
+      await queue.groups.pause('tenant-idle');
+      await plain.add(1);
+      // A worker's claim: each group gets its slots, the rest wait in its line.
+      const handed = (await queue.store.claim(name, 100, 60_000, 1)).jobs;
+      assert.equal(handed.length, 11 + 2, 'one slot per tenant, three for tenant-11, none for the paused one');
+
+      const m = parse(await registry.metrics());
+      const q = `queue="${name}"`;
+      const groups = (await queue.groups.list({ limit: 1000 })).groups;
+      const sum = (f: (g: (typeof groups)[number]) => number) => groups.reduce((n, g) => n + f(g), 0);
+      assert.equal(m.get(`delayq_concurrency_limit{${q}}`), 100);
+      assert.equal(m.get(`delayq_group_concurrency_limit{${q}}`), 1);
+      assert.equal(m.get(`delayq_groups_walk_complete{${q}}`), 1);
+      assert.equal(m.get(`delayq_groups_listed{${q}}`), 13, 'twelve tenants and the idle paused one');
+      assert.equal(m.get(`delayq_groups_paused{${q}}`), 2);
+      assert.equal(m.get(`delayq_groups_running{${q}}`), 11);
+      assert.equal(
+        m.get(`delayq_groups_waiting{${q}}`),
+        sum((g) => (g.waiting > 0 ? 1 : 0)),
+      );
+      assert.equal(
+        m.get(`delayq_groups_at_limit{${q}}`),
+        sum((g) => (g.waiting > 0 && !g.paused ? 1 : 0)),
+        'every tenant not paused with jobs waiting is at its limit',
+      );
+      assert.equal(m.get(`delayq_group_jobs{${q},state="running"}`), 13);
+      assert.equal(
+        m.get(`delayq_group_jobs{${q},state="waiting"}`),
+        sum((g) => g.waiting),
+      );
+      assert.ok(sum((g) => g.waiting) > 0);
+      // The top three by waiting, and no other group label.
+      const top = [...groups]
+        .filter((g) => g.waiting > 0)
+        .sort((a, b) => b.waiting - a.waiting || a.id.localeCompare(b.id))
+        .slice(0, 3);
+      assert.equal(top.length, 3);
+      const labelled = [...m.keys()].filter((k) => k.includes('group="'));
+      assert.deepEqual(
+        labelled.sort(),
+        top
+          .flatMap((g) => [`delayq_top_group_jobs{${q},group="${g.id}",state="running"}`, `delayq_top_group_jobs{${q},group="${g.id}",state="waiting"}`])
+          .sort(),
+      );
+      for (const g of top) assert.equal(m.get(`delayq_top_group_jobs{${q},group="${g.id}",state="waiting"}`), g.waiting);
+      // A queue without limits or groups: no limit series, zeros, walk complete.
+      const p = `queue="${plain.name}"`;
+      assert.equal(m.has(`delayq_concurrency_limit{${p}}`), false);
+      assert.equal(m.has(`delayq_group_concurrency_limit{${p}}`), false);
+      assert.equal(m.get(`delayq_groups_listed{${p}}`), 0);
+      assert.equal(m.get(`delayq_groups_walk_complete{${p}}`), 1);
+
+      // A limit removed, a group gone from the top: their series go with them.
+      await queue.setLimits({ concurrency: null });
+      await queue.groups.pause('tenant-11');
+      const after = parse(await registry.metrics());
+      assert.equal(after.has(`delayq_concurrency_limit{${q}}`), false);
+      assert.equal(after.get(`delayq_group_concurrency_limit{${q}}`), 1);
+      assert.equal(after.get(`delayq_groups_paused{${q}}`), 3);
+    } finally {
+      await Promise.all([queue.close(), plain.close()]);
+    }
+  });
+
+  test('groups: a scrape reads at most groupPages pages a queue and says when its figures are partial; topGroups 0 makes no group label', async () => {
+    const name = uniqueName('mgp');
+    const queue = new Queue<number>(name, { connection: fx.redis.url });
+    try {
+      const ids = Array.from({ length: 2500 }, (_, i) => `t${i}`);
+      for (let i = 0; i < ids.length; i += 250) await Promise.all(ids.slice(i, i + 250).map((id) => queue.groups.pause(id)));
+      await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ data: i, opts: { group: `t${i}` } })));
+      await queue.store.claim(name, 10, 60_000, 1);
+      // Count the pages each scrape reads.
+      let calls = 0;
+      const list = queue.groups.list.bind(queue.groups);
+      queue.groups.list = (opts) => {
+        calls++;
+        return list(opts);
+      };
+      const bounded = new Registry();
+      (await DelayqMetrics.create({ registry: bounded, statsCacheMs: 0, groupPages: 1, topGroups: 0 })).observeQueue(queue);
+      const text = await bounded.metrics();
+      const m = parse(text);
+      const q = `queue="${name}"`;
+      assert.equal(calls, 1, 'one page, shared by every group series of the scrape');
+      assert.equal(m.get(`delayq_groups_walk_complete{${q}}`), 0);
+      const listed = m.get(`delayq_groups_listed{${q}}`)!;
+      assert.ok(listed > 0 && listed < 2500, `a partial walk read ${listed} groups`);
+      assert.match(
+        text,
+        /# HELP delayq_groups_paused Paused groups, over the groups read: at most 1 pages of 1000 a scrape, so a lower bound while delayq_groups_walk_complete is 0/,
+      );
+      assert.equal([...m.keys()].filter((k) => k.includes('group="')).length, 0, 'topGroups 0: no group label');
+
+      calls = 0;
+      const whole = new Registry();
+      (await DelayqMetrics.create({ registry: whole, statsCacheMs: 0 })).observeQueue(queue);
+      const w = parse(await whole.metrics());
+      assert.ok(calls >= 3 && calls <= 10, `${calls} pages for 2500 groups`);
+      assert.equal(w.get(`delayq_groups_walk_complete{${q}}`), 1);
+      assert.equal(w.get(`delayq_groups_listed{${q}}`), 2500);
+      assert.equal(w.get(`delayq_groups_paused{${q}}`), 2500);
+      assert.equal(w.get(`delayq_group_jobs{${q},state="running"}`), 0, 'every group is paused: nothing handed out');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  test('groups: topGroups and groupPages are checked, the error naming the option', async () => {
+    const cases: [object, RegExp][] = [
+      [{ topGroups: -1 }, /^topGroups must be a whole number from 0 to 100 \(got -1\)$/],
+      [{ topGroups: 1.5 }, /^topGroups must be a whole number from 0 to 100/],
+      [{ topGroups: 101 }, /^topGroups must be a whole number from 0 to 100/],
+      [{ topGroups: '5' }, /^topGroups must be a whole number/],
+      [{ groupPages: 0 }, /^groupPages must be a whole number from 1 to 1000 \(got 0\)$/],
+      [{ groupPages: Number.NaN }, /^groupPages must be a whole number/],
+    ];
+    for (const [opts, message] of cases) {
+      await assert.rejects(
+        DelayqMetrics.create({ registry: new Registry(), ...opts }),
+        (err: Error) => err instanceof ValidationError && message.test(err.message),
+      );
     }
   });
 });

@@ -14,6 +14,7 @@ export function addCommand(program: Command): void {
     .option('--at <time>', 'run at this time: ISO 8601 or epoch ms')
     .option('--priority <n>', 'higher runs first among due jobs')
     .option('--attempts <n>', 'hand-outs before the dead set')
+    .option('--group <id>', 'the group it belongs to (a tenant, a customer): groups take turns, each within its concurrency limit')
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
     .option('--text', 'the data is plain text, even when it looks like JSON')
@@ -24,6 +25,7 @@ export function addCommand(program: Command): void {
 Examples:
   $ delayq add '{"orderId":"123"}' --id order:123:timeout --delay 30m
   $ delayq add --file report.json --at 2026-12-01T02:00:00Z
+  $ delayq add '{"to":"ada@example.com"}' --group tenant-42 --queue emails
   $ cat jobs.ndjson | delayq add --ndjson --queue emails`,
     )
     .action(async (data: string | undefined, o: Record<string, string | boolean | undefined>, cmd: Command) => {
@@ -38,6 +40,7 @@ Examples:
       if (priority !== undefined) opts.priority = priority;
       const attempts = numberOption('--attempts', o.attempts as string | undefined);
       if (attempts !== undefined) opts.attempts = attempts;
+      if (o.group !== undefined) opts.group = o.group as string;
       if (o.replace) opts.replace = true;
 
       if (o.ndjson) {

@@ -22,7 +22,7 @@ import {
 } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
-import { looksUnseen } from './job-ops.js';
+import { queueKnown } from './job-ops.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -46,7 +46,8 @@ function jobLine(j: JobInfo<unknown>, now: number): string {
   return parts.join('  ');
 }
 
-function limitOption(value: string | undefined, max: number): number | undefined {
+/** A --limit: a whole number from 1 to max. */
+export function limitOption(value: string | undefined, max: number): number | undefined {
   const n = numberOption('--limit', value);
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > max)) throw new UsageError(`--limit must be a whole number from 1 to ${max} (got ${value})`);
   return n;
@@ -234,7 +235,7 @@ export function inspectCommands(program: Command): void {
       if (!o.yes) throw new UsageError(`obliterate removes every job and setting of ${g.queue}: add --yes`);
       const { r, known } = await withQueue(g, async (q) => {
         // Whether the name was ever used, read first: a typo must not read as "obliterated".
-        const known = (await q.store.queues()).includes(g.queue) || !looksUnseen(await q.stats()) || (await q.schedules.list()).length > 0;
+        const known = await queueKnown(q);
         return { r: await q.obliterate({ force: Boolean(o.force) }), known };
       });
       const c = r.counts;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { duration, globals, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import type { Queue } from '../../queue.js';
 import type { QueueStats } from '../../types.js';
 import { hint, notChanged, UsageError } from '../errors.js';
 
@@ -22,6 +23,7 @@ export function jobCommands(program: Command): void {
           `due        ${when(job.dueAtMs)}`,
           `attempt    ${job.attempt}${job.maxAttempts ? ` of ${job.maxAttempts}` : ''}`,
           `priority   ${job.priority}`,
+          ...(job.group !== undefined ? [`group      ${job.group}`] : []),
           `created    ${when(job.createdAtMs)}`,
           ...(job.leaseExpiresAtMs ? [`lease till ${when(job.leaseExpiresAtMs)}`] : []),
           ...(job.lastError ? [`last error ${job.lastError.split('\n')[0]}`] : []),
@@ -88,20 +90,24 @@ export function jobCommands(program: Command): void {
     .action(async (o: { window: string }, cmd: Command) => {
       const g = globals(cmd);
       const windowMs = duration('--window', o.window)!;
-      const { s, unseen } = await withQueue(g, async (q) => {
+      const { s, unseen, limits } = await withQueue(g, async (q) => {
         const s = await q.stats({ windowMs });
-        // Only an empty-looking queue costs the second round trip.
-        return { s, unseen: looksUnseen(s) && (await q.schedules.list()).length === 0 };
+        // The limits only for a person (--json prints QueueStats as they are).
+        const limits = g.json ? undefined : await q.limits();
+        // Only an empty-looking queue costs the extra round trip.
+        return { s, limits, unseen: looksUnseen(s) && (await q.schedules.list()).length === 0 };
       });
+      const limited = limits && (limits.concurrency !== undefined || limits.groupConcurrency !== undefined);
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
           `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
+          ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),
         ].join('\n'),
       );
       // A typo in --queue (or --prefix) reads as an empty queue; say that it may be one.
-      if (unseen) hint(`queue ${JSON.stringify(g.queue)} holds nothing and has never completed a job: is the name right? (--queue, --prefix)`);
+      if (unseen && !limited) hint(`queue ${JSON.stringify(g.queue)} holds nothing and has never completed a job: is the name right? (--queue, --prefix)`);
     });
 
   for (const [name, verb] of [
@@ -125,4 +131,20 @@ export function jobCommands(program: Command): void {
  */
 export function looksUnseen(s: QueueStats): boolean {
   return s.scheduled === 0 && s.active === 0 && s.dead === 0 && s.completedTotal === 0 && !s.paused && s.eventStreamLength === undefined;
+}
+
+/**
+ * Whether the queue's name was ever used: registered (a job was added or a worker ran), holding
+ * or having completed something, paused, with a schedule, a limit or a group. A typo in --queue
+ * or --prefix is none of these. Cheapest reads first; a known queue usually costs one.
+ */
+export async function queueKnown(q: Queue<unknown>): Promise<boolean> {
+  if ((await q.store.queues()).includes(q.name)) return true;
+  if (!looksUnseen(await q.stats())) return true;
+  if ((await q.schedules.list()).length > 0) return true;
+  const l = await q.limits();
+  if (l.concurrency !== undefined || l.groupConcurrency !== undefined) return true;
+  // An empty first step with a cursor is a walk that goes on: something is there.
+  const first = await q.groups.list({ limit: 1 });
+  return first.groups.length > 0 || first.cursor !== undefined;
 }

@@ -1,0 +1,79 @@
+/**
+ * The figures of a queue's groups that one scrape exposes: the queue's limits, and sums over a
+ * walk of `queue.groups.list` pages, with the few groups that have the most jobs waiting.
+ *
+ * Bounded on both sides: a scrape reads at most `pages` pages a queue (so a queue with a million
+ * tenants costs a few round trips, and the figures then say they are partial), and only the top
+ * `top` groups carry a group label (so a series per tenant is never made).
+ */
+import type { GroupInfo, QueueLimitsInfo } from '../queue/groups-api.js';
+import type { Queue } from '../queue.js';
+
+/** Groups per page of the walk: the most `queue.groups.list` takes. */
+export const GROUP_PAGE_SIZE = 1000;
+
+export interface GroupFigures {
+  limits: QueueLimitsInfo;
+  /** The walk reached the last page: every figure below covers every group. */
+  complete: boolean;
+  /** Distinct groups read (those with something running or waiting, a limit of their own or a pause). */
+  listed: number;
+  /** Groups with jobs waiting. */
+  waitingGroups: number;
+  /** Groups with jobs running. */
+  runningGroups: number;
+  pausedGroups: number;
+  /** Groups not paused with jobs waiting and as many running as their limit (their own, else the queue's groupConcurrency) allows. */
+  atLimitGroups: number;
+  /** Jobs running, summed over the groups read. */
+  running: number;
+  /** Jobs waiting, summed over the groups read. */
+  waiting: number;
+  /** The groups with the most jobs waiting (ties by id), at most `top`; none without jobs waiting. */
+  top: GroupInfo[];
+}
+
+/**
+ * Walks the queue's groups from the start, at most `pages` pages, and sums them. A group listed
+ * twice in one walk (the hash was resized between two pages) counts once, as last read.
+ */
+export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: number; top: number }): Promise<GroupFigures> {
+  const limits = await queue.limits();
+  const seen = new Map<string, GroupInfo>();
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await queue.groups.list({ ...(cursor === undefined ? {} : { cursor }), limit: GROUP_PAGE_SIZE });
+    for (const g of page.groups) seen.set(g.id, g);
+    cursor = page.cursor;
+    pages++;
+  } while (cursor !== undefined && pages < opts.pages);
+
+  const f: GroupFigures = {
+    limits,
+    complete: cursor === undefined,
+    listed: seen.size,
+    waitingGroups: 0,
+    runningGroups: 0,
+    pausedGroups: 0,
+    atLimitGroups: 0,
+    running: 0,
+    waiting: 0,
+    top: [],
+  };
+  const waiting: GroupInfo[] = [];
+  for (const g of seen.values()) {
+    f.running += g.running;
+    f.waiting += g.waiting;
+    if (g.running > 0) f.runningGroups++;
+    if (g.paused) f.pausedGroups++;
+    if (g.waiting > 0) {
+      f.waitingGroups++;
+      waiting.push(g);
+      const limit = g.concurrency ?? limits.groupConcurrency;
+      if (!g.paused && limit !== undefined && g.running >= limit) f.atLimitGroups++;
+    }
+  }
+  f.top = waiting.sort((a, b) => b.waiting - a.waiting || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, opts.top);
+  return f;
+}
