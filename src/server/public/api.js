@@ -89,4 +89,12 @@ export const api = {
   pause: (name) => request('POST', `${q(name)}/pause`),
   resume: (name) => request('POST', `${q(name)}/resume`),
   removeSchedule: (name, schedule) => request('DELETE', `${q(name)}/schedules/${seg(schedule)}`),
+  /** A page of the queue's groups; cursor: the last page's, as it came. */
+  groups: (name, { limit, cursor } = {}) => request('GET', `${q(name)}/groups${qs({ limit, cursor })}`),
+  /** limits: { concurrency?, groupConcurrency? }, each a number or null (none). */
+  setLimits: (name, limits) => request('POST', `${q(name)}/limits`, limits),
+  /** concurrency: a number, or null for the queue's groupConcurrency. */
+  setGroupLimit: (name, group, concurrency) => request('POST', `${q(name)}/groups/${seg(group)}/limits`, { concurrency }),
+  pauseGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/pause`),
+  resumeGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/resume`),
 };
