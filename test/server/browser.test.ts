@@ -412,6 +412,17 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('button', { name: 'Resume tenant-42' }).waitFor();
       await shot(page, 'queue-groups-paused');
 
+      // A group named "..": a URL resolves groups/../pause to the queue's own pause, so the page
+      // must refuse to name it in a path rather than pause the whole queue.
+      await tenants.groups.setLimits('..', { concurrency: 2 });
+      await page.locator('tbody tr[data-group=".."]').waitFor();
+      await page.getByRole('button', { name: 'Pause ..' }).click();
+      await dialog.getByRole('button', { name: 'Pause group' }).click();
+      await page.locator('.toast-error', { hasText: 'cannot be named in a URL' }).waitFor();
+      await page.locator('.toast-error .toast-close').click();
+      assert.equal((await tenants.stats()).paused, false, 'the queue was not paused');
+      assert.equal((await tenants.groups.get('..')).paused, false);
+
       // The queue's limits, from the line under the title.
       await page.getByRole('button', { name: 'Set the queue’s limits' }).click();
       await dialog.getByLabel('Concurrency', { exact: true }).fill('8');

@@ -46,8 +46,16 @@ async function request(method, path, body) {
   return json;
 }
 
-/** A path segment: queue names and job ids may hold characters a URL gives meaning to. */
-const seg = encodeURIComponent;
+/**
+ * A path segment: queue names, job and group ids may hold characters a URL gives meaning to. A
+ * name that is only dots ('.', '..', even percent-encoded) is resolved away by every URL parser:
+ * `groups/../pause` is the queue's own pause. No path can name it, so it is refused here, before
+ * any request is made.
+ */
+function seg(part) {
+  if (part === '.' || part === '..') throw new ApiError(400, 'dot_segment', `“${part}” cannot be named in a URL: act on it with the library or the CLI.`);
+  return encodeURIComponent(part);
+}
 
 /** A query string from an object, skipping empty values. */
 function qs(params) {
