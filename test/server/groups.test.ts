@@ -225,6 +225,23 @@ for (const backend of serverBackends()) {
       assert.equal((await api.get(`/api/queues/${name}/groups?cursor=${encodeURIComponent(real)}`)).status, 200, 'the real one still goes');
     });
 
+    test('a cursor anchored on the longest group id (256 characters, each three bytes of UTF-8) is taken back', async () => {
+      const { name, q, api } = setUp();
+      await q.add({ x: 1 }, { delay: 60_000 });
+      const ids = [0, 1, 2].map((i) => `${'語'.repeat(255)}${i}`);
+      for (const id of ids) await q.groups.pause(id);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let calls = 0;
+      do {
+        const r = await api.get(`/api/queues/${name}/groups?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        assert.equal(r.status, 200, `page ${calls + 1}, cursor of ${cursor?.length} characters: ${JSON.stringify(r.body).slice(0, 200)}`);
+        seen.push(...r.body.groups.map((g: { id: string }) => g.id));
+        cursor = r.body.cursor;
+      } while (cursor && ++calls < 10);
+      assert.deepEqual(seen.sort(), ids);
+    });
+
     test('a made-up group reads as one with nothing (as an idle group does) and nothing is written for it', async () => {
       const { name, q, api } = setUp();
       await q.add({ x: 1 }, { delay: 60_000, group: 'tenant-real' });
