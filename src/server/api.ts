@@ -5,11 +5,12 @@
  * cap, 503 Redis unreachable.
  *
  * The routes are grouped by what they act on, a file each in api/: queues, jobs, bulk actions,
- * schedules. The table below keeps the order they are mounted and listed in (the OpenAPI
+ * limits and groups, schedules. The table below keeps the order they are mounted and listed in (the OpenAPI
  * document's order).
  */
 import type { ApiContext } from './api/context.js';
 import { bulkRoutes } from './api/bulk-routes.js';
+import { groupRoutes } from './api/group-routes.js';
 import { jobRoutes } from './api/job-routes.js';
 import { queueControlRoutes, queueRoutes } from './api/queue-routes.js';
 import { scheduleRoutes } from './api/schedule-routes.js';
@@ -19,5 +20,5 @@ export type { ApiContext } from './api/context.js';
 export { overdueOccurrence } from './api/schedule-routes.js';
 
 export function apiRoutes(ctx: ApiContext): Route[] {
-  return [...queueRoutes(ctx), ...jobRoutes(ctx), ...bulkRoutes(ctx), ...queueControlRoutes(), ...scheduleRoutes(ctx)];
+  return [...queueRoutes(ctx), ...jobRoutes(ctx), ...bulkRoutes(ctx), ...queueControlRoutes(), ...groupRoutes(ctx), ...scheduleRoutes(ctx)];
 }

@@ -138,7 +138,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   const directory = new QueueDirectory(store, allowed, tuning.queueCache ?? QUEUE_CACHE);
   const names = () => directory.names();
   const sampler = new Sampler(names, (n) => store.stats(n, 60_000), opts.sampleMs ?? 2000);
-  const routes = apiRoutes({ sampler, maxBulk, redact: opts.redact });
+  const routes = apiRoutes({ sampler, maxBulk, redact: opts.redact, sealer: security });
   const assets = loadAssets();
   const live = liveStreams(sampler, allowed);
   let metrics: Promise<DelayqMetrics | undefined> | undefined;
@@ -208,7 +208,7 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
 
   function mount(r: Route): void {
     app.on(r.method.toUpperCase(), `/api${r.path}`, async (c) => {
-      const { user, viaBearer } = await security.authorize(c, r.action);
+      const { user, viaBearer } = await security.authorize(c, r.action, r.code);
       if (r.action === 'write') {
         if (opts.readOnly) throw new Refusal(403, 'read_only', 'the dashboard is read-only');
         security.checkSameOrigin(c);

@@ -31,7 +31,7 @@ export interface Route<Q = unknown, B = unknown> {
   /** A stable name for the operation, e.g. `job.cancel` or `dead.retry`: the audit line's `action` and the OpenAPI operationId. */
   code: string;
   summary: string;
-  tag: 'queues' | 'jobs' | 'dead set' | 'schedules' | 'session';
+  tag: 'queues' | 'jobs' | 'dead set' | 'schedules' | 'groups' | 'session';
   action: Action;
   /** The route may name a queue that does not exist yet (adding its first job); every other answers 404 for one. */
   createsQueue?: true;

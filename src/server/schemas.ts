@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
 import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
-import { PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
+import { MAX_CONCURRENCY, PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_ORDERS, LIST_STATES } from '../types.js';
 
@@ -87,6 +87,36 @@ export const scheduleBody = specSchema;
 
 export const loginBody = z.strictObject({ token: z.string().max(1000) });
 
+/** A concurrency limit as `queue.setLimits` takes it: a whole number in range, or null for none. */
+const concurrencyLimit = z
+  .number(`must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`)
+  .int(`must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`)
+  .min(1, `must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`)
+  .max(MAX_CONCURRENCY, `must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`)
+  .nullable();
+
+/** `queue.setLimits`: each limit a number, null to remove it, left out to leave it; at least one given. */
+export const queueLimitsBody = z
+  .strictObject({ concurrency: concurrencyLimit.optional(), groupConcurrency: concurrencyLimit.optional() })
+  .refine((b) => b.concurrency !== undefined || b.groupConcurrency !== undefined, {
+    error: 'give concurrency, groupConcurrency or both (a number, or null for no limit)',
+    path: ['concurrency'],
+  });
+
+/** `queue.groups.setLimits`: the group's own limit, or null to fall back on the queue's groupConcurrency. */
+export const groupLimitBody = z.strictObject({ concurrency: concurrencyLimit });
+
+/**
+ * The longest groups cursor the API takes: the dashboard's seal (see api/group-routes.ts) around
+ * the library's cursor (at most 1,024 characters), base64url.
+ */
+export const GROUPS_CURSOR_MAX = 1500;
+
+export const groupsQuery = z.strictObject({
+  limit: wholeQuery(1, PAGE_LIMIT_MAX).optional(),
+  cursor: cursorQuery(GROUPS_CURSOR_MAX, /^[A-Za-z0-9_.-]+$/),
+});
+
 // ---- outputs (documentation only: the library's types are the truth) ----
 
 const ms = z.number().int();
@@ -110,6 +140,8 @@ export const jobInfo = z.object({
   progress: z.unknown(),
   logs: z.array(z.string()).optional(),
   errors: z.array(z.object({ attempt: z.number().int(), atMs: ms, error: z.string() })).optional(),
+  /** The group it was added to (`add({ group })`), if any. */
+  group: z.string().optional(),
 });
 
 export const queueStats = z.object({
@@ -190,9 +222,14 @@ export const shardFigures = z.object({
   nextDueInMs: ms.optional(),
 });
 
+/** The queue-wide limits; a limit left out is not set. */
+export const queueLimits = z.object({ concurrency: z.number().int().optional(), groupConcurrency: z.number().int().optional() });
+
 export const queueDetail = z.object({
   name: z.string(),
   stats: queueStats,
+  /** `concurrency`: most jobs of the queue running at once; `groupConcurrency`: most of any one group. */
+  limits: queueLimits,
   /** Shards new jobs are spread over (1: unsharded), and shard sets an earlier reshard left draining. */
   shards: z.number().int(),
   drainingShards: z.number().int(),
@@ -250,3 +287,24 @@ export const errorBody = z.object({
 export const ok = z.object({ ok: z.literal(true) });
 
 export const changed = z.object({ ok: z.literal(true), changed: z.boolean() });
+
+export const limitsChanged = z.object({ ok: z.literal(true), changed: z.boolean(), limits: queueLimits });
+
+export const groupInfo = z.object({
+  id: z.string(),
+  /** Its jobs running now, across every worker. */
+  running: z.number().int(),
+  /** Its due jobs a claim put in its line, waiting for a slot or their turn. */
+  waiting: z.number().int(),
+  /** Its own limit; left out: the queue's groupConcurrency applies. */
+  concurrency: z.number().int().optional(),
+  paused: z.boolean(),
+});
+
+export const groupsPage = z.object({
+  groups: z.array(groupInfo),
+  /** Pass back for the next page; left out on the last one. */
+  cursor: z.string().optional(),
+});
+
+export const groupChanged = z.object({ ok: z.literal(true), changed: z.boolean(), group: groupInfo });

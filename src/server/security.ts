@@ -25,6 +25,13 @@ export interface AuthorizeContext {
    * Undefined when the dashboard is called as `dashboard.fetch(request)` without a Node request.
    */
   req: unknown;
+  /**
+   * What the request does, by the API route's stable code (`job.get`, `queue.pause`,
+   * `group.limit`…; the audit line's `action`, the OpenAPI document's `x-delayq-code`), for a rule
+   * finer than read and write. Undefined for the session, the live stream, the OpenAPI document
+   * and /metrics (reads), and when the page asks whether to show its actions at all.
+   */
+  operation: string | undefined;
 }
 
 /**
@@ -200,10 +207,10 @@ export class Security {
     return { user: 'session', viaBearer: false };
   }
 
-  /** Checks the request may do `action`; returns who it is (for the audit log). */
-  async authorize(c: Context, action: Action): Promise<{ user: string; viaBearer: boolean }> {
+  /** Checks the request may do `action` (the route's `operation` code, for the hook); returns who it is (for the audit log). */
+  async authorize(c: Context, action: Action, operation?: string): Promise<{ user: string; viaBearer: boolean }> {
     const who = this.#token === undefined ? { user: 'anonymous', viaBearer: false } : await this.#authenticate(c);
-    const named = await this.#allowedByHook(c, action);
+    const named = await this.#allowedByHook(c, action, operation);
     return { user: named ?? who.user, viaBearer: who.viaBearer };
   }
 
@@ -211,9 +218,9 @@ export class Security {
    * Whether the hook allows `action` (throws a Refusal when not); returns the user name it gave.
    * Fails closed: a hook that found nobody ('', undefined, null) or threw refuses.
    */
-  async #allowedByHook(c: Context, action: Action): Promise<string | undefined> {
+  async #allowedByHook(c: Context, action: Action, operation: string | undefined): Promise<string | undefined> {
     if (!this.#authorize) return undefined;
-    const verdict = await this.#ask(c, action);
+    const verdict = await this.#ask(c, action, operation);
     const allowed = verdict === true || (typeof verdict === 'string' && verdict.trim() !== '');
     if (!allowed) throw new Refusal(action === 'write' && !this.#token ? 403 : 401, 'forbidden', `not allowed to ${action}`);
     return typeof verdict === 'string' ? verdict : undefined;
@@ -222,7 +229,7 @@ export class Security {
   /** Whether a request that may read may also write (for the page to show or hide actions); asks only the hook. */
   async canWrite(c: Context): Promise<boolean> {
     try {
-      await this.#allowedByHook(c, 'write');
+      await this.#allowedByHook(c, 'write', undefined);
       return true;
     } catch {
       return false;
@@ -230,10 +237,10 @@ export class Security {
   }
 
   /** The hook's answer; a throw is logged and counts as a refusal. */
-  async #ask(c: Context, action: Action): Promise<unknown> {
+  async #ask(c: Context, action: Action, operation: string | undefined): Promise<unknown> {
     try {
       const env = c.env as { incoming?: IncomingMessage } | undefined;
-      return await this.#authorize!(c.req.raw, action, { req: hostRequest(env?.incoming) });
+      return await this.#authorize!(c.req.raw, action, { req: hostRequest(env?.incoming), operation });
     } catch (err) {
       const msg = 'delayq dashboard: the authorize hook threw; the request is refused';
       if (this.#logger) logSafely(this.#logger, 'error', { err, action }, msg);
@@ -274,6 +281,22 @@ export class Security {
     if (!cookie || !header || !this.#verifySigned(cookie, 'csrf') || !sameSecret(cookie, header)) {
       throw new Refusal(403, 'csrf', 'missing or wrong CSRF token: read it from GET /api/session and send it as X-CSRF-Token');
     }
+  }
+
+  /**
+   * Seals a value the API hands out and must get back as it was (a groups cursor): base64url of
+   * it, a dot, and its signature for `purpose`. Only this dashboard (its secret) makes one that
+   * unseal() takes, so an edited, forged or cut cursor never reaches the library.
+   */
+  seal(purpose: string, text: string): string {
+    const body = Buffer.from(text).toString('base64url');
+    return `${body}.${this.#sign(`${purpose}:${body}`)}`;
+  }
+
+  /** The text of a value seal() made for `purpose`; undefined for anything else. */
+  unseal(purpose: string, value: string): string | undefined {
+    const body = this.#verifySigned(value, purpose);
+    return body === undefined ? undefined : Buffer.from(body, 'base64url').toString();
   }
 
   /** The request's CSRF token, minting one (and its cookie) when it has none. */

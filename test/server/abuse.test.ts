@@ -39,6 +39,8 @@ const BODIES: Record<string, unknown> = {
   'post /api/queues/{queue}/completed/purge': { all: true, expect: 10 },
   'post /api/queues/{queue}/drain': { expect: 10 },
   'post /api/queues/{queue}/schedules/{name}': { every: 3_600_000, data: { card: SECRET } },
+  'post /api/queues/{queue}/limits': { concurrency: 5, groupConcurrency: 2 },
+  'post /api/queues/{queue}/groups/{id}/limits': { concurrency: 3 },
 };
 
 interface RouteCase {
@@ -98,7 +100,7 @@ function ask(dash: Dashboard, method: string, path: string, opts: Ask = {}): Pro
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
 
-/** The fixture: a queue with a scheduled job, a dead one, a kept completed one and a schedule, every payload holding SECRET. */
+/** The fixture: a queue with a scheduled job, a dead one, a kept completed one, a schedule and a group's limit, every payload holding SECRET. */
 async function seed(backend: Backend): Promise<{ name: string; q: Queue }> {
   const name = uniqueName('abuse');
   const q = backend.track(new Queue(name, backend.options()));
@@ -123,6 +125,8 @@ async function seed(backend: Backend): Promise<{ name: string; q: Queue }> {
   }
   await q.add({ card: SECRET, n: 3 }, { id: 'job-1', delay: 3_600_000 });
   await q.schedules.upsert('nightly', { cron: '0 2 * * *', data: { card: SECRET } });
+  // A group with a state of its own, so that "nothing written" covers the groups too.
+  await q.groups.setLimits('tenant-9', { concurrency: 4 });
   return { name, q };
 }
 
@@ -130,7 +134,16 @@ async function seed(backend: Backend): Promise<{ name: string; q: Queue }> {
 async function snapshot(q: Queue): Promise<unknown> {
   const s = await q.stats();
   const jobs = await Promise.all(['job-1', 'dead-1', 'done-1'].map(async (id) => (await q.get(id))?.state));
-  return { scheduled: s.scheduled, dead: s.dead, completed: s.completed, paused: s.paused, jobs, schedules: (await q.schedules.list()).map((x) => x.name) };
+  return {
+    scheduled: s.scheduled,
+    dead: s.dead,
+    completed: s.completed,
+    paused: s.paused,
+    jobs,
+    schedules: (await q.schedules.list()).map((x) => x.name),
+    limits: await q.limits(),
+    groups: (await q.groups.list()).groups,
+  };
 }
 
 /** A concrete path: the fixture's queue, job and schedule, or the values given. */
@@ -186,7 +199,7 @@ for (const backend of serverBackends()) {
     });
 
     test('the OpenAPI document lists every route of the table, and the suite below covers them all', () => {
-      const table = apiRoutes({ sampler: undefined as never, maxBulk: 10, redact: undefined });
+      const table = apiRoutes({ sampler: undefined as never, maxBulk: 10, redact: undefined, sealer: undefined as never });
       assert.equal(routes.length, table.length);
       assert.ok(routes.length >= 23, `${routes.length} routes`);
       assert.ok(routes.some((r) => r.action === 'write'));

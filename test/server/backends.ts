@@ -12,6 +12,8 @@ export interface Backend {
   options(): { store: Store } | { connection: string };
   /** Closes `x` after the file's tests (before the redis-server stops). */
   track<T extends { close(): Promise<void> }>(x: T): T;
+  /** The Redis keys matching `pattern` (redis only: the memory store has none to read). */
+  keys?(pattern: string): Promise<string[]>;
 }
 
 export function serverBackends(): Backend[] {
@@ -19,7 +21,7 @@ export function serverBackends(): Backend[] {
   const memory = new MemoryStore();
   return [
     { name: 'memory', options: () => ({ store: memory }), track: fx.track },
-    { name: 'redis', options: () => ({ connection: fx.redis.url }), track: fx.track },
+    { name: 'redis', options: () => ({ connection: fx.redis.url }), track: fx.track, keys: (pattern) => fx.client.keys(pattern) },
   ];
 }
 

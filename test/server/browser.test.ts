@@ -1,7 +1,7 @@
 /**
  * The dashboard in a real browser: Debian's chromium, driven by playwright-core, against a real
  * redis-server. A person's paths through it (overview → queue → job, retry a dead job, cancel
- * a scheduled one), the attacks it must shrug off (an HTML payload, a cross-site POST), and
+ * a scheduled one, pause a group and set the queue's limits), the attacks it must shrug off (an HTML payload, a cross-site POST), and
  * read-only mode. Every page is saved as a PNG under screenshots/ (git-ignored) for a person
  * to look at; no page may log a script error or a CSP violation.
  */
@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { Queue, UnrecoverableError, Worker } from '../../src/index.js';
 import { serveDashboard, type RunningDashboard } from '../../src/server/serve.js';
-import { until } from '../helpers/wait.js';
+import { deferred, until } from '../helpers/wait.js';
 import { seedQueue, type SeedResult } from './seed.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -373,6 +373,85 @@ describe('the dashboard in Chromium', () => {
     await shot(page, 'readonly-job');
   });
 
+  test("a queue's groups: the Groups tab lists a group with its counts; it is paused through the dialog and shows paused; the limits are set from under the title", async () => {
+    const tenants = new Queue<{ n: number }>('tenants', { connection: fx.redis.url });
+    const gate = deferred();
+    const w = errorLog.watch(new Worker<{ n: number }>('tenants', () => gate.promise, { connection: fx.redis.url, concurrency: 4 }));
+    try {
+      await tenants.setLimits({ groupConcurrency: 1 });
+      for (let i = 0; i < 3; i++) await tenants.add({ n: i }, { id: `t42-${i}`, group: 'tenant-42' });
+      await tenants.add({ n: 9 }, { id: 't7-0', group: 'tenant-7' });
+      await until(async () => (await tenants.groups.get('tenant-42')).waiting === 2, 'one of tenant-42 running, two waiting', STEP_MS);
+
+      const page = await open(`${dashboard.url}#/queues/tenants`);
+      const limitsLine = page.locator('.limits-line');
+      await limitsLine.getByText('per group').waitFor();
+      assert.match((await limitsLine.textContent())!, /Concurrency no limit · per group 1/);
+      await page.locator('.tabs a', { hasText: 'Groups' }).click();
+      await page.waitForURL(/#\/queues\/tenants\/groups$/);
+      const row = page.locator('tbody tr[data-group="tenant-42"]');
+      await row.waitFor();
+      const cells = row.locator('td');
+      assert.equal((await cells.nth(1).textContent())?.trim(), '1 / 1', 'running, of the limit per group');
+      assert.equal((await cells.nth(2).textContent())?.trim(), '2', 'waiting');
+      assert.equal((await cells.nth(3).textContent())?.trim(), "1 (queue's)", "no limit of its own: the queue's applies");
+      assert.equal((await cells.nth(4).textContent())?.trim(), 'no', 'not paused');
+      await page.locator('tbody tr[data-group="tenant-7"]').waitFor();
+      await shot(page, 'queue-groups');
+
+      await page.getByRole('button', { name: 'Pause tenant-42' }).click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.waitFor();
+      assert.match((await dialog.textContent())!, /1 running job finishes; 2 waiting jobs stay in line/);
+      await shot(page, 'dialog-pause-group');
+      await dialog.getByRole('button', { name: 'Pause group' }).click();
+      await page.waitForSelector('.toast-success');
+      await row.locator('.badge', { hasText: 'Paused' }).waitFor();
+      assert.equal(await row.getAttribute('class'), 'row-paused');
+      assert.equal((await tenants.groups.get('tenant-42')).paused, true, 'paused in Redis');
+      await page.getByRole('button', { name: 'Resume tenant-42' }).waitFor();
+      await shot(page, 'queue-groups-paused');
+
+      // A group named "..": a URL resolves groups/../pause to the queue's own pause, so the page
+      // must refuse to name it in a path rather than pause the whole queue.
+      await tenants.groups.setLimits('..', { concurrency: 2 });
+      await page.locator('tbody tr[data-group=".."]').waitFor();
+      await page.getByRole('button', { name: 'Pause ..' }).click();
+      await dialog.getByRole('button', { name: 'Pause group' }).click();
+      await page.locator('.toast-error', { hasText: 'cannot be named in a URL' }).waitFor();
+      await page.locator('.toast-error .toast-close').click();
+      assert.equal((await tenants.stats()).paused, false, 'the queue was not paused');
+      assert.equal((await tenants.groups.get('..')).paused, false);
+
+      // The queue's limits, from the line under the title.
+      await page.getByRole('button', { name: 'Set the queue’s limits' }).click();
+      await dialog.getByLabel('Concurrency', { exact: true }).fill('8');
+      await shot(page, 'dialog-limits');
+      await dialog.getByRole('button', { name: 'Set limits' }).click();
+      await until(async () => /Concurrency 8 · per group 1/.test((await limitsLine.textContent()) ?? ''), 'the new limit on the page', STEP_MS);
+      assert.deepEqual({ ...(await tenants.limits()) }, { concurrency: 8, groupConcurrency: 1 });
+
+      // A job shows its group, in its row and on its page.
+      await page.goto(`${dashboard.url}#/queues/tenants/active`);
+      await page.locator('tbody .group-tag', { hasText: 'tenant-' }).first().waitFor();
+      await shot(page, 'queue-active-groups');
+      await page.goto(`${dashboard.url}#/queues/tenants/jobs/t42-1`);
+      await page.locator('.fact', { hasText: 'Group' }).getByRole('link', { name: 'tenant-42' }).waitFor();
+      await shot(page, 'job-active-group');
+
+      // Read-only: the groups and limits show, with nothing to act on.
+      const ro = await open(`${readOnly.url}#/queues/tenants/groups`);
+      await ro.locator('tbody tr[data-group="tenant-42"]').waitFor();
+      await ro.locator('.limits-line').getByText('per group').waitFor();
+      assert.equal(await ro.getByRole('button', { name: /^(Pause|Resume|Set)/ }).count(), 0);
+    } finally {
+      gate.resolve();
+      await w.close();
+      await tenants.obliterate({ force: true });
+      await tenants.close();
+    }
+  });
+
   test('a sharded queue has a Shards tab: each shard with its node, counts and lag; an unsharded queue has none', async () => {
     payments = new Queue('payments', { connection: fx.redis.url, shards: 3 });
     await payments.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: { n: i }, opts: { id: `pay-${i}`, delay: i < 6 ? 0 : 600_000 } })));
@@ -459,6 +538,7 @@ describe('the dashboard in Chromium', () => {
       ['queue-completed', '#/queues/orders/completed'],
       ['queue-schedules', '#/queues/orders/schedules'],
       ['queue-workers', '#/queues/orders/workers'],
+      ['queue-groups-none', '#/queues/orders/groups'],
       ['queue-shards', '#/queues/payments/shards'],
       ['queue-emails-no-workers', '#/queues/emails'],
       ['job-dead', `#/queues/orders/jobs/${encodeURIComponent(seeded.dead[2]!)}`],

@@ -61,6 +61,35 @@ describe('writes from another site', () => {
     assert.equal((await api.post(`/api/queues/${name}/pause`)).status, 200);
   });
 
+  test('the limit and group writes need the CSRF token and the same origin, like every write: refused, nothing changed', async () => {
+    const { api, name, q, audit } = setUp();
+    await q.add({ x: 1 }, { group: 'tenant-1', delay: 60_000 });
+    const writes = [
+      ['/limits', { concurrency: 5, groupConcurrency: 1 }],
+      ['/groups/tenant-1/limits', { concurrency: 2 }],
+      ['/groups/tenant-1/pause', undefined],
+      ['/groups/tenant-1/resume', undefined],
+    ] as const;
+    const state = async () => ({ limits: await q.limits(), group: await q.groups.get('tenant-1') });
+    const before = await state();
+    for (const [path] of writes) assert.equal((await api.post(`/api/queues/${name}${path}`)).body.error?.code, 'csrf', `${path}: no session yet, no token`);
+    await api.session();
+    for (const [path, body] of writes) {
+      const none = await api.post(`/api/queues/${name}${path}`, body, { noCsrf: true });
+      assert.equal(none.status, 403, `${path} without the token`);
+      assert.equal(none.body.error.code, 'csrf');
+      const forged = await api.post(`/api/queues/${name}${path}`, body, { headers: { 'x-csrf-token': 'forged.token' } });
+      assert.equal(forged.status, 403, `${path} with a forged token`);
+      const crossSite = await api.post(`/api/queues/${name}${path}`, body, { headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' } });
+      assert.equal(crossSite.status, 403, `${path} from another site`);
+      assert.equal(crossSite.body.error.code, 'cross_origin');
+    }
+    assert.deepEqual(await state(), before, 'nothing changed');
+    assert.deepEqual(audit, [], 'nothing audited');
+    assert.equal((await api.post(`/api/queues/${name}/groups/tenant-1/pause`)).status, 200, 'with the token it goes');
+    assert.equal((await q.groups.get('tenant-1')).paused, true);
+  });
+
   test('the CSRF cookie is HttpOnly and SameSite=Strict, on the mount path', async () => {
     const { dash } = setUp({ basePath: '/admin/queues' });
     const res = await dash.fetch(new Request('http://127.0.0.1/admin/queues/api/session'));

@@ -14,6 +14,14 @@ export interface ApiContext {
   maxBulk: number;
   /** Hides payload fields (the host app's hook); undefined shows payloads as they are. */
   redact: ((data: unknown, job: { queue: string; id: string }) => unknown) | undefined;
+  /** Seals what the API hands out and must get back unchanged (groups cursors); security.ts. */
+  sealer: Sealer;
+}
+
+export interface Sealer {
+  seal(purpose: string, text: string): string;
+  /** Undefined for a value not sealed by this dashboard for `purpose`. */
+  unseal(purpose: string, value: string): string | undefined;
 }
 
 export function show(q: Queue<unknown>, ctx: ApiContext, job: JobInfo<unknown>): JobInfo<unknown> {

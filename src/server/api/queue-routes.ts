@@ -1,6 +1,6 @@
 /**
  * The JSON API's queue routes: every queue with its counts and last hour (from the sampler), one
- * queue's counts, retention, timeline, shards and live workers, and pause / resume.
+ * queue's counts, limits, retention, timeline, shards and live workers, and pause / resume.
  */
 import type { ApiContext } from './context.js';
 import { HttpError, route, type Route } from '../route.js';
@@ -54,16 +54,17 @@ export function queueRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'queue.get',
       path: '/queues/:queue',
-      summary: 'A queue: counts, retention, and the last hour per minute',
+      summary: 'A queue: counts, limits, retention, and the last hour per minute',
       tag: 'queues',
       action: 'read',
       response: s.queueDetail,
       async handler({ queue }) {
         void ctx.sampler.start();
-        const [stats, retention, shards] = await Promise.all([queue.stats(), queue.retention(), queue.shards()]);
+        const [stats, retention, shards, limits] = await Promise.all([queue.stats(), queue.retention(), queue.shards(), queue.limits()]);
         return {
           name: queue.name,
           stats,
+          limits,
           retention,
           shards: shards.shards,
           drainingShards: shards.draining.length,

@@ -46,8 +46,16 @@ async function request(method, path, body) {
   return json;
 }
 
-/** A path segment: queue names and job ids may hold characters a URL gives meaning to. */
-const seg = encodeURIComponent;
+/**
+ * A path segment: queue names, job and group ids may hold characters a URL gives meaning to. A
+ * name that is only dots ('.', '..', even percent-encoded) is resolved away by every URL parser:
+ * `groups/../pause` is the queue's own pause. No path can name it, so it is refused here, before
+ * any request is made.
+ */
+function seg(part) {
+  if (part === '.' || part === '..') throw new ApiError(400, 'dot_segment', `“${part}” cannot be named in a URL: act on it with the library or the CLI.`);
+  return encodeURIComponent(part);
+}
 
 /** A query string from an object, skipping empty values. */
 function qs(params) {
@@ -89,4 +97,12 @@ export const api = {
   pause: (name) => request('POST', `${q(name)}/pause`),
   resume: (name) => request('POST', `${q(name)}/resume`),
   removeSchedule: (name, schedule) => request('DELETE', `${q(name)}/schedules/${seg(schedule)}`),
+  /** A page of the queue's groups; cursor: the last page's, as it came. */
+  groups: (name, { limit, cursor } = {}) => request('GET', `${q(name)}/groups${qs({ limit, cursor })}`),
+  /** limits: { concurrency?, groupConcurrency? }, each a number or null (none). */
+  setLimits: (name, limits) => request('POST', `${q(name)}/limits`, limits),
+  /** concurrency: a number, or null for the queue's groupConcurrency. */
+  setGroupLimit: (name, group, concurrency) => request('POST', `${q(name)}/groups/${seg(group)}/limits`, { concurrency }),
+  pauseGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/pause`),
+  resumeGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/resume`),
 };

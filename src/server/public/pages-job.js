@@ -1,6 +1,6 @@
 /**
  * One job: everything the store knows about it (payload as text, times in local time and
- * relative, attempts, every error with its stack, progress, logs, lease holder, result) and
+ * relative, attempts, its group, every error with its stack, progress, logs, lease holder, result) and
  * the actions its state allows. While it can still change (scheduled or active) it reloads
  * with each live sample, so a running job's progress and logs move on their own.
  */
@@ -92,6 +92,8 @@ export function jobPage(main, route) {
         fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
         fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
         fact('Priority', String(j.priority)),
+        // Its group: the Groups tab shows the group's running, waiting, limit and pause.
+        j.group !== undefined ? fact('Group', h('a', { href: href.queue(queue, 'groups'), class: 'mono wrap' }, j.group)) : null,
         fact('Created', bothTimes(j.createdAtMs)),
         j.startedAtMs ? fact('Started', bothTimes(j.startedAtMs)) : null,
         j.finishedAtMs ? fact(j.state === 'dead' ? 'Died' : 'Finished', bothTimes(j.finishedAtMs)) : null,

@@ -2,7 +2,8 @@
  * A queue: its counts and warnings, the next hour ahead (timeline) and the last hour behind
  * (throughput, lateness), pause/resume and drain, and tabs: a paginated list per state (dead and
  * completed newest first, either way, pages both ways, and filtered by error text), the search,
- * its schedules, its workers and (when sharded) its shards. Moving between tabs keeps the head
+ * its schedules, its groups (pages-groups.js), its workers and (when sharded) its shards. Its
+ * limits show under its title. Moving between tabs keeps the head
  * and its charts (update()), so only the list below reloads. A search, or an error filter, on a
  * large queue reads on by itself for up to SEARCH_TIME_MS, showing how far it got, until it has a
  * page of matches.
@@ -13,7 +14,8 @@ import { h, icon, replace } from './dom.js';
 import { clock, num, plural, serverNow } from './format.js';
 import * as live from './live.js';
 import { go, href, STATES } from './router.js';
-import { jobTable, schedulesTable, shardsTable, workersTable } from './tables.js';
+import { groupActions, limitsLine } from './pages-groups.js';
+import { groupsTable, jobTable, schedulesTable, shardsTable, workersTable } from './tables.js';
 import { act, button, confirmAction, emptyState, errorNote, loading, session } from './ui.js';
 import { countCards, dueLine, historyCharts, queueBadges } from './widgets.js';
 
@@ -37,6 +39,7 @@ const TAB_LABELS = {
   dead: 'Dead',
   completed: 'Completed',
   schedules: 'Schedules',
+  groups: 'Groups',
   workers: 'Workers',
   shards: 'Shards',
 };
@@ -60,6 +63,8 @@ export function queuePage(main, route) {
   // From the queue's detail: shards new jobs go to, and old shard sets still draining. The
   // Shards tab is shown for a sharded queue (or one that drains after a reshard) only.
   let shards = { count: 1, draining: 0 };
+  /** The queue's limits, from its detail: { concurrency?, groupConcurrency? }. */
+  let limits;
   let current = route;
   let stopped = false;
   /** The queue does not exist: the page says so and loads nothing more. */
@@ -70,6 +75,7 @@ export function queuePage(main, route) {
   const badges = h('div', { class: 'badges' });
   const actions = h('div', { class: 'page-actions' });
   const due = h('p', { class: 'due-line' });
+  const limitsEl = h('p', { class: 'due-line limits-line', hidden: true });
   const counts = h('div', { class: 'stats stats-5' }, loading());
   const timeline = h('section', { class: 'panel chart-panel' }, panelHead('Upcoming', 'what falls due in the next hour'), loading());
   const history = h('div', { class: 'charts-2' }, ...historyCharts([]));
@@ -89,6 +95,7 @@ export function queuePage(main, route) {
         h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: href.overview() }, 'Queues'), h('span', { 'aria-hidden': 'true' }, '/')),
         h('div', { class: 'title-row' }, h('h1', null, name), badges),
         due,
+        limitsEl,
       ),
       actions,
     ),
@@ -107,6 +114,10 @@ export function queuePage(main, route) {
     if (!stats) return;
     replace(badges, ...queueBadges(stats, { name, schedules }));
     replace(due, icon('clock'), dueLine(stats));
+    if (limits) {
+      limitsEl.hidden = false;
+      replace(limitsEl, ...limitsLine(name, limits, reloadAll));
+    }
     replace(counts, ...countCards(name, stats));
     renderTabs();
     if (session.canWrite) {
@@ -173,6 +184,8 @@ export function queuePage(main, route) {
       const detail = await api.queue(name);
       if (stopped) return;
       stats = detail.stats;
+      // An older server's detail has no limits: the line stays hidden.
+      limits = detail.limits;
       const sharded = { count: detail.shards, draining: detail.drainingShards };
       if (sharded.count !== shards.count || sharded.draining !== shards.draining) {
         shards = sharded;
@@ -253,6 +266,7 @@ export function queuePage(main, route) {
     if (view.error) return loadFiltered(r.tab);
     if (r.page === 'search') return loadSearch(r.params, undefined);
     if (r.tab === 'schedules') return loadSchedules();
+    if (r.tab === 'groups') return loadGroups();
     if (r.tab === 'workers') return loadWorkers();
     if (r.tab === 'shards') return loadShards();
     return loadList(r.tab);
@@ -649,6 +663,41 @@ export function queuePage(main, route) {
     });
   }
 
+  /** A page of the groups, with first / previous / next (the server's sealed cursors kept per page). */
+  function loadGroups(quiet = false) {
+    const v = view;
+    return fill(v, {
+      quiet,
+      load: () => api.groups(name, { limit: PAGE_SIZE, cursor: v.cursor }),
+      reload: () => loadGroups(true),
+      render: (page) => {
+        if (page.groups.length === 0 && v.pages.length === 0) {
+          return emptyState(
+            'No groups',
+            'A group shows here while its jobs run or wait for a slot (add them with { group }), and while it has a limit of its own or is paused.',
+            'list',
+          );
+        }
+        const table = groupsTable(page.groups, {
+          limits,
+          rowActions: session.canWrite ? (g) => groupActions(name, g, limits ?? {}, reloadAll) : undefined,
+        });
+        return h(
+          'div',
+          { class: 'list' },
+          table,
+          h(
+            'div',
+            { class: 'pager' },
+            h('span', { class: 'muted' }, `${plural(page.groups.length, 'group')} on this page${page.cursor ? ' · more on the next' : ''}`),
+            pagerButtons(v, page.cursor, () => loadGroups()),
+          ),
+        );
+      },
+      failure: 'Could not load the groups',
+    });
+  }
+
   function loadWorkers(quiet = false) {
     return fill(view, {
       quiet,
@@ -705,8 +754,8 @@ export function queuePage(main, route) {
     // A list on its first page, with nothing selected, follows the counts; a person paging
     // or picking rows is not pulled from under.
     const n = tabCount(view?.tab, stats);
-    const quietTab = view && (STATES.includes(view.tab) || view.tab === 'workers' || view.tab === 'shards');
-    const followsEveryTick = view?.tab === 'active' || view?.tab === 'workers' || view?.tab === 'shards';
+    const quietTab = view && (STATES.includes(view.tab) || view.tab === 'groups' || view.tab === 'workers' || view.tab === 'shards');
+    const followsEveryTick = view?.tab === 'active' || view?.tab === 'groups' || view?.tab === 'workers' || view?.tab === 'shards';
     if (quietTab && view.pages.length === 0 && view.selected.size === 0 && (n !== view.lastCount || followsEveryTick)) {
       view.lastCount = n;
       view.reload?.();

@@ -5,7 +5,7 @@
  *
  *   #/                              overview of every queue
  *   #/queues/<q>                    a queue (its scheduled tab)
- *   #/queues/<q>/<tab>              scheduled | ready | active | dead | completed | schedules | workers | shards
+ *   #/queues/<q>/<tab>              scheduled | ready | active | dead | completed | schedules | groups | workers | shards
  *   #/queues/<q>/dead?error=…       dead (or completed) jobs whose last error contains the text
  *   #/queues/<q>/search?text=…      search (or ?path=a.b&equals=…)
  *   #/queues/<q>/jobs/<id>          a job
@@ -14,7 +14,7 @@
  */
 
 export const STATES = ['scheduled', 'ready', 'active', 'dead', 'completed'];
-export const TABS = [...STATES, 'schedules', 'workers', 'shards'];
+export const TABS = [...STATES, 'schedules', 'groups', 'workers', 'shards'];
 
 const enc = encodeURIComponent;
 

@@ -1,6 +1,7 @@
 /**
- * The tables: jobs (columns chosen by the state being listed), schedules, workers and shards. Ids are
- * links in monospace; times tick; the less important columns hide on a phone (.hide-sm).
+ * The tables: jobs (columns chosen by the state being listed), schedules, groups, workers and shards.
+ * Ids are links in monospace (a job's group beside its id); times tick; the less important columns
+ * hide on a phone (.hide-sm).
  */
 import { h, icon } from './dom.js';
 import { duration, firstLine, localTime, num, preview, relTime } from './format.js';
@@ -71,7 +72,7 @@ export function jobTable(queue, state, jobs, opts = {}) {
       boxes.push(box);
       cells.push(td('col-check', box));
     }
-    cells.push(td('col-id', h('a', { href: href.job(queue, job.id), class: 'mono id-link' }, job.id)));
+    cells.push(td('col-id', h('a', { href: href.job(queue, job.id), class: 'mono id-link' }, job.id), job.group === undefined ? null : groupTag(job.group)));
     for (const c of cols) cells.push(td(c.cls, c.cell(job)));
     if (opts.rowActions) cells.push(td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(job))));
     return h('tr', null, ...cells);
@@ -168,6 +169,59 @@ export function schedulesTable(list, onRemove) {
     ),
   );
   return table(head, rows, 'Schedules');
+}
+
+/** A job's group, under its id in a row: text, never markup, like the id. */
+export function groupTag(group) {
+  return h('span', { class: 'group-tag', title: `Group ${group}` }, h('span', { class: 'sr-only' }, 'group '), group);
+}
+
+/**
+ * The groups of a queue: running (of its limit, when it has one), waiting, the limit that applies
+ * (its own, else the queue's groupConcurrency) and paused. opts: { limits, rowActions(group) → buttons }.
+ */
+export function groupsTable(list, opts = {}) {
+  const shared = opts.limits?.groupConcurrency;
+  const head = [
+    ['Group', 'col-id'],
+    ['Running', 'col-progress'],
+    ['Waiting', 'col-num'],
+    ['Limit', 'col-num hide-sm'],
+    ['Paused', ''],
+  ];
+  if (opts.rowActions) head.push([h('span', { class: 'sr-only' }, 'Actions'), 'col-actions']);
+  const rows = list.map((g) => {
+    const limit = g.concurrency ?? shared;
+    return h(
+      'tr',
+      { 'data-group': g.id, class: g.paused ? 'row-paused' : undefined },
+      td('col-id', h('span', { class: 'mono strong wrap' }, g.id)),
+      td(
+        'col-progress',
+        limit === undefined
+          ? num(g.running)
+          : h(
+              'span',
+              { class: 'progress' },
+              h('meter', { min: '0', max: String(limit), value: String(Math.min(g.running, limit)), 'aria-label': `${g.running} of ${limit} running` }),
+              h('span', null, `${num(g.running)} / ${num(limit)}`),
+            ),
+      ),
+      td('col-num', num(g.waiting)),
+      // On a phone the limit shows in the running column ("1 / 3").
+      td(
+        'col-num hide-sm',
+        g.concurrency !== undefined
+          ? h('span', { class: 'strong' }, num(g.concurrency))
+          : shared !== undefined
+            ? h('span', { class: 'muted', title: "The queue's limit per group" }, `${num(shared)} (queue's)`)
+            : h('span', { class: 'muted' }, 'none'),
+      ),
+      td('', g.paused ? h('span', { class: 'badge badge-warning' }, icon('pause'), 'Paused') : h('span', { class: 'muted' }, 'no')),
+      opts.rowActions ? td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(g))) : null,
+    );
+  });
+  return table(head, rows, 'Groups');
 }
 
 export function workersTable(list) {
