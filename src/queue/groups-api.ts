@@ -3,7 +3,7 @@
  * limit and pause, and `queue.setLimits` / `queue.limits`, the queue-wide ones. Every setting
  * lives in the store, so every worker on every host sees it at its next claim.
  */
-import type { GroupsPage, QueueLimits, Store, StoredGroup } from '../store/store.js';
+import type { GroupChange, GroupsPage, QueueLimits, Store, StoredGroup } from '../store/store.js';
 import { parseId } from '../options.js';
 import { groupChange, groupsPage, limitsChange } from './validation.js';
 
@@ -49,9 +49,9 @@ const info = (g: StoredGroup): GroupInfo => ({ id: g.id, running: g.running, wai
 export function groupsApi(store: Store, queue: string): Groups {
   return {
     // async: a bad argument is a rejection, as every other call's.
-    setLimits: async (id, limits) => store.setGroup(queue, parseId(id, 'id'), groupChange(limits)),
-    pause: async (id) => store.setGroup(queue, parseId(id, 'id'), { paused: true }),
-    resume: async (id) => store.setGroup(queue, parseId(id, 'id'), { paused: false }),
+    setLimits: async (id, limits) => changeGroup(store, queue, parseId(id, 'id'), groupChange(limits)),
+    pause: async (id) => changeGroup(store, queue, parseId(id, 'id'), { paused: true }),
+    resume: async (id) => changeGroup(store, queue, parseId(id, 'id'), { paused: false }),
     get: async (id) => info((await store.groups(queue, [parseId(id, 'id')]))[0]!),
     list: async (opts) => {
       const { cursor, limit } = groupsPage(opts);
@@ -61,7 +61,19 @@ export function groupsApi(store: Store, queue: string): Groups {
   };
 }
 
-/** `queue.setLimits`: checks, then stores (null removes a limit, an omitted one stays). */
+/**
+ * `queue.setLimits`: checks, then stores (null removes a limit, an omitted one stays). A queue
+ * set up before its first job is named in the registry, as an add names it, so listQueues and
+ * the dashboard show it.
+ */
 export async function setQueueLimits(store: Store, queue: string, limits: unknown): Promise<boolean> {
-  return store.setLimits(queue, limitsChange(limits));
+  const change = limitsChange(limits);
+  await store.register(queue);
+  return store.setLimits(queue, change);
+}
+
+/** A group's change, with the queue named in the registry (see setQueueLimits). */
+async function changeGroup(store: Store, queue: string, id: string, change: GroupChange): Promise<boolean> {
+  await store.register(queue);
+  return store.setGroup(queue, id, change);
 }

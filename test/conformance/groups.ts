@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { Queue, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { listQueues, Queue, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
@@ -58,6 +58,12 @@ export function groupConformance(kind: StoreKind): void {
       const q = queue<string>();
       assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined });
       assert.equal(await q.setLimits({ concurrency: 5, groupConcurrency: 2 }), true);
+      // A queue set up before its first job is listed, as an add lists it.
+      const { shards: _, ...connection } = kind.options();
+      assert.ok(
+        (await listQueues(connection)).some((e) => e.name === q.name),
+        'the queue is in the registry',
+      );
       assert.equal(await q.setLimits({ concurrency: 5 }), false);
       assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: 2 });
       assert.equal(await q.setLimits({ groupConcurrency: null }), true);
@@ -355,8 +361,14 @@ export function groupConformance(kind: StoreKind): void {
         for (const g of page.groups) seen.add(g.id);
         cursor = page.cursor;
         pages++;
+        // A page holds what was asked for, but the last.
+        if (cursor !== undefined) assert.equal(page.groups.length, 7, `page ${pages}`);
       } while (cursor !== undefined && pages < 50);
       assert.equal(seen.size, 26);
+      assert.equal(pages, 4);
+      for (const forged of ['abc', '0:zz', '99:', 's-1', 'k']) {
+        await assert.rejects(q.groups.list({ cursor: forged }), (e: Error) => e instanceof ValidationError && /opts\.cursor/.test(e.message), forged);
+      }
       assert.ok(seen.has('idle-but-paused'));
       await q.obliterate({ force: true });
       assert.deepEqual((await q.groups.list()).groups, []);

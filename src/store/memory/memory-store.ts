@@ -54,6 +54,7 @@ import type {
   StoredGroup,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
+import { ValidationError } from '../../errors.js';
 import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemGroup, type MemJob } from './memory-queue.js';
 import { pickInTurns } from './turns.js';
@@ -675,11 +676,13 @@ export class MemoryStore implements Store {
 
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
     const q = this.#q(queue);
-    // The cursor is the last id returned: groups are listed in id order, so one made or dropped
-    // meanwhile shifts nothing (a group there from start to end is listed once).
-    const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => cursor === undefined || byteOrder(id, cursor) > 0);
+    // The cursor is `k` and the last id returned, as groups.lua's for a small hash: groups are
+    // listed in id order, so one made or dropped meanwhile shifts nothing.
+    if (cursor !== undefined && !/^k[^]{1,1024}$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
+    const after = cursor?.slice(1);
+    const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => after === undefined || byteOrder(id, after) > 0);
     const page = ids.slice(0, count);
-    return { groups: page.map((id) => storedGroup(id, q.groups.get(id))), next: ids.length > count ? page[page.length - 1] : undefined };
+    return { groups: page.map((id) => storedGroup(id, q.groups.get(id))), next: ids.length > count ? `k${page[page.length - 1]}` : undefined };
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {

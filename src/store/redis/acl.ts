@@ -55,6 +55,7 @@ export const SCRIPT_COMMANDS = [
   'hincrby',
   'hlen',
   'hscan',
+  'hgetall',
   'del',
   'unlink',
   'get',

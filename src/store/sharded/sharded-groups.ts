@@ -7,7 +7,7 @@
  * the limits as given (what limits() answers).
  */
 import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, Store, StoredGroup } from '../store.js';
-import { StoreError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import { shardCount, shardFor } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
 import { perShard, RESHARD_ATTEMPTS } from './resharding.js';
@@ -89,7 +89,7 @@ export class ShardedGroups {
     let inner: string | undefined;
     if (cursor !== undefined) {
       const m = /^(\d{1,4}):(.*)$/s.exec(cursor);
-      if (!m) throw new StoreError(`not a groups cursor: ${cursor}`);
+      if (!m || Number(m[1]) >= r.members.length) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
       at = Number(m[1]);
       inner = m[2] === '' ? undefined : m[2];
     }

@@ -3,9 +3,12 @@ KEYS: base
 ARGV: base, cursor, count
 EACH: id
 Returns: { cursor, concurrency, group_concurrency, then per item: id, state }; cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; per group its GROUP_STATE, '' when it has none (nothing running or waiting, no limit of its own, no pause)
-With ids: those groups' states. Without: one step of a walk over every group that has a state
-(HSCAN from `cursor`, about `count` groups a step; a group there from start to end is listed at
-least once), or with cursor '' only the limits. Read only.
+With ids: those groups' states. Without: one page of a walk over every group that has a state,
+from `cursor` ('0' to start), or with cursor '' only the limits. While the groups hash holds at
+most SMALL fields, a page is exactly `count` groups in byte order of their ids after the cursor
+`k<id>`; a larger hash is walked by HSCAN (cursor `s<n>`, about `count` a step: HSCAN's COUNT is a
+hint). A `k` cursor that meets a hash grown past SMALL starts the HSCAN walk from its beginning,
+so a group there from start to end is listed at least once. Read only.
 ]]
 --@include _helpers.lua
 
@@ -24,9 +27,36 @@ if each_count() > 0 then
   for i, id in ipairs(ids) do row(id, states[i]) end
   return out
 end
-if arg('cursor') == '' then return out end
+local cursor = arg('cursor')
+if cursor == '' then return out end
 if count < 1 or count > 1000 then error('delayq: groups count must be 1..1000') end
-local step = redis.call('HSCAN', K_GROUPS, arg('cursor'), 'COUNT', count)
-out[R.cursor] = step[1]
+local after, scan = nil, nil
+if cursor == '0' then
+  after = ''
+elseif string.sub(cursor, 1, 1) == 'k' then
+  after = string.sub(cursor, 2)
+elseif string.find(cursor, '^s%d+$') then
+  scan = string.sub(cursor, 2)
+else
+  error('delayq: not a groups cursor')
+end
+-- Small: every field, sorted by id (byte order, as lex_lt compares), the page after the cursor.
+local SMALL = 1000
+if not scan and redis.call('HLEN', K_GROUPS) <= SMALL then
+  local flat = redis.call('HGETALL', K_GROUPS)
+  local ids, states = {}, {}
+  for i = 1, #flat, 2 do
+    if after == '' or lex_lt(after, flat[i]) then
+      ids[#ids + 1] = flat[i]
+      states[flat[i]] = flat[i + 1]
+    end
+  end
+  table.sort(ids, lex_lt)
+  for i = 1, math.min(count, #ids) do row(ids[i], states[ids[i]]) end
+  if #ids > count then out[R.cursor] = 'k' .. ids[count] else out[R.cursor] = '0' end
+  return out
+end
+local step = redis.call('HSCAN', K_GROUPS, scan or '0', 'COUNT', count)
+if step[1] == '0' then out[R.cursor] = '0' else out[R.cursor] = 's' .. step[1] end
 for i = 1, #step[2], 2 do row(step[2][i], step[2][i + 1]) end
 return out
