@@ -76,13 +76,13 @@ const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
     expect: /argument priority of item 2/,
   },
   {
@@ -126,9 +126,14 @@ const rows: Row[] = [
     seed: async () => {},
     run: async (_s, q) => {
       const memo = `dq:{${q}}:req:r1`;
-      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
-      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
-      const later = (await raw(q, 'add', ['', '', 'r2', 60_000, '', ...addItem('y', '0', '0')], [`dq:{${q}}:req:r2`, key(q, 'schedule-last')])) as unknown[];
+      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const later = (await raw(
+        q,
+        'add',
+        ['', '', 'r2', 60_000, '', '1', ...addItem('y', '0', '0')],
+        [`dq:{${q}}:req:r2`, key(q, 'schedule-last')],
+      )) as unknown[];
       return { flags: [first[0], again[0], later[0]], codes: [first[1], again[1], later[1]], memo: await fx.client.get(memo) };
     },
     expect: (a) => {

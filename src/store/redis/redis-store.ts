@@ -56,7 +56,10 @@ import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
-import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName } from './wire.js';
+import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
+
+/** add's item fields when no job of the call has a group (add.lua `groups` = '0'). */
+const ADD_FIELDS_WITHOUT_GROUP = WIRE.add.each.filter((f) => f !== 'group');
 import { verifyQueue } from './verify.js';
 import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
@@ -193,8 +196,13 @@ export class RedisStore implements Store {
   }
 
   /** Runs a script with its arguments by name, in the order wire.ts gives them. */
-  #call<N extends ScriptName>(queue: string, name: N, args: ScriptArgs<N>, extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[] } = {}) {
-    const call = encodeCall(name, this.keys(queue), extra.keys ?? ({} as ScriptKeys<N>), args, extra.items);
+  #call<N extends ScriptName>(
+    queue: string,
+    name: N,
+    args: ScriptArgs<N>,
+    extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[]; each?: readonly string[] } = {},
+  ) {
+    const call = encodeCall(name, this.keys(queue), extra.keys ?? ({} as ScriptKeys<N>), args, extra.items, extra.each);
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
   }
 
@@ -226,11 +234,22 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
+    // Items carry a group only when one of them has one (add.lua's `groups`): an argument per job
+    // costs the producer and Redis ~4% of a bulk add (bench: bulk enqueue).
+    const grouped = jobs.some((j) => j.group !== undefined);
     const reply = (await this.#call(
       queue,
       'add',
-      { schedule: guard?.name ?? '', occurrence: guard?.occurrenceMs ?? '', request_id: rid, memo_ms: REQUEST_MEMO_MS, epoch: epoch ?? '' },
       {
+        schedule: guard?.name ?? '',
+        occurrence: guard?.occurrenceMs ?? '',
+        request_id: rid,
+        memo_ms: REQUEST_MEMO_MS,
+        epoch: epoch ?? '',
+        groups: grouped ? '1' : '0',
+      },
+      {
+        each: grouped ? undefined : ADD_FIELDS_WITHOUT_GROUP,
         keys: { memo: requestKey(k, rid), schedule_last: k.scheduleLast },
         items: jobs.map((j) => ({
           id: j.id,

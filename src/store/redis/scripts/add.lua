@@ -1,6 +1,6 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
-ARGV: base, schedule, occurrence, request_id, memo_ms, epoch
+ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, groups
 EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
@@ -13,7 +13,8 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
-group may be ''; replace is '1' or '0'. A job of a group has its group id in K_GROUP_OF, and the
+group may be ''; replace is '1' or '0'. `groups` is '1' when the items carry `group`, '0' when
+they end at `trace` (a call with no job of a group sends no argument per job for it). A job of a group has its group id in K_GROUP_OF, and the
 queue is marked as having groups (meta grouped = '1'), so claims take turns between them.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
@@ -34,6 +35,11 @@ answers exists).
 --@include _helpers.lua
 --@include _groups.lua
 
+-- Items end at `trace` unless `groups` says they carry `group`. EACH_SIZE is the prologue's local,
+-- which each_count and each_arg read.
+local with_groups = arg('groups') == '1'
+if not with_groups then EACH_SIZE = EACH_SIZE - 1 end
+
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
 
@@ -51,7 +57,7 @@ for i = 1, each_count() do
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), each_arg(i, 'group')
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_groups and each_arg(i, 'group') or ''
   if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
   jobs[i] = j
   ids[i] = j.id
