@@ -157,9 +157,21 @@ const rows: Row[] = [
     },
   },
   {
+    name: 'a client of another protocol version fails loudly and writes nothing: a claim one argument short',
+    seed: async (s, q) => void (await s.add(q, [job('a')])),
+    run: (_s, q) => raw(q, 'claim', [1, 1000, 3, 1000, 100, ''], ['']),
+    expect: /delayq protocol: claim takes 9 ARGV, got 8/,
+  },
+  {
+    name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `groups` says',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0').slice(0, 11)], ['', key(q, 'schedule-last')]),
+    expect: /delayq protocol: items of 12 arguments each/,
+  },
+  {
     name: 'claim: a lease of "inf" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a')])),
-    run: (_s, q) => raw(q, 'claim', [1, 'inf', 3, 1000, 100, ''], ['']),
+    run: (_s, q) => raw(q, 'claim', [1, 'inf', 3, 1000, 100, '', ''], ['']),
     expect: /argument lease_ms/,
   },
   {
@@ -289,7 +301,7 @@ const rows: Row[] = [
       await s.add(q, [job('x')]);
       await s.claim(q, 1, 60_000, 3);
     },
-    run: async (_s, q) => raw(q, 'extend', ['inf', 'x', await tokenOf(q, 'x')]),
+    run: async (_s, q) => raw(q, 'extend', ['inf', '', '', 0, 'x', await tokenOf(q, 'x')], [key(q, 'workers'), key(q, 'worker-info')]),
     expect: /argument lease_ms/,
   },
   {

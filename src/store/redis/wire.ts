@@ -421,6 +421,10 @@ export function luaPrologue(name: ScriptName): string {
   lines.push(`local R_EACH_FIRST, R_EACH_SIZE = ${fields.length + 1}, ${r.each?.length ?? 0}`);
   lines.push(`local RE = { ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
   lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
+  // A client whose lists are not this script's (another protocol version) fails loudly here,
+  // before anything is read or written, instead of having its arguments misread.
+  lines.push(`if #KEYS ~= ${keys.length} then error('delayq protocol: ${name} takes ${keys.length} KEYS, got ' .. #KEYS) end`);
+  if (each.length === 0) lines.push(`if #ARGV ~= ${first - 1} then error('delayq protocol: ${name} takes ${first - 1} ARGV, got ' .. #ARGV) end`);
   lines.push(LIFECYCLE_LINES);
   return `${lines.join('\n')}\n`;
 }

@@ -50,9 +50,13 @@ local function arg_int(name)
   return v
 end
 
+-- The items of a batched call; a call whose ARGV is not whole items after the script's own
+-- arguments fails (a client of another protocol version: docs/protocol.md).
 local function each_count()
   if EACH_SIZE == 0 then return 0 end
-  return math.floor((#ARGV - EACH_FIRST + 1) / EACH_SIZE)
+  local n = #ARGV - EACH_FIRST + 1
+  if n < 0 or n % EACH_SIZE ~= 0 then error('delayq protocol: items of ' .. EACH_SIZE .. ' arguments each after ARGV[' .. (EACH_FIRST - 1) .. '], got ' .. #ARGV .. ' ARGV') end
+  return n / EACH_SIZE
 end
 
 local function each_arg(i, name)

@@ -1,0 +1,203 @@
+/**
+ * The published wire protocol: what a client in another language needs to run delayq's scripts
+ * without this library (docs/protocol.md). Generated from wire.ts, keys.ts and lifecycle.ts, so it
+ * cannot drift from what the library sends: `npm run protocol` writes protocol/manifest.json and
+ * protocol/scripts/<name>.lua, and test/unit/protocol.test.ts fails when the committed files are
+ * not what this module makes.
+ */
+import { VERSION } from '../../version.js';
+import { EVENTS, LIMIT, MARK, PLACES, UNGROUPED_LANE } from '../lifecycle.js';
+import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
+import { loadScriptSource } from './scripts.js';
+import {
+  BASE_ARGS,
+  BASE_KEYS,
+  CLAIM_GROUPS,
+  CLAIM_JOB,
+  CODES,
+  DEDUP_SUFFIX,
+  ERROR_HISTORY,
+  GROUP_STATE,
+  JOB_BODY,
+  JOB_ROW,
+  RUN_STATE,
+  type ReplyShape,
+  SCRIPT_NAMES,
+  type ScriptName,
+  type ScriptWire,
+  WIRE,
+  WORKER_ENTRY,
+} from './wire.js';
+
+/**
+ * The protocol's version. It goes up when a script's KEYS, ARGV, items or reply change shape, or a
+ * stored format changes meaning: a client built for another version must not run against this
+ * one. Scripts refuse a call whose KEYS or ARGV do not have the count their wire gives (an error
+ * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
+ * writing what the scripts would misread.
+ */
+export const PROTOCOL_VERSION = 1;
+
+/** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
+const ROOT = '<prefix>:{<queue>}:';
+const KEY_TEMPLATES: Record<string, string> = {
+  ...Object.fromEntries(BASE_KEYS.map((k) => [k, ROOT + k])),
+  memo: `${ROOT}req:<request id> (any key of the queue when request_id is '')`,
+  schedule_last: `${ROOT}schedule-last`,
+  schedules: `${ROOT}schedules`,
+  workers: `${ROOT}workers`,
+  worker_info: `${ROOT}worker-info`,
+};
+
+type ArgType = 'integer' | 'text' | 'flag' | 'json' | 'id';
+interface ArgDoc {
+  type: ArgType;
+  unit?: string;
+  /** How "not set" is written, where it may be. */
+  notSet?: string;
+  doc: string;
+}
+
+/** Every script argument and item field by name (a name means the same in every script that takes it). */
+const ARGS: Record<string, ArgDoc> = {
+  root: { type: 'text', doc: `the queue's key root, ${ROOT}` },
+  wake: { type: 'text', doc: `the queue's wake channel, ${ROOT}wake` },
+  schedule: { type: 'text', notSet: "''", doc: 'a recurring schedule guarding the add (library only)' },
+  occurrence: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: "the schedule's occurrence (with schedule)" },
+  request_id: { type: 'text', notSet: "''", doc: 'a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>' },
+  memo_ms: { type: 'integer', unit: 'ms', doc: 'how long the answer is remembered for a re-send (60000 by the library)' },
+  epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
+  groups: { type: 'flag', doc: "'1' when each item ends with `group`, '0' when items end at `trace`" },
+  id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
+  data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
+  delay_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "from the server's now; exactly one of delay_ms and run_at is set" },
+  run_at: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'an absolute due time' },
+  priority: { type: 'integer', doc: 'higher first, -1000000..1000000' },
+  max_attempts: { type: 'integer', notSet: "''", doc: "hand-outs before the dead set ('': the worker's default)" },
+  backoff: { type: 'json', notSet: "''", doc: '{"type":"fixed","delay":ms} or {"type":"exponential","delay":ms,"maxDelay"?,"jitter"?}, ASCII' },
+  replace: { type: 'flag', doc: "'1': replace an existing job that is not active" },
+  dedup_key: { type: 'text', notSet: "''", doc: 'skip the add while another add holds this key' },
+  dedup_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "the dedup key's window" },
+  trace: { type: 'json', notSet: "''", doc: 'a trace propagation carrier, ASCII' },
+  group: { type: 'id', notSet: "''", doc: 'a group id (add: the job belongs to it; limits: the group to change, or the queue)' },
+  count: { type: 'integer', doc: 'most jobs (claim) or groups (groups) to return' },
+  lease_ms: { type: 'integer', unit: 'ms', doc: 'how long a hand-out or an extension lasts' },
+  default_max: { type: 'integer', doc: 'max attempts for jobs with none of their own' },
+  promote_limit: { type: 'integer', doc: `due jobs moved per claim (${LIMIT.promote_per_claim} by the library)` },
+  reap_limit: { type: 'integer', doc: `expired leases recovered per claim (${LIMIT.reap_per_claim} by the library)` },
+  worker: { type: 'text', notSet: "''", doc: "the worker's id, kept as the lease holder (no ':')" },
+  token: { type: 'text', doc: 'the lease token of the hand-out: <token_prefix><token_number> from the claim' },
+  result: { type: 'json', notSet: "''", doc: "the handler's result, kept when retention keeps completed jobs" },
+  info: { type: 'json', notSet: "''", doc: "a worker's WorkerInfo ('': the worker closed)" },
+  ttl_ms: { type: 'integer', unit: 'ms', doc: "how long a worker's heartbeat lives" },
+  error: { type: 'text', doc: 'the error text kept with the job' },
+  retry_ms: { type: 'integer', unit: 'ms', doc: 'delay before the retry' },
+  dead: { type: 'flag', doc: "'1': skip any attempts left" },
+  history: { type: 'integer', doc: 'failed attempts kept per job (10 by the library)' },
+  deadline: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'past this, a snoozed job goes dead' },
+  logs: { type: 'flag', doc: "'1': answer log lines and error history too" },
+  state: { type: 'text', doc: 'scheduled, ready, active, dead or completed' },
+  phase: { type: 'text', notSet: "''", doc: "a listing cursor's set ('' to start)" },
+  score: { type: 'text', notSet: "''", doc: "a listing cursor's score" },
+  member: { type: 'text', notSet: "''", doc: "a listing cursor's member" },
+  limit: { type: 'integer', doc: 'most entries a call handles' },
+  order: { type: 'text', doc: 'asc or desc' },
+  window_ms: { type: 'integer', unit: 'ms', doc: 'the window of due-soon counts' },
+  from: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: "the timeline's start ('': now)" },
+  bucket_ms: { type: 'integer', unit: 'ms', doc: "a timeline bucket's width" },
+  buckets: { type: 'integer', doc: 'timeline buckets' },
+  progress: { type: 'json', notSet: "''", doc: "the job's progress" },
+  log_cap: { type: 'integer', doc: 'log lines kept per job' },
+  line: { type: 'text', doc: 'a log line' },
+  due_before: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: "drain only jobs due before this ('': all)" },
+  ready_rank: { type: 'integer', doc: "where a drain goes on in the ready set (0 to start; the reply's next_ready_rank)" },
+  waiting_rank: { type: 'integer', doc: "where a drain goes on in the groups' lines (0 to start; the reply's next_waiting_rank)" },
+  force: { type: 'flag', doc: "'1': obliterate even while jobs are active" },
+  offset: { type: 'integer', doc: 'entries to skip' },
+  mode: { type: 'text', doc: 'ids, all or age (see the script)' },
+  set: { type: 'text', doc: 'dead or completed' },
+  age_ms: { type: 'integer', unit: 'ms', doc: 'older than this' },
+  what: { type: 'text', doc: 'the setting (see set-meta)' },
+  value: { type: 'text', doc: "the setting's value (see set-meta)" },
+  expected: { type: 'text', notSet: "''", doc: 'the layout the caller read' },
+  next: { type: 'text', doc: 'the layout to store' },
+  concurrency: { type: 'integer', notSet: "'' (leave it); '0' removes it", doc: "most jobs active at once: the queue's, or a group's own" },
+  group_concurrency: { type: 'integer', notSet: "'' (leave it); '0' removes it", doc: 'most jobs of one group active at once' },
+  paused: { type: 'flag', notSet: "''", doc: "'1' pauses the group, '0' resumes it" },
+  cursor: { type: 'text', notSet: "''", doc: "where a walk goes on ('0' to start; see the script)" },
+  name: { type: 'text', doc: "a schedule's name" },
+  definition: { type: 'json', notSet: "''", doc: "a schedule's definition ('': remove it)" },
+};
+
+export interface ManifestScript {
+  file: string;
+  keys: { index: number; name: string; key: string }[];
+  args: ({ index: number; name: string } & ArgDoc)[];
+  /** Fields of one item, repeated from ARGV[itemsFrom] to the end; absent for scripts without items. */
+  items?: { itemsFrom: number; fields: ({ offset: number; name: string } & ArgDoc)[] };
+  reply: ReplyShape;
+  codes?: Record<string, number>;
+}
+
+function scriptEntry(name: ScriptName): ManifestScript {
+  const w: ScriptWire = WIRE[name];
+  const keys = [...BASE_KEYS, ...w.keys].map((k, i) => ({ index: i + 1, name: k, key: KEY_TEMPLATES[k]! }));
+  const argNames = [...BASE_ARGS, ...w.args];
+  const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...ARGS[a]! }));
+  const out: ManifestScript = { file: `scripts/${name}.lua`, keys, args, reply: w.reply };
+  if (w.each) out.items = { itemsFrom: argNames.length + 1, fields: w.each.map((e, i) => ({ offset: i, name: e, ...ARGS[e]! })) };
+  if (w.codes) out.codes = { ...CODES[w.codes] };
+  return out;
+}
+
+/** protocol/manifest.json. */
+export function protocolManifest() {
+  return {
+    protocol: PROTOCOL_VERSION,
+    package: { name: 'delayq', version: VERSION },
+    keys: {
+      root: ROOT,
+      prefix: 'dq by default; nothing outside it is read or written',
+      hashTag: '{<queue>}: every key of one queue is in one Redis Cluster slot; a shard n of a sharded queue is the queue <queue>#<n>',
+      templates: KEY_TEMPLATES,
+      dedup: `${ROOT}${DEDUP_SUFFIX}<dedup key>`,
+      registry: '<prefix>:queues (ZSET first seen ms -> queue name; ZADD NX it after an add whose reply says made = 1)',
+      wakeChannel: `${ROOT}wake`,
+    },
+    /** How a number or text that is not set is written in replies (arguments: each one's notSet). */
+    notSet: { number: -1, text: '' },
+    formats: { JOB_BODY, RUN_STATE, GROUP_STATE, ERROR_HISTORY, WORKER_ENTRY, CLAIM_JOB, CLAIM_GROUPS, JOB_ROW },
+    lifecycle: { places: PLACES, events: EVENTS, marks: MARK, limits: LIMIT, ungroupedLane: UNGROUPED_LANE, seqLife: SEQ_LIFE, seqFloorTtlMs: SEQ_FLOOR_TTL_MS },
+    codes: CODES,
+    scripts: Object.fromEntries(SCRIPT_NAMES.map((n) => [n, scriptEntry(n)])),
+  };
+}
+
+/** A script as it runs, its includes and prologue inlined, under a header naming every KEY and ARGV by position. */
+export function protocolScript(name: ScriptName): string {
+  const e = scriptEntry(name);
+  const lines = [
+    `--[[ delayq protocol ${PROTOCOL_VERSION} · ${name} (delayq ${VERSION}) · run it as it is with EVAL or EVALSHA.`,
+    'Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.',
+    `KEYS (${e.keys.length}):`,
+    ...e.keys.map((k) => `  ${k.index} ${k.name} = ${k.key}`),
+    `ARGV (${e.args.length}${e.items ? ', then the items' : ''}):`,
+    ...e.args.map((a) => `  ${a.index} ${a.name}: ${a.type}${a.unit ? ` (${a.unit})` : ''}${a.notSet ? `, not set: ${a.notSet}` : ''}. ${a.doc}`),
+  ];
+  if (e.items) {
+    lines.push(`Items from ARGV[${e.items.itemsFrom}], ${e.items.fields.length} fields each:`);
+    for (const f of e.items.fields) lines.push(`  +${f.offset} ${f.name}: ${f.type}${f.unit ? ` (${f.unit})` : ''}${f.notSet ? `, not set: ${f.notSet}` : ''}. ${f.doc}`);
+  }
+  const r = e.reply;
+  if (r.value !== undefined) lines.push(`Reply: one value, ${r.value}.`);
+  else lines.push(`Reply: an array: ${(r.fields ?? []).join(', ') || 'no fixed fields'}${r.each ? `, then per item ${r.each.join(', ')}` : ''}.`);
+  if (r.note) lines.push(`  ${r.note}`);
+  if (e.codes)
+    lines.push(
+      `Codes: ${Object.entries(e.codes)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join(', ')}`,
+    );
+  lines.push(']]');
+  return `${lines.join('\n')}\n${loadScriptSource(name)}`;
+}
