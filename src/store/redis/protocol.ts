@@ -64,7 +64,11 @@ const ARGS: Record<string, ArgDoc> = {
   wake: { type: 'text', doc: `the queue's wake channel, ${ROOT}wake` },
   schedule: { type: 'text', notSet: "''", doc: 'a recurring schedule guarding the add (library only)' },
   occurrence: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: "the schedule's occurrence (with schedule)" },
-  request_id: { type: 'text', notSet: "''", doc: 'a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>' },
+  request_id: {
+    type: 'text',
+    notSet: "''",
+    doc: 'a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>',
+  },
   memo_ms: { type: 'integer', unit: 'ms', doc: 'how long the answer is remembered for a re-send (60000 by the library)' },
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
   groups: { type: 'flag', doc: "'1' when each item ends with `group`, '0' when items end at `trace`" },
@@ -167,7 +171,15 @@ export function protocolManifest() {
     /** How a number or text that is not set is written in replies (arguments: each one's notSet). */
     notSet: { number: -1, text: '' },
     formats: { JOB_BODY, RUN_STATE, GROUP_STATE, ERROR_HISTORY, WORKER_ENTRY, CLAIM_JOB, CLAIM_GROUPS, JOB_ROW },
-    lifecycle: { places: PLACES, events: EVENTS, marks: MARK, limits: LIMIT, ungroupedLane: UNGROUPED_LANE, seqLife: SEQ_LIFE, seqFloorTtlMs: SEQ_FLOOR_TTL_MS },
+    lifecycle: {
+      places: PLACES,
+      events: EVENTS,
+      marks: MARK,
+      limits: LIMIT,
+      ungroupedLane: UNGROUPED_LANE,
+      seqLife: SEQ_LIFE,
+      seqFloorTtlMs: SEQ_FLOOR_TTL_MS,
+    },
     codes: CODES,
     scripts: Object.fromEntries(SCRIPT_NAMES.map((n) => [n, scriptEntry(n)])),
   };
@@ -186,7 +198,8 @@ export function protocolScript(name: ScriptName): string {
   ];
   if (e.items) {
     lines.push(`Items from ARGV[${e.items.itemsFrom}], ${e.items.fields.length} fields each:`);
-    for (const f of e.items.fields) lines.push(`  +${f.offset} ${f.name}: ${f.type}${f.unit ? ` (${f.unit})` : ''}${f.notSet ? `, not set: ${f.notSet}` : ''}. ${f.doc}`);
+    for (const f of e.items.fields)
+      lines.push(`  +${f.offset} ${f.name}: ${f.type}${f.unit ? ` (${f.unit})` : ''}${f.notSet ? `, not set: ${f.notSet}` : ''}. ${f.doc}`);
   }
   const r = e.reply;
   if (r.value !== undefined) lines.push(`Reply: one value, ${r.value}.`);

@@ -1,0 +1,1300 @@
+--[[ delayq protocol 1 · claim (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
+KEYS (19):
+  1 scheduled = <prefix>:{<queue>}:scheduled
+  2 ready = <prefix>:{<queue>}:ready
+  3 active = <prefix>:{<queue>}:active
+  4 dead = <prefix>:{<queue>}:dead
+  5 seq = <prefix>:{<queue>}:seq
+  6 jobs = <prefix>:{<queue>}:jobs
+  7 runs = <prefix>:{<queue>}:runs
+  8 meta = <prefix>:{<queue>}:meta
+  9 events = <prefix>:{<queue>}:events
+  10 completed = <prefix>:{<queue>}:completed
+  11 results = <prefix>:{<queue>}:results
+  12 progress = <prefix>:{<queue>}:progress
+  13 logs = <prefix>:{<queue>}:logs
+  14 errors = <prefix>:{<queue>}:errors
+  15 group-of = <prefix>:{<queue>}:group-of
+  16 groups = <prefix>:{<queue>}:groups
+  17 lanes = <prefix>:{<queue>}:lanes
+  18 waiting = <prefix>:{<queue>}:waiting
+  19 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
+ARGV (9):
+  1 root: text. the queue's key root, <prefix>:{<queue>}:
+  2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
+  3 count: integer. most jobs (claim) or groups (groups) to return
+  4 lease_ms: integer (ms). how long a hand-out or an extension lasts
+  5 default_max: integer. max attempts for jobs with none of their own
+  6 promote_limit: integer. due jobs moved per claim (1000 by the library)
+  7 reap_limit: integer. expired leases recovered per claim (100 by the library)
+  8 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
+  9 worker: text, not set: ''. the worker's id, kept as the lease holder (no ':')
+Reply: an array: now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, then per item id, body, attempt, due_ms, token_number.
+  more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB
+]]
+-- delayq 0.1.0 claim
+--[[ claim: hands out up to `count` due jobs, highest priority first, then earliest due, then
+first added; recovers jobs whose lease ran out on the way. When no more than `count` jobs are
+due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
+KEYS: base, memo
+ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB
+`worker` is the claiming worker's id, kept in each job's run state as its lease holder.
+`promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
+`count` are read when the ready set is empty), `reap_limit` the expired
+leases recovered per call; memo is `req:<request id>` (any key when request_id is '').
+While the queue is paused (meta paused = '1') it only recovers expired leases and hands out
+nothing; its next wake is then the earliest lease deadline.
+Next wake is the earliest of the next due time and the next lease deadline, so a sleeping
+worker also wakes to recover expired leases and no separate reaper has to poll.
+A fixed number of Redis calls per batch: the sets are read and written once each, bodies and
+run states with one HMGET and one HSET.
+A claim reads only the seq and priority of a body (it orders by them); a body or run state it
+cannot read goes to the dead set with the reason (kept as the run's last error) and costs no
+other job; the worker reads the rest of the body and buries a job whose body it cannot read.
+Members whose body is gone are dropped.
+Safe to re-send: with a request id, a batch is remembered for the lease's length as
+'<now>:<deadline>:<first token number>:<count>'; a re-sent claim returns the same jobs (those
+still held by those tokens) instead of handing out a second batch.
+]]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_MEMO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
+local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
+local DEDUP_PREFIX = ROOT .. 'dedup:'
+local A = { count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9 }
+local EACH_FIRST, EACH_SIZE = 10, 0
+local E = {  }
+local CODE = {  }
+local R = { now_ms = 1, next_wake_ms = 2, more = 3, deadline_ms = 4, token_prefix = 5, groups = 6 }
+local R_EACH_FIRST, R_EACH_SIZE = 7, 5
+local RE = { id = 1, body = 2, attempt = 3, due_ms = 4, token_number = 5 }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+if #KEYS ~= 19 then error('delayq protocol: claim takes 19 KEYS, got ' .. #KEYS) end
+if #ARGV ~= 9 then error('delayq protocol: claim takes 9 ARGV, got ' .. #ARGV) end
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
+local MARK = { given_up = '-', recovered = '~', kept = '+' }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+--[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
+script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
+  K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
+  K_ACTIVE (ZSET lease deadline -> id)   K_DEAD (ZSET time of death -> id)
+  K_SEQ (STRING counter: FIFO order and lease tokens; obliterate leaves it at a floor, expiring,
+    so a later life of the queue never hands out a token a stale holder still has: take_seq)
+  K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
+  K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
+  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
+    doneMaxAge, the retention of dead and completed jobs; completed total)
+  K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
+  K_COMPLETED (ZSET finish time -> id: completed jobs kept by the retention rule)
+  K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
+  K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
+  K_ERRORS (HASH id -> the job's last failed attempts, wire.ts ERROR_HISTORY: written by fail)
+  K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING: groups (see _groups.lua)
+  A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
+  CODE.<name>: the script's return codes.
+Every script makes a fixed number of Redis calls per batch, whatever its size (the event
+stream, when turned on, adds one XADD per event). Other keys of the queue share ROOT and its
+hash tag: `dedup:<key>` (STRING '<due ms>:<job id>', expiring with its window), `schedules`,
+`schedule-last`, and `req:<request id>` (a request memo: a non-idempotent call's answer, so a
+call ioredis re-sends after a lost reply gets the truth instead of a second run).
+Lease tokens are '<now ms>-<n>'; what they become when a lease ends, and the one way into and
+out of the active set, are in _lifecycle.lua (scripts that move a job include it after this).
+Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
+0x1A), bodies with parse_body and run states with parse_run, and every script decides
+everything before its first write, because Redis keeps the writes a script made before an error.
+]]
+
+-- Stored numbers are whole numbers delayq wrote; anything else (nan, inf, 1e400, 0x1A, '',
+-- text, fractions) is corrupt and gives nil. At most 16 digits, so the value is exact.
+local function as_int(s)
+  if type(s) == 'number' then
+    if s == s and s > -1e16 and s < 1e16 and s == math.floor(s) then return s end
+    return nil
+  end
+  if type(s) ~= 'string' or #s == 0 or #s > 17 or not string.find(s, '^%-?%d+$') then return nil end
+  return tonumber(s)
+end
+
+local function arg(name)
+  return ARGV[A[name]]
+end
+
+-- A whole-number argument; a bad one fails the script before it writes anything.
+local function arg_int(name)
+  local v = as_int(ARGV[A[name]])
+  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[A[name]])) end
+  return v
+end
+
+-- The items of a batched call; a call whose ARGV is not whole items after the script's own
+-- arguments fails (a client of another protocol version: docs/protocol.md).
+local function each_count()
+  if EACH_SIZE == 0 then return 0 end
+  local n = #ARGV - EACH_FIRST + 1
+  if n < 0 or n % EACH_SIZE ~= 0 then error('delayq protocol: items of ' .. EACH_SIZE .. ' arguments each after ARGV[' .. (EACH_FIRST - 1) .. '], got ' .. #ARGV .. ' ARGV') end
+  return n / EACH_SIZE
+end
+
+local function each_arg(i, name)
+  return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
+end
+
+local function each_int(i, name)
+  local s = each_arg(i, name)
+  local v = as_int(s)
+  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
+  return v
+end
+
+-- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
+-- given, so a reply never goes out short of one.
+local function reply(named)
+  local out = {}
+  for name, i in pairs(R) do
+    local v = named[name]
+    if v == nil then error('delayq: reply field ' .. name .. ' is not set') end
+    out[i] = v
+  end
+  return out
+end
+
+-- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
+-- number is a multiple of SEQ_LIFE (wire.ts): 0 for a new queue, the floor an obliterate left
+-- (obliterate.lua) for a queue made again, so the queue's keys are this call's. The floor
+-- expires; the life that starts on it keeps the counter for good.
+local function take_seq(n)
+  local base = redis.call('INCRBY', K_SEQ, n) - n
+  if base % SEQ_LIFE ~= 0 then return base, false end
+  if base > 0 then redis.call('PERSIST', K_SEQ) end
+  return base, true
+end
+
+-- The one clock of the contract: the Redis server's.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound (one call
+-- per 4,000 arguments: still a fixed number per batch, as batches are at most 1,000 jobs).
+-- CHUNK is even, so pairs (score and member, field and value) are never split.
+local CHUNK = 4000
+local function call_chunked(cmd, key, items)
+  local n = #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + CHUNK - 1, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end
+
+-- HMGET of many fields; returns the values in order (false for absent).
+local function hmget(key, ids)
+  if #ids == 0 then return {} end
+  if #ids <= CHUNK then return redis.call('HMGET', key, unpack(ids)) end
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('HMGET', key, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for _, v in ipairs(part) do out[#out + 1] = v end
+  end
+  return out
+end
+
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff
+-- and trace lengths, data start }, or nil and why it cannot be read.
+local function parse_body(body)
+  if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
+  -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
+  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
+  if q and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), start = start }
+    if m ~= '' then b.max = tonumber(m) end
+    if (b.max == nil or b.max >= 1) and start + b.bl + b.xl - 1 <= #body then return b, nil end
+  end
+  -- Otherwise say what is wrong.
+  q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not q then return nil, 'corrupt job: unreadable body header' end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
+  if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
+  if not b.created then return nil, 'corrupt job: bad created time' end
+  if not b.priority then return nil, 'corrupt job: bad priority' end
+  if m ~= '' then
+    b.max = as_int(m)
+    if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
+  end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  return b, nil
+end
+
+-- The two body fields a claim orders by: seq (as its text, digits) and priority. A claim reads
+-- only these (a full parse is ~2 µs a job in Redis's Lua); the worker reads the rest and buries
+-- a body it cannot read. nil and the reason when even these cannot be read.
+local function body_order(body)
+  if type(body) ~= 'string' then return nil, nil, 'corrupt job: no body' end
+  local q, p = string.match(body, '^(%d+):%d+:(%-?%d+):')
+  if q and #q < 17 and #p < 18 then return q, tonumber(p), nil end
+  local _, why = parse_body(body)
+  return nil, nil, why or 'corrupt job: unreadable body header'
+end
+
+-- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
+-- call where it can be: add writes thousands of bodies a call) and its strings.
+local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, data)
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+end
+
+-- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
+-- (ms or nil), worker id ('' when none), last error. An absent one is a job never run. nil and
+-- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
+-- token can still be compared, so its holder's call settles it).
+-- The run state of a job never handed out; shared, so callers must not change it.
+local NEVER_RUN = { a = 0, k = '', w = '' }
+local function parse_run(run)
+  if not run then return NEVER_RUN, nil end
+  -- The short form '<due ms>': promoted to ready, never handed out.
+  if not string.find(run, ':', 1, true) then
+    local t = as_int(run)
+    if not t then return nil, 'corrupt job: unreadable run state' end
+    return { a = 0, t = t, k = '', w = '' }, nil
+  end
+  local a, t, k, s, w, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not a then return nil, 'corrupt job: unreadable run state' end
+  local r = { a = as_int(a), t = as_int(t), k = k, s = as_int(s), w = w, e = string.sub(run, rest) }
+  if r.e == '' then r.e = nil end
+  if not r.a then
+    r.a, r.bad = 0, 'corrupt job: bad attempt count'
+  elseif t ~= '' and not r.t then
+    r.bad = 'corrupt job: bad due time in its run state'
+  end
+  return r, nil
+end
+
+-- `s` (first started ms) and `w` (worker id) carry over from the run before, so callers that
+-- move a job pass r.s and r.w on.
+local function encode_run(a, t, k, e, s, w)
+  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
+end
+
+-- Ready members sort (within one priority score) by due time, then by the order jobs were
+-- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
+-- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
+-- formatted, as the claim promotes up to a thousand jobs a call.
+local ZEROS = string.rep('0', 16)
+local function ready_member_text(due_s, seq_s, id)
+  return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
+end
+
+-- ready_member_text from numbers (a due time below 0, or missing, counts as 0).
+local function ready_member(due, seq, id)
+  return ready_member_text(int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+end
+
+local function ready_id(member)
+  return string.sub(member, 33)
+end
+
+-- The score at a rank (-1: the last), or nil when the set is shorter.
+local function head_score_at(zset, rank)
+  local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
+  if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
+  return nil
+end
+
+local function head_score(zset)
+  return head_score_at(zset, 0)
+end
+
+-- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
+local function wake_if_earlier(prev_head, due)
+  if prev_head == nil or due < prev_head then
+    redis.call('PUBLISH', WAKE_CHANNEL, int(due))
+  end
+end
+
+-- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }, each due a number,
+-- or its text as int() writes it when the caller passes the earliest due as `min_due`.
+local function schedule_many(pairs_, min_due)
+  if #pairs_ == 0 then return end
+  local prev_head = head_score(K_SCHEDULED)
+  if min_due == nil then
+    for i = 1, #pairs_, 2 do
+      if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
+    end
+  end
+  call_chunked('ZADD', K_SCHEDULED, pairs_)
+  wake_if_earlier(prev_head, min_due)
+end
+
+-- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
+local function memo_get(memo_key)
+  if memo_key == '' then return nil end
+  return redis.call('GET', memo_key) or nil
+end
+
+local function memo_set(memo_key, value, ttl_ms)
+  if memo_key == '' then return end
+  redis.call('SET', memo_key, value, 'PX', ttl_ms)
+end
+
+-- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
+-- Hot loops ask events_on() first, so a queue without the stream builds no event arguments.
+local events_max = nil
+local function events_on()
+  if events_max == nil then events_max = as_int(redis.call('HGET', K_META, 'events')) or 0 end
+  return events_max > 0
+end
+local function emit(event, id, ...)
+  if events_on() then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
+  end
+end
+
+-- What a job carries besides its body and run state: result, progress, logs, error history,
+-- its group.
+-- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
+-- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
+-- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
+local function forget_extras(ids)
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+    if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
+  end
+end
+
+-- Deletes jobs for good: their bodies, run states and extras.
+local function forget(ids)
+  if #ids == 0 then return end
+  call_chunked('HDEL', K_JOBS, ids)
+  call_chunked('HDEL', K_RUNS, ids)
+  forget_extras(ids)
+end
+
+-- The retention rules of the dead and completed sets: meta `<prefix>Max` = most jobs kept,
+-- `<prefix>MaxAge` = longest kept (ms). Trimmed a bounded amount per call, oldest first, so one
+-- script never stalls Redis; `budget` is at least LIMIT.trim_per_run (a batch that added more trims
+-- as many as it added, so a set never outgrows its cap by more than one batch).
+local function trim_set(zset, prefix, now, budget, reason)
+  local caps = redis.call('HMGET', K_META, prefix .. 'Max', prefix .. 'MaxAge')
+  local max_count, max_age = as_int(caps[1]), as_int(caps[2])
+  if not max_count and not max_age then return end
+  local limit = math.max(LIMIT.trim_per_run, budget or 0)
+  local victims = {}
+  if max_age then
+    victims = redis.call('ZRANGEBYSCORE', zset, '-inf', now - max_age, 'LIMIT', 0, limit)
+  end
+  if max_count and #victims < limit then
+    local over = redis.call('ZCARD', zset) - #victims - max_count
+    if over > 0 then
+      local more = redis.call('ZRANGE', zset, #victims, #victims + math.min(over, limit - #victims) - 1)
+      for _, id in ipairs(more) do victims[#victims + 1] = id end
+    end
+  end
+  if #victims == 0 then return end
+  call_chunked('ZREM', zset, victims)
+  forget(victims)
+  if events_on() then
+    for _, id in ipairs(victims) do emit(EVENT.purged, id, 'reason', reason) end
+  end
+end
+
+local function trim_dead(now, budget)
+  trim_set(K_DEAD, 'dead', now, budget, 'dead set cap')
+end
+
+local function trim_completed(now, budget)
+  trim_set(K_COMPLETED, 'done', now, budget, 'retention')
+end
+
+-- Whether completed jobs are kept (meta doneMax or doneMaxAge set).
+local function keeps_completed()
+  local caps = redis.call('HMGET', K_META, 'doneMax', 'doneMaxAge')
+  return caps[1] ~= false or caps[2] ~= false
+end
+
+-- Every way into the dead set goes through here: `ids` die at `now`.
+local function bury_many(ids, now)
+  if #ids == 0 then return end
+  local adds = {}
+  for _, id in ipairs(ids) do
+    adds[#adds + 1] = now
+    adds[#adds + 1] = id
+  end
+  call_chunked('ZADD', K_DEAD, adds)
+  trim_dead(now, #ids)
+end
+
+-- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
+local function lex_lt(a, b)
+  if a == b then return false end
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- HSET of { field, value, ... } pairs, chunked.
+local function hset_pairs(key, items)
+  if #items > 0 then call_chunked('HSET', key, items) end
+end
+
+-- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).
+local function members_of(zset, ids)
+  local out, seen = {}, {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('ZMSCORE', zset, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j, s in ipairs(part) do
+      local id = ids[i + j - 1]
+      if s and not seen[id] then
+        seen[id] = true
+        out[#out + 1] = id
+      end
+    end
+  end
+  return out
+end
+
+-- One job of a get or list reply (wire.ts JOB_ROW, written through RE): `score` is the lease deadline,
+-- time of death or finish time (-1 when none), extras as stored or ''.
+local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors, group)
+  local n = #out
+  out[n + RE.id] = id
+  out[n + RE.state] = state or ''
+  out[n + RE.score] = score or -1
+  out[n + RE.body] = body or ''
+  out[n + RE.run] = run or ''
+  out[n + RE.due_ms] = due or -1
+  out[n + RE.result] = result or ''
+  out[n + RE.progress] = progress or ''
+  out[n + RE.logs] = logs or ''
+  out[n + RE.errors] = errors or ''
+  out[n + RE.group] = group or ''
+end
+
+-- A worker's heartbeat, for the scripts whose KEYS name `workers` (ZSET expiry ms -> worker id)
+-- and `worker_info` (HASH worker id -> wire.ts WORKER_ENTRY). An empty `info` takes the worker
+-- out (it closed). Entries of workers that stopped beating are pruned a bounded amount per beat.
+local WORKER_PRUNE = 100
+local function worker_beat(now, worker, info, ttl_ms)
+  if worker == '' then return end
+  if info == '' then
+    redis.call('ZREM', K_WORKERS, worker)
+    redis.call('HDEL', K_WORKER_INFO, worker)
+    return
+  end
+  redis.call('ZADD', K_WORKERS, now + ttl_ms, worker)
+  redis.call('HSET', K_WORKER_INFO, worker, int(now) .. ':' .. info)
+  local gone = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', now, 'LIMIT', 0, WORKER_PRUNE)
+  if #gone > 0 then
+    call_chunked('ZREM', K_WORKERS, gone)
+    call_chunked('HDEL', K_WORKER_INFO, gone)
+  end
+end
+
+--[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+_groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
+looks a job up by id, moves a waiting job, or starts or ends a lease.
+A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
+of K_WAITING (all scored 0, so ordered by their bytes) that start with '<group>\0', then a
+priority key (higher first), due time and add order, as ready members do. The groups that have
+due jobs and room, and the lane of the jobs of no group (UNGROUPED, the empty member), take
+turns in K_LANES (score = turn: a lane served goes to the tail). K_GROUPS holds each group's
+state (wire.ts GROUP_STATE: running, waiting, limit, paused); a group with nothing running or
+waiting, no limit of its own and no pause has no field. Meta fields: `grouped` ('1' once a job
+of a group was added, so queues without groups take none of these paths), `concurrency` (most
+jobs of the queue active at once) and `groupConcurrency` (most of one group, unless the group
+has its own limit). Group ids never hold a control character, so '\0' ends one unambiguously.
+A group's running count is changed only where a lease starts or ends (enter_active,
+leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
+or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+]]
+
+local UNGROUPED = ''
+local HUGE = 1e15
+
+-- The queue's flow settings (meta), read once per run.
+local flow_cache = nil
+local function flow()
+  if not flow_cache then
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
+    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+  end
+  return flow_cache
+end
+
+-- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is
+-- made again on every call (measured: ~35 ns each, more for those that capture many upvalues),
+-- so a queue without groups builds none of these.
+local LIB = nil
+local function GL()
+  if LIB then return LIB end
+  local L = {}
+  LIB = L
+  -- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
+  -- HSET (and one HDEL for those back to nothing) by save_groups.
+  L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse_group(s)
+    local g = { r = 0, w = 0, l = false, p = false }
+    if s then
+      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      -- A state that does not read starts from nothing (verify() reports the counts that disagree).
+      if r and #r < 17 and #w < 17 and #l < 17 then
+        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
+        if l ~= '' then g.l = tonumber(l) end
+      end
+    end
+    return g
+  end
+
+  -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
+  function L.load_groups(ids)
+    local need, seen = {}, {}
+    for _, g in ipairs(ids) do
+      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+        seen[g] = true
+        need[#need + 1] = g
+      end
+    end
+    local vals = hmget(K_GROUPS, need)
+    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+  end
+
+  function L.group_state(g)
+    if L.GROUPS[g] == nil then L.load_groups({ g }) end
+    return L.GROUPS[g]
+  end
+
+  function L.touch_group(g)
+    if not L.dirty[g] then
+      L.dirty[g] = true
+      L.dirty_list[#L.dirty_list + 1] = g
+    end
+  end
+
+  function L.save_groups()
+    local sets, dels = {}, {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+        dels[#dels + 1] = g
+      else
+        sets[#sets + 1] = g
+        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+      end
+    end
+    hset_pairs(K_GROUPS, sets)
+    if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  -- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
+  function L.group_room(s)
+    if s.p then return 0 end
+    local l = s.l or flow().group_limit
+    if not l then return HUGE end
+    return l - s.r
+  end
+
+  -- A group with due jobs waiting and room belongs in the rotation.
+  function L.group_eligible(s)
+    return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
+  function L.next_turn()
+    if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
+    L.last_turn = L.last_turn + 1
+    return L.last_turn
+  end
+
+  -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
+  -- (`to_tail`) move there.
+  function L.lanes_add(list, to_tail)
+    if #list == 0 then return end
+    local adds = {}
+    for _, lane in ipairs(list) do
+      adds[#adds + 1] = L.next_turn()
+      adds[#adds + 1] = lane
+    end
+    for i = 1, #adds, CHUNK do
+      if to_tail then
+        redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      else
+        redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      end
+    end
+  end
+
+  function L.lanes_remove(list)
+    if #list > 0 then call_chunked('ZREM', K_LANES, list) end
+  end
+
+  -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
+  -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  function L.priority_key(p)
+    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+  end
+
+  -- A job's member in its group's line, from the due time and seq as plain digits.
+  function L.waiting_member_text(g, priority, due_s, seq_s, id)
+    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+  end
+
+  function L.waiting_member(g, priority, due, seq, id)
+    return L.waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+  end
+
+  -- The parts of a waiting member: group, due time, seq and id.
+  function L.waiting_parts(member)
+    local z = string.find(member, '\0', 1, true)
+    local rest = string.sub(member, z + 8)
+    return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
+  end
+
+  -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
+  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups)
+    if #members == 0 then return end
+    local adds = {}
+    for _, m in ipairs(members) do
+      adds[#adds + 1] = 0
+      adds[#adds + 1] = m
+    end
+    call_chunked('ZADD', K_WAITING, adds)
+    L.load_groups(groups)
+    for _, g in ipairs(groups) do
+      L.GROUPS[g].w = L.GROUPS[g].w + 1
+      L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
+-- never had a job of a group.
+local function groups_of(ids)
+  local out = {}
+  if not flow().grouped or #ids == 0 then
+    for i = 1, #ids do out[i] = UNGROUPED end
+    return out
+  end
+  local vals = hmget(K_GROUP_OF, ids)
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  return out
+end
+
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
+-- nil; with its body and run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t then
+    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
+    if flow().grouped then
+      local g = redis.call('HGET', K_GROUP_OF, id)
+      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+    end
+  end
+  return nil, body, run
+end
+
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- A job leaving its group's line is no longer counted as waiting there; its group stays in the
+-- rotation until a claim finds the line empty.
+local function unlink_waiting(id, state, body, run)
+  if state == PLACE.completed then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == PLACE.scheduled then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == PLACE.ready then
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
+  elseif state == PLACE.waiting then
+    local g = redis.call('HGET', K_GROUP_OF, id)
+    local b = parse_body(body)
+    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = GL().group_state(g)
+    s.w = s.w - 1
+    GL().touch_group(g)
+    GL().save_groups()
+  elseif state == PLACE.dead then
+    redis.call('ZREM', K_DEAD, id)
+  end
+end
+
+-- The public state: a ready or waiting job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
+  return state
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
+-- active, dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
+end
+
+-- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
+-- is a due time that has passed, so every worker with room claims at once.
+local function wake_now()
+  redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end
+
+--[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
+its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
+hands out, ends or renews a lease (after _groups.lua, whose group counts it keeps); the places, events and marks come from src/store/lifecycle.ts
+through the generated prologue (PLACE, EVENT, MARK).
+Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
+(ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
+deadline. A rule that spans every transition (a running count per group, a rate limit) goes
+here, once; test/unit/lifecycle.test.ts fails when a script writes the active set otherwise.
+In the run state a token becomes MARK.given_up .. token once its holder ended the attempt (fail,
+snooze, release), MARK.recovered .. token once a claim took the lease back after it ran out,
+and MARK.kept .. token once completed and kept. lease_status reads them: a re-sent call (ioredis
+re-sends after a reconnect) finds its own mark and answers as its first run did, and a stale
+holder answers lease lost.
+]]
+
+-- The lease token a run state holds ('' when none or unreadable).
+local function held_token(run)
+  if not run then return '' end
+  return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
+end
+
+-- The answer to a call whose token is not the job's: lease lost while the job exists.
+local function lost_or_missing(id)
+  if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  return CODE.not_found
+end
+
+-- The "is this a re-send?" prelude of every call made with a lease token: 'held' when `token`
+-- holds the job's lease, 'resent' when the run state carries `resent_mark .. token` (this call
+-- ran before and its reply was lost), else the code to answer (lease_lost or not_found).
+-- `resent_mark` is nil for calls that leave no mark (extend, update).
+local function lease_status(id, run, token, resent_mark)
+  if not run then return lost_or_missing(id) end
+  local held = held_token(run)
+  if held == token then return 'held' end
+  if resent_mark and held == resent_mark .. token then return 'resent' end
+  return lost_or_missing(id)
+end
+
+-- The items of an `id, token` batch.
+local function lease_items()
+  local ids, tokens = {}, {}
+  for i = 1, each_count() do
+    ids[i], tokens[i] = each_arg(i, 'id'), each_arg(i, 'token')
+  end
+  return ids, tokens
+end
+
+-- Into active: { deadline, id, ... } pairs, each job handed out with a fresh lease; `groups`
+-- (aligned with the jobs) are their groups, whose running counts take a slot each.
+local function enter_active(pairs_, groups)
+  if #pairs_ == 0 then return end
+  call_chunked('ZADD', K_ACTIVE, pairs_)
+  local any = false
+  for _, g in ipairs(groups) do
+    if g ~= UNGROUPED then
+      local s = GL().group_state(g)
+      s.r = s.r + 1
+      GL().touch_group(g)
+      any = true
+    end
+  end
+  if any then GL().save_groups() end
+end
+
+-- Out of active: every way a lease ends goes through here, whatever happens to the job next.
+-- Each job gives its group's slot back; a group that gets room for the due jobs it has waiting
+-- joins the rotation, and sleeping workers are told (so are they when the queue's concurrency
+-- limit was reached): a held-back job starts within milliseconds of its slot freeing.
+local function leave_active(ids)
+  if #ids == 0 then return end
+  local f = flow()
+  local wake = false
+  if f.limit then wake = redis.call('ZCARD', K_ACTIVE) >= f.limit end
+  call_chunked('ZREM', K_ACTIVE, ids)
+  if f.grouped then
+    local groups = groups_of(ids)
+    GL().load_groups(groups)
+    local freed, order = {}, {}
+    for _, g in ipairs(groups) do
+      if g ~= UNGROUPED then
+        if not freed[g] then
+          freed[g] = 0
+          order[#order + 1] = g
+        end
+        freed[g] = freed[g] + 1
+      end
+    end
+    local joining = {}
+    for _, g in ipairs(order) do
+      local s = GL().GROUPS[g]
+      local had_room = GL().group_room(s) > 0
+      s.r = math.max(0, s.r - freed[g])
+      GL().touch_group(g)
+      if s.w > 0 and not had_room and GL().group_room(s) > 0 then joining[#joining + 1] = g end
+    end
+    GL().save_groups()
+    GL().lanes_add(joining, false)
+    if #joining > 0 then wake = true end
+  end
+  if wake then wake_now() end
+end
+
+-- New deadlines for leases still held ({ deadline, id, ... }). XX: a lease recovered meanwhile
+-- (gone from active) is not put back.
+local function renew_active(pairs_)
+  for i = 1, #pairs_, CHUNK do
+    redis.call('ZADD', K_ACTIVE, 'XX', unpack(pairs_, i, math.min(i + CHUNK - 1, #pairs_)))
+  end
+end
+
+-- The token as the run state keeps it once its holder ended the attempt.
+local function given_up(token)
+  return MARK.given_up .. token
+end
+
+local want = arg_int('count')
+local lease_ms = arg_int('lease_ms')
+local default_max = arg_int('default_max')
+local promote_limit = arg_int('promote_limit')
+local reap_limit = arg_int('reap_limit')
+-- A ':' would break the run state's fields; the library never sends one.
+local worker = (string.gsub(arg('worker'), ':', '_'))
+local memo_key = ''
+if arg('request_id') ~= '' then memo_key = K_MEMO end
+
+-- One hand-out: wire.ts CLAIM_JOB, five reply elements; a job of a group is named in the
+-- `groups` field (CLAIM_GROUPS), so a queue without groups pays nothing per job for them. The body goes out as stored and the
+-- numbers as integers: no string is built per job. The positions are read once (locals, not a
+-- table lookup per job and field).
+local AT_ID, AT_BODY, AT_ATTEMPT, AT_DUE, AT_TOKEN = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
+local group_lines = {}
+local function hand_out(out, id, body, attempt, due, token_number, group)
+  local n = #out
+  if group ~= UNGROUPED then group_lines[#group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
+  out[n + AT_ID] = id
+  out[n + AT_BODY] = body
+  out[n + AT_ATTEMPT] = attempt
+  out[n + AT_DUE] = due
+  out[n + AT_TOKEN] = token_number
+end
+
+-- 0. A re-sent claim: answer with the batch the first run handed out.
+local memo = memo_get(memo_key)
+if memo then
+  local m_now, m_deadline, m_base, m_count = string.match(memo, '^(%d+):(%d+):(%d+):(%d+)$')
+  m_now, m_deadline, m_base, m_count = tonumber(m_now), tonumber(m_deadline), tonumber(m_base), tonumber(m_count)
+  local prefix = int(m_now) .. '-'
+  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix, groups = '' })
+  -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
+  local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
+  local runs, bodies, groups = hmget(K_RUNS, held), hmget(K_JOBS, held), groups_of(held)
+  for i, id in ipairs(held) do
+    local r = parse_run(runs[i])
+    if r and bodies[i] and string.sub(r.k, 1, #prefix) == prefix then
+      local k = as_int(string.sub(r.k, #prefix + 1))
+      if k and k > m_base and k <= m_base + m_count then hand_out(out, id, bodies[i], r.a, r.t or m_now, k, groups[i]) end
+    end
+  end
+  out[R.groups] = table.concat(group_lines)
+  return out
+end
+
+local now = now_ms()
+local run_writes = {} -- HSET K_RUNS pairs
+local buried = {}
+local dropped = {} -- members whose body is gone: their run states go too
+
+-- `token` is the recovered lease's mark (MARK.recovered .. token), so its holder's later calls are stale.
+local function bury_corrupt(id, reason, attempts, due, token, started, worker)
+  run_writes[#run_writes + 1] = id
+  run_writes[#run_writes + 1] = encode_run(attempts or 0, due, token or '', reason, started, worker)
+  buried[#buried + 1] = id
+  emit(EVENT.dead, id, 'error', reason)
+end
+
+-- 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
+local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, reap_limit)
+local rescheduled = {}
+if #expired > 0 then
+  leave_active(expired)
+  local runs, bodies = hmget(K_RUNS, expired), hmget(K_JOBS, expired)
+  for i, id in ipairs(expired) do
+    local r, bad_run = parse_run(runs[i])
+    local b, bad_body = parse_body(bodies[i])
+    if not bodies[i] then
+      dropped[#dropped + 1] = id
+    elseif not r or r.bad or not b then
+      bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and (MARK.recovered .. r.k), r and r.s, r and r.w)
+    else
+      local max = b.max or default_max
+      local recovered = MARK.recovered .. r.k
+      local why = 'lease expired during attempt ' .. r.a .. ' of ' .. max
+      run_writes[#run_writes + 1] = id
+      emit(EVENT.leaseExpired, id, 'attempt', r.a)
+      if r.a >= max then
+        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
+        buried[#buried + 1] = id
+        emit(EVENT.dead, id, 'attempt', r.a, 'error', why)
+      else
+        run_writes[#run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
+        rescheduled[#rescheduled + 1] = now
+        rescheduled[#rescheduled + 1] = id
+      end
+    end
+  end
+end
+
+-- Writes what was decided so far: run states, dropped members, burials, reschedules.
+local function flush_writes()
+  hset_pairs(K_RUNS, run_writes)
+  if #dropped > 0 then call_chunked('HDEL', K_RUNS, dropped) end
+  bury_many(buried, now)
+  schedule_many(rescheduled)
+  run_writes, dropped, buried, rescheduled = {}, {}, {}, {}
+end
+-- Recovered jobs are due now: written before the pick, so this claim can hand them out.
+flush_writes()
+
+-- A paused queue hands out nothing, nor does one at its concurrency limit; workers sleep until a
+-- lease needs recovering or the resume signal comes (or, at the limit, until a slot frees:
+-- leave_active tells them).
+local f = flow()
+local at_limit = false
+if f.limit and not f.paused then
+  local room = f.limit - redis.call('ZCARD', K_ACTIVE)
+  if room <= want then want, at_limit = math.max(0, room), true end
+end
+if f.paused or want == 0 then
+  local next_lease = head_score(K_ACTIVE)
+  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
+end
+
+-- A candidate with every field readable() sets, so the table is sized once (growing a Lua
+-- table's hash part rehashes it, which showed in the claim's profile).
+-- `due_s` is the due time as stored text when it is a plain whole number (a score or a short
+-- run state), so a first hand-out writes it back without formatting it again; false otherwise.
+local function candidate(id, due, due_s)
+  return { id = id, due = due, due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
+end
+
+-- Plain digits, at most 16: the text of a whole-number due time as int() would write it.
+local function plain_ms(s)
+  if #s < 17 and string.find(s, '^[1-9]%d*$') then return s end
+  return false
+end
+
+-- Reads candidates { id, due } (and `ids`, their ids in order) in one HMGET each of bodies and
+-- run states: those that can be handed out come back with { seq, priority, r = run state,
+-- body = packed body, ran = whether a run state was stored }; corrupt ones are buried, members
+-- whose body is gone are dropped. With `ordered` the candidates come from the ready set, whose
+-- members already hold the order: their bodies are not read for it (the body was read when it
+-- was promoted, and the worker buries one it cannot read).
+local function readable(cands, ids, ordered)
+  local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
+  local out = {}
+  for i, c in ipairs(cands) do
+    local run, body = runs[i], bodies[i]
+    local r, bad_run = parse_run(run)
+    local seq_s, priority, bad_body = true, 0, nil
+    if not ordered then seq_s, priority, bad_body = body_order(body) end
+    if not body then
+      if run then dropped[#dropped + 1] = c.id end
+    elseif not r or r.bad or not seq_s then
+      bury_corrupt(c.id, bad_run or (r and r.bad) or bad_body, r and r.a, c.due)
+    else
+      c.priority, c.r, c.body, c.ran = priority, r, body, run ~= false
+      if not ordered then c.seq, c.seq_s = tonumber(seq_s), seq_s end
+      -- A ready job's short run state is its due time as int() wrote it when it was promoted; the
+      -- member's due time decides (this claim's promotions are not written yet, so the run state
+      -- read here may be one a reschedule left behind).
+      if ordered and r.t == c.due and r.a == 0 and not string.find(run, ':', 1, true) then c.due_s = plain_ms(run) end
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
+
+local function before(x, y)
+  if x.priority ~= y.priority then return x.priority > y.priority end
+  if x.due ~= y.due then return x.due < y.due end
+  return x.seq < y.seq
+end
+
+-- 2. Pick the jobs to hand out. A queue with groups takes turns between its lanes
+-- (pick_in_turns); one without keeps one order over all its due jobs (pick_in_order).
+
+-- Reads due members of the scheduled set (at most `limit`) as candidates and takes them out.
+local function take_due(limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local due, due_ids = {}, {}
+  for i = 1, #flat, 2 do
+    local n = #due_ids + 1
+    due_ids[n] = flat[i]
+    due[n] = candidate(flat[i], tonumber(flat[i + 1]), plain_ms(flat[i + 1]))
+  end
+  if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
+  return due, due_ids
+end
+
+-- A promoted job's run state: a job never run gets the short form (its due time alone), cheaper
+-- to write and to read.
+local function promoted_run(c)
+  run_writes[#run_writes + 1] = c.id
+  if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+end
+
+local function ready_add(adds, c)
+  adds[#adds + 1] = -c.priority
+  if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+end
+
+-- Pops the best `n` of the ready set as candidates. ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on
+-- Redis 7.0 ZPOPMIN removes each member by its score and member (~2.4 µs a member measured), the
+-- range removal walks the head once (~1.5).
+local function pop_ready(n)
+  local popped = {}
+  if n > 0 then popped = redis.call('ZRANGE', K_READY, 0, n - 1) end
+  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
+  local cands, ids = {}, {}
+  for i, member in ipairs(popped) do
+    ids[i] = ready_id(member)
+    cands[i] = candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
+  end
+  return cands, ids
+end
+
+local function pick_in_order()
+  -- One read of the due members decides the path and feeds it: when the ready set is empty it
+  -- reads one more than a hand-out takes, to see whether all fit.
+  local ready_empty = redis.call('ZCARD', K_READY) == 0
+  local limit = promote_limit
+  if ready_empty then limit = math.max(promote_limit, want + 1) end
+  local due, due_ids = take_due(limit)
+  if ready_empty and #due <= want then
+    -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
+    local picked = readable(due, due_ids)
+    -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which
+    -- costs a tenth of a sort (Lua calls the comparison for each of n log n pairs).
+    local sorted = true
+    for i = 2, #picked do
+      if before(picked[i], picked[i - 1]) then
+        sorted = false
+        break
+      end
+    end
+    if not sorted then table.sort(picked, before) end
+    return picked
+  end
+  -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
+  -- priority order, and take the best from there. A ready job's run state holds its due time,
+  -- so its ready member can be found again by id.
+  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
+  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
+  local adds = {}
+  for _, c in ipairs(readable(due, due_ids)) do
+    adds[#adds + 1] = -c.priority
+    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+  end
+  if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
+  local cands, ids = pop_ready(want)
+  return readable(cands, ids, true)
+end
+
+-- Lanes (groups, and the jobs of no group) take turns: each lane at the head of the rotation
+-- gives one job per round, up to its room, until the hand-out is full; a lane served goes to the
+-- tail while it has more due and room, and leaves the rotation when it has not. Within a lane,
+-- priority, then due time, then add order. One call per lane served (at most `want` lanes),
+-- whatever the number of groups. Made only on a queue with groups (a closure costs every call).
+local pick_in_turns = f.grouped and function()
+  -- Whether candidate x came due before y (due time, then add order): the order lanes join in.
+  local function earlier(x, y)
+    if x.due ~= y.due then return x.due < y.due end
+    return x.seq < y.seq
+  end
+  -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line.
+  local due, due_ids = take_due(promote_limit)
+  local good = readable(due, due_ids)
+  local good_ids = {}
+  for i, c in ipairs(good) do good_ids[i] = c.id end
+  local groups = groups_of(good_ids)
+  local ready_adds, members, member_groups = {}, {}, {}
+  local first = {} -- lane -> its earliest candidate promoted here
+  for i, c in ipairs(good) do
+    local g = groups[i]
+    promoted_run(c)
+    if g == UNGROUPED then
+      ready_add(ready_adds, c)
+    elseif c.due_s then
+      members[#members + 1] = GL().waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
+      member_groups[#member_groups + 1] = g
+    else
+      members[#members + 1] = GL().waiting_member(g, c.priority, c.due, c.seq, c.id)
+      member_groups[#member_groups + 1] = g
+    end
+    if not first[g] or earlier(c, first[g]) then first[g] = c end
+  end
+  if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
+  GL().wait_in_line(members, member_groups)
+  local ready_count = redis.call('ZCARD', K_READY)
+  -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
+  -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
+  -- due here, first).
+  local joining = {}
+  if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
+  local rest = {}
+  for g, c in pairs(first) do
+    if g == UNGROUPED or GL().group_room(GL().group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
+  end
+  table.sort(rest, function(x, y) return earlier(x.c, y.c) end)
+  for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  GL().lanes_add(joining, false)
+
+  -- The lanes at the head of the rotation, and how many jobs each may give.
+  local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
+  GL().load_groups(heads)
+  local lanes, gone = {}, {}
+  for _, lane in ipairs(heads) do
+    local avail = 0
+    if lane == UNGROUPED then
+      avail = ready_count
+    else
+      local st = GL().GROUPS[lane]
+      avail = math.min(math.max(0, GL().group_room(st)), st.w)
+    end
+    if avail > 0 then lanes[#lanes + 1] = { id = lane, avail = avail, take = 0 } else gone[#gone + 1] = lane end
+  end
+  -- Rounds: each lane one job per round while it has more, until the hand-out is full.
+  local turns, total, round = {}, 0, 0
+  while total < want do
+    round = round + 1
+    local any = false
+    for i, l in ipairs(lanes) do
+      if total < want and l.avail >= round then
+        l.take = l.take + 1
+        total = total + 1
+        turns[#turns + 1] = i
+        any = true
+      end
+    end
+    if not any then break end
+  end
+  -- Take each lane's jobs from its line, in its order.
+  local taken = {}
+  for i, l in ipairs(lanes) do
+    local cands, ids = {}, {}
+    if l.id == UNGROUPED then
+      cands, ids = pop_ready(l.take)
+      ready_count = ready_count - #ids
+    else
+      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
+      if #line > 0 then call_chunked('ZREM', K_WAITING, line) end
+      for n, member in ipairs(line) do
+        local _, due_ms, _, id = GL().waiting_parts(member)
+        ids[n] = id
+        cands[n] = candidate(id, due_ms, false)
+      end
+      local st = GL().GROUPS[l.id]
+      st.w = st.w - #line
+      GL().touch_group(l.id)
+    end
+    for _, c in ipairs(cands) do c.lane = l.id end
+    local ok = readable(cands, ids, true)
+    taken[i] = ok
+    l.got = #ids
+  end
+  -- The hand-out in turn order: a lane's k-th job in its k-th round.
+  local picked, next_of = {}, {}
+  for _, i in ipairs(turns) do
+    local k = (next_of[i] or 0) + 1
+    next_of[i] = k
+    local c = taken[i][k]
+    if c then picked[#picked + 1] = c end
+  end
+  return picked, lanes, gone, ready_count
+end
+
+local picked, served, gone, ready_left
+if f.grouped then picked, served, gone, ready_left = pick_in_turns() else picked = pick_in_order() end
+
+-- 3. Hand them out with fresh lease tokens.
+local deadline = now + lease_ms
+local now_s = int(now)
+local token_prefix = now_s .. '-'
+local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = deadline, token_prefix = token_prefix, groups = '' })
+if #picked > 0 then
+  local token_base = take_seq(#picked)
+  local actives, groups = {}, {}
+  -- Scores as text: Redis turns a Lua number into text anyway, once per member.
+  local deadline_s = int(deadline)
+  for i, c in ipairs(picked) do
+    groups[i] = c.lane or UNGROUPED
+    local r = c.r
+    local attempt = r.a + 1
+    local token = token_prefix .. int(token_base + i)
+    run_writes[#run_writes + 1] = c.id
+    if attempt == 1 and c.due_s and not r.s and not r.e then
+      -- A first hand-out, the common case: encode_run's text, from text already at hand.
+      run_writes[#run_writes + 1] = '1:' .. c.due_s .. ':' .. token .. ':' .. now_s .. ':' .. worker .. ':'
+    else
+      run_writes[#run_writes + 1] = encode_run(attempt, c.due, token, r.e, r.s or now, worker)
+    end
+    actives[#actives + 1] = deadline_s
+    actives[#actives + 1] = c.id
+    hand_out(out, c.id, c.body, attempt, c.due, token_base + i, groups[i])
+    if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
+  end
+  enter_active(actives, groups)
+  out[R.groups] = table.concat(group_lines)
+  memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
+end
+flush_writes()
+
+-- The lanes served go to the tail while they have more due and room; those found empty or
+-- full leave the rotation (a slot freed or a job come due brings them back).
+if served then
+  local tail = {}
+  for _, l in ipairs(served) do
+    local more
+    if l.id == UNGROUPED then more = ready_left > 0 else more = GL().group_eligible(GL().GROUPS[l.id]) end
+    if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
+  end
+  GL().lanes_remove(gone)
+  GL().lanes_add(tail, true)
+  GL().save_groups()
+end
+
+local next_due = head_score(K_SCHEDULED)
+local next_lease = head_score(K_ACTIVE)
+if at_limit and #picked >= want then
+  -- The queue is at its concurrency limit: nothing more until a slot frees, which wakes workers.
+  if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
+  return out
+end
+local waiting_now
+if served then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
+if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
+local wake = next_due
+if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+if wake ~= nil then out[R.next_wake_ms] = wake end
+return out

@@ -1,0 +1,501 @@
+--[[ delayq protocol 1 · timeline (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
+KEYS (18):
+  1 scheduled = <prefix>:{<queue>}:scheduled
+  2 ready = <prefix>:{<queue>}:ready
+  3 active = <prefix>:{<queue>}:active
+  4 dead = <prefix>:{<queue>}:dead
+  5 seq = <prefix>:{<queue>}:seq
+  6 jobs = <prefix>:{<queue>}:jobs
+  7 runs = <prefix>:{<queue>}:runs
+  8 meta = <prefix>:{<queue>}:meta
+  9 events = <prefix>:{<queue>}:events
+  10 completed = <prefix>:{<queue>}:completed
+  11 results = <prefix>:{<queue>}:results
+  12 progress = <prefix>:{<queue>}:progress
+  13 logs = <prefix>:{<queue>}:logs
+  14 errors = <prefix>:{<queue>}:errors
+  15 group-of = <prefix>:{<queue>}:group-of
+  16 groups = <prefix>:{<queue>}:groups
+  17 lanes = <prefix>:{<queue>}:lanes
+  18 waiting = <prefix>:{<queue>}:waiting
+ARGV (5):
+  1 root: text. the queue's key root, <prefix>:{<queue>}:
+  2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
+  3 from: integer (epoch ms), not set: ''. the timeline's start ('': now)
+  4 bucket_ms: integer (ms). a timeline bucket's width
+  5 buckets: integer. timeline buckets
+Reply: an array: now_ms, from_ms, then per item due.
+  per bucket the scheduled jobs due in it after now
+]]
+-- delayq 0.1.0 timeline
+--[[ timeline: how many scheduled jobs fall due in each window of time ahead, by the server's clock.
+KEYS: base
+ARGV: base, from, bucket_ms, buckets
+Returns: { now_ms, from_ms, then per item: due }; per bucket the scheduled jobs due in it after now
+Bucket i counts the members of K_SCHEDULED with a score in [from + i*bucket_ms, from +
+(i+1)*bucket_ms) and above now: jobs not yet due. `from` is '' for the server's now. Due jobs
+are left out wherever they wait (the due members of K_SCHEDULED and all of K_READY), so a
+bucket before now counts 0 and the answer does not depend on how far claims promoted them.
+The scheduled set's score is the plain due time (priority orders only K_READY, whose members are
+all due), so the counts need no decoding: one ZCOUNT per bucket, O(buckets * log n), no body
+read. `bucket_ms` must be at least 1 and `buckets` 1..1440 (the store checks tighter bounds).
+]]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
+local DEDUP_PREFIX = ROOT .. 'dedup:'
+local A = { from = 3, bucket_ms = 4, buckets = 5 }
+local EACH_FIRST, EACH_SIZE = 6, 0
+local E = {  }
+local CODE = {  }
+local R = { now_ms = 1, from_ms = 2 }
+local R_EACH_FIRST, R_EACH_SIZE = 3, 1
+local RE = { due = 1 }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+if #KEYS ~= 18 then error('delayq protocol: timeline takes 18 KEYS, got ' .. #KEYS) end
+if #ARGV ~= 5 then error('delayq protocol: timeline takes 5 ARGV, got ' .. #ARGV) end
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
+local MARK = { given_up = '-', recovered = '~', kept = '+' }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+--[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
+script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
+  K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
+  K_ACTIVE (ZSET lease deadline -> id)   K_DEAD (ZSET time of death -> id)
+  K_SEQ (STRING counter: FIFO order and lease tokens; obliterate leaves it at a floor, expiring,
+    so a later life of the queue never hands out a token a stale holder still has: take_seq)
+  K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
+  K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
+  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
+    doneMaxAge, the retention of dead and completed jobs; completed total)
+  K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
+  K_COMPLETED (ZSET finish time -> id: completed jobs kept by the retention rule)
+  K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
+  K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
+  K_ERRORS (HASH id -> the job's last failed attempts, wire.ts ERROR_HISTORY: written by fail)
+  K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING: groups (see _groups.lua)
+  A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
+  CODE.<name>: the script's return codes.
+Every script makes a fixed number of Redis calls per batch, whatever its size (the event
+stream, when turned on, adds one XADD per event). Other keys of the queue share ROOT and its
+hash tag: `dedup:<key>` (STRING '<due ms>:<job id>', expiring with its window), `schedules`,
+`schedule-last`, and `req:<request id>` (a request memo: a non-idempotent call's answer, so a
+call ioredis re-sends after a lost reply gets the truth instead of a second run).
+Lease tokens are '<now ms>-<n>'; what they become when a lease ends, and the one way into and
+out of the active set, are in _lifecycle.lua (scripts that move a job include it after this).
+Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
+0x1A), bodies with parse_body and run states with parse_run, and every script decides
+everything before its first write, because Redis keeps the writes a script made before an error.
+]]
+
+-- Stored numbers are whole numbers delayq wrote; anything else (nan, inf, 1e400, 0x1A, '',
+-- text, fractions) is corrupt and gives nil. At most 16 digits, so the value is exact.
+local function as_int(s)
+  if type(s) == 'number' then
+    if s == s and s > -1e16 and s < 1e16 and s == math.floor(s) then return s end
+    return nil
+  end
+  if type(s) ~= 'string' or #s == 0 or #s > 17 or not string.find(s, '^%-?%d+$') then return nil end
+  return tonumber(s)
+end
+
+local function arg(name)
+  return ARGV[A[name]]
+end
+
+-- A whole-number argument; a bad one fails the script before it writes anything.
+local function arg_int(name)
+  local v = as_int(ARGV[A[name]])
+  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[A[name]])) end
+  return v
+end
+
+-- The items of a batched call; a call whose ARGV is not whole items after the script's own
+-- arguments fails (a client of another protocol version: docs/protocol.md).
+local function each_count()
+  if EACH_SIZE == 0 then return 0 end
+  local n = #ARGV - EACH_FIRST + 1
+  if n < 0 or n % EACH_SIZE ~= 0 then error('delayq protocol: items of ' .. EACH_SIZE .. ' arguments each after ARGV[' .. (EACH_FIRST - 1) .. '], got ' .. #ARGV .. ' ARGV') end
+  return n / EACH_SIZE
+end
+
+local function each_arg(i, name)
+  return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
+end
+
+local function each_int(i, name)
+  local s = each_arg(i, name)
+  local v = as_int(s)
+  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
+  return v
+end
+
+-- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
+-- given, so a reply never goes out short of one.
+local function reply(named)
+  local out = {}
+  for name, i in pairs(R) do
+    local v = named[name]
+    if v == nil then error('delayq: reply field ' .. name .. ' is not set') end
+    out[i] = v
+  end
+  return out
+end
+
+-- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
+-- number is a multiple of SEQ_LIFE (wire.ts): 0 for a new queue, the floor an obliterate left
+-- (obliterate.lua) for a queue made again, so the queue's keys are this call's. The floor
+-- expires; the life that starts on it keeps the counter for good.
+local function take_seq(n)
+  local base = redis.call('INCRBY', K_SEQ, n) - n
+  if base % SEQ_LIFE ~= 0 then return base, false end
+  if base > 0 then redis.call('PERSIST', K_SEQ) end
+  return base, true
+end
+
+-- The one clock of the contract: the Redis server's.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound (one call
+-- per 4,000 arguments: still a fixed number per batch, as batches are at most 1,000 jobs).
+-- CHUNK is even, so pairs (score and member, field and value) are never split.
+local CHUNK = 4000
+local function call_chunked(cmd, key, items)
+  local n = #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + CHUNK - 1, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end
+
+-- HMGET of many fields; returns the values in order (false for absent).
+local function hmget(key, ids)
+  if #ids == 0 then return {} end
+  if #ids <= CHUNK then return redis.call('HMGET', key, unpack(ids)) end
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('HMGET', key, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for _, v in ipairs(part) do out[#out + 1] = v end
+  end
+  return out
+end
+
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff
+-- and trace lengths, data start }, or nil and why it cannot be read.
+local function parse_body(body)
+  if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
+  -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
+  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
+  if q and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), start = start }
+    if m ~= '' then b.max = tonumber(m) end
+    if (b.max == nil or b.max >= 1) and start + b.bl + b.xl - 1 <= #body then return b, nil end
+  end
+  -- Otherwise say what is wrong.
+  q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not q then return nil, 'corrupt job: unreadable body header' end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
+  if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
+  if not b.created then return nil, 'corrupt job: bad created time' end
+  if not b.priority then return nil, 'corrupt job: bad priority' end
+  if m ~= '' then
+    b.max = as_int(m)
+    if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
+  end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  return b, nil
+end
+
+-- The two body fields a claim orders by: seq (as its text, digits) and priority. A claim reads
+-- only these (a full parse is ~2 µs a job in Redis's Lua); the worker reads the rest and buries
+-- a body it cannot read. nil and the reason when even these cannot be read.
+local function body_order(body)
+  if type(body) ~= 'string' then return nil, nil, 'corrupt job: no body' end
+  local q, p = string.match(body, '^(%d+):%d+:(%-?%d+):')
+  if q and #q < 17 and #p < 18 then return q, tonumber(p), nil end
+  local _, why = parse_body(body)
+  return nil, nil, why or 'corrupt job: unreadable body header'
+end
+
+-- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
+-- call where it can be: add writes thousands of bodies a call) and its strings.
+local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, data)
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+end
+
+-- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
+-- (ms or nil), worker id ('' when none), last error. An absent one is a job never run. nil and
+-- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
+-- token can still be compared, so its holder's call settles it).
+-- The run state of a job never handed out; shared, so callers must not change it.
+local NEVER_RUN = { a = 0, k = '', w = '' }
+local function parse_run(run)
+  if not run then return NEVER_RUN, nil end
+  -- The short form '<due ms>': promoted to ready, never handed out.
+  if not string.find(run, ':', 1, true) then
+    local t = as_int(run)
+    if not t then return nil, 'corrupt job: unreadable run state' end
+    return { a = 0, t = t, k = '', w = '' }, nil
+  end
+  local a, t, k, s, w, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not a then return nil, 'corrupt job: unreadable run state' end
+  local r = { a = as_int(a), t = as_int(t), k = k, s = as_int(s), w = w, e = string.sub(run, rest) }
+  if r.e == '' then r.e = nil end
+  if not r.a then
+    r.a, r.bad = 0, 'corrupt job: bad attempt count'
+  elseif t ~= '' and not r.t then
+    r.bad = 'corrupt job: bad due time in its run state'
+  end
+  return r, nil
+end
+
+-- `s` (first started ms) and `w` (worker id) carry over from the run before, so callers that
+-- move a job pass r.s and r.w on.
+local function encode_run(a, t, k, e, s, w)
+  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
+end
+
+-- Ready members sort (within one priority score) by due time, then by the order jobs were
+-- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
+-- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
+-- formatted, as the claim promotes up to a thousand jobs a call.
+local ZEROS = string.rep('0', 16)
+local function ready_member_text(due_s, seq_s, id)
+  return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
+end
+
+-- ready_member_text from numbers (a due time below 0, or missing, counts as 0).
+local function ready_member(due, seq, id)
+  return ready_member_text(int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+end
+
+local function ready_id(member)
+  return string.sub(member, 33)
+end
+
+-- The score at a rank (-1: the last), or nil when the set is shorter.
+local function head_score_at(zset, rank)
+  local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
+  if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
+  return nil
+end
+
+local function head_score(zset)
+  return head_score_at(zset, 0)
+end
+
+-- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
+local function wake_if_earlier(prev_head, due)
+  if prev_head == nil or due < prev_head then
+    redis.call('PUBLISH', WAKE_CHANNEL, int(due))
+  end
+end
+
+-- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }, each due a number,
+-- or its text as int() writes it when the caller passes the earliest due as `min_due`.
+local function schedule_many(pairs_, min_due)
+  if #pairs_ == 0 then return end
+  local prev_head = head_score(K_SCHEDULED)
+  if min_due == nil then
+    for i = 1, #pairs_, 2 do
+      if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
+    end
+  end
+  call_chunked('ZADD', K_SCHEDULED, pairs_)
+  wake_if_earlier(prev_head, min_due)
+end
+
+-- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
+local function memo_get(memo_key)
+  if memo_key == '' then return nil end
+  return redis.call('GET', memo_key) or nil
+end
+
+local function memo_set(memo_key, value, ttl_ms)
+  if memo_key == '' then return end
+  redis.call('SET', memo_key, value, 'PX', ttl_ms)
+end
+
+-- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
+-- Hot loops ask events_on() first, so a queue without the stream builds no event arguments.
+local events_max = nil
+local function events_on()
+  if events_max == nil then events_max = as_int(redis.call('HGET', K_META, 'events')) or 0 end
+  return events_max > 0
+end
+local function emit(event, id, ...)
+  if events_on() then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
+  end
+end
+
+-- What a job carries besides its body and run state: result, progress, logs, error history,
+-- its group.
+-- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
+-- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
+-- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
+local function forget_extras(ids)
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+    if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
+  end
+end
+
+-- Deletes jobs for good: their bodies, run states and extras.
+local function forget(ids)
+  if #ids == 0 then return end
+  call_chunked('HDEL', K_JOBS, ids)
+  call_chunked('HDEL', K_RUNS, ids)
+  forget_extras(ids)
+end
+
+-- The retention rules of the dead and completed sets: meta `<prefix>Max` = most jobs kept,
+-- `<prefix>MaxAge` = longest kept (ms). Trimmed a bounded amount per call, oldest first, so one
+-- script never stalls Redis; `budget` is at least LIMIT.trim_per_run (a batch that added more trims
+-- as many as it added, so a set never outgrows its cap by more than one batch).
+local function trim_set(zset, prefix, now, budget, reason)
+  local caps = redis.call('HMGET', K_META, prefix .. 'Max', prefix .. 'MaxAge')
+  local max_count, max_age = as_int(caps[1]), as_int(caps[2])
+  if not max_count and not max_age then return end
+  local limit = math.max(LIMIT.trim_per_run, budget or 0)
+  local victims = {}
+  if max_age then
+    victims = redis.call('ZRANGEBYSCORE', zset, '-inf', now - max_age, 'LIMIT', 0, limit)
+  end
+  if max_count and #victims < limit then
+    local over = redis.call('ZCARD', zset) - #victims - max_count
+    if over > 0 then
+      local more = redis.call('ZRANGE', zset, #victims, #victims + math.min(over, limit - #victims) - 1)
+      for _, id in ipairs(more) do victims[#victims + 1] = id end
+    end
+  end
+  if #victims == 0 then return end
+  call_chunked('ZREM', zset, victims)
+  forget(victims)
+  if events_on() then
+    for _, id in ipairs(victims) do emit(EVENT.purged, id, 'reason', reason) end
+  end
+end
+
+local function trim_dead(now, budget)
+  trim_set(K_DEAD, 'dead', now, budget, 'dead set cap')
+end
+
+local function trim_completed(now, budget)
+  trim_set(K_COMPLETED, 'done', now, budget, 'retention')
+end
+
+-- Whether completed jobs are kept (meta doneMax or doneMaxAge set).
+local function keeps_completed()
+  local caps = redis.call('HMGET', K_META, 'doneMax', 'doneMaxAge')
+  return caps[1] ~= false or caps[2] ~= false
+end
+
+-- Every way into the dead set goes through here: `ids` die at `now`.
+local function bury_many(ids, now)
+  if #ids == 0 then return end
+  local adds = {}
+  for _, id in ipairs(ids) do
+    adds[#adds + 1] = now
+    adds[#adds + 1] = id
+  end
+  call_chunked('ZADD', K_DEAD, adds)
+  trim_dead(now, #ids)
+end
+
+-- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
+local function lex_lt(a, b)
+  if a == b then return false end
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- HSET of { field, value, ... } pairs, chunked.
+local function hset_pairs(key, items)
+  if #items > 0 then call_chunked('HSET', key, items) end
+end
+
+-- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).
+local function members_of(zset, ids)
+  local out, seen = {}, {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('ZMSCORE', zset, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j, s in ipairs(part) do
+      local id = ids[i + j - 1]
+      if s and not seen[id] then
+        seen[id] = true
+        out[#out + 1] = id
+      end
+    end
+  end
+  return out
+end
+
+-- One job of a get or list reply (wire.ts JOB_ROW, written through RE): `score` is the lease deadline,
+-- time of death or finish time (-1 when none), extras as stored or ''.
+local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors, group)
+  local n = #out
+  out[n + RE.id] = id
+  out[n + RE.state] = state or ''
+  out[n + RE.score] = score or -1
+  out[n + RE.body] = body or ''
+  out[n + RE.run] = run or ''
+  out[n + RE.due_ms] = due or -1
+  out[n + RE.result] = result or ''
+  out[n + RE.progress] = progress or ''
+  out[n + RE.logs] = logs or ''
+  out[n + RE.errors] = errors or ''
+  out[n + RE.group] = group or ''
+end
+
+-- A worker's heartbeat, for the scripts whose KEYS name `workers` (ZSET expiry ms -> worker id)
+-- and `worker_info` (HASH worker id -> wire.ts WORKER_ENTRY). An empty `info` takes the worker
+-- out (it closed). Entries of workers that stopped beating are pruned a bounded amount per beat.
+local WORKER_PRUNE = 100
+local function worker_beat(now, worker, info, ttl_ms)
+  if worker == '' then return end
+  if info == '' then
+    redis.call('ZREM', K_WORKERS, worker)
+    redis.call('HDEL', K_WORKER_INFO, worker)
+    return
+  end
+  redis.call('ZADD', K_WORKERS, now + ttl_ms, worker)
+  redis.call('HSET', K_WORKER_INFO, worker, int(now) .. ':' .. info)
+  local gone = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', now, 'LIMIT', 0, WORKER_PRUNE)
+  if #gone > 0 then
+    call_chunked('ZREM', K_WORKERS, gone)
+    call_chunked('HDEL', K_WORKER_INFO, gone)
+  end
+end
+
+local now = now_ms()
+local bucket_ms, buckets = arg_int('bucket_ms'), arg_int('buckets')
+if bucket_ms < 1 or buckets < 1 or buckets > 1440 then error('delayq: timeline needs bucket_ms >= 1 and buckets 1..1440') end
+local from = now
+if arg('from') ~= '' then from = arg_int('from') end
+local out = reply({ now_ms = now, from_ms = from })
+for i = 0, buckets - 1 do
+  local lo, hi = from + i * bucket_ms, from + (i + 1) * bucket_ms
+  if hi <= now then
+    -- Wholly before now: nothing in it is still to come, and no call is spent on it.
+    out[#out + 1] = 0
+  else
+    -- Strictly after now: a job due at now is due, not to come.
+    local min = '(' .. int(now)
+    if lo > now then min = int(lo) end
+    out[#out + 1] = redis.call('ZCOUNT', K_SCHEDULED, min, '(' .. int(hi))
+  end
+end
+return out
