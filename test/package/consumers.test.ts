@@ -52,10 +52,10 @@ describe('the packed package', () => {
       [],
       'no compiled tests or benchmark',
     );
-    // docs/data-model.md tells producers in other languages where the script is.
-    assert.ok(files.includes('dist/src/store/redis/scripts/add.lua'));
-    assert.ok(files.includes('dist/src/store/redis/scripts/_helpers.lua'));
-    assert.match(readFileSync(join(project.pkgDir, 'docs/data-model.md'), 'utf8'), /dist\/src\/store\/redis\/scripts\/add\.lua/);
+    // docs/protocol.md tells clients in other languages where the published protocol is.
+    assert.ok(files.includes('protocol/manifest.json'));
+    assert.ok(files.includes('protocol/scripts/add.lua'));
+    assert.match(readFileSync(join(project.pkgDir, 'docs/protocol.md'), 'utf8'), /node_modules\/delayq\/protocol/);
   });
 
   test('every source map points at sources that ship', () => {
