@@ -37,7 +37,7 @@ Items from ARGV[9], 12 fields each:
   +3 run_at: integer (epoch ms), not set: ''. an absolute due time
   +4 priority: integer. higher first, -1000000..1000000
   +5 max_attempts: integer, not set: ''. hand-outs before the dead set ('': the worker's default)
-  +6 backoff: json, not set: ''. {"type":"fixed","delay":ms} or {"type":"exponential","delay":ms,"maxDelay"?,"jitter"?}, ASCII
+  +6 backoff: text, not set: ''. the job's own backoff as formats.BACKOFF ('': the worker's)
   +7 replace: flag. '1': replace an existing job that is not active
   +8 dedup_key: text, not set: ''. skip the add while another add holds this key
   +9 dedup_ms: integer (ms), not set: ''. the dedup key's window

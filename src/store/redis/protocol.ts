@@ -78,7 +78,7 @@ const ARGS: Record<string, ArgDoc> = {
   run_at: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'an absolute due time' },
   priority: { type: 'integer', doc: 'higher first, -1000000..1000000' },
   max_attempts: { type: 'integer', notSet: "''", doc: "hand-outs before the dead set ('': the worker's default)" },
-  backoff: { type: 'json', notSet: "''", doc: '{"type":"fixed","delay":ms} or {"type":"exponential","delay":ms,"maxDelay"?,"jitter"?}, ASCII' },
+  backoff: { type: 'text', notSet: "''", doc: "the job's own backoff as formats.BACKOFF ('': the worker's)" },
   replace: { type: 'flag', doc: "'1': replace an existing job that is not active" },
   dedup_key: { type: 'text', notSet: "''", doc: 'skip the add while another add holds this key' },
   dedup_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "the dedup key's window" },
@@ -170,7 +170,22 @@ export function protocolManifest() {
     },
     /** How a number or text that is not set is written in replies (arguments: each one's notSet). */
     notSet: { number: -1, text: '' },
-    formats: { JOB_BODY, RUN_STATE, GROUP_STATE, ERROR_HISTORY, WORKER_ENTRY, CLAIM_JOB, CLAIM_GROUPS, JOB_ROW },
+    formats: {
+      JOB_BODY,
+      JOB_BODY_NOTE: 'the two lengths count bytes of UTF-8; backoff and trace are ASCII; data is everything after them',
+      BACKOFF: 'f:<delay ms> (fixed) or e:<delay ms>:<max delay ms>:<jitter 1|0> (exponential: delay · 2^(attempt − 1), at most max delay, full jitter when 1)',
+      RUN_STATE,
+      RUN_STATE_NOTE:
+        "absent: never left scheduled; the short form '<due ms>': due and waiting, never run; the token is the lease token, '-' + token once its holder gave it up, '~' + token once a claim recovered it, '+' + token once completed and kept",
+      GROUP_STATE,
+      ERROR_HISTORY,
+      WORKER_ENTRY,
+      CLAIM_JOB,
+      CLAIM_GROUPS,
+      JOB_ROW,
+      JOB_ROW_NOTE:
+        "state is the internal place ('' for no such job, with an empty body and run); ready and waiting are public state scheduled; score is the lease deadline (active), time of death (dead) or finish time (completed), else -1; logs is a JSON array of strings",
+    },
     lifecycle: {
       places: PLACES,
       events: EVENTS,

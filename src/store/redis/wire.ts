@@ -104,7 +104,7 @@ export const CLAIM_JOB = ['id', 'body', 'attempt', 'due_ms', 'token_number'] as 
  * no groups pays nothing per job): `<position of the job in the reply, from 1>\t<group id>\n` for
  * each job that has a group. Group ids hold no control character, so neither tab nor newline.
  */
-export const CLAIM_GROUPS = '<job position>\t<group>\n…';
+export const CLAIM_GROUPS = '<job position in the reply, from 1>\t<group>\n…';
 /**
  * One job in a get or list reply: the internal place or empty, the score (lease deadline, death
  * or finish time; -1 when none), the body, RUN_STATE, the due time, result, progress, log lines
