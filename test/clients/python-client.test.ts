@@ -80,7 +80,10 @@ test('Python adds (plain, delayed, priority, group, bulk); a Node worker runs ev
     results.map((l) => l.result),
     ['added', 'added', 'added', 'added', 'exists', 'added', 'added', 'added'],
   );
-  assert.ok(lines.some((l) => l.registered === true), 'the add named the queue in the registry');
+  assert.ok(
+    lines.some((l) => l.registered === true),
+    'the add named the queue in the registry',
+  );
   const generated = results[7]!.id as string;
   assert.match(generated, /^[0-9a-f-]{36}$/, 'a generated uuid4 id');
 
@@ -104,7 +107,11 @@ test('Python adds (plain, delayed, priority, group, bulk); a Node worker runs ev
   );
   await until(() => ran.size === 7, 'seven jobs run', 10_000);
   await new Promise((r) => setTimeout(r, 200));
-  assert.deepEqual([...ran.values()].map((r) => r.n), [1, 1, 1, 1, 1, 1, 1], 'each ran once');
+  assert.deepEqual(
+    [...ran.values()].map((r) => r.n),
+    [1, 1, 1, 1, 1, 1, 1],
+    'each ran once',
+  );
   assert.deepEqual(ran.get('plain')?.data, { kind: 'plain', n: 1 }, 'the existing job was left alone');
   assert.deepEqual(ran.get('urgent')?.data, { kind: 'priority', n: 3 });
   assert.deepEqual(ran.get('delayed')?.data, { kind: 'delayed', n: 2 });
