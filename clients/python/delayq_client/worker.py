@@ -206,7 +206,12 @@ class Worker:
                 sleep_ms = POLL_MS
                 if free > 0:
                     self._kick.clear()
-                    head, jobs = self._claim(min(self.batch, free))
+                    try:
+                        head, jobs = self._claim(min(self.batch, free))
+                    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                        log.exception("claim failed; trying again in %d ms", POLL_MS)
+                        self._stopped.wait(POLL_MS / 1000.0)
+                        continue
                     for job in jobs:
                         with self._lock:
                             self._inflight[job.id] = job
@@ -231,8 +236,11 @@ class Worker:
             keeper.join()
 
     def run(self):
-        """Runs until stop()."""
-        self._loop()
+        """Runs until stop(); jobs in flight then run to their end and are acked."""
+        try:
+            self._loop()
+        finally:
+            self.close()
 
     def run_until_idle(self, idle_ms=500, timeout_s=30):
         """Runs until nothing is in flight, nothing was claimed for idle_ms and nothing is due
