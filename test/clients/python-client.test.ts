@@ -74,6 +74,8 @@ test('Python adds (plain, delayed, priority, group, bulk); a Node worker runs ev
   requirePython();
   const name = uniqueName('py-add');
   const start = await serverTimeMs(fx.client);
+  // No script loaded: the client's EVALSHA meets NOSCRIPT and falls back to EVAL.
+  await fx.client.script('FLUSH');
   const lines = ok(await py('produce.py', [fx.redis.url, name]), 'produce.py');
   const results = lines.filter((l) => 'result' in l);
   assert.deepEqual(
@@ -181,7 +183,8 @@ test('a Python producer, a Node worker and a Python worker on one queue: nothing
       name,
       async (job) => {
         runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
-        await new Promise((r) => setTimeout(r, 2));
+        // Slow enough that the Node worker alone cannot keep up: the Python worker gets a share.
+        await new Promise((r) => setTimeout(r, 20));
       },
       { connection: fx.redis.url, concurrency: 3 },
     ),
