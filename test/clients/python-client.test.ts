@@ -235,6 +235,30 @@ test("an add whose reply was lost is re-sent with the same request id: added onc
   assert.equal(report.ok, true, report.problems.join('; '));
 });
 
+test('fenced: a Python worker whose lease ran out cannot complete, fail or extend the job handed to another', async () => {
+  requirePython();
+  const name = uniqueName('py-fence');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setRetention({ completed: { count: 10 } });
+  const lines = ok(await py('fence.py', [fx.redis.url, name]), 'fence.py');
+  const seen = Object.assign({}, ...lines) as Record<string, unknown>;
+  assert.deepEqual(seen, {
+    stale_attempt: 1,
+    fresh_attempt: 2,
+    same_token: false,
+    stale_complete: 'lease_lost',
+    stale_fail: 'lease_lost',
+    stale_extend_lost: true,
+    fresh_complete: 'ok',
+  });
+  const job = await queue.get('fenced');
+  assert.equal(job?.state, 'completed');
+  assert.deepEqual(job?.result, { by: 'fresh' });
+  assert.equal(job?.errors, undefined, 'the stale fail wrote no error');
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
 test('bad input raises ValueError naming the field, and writes nothing', async () => {
   requirePython();
   const name = uniqueName('py-bad');
