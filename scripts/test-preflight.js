@@ -1,11 +1,12 @@
 // Runs before `npm test` (pretest): the suite starts its own redis-server, redis-sentinel and
 // redis-cli processes, drives Debian's chromium (the dashboard's browser tests) and pipes the CLI
-// into jq (the docs' examples, test/docs/snippets.test.ts), so it checks they are on the PATH first. When one is missing it installs
+// into jq (the docs' examples, test/docs/snippets.test.ts) and runs the Python client's drivers with Debian's
+// /usr/bin/python3 and its python3-redis (test/clients/python-client.test.ts), so it checks they are there first. When one is missing it installs
 // the Debian packages (as root, with apt-get), or else stops at once with one line saying what to
 // install, instead of a wall of failed and cancelled tests. DQ_PREFLIGHT_INSTALL=0 never installs
 // (README.md, "Running the tests", says so too).
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Command the tests run → the Debian package that has it. */
@@ -20,11 +21,15 @@ const onPath = (cmd) =>
       return false;
     }
   });
-const missing = () => Object.keys(NEEDED).filter((cmd) => !onPath(cmd));
+/** The Python client's tests run /usr/bin/python3 (else python3) with `import redis` (Debian's python3-redis). */
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const PYTHON_REDIS = `${PYTHON} with its redis package`;
+const pythonRedis = () => spawnSync(PYTHON, ['-c', 'import redis'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+const missing = () => [...Object.keys(NEEDED).filter((cmd) => !onPath(cmd)), ...(pythonRedis() ? [] : [PYTHON_REDIS])];
 
 let absent = missing();
 if (absent.length === 0) process.exit(0);
-const packages = [...new Set(absent.map((cmd) => NEEDED[cmd]))];
+const packages = [...new Set(absent.map((cmd) => (cmd === PYTHON_REDIS ? 'python3-redis' : NEEDED[cmd])))];
 
 const canInstall = process.env.DQ_PREFLIGHT_INSTALL !== '0' && process.platform === 'linux' && process.getuid?.() === 0 && onPath('apt-get');
 if (canInstall) {
@@ -39,7 +44,7 @@ if (canInstall) {
 }
 
 console.error(
-  `npm test needs ${absent.join(', ')} on the PATH${canInstall ? ' (apt-get could not install them)' : ''}: ` +
-    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` (macOS), then run npm test again`,
+  `npm test needs ${absent.join(', ')}${canInstall ? ' (apt-get could not install them)' : ''}: ` +
+    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` and \`pip install redis\` (macOS), then run npm test again`,
 );
 process.exit(1);

@@ -1,0 +1,95 @@
+"""Decoders of the stored formats the manifest's `formats` names (JOB_BODY, RUN_STATE, CLAIM_GROUPS)."""
+
+import json
+
+from .protocol import ProtocolError
+
+
+def _int(text, what):
+    t = text.decode("ascii") if isinstance(text, bytes) else text
+    if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
+        raise ProtocolError("%s %r is not a whole number" % (what, t))
+    return int(t)
+
+
+def decode_body(body):
+    """JOB_BODY: <seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace
+    length>:<backoff><trace><data>. The lengths count bytes, so `body` is bytes."""
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogateescape")
+    parts = body.split(b":", 6)
+    if len(parts) != 7:
+        raise ProtocolError("unreadable body header")
+    seq, created, priority, max_attempts, blen, tlen, rest = parts
+    blen = _int(blen, "backoff length")
+    tlen = _int(tlen, "trace length")
+    if blen < 0 or tlen < 0 or blen + tlen > len(rest):
+        raise ProtocolError("body lengths past its end")
+    data_text = rest[blen + tlen :].decode("utf-8")
+    return {
+        "seq": _int(seq, "seq"),
+        "created_ms": _int(created, "created ms"),
+        "priority": _int(priority, "priority"),
+        "max_attempts": _int(max_attempts, "max attempts") if max_attempts else None,
+        "backoff": rest[:blen].decode("utf-8") or None,
+        "trace": rest[blen : blen + tlen].decode("utf-8") or None,
+        "data_json": data_text,
+    }
+
+
+def decode_run(run):
+    """RUN_STATE: <attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>; '' when the job
+    never left scheduled; the short form <due ms> (no colon) for a job promoted to ready."""
+    if isinstance(run, bytes):
+        run = run.decode("utf-8", "replace")
+    if not run:
+        return {"attempts": 0, "due_ms": None, "token": "", "started_ms": None, "worker": "", "last_error": None}
+    if ":" not in run:
+        return {"attempts": 0, "due_ms": _int(run, "due ms"), "token": "", "started_ms": None, "worker": "", "last_error": None}
+    parts = run.split(":", 5)
+    if len(parts) != 6:
+        raise ProtocolError("unreadable run state")
+    attempts, due, token, started, worker, last_error = parts
+    return {
+        "attempts": _int(attempts, "attempts"),
+        "due_ms": _int(due, "due ms") if due else None,
+        "token": token,
+        "started_ms": _int(started, "started ms") if started else None,
+        "worker": worker,
+        "last_error": last_error or None,
+    }
+
+
+def decode_claim_groups(text):
+    """CLAIM_GROUPS: <job position>\\t<group>\\n… -> {position: group}. Positions count from 1
+    (read from claim.lua: the manifest does not say)."""
+    out = {}
+    for line in (text or "").split("\n"):
+        if not line:
+            continue
+        pos, _, group = line.partition("\t")
+        out[_int(pos, "job position")] = group
+    return out
+
+
+def decode_backoff(spec):
+    """A job's own backoff: the manifest's JSON form, or the compact f:<ms> / e:<ms>:<max>:<jitter>
+    the Node library writes. None when neither reads."""
+    if not spec:
+        return None
+    if spec.startswith("{"):
+        try:
+            b = json.loads(spec)
+        except ValueError:
+            return None
+        return b if isinstance(b, dict) and b.get("type") in ("fixed", "exponential") else None
+    parts = spec.split(":")
+    try:
+        nums = [int(x) for x in parts[1:]]
+    except ValueError:
+        return None
+    if parts[0] == "f" and len(nums) == 1:
+        return {"type": "fixed", "delay": nums[0]}
+    if parts[0] == "e" and len(nums) == 3:
+        return {"type": "exponential", "delay": nums[0], "maxDelay": nums[1], "jitter": nums[2] == 1}
+    return None

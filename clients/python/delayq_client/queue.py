@@ -1,0 +1,162 @@
+"""Queue: a producer (add, add_bulk, cancel, reschedule, get) over the published scripts."""
+
+import json
+import uuid
+
+import redis
+
+from . import validate as v
+from .formats import decode_body, decode_run
+from .protocol import Protocol, ProtocolError
+
+MEMO_MS = 60000
+
+
+class Queue:
+    """One delayq queue, reached through `redis_client` (a redis.Redis)."""
+
+    def __init__(self, redis_client, name, prefix="dq", manifest_path=None, protocol=None, max_payload_bytes=v.MAX_PAYLOAD_BYTES):
+        self.redis = redis_client
+        self.name = v.queue_name(name)
+        self.prefix = v.prefix(prefix)
+        self.protocol = protocol or Protocol(manifest_path)
+        self.max_payload_bytes = v.whole(max_payload_bytes, "max_payload_bytes", 1)
+
+    # --- calling ----------------------------------------------------------------------------
+    def _run(self, name, args, items=None, request_id="", item_fields=None):
+        """One script call, re-sent once (same request id, same arguments) when the connection
+        drops before its reply: every published script answers a re-send as its first run did."""
+        keys, argv = self.protocol.build(name, self.prefix, self.name, args, items, request_id, item_fields)
+        try:
+            return self.protocol.call(self.redis, name, keys, argv)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            return self.protocol.call(self.redis, name, keys, argv)
+
+    def server_now_ms(self):
+        s, us = self.redis.time()
+        return int(s) * 1000 + int(us) // 1000
+
+    # --- producing --------------------------------------------------------------------------
+    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False):
+        """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', ...), 'state', 'due_ms'}."""
+        return self.add_bulk([dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)], _field="")[0]
+
+    def add_bulk(self, jobs, _field=None):
+        """Adds jobs in one call (one script run): each a dict with `data` and the options of add."""
+        if not isinstance(jobs, (list, tuple)) or not jobs:
+            v.fail("jobs", "must be a non-empty list")
+        items = [self._item(j, "jobs[%d]." % i if _field is None else "") for i, j in enumerate(jobs)]
+        if len({it["id"] for it in items}) != len(items):
+            v.fail("jobs", "must not repeat an id")
+        grouped = any(it["group"] for it in items)
+        fields = self.protocol.script("add").item_fields
+        if not grouped:
+            fields = fields[: fields.index("trace") + 1]
+        request_id = str(uuid.uuid4())
+        reply = self._run(
+            "add",
+            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "groups": "1" if grouped else "0"},
+            items,
+            request_id,
+            fields,
+        )
+        script = self.protocol.script("add")
+        if isinstance(reply, list) and len(reply) == 1:
+            raise ProtocolError("add refused: %s" % script.code_names.get(reply[0], reply[0]))
+        head, rows = self.protocol.parse("add", reply)
+        if len(rows) != len(items):
+            raise ProtocolError("add: %d answers for %d jobs" % (len(rows), len(items)))
+        if head["made"] == 1:
+            self.redis.zadd(self.protocol.registry_key(self.prefix), {self.name: self.server_now_ms()}, nx=True)
+        return [
+            {"id": it["id"], "result": script.code_names.get(r["code"], r["code"]), "state": r["state"] or None, "due_ms": _num(self.protocol, r["due_ms"])}
+            for it, r in zip(items, rows)
+        ]
+
+    def _item(self, job, f):
+        if not isinstance(job, dict):
+            v.fail(f.rstrip(".") or "job", "must be a dict")
+        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace"}
+        if unknown:
+            v.fail(f + sorted(unknown)[0], "is not an option of add")
+        job_id = job.get("id")
+        delay, run_at = v.when(job.get("delay_ms"), job.get("run_at"), f)
+        attempts = job.get("attempts")
+        group = job.get("group")
+        return {
+            "id": str(uuid.uuid4()) if job_id is None else v.job_id(job_id, f + "id"),
+            "data": v.payload(job.get("data"), f + "data", self.max_payload_bytes),
+            "delay_ms": delay,
+            "run_at": run_at,
+            "priority": v.whole(job.get("priority", 0), f + "priority", -v.MAX_PRIORITY, v.MAX_PRIORITY),
+            "max_attempts": "" if attempts is None else v.whole(attempts, f + "attempts", 1, v.MAX_ATTEMPTS),
+            "backoff": "",
+            "replace": "1" if v.flag(job.get("replace", False), f + "replace") else "0",
+            "dedup_key": "",
+            "dedup_ms": "",
+            "trace": "",
+            "group": "" if group is None else v.job_id(group, f + "group"),
+        }
+
+    def cancel(self, id):
+        """Cancels a job that has not started: 'done', 'refused' (with the state) or 'not_found'."""
+        v.job_id(id)
+        request_id = str(uuid.uuid4())
+        reply = self._run("cancel", {"request_id": request_id, "memo_ms": MEMO_MS}, [{"id": id}], request_id)
+        _, rows = self.protocol.parse("cancel", reply)
+        codes = self.protocol.script("cancel").code_names
+        return {"result": codes.get(rows[0]["code"], rows[0]["code"]), "state": rows[0]["state"] or None}
+
+    def reschedule(self, id, delay_ms=None, run_at=None):
+        """Moves a job that is not active to a new due time: 'done', 'refused' or 'not_found'."""
+        v.job_id(id)
+        if delay_ms is None and run_at is None:
+            v.fail("delay_ms", "or run_at must be given")
+        delay, at = v.when(delay_ms, run_at)
+        request_id = str(uuid.uuid4())
+        reply = self._run("reschedule", {"id": id, "delay_ms": delay, "run_at": at, "request_id": request_id, "memo_ms": MEMO_MS}, None, request_id)
+        head, _ = self.protocol.parse("reschedule", reply)
+        codes = self.protocol.script("reschedule").code_names
+        return {"result": codes.get(head["code"], head["code"]), "state": head.get("state") or None, "due_ms": _num(self.protocol, head.get("due_ms"))}
+
+    def get(self, id, logs=False):
+        """A job's public view (JOB_ROW decoded), or None when there is no such job."""
+        v.job_id(id)
+        reply = self._run("get", {"logs": "1" if logs else "0"}, [{"id": id}])
+        _, rows = self.protocol.parse("get", reply)
+        row = rows[0]
+        if not row["state"]:
+            return None
+        state = row["state"]
+        if state in ("ready", "waiting"):
+            # data-model.md: a job in ready or a group's line is, publicly, scheduled.
+            state = "scheduled"
+        body = decode_body(row["body"]) if row["body"] else None
+        run = decode_run(row["run"])
+        return {
+            "id": row["id"],
+            "state": state,
+            "data": json.loads(body["data_json"]) if body else None,
+            "priority": body["priority"] if body else None,
+            "max_attempts": body["max_attempts"] if body else None,
+            "created_ms": body["created_ms"] if body else None,
+            "attempts": run["attempts"],
+            "last_error": run["last_error"],
+            "due_ms": _num(self.protocol, row["due_ms"]),
+            "score": _num(self.protocol, row["score"]),
+            "result": json.loads(row["result"]) if row["result"] else None,
+            "progress": json.loads(row["progress"]) if row["progress"] else None,
+            "errors": json.loads(row["errors"]) if row["errors"] else [],
+            "logs": row["logs"] or None,
+            "group": row["group"] or None,
+        }
+
+    # for the tests
+    def registered(self):
+        return self.redis.zscore(self.protocol.registry_key(self.prefix), self.name) is not None
+
+
+def _num(protocol, n):
+    if n is None or n == "" or n == protocol.not_set_number:
+        return None
+    return int(n)

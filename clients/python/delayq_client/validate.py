@@ -1,0 +1,85 @@
+"""Checks a call's inputs before anything is sent: a bad one raises ValueError naming the field."""
+
+import json
+import re
+
+# The Node library's rules (src/options.ts); the manifest does not carry them.
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+_PREFIX = re.compile(r"^[A-Za-z0-9_.:-]{1,50}$")
+MAX_PRIORITY = 1000000
+MAX_ATTEMPTS = 1000000
+MAX_PAYLOAD_BYTES = 512 * 1024
+MAX_MS = 2**53 - 1
+
+
+def fail(field, why):
+    raise ValueError("%s %s" % (field, why))
+
+
+def queue_name(v, field="queue name"):
+    if not isinstance(v, str) or not _NAME.match(v):
+        fail(field, "must be 1-100 characters of A-Z a-z 0-9 _ . : - (got %r)" % (v,))
+    return v
+
+
+def prefix(v, field="prefix"):
+    if not isinstance(v, str) or not _PREFIX.match(v):
+        fail(field, "must be 1-50 characters of A-Z a-z 0-9 _ . : - (got %r)" % (v,))
+    return v
+
+
+def job_id(v, field="id"):
+    """1-256 characters of valid Unicode, no control characters (the manifest's `id` type)."""
+    if not isinstance(v, str):
+        fail(field, "must be a string (got %s)" % type(v).__name__)
+    if not 1 <= len(v) <= 256:
+        fail(field, "must be 1-256 characters (got %d)" % len(v))
+    for ch in v:
+        o = ord(ch)
+        if o < 0x20 or 0x7F <= o <= 0x9F:
+            fail(field, "must not contain control characters (U+%04X)" % o)
+        if 0xD800 <= o <= 0xDFFF:
+            fail(field, "must be valid Unicode (a lone surrogate U+%04X)" % o)
+    return v
+
+
+def whole(v, field, low=None, high=None):
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            fail(field, "must be a whole number (got %r)" % (v,))
+    if low is not None and v < low:
+        fail(field, "must be at least %d (got %d)" % (low, v))
+    if high is not None and v > high:
+        fail(field, "must be at most %d (got %d)" % (high, v))
+    return v
+
+
+def when(delay_ms, run_at, field=""):
+    """Exactly one of delay_ms and run_at is sent; neither means now (delay 0)."""
+    if delay_ms is not None and run_at is not None:
+        fail(field + "delay_ms", "and run_at: give one, not both")
+    if run_at is not None:
+        return "", whole(run_at, field + "run_at", 0, MAX_MS)
+    return whole(0 if delay_ms is None else delay_ms, field + "delay_ms", 0, MAX_MS), ""
+
+
+def payload(data, field="data", max_bytes=MAX_PAYLOAD_BYTES):
+    try:
+        text = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        fail(field, "must be JSON-serializable (%s)" % e)
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        fail(field, "must be valid Unicode")
+    if size > max_bytes:
+        fail(field, "is %d bytes of JSON, over the limit of %d" % (size, max_bytes))
+    return text
+
+
+def flag(v, field):
+    if not isinstance(v, bool):
+        fail(field, "must be True or False (got %r)" % (v,))
+    return v

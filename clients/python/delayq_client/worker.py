@@ -1,0 +1,266 @@
+"""Worker: claims due jobs, runs a handler on each, acks or fails them, and keeps their leases.
+
+Every call after the claim carries the job's lease token: once the job was handed to someone
+else (the lease ran out), complete, fail and extend answer lease_lost and the worker lets go.
+"""
+
+import json
+import logging
+import random
+import threading
+import time
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+
+from . import validate as v
+from .formats import decode_backoff, decode_body, decode_claim_groups
+from .protocol import Protocol, ProtocolError
+
+log = logging.getLogger("delayq_client")
+
+HISTORY = 10  # failed attempts kept per job, as the library sends it
+MAX_ERROR_LENGTH = 10000
+POLL_MS = 1000  # the longest sleep between claims without a wake message
+DEFAULT_BACKOFF = {"type": "exponential", "delay": 1000, "maxDelay": 3600000, "jitter": True}
+
+
+class Job:
+    """One hand-out: the job's id, data, attempt (1-based) and group, bound to its lease token."""
+
+    def __init__(self, id, data, attempt, due_ms, token, group, body):
+        self.id = id
+        self.data = data
+        self.attempt = attempt
+        self.due_ms = due_ms
+        self.token = token
+        self.group = group
+        self.max_attempts = body["max_attempts"]
+        self.backoff = decode_backoff(body["backoff"])
+        self.extended_at = time.monotonic()
+        self.lease_lost = False
+
+    def __repr__(self):
+        return "Job(%r, attempt=%d)" % (self.id, self.attempt)
+
+
+def backoff_delay(b, attempt):
+    if b["type"] == "fixed":
+        return int(b["delay"])
+    exp = min(b.get("maxDelay", 3600000), b["delay"] * 2 ** max(0, attempt - 1))
+    return int(round(exp if b.get("jitter") is False else random.random() * exp))
+
+
+class Worker:
+    def __init__(self, redis_client, queue, handler, concurrency=1, batch=10, lease_ms=30000, attempts=3,
+                 prefix="dq", backoff=None, manifest_path=None, protocol=None, subscribe=True):
+        self.redis = redis_client
+        self.queue = v.queue_name(queue, "queue")
+        self.prefix = v.prefix(prefix)
+        if not callable(handler):
+            v.fail("handler", "must be callable")
+        self.handler = handler
+        self.concurrency = v.whole(concurrency, "concurrency", 1, 1000)
+        self.batch = v.whole(batch, "batch", 1, 1000)
+        self.lease_ms = v.whole(lease_ms, "lease_ms", 100)
+        self.attempts = v.whole(attempts, "attempts", 1, v.MAX_ATTEMPTS)
+        self.backoff = dict(backoff or DEFAULT_BACKOFF)
+        if self.backoff.get("type") not in ("fixed", "exponential"):
+            v.fail("backoff.type", "must be 'fixed' or 'exponential'")
+        v.whole(self.backoff.get("delay"), "backoff.delay", 0)
+        self.protocol = protocol or Protocol(manifest_path)
+        limits = self.protocol.manifest["lifecycle"]["limits"]
+        self.promote_limit = limits["promote_per_claim"]
+        self.reap_limit = limits["reap_per_claim"]
+        self.id = "py-" + uuid.uuid4().hex[:12]  # worker ids never hold ':'
+        self._subscribe = subscribe
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        self._inflight = {}
+        self._lock = threading.Lock()
+        self._kick = threading.Event()
+        self._stopped = threading.Event()
+        self._pubsub = None
+        self._pubsub_thread = None
+        self.ran = 0
+        self.failed = 0
+
+    # --- calls ------------------------------------------------------------------------------
+    def _run(self, name, args, items=None, request_id=""):
+        keys, argv = self.protocol.build(name, self.prefix, self.queue, args, items, request_id)
+        try:
+            return self.protocol.call(self.redis, name, keys, argv)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            # Re-sent once as it was: the claim by its request id, the rest by their token's mark.
+            return self.protocol.call(self.redis, name, keys, argv)
+
+    def _claim(self, count):
+        request_id = str(uuid.uuid4())
+        sent = time.monotonic()
+        reply = self._run(
+            "claim",
+            {"count": count, "lease_ms": self.lease_ms, "default_max": self.attempts, "promote_limit": self.promote_limit,
+             "reap_limit": self.reap_limit, "request_id": request_id, "worker": self.id},
+            None,
+            request_id,
+        )
+        head, rows = self.protocol.parse("claim", reply)
+        # The server's clock, as an offset from ours: due times and wake times are server times.
+        self._offset_ms = int(head["now_ms"]) - int((sent + time.monotonic()) / 2 * 1000)
+        groups = decode_claim_groups(head["groups"])
+        jobs = []
+        for pos, r in enumerate(rows, start=1):
+            token = head["token_prefix"] + str(r["token_number"])
+            try:
+                body = decode_body(r["body"])
+                data = json.loads(body["data_json"])
+            except (ProtocolError, ValueError, UnicodeDecodeError) as e:
+                self._fail(r["id"], token, "corrupt job: %s" % e, 0, dead=True)
+                continue
+            jobs.append(Job(r["id"], data, int(r["attempt"]), int(r["due_ms"]), token, groups.get(pos), body))
+        return head, jobs
+
+    def _server_now(self):
+        return int(time.monotonic() * 1000) + self._offset_ms
+
+    def _complete(self, job, result):
+        text = "" if result is None else json.dumps(result, allow_nan=False)
+        _, rows = self.protocol.parse("complete", self._run("complete", {}, [{"id": job.id, "token": job.token, "result": text}]))
+        return self.protocol.script("complete").code_names.get(rows[0]["code"], rows[0]["code"])
+
+    def _fail(self, id, token, error, retry_ms, dead=False):
+        reply = self._run("fail", {"id": id, "token": token, "error": error[:MAX_ERROR_LENGTH], "retry_ms": retry_ms,
+                                   "dead": "1" if dead else "0", "default_max": self.attempts, "history": HISTORY})
+        head, _ = self.protocol.parse("fail", reply)
+        return self.protocol.script("fail").code_names.get(head["code"], head["code"])
+
+    def _extend(self, jobs):
+        reply = self._run("extend", {"lease_ms": self.lease_ms, "worker": "", "info": "", "ttl_ms": 0},
+                          [{"id": j.id, "token": j.token} for j in jobs])
+        _, rows = self.protocol.parse("extend", reply)
+        codes = self.protocol.script("extend").codes
+        for j, r in zip(jobs, rows):
+            if r["deadline_ms"] in (codes["lease_lost"], codes["not_found"]):
+                j.lease_lost = True
+                log.warning("lease lost on %s", j.id)
+            else:
+                j.extended_at = time.monotonic()
+
+    # --- running ----------------------------------------------------------------------------
+    def _process(self, job):
+        try:
+            try:
+                result = self.handler(job)
+            except Exception as e:  # noqa: BLE001 - a handler's error fails the attempt
+                self.failed += 1
+                b = job.backoff or self.backoff
+                error = "%s: %s\n%s" % (type(e).__name__, e, traceback.format_exc())
+                outcome = self._fail(job.id, job.token, error, backoff_delay(b, job.attempt))
+            else:
+                self.ran += 1
+                outcome = self._complete(job, result)
+            if outcome in ("lease_lost", "not_found"):
+                log.warning("%s: %s, the job was handed to another worker", job.id, outcome)
+        except Exception:  # noqa: BLE001 - a lost ack is recovered by the lease running out
+            log.exception("ack of %s failed", job.id)
+        finally:
+            with self._lock:
+                self._inflight.pop(job.id, None)
+            self._kick.set()
+
+    def _keep_leases(self):
+        third = self.lease_ms / 3000.0
+        while not self._stopped.wait(min(third / 2, 1.0)):
+            with self._lock:
+                due = [j for j in self._inflight.values() if not j.lease_lost and time.monotonic() - j.extended_at >= third]
+            if due:
+                try:
+                    self._extend(due)
+                except Exception:  # noqa: BLE001 - tried again on the next tick
+                    log.exception("extend failed")
+
+    def _start_wake(self):
+        if not self._subscribe or self._pubsub_thread:
+            return
+        try:
+            self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            self._pubsub.subscribe(**{self.protocol.wake_channel(self.prefix, self.queue): lambda _m: self._kick.set()})
+            self._pubsub_thread = self._pubsub.run_in_thread(sleep_time=0.2, daemon=True)
+        except Exception:  # noqa: BLE001 - polling every second still works
+            log.exception("SUBSCRIBE to the wake channel failed; polling")
+
+    def _loop(self, idle_ms=None, timeout_s=None):
+        self._start_wake()
+        keeper = threading.Thread(target=self._keep_leases, daemon=True)
+        keeper.start()
+        self._offset_ms = 0
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        quiet_since = time.monotonic()
+        try:
+            while not self._stopped.is_set():
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError("worker did not go idle within %s s" % timeout_s)
+                with self._lock:
+                    free = self.concurrency - len(self._inflight)
+                sleep_ms = POLL_MS
+                if free > 0:
+                    self._kick.clear()
+                    try:
+                        head, jobs = self._claim(min(self.batch, free))
+                    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                        log.exception("claim failed; trying again in %d ms", POLL_MS)
+                        self._stopped.wait(POLL_MS / 1000.0)
+                        continue
+                    for job in jobs:
+                        with self._lock:
+                            self._inflight[job.id] = job
+                        self._pool.submit(self._process, job)
+                    if jobs:
+                        quiet_since = time.monotonic()
+                        if int(head["more"]) == 1:
+                            continue
+                    wake = int(head["next_wake_ms"])
+                    if wake != self.protocol.not_set_number:
+                        sleep_ms = max(0, min(POLL_MS, wake - self._server_now()))
+                    with self._lock:
+                        busy = bool(self._inflight)
+                    if idle_ms is not None and not jobs and not busy:
+                        nothing_soon = wake == self.protocol.not_set_number or wake - self._server_now() > idle_ms
+                        if nothing_soon and (time.monotonic() - quiet_since) * 1000 >= idle_ms:
+                            return
+                        sleep_ms = min(sleep_ms, idle_ms)
+                self._kick.wait(sleep_ms / 1000.0)
+        finally:
+            self._stopped.set()
+            keeper.join()
+
+    def run(self):
+        """Runs until stop(); jobs in flight then run to their end and are acked."""
+        try:
+            self._loop()
+        finally:
+            self.close()
+
+    def run_until_idle(self, idle_ms=500, timeout_s=30):
+        """Runs until nothing is in flight, nothing was claimed for idle_ms and nothing is due
+        within idle_ms (server clock); raises TimeoutError after timeout_s."""
+        self._stopped.clear()
+        self._loop(idle_ms, timeout_s)
+        self._pool.shutdown(wait=True)
+        self.close()
+
+    def stop(self):
+        self._stopped.set()
+        self._kick.set()
+
+    def close(self):
+        self.stop()
+        self._pool.shutdown(wait=True)
+        if self._pubsub_thread:
+            # The thread closes its PubSub itself once it sees the stop; closing it here too
+            # would hand one connection back to the pool twice.
+            self._pubsub_thread.stop()
+            self._pubsub_thread.join(timeout=5)
+            self._pubsub_thread = None
+            self._pubsub = None

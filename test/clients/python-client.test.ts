@@ -1,0 +1,270 @@
+/**
+ * The reference Python client (clients/python/delayq_client), built only from the published
+ * protocol, against a real redis-server beside the Node library: Python adds and Node runs,
+ * Node adds and Python runs (acks, retries with backoff, the dead set), both at once on one
+ * queue, an add re-sent after its reply was lost, and bad input refused before any write. The
+ * Python side runs as child processes (the driver scripts in clients/python/tests/), each
+ * bounded by a timeout so a stuck one fails the test in seconds.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Queue, Worker } from '../../src/index.js';
+import { uniqueName } from '../helpers/names.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { startProxy } from '../helpers/tcp-proxy.js';
+import { serverTimeMs, until, within } from '../helpers/wait.js';
+
+const fx = useRedis();
+
+// Debian's python3 has python3-redis (scripts/test-preflight.js installs it); another python3 on
+// the PATH may not.
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const drivers = fileURLToPath(new URL('../../../clients/python/tests/', import.meta.url));
+
+/** Fails (never skips) with one clear line when Python or its redis package is missing. */
+function requirePython(): void {
+  const r = spawnSync(PYTHON, ['-c', 'import redis'], { timeout: 10_000, encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    assert.fail(
+      `the Python client's tests need ${PYTHON} with the redis package (Debian: apt-get install python3-redis): ` +
+        `${r.error?.message ?? r.stderr.trim().split('\n').pop()}`,
+    );
+  }
+}
+
+interface PyRun {
+  code: number | null;
+  lines: Record<string, unknown>[];
+  stderr: string;
+}
+
+/** Runs a driver script; resolves with its JSON lines once it exits; killed after `timeoutMs`. */
+function py(script: string, args: string[], timeoutMs = 30_000): Promise<PyRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, [`${drivers}${script}`, ...args], {
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' },
+    });
+    let out = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (signal) return reject(new Error(`${script} was killed (${signal}) after ${timeoutMs} ms; stderr: ${stderr}`));
+      const lines = out
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      resolve({ code, lines, stderr });
+    });
+  });
+}
+
+function ok(r: PyRun, what: string): Record<string, unknown>[] {
+  assert.equal(r.code, 0, `${what} exited ${r.code}: ${r.stderr}`);
+  return r.lines;
+}
+
+test('Python adds (plain, delayed, priority, group, bulk); a Node worker runs every job once with its data and group', async () => {
+  requirePython();
+  const name = uniqueName('py-add');
+  const start = await serverTimeMs(fx.client);
+  // No script loaded: the client's EVALSHA meets NOSCRIPT and falls back to EVAL.
+  await fx.client.script('FLUSH');
+  const lines = ok(await py('produce.py', [fx.redis.url, name]), 'produce.py');
+  const results = lines.filter((l) => 'result' in l);
+  assert.deepEqual(
+    results.map((l) => l.result),
+    ['added', 'added', 'added', 'added', 'exists', 'added', 'added', 'added'],
+  );
+  assert.ok(
+    lines.some((l) => l.registered === true),
+    'the add named the queue in the registry',
+  );
+  const generated = results[7]!.id as string;
+  assert.match(generated, /^[0-9a-f-]{36}$/, 'a generated uuid4 id');
+
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const delayed = await queue.get('delayed');
+  assert.equal(delayed?.state, 'scheduled');
+  assert.ok(delayed!.dueAtMs >= start + 300, 'delay_ms is from the server clock');
+  assert.equal((await queue.get('urgent'))?.priority, 10);
+  assert.equal((await queue.get('grouped'))?.group, 'g1');
+
+  const ran = new Map<string, { data: unknown; group: string | undefined; n: number; at: number }>();
+  fx.track(
+    new Worker(
+      name,
+      async (job) => {
+        const seen = ran.get(job.id);
+        ran.set(job.id, { data: job.data, group: job.group, n: (seen?.n ?? 0) + 1, at: Date.now() });
+      },
+      { connection: fx.redis.url, concurrency: 2 },
+    ),
+  );
+  await until(() => ran.size === 7, 'seven jobs run', 10_000);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(
+    [...ran.values()].map((r) => r.n),
+    [1, 1, 1, 1, 1, 1, 1],
+    'each ran once',
+  );
+  assert.deepEqual(ran.get('plain')?.data, { kind: 'plain', n: 1 }, 'the existing job was left alone');
+  assert.deepEqual(ran.get('urgent')?.data, { kind: 'priority', n: 3 });
+  assert.deepEqual(ran.get('delayed')?.data, { kind: 'delayed', n: 2 });
+  assert.deepEqual(ran.get(generated)?.data, { kind: 'bulk', n: 7 });
+  assert.equal(ran.get('grouped')?.group, 'g1');
+  assert.equal(ran.get('bulk-2')?.group, 'g2');
+  assert.equal(ran.get('bulk-1')?.group, undefined);
+  assert.equal(ran.get('plain')?.group, undefined);
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('Node adds; the Python worker runs them and acks; a failing job retries with backoff, then goes dead', async () => {
+  requirePython();
+  const name = uniqueName('py-work');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setRetention({ completed: { count: 100 } });
+  await queue.add({ n: 1 }, { id: 'ok-1' });
+  await queue.add({ n: 2, slow_ms: 700 }, { id: 'ok-slow' }); // longer than a third of the 900 ms lease: extended
+  await queue.add({ n: 3 }, { id: 'ok-grouped', group: 'gg', delay: 100 });
+  await queue.add({ n: 4 }, { id: 'fail-1' });
+  const lines = ok(await py('work.py', [fx.redis.url, name, '800', '3', '100']), 'work.py');
+  const runs = lines.filter((l) => 'ran' in l && !('done' in l));
+  const count = (id: string) => runs.filter((r) => r.ran === id).length;
+  assert.equal(count('ok-1'), 1);
+  assert.equal(count('ok-slow'), 1, 'an extended lease is not handed out again');
+  assert.equal(count('ok-grouped'), 1);
+  assert.equal(runs.find((r) => r.ran === 'ok-grouped')?.group, 'gg');
+  assert.deepEqual(runs.find((r) => r.ran === 'ok-1')?.data, { n: 1 });
+  assert.deepEqual(
+    runs.filter((r) => r.ran === 'fail-1').map((r) => r.attempt),
+    [1, 2, 3],
+  );
+  for (const id of ['ok-1', 'ok-slow', 'ok-grouped']) {
+    const job = await queue.get(id);
+    assert.equal(job?.state, 'completed', id);
+    assert.deepEqual(job?.result, { by: 'python', id });
+  }
+  const dead = await queue.get('fail-1');
+  assert.equal(dead?.state, 'dead');
+  assert.equal(dead?.attempt, 3);
+  assert.match(dead?.lastError ?? '', /RuntimeError: planned failure 3/);
+  const errors = dead?.errors ?? [];
+  assert.deepEqual(
+    errors.map((e) => e.attempt),
+    [1, 2, 3],
+  );
+  // Exponential backoff of 100 ms without jitter: 100 ms, then 200 ms between the attempts.
+  assert.ok(errors[1]!.atMs - errors[0]!.atMs >= 100, `first retry after ${errors[1]!.atMs - errors[0]!.atMs} ms`);
+  assert.ok(errors[2]!.atMs - errors[1]!.atMs >= 200, `second retry after ${errors[2]!.atMs - errors[1]!.atMs} ms`);
+  const list = await queue.dead.list();
+  assert.deepEqual(
+    list.jobs.map((j) => j.id),
+    ['fail-1'],
+  );
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('a Python producer, a Node worker and a Python worker on one queue: nothing lost, nothing run twice', async () => {
+  requirePython();
+  const name = uniqueName('py-mixed');
+  const n = 120;
+  const runs = new Map<string, number>();
+  const node = fx.track(
+    new Worker(
+      name,
+      async (job) => {
+        runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+        // Slow enough that the Node worker alone cannot keep up: the Python worker gets a share.
+        await new Promise((r) => setTimeout(r, 20));
+      },
+      { connection: fx.redis.url, concurrency: 3 },
+    ),
+  );
+  const [produced, worked] = await within(
+    Promise.all([py('produce_many.py', [fx.redis.url, name, String(n)]), py('work.py', [fx.redis.url, name, '1500'])]),
+    40_000,
+    'the Python producer and worker',
+  );
+  assert.equal(ok(produced, 'produce_many.py').at(-1)?.added, n);
+  const pyRuns = ok(worked, 'work.py').filter((l) => 'ran' in l && !('done' in l));
+  for (const r of pyRuns) runs.set(r.ran as string, (runs.get(r.ran as string) ?? 0) + 1);
+  await until(() => [...runs.values()].reduce((a, b) => a + b, 0) >= n, `${n} runs`, 10_000);
+  await node.close();
+  const twice = [...runs].filter(([, c]) => c !== 1);
+  assert.deepEqual(twice, [], 'no job ran twice');
+  assert.equal(runs.size, n, 'every job ran');
+  assert.ok(pyRuns.length > 0, 'the Python worker ran some');
+  assert.ok(pyRuns.length < n, 'the Node worker ran some');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+  const stats = await queue.stats();
+  assert.equal(stats.scheduled + stats.active + stats.dead, 0);
+});
+
+test("an add whose reply was lost is re-sent with the same request id: added once, and the answer is 'added'", async () => {
+  requirePython();
+  const name = uniqueName('py-resend');
+  const proxy = await startProxy(fx.redis.port);
+  fx.after(() => proxy.close());
+  const cut = proxy.cutOnNextReply();
+  const run = py('add_resend.py', [proxy.url, fx.redis.url, name], 20_000);
+  await within(cut, 10_000, 'the proxy cutting the add reply');
+  proxy.release();
+  const lines = ok(await run, 'add_resend.py');
+  assert.equal(lines[0]?.result, 'added', 'the re-send answers as the first run did');
+  const sends = lines[0]?.sends as string[];
+  assert.equal(sends.length, 2, 'sent, then re-sent once');
+  assert.equal(sends[0], sends[1], 'with the same request id');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const job = await queue.get('resent');
+  assert.equal(job?.state, 'scheduled');
+  assert.deepEqual(job?.data, { once: true });
+  assert.equal((await queue.stats()).scheduled, 1, 'added once');
+  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1);
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('fenced: a Python worker whose lease ran out cannot complete, fail or extend the job handed to another', async () => {
+  requirePython();
+  const name = uniqueName('py-fence');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setRetention({ completed: { count: 10 } });
+  const lines = ok(await py('fence.py', [fx.redis.url, name]), 'fence.py');
+  const seen = Object.assign({}, ...lines) as Record<string, unknown>;
+  assert.deepEqual(seen, {
+    stale_attempt: 1,
+    fresh_attempt: 2,
+    same_token: false,
+    stale_complete: 'lease_lost',
+    stale_fail: 'lease_lost',
+    stale_extend_lost: true,
+    fresh_complete: 'ok',
+  });
+  const job = await queue.get('fenced');
+  assert.equal(job?.state, 'completed');
+  assert.deepEqual(job?.result, { by: 'fresh' });
+  assert.equal(job?.errors, undefined, 'the stale fail wrote no error');
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('bad input raises ValueError naming the field, and writes nothing', async () => {
+  requirePython();
+  const name = uniqueName('py-bad');
+  const lines = ok(await py('bad_input.py', [fx.redis.url, name]), 'bad_input.py');
+  assert.ok(lines.length >= 20);
+  for (const l of lines) assert.equal(l.named, true, `${l.field}: ${l.error ?? 'no ValueError'}`);
+  assert.deepEqual(await fx.client.keys(`dq:{${name}}:*`), []);
+  assert.equal(await fx.client.zscore('dq:queues', name), null);
+});
