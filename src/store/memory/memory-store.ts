@@ -678,7 +678,7 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     // The cursor is `k` and the last id returned, as groups.lua's for a small hash: groups are
     // listed in id order, so one made or dropped meanwhile shifts nothing.
-    if (cursor !== undefined && !/^k[^]{1,1024}$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
+    if (cursor !== undefined && !/^k[\s\S]{1,1024}$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
     const after = cursor?.slice(1);
     const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => after === undefined || byteOrder(id, after) > 0);
     const page = ids.slice(0, count);

@@ -695,7 +695,7 @@ export class RedisStore implements Store {
 
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
     // groups.lua's cursors: k<group id> (a page of a small hash) or s<HSCAN cursor>.
-    if (cursor !== undefined && !/^(k[^]{1,1024}|s\d{1,20})$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
+    if (cursor !== undefined && !/^(k[\s\S]{1,1024}|s\d{1,20})$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
     const { fields, items } = await this.#reply(queue, 'groups', { cursor: cursor ?? '0', count });
     const next = String(fields.cursor);
     return { groups: items.map((it) => parseGroupState(String(it.id), it.state)), next: next === '0' ? undefined : next };
