@@ -44,7 +44,7 @@ if (canInstall) {
 }
 
 console.error(
-  `npm test needs ${absent.join(', ')}${canInstall ? ' (apt-get could not install them)' : ''}: ` +
+  `npm test needs ${absent.join(', ')} on the PATH${canInstall ? ' (apt-get could not install them)' : ''}: ` +
     `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` and \`pip install redis\` (macOS), then run npm test again`,
 );
 process.exit(1);
