@@ -188,18 +188,18 @@ export async function runGroupsBench(argv: string[]): Promise<void> {
     console.log(JSON.stringify({ profile: p, rows }, null, 2));
     return;
   }
-  const s = (xs: number[], _digits?: number) => show(xs);
+  const s = show;
   console.log(
     markdownTable([
       ['figure', `median (min–max) of ${repeat}`],
       [`dispatch, ${p.groups * p.perGroup} jobs of no group (jobs/s)`, s(rows.ungrouped)],
       [`dispatch, ${p.groups} groups × ${p.perGroup}, group concurrency 1 (jobs/s)`, s(rows.gc1)],
       [`dispatch, ${p.groups} groups × ${p.perGroup}, group concurrency 5 (jobs/s)`, s(rows.gc5)],
-      [`slot freed → next job of the group starts, p50 (ms)`, s(rows.p50, 1)],
-      [`slot freed → next job of the group starts, p99 (ms)`, s(rows.p99, 1)],
-      [`slot freed → next job of the group starts, max (ms)`, s(rows.max, 1)],
-      [`10-job group behind a ${p.big}-job group: its last start (ms after the first)`, s(rows.small, 1)],
-      [`the ${p.big}-job group's last start (ms after the first)`, s(rows.big, 0)],
+      [`slot freed → next job of the group starts, p50 (ms)`, s(rows.p50)],
+      [`slot freed → next job of the group starts, p99 (ms)`, s(rows.p99)],
+      [`slot freed → next job of the group starts, max (ms)`, s(rows.max)],
+      [`10-job group behind a ${p.big}-job group: its last start (ms after the first)`, s(rows.small)],
+      [`the ${p.big}-job group's last start (ms after the first)`, s(rows.big)],
     ]),
   );
 }

@@ -210,18 +210,6 @@ local function take_due(limit)
   return due, due_ids
 end
 
--- A promoted job's run state: a job never run gets the short form (its due time alone), cheaper
--- to write and to read.
-local function promoted_run(c)
-  run_writes[#run_writes + 1] = c.id
-  if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
-end
-
-local function ready_add(adds, c)
-  adds[#adds + 1] = -c.priority
-  if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
-end
-
 -- Pops the best `n` of the ready set as candidates. ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on
 -- Redis 7.0 ZPOPMIN removes each member by its score and member (~2.4 µs a member measured), the
 -- range removal walks the head once (~1.5).
@@ -262,8 +250,8 @@ local function pick_in_order()
   -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
   -- priority order, and take the best from there. A ready job's run state holds its due time,
   -- so its ready member can be found again by id.
-  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
-  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
+  -- Written out here, not through pick_in_turns' ready_add / promoted_run: this loop runs for
+  -- every job of a backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
   local adds = {}
   for _, c in ipairs(readable(due, due_ids)) do
     adds[#adds + 1] = -c.priority
@@ -286,6 +274,18 @@ local pick_in_turns = f.grouped and function()
   local function earlier(x, y)
     if x.due ~= y.due then return x.due < y.due end
     return x.seq < y.seq
+  end
+
+  -- A promoted job's run state: a job never run gets the short form (its due time alone), cheaper
+  -- to write and to read.
+  local function promoted_run(c)
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+  end
+
+  local function ready_add(adds, c)
+    adds[#adds + 1] = -c.priority
+    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
   end
   -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line.
   local due, due_ids = take_due(promote_limit)
