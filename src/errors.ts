@@ -102,3 +102,17 @@ export class SnoozeSignal extends DelayqError {
     super(`snoozed for ${delayMs} ms`);
   }
 }
+
+/**
+ * Thrown by a handler when an upstream said "slow down" (an HTTP 429 with Retry-After): the job
+ * goes back without using an attempt, and its group (the whole queue, for a job of no group) gets
+ * no hand-outs for `retryAfterMs`, on every worker. `retryAfterMs` is a whole number of
+ * milliseconds from 1 to a week; a bad one fails the attempt as an ordinary error would.
+ * @example if (res.status === 429) throw new RateLimitSignal(Number(res.headers.get('retry-after')) * 1000)
+ */
+export class RateLimitSignal extends DelayqError {
+  override name = 'RateLimitSignal';
+  constructor(readonly retryAfterMs: number) {
+    super(`rate limited: hold back for ${retryAfterMs} ms`);
+  }
+}

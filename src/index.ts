@@ -17,6 +17,7 @@ export {
 } from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
+export type { RateLimit, RateStatus, RateUse } from './store/store.js';
 export { DelayqMetrics, type MetricsOptions, type MetricsRegistry } from './metrics/metrics.js';
 export type { TracerLike, SpanLike } from './tracing.js';
 export { Scheduler, occurrenceJobId, type SchedulerOptions } from './schedules/scheduler.js';
@@ -49,6 +50,7 @@ export {
   StoreError,
   HandlerTimeoutError,
   SnoozeSignal,
+  RateLimitSignal,
   ConnectionError,
   ShardError,
 } from './errors.js';

@@ -45,6 +45,13 @@ export const EVENT_BATCH_MAX = 10_000;
 export const PRODUCER_TIMEOUT_MAX_MS = 3_600_000;
 /** Worker option bounds: handlers at once, jobs per claim, the shortest lease, the longest kept error text. */
 export const MAX_CONCURRENCY = 100_000;
+/**
+ * Rate limits: at most MAX_RATE_TOKENS tokens per window (each token taken is one entry of a
+ * sliding log until its window passes, so this bounds the log), windows from 1 ms to a week;
+ * a job's cost is 1..MAX_RATE_TOKENS; a RateLimitSignal holds back for at most a week.
+ */
+export const MAX_RATE_TOKENS = 1_000_000;
+export const MAX_RATE_WINDOW_MS = 7 * 24 * 3600 * 1000;
 export const MAX_BATCH = 10_000;
 export const MIN_LEASE_MS = 100;
 export const MAX_ERROR_LENGTH = 1_000_000;

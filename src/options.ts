@@ -18,6 +18,7 @@ import {
   MIN_LEASE_MS,
   MIN_RUN_AT_MS,
   PRODUCER_TIMEOUT_MAX_MS,
+  MAX_RATE_TOKENS,
 } from './limits.js';
 import type { TracerLike } from './tracing.js';
 import type { Logger } from './logger.js';
@@ -134,6 +135,21 @@ export interface AddOptions {
    * @example `tenant:${tenantId}`
    */
   group?: string;
+  /**
+   * Tokens of the rate limits (`queue.setLimits({ rateLimit })`, the group's) the job takes when
+   * it starts: an API call that counts as 5 requests. A cost above a limit's `max` is refused.
+   * @default 1
+   */
+  cost?: number;
+  /**
+   * Folds a burst of adds with one `key` into one run: the job runs `delayMs` after the last add
+   * of the burst, with the last add's data and options; with `maxWaitMs`, no later than that
+   * after the burst's first add (then the next add starts a new burst). An add while the burst's
+   * job is running starts a new burst. A debounced add returns `added: false, debounced: true`
+   * and the burst job's id. Exclusive with delay, runAt, dedup and replace.
+   * @example { key: `recompute:${docId}`, delayMs: 2000, maxWaitMs: 5000 }
+   */
+  debounce?: { key: string; delayMs: number; maxWaitMs?: number };
 }
 
 export const prioritySchema = z
@@ -165,10 +181,39 @@ export const addOptionsSchema = z
         must('must be { key, windowMs }'),
       )
       .optional(),
+    cost: z
+      .number(must('must be a whole number of tokens'))
+      .int(must('must be a whole number of tokens'))
+      .min(1, must('must be at least 1'))
+      .max(MAX_RATE_TOKENS, must(`must be at most ${MAX_RATE_TOKENS}`))
+      .optional(),
+    debounce: z
+      .strictObject(
+        {
+          key: idSchema,
+          delayMs: z
+            .number(must('must be a whole number of milliseconds'))
+            .int(must('must be a whole number of milliseconds'))
+            .min(0, must('must not be negative'))
+            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`)),
+          maxWaitMs: z
+            .number(must('must be a whole number of milliseconds'))
+            .int(must('must be a whole number of milliseconds'))
+            .min(1, must('must be at least 1'))
+            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`))
+            .optional(),
+        },
+        must('must be { key, delayMs, maxWaitMs? }'),
+      )
+      .optional(),
   })
   .refine((o) => o.delay === undefined || o.runAt === undefined, {
     error: 'and runAt cannot both be given',
     path: ['delay'],
+  })
+  .refine((o) => o.debounce === undefined || (o.delay === undefined && o.runAt === undefined && o.dedup === undefined && !o.replace), {
+    error: 'cannot be given with delay, runAt, dedup or replace (debounce.delayMs says when the job runs)',
+    path: ['debounce'],
   });
 
 export interface RescheduleOptions {

@@ -26,7 +26,7 @@ import { Tracing } from './tracing.js';
 import { decodeJob, encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import type { ShardAdmin, ShardFigures, ShardStatus } from './store/shard-admin.js';
-import type { NewJob, ObliterateResult, Store, StoredAddResult, VerifyReport } from './store/store.js';
+import type { NewJob, ObliterateResult, RateLimit, RateStatus, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
@@ -72,6 +72,8 @@ export interface QueueEvents {
 }
 
 function addResult(id: string, r: StoredAddResult): AddResult {
+  // A debounced add answers for the burst's job, which took its data.
+  if (r.code === 'debounced') return { id: r.duplicateOf ?? id, added: false, replaced: false, debounced: true, state: r.state, dueAtMs: r.dueAtMs };
   const out: AddResult = {
     id,
     added: r.code === 'added' || r.code === 'replaced',
@@ -192,6 +194,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
       dedup: o.dedup,
+      cost: o.cost ?? 1,
+      debounce: o.debounce && { key: o.debounce.key, delayMs: o.debounce.delayMs, maxWaitMs: o.debounce.maxWaitMs },
       traceContext: undefined,
     };
   }
@@ -292,20 +296,37 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * The queue's concurrency limits, kept in the store and seen by every worker on every host at
-   * its next claim: `concurrency`, the most jobs of the queue running at once; `groupConcurrency`,
-   * the most jobs of any one group (`add({ group })`) running at once, unless the group has a
-   * limit of its own (`groups.setLimits`). `null` removes a limit; one left out stays. A job held
-   * back starts within milliseconds of a slot freeing. Returns whether a limit changed.
+   * The queue's limits, kept in the store and seen by every worker on every host at its next
+   * claim: `concurrency`, the most jobs of the queue running at once; `groupConcurrency`, the most
+   * jobs of any one group (`add({ group })`) running at once, unless the group has a limit of its
+   * own (`groups.setLimits`); `rateLimit` `{ max, perMs }`, the most tokens (one per job, or its
+   * `cost`) the queue's jobs take in any window of `perMs`, counted on the server's clock;
+   * `groupRateLimit`, the same for each group without a rate limit of its own. `null` removes a
+   * limit; one left out stays. A job held back starts within milliseconds of a slot freeing or a
+   * token coming back. Returns whether a limit changed.
    * @example await queue.setLimits({ groupConcurrency: 1 }) // each tenant one job at a time
+   * @example await queue.setLimits({ rateLimit: { max: 100, perMs: 1000 } }) // the API takes 100 calls a second
    */
-  async setLimits(limits: { concurrency?: number | null; groupConcurrency?: number | null }): Promise<boolean> {
+  async setLimits(limits: {
+    concurrency?: number | null;
+    groupConcurrency?: number | null;
+    rateLimit?: RateLimit | null;
+    groupRateLimit?: RateLimit | null;
+  }): Promise<boolean> {
     return setQueueLimits(this.#store, this.name, limits);
   }
 
-  /** The queue's concurrency limits (undefined: none). */
+  /** The queue's limits (undefined: none). */
   limits(): Promise<QueueLimitsInfo> {
     return this.#store.limits(this.name);
+  }
+
+  /**
+   * The queue's rate limiter now (server clock): tokens taken in the window, a hold set by a
+   * RateLimitSignal, when the next token comes back, and how many groups are held back.
+   */
+  rateStatus(): Promise<RateStatus> {
+    return this.#store.rateStatus(this.name);
   }
 
   /** The retention rules in force (null: completed jobs are not kept / dead jobs are kept until purged). */

@@ -135,6 +135,11 @@ export interface AddResult {
   /** The id of the job that holds the dedup key, when this add was deduplicated. */
   duplicateOf?: string;
   /**
+   * True when the add joined a pending burst of its debounce key: the burst's job (`id`) took this
+   * add's data and options, and its due time moved to `dueAtMs`.
+   */
+  debounced?: boolean;
+  /**
    * The state the job is in after the call. For a deduplicated add, the state of the job that
    * holds the key, or 'finished' when that job has since completed or been removed.
    */

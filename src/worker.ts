@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { ConnectionError, HandlerTimeoutError, SnoozeSignal, UnrecoverableError } from './errors.js';
+import { ConnectionError, HandlerTimeoutError, RateLimitSignal, SnoozeSignal, UnrecoverableError } from './errors.js';
 import { LOG_CAP } from './limits.js';
 import { settlesWithin } from './settles-within.js';
 import type { Job } from './job.js';
@@ -29,7 +29,7 @@ import { AckBatcher } from './worker/ack-batcher.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { logWorkerEvent } from './worker/event-log.js';
 import type { WorkerEvents } from './worker/events.js';
-import { HandedJob, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, rateHoldProblem, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
@@ -344,7 +344,23 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   #failOrSnooze(job: HandedJob<T>, err: unknown): Promise<void> {
     const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
+    if (!snooze && err instanceof RateLimitSignal) return this.#rateLimited(job, err);
     return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);
+  }
+
+  /**
+   * The handler threw RateLimitSignal: the job goes back with its attempt unspent, and its group
+   * (the queue, for a job of no group) is held back on every worker (release.lua's hold). A bad
+   * wait fails the attempt, as a bad snooze does.
+   */
+  async #rateLimited(job: HandedJob<T>, signal: RateLimitSignal): Promise<void> {
+    const bad = rateHoldProblem(signal.retryAfterMs);
+    if (bad) return this.#fail(job, bad);
+    if (job.leaseGone) return;
+    job.leaseGone = true;
+    const [outcome] = await this.#store.release(this.queue, [{ id: job.id, token: job.token }], signal.retryAfterMs);
+    if (outcome === 'ok') this.#emit('rateLimited', job, signal.retryAfterMs);
+    else this.#leaseLost(job);
   }
 
   /** The handler returned: the job is acked (no promise per job), or snoozed if it asked to be. */

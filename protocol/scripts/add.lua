@@ -1,6 +1,6 @@
 --[[ delayq protocol 1 · add (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (20):
+KEYS (25):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -19,8 +19,13 @@ KEYS (20):
   16 groups = <prefix>:{<queue>}:groups
   17 lanes = <prefix>:{<queue>}:lanes
   18 waiting = <prefix>:{<queue>}:waiting
-  19 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
-  20 schedule_last = <prefix>:{<queue>}:schedule-last
+  19 flow-of = <prefix>:{<queue>}:flow-of
+  20 debounce = <prefix>:{<queue>}:debounce
+  21 rate = <prefix>:{<queue>}:rate
+  22 rate-log = <prefix>:{<queue>}:rate-log
+  23 rate-wake = <prefix>:{<queue>}:rate-wake
+  24 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
+  25 schedule_last = <prefix>:{<queue>}:schedule-last
 ARGV (8, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -29,8 +34,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms). how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 groups: flag. '1' when each item ends with `group`, '0' when items end at `trace`
-Items from ARGV[9], 12 fields each:
+  8 flow: undefined. undefined
+Items from ARGV[9], 16 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: ''. from the server's now; exactly one of delay_ms and run_at is set
@@ -43,16 +48,20 @@ Items from ARGV[9], 12 fields each:
   +9 dedup_ms: integer (ms), not set: ''. the dedup key's window
   +10 trace: json, not set: ''. a trace propagation carrier, ASCII
   +11 group: id, not set: ''. a group id (add: the job belongs to it; limits: the group to change, or the queue)
+  +12 cost: undefined. undefined
+  +13 debounce_key: undefined. undefined
+  +14 debounce_ms: undefined. undefined
+  +15 debounce_max_ms: undefined. undefined
 Reply: an array: made, then per item code, state, due_ms, holder.
-  made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
-Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, guard_refused = -1, moved = -2
+  made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
+Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
 ]]
 -- delayq 0.1.0 add
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
-ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, groups
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group
-Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
+ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms
+Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
 `epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
@@ -63,9 +72,18 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
-group may be ''; replace is '1' or '0'. `groups` is '1' when the items carry `group`, '0' when
-they end at `trace` (a call with no job of a group sends no argument per job for it). A job of a group has its group id in K_GROUP_OF, and the
-queue is marked as having groups (meta grouped = '1'), so claims take turns between them.
+group may be ''; replace is '1' or '0'. `flow` is '1' when the items carry `group`, `cost`,
+`debounce_key`, `debounce_ms` and `debounce_max_ms`, '0' when they end at `trace` (a call with
+none of them sends no argument per job for them). A job of a group has its group id in
+K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
+between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
+job with a cost above 1 or a debounce key has its JOB_FLOW in K_FLOW_OF (meta flowed = '1').
+Debounce: an item with `debounce_key` ignores delay_ms and run_at and is due `debounce_ms` after
+now, but no later than `debounce_max_ms` ('' for no bound) after its burst's first add. K_DEBOUNCE
+maps the key to '<job id>:<first add ms>' of its pending burst; when that job is still waiting
+(scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
+debounced: the job takes this add's data and options and its new due time, holder names it);
+else the add starts a new burst with its own id. A claim that hands the job out ends the burst.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
 is 'finished' when the job holding the key is gone.
@@ -82,22 +100,22 @@ Safe to re-send: with a request id, the first run's codes are remembered for mem
 even after the job ran and was acked (without a request id, a re-send finds the jobs and
 answers exists).
 ]]
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_MEMO, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
-local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, groups = 8 }
-local EACH_FIRST, EACH_SIZE = 9, 12
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11 }
-local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, guard_refused = -1, moved = -2 }
+local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
+local EACH_FIRST, EACH_SIZE = 9, 16
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11, cost = 12, debounce_key = 13, debounce_ms = 14, debounce_max_ms = 15 }
+local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST, R_EACH_SIZE = 2, 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 20 then error('delayq protocol: add takes 20 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -385,7 +403,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end
@@ -520,7 +538,7 @@ local function worker_beat(now, worker, info, ttl_ms)
   end
 end
 
---[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+--[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
 _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
 A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
@@ -541,12 +559,30 @@ or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both
 local UNGROUPED = ''
 local HUGE = 1e15
 
--- The queue's flow settings (meta), read once per run.
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
-    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+    }
   end
   return flow_cache
 end
@@ -564,13 +600,16 @@ local function GL()
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
   function L.parse_group(s)
-    local g = { r = 0, w = 0, l = false, p = false }
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
-      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
         g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
         if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
     return g
@@ -605,11 +644,13 @@ local function GL()
     local sets, dels = {}, {}
     for _, g in ipairs(L.dirty_list) do
       local s = L.GROUPS[g]
-      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
       end
     end
     hset_pairs(K_GROUPS, sets)
@@ -628,6 +669,11 @@ local function GL()
   -- A group with due jobs waiting and room belongs in the rotation.
   function L.group_eligible(s)
     return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
@@ -695,6 +741,167 @@ local function GL()
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1
       L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
+-- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
+-- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
+-- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
+-- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
+-- token bucket (up to 2 x max across a window's edge) does not hold.
+local RLIB = nil
+local function RL()
+  if RLIB then return RLIB end
+  local L = {}
+  RLIB = L
+  L.STATE, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse(s)
+    local st = { t = 0, h = false }
+    if s then
+      local t, h = string.match(s, '^(%d+):(%d*)$')
+      if t and #t < 17 and #h < 17 then
+        st.t = tonumber(t)
+        if h ~= '' then st.h = tonumber(h) end
+      end
+    end
+    return st
+  end
+
+  function L.load(ids)
+    local need, seen = {}, {}
+    for _, id in ipairs(ids) do
+      if L.STATE[id] == nil and not seen[id] then
+        seen[id] = true
+        need[#need + 1] = id
+      end
+    end
+    local vals = hmget(K_RATE, need)
+    for i, id in ipairs(need) do L.STATE[id] = L.parse(vals[i]) end
+  end
+
+  function L.state(id)
+    if L.STATE[id] == nil then L.load({ id }) end
+    return L.STATE[id]
+  end
+
+  function L.touch(id)
+    if not L.dirty[id] then
+      L.dirty[id] = true
+      L.dirty_list[#L.dirty_list + 1] = id
+    end
+  end
+
+  function L.save()
+    local sets, dels = {}, {}
+    for _, id in ipairs(L.dirty_list) do
+      local st = L.STATE[id]
+      if st.t <= 0 and not st.h then
+        dels[#dels + 1] = id
+      else
+        sets[#sets + 1] = id
+        sets[#sets + 1] = int(math.max(0, st.t)) .. ':' .. (st.h and int(st.h) or '')
+      end
+    end
+    hset_pairs(K_RATE, sets)
+    if #dels > 0 then call_chunked('HDEL', K_RATE, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
+  -- The lex range of a limiter's log entries that expired at or before `now`.
+  local function expired_range(id, now)
+    return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
+  end
+
+  -- Gives back the tokens of a limiter whose window has passed, and ends a hold that has.
+  function L.trim(id, now)
+    local st = L.state(id)
+    if st.h and st.h <= now then
+      st.h = false
+      L.touch(id)
+    end
+    if st.t <= 0 then return st end
+    local from, to = expired_range(id, now)
+    local gone = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)
+    if #gone > 0 then
+      local back = 0
+      for _, m in ipairs(gone) do back = back + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+      redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, to)
+      st.t = math.max(0, st.t - back)
+      L.touch(id)
+    end
+    return st
+  end
+
+  -- Tokens a limiter may still give now (after trim): 0 while held; HUGE without a limit.
+  function L.tokens(id, limit, now)
+    local st = L.trim(id, now)
+    if st.h then return 0 end
+    if not limit then return HUGE end
+    return limit.max - st.t
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+    if #head == 0 then return nil end
+    local z = string.find(head[1], '\0', 1, true)
+    return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter may give a token again: its hold's end, else its next refill.
+  function L.free_at(id)
+    local st = L.state(id)
+    if st.h then return st.h end
+    return L.next_refill(id)
+  end
+
+  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq)
+    if n <= 0 then return end
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    local st = L.state(id)
+    st.t = st.t + n
+    L.touch(id)
+  end
+
+  -- Holds a limiter back until `until_ms` (a later hold already set stays).
+  function L.hold(id, until_ms)
+    local st = L.state(id)
+    if not st.h or st.h < until_ms then
+      st.h = until_ms
+      L.touch(id)
+    end
+  end
+
+  -- Read only: tokens taken in the window now, the hold, and the next refill.
+  function L.peek(id, now)
+    local st = L.state(id)
+    local used = st.t
+    if used > 0 then
+      local from, to = expired_range(id, now)
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)) do used = used - (tonumber(string.match(m, ':(%d+)$')) or 0) end
+    end
+    local held = st.h
+    if held and held <= now then held = false end
+    local refill = nil
+    if used > 0 then refill = L.next_refill(id) end
+    return math.max(0, used), held, refill
+  end
+
+  -- Marks the queue as using rate limits (meta rated), so claims look at them.
+  function L.mark_rated()
+    if not flow().rated then
+      redis.call('HSET', K_META, 'rated', '1')
+      flow().rated = true
     end
   end
   return L
@@ -778,10 +985,10 @@ local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
 
--- Items end at `trace` unless `groups` says they carry `group`. EACH_SIZE is the prologue's local,
--- which each_count and each_arg read.
-local with_groups = arg('groups') == '1'
-if not with_groups then EACH_SIZE = EACH_SIZE - 1 end
+-- Items end at `trace` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
+-- prologue's local, which each_count and each_arg read.
+local with_flow = arg('flow') == '1'
+if not with_flow then EACH_SIZE = E.trace + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -800,8 +1007,23 @@ for i = 1, each_count() do
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_groups and each_arg(i, 'group') or ''
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_arg(i, 'group') or ''
   if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
+  if with_flow then
+    if each_arg(i, 'cost') ~= '' then
+      j.cost = each_int(i, 'cost')
+      if j.cost < 1 then error('delayq: argument cost of item ' .. i .. ' must be at least 1') end
+    end
+    if each_arg(i, 'debounce_key') ~= '' then
+      j.debounce = each_arg(i, 'debounce_key')
+      j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
+      if j.delay < 0 then error('delayq: argument debounce_ms of item ' .. i .. ' must not be negative') end
+      if each_arg(i, 'debounce_max_ms') ~= '' then
+        j.max_wait = each_int(i, 'debounce_max_ms')
+        if j.max_wait < 1 then error('delayq: argument debounce_max_ms of item ' .. i .. ' must be at least 1') end
+      end
+    end
+  end
   jobs[i] = j
   ids[i] = j.id
 end
@@ -851,6 +1073,9 @@ if memo then
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
       answer(code, PLACE.scheduled, due_of(j, m_now), '')
+    elseif code == CODE.debounced then
+      local held = redis.call('HGET', K_DEBOUNCE, j.debounce) or ''
+      answer(code, PLACE.scheduled, due_of(j, m_now), string.match(held, '^(.*):%d+$') or '')
     elseif code == CODE.deduplicated then
       local holder, held_due = nil, nil
       if j.dedup then holder, held_due = dedup_holder(j.dedup) end
@@ -870,6 +1095,18 @@ if arg('schedule') == '' then
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
 end
 
+-- A cost above a rate limit's max could never start: refused before anything is written.
+for _, j in ipairs(jobs) do
+  if j.cost and j.cost > 1 then
+    local f = flow()
+    if f.rate and j.cost > f.rate.max then return { CODE.too_costly } end
+    if j.group ~= '' then
+      local limit = GL().group_rate(GL().group_state(j.group))
+      if limit and j.cost > limit.max then return { CODE.too_costly } end
+    end
+  end
+end
+
 local now = now_ms()
 if arg('schedule') ~= '' then
   local occurrence = arg_int('occurrence')
@@ -885,10 +1122,39 @@ local stored = hmget(K_JOBS, ids)
 local writes = 0
 local codes = {}
 local pending, taken = {}, {}
+local bursts = {} -- debounce key -> { id, first } of the burst this call started or folded into
+
+-- The burst a debounced add joins: the one this call started, else the stored one while its job
+-- still waits; nil when the add starts a new burst.
+local function burst_of(key)
+  if bursts[key] then return bursts[key] end
+  local held = redis.call('HGET', K_DEBOUNCE, key)
+  if not held then return nil end
+  local id, first = string.match(held, '^(.*):(%d+)$')
+  if not id or #first > 16 then return nil end
+  local state = job_state(id)
+  if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting then return { id = id, first = tonumber(first) } end
+  return nil
+end
+
 for i, j in ipairs(jobs) do
+  local folded = false
+  if j.debounce then
+    local burst = burst_of(j.debounce)
+    if burst and (not j.max_wait or now < burst.first + j.max_wait) then
+      -- Folded into the burst's waiting job: it takes this add's data and options (and, when this
+      -- call started the burst, the writing of its key).
+      j.id, j.replace, j.first, folded = burst.id, true, burst.first, true
+      j.starts_burst = burst.new
+    else
+      j.first, j.starts_burst = now, true
+    end
+    bursts[j.debounce] = { id = j.id, first = j.first, new = j.starts_burst }
+  end
   j.due = due_of(j, now)
+  if j.debounce and j.max_wait and j.due > j.first + j.max_wait then j.due = j.first + j.max_wait end
   local prev = pending[j.id]
-  local exists = prev ~= nil or stored[i] ~= false
+  local exists = prev ~= nil or folded or stored[i] ~= false
   local code = CODE.added
   if j.dedup then
     local t = taken[j.dedup]
@@ -930,10 +1196,19 @@ for i, j in ipairs(jobs) do
     writes = writes + 1
     pending[j.id] = j
     if j.dedup and not taken[j.dedup] and not dedup_holder(j.dedup) then taken[j.dedup] = j end
-    answer(code, PLACE.scheduled, j.due, '')
+    if folded then
+      j.folded = true
+      answer(CODE.debounced, PLACE.scheduled, j.due, j.id)
+    else
+      answer(code, PLACE.scheduled, j.due, '')
+    end
+  elseif j.debounce and bursts[j.debounce] and bursts[j.debounce].id == j.id and not folded then
+    -- Not written (its id exists): it starts no burst.
+    bursts[j.debounce] = nil
   end
   j.code = code
   codes[i] = code
+  if folded and (code == CODE.replaced) then codes[i] = CODE.debounced end
 end
 
 local seq = 0
@@ -943,7 +1218,7 @@ if writes > 0 then
   if made then out[R.made] = 1 end
 end
 local dedup_until = 0
-local bodies, scheduled, replaced, grouped = {}, {}, {}, {}
+local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -965,6 +1240,14 @@ for _, j in ipairs(jobs) do
       if j.group ~= '' then
         grouped[#grouped + 1] = j.id
         grouped[#grouped + 1] = j.group
+      end
+      if (j.cost and j.cost > 1) or j.debounce then
+        flows[#flows + 1] = j.id
+        flows[#flows + 1] = ((j.cost and j.cost > 1) and int(j.cost) or '') .. ':' .. (j.debounce or '')
+      end
+      if j.starts_burst then
+        burst_starts[#burst_starts + 1] = j.debounce
+        burst_starts[#burst_starts + 1] = j.id .. ':' .. int(j.first)
       end
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
@@ -992,6 +1275,11 @@ if dedup_until > 0 then
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
 end
 hset_pairs(K_JOBS, bodies)
+if #flows > 0 then
+  hset_pairs(K_FLOW_OF, flows)
+  if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
+end
+hset_pairs(K_DEBOUNCE, burst_starts)
 if #grouped > 0 then
   hset_pairs(K_GROUP_OF, grouped)
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end

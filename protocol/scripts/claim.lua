@@ -1,6 +1,6 @@
 --[[ delayq protocol 1 · claim (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (19):
+KEYS (24):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -19,7 +19,12 @@ KEYS (19):
   16 groups = <prefix>:{<queue>}:groups
   17 lanes = <prefix>:{<queue>}:lanes
   18 waiting = <prefix>:{<queue>}:waiting
-  19 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
+  19 flow-of = <prefix>:{<queue>}:flow-of
+  20 debounce = <prefix>:{<queue>}:debounce
+  21 rate = <prefix>:{<queue>}:rate
+  22 rate-log = <prefix>:{<queue>}:rate-log
+  23 rate-wake = <prefix>:{<queue>}:rate-wake
+  24 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
 ARGV (9):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -58,7 +63,7 @@ Safe to re-send: with a request id, a batch is remembered for the lease's length
 '<now>:<deadline>:<first token number>:<count>'; a re-sent claim returns the same jobs (those
 still held by those tokens) instead of handing out a second batch.
 ]]
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_MEMO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9 }
@@ -69,12 +74,12 @@ local R = { now_ms = 1, next_wake_ms = 2, more = 3, deadline_ms = 4, token_prefi
 local R_EACH_FIRST, R_EACH_SIZE = 7, 5
 local RE = { id = 1, body = 2, attempt = 3, due_ms = 4, token_number = 5 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 19 then error('delayq protocol: claim takes 19 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 24 then error('delayq protocol: claim takes 24 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 9 then error('delayq protocol: claim takes 9 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -362,7 +367,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end
@@ -497,7 +502,7 @@ local function worker_beat(now, worker, info, ttl_ms)
   end
 end
 
---[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+--[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
 _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
 A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
@@ -518,12 +523,30 @@ or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both
 local UNGROUPED = ''
 local HUGE = 1e15
 
--- The queue's flow settings (meta), read once per run.
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
-    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+    }
   end
   return flow_cache
 end
@@ -541,13 +564,16 @@ local function GL()
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
   function L.parse_group(s)
-    local g = { r = 0, w = 0, l = false, p = false }
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
-      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
         g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
         if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
     return g
@@ -582,11 +608,13 @@ local function GL()
     local sets, dels = {}, {}
     for _, g in ipairs(L.dirty_list) do
       local s = L.GROUPS[g]
-      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
       end
     end
     hset_pairs(K_GROUPS, sets)
@@ -605,6 +633,11 @@ local function GL()
   -- A group with due jobs waiting and room belongs in the rotation.
   function L.group_eligible(s)
     return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
@@ -672,6 +705,167 @@ local function GL()
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1
       L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
+-- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
+-- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
+-- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
+-- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
+-- token bucket (up to 2 x max across a window's edge) does not hold.
+local RLIB = nil
+local function RL()
+  if RLIB then return RLIB end
+  local L = {}
+  RLIB = L
+  L.STATE, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse(s)
+    local st = { t = 0, h = false }
+    if s then
+      local t, h = string.match(s, '^(%d+):(%d*)$')
+      if t and #t < 17 and #h < 17 then
+        st.t = tonumber(t)
+        if h ~= '' then st.h = tonumber(h) end
+      end
+    end
+    return st
+  end
+
+  function L.load(ids)
+    local need, seen = {}, {}
+    for _, id in ipairs(ids) do
+      if L.STATE[id] == nil and not seen[id] then
+        seen[id] = true
+        need[#need + 1] = id
+      end
+    end
+    local vals = hmget(K_RATE, need)
+    for i, id in ipairs(need) do L.STATE[id] = L.parse(vals[i]) end
+  end
+
+  function L.state(id)
+    if L.STATE[id] == nil then L.load({ id }) end
+    return L.STATE[id]
+  end
+
+  function L.touch(id)
+    if not L.dirty[id] then
+      L.dirty[id] = true
+      L.dirty_list[#L.dirty_list + 1] = id
+    end
+  end
+
+  function L.save()
+    local sets, dels = {}, {}
+    for _, id in ipairs(L.dirty_list) do
+      local st = L.STATE[id]
+      if st.t <= 0 and not st.h then
+        dels[#dels + 1] = id
+      else
+        sets[#sets + 1] = id
+        sets[#sets + 1] = int(math.max(0, st.t)) .. ':' .. (st.h and int(st.h) or '')
+      end
+    end
+    hset_pairs(K_RATE, sets)
+    if #dels > 0 then call_chunked('HDEL', K_RATE, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
+  -- The lex range of a limiter's log entries that expired at or before `now`.
+  local function expired_range(id, now)
+    return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
+  end
+
+  -- Gives back the tokens of a limiter whose window has passed, and ends a hold that has.
+  function L.trim(id, now)
+    local st = L.state(id)
+    if st.h and st.h <= now then
+      st.h = false
+      L.touch(id)
+    end
+    if st.t <= 0 then return st end
+    local from, to = expired_range(id, now)
+    local gone = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)
+    if #gone > 0 then
+      local back = 0
+      for _, m in ipairs(gone) do back = back + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+      redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, to)
+      st.t = math.max(0, st.t - back)
+      L.touch(id)
+    end
+    return st
+  end
+
+  -- Tokens a limiter may still give now (after trim): 0 while held; HUGE without a limit.
+  function L.tokens(id, limit, now)
+    local st = L.trim(id, now)
+    if st.h then return 0 end
+    if not limit then return HUGE end
+    return limit.max - st.t
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+    if #head == 0 then return nil end
+    local z = string.find(head[1], '\0', 1, true)
+    return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter may give a token again: its hold's end, else its next refill.
+  function L.free_at(id)
+    local st = L.state(id)
+    if st.h then return st.h end
+    return L.next_refill(id)
+  end
+
+  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq)
+    if n <= 0 then return end
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    local st = L.state(id)
+    st.t = st.t + n
+    L.touch(id)
+  end
+
+  -- Holds a limiter back until `until_ms` (a later hold already set stays).
+  function L.hold(id, until_ms)
+    local st = L.state(id)
+    if not st.h or st.h < until_ms then
+      st.h = until_ms
+      L.touch(id)
+    end
+  end
+
+  -- Read only: tokens taken in the window now, the hold, and the next refill.
+  function L.peek(id, now)
+    local st = L.state(id)
+    local used = st.t
+    if used > 0 then
+      local from, to = expired_range(id, now)
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)) do used = used - (tonumber(string.match(m, ':(%d+)$')) or 0) end
+    end
+    local held = st.h
+    if held and held <= now then held = false end
+    local refill = nil
+    if used > 0 then refill = L.next_refill(id) end
+    return math.max(0, used), held, refill
+  end
+
+  -- Marks the queue as using rate limits (meta rated), so claims look at them.
+  function L.mark_rated()
+    if not flow().rated then
+      redis.call('HSET', K_META, 'rated', '1')
+      flow().rated = true
     end
   end
   return L
@@ -988,6 +1182,22 @@ if f.paused or want == 0 then
   return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
 end
 
+-- The queue's rate limiter (and a hold a RateLimitSignal put on it): a claim takes no more jobs
+-- than it has tokens (each job costs at least one); with none left it hands out nothing and its
+-- workers sleep until the oldest tokens come back or the hold ends.
+local q_left = HUGE
+if f.rated then
+  q_left = RL().tokens('', f.rate, now)
+  if q_left <= 0 then
+    RL().save()
+    local wake = RL().free_at('')
+    local next_lease = head_score(K_ACTIVE)
+    if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+    return reply({ now_ms = now, next_wake_ms = wake or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
+  end
+  if q_left < want then want, at_limit = q_left, false end
+end
+
 -- A candidate with every field readable() sets, so the table is sized once (growing a Lua
 -- table's hash part rehashes it, which showed in the claim's profile).
 -- `due_s` is the due time as stored text when it is a plain whole number (a score or a short
@@ -1037,6 +1247,38 @@ local function before(x, y)
   if x.priority ~= y.priority then return x.priority > y.priority end
   if x.due ~= y.due then return x.due < y.due end
   return x.seq < y.seq
+end
+
+-- Groups held back by their rate limit in this claim (their turn ends; rate-wake brings them
+-- back), and whether the queue's own tokens ran out.
+local rate_blocked, q_exhausted = {}, false
+
+-- Puts candidates a claim took out but does not hand out (their tokens ran short) back where
+-- they wait: the ready set, or their group's line (counted as waiting again), with the run
+-- state of a promoted job. Returns how many went to the ready set.
+local function put_back(cands)
+  local ready_adds, members, member_groups, to_ready = {}, {}, {}, 0
+  for _, c in ipairs(cands) do
+    local b = parse_body(c.body)
+    local r = c.r
+    run_writes[#run_writes + 1] = c.id
+    if c.ran and (r.a > 0 or r.e or r.s or (r.k and r.k ~= '')) then
+      run_writes[#run_writes + 1] = encode_run(r.a, c.due, r.k, r.e, r.s, r.w)
+    else
+      run_writes[#run_writes + 1] = int(c.due)
+    end
+    if (c.lane or UNGROUPED) == UNGROUPED then
+      ready_adds[#ready_adds + 1] = -b.priority
+      ready_adds[#ready_adds + 1] = ready_member(c.due, b.seq, c.id)
+      to_ready = to_ready + 1
+    else
+      members[#members + 1] = GL().waiting_member(c.lane, b.priority, c.due, b.seq, c.id)
+      member_groups[#member_groups + 1] = c.lane
+    end
+  end
+  if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
+  if #members > 0 then GL().wait_in_line(members, member_groups) end
+  return to_ready
 end
 
 -- 2. Pick the jobs to hand out. A queue with groups takes turns between its lanes
@@ -1156,6 +1398,28 @@ local pick_in_turns = f.grouped and function()
   end
   if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
   GL().wait_in_line(members, member_groups)
+  -- Groups whose tokens come back or whose hold ends now (rate-wake): their expired tokens are
+  -- given back, the next look is booked while they hold tokens or a hold, and those with due jobs
+  -- and room join the rotation after the lanes that got jobs here.
+  local visited = {}
+  if f.rated then
+    visited = redis.call('ZRANGEBYSCORE', K_RATE_WAKE, '-inf', now, 'LIMIT', 0, LIMIT.rate_visits)
+    if #visited > 0 then
+      call_chunked('ZREM', K_RATE_WAKE, visited)
+      RL().load(visited)
+      GL().load_groups(visited)
+      local again = {}
+      for _, g in ipairs(visited) do
+        RL().trim(g, now)
+        local at = RL().free_at(g)
+        if at then
+          again[#again + 1] = at
+          again[#again + 1] = g
+        end
+      end
+      if #again > 0 then call_chunked('ZADD', K_RATE_WAKE, again) end
+    end
+  end
   local ready_count = redis.call('ZCARD', K_READY)
   -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
   -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
@@ -1168,11 +1432,15 @@ local pick_in_turns = f.grouped and function()
   end
   table.sort(rest, function(x, y) return earlier(x.c, y.c) end)
   for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  for _, g in ipairs(visited) do
+    if not first[g] and GL().group_eligible(GL().GROUPS[g]) then joining[#joining + 1] = g end
+  end
   GL().lanes_add(joining, false)
 
   -- The lanes at the head of the rotation, and how many jobs each may give.
   local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
   GL().load_groups(heads)
+  if f.rated then RL().load(heads) end
   local lanes, gone = {}, {}
   for _, lane in ipairs(heads) do
     local avail = 0
@@ -1181,6 +1449,13 @@ local pick_in_turns = f.grouped and function()
     else
       local st = GL().GROUPS[lane]
       avail = math.min(math.max(0, GL().group_room(st)), st.w)
+      -- A group's tokens (one job takes at least one): a group with none leaves the rotation and
+      -- is looked at again when they come back or its hold ends.
+      if f.rated and avail > 0 then
+        local tokens = RL().tokens(lane, GL().group_rate(st), now)
+        if tokens < avail then avail = math.max(0, tokens) end
+        if avail == 0 then rate_blocked[lane] = true end
+      end
     end
     if avail > 0 then lanes[#lanes + 1] = { id = lane, avail = avail, take = 0 } else gone[#gone + 1] = lane end
   end
@@ -1237,6 +1512,62 @@ end
 local picked, served, gone, ready_left
 if f.grouped then picked, served, gone, ready_left = pick_in_turns() else picked = pick_in_order() end
 
+-- Each job's cost and debounce key (JOB_FLOW), on a queue that ever had a job with either.
+local costs, debounce_keys = {}, {}
+if f.flowed and #picked > 0 then
+  local ids = {}
+  for i, c in ipairs(picked) do ids[i] = c.id end
+  for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
+    if v then
+      local cost, key = string.match(v, '^(%d*):(.*)$')
+      if cost and cost ~= '' and #cost < 17 then costs[i] = tonumber(cost) end
+      if key and key ~= '' then debounce_keys[i] = key end
+    end
+  end
+end
+
+-- Rate limits: in hand-out order, each job takes its cost from the queue's tokens and its
+-- group's. The first that does not fit the queue's stops the hand-out; one that does not fit its
+-- group's stops that group's (both keep their order: they wait for their tokens). A job whose
+-- cost is above a limit's max can never start: it goes to the dead set.
+local q_taken, g_taken, g_rate = 0, {}, {}
+if f.rated and #picked > 0 then
+  local kept, back, stopped = {}, {}, false
+  local g_left = {}
+  for i, c in ipairs(picked) do
+    local cost = costs[i] or 1
+    local lane = c.lane or UNGROUPED
+    local g_limit = false
+    if lane ~= UNGROUPED then
+      g_limit = GL().group_rate(GL().group_state(lane))
+      if g_left[lane] == nil then g_left[lane] = RL().tokens(lane, g_limit, now) end
+    end
+    local too_big = (f.rate and cost > f.rate.max and f.rate.max) or (g_limit and cost > g_limit.max and g_limit.max)
+    if too_big then
+      bury_corrupt(c.id, 'cost ' .. int(cost) .. ' is above the rate limit max ' .. int(too_big), c.r.a, c.due, nil, c.r.s, c.r.w)
+      if lane ~= UNGROUPED then GL().touch_group(lane) end
+    elseif stopped or cost > q_left or (lane ~= UNGROUPED and (rate_blocked[lane] or cost > g_left[lane])) then
+      if not stopped and cost > q_left then stopped = true end
+      if lane ~= UNGROUPED and not stopped then rate_blocked[lane] = true end
+      back[#back + 1] = c
+    else
+      q_left = q_left - cost
+      q_taken = q_taken + cost
+      if lane ~= UNGROUPED then
+        g_left[lane] = g_left[lane] - cost
+        g_taken[lane] = (g_taken[lane] or 0) + cost
+        g_rate[lane] = g_limit
+      end
+      kept[#kept + 1] = c
+      costs[#kept], debounce_keys[#kept] = costs[i], debounce_keys[i]
+    end
+  end
+  for i = #kept + 1, #picked do costs[i], debounce_keys[i] = nil, nil end
+  if #back > 0 then ready_left = (ready_left or 0) + put_back(back) end
+  picked = kept
+  if q_left <= 0 or stopped then q_exhausted = true end
+end
+
 -- 3. Hand them out with fresh lease tokens.
 local deadline = now + lease_ms
 local now_s = int(now)
@@ -1267,6 +1598,35 @@ if #picked > 0 then
   enter_active(actives, groups)
   out[R.groups] = table.concat(group_lines)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
+  -- The tokens taken, one log entry per limiter, back one window from now. A group that took
+  -- tokens is booked in rate-wake for when they come back (NX: an earlier booking stays), so a
+  -- claim gives them back even once the group has nothing left to run.
+  if f.rated then
+    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base) end
+    local looks = {}
+    for _, c in ipairs(picked) do
+      local lane = c.lane
+      if lane and g_taken[lane] and g_rate[lane] then
+        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base)
+        looks[#looks + 1] = now + g_rate[lane].per
+        looks[#looks + 1] = lane
+        g_taken[lane] = nil
+      end
+    end
+    if #looks > 0 then redis.call('ZADD', K_RATE_WAKE, 'NX', unpack(looks)) end
+  end
+  -- A debounced job that starts ends its burst: the next add with its key starts a new one.
+  if f.flowed then
+    local ended = {}
+    for i, c in ipairs(picked) do
+      local key = debounce_keys[i]
+      if key then
+        local held = redis.call('HGET', K_DEBOUNCE, key)
+        if held and string.sub(held, 1, #c.id + 1) == c.id .. ':' and not string.find(held, ':', #c.id + 2, true) then ended[#ended + 1] = key end
+      end
+    end
+    if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+  end
 end
 flush_writes()
 
@@ -1276,13 +1636,28 @@ if served then
   local tail = {}
   for _, l in ipairs(served) do
     local more
-    if l.id == UNGROUPED then more = ready_left > 0 else more = GL().group_eligible(GL().GROUPS[l.id]) end
+    if l.id == UNGROUPED then
+      more = ready_left > 0
+    else
+      more = not rate_blocked[l.id] and GL().group_eligible(GL().GROUPS[l.id])
+    end
     if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
   end
   GL().lanes_remove(gone)
   GL().lanes_add(tail, true)
   GL().save_groups()
+  -- Groups held back by their rate limit: looked at again when a token comes back or their hold
+  -- ends (LT: an earlier booking stays; that look books the next).
+  local looks = {}
+  for _, g in ipairs(gone) do
+    if rate_blocked[g] then
+      looks[#looks + 1] = RL().free_at(g) or (now + 1000)
+      looks[#looks + 1] = g
+    end
+  end
+  if #looks > 0 then redis.call('ZADD', K_RATE_WAKE, 'LT', unpack(looks)) end
 end
+if f.rated then RL().save() end
 
 local next_due = head_score(K_SCHEDULED)
 local next_lease = head_score(K_ACTIVE)
@@ -1291,10 +1666,22 @@ if at_limit and #picked >= want then
   if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
   return out
 end
+if q_exhausted then
+  -- The queue's tokens ran out: due jobs wait for the oldest to come back (or the hold to end).
+  local wake = RL().free_at(UNGROUPED)
+  if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+  if wake ~= nil then out[R.next_wake_ms] = wake end
+  return out
+end
 local waiting_now
 if served then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
 if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
 local wake = next_due
 if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+-- A group held back by its rate limit is looked at when its tokens come back.
+if f.rated and served then
+  local look = head_score(K_RATE_WAKE)
+  if look ~= nil and (wake == nil or look < wake) then wake = look end
+end
 if wake ~= nil then out[R.next_wake_ms] = wake end
 return out

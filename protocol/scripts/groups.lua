@@ -1,6 +1,6 @@
 --[[ delayq protocol 1 · groups (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (18):
+KEYS (23):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -19,6 +19,11 @@ KEYS (18):
   16 groups = <prefix>:{<queue>}:groups
   17 lanes = <prefix>:{<queue>}:lanes
   18 waiting = <prefix>:{<queue>}:waiting
+  19 flow-of = <prefix>:{<queue>}:flow-of
+  20 debounce = <prefix>:{<queue>}:debounce
+  21 rate = <prefix>:{<queue>}:rate
+  22 rate-log = <prefix>:{<queue>}:rate-log
+  23 rate-wake = <prefix>:{<queue>}:rate-wake
 ARGV (4, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -26,15 +31,17 @@ ARGV (4, then the items):
   4 count: integer. most jobs (claim) or groups (groups) to return
 Items from ARGV[5], 1 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
-Reply: an array: cursor, concurrency, group_concurrency, then per item id, state.
-  cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; per group its GROUP_STATE, '' when it has none (nothing running or waiting, no limit of its own, no pause)
+Reply: an array: now_ms, cursor, concurrency, group_concurrency, rate_max, rate_per, group_rate_max, group_rate_per, rate, next_refill_ms, groups_held, then per item id, state, rate, next_refill_ms.
+  cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; rate and next_refill_ms are the queue's RATE_STATE ('' when none) and when its oldest token taken comes back (-1: none taken); groups_held counts the groups waiting in rate-wake (for a refill, a hold's end, or tokens to give back); per group its GROUP_STATE and RATE_STATE, each '' when it has none, and when its oldest token comes back
 ]]
 -- delayq 0.1.0 groups
---[[ groups: reads groups' states and the queue's concurrency limits.
+--[[ groups: reads groups' states, the queue's limits and its rate limiter.
 KEYS: base
 ARGV: base, cursor, count
 EACH: id
-Returns: { cursor, concurrency, group_concurrency, then per item: id, state }; cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; per group its GROUP_STATE, '' when it has none (nothing running or waiting, no limit of its own, no pause)
+Returns: { now_ms, cursor, concurrency, group_concurrency, rate_max, rate_per, group_rate_max, group_rate_per, rate, next_refill_ms, groups_held, then per item: id, state, rate, next_refill_ms }; cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; rate and next_refill_ms are the queue's RATE_STATE ('' when none) and when its oldest token taken comes back (-1: none taken); groups_held counts the groups waiting in rate-wake (for a refill, a hold's end, or tokens to give back); per group its GROUP_STATE and RATE_STATE, each '' when it has none, and when its oldest token comes back
+A RATE_STATE here counts only the tokens still in their window (those a claim has not given
+back yet are left out), and a hold that has ended reads as none.
 With ids: those groups' states. Without: one page of a walk over every group that has a state,
 from `cursor` ('0' to start), or with cursor '' only the limits. While the groups hash holds at
 most SMALL fields, a page is exactly `count` groups in byte order of their ids after the cursor
@@ -42,22 +49,22 @@ most SMALL fields, a page is exactly `count` groups in byte order of their ids a
 hint). A `k` cursor that meets a hash grown past SMALL starts the HSCAN walk from its beginning,
 so a group there from start to end is listed at least once. Read only.
 ]]
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { cursor = 3, count = 4 }
 local EACH_FIRST, EACH_SIZE = 5, 1
 local E = { id = 0 }
 local CODE = {  }
-local R = { cursor = 1, concurrency = 2, group_concurrency = 3 }
-local R_EACH_FIRST, R_EACH_SIZE = 4, 2
-local RE = { id = 1, state = 2 }
+local R = { now_ms = 1, cursor = 2, concurrency = 3, group_concurrency = 4, rate_max = 5, rate_per = 6, group_rate_max = 7, group_rate_per = 8, rate = 9, next_refill_ms = 10, groups_held = 11 }
+local R_EACH_FIRST, R_EACH_SIZE = 12, 4
+local RE = { id = 1, state = 2, rate = 3, next_refill_ms = 4 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 18 then error('delayq protocol: groups takes 18 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 23 then error('delayq protocol: groups takes 23 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -345,7 +352,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end
@@ -480,18 +487,489 @@ local function worker_beat(now, worker, info, ttl_ms)
   end
 end
 
+--[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
+_groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
+looks a job up by id, moves a waiting job, or starts or ends a lease.
+A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
+of K_WAITING (all scored 0, so ordered by their bytes) that start with '<group>\0', then a
+priority key (higher first), due time and add order, as ready members do. The groups that have
+due jobs and room, and the lane of the jobs of no group (UNGROUPED, the empty member), take
+turns in K_LANES (score = turn: a lane served goes to the tail). K_GROUPS holds each group's
+state (wire.ts GROUP_STATE: running, waiting, limit, paused); a group with nothing running or
+waiting, no limit of its own and no pause has no field. Meta fields: `grouped` ('1' once a job
+of a group was added, so queues without groups take none of these paths), `concurrency` (most
+jobs of the queue active at once) and `groupConcurrency` (most of one group, unless the group
+has its own limit). Group ids never hold a control character, so '\0' ends one unambiguously.
+A group's running count is changed only where a lease starts or ends (enter_active,
+leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
+or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+]]
+
+local UNGROUPED = ''
+local HUGE = 1e15
+
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
+local flow_cache = nil
+local function flow()
+  if not flow_cache then
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+    }
+  end
+  return flow_cache
+end
+
+-- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is
+-- made again on every call (measured: ~35 ns each, more for those that capture many upvalues),
+-- so a queue without groups builds none of these.
+local LIB = nil
+local function GL()
+  if LIB then return LIB end
+  local L = {}
+  LIB = L
+  -- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
+  -- HSET (and one HDEL for those back to nothing) by save_groups.
+  L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse_group(s)
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
+    if s then
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
+      -- A state that does not read starts from nothing (verify() reports the counts that disagree).
+      if r and #r < 17 and #w < 17 and #l < 17 then
+        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
+        if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+      end
+    end
+    return g
+  end
+
+  -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
+  function L.load_groups(ids)
+    local need, seen = {}, {}
+    for _, g in ipairs(ids) do
+      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+        seen[g] = true
+        need[#need + 1] = g
+      end
+    end
+    local vals = hmget(K_GROUPS, need)
+    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+  end
+
+  function L.group_state(g)
+    if L.GROUPS[g] == nil then L.load_groups({ g }) end
+    return L.GROUPS[g]
+  end
+
+  function L.touch_group(g)
+    if not L.dirty[g] then
+      L.dirty[g] = true
+      L.dirty_list[#L.dirty_list + 1] = g
+    end
+  end
+
+  function L.save_groups()
+    local sets, dels = {}, {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
+        dels[#dels + 1] = g
+      else
+        sets[#sets + 1] = g
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
+      end
+    end
+    hset_pairs(K_GROUPS, sets)
+    if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  -- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
+  function L.group_room(s)
+    if s.p then return 0 end
+    local l = s.l or flow().group_limit
+    if not l then return HUGE end
+    return l - s.r
+  end
+
+  -- A group with due jobs waiting and room belongs in the rotation.
+  function L.group_eligible(s)
+    return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
+  end
+
+  -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
+  function L.next_turn()
+    if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
+    L.last_turn = L.last_turn + 1
+    return L.last_turn
+  end
+
+  -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
+  -- (`to_tail`) move there.
+  function L.lanes_add(list, to_tail)
+    if #list == 0 then return end
+    local adds = {}
+    for _, lane in ipairs(list) do
+      adds[#adds + 1] = L.next_turn()
+      adds[#adds + 1] = lane
+    end
+    for i = 1, #adds, CHUNK do
+      if to_tail then
+        redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      else
+        redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      end
+    end
+  end
+
+  function L.lanes_remove(list)
+    if #list > 0 then call_chunked('ZREM', K_LANES, list) end
+  end
+
+  -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
+  -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  function L.priority_key(p)
+    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+  end
+
+  -- A job's member in its group's line, from the due time and seq as plain digits.
+  function L.waiting_member_text(g, priority, due_s, seq_s, id)
+    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+  end
+
+  function L.waiting_member(g, priority, due, seq, id)
+    return L.waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+  end
+
+  -- The parts of a waiting member: group, due time, seq and id.
+  function L.waiting_parts(member)
+    local z = string.find(member, '\0', 1, true)
+    local rest = string.sub(member, z + 8)
+    return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
+  end
+
+  -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
+  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups)
+    if #members == 0 then return end
+    local adds = {}
+    for _, m in ipairs(members) do
+      adds[#adds + 1] = 0
+      adds[#adds + 1] = m
+    end
+    call_chunked('ZADD', K_WAITING, adds)
+    L.load_groups(groups)
+    for _, g in ipairs(groups) do
+      L.GROUPS[g].w = L.GROUPS[g].w + 1
+      L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
+-- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
+-- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
+-- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
+-- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
+-- token bucket (up to 2 x max across a window's edge) does not hold.
+local RLIB = nil
+local function RL()
+  if RLIB then return RLIB end
+  local L = {}
+  RLIB = L
+  L.STATE, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse(s)
+    local st = { t = 0, h = false }
+    if s then
+      local t, h = string.match(s, '^(%d+):(%d*)$')
+      if t and #t < 17 and #h < 17 then
+        st.t = tonumber(t)
+        if h ~= '' then st.h = tonumber(h) end
+      end
+    end
+    return st
+  end
+
+  function L.load(ids)
+    local need, seen = {}, {}
+    for _, id in ipairs(ids) do
+      if L.STATE[id] == nil and not seen[id] then
+        seen[id] = true
+        need[#need + 1] = id
+      end
+    end
+    local vals = hmget(K_RATE, need)
+    for i, id in ipairs(need) do L.STATE[id] = L.parse(vals[i]) end
+  end
+
+  function L.state(id)
+    if L.STATE[id] == nil then L.load({ id }) end
+    return L.STATE[id]
+  end
+
+  function L.touch(id)
+    if not L.dirty[id] then
+      L.dirty[id] = true
+      L.dirty_list[#L.dirty_list + 1] = id
+    end
+  end
+
+  function L.save()
+    local sets, dels = {}, {}
+    for _, id in ipairs(L.dirty_list) do
+      local st = L.STATE[id]
+      if st.t <= 0 and not st.h then
+        dels[#dels + 1] = id
+      else
+        sets[#sets + 1] = id
+        sets[#sets + 1] = int(math.max(0, st.t)) .. ':' .. (st.h and int(st.h) or '')
+      end
+    end
+    hset_pairs(K_RATE, sets)
+    if #dels > 0 then call_chunked('HDEL', K_RATE, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
+  -- The lex range of a limiter's log entries that expired at or before `now`.
+  local function expired_range(id, now)
+    return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
+  end
+
+  -- Gives back the tokens of a limiter whose window has passed, and ends a hold that has.
+  function L.trim(id, now)
+    local st = L.state(id)
+    if st.h and st.h <= now then
+      st.h = false
+      L.touch(id)
+    end
+    if st.t <= 0 then return st end
+    local from, to = expired_range(id, now)
+    local gone = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)
+    if #gone > 0 then
+      local back = 0
+      for _, m in ipairs(gone) do back = back + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+      redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, to)
+      st.t = math.max(0, st.t - back)
+      L.touch(id)
+    end
+    return st
+  end
+
+  -- Tokens a limiter may still give now (after trim): 0 while held; HUGE without a limit.
+  function L.tokens(id, limit, now)
+    local st = L.trim(id, now)
+    if st.h then return 0 end
+    if not limit then return HUGE end
+    return limit.max - st.t
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+    if #head == 0 then return nil end
+    local z = string.find(head[1], '\0', 1, true)
+    return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter may give a token again: its hold's end, else its next refill.
+  function L.free_at(id)
+    local st = L.state(id)
+    if st.h then return st.h end
+    return L.next_refill(id)
+  end
+
+  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq)
+    if n <= 0 then return end
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    local st = L.state(id)
+    st.t = st.t + n
+    L.touch(id)
+  end
+
+  -- Holds a limiter back until `until_ms` (a later hold already set stays).
+  function L.hold(id, until_ms)
+    local st = L.state(id)
+    if not st.h or st.h < until_ms then
+      st.h = until_ms
+      L.touch(id)
+    end
+  end
+
+  -- Read only: tokens taken in the window now, the hold, and the next refill.
+  function L.peek(id, now)
+    local st = L.state(id)
+    local used = st.t
+    if used > 0 then
+      local from, to = expired_range(id, now)
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)) do used = used - (tonumber(string.match(m, ':(%d+)$')) or 0) end
+    end
+    local held = st.h
+    if held and held <= now then held = false end
+    local refill = nil
+    if used > 0 then refill = L.next_refill(id) end
+    return math.max(0, used), held, refill
+  end
+
+  -- Marks the queue as using rate limits (meta rated), so claims look at them.
+  function L.mark_rated()
+    if not flow().rated then
+      redis.call('HSET', K_META, 'rated', '1')
+      flow().rated = true
+    end
+  end
+  return L
+end
+
+-- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
+-- never had a job of a group.
+local function groups_of(ids)
+  local out = {}
+  if not flow().grouped or #ids == 0 then
+    for i = 1, #ids do out[i] = UNGROUPED end
+    return out
+  end
+  local vals = hmget(K_GROUP_OF, ids)
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  return out
+end
+
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
+-- nil; with its body and run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t then
+    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
+    if flow().grouped then
+      local g = redis.call('HGET', K_GROUP_OF, id)
+      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+    end
+  end
+  return nil, body, run
+end
+
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- A job leaving its group's line is no longer counted as waiting there; its group stays in the
+-- rotation until a claim finds the line empty.
+local function unlink_waiting(id, state, body, run)
+  if state == PLACE.completed then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == PLACE.scheduled then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == PLACE.ready then
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
+  elseif state == PLACE.waiting then
+    local g = redis.call('HGET', K_GROUP_OF, id)
+    local b = parse_body(body)
+    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = GL().group_state(g)
+    s.w = s.w - 1
+    GL().touch_group(g)
+    GL().save_groups()
+  elseif state == PLACE.dead then
+    redis.call('ZREM', K_DEAD, id)
+  end
+end
+
+-- The public state: a ready or waiting job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
+  return state
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
+-- active, dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
+end
+
+-- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
+-- is a due time that has passed, so every worker with room claims at once.
+local function wake_now()
+  redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end
+
 local count = arg_int('count')
-local meta = redis.call('HMGET', K_META, 'concurrency', 'groupConcurrency')
-local out = reply({ cursor = '', concurrency = as_int(meta[1]) or -1, group_concurrency = as_int(meta[2]) or -1 })
+local now = now_ms()
+local f = flow()
+
+-- A limiter's RATE_STATE as it stands now, and its next refill (-1: none).
+local function rate_now(id)
+  local used, held, refill = RL().peek(id, now)
+  if used <= 0 and not held then return '', -1 end
+  return int(used) .. ':' .. (held and int(held) or ''), refill or -1
+end
+
+local q_rate, q_refill = rate_now(UNGROUPED)
+local out = reply({
+  now_ms = now,
+  cursor = '',
+  concurrency = f.limit or -1,
+  group_concurrency = f.group_limit or -1,
+  rate_max = f.rate and f.rate.max or -1,
+  rate_per = f.rate and f.rate.per or -1,
+  group_rate_max = f.group_rate and f.group_rate.max or -1,
+  group_rate_per = f.group_rate and f.group_rate.per or -1,
+  rate = q_rate,
+  next_refill_ms = q_refill,
+  groups_held = redis.call('ZCARD', K_RATE_WAKE),
+})
 local function row(id, state)
   local n = #out
   out[n + RE.id] = id
   out[n + RE.state] = state or ''
+  out[n + RE.rate], out[n + RE.next_refill_ms] = rate_now(id)
 end
 if each_count() > 0 then
   local ids = {}
   for i = 1, each_count() do ids[i] = each_arg(i, 'id') end
   local states = hmget(K_GROUPS, ids)
+  RL().load(ids)
   for i, id in ipairs(ids) do row(id, states[i]) end
   return out
 end
@@ -520,11 +998,17 @@ if not scan and redis.call('HLEN', K_GROUPS) <= SMALL then
     end
   end
   table.sort(ids, lex_lt)
-  for i = 1, math.min(count, #ids) do row(ids[i], states[ids[i]]) end
+  local page = {}
+  for i = 1, math.min(count, #ids) do page[i] = ids[i] end
+  RL().load(page)
+  for _, id in ipairs(page) do row(id, states[id]) end
   if #ids > count then out[R.cursor] = 'k' .. ids[count] else out[R.cursor] = '0' end
   return out
 end
 local step = redis.call('HSCAN', K_GROUPS, scan or '0', 'COUNT', count)
 if step[1] == '0' then out[R.cursor] = '0' else out[R.cursor] = 's' .. step[1] end
+local page = {}
+for i = 1, #step[2], 2 do page[#page + 1] = step[2][i] end
+RL().load(page)
 for i = 1, #step[2], 2 do row(step[2][i], step[2][i + 1]) end
 return out

@@ -1,6 +1,6 @@
 --[[ delayq protocol 1 · limits (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (18):
+KEYS (23):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -19,28 +19,43 @@ KEYS (18):
   16 groups = <prefix>:{<queue>}:groups
   17 lanes = <prefix>:{<queue>}:lanes
   18 waiting = <prefix>:{<queue>}:waiting
-ARGV (7):
+  19 flow-of = <prefix>:{<queue>}:flow-of
+  20 debounce = <prefix>:{<queue>}:debounce
+  21 rate = <prefix>:{<queue>}:rate
+  22 rate-log = <prefix>:{<queue>}:rate-log
+  23 rate-wake = <prefix>:{<queue>}:rate-wake
+ARGV (11):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
   3 group: id, not set: ''. a group id (add: the job belongs to it; limits: the group to change, or the queue)
   4 concurrency: integer, not set: '' (leave it); '0' removes it. most jobs active at once: the queue's, or a group's own
   5 group_concurrency: integer, not set: '' (leave it); '0' removes it. most jobs of one group active at once
   6 paused: flag, not set: ''. '1' pauses the group, '0' resumes it
-  7 cursor: text, not set: ''. where a walk goes on ('0' to start; see the script)
+  7 rate_max: undefined. undefined
+  8 rate_per: undefined. undefined
+  9 group_rate_max: undefined. undefined
+  10 group_rate_per: undefined. undefined
+  11 cursor: text, not set: ''. where a walk goes on ('0' to start; see the script)
 Reply: an array: changed, cursor.
   changed is 1 when a setting changed; cursor is where the sweep of the groups goes on ('0' when it is over, '' when none was asked for or started)
 ]]
 -- delayq 0.1.0 limits
---[[ limits: sets the queue's concurrency limits, or one group's limit and pause.
+--[[ limits: sets the queue's concurrency and rate limits, or one group's limits and pause.
 KEYS: base
-ARGV: base, group, concurrency, group_concurrency, paused, cursor
+ARGV: base, group, concurrency, group_concurrency, paused, rate_max, rate_per, group_rate_max, group_rate_per, cursor
 Returns: { changed, cursor }; changed is 1 when a setting changed; cursor is where the sweep of the groups goes on ('0' when it is over, '' when none was asked for or started)
 `group` is '' for the queue's own limits: `concurrency` (most jobs of the queue active at once)
 and `group_concurrency` (most jobs of one group active at once, for groups without a limit of
 their own); or a group id: `concurrency` is then that group's own limit and `paused` '1' pauses
 the group, '0' resumes it. Each setting is '' (left as it is), '0' (removed: no limit) or a
-whole number of at least 1. A group's settings live in its K_GROUPS field (wire.ts
-GROUP_STATE), kept while it has a limit or a pause even with no jobs.
+whole number of at least 1. Rate limits come in pairs, max tokens and window ms, both '' or
+both '0' or both set: `rate_max`/`rate_per` the queue's (or, with a group, the group's own),
+`group_rate_max`/`group_rate_per` the default of groups without their own (meta rateMax,
+ratePer, groupRateMax, groupRatePer; setting one marks the queue `rated`). A group's settings
+live in its K_GROUPS field (wire.ts GROUP_STATE), kept while it has a limit or a pause even
+with no jobs. A rate limit raised or removed has the groups it holds back looked at by the next
+claim (their rate-wake time becomes 0) and wakes workers. A change of a window applies to
+tokens taken after it; tokens taken before come back when their own window ends.
 A paused group leaves the rotation (its running jobs finish; none is handed out); a group given
 room with due jobs waiting joins it. Raising or removing `group_concurrency` may give room to any
 number of groups: the call starts a sweep of K_GROUPS that puts the groups it gave room back in
@@ -50,23 +65,23 @@ Events: PUBLISH <wake> '0' when the change may let a job start now (a limit rais
 group resumed); 'paused' / 'resumed' to the event stream, with the group's id as `group`.
 Safe to run twice: the second run finds the values set and changes nothing.
 ]]
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
-local A = { group = 3, concurrency = 4, group_concurrency = 5, paused = 6, cursor = 7 }
-local EACH_FIRST, EACH_SIZE = 8, 0
+local A = { group = 3, concurrency = 4, group_concurrency = 5, paused = 6, rate_max = 7, rate_per = 8, group_rate_max = 9, group_rate_per = 10, cursor = 11 }
+local EACH_FIRST, EACH_SIZE = 12, 0
 local E = {  }
 local CODE = {  }
 local R = { changed = 1, cursor = 2 }
 local R_EACH_FIRST, R_EACH_SIZE = 3, 0
 local RE = {  }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 18 then error('delayq protocol: limits takes 18 KEYS, got ' .. #KEYS) end
-if #ARGV ~= 7 then error('delayq protocol: limits takes 7 ARGV, got ' .. #ARGV) end
+if #KEYS ~= 23 then error('delayq protocol: limits takes 23 KEYS, got ' .. #KEYS) end
+if #ARGV ~= 11 then error('delayq protocol: limits takes 11 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -354,7 +369,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end
@@ -489,7 +504,7 @@ local function worker_beat(now, worker, info, ttl_ms)
   end
 end
 
---[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+--[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
 _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
 A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
@@ -510,12 +525,30 @@ or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both
 local UNGROUPED = ''
 local HUGE = 1e15
 
--- The queue's flow settings (meta), read once per run.
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
-    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+    }
   end
   return flow_cache
 end
@@ -533,13 +566,16 @@ local function GL()
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
   function L.parse_group(s)
-    local g = { r = 0, w = 0, l = false, p = false }
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
-      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
         g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
         if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
     return g
@@ -574,11 +610,13 @@ local function GL()
     local sets, dels = {}, {}
     for _, g in ipairs(L.dirty_list) do
       local s = L.GROUPS[g]
-      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
       end
     end
     hset_pairs(K_GROUPS, sets)
@@ -597,6 +635,11 @@ local function GL()
   -- A group with due jobs waiting and room belongs in the rotation.
   function L.group_eligible(s)
     return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
@@ -664,6 +707,167 @@ local function GL()
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1
       L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
+-- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
+-- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
+-- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
+-- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
+-- token bucket (up to 2 x max across a window's edge) does not hold.
+local RLIB = nil
+local function RL()
+  if RLIB then return RLIB end
+  local L = {}
+  RLIB = L
+  L.STATE, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse(s)
+    local st = { t = 0, h = false }
+    if s then
+      local t, h = string.match(s, '^(%d+):(%d*)$')
+      if t and #t < 17 and #h < 17 then
+        st.t = tonumber(t)
+        if h ~= '' then st.h = tonumber(h) end
+      end
+    end
+    return st
+  end
+
+  function L.load(ids)
+    local need, seen = {}, {}
+    for _, id in ipairs(ids) do
+      if L.STATE[id] == nil and not seen[id] then
+        seen[id] = true
+        need[#need + 1] = id
+      end
+    end
+    local vals = hmget(K_RATE, need)
+    for i, id in ipairs(need) do L.STATE[id] = L.parse(vals[i]) end
+  end
+
+  function L.state(id)
+    if L.STATE[id] == nil then L.load({ id }) end
+    return L.STATE[id]
+  end
+
+  function L.touch(id)
+    if not L.dirty[id] then
+      L.dirty[id] = true
+      L.dirty_list[#L.dirty_list + 1] = id
+    end
+  end
+
+  function L.save()
+    local sets, dels = {}, {}
+    for _, id in ipairs(L.dirty_list) do
+      local st = L.STATE[id]
+      if st.t <= 0 and not st.h then
+        dels[#dels + 1] = id
+      else
+        sets[#sets + 1] = id
+        sets[#sets + 1] = int(math.max(0, st.t)) .. ':' .. (st.h and int(st.h) or '')
+      end
+    end
+    hset_pairs(K_RATE, sets)
+    if #dels > 0 then call_chunked('HDEL', K_RATE, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
+  -- The lex range of a limiter's log entries that expired at or before `now`.
+  local function expired_range(id, now)
+    return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
+  end
+
+  -- Gives back the tokens of a limiter whose window has passed, and ends a hold that has.
+  function L.trim(id, now)
+    local st = L.state(id)
+    if st.h and st.h <= now then
+      st.h = false
+      L.touch(id)
+    end
+    if st.t <= 0 then return st end
+    local from, to = expired_range(id, now)
+    local gone = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)
+    if #gone > 0 then
+      local back = 0
+      for _, m in ipairs(gone) do back = back + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+      redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, to)
+      st.t = math.max(0, st.t - back)
+      L.touch(id)
+    end
+    return st
+  end
+
+  -- Tokens a limiter may still give now (after trim): 0 while held; HUGE without a limit.
+  function L.tokens(id, limit, now)
+    local st = L.trim(id, now)
+    if st.h then return 0 end
+    if not limit then return HUGE end
+    return limit.max - st.t
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+    if #head == 0 then return nil end
+    local z = string.find(head[1], '\0', 1, true)
+    return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter may give a token again: its hold's end, else its next refill.
+  function L.free_at(id)
+    local st = L.state(id)
+    if st.h then return st.h end
+    return L.next_refill(id)
+  end
+
+  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq)
+    if n <= 0 then return end
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    local st = L.state(id)
+    st.t = st.t + n
+    L.touch(id)
+  end
+
+  -- Holds a limiter back until `until_ms` (a later hold already set stays).
+  function L.hold(id, until_ms)
+    local st = L.state(id)
+    if not st.h or st.h < until_ms then
+      st.h = until_ms
+      L.touch(id)
+    end
+  end
+
+  -- Read only: tokens taken in the window now, the hold, and the next refill.
+  function L.peek(id, now)
+    local st = L.state(id)
+    local used = st.t
+    if used > 0 then
+      local from, to = expired_range(id, now)
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)) do used = used - (tonumber(string.match(m, ':(%d+)$')) or 0) end
+    end
+    local held = st.h
+    if held and held <= now then held = false end
+    local refill = nil
+    if used > 0 then refill = L.next_refill(id) end
+    return math.max(0, used), held, refill
+  end
+
+  -- Marks the queue as using rate limits (meta rated), so claims look at them.
+  function L.mark_rated()
+    if not flow().rated then
+      redis.call('HSET', K_META, 'rated', '1')
+      flow().rated = true
     end
   end
   return L
@@ -756,8 +960,30 @@ local function setting(name)
   return n
 end
 
+-- A rate limit setting: nil (leave it), false (remove it) or { max, per }.
+local function rate_setting(max_name, per_name)
+  local max, per = setting(max_name), setting(per_name)
+  if max == nil and per == nil then return nil end
+  if max == false and per == false then return false end
+  if not max or not per then error('delayq: arguments ' .. max_name .. ' and ' .. per_name .. ' must be set, removed or left together') end
+  return { max = max, per = per }
+end
+
+-- Whether a rate limit change gives room: removed, or more tokens or a shorter window.
+local function rate_raised(old, new)
+  if not old then return false end
+  if not new then return true end
+  return new.max > old.max or new.per < old.per
+end
+
+local function same_rate(a, b)
+  if not a or not b then return not a and not b end
+  return a.max == b.max and a.per == b.per
+end
+
 local g = arg('group')
 local concurrency, group_concurrency = setting('concurrency'), setting('group_concurrency')
+local rate, group_rate = rate_setting('rate_max', 'rate_per'), rate_setting('group_rate_max', 'group_rate_per')
 local paused = arg('paused')
 if paused ~= '' and paused ~= '1' and paused ~= '0' then error("delayq: argument paused must be '', '1' or '0'") end
 local cursor = arg('cursor')
@@ -770,6 +996,13 @@ if g ~= '' then
   if concurrency ~= nil and s.l ~= concurrency then
     s.l = concurrency
     changed = 1
+  end
+  local rate_freed = false
+  if rate ~= nil and not same_rate(s.rate, rate) then
+    rate_freed = rate_raised(GL().group_rate(s), rate or flow().group_rate)
+    s.rate = rate
+    changed = 1
+    if rate then RL().mark_rated() end
   end
   if paused == '1' and not s.p then
     s.p = true
@@ -789,6 +1022,11 @@ if g ~= '' then
       GL().lanes_add({ g }, false)
       if not had_room then wake_now() end
     end
+    -- Held back by its rate limit: the next claim looks at it again now.
+    if rate_freed and flow().rated then
+      if redis.call('ZSCORE', K_RATE_WAKE, g) then redis.call('ZADD', K_RATE_WAKE, 0, g) end
+      wake_now()
+    end
   end
   return reply({ changed = changed, cursor = '' })
 end
@@ -803,9 +1041,26 @@ local function set_meta_limit(field, value)
   return true, not value or (current ~= nil and value > current)
 end
 
+-- A rate limit in meta (`<prefix>Max`, `<prefix>Per`): whether it changed, and whether it gave room.
+local function set_meta_rate(prefix, value, current)
+  if value == nil or same_rate(current, value) then return false, false end
+  if value then
+    redis.call('HSET', K_META, prefix .. 'Max', int(value.max), prefix .. 'Per', int(value.per))
+    RL().mark_rated()
+  else
+    redis.call('HDEL', K_META, prefix .. 'Max', prefix .. 'Per')
+  end
+  return true, rate_raised(current, value)
+end
+
 local c_changed, c_raised = set_meta_limit('concurrency', concurrency)
 local g_changed, g_raised = set_meta_limit('groupConcurrency', group_concurrency)
-if c_changed or g_changed then changed = 1 end
+local r_changed, r_raised = set_meta_rate('rate', rate, flow().rate)
+local gr_changed, gr_raised = set_meta_rate('groupRate', group_rate, flow().group_rate)
+if c_changed or g_changed or r_changed or gr_changed then changed = 1 end
+-- Groups held back by a rate limit raised or removed are looked at by the next claim.
+if gr_raised then redis.call('ZUNIONSTORE', K_RATE_WAKE, 1, K_RATE_WAKE, 'WEIGHTS', 0) end
+if r_raised or gr_raised then wake_now() end
 flow().limit = (concurrency == nil and flow().limit) or concurrency or nil
 flow().group_limit = (group_concurrency == nil and flow().group_limit) or group_concurrency or nil
 if c_raised then wake_now() end

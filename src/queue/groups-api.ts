@@ -3,7 +3,7 @@
  * limit and pause, and `queue.setLimits` / `queue.limits`, the queue-wide ones. Every setting
  * lives in the store, so every worker on every host sees it at its next claim.
  */
-import type { GroupChange, GroupsPage, QueueLimits, Store, StoredGroup } from '../store/store.js';
+import type { GroupChange, GroupsPage, QueueLimits, RateLimit, RateUse, Store, StoredGroup } from '../store/store.js';
 import { parseId } from '../options.js';
 import { groupChange, groupsPage, limitsChange } from './validation.js';
 
@@ -16,6 +16,10 @@ export interface GroupInfo {
   waiting: number;
   /** Its own concurrency limit; undefined: the queue's `groupConcurrency` applies. */
   concurrency: number | undefined;
+  /** Its own rate limit; undefined: the queue's `groupRateLimit` applies. */
+  rateLimit: RateLimit | undefined;
+  /** Its tokens taken in the window, a hold (RateLimitSignal) and the next refill (server clock). */
+  rate: RateUse;
   /** Paused: no job of it is handed out (running ones finish). */
   paused: boolean;
 }
@@ -25,10 +29,12 @@ export type QueueLimitsInfo = QueueLimits;
 
 export interface Groups {
   /**
-   * Gives one group a concurrency limit of its own (`null` removes it: the queue's
-   * `groupConcurrency` applies again). Returns whether it changed.
+   * Gives one group a concurrency limit or a rate limit of its own (`null` removes one: the
+   * queue's `groupConcurrency` / `groupRateLimit` applies again; one left out stays). Returns
+   * whether something changed.
+   * @example await queue.groups.setLimits('tenant:big', { rateLimit: { max: 50, perMs: 60_000 } })
    */
-  setLimits(id: string, limits: { concurrency: number | null }): Promise<boolean>;
+  setLimits(id: string, limits: { concurrency?: number | null; rateLimit?: RateLimit | null }): Promise<boolean>;
   /** Stops handing out the group's jobs on every worker; running ones finish. Returns whether it changed. */
   pause(id: string): Promise<boolean>;
   /** Hands the group's jobs out again; its due jobs start at once. Returns whether it changed. */
@@ -44,7 +50,15 @@ export interface Groups {
   list(opts?: { cursor?: string; limit?: number }): Promise<{ groups: GroupInfo[]; cursor: string | undefined }>;
 }
 
-const info = (g: StoredGroup): GroupInfo => ({ id: g.id, running: g.running, waiting: g.waiting, concurrency: g.concurrency, paused: g.paused });
+const info = (g: StoredGroup): GroupInfo => ({
+  id: g.id,
+  running: g.running,
+  waiting: g.waiting,
+  concurrency: g.concurrency,
+  rateLimit: g.rateLimit,
+  rate: g.rate,
+  paused: g.paused,
+});
 
 export function groupsApi(store: Store, queue: string): Groups {
   return {

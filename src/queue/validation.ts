@@ -15,6 +15,8 @@ import {
   MAX_CONCURRENCY,
   MAX_DELAY_MS,
   MAX_EPOCH_MS,
+  MAX_RATE_TOKENS,
+  MAX_RATE_WINDOW_MS,
   MAX_RETAINED_COUNT,
   PAGE_LIMIT_MAX,
   SEARCH_BUDGET_MAX,
@@ -22,7 +24,7 @@ import {
   TIMELINE_BUCKETS,
 } from '../limits.js';
 import { parseId, parseValue } from '../options.js';
-import type { GroupChange, LimitsChange, PurgeTarget, RetainedSet } from '../store/store.js';
+import type { GroupChange, LimitsChange, PurgeTarget, RateLimit, RetainedSet } from '../store/store.js';
 import { LIST_ORDERS, LIST_STATES, type ListOrder, type ListState } from '../types.js';
 
 /** A number that `text` describes, from min to max; the message ends with the value as given. */
@@ -196,18 +198,38 @@ function limitKeys(v: unknown, field: string, keys: readonly string[]): Record<s
   return v as Record<string, unknown>;
 }
 
-/** `queue.setLimits({ concurrency, groupConcurrency })`: each a limit, null to remove it, omitted to leave it. */
-export function limitsChange(v: unknown): LimitsChange {
-  const o = limitKeys(v, 'limits', ['concurrency', 'groupConcurrency']);
-  return { concurrency: limitValue(o.concurrency, 'limits.concurrency'), groupConcurrency: limitValue(o.groupConcurrency, 'limits.groupConcurrency') };
+/** A rate limit `{ max, perMs }` (max tokens in any window of perMs), or null (none). */
+export function rateValue(v: unknown, field: string): RateLimit | null | undefined {
+  if (v === undefined || v === null) return v;
+  if (typeof v !== 'object' || Array.isArray(v)) throw new ValidationError(field, 'must be { max, perMs }, or null for no limit');
+  for (const k of Object.keys(v)) if (k !== 'max' && k !== 'perMs') throw new ValidationError(`${field}.${k}`, 'is not part of a rate limit (known: max, perMs)');
+  const r = v as Record<string, unknown>;
+  if (r.max === undefined || r.perMs === undefined) throw new ValidationError(field, 'must give both max and perMs');
+  return {
+    max: wholeIn(r.max, `${field}.max`, 1, MAX_RATE_TOKENS, `must be a whole number of tokens from 1 to ${MAX_RATE_TOKENS}`),
+    perMs: wholeIn(r.perMs, `${field}.perMs`, 1, MAX_RATE_WINDOW_MS, `must be a whole number of milliseconds from 1 to ${MAX_RATE_WINDOW_MS} (a week)`),
+  };
 }
 
-/** `queue.groups.setLimits(id, { concurrency })`: a limit, or null to remove it. */
-export function groupChange(v: unknown): GroupChange {
-  const o = limitKeys(v, 'limits', ['concurrency']);
-  if (o.concurrency === undefined) throw new ValidationError('limits.concurrency', 'must be given (a whole number, or null to remove the limit)');
-  return { concurrency: limitValue(o.concurrency, 'limits.concurrency') };
+/** `queue.setLimits({ concurrency, groupConcurrency, rateLimit, groupRateLimit })`: each a limit, null to remove it, omitted to leave it. */
+export function limitsChange(v: unknown): LimitsChange {
+  const o = limitKeys(v, 'limits', ['concurrency', 'groupConcurrency', 'rateLimit', 'groupRateLimit']);
+  return {
+    concurrency: limitValue(o.concurrency, 'limits.concurrency'),
+    groupConcurrency: limitValue(o.groupConcurrency, 'limits.groupConcurrency'),
+    rateLimit: rateValue(o.rateLimit, 'limits.rateLimit'),
+    groupRateLimit: rateValue(o.groupRateLimit, 'limits.groupRateLimit'),
+  };
 }
+
+/** `queue.groups.setLimits(id, { concurrency?, rateLimit? })`: each a limit, or null to remove it; at least one. */
+export function groupChange(v: unknown): GroupChange {
+  const o = limitKeys(v, 'limits', ['concurrency', 'rateLimit']);
+  if (o.concurrency === undefined && o.rateLimit === undefined)
+    throw new ValidationError('limits', 'must give concurrency or rateLimit (a value, or null to remove the limit)');
+  return { concurrency: limitValue(o.concurrency, 'limits.concurrency'), rateLimit: rateValue(o.rateLimit, 'limits.rateLimit') };
+}
+
 
 /** A page of `queue.groups.list`: an opaque cursor from the last answer, and 1..1000 groups. */
 export function groupsPage(v: { cursor?: unknown; limit?: unknown } | undefined | null): { cursor: string | undefined; limit: number } {

@@ -154,6 +154,8 @@ export class Scheduler {
       backoff: def.opts.backoff && encodeBackoff(def.opts.backoff),
       replace: false,
       dedup: undefined,
+      cost: 1,
+      debounce: undefined,
       traceContext: undefined,
     };
   }

@@ -70,6 +70,8 @@ export const LIMIT = {
   trim_per_run: 100,
   /** Groups a limit change looks at per run, to put those it gave room back in the rotation. */
   groups_per_sweep: 1000,
+  /** Groups a claim looks at again per run when their tokens come back or their hold ends (rate-wake). */
+  rate_visits: 100,
 } as const;
 
 /**

@@ -65,14 +65,19 @@ export interface NewJob {
   traceContext: string | undefined;
   /** The group the job belongs to (concurrency and turns are kept per group), or undefined. */
   group: string | undefined;
+  /** Tokens of the rate limits the job takes when it starts (1 unless add({ cost }) said more). */
+  cost: number;
+  /** Fold a burst of adds with one key into one run (see AddOptions.debounce); exclusive with delay, runAt, dedup, replace. */
+  debounce: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
 }
 
 export interface StoredAddResult {
-  code: 'added' | 'exists' | 'replaced' | 'deduplicated';
+  /** debounced: folded into the pending job of its debounce key (duplicateOf), whose data and due time it replaced. */
+  code: 'added' | 'exists' | 'replaced' | 'deduplicated' | 'debounced';
   /** 'finished' only when deduplicated and the job holding the key is gone. */
   state: JobState | 'finished';
   dueAtMs: number;
-  /** The id of the job holding the dedup key, when deduplicated. */
+  /** The id of the job holding the dedup key, when deduplicated; of the burst's job, when debounced. */
   duplicateOf: string | undefined;
 }
 
@@ -239,24 +244,58 @@ export interface UpdateRequest extends LeaseRef {
 
 export type RetainedSet = 'dead' | 'completed';
 
-/** The queue's concurrency limits as stored (undefined: no limit). */
+/**
+ * A rate limit: at most `max` tokens taken in any window of `perMs` milliseconds (a sliding
+ * window on the server's clock); a job takes its cost in tokens when it is handed out.
+ */
+export interface RateLimit {
+  max: number;
+  perMs: number;
+}
+
+/** The queue's limits as stored (undefined: no limit). */
 export interface QueueLimits {
   /** Most jobs of the queue active at once, across every worker. */
   concurrency: number | undefined;
   /** Most jobs of one group active at once, for a group without a limit of its own. */
   groupConcurrency: number | undefined;
+  /** Most tokens the queue's jobs take in any window, across every worker. */
+  rateLimit: RateLimit | undefined;
+  /** Most tokens one group's jobs take in any window, for a group without a rate limit of its own. */
+  groupRateLimit: RateLimit | undefined;
 }
 
-/** A change of the queue's limits: a number sets one, null removes it, undefined leaves it. */
+/** A change of the queue's limits: a value sets one, null removes it, undefined leaves it. */
 export interface LimitsChange {
   concurrency?: number | null | undefined;
   groupConcurrency?: number | null | undefined;
+  rateLimit?: RateLimit | null | undefined;
+  groupRateLimit?: RateLimit | null | undefined;
 }
 
-/** A change of one group: its own limit (null removes it), paused or resumed; undefined leaves either. */
+/** A change of one group: its own limits (null removes one), paused or resumed; undefined leaves each. */
 export interface GroupChange {
   concurrency?: number | null | undefined;
+  rateLimit?: RateLimit | null | undefined;
   paused?: boolean | undefined;
+}
+
+/** How much of a rate limit is taken now (server clock). */
+export interface RateUse {
+  /** Tokens taken in the current window. */
+  used: number;
+  /** Held back by a RateLimitSignal until then; undefined when not held. */
+  heldUntilMs: number | undefined;
+  /** When the oldest token taken comes back; undefined when none is taken. */
+  nextRefillMs: number | undefined;
+}
+
+/** A queue's rate figures: its own limiter, and how many groups wait for a refill or a hold to end. */
+export interface RateStatus {
+  nowMs: number;
+  queue: RateUse;
+  /** Groups held back by their rate limit or a RateLimitSignal now. */
+  groupsHeld: number;
 }
 
 /** A group's state as stored. */
@@ -268,6 +307,10 @@ export interface StoredGroup {
   waiting: number;
   /** Its own concurrency limit (undefined: the queue's groupConcurrency applies). */
   concurrency: number | undefined;
+  /** Its own rate limit (undefined: the queue's groupRateLimit applies). */
+  rateLimit: RateLimit | undefined;
+  /** Its tokens taken in the window, and a hold. */
+  rate: RateUse;
   paused: boolean;
 }
 
@@ -368,8 +411,12 @@ export interface Store {
   workers(queue: string): Promise<WorkerInfo[]>;
   /** Progress and log lines of a running job; lease_lost for a stale token. */
   update(queue: string, req: UpdateRequest): Promise<LeaseOutcome>;
-  /** Hands active jobs back to scheduled, due now, without counting the attempt. */
-  release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]>;
+  /**
+   * Hands active jobs back to scheduled, due now, without counting the attempt. With `holdMs`
+   * (a RateLimitSignal), each job's group (the queue, for a job of no group) gets no hand-outs
+   * for that long, on every worker, and the job keeps its place in its line.
+   */
+  release(queue: string, leases: LeaseRef[], holdMs?: number): Promise<LeaseOutcome[]>;
   /** Cancels scheduled jobs; one answer per id, in order. */
   cancel(queue: string, ids: string[]): Promise<CancelResult[]>;
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
@@ -438,6 +485,8 @@ export interface Store {
   /** Sets or removes the queue's concurrency limits; returns whether one changed. */
   setLimits(queue: string, change: LimitsChange): Promise<boolean>;
   limits(queue: string): Promise<QueueLimits>;
+  /** The queue's rate limiter now: tokens taken, a hold, the next refill; groups held back. */
+  rateStatus(queue: string): Promise<RateStatus>;
   /** Sets or removes one group's limit, pauses or resumes it; returns whether something changed. */
   setGroup(queue: string, group: string, change: GroupChange): Promise<boolean>;
   /** These groups' states (a group with none reads as nothing running or waiting, no limit, not paused). */

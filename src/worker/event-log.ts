@@ -1,7 +1,7 @@
 /**
  * The log line of each worker event, when the app gave a logger: how loud it is, and which of
  * the event's arguments become fields (`jobId`, `attempt`, `err`, `reason`, `dueAtMs`,
- * `downMs`). One line per event, `delayq: <event>`, so a log search finds every kind by name.
+ * `holdMs`, `downMs`). One line per event, `delayq: <event>`, so a log search finds every kind by name.
  */
 import { logSafely, type Logger, type LogLevel } from '../logger.js';
 import type { WorkerEvents } from './events.js';
@@ -19,6 +19,7 @@ const LOG_LEVELS: Record<WorkerEventName, LogLevel> = {
   dead: 'warn',
   leaseLost: 'warn',
   released: 'debug',
+  rateLimited: 'info',
   settleFailed: 'warn',
   reconnected: 'info',
   error: 'error',
@@ -38,6 +39,7 @@ export function logWorkerEvent(logger: Logger | undefined, queue: string, event:
   if (event === 'dead') obj.reason = second;
   if (event === 'retried') obj.dueAtMs = third;
   if (event === 'snoozed') obj.dueAtMs = second;
+  if (event === 'rateLimited') obj.holdMs = second;
   if (event === 'reconnected') obj.downMs = first;
   logSafely(logger, LOG_LEVELS[event], obj, `delayq: ${event}`);
 }

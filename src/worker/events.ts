@@ -14,6 +14,8 @@ export interface WorkerEvents<T> {
   dead: [job: Job<T> | { id: string; token: string }, reason: string];
   leaseLost: [job: Job<T>];
   released: [job: Job<T>];
+  /** The handler threw RateLimitSignal: the job went back (attempt unspent), its group or the queue held for `holdMs`. */
+  rateLimited: [job: Job<T>, holdMs: number];
   /**
    * The handler ended but its outcome (ack, retry, snooze or hand-back) could not be written,
    * e.g. Redis was unreachable. The job stays active until its lease runs out and then runs

@@ -1,6 +1,6 @@
 /** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
 import { LeaseLostError, SnoozeSignal, ValidationError } from '../errors.js';
-import { LOG_LINE_MAX, MAX_DELAY_MS, MAX_RUN_AT_MS, PROGRESS_MAX_BYTES } from '../limits.js';
+import { LOG_LINE_MAX, MAX_DELAY_MS, MAX_RATE_WINDOW_MS, MAX_RUN_AT_MS, PROGRESS_MAX_BYTES } from '../limits.js';
 import type { Job } from '../job.js';
 import type { ClaimedJob } from '../store/store.js';
 
@@ -15,6 +15,13 @@ export function snoozeProblem(delayMs: unknown, deadlineAtMs: unknown, prefix: s
   if (deadlineAtMs !== undefined && (typeof deadlineAtMs !== 'number' || !Number.isFinite(deadlineAtMs) || deadlineAtMs < 0 || deadlineAtMs > MAX_RUN_AT_MS)) {
     return new ValidationError(`${prefix}deadlineAtMs`, `must be epoch milliseconds (got ${String(deadlineAtMs)})`);
   }
+  return undefined;
+}
+
+/** What is wrong with a RateLimitSignal's wait (a whole number of milliseconds from 1 to a week), or undefined. */
+export function rateHoldProblem(ms: unknown): ValidationError | undefined {
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_RATE_WINDOW_MS)
+    return new ValidationError('RateLimitSignal.retryAfterMs', `must be a whole number of milliseconds from 1 to ${MAX_RATE_WINDOW_MS} (got ${String(ms)})`);
   return undefined;
 }
 

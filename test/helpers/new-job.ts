@@ -14,6 +14,8 @@ export function newJob(id: string, extra: Partial<NewJob> = {}): NewJob {
     dedup: undefined,
     traceContext: undefined,
     group: undefined,
+    cost: 1,
+    debounce: undefined,
     ...extra,
   };
 }

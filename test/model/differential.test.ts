@@ -123,6 +123,8 @@ function newJob(a: ModelAdd): NewJob {
     dedup: a.dedupKey === undefined ? undefined : { key: a.dedupKey, windowMs: DEDUP_WINDOW_MS },
     traceContext: undefined,
     group: a.group,
+    cost: 1,
+    debounce: undefined,
   };
 }
 

@@ -106,7 +106,7 @@ class Protocol:
     def build(self, name, prefix, queue, args, items=None, request_id="", item_fields=None):
         """KEYS and ARGV for a call, by name. `args` maps ARGV names to values; `items` is a list
         of dicts mapping item field names to values; `item_fields` cuts the item field list
-        (add's items end at `trace` when `groups` is '0')."""
+        (add's items end at `trace` when `flow` is '0')."""
         s = self.script(name)
         keys = [self.fill(t, prefix, queue, request_id) for t in s.key_templates]
         values = dict(args)

@@ -55,7 +55,7 @@ class Queue:
         request_id = str(uuid.uuid4())
         reply = self._run(
             "add",
-            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "groups": "1" if grouped else "0"},
+            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if grouped else "0"},
             items,
             request_id,
             fields,
@@ -96,6 +96,12 @@ class Queue:
             "dedup_ms": "",
             "trace": "",
             "group": "" if group is None else v.job_id(group, f + "group"),
+            # Sent only when `flow` is '1' (a job of the call has a group): this client adds no
+            # cost or debounce, so each reads as 1 and none.
+            "cost": "",
+            "debounce_key": "",
+            "debounce_ms": "",
+            "debounce_max_ms": "",
         }
 
     def cancel(self, id):

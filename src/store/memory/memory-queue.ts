@@ -1,5 +1,6 @@
 /** One queue's state inside the MemoryStore: its jobs, the heaps that order them, its settings. */
-import type { StreamEvent, WakeHandlers } from '../store.js';
+import type { RateLimit, StreamEvent, WakeHandlers } from '../store.js';
+import { Rates } from './rates.js';
 import type { JobError } from '../../types.js';
 import { type EventName, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
@@ -28,6 +29,10 @@ export interface MemJob {
   where: Place;
   /** Its group (add({ group })), or undefined. */
   group: string | undefined;
+  /** Tokens of the rate limits it takes when handed out (add({ cost })). */
+  cost: number;
+  /** Its debounce key (add({ debounce })), or undefined. */
+  debounceKey: string | undefined;
   leaseDeadline: number;
   /** Time of death (dead) or of completion (completed and kept). */
   diedAt: number;
@@ -86,6 +91,8 @@ export interface MemGroup {
   waiting: number;
   /** Its own concurrency limit (undefined: the queue's groupConcurrency). */
   limit: number | undefined;
+  /** Its own rate limit (undefined: the queue's groupRateLimit). */
+  rateLimit: RateLimit | undefined;
   paused: boolean;
   /** Its line: priority, then due time, then add order (as the ready heap). */
   readonly line: Heap<Entry>;
@@ -151,6 +158,16 @@ export class MemoryQueue {
   concurrency: number | undefined;
   /** Most jobs of one group active at once, unless it has its own limit (meta groupConcurrency). */
   groupConcurrency: number | undefined;
+  /** The queue's rate limit (meta rateMax, ratePer) and each group's default (groupRateMax, groupRatePer). */
+  rateLimit: RateLimit | undefined;
+  groupRateLimit: RateLimit | undefined;
+  /** Once a rate limit was set or a hold put (meta rated): claims look at the limiters. */
+  rated = false;
+  /** Once a job with a cost or a debounce key was added (meta flowed). */
+  flowed = false;
+  readonly rates = new Rates();
+  /** Debounce key -> its pending burst's job and first add (the debounce hash). */
+  readonly debounce = new Map<string, { id: string; first: number }>();
   /** Groups with a state (Redis: fields of the groups hash). */
   readonly groups = new Map<string, MemGroup>();
   /**
@@ -251,6 +268,7 @@ export class MemoryQueue {
         running: 0,
         waiting: 0,
         limit: undefined,
+        rateLimit: undefined,
         paused: false,
         line: new Heap<Entry>(readyBefore, (e) => e.version === e.job.version && e.job.where === 'waiting'),
       };
@@ -261,7 +279,7 @@ export class MemoryQueue {
 
   /** A group with nothing running or waiting, no limit and no pause has no state (as its field goes). */
   #forgetGroupIfIdle(id: string, g: MemGroup): void {
-    if (g.running <= 0 && g.waiting <= 0 && g.limit === undefined && !g.paused) this.groups.delete(id);
+    if (g.running <= 0 && g.waiting <= 0 && g.limit === undefined && g.rateLimit === undefined && !g.paused) this.groups.delete(id);
   }
 
   /** Settings of a group changed: drop its state when it holds nothing. */
@@ -279,6 +297,11 @@ export class MemoryQueue {
 
   groupEligible(g: MemGroup): boolean {
     return g.waiting > 0 && this.groupRoom(g) > 0;
+  }
+
+  /** The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit. */
+  groupRate(g: MemGroup | undefined): RateLimit | undefined {
+    return g?.rateLimit ?? this.groupRateLimit;
   }
 
   /** Lanes join the rotation's tail in order; those in keep their place (ZADD NX). */
@@ -400,6 +423,12 @@ export class MemoryQueue {
   /** The next job of a group's line. */
   popWaiting(g: MemGroup): MemJob | undefined {
     return g.line.pop()?.job;
+  }
+
+  /** A job popped from the ready heap or its group's line but not handed out goes back there. */
+  putBack(job: MemJob): void {
+    if (job.where === 'ready') this.#readyHeap.push(entry(job, job.due));
+    else if (job.where === 'waiting') this.group(job.group!).line.push(entry(job, job.due));
   }
 
   /** Dead jobs as the dead ZSET orders them: by time of death, then id by bytes. */

@@ -51,9 +51,13 @@ import type {
   GroupsPage,
   LimitsChange,
   QueueLimits,
+  RateLimit,
+  RateStatus,
+  RateUse,
   StoredGroup,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
+import { tooCostly } from '../too-costly.js';
 import { ValidationError } from '../../errors.js';
 import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemGroup, type MemJob } from './memory-queue.js';
@@ -121,17 +125,42 @@ export class MemoryStore implements Store {
       if (last !== undefined && last >= guard.occurrenceMs) return null;
       q.scheduleLast.set(guard.name, guard.occurrenceMs);
     }
+    // As add.lua: a cost above a rate limit's max is refused before anything is written.
+    for (const j of jobs) {
+      if (j.cost <= 1) continue;
+      const limit = j.group === undefined ? undefined : q.groupRate(q.groups.get(j.group));
+      if ((q.rateLimit && j.cost > q.rateLimit.max) || (limit && j.cost > limit.max)) throw tooCostly(jobs);
+    }
     q.expireDedup(now);
     const prevHead = q.headDue();
     let minDue: number | undefined;
     const out: StoredAddResult[] = [];
+    // The burst a debounced add joins (add.lua burst_of): its key's job while it still waits.
+    const burstOf = (key: string) => {
+      const b = q.debounce.get(key);
+      const job = b && q.jobs.get(b.id);
+      return job && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
+    };
     // The same rules as add.lua: an add that changes nothing takes no sequence number and no dedup key.
     jobs.forEach((j) => {
-      const due = j.delayMs !== undefined ? now + j.delayMs : (j.runAtMs ?? 0);
-      const existing = q.jobs.get(j.id);
+      let id = j.id;
+      let replace = j.replace;
+      let due = j.delayMs !== undefined ? now + j.delayMs : (j.runAtMs ?? 0);
+      let burst: { id: string; first: number } | undefined;
+      let folded = false;
+      if (j.debounce) {
+        const held = burstOf(j.debounce.key);
+        const maxWait = j.debounce.maxWaitMs;
+        if (held && (maxWait === undefined || now < held.first + maxWait)) {
+          [id, replace, folded, burst] = [held.id, true, true, held];
+        } else burst = { id, first: now };
+        due = now + j.debounce.delayMs;
+        if (maxWait !== undefined) due = Math.min(due, burst.first + maxWait);
+      }
+      const existing = q.jobs.get(id);
       if (j.dedup) {
         const held = q.dedupHolder(j.dedup.key, now);
-        if (held && (held.id !== j.id || !existing)) {
+        if (held && (held.id !== id || !existing)) {
           const holder = q.jobs.get(held.id);
           out.push({ code: 'deduplicated', state: holder ? publicState(holder) : 'finished', dueAtMs: holder ? holder.due : held.due, duplicateOf: held.id });
           return;
@@ -139,16 +168,17 @@ export class MemoryStore implements Store {
       }
       let code: 'added' | 'replaced' = 'added';
       if (existing) {
-        if (!j.replace || existing.where === 'active') {
+        if (!replace || existing.where === 'active') {
           out.push({ code: 'exists', state: publicState(existing), dueAtMs: existing.due, duplicateOf: undefined });
           return;
         }
         code = 'replaced';
         q.remove(existing);
       }
-      if (j.dedup && !q.dedupHolder(j.dedup.key, now)) q.takeDedup(j.dedup.key, j.id, due, now, j.dedup.windowMs);
+      if (j.dedup && !q.dedupHolder(j.dedup.key, now)) q.takeDedup(j.dedup.key, id, due, now, j.dedup.windowMs);
+      if (j.debounce && !folded) q.debounce.set(j.debounce.key, burst!);
       const job: MemJob = {
-        id: j.id,
+        id,
         data: j.data,
         due,
         seq: q.nextSeq(1) + 1,
@@ -170,14 +200,17 @@ export class MemoryStore implements Store {
         logs: undefined,
         errors: undefined,
         group: j.group,
+        cost: j.cost,
+        debounceKey: j.debounce?.key,
         version: 0,
       };
       if (j.group !== undefined) q.grouped = true;
+      if (j.cost > 1 || j.debounce) q.flowed = true;
       q.jobs.set(job.id, job);
       q.place(job, due);
       if (minDue === undefined || due < minDue) minDue = due;
       q.emit(now, 'added', job.id, { due: String(due) });
-      out.push({ code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
+      out.push(folded ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id } : { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
     });
     if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
     if (!q.made && q.seq > seqBefore) {
@@ -219,11 +252,18 @@ export class MemoryStore implements Store {
       }
     }
     if (q.paused || want === 0) return { nowMs: now, jobs: [], unreadable: [], more: false, nextWakeMs: q.nextLease()?.leaseDeadline };
+    // The queue's rate limiter, and a hold (claim.lua): no more jobs than tokens; none left, nothing handed out.
+    let qLeft = Infinity;
+    if (q.rated) {
+      qLeft = q.rates.tokens('', q.rateLimit, now);
+      if (qLeft <= 0) return { nowMs: now, jobs: [], unreadable: [], more: false, nextWakeMs: earliest(q.rates.freeAt(''), q.nextLease()?.leaseDeadline) };
+      if (qLeft < want) [want, atLimit] = [qLeft, false];
+    }
 
     // 2. Due jobs move on and are picked: in turns between lanes on a queue with groups, else in
     // one order (priority, due time, add order) from the ready heap.
     const turns = q.grouped ? pickInTurns(q, now, want) : undefined;
-    const picked: MemJob[] = [];
+    let picked: MemJob[] = [];
     if (turns) picked.push(...turns.picked);
     else {
       q.promoteDue(now);
@@ -232,6 +272,43 @@ export class MemoryStore implements Store {
         if (!job) break;
         picked.push(job);
       }
+    }
+    // Rate limits, in hand-out order (claim.lua): a job takes its cost from the queue's tokens and
+    // its group's; the first short of the queue's stops the hand-out, one short of its group's stops
+    // that group; a cost above a limit's max goes to the dead set.
+    let qTaken = 0;
+    let qExhausted = false;
+    const gTaken = new Map<string, number>();
+    if (q.rated && picked.length > 0) {
+      const kept: MemJob[] = [];
+      const gLeft = new Map<string, number>();
+      let stopped = false;
+      for (const job of picked) {
+        const lane = job.group;
+        const gLimit = lane === undefined ? undefined : q.groupRate(q.groups.get(lane));
+        if (lane !== undefined && !gLeft.has(lane)) gLeft.set(lane, q.rates.tokens(lane, gLimit, now));
+        const tooBig = q.rateLimit && job.cost > q.rateLimit.max ? q.rateLimit.max : gLimit && job.cost > gLimit.max ? gLimit.max : undefined;
+        if (tooBig !== undefined) {
+          job.lastError = `cost ${job.cost} is above the rate limit max ${tooBig}`;
+          job.token = '';
+          this.#bury(q, job, now);
+          q.emit(now, 'dead', job.id, { error: job.lastError });
+        } else if (stopped || job.cost > qLeft || (lane !== undefined && (turns?.blocked.has(lane) || job.cost > gLeft.get(lane)!))) {
+          if (!stopped && job.cost > qLeft) stopped = true;
+          if (lane !== undefined && !stopped) turns?.blocked.add(lane);
+          q.putBack(job);
+        } else {
+          qLeft -= job.cost;
+          qTaken += job.cost;
+          if (lane !== undefined) {
+            gLeft.set(lane, gLeft.get(lane)! - job.cost);
+            gTaken.set(lane, (gTaken.get(lane) ?? 0) + job.cost);
+          }
+          kept.push(job);
+        }
+      }
+      picked = kept;
+      qExhausted = qLeft <= 0 || stopped;
     }
     const jobs: ClaimedJob[] = [];
     const seqBase = q.seq;
@@ -264,13 +341,29 @@ export class MemoryStore implements Store {
       c.attempt = job.attempts;
       q.emit(now, 'claimed', job.id, { attempt: String(job.attempts), due: String(job.due) });
     });
+    if (q.rated && picked.length > 0) {
+      // The tokens taken, back one window from now; a group that took some is booked for then.
+      if (q.rateLimit && qTaken > 0) q.rates.take('', qTaken, now + q.rateLimit.perMs);
+      for (const job of picked) {
+        const lane = job.group;
+        const limit = lane === undefined ? undefined : q.groupRate(q.groups.get(lane));
+        if (lane === undefined || !limit || !gTaken.has(lane)) continue;
+        q.rates.take(lane, gTaken.get(lane)!, now + limit.perMs);
+        q.rates.book(lane, now + limit.perMs, 'NX');
+        gTaken.delete(lane);
+      }
+    }
+    // A debounced job that starts ends its burst.
+    if (q.flowed) for (const job of picked) if (job.debounceKey !== undefined && q.debounce.get(job.debounceKey)?.id === job.id) q.debounce.delete(job.debounceKey);
     if (turns) turns.rotate();
     const head = q.headDue();
     const lease = q.nextLease()?.leaseDeadline;
     // At its concurrency limit the queue hands out nothing until a slot frees (which tells workers).
     if (atLimit && jobs.length >= want) return { nowMs: now, jobs, unreadable: [], more: false, nextWakeMs: lease };
+    if (qExhausted) return { nowMs: now, jobs, unreadable: [], more: false, nextWakeMs: earliest(q.rates.freeAt(''), lease) };
     const more = (turns ? q.lanes.size > 0 : q.readyCount() > 0) || (head !== undefined && head <= now);
-    const wake = head === undefined ? lease : lease === undefined ? head : Math.min(head, lease);
+    let wake = earliest(head, lease);
+    if (q.rated && turns) wake = earliest(wake, q.rates.nextVisit());
     return { nowMs: now, jobs, unreadable: [], more, nextWakeMs: wake };
   }
 
@@ -336,20 +429,34 @@ export class MemoryStore implements Store {
     });
   }
 
-  async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+  async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
     const q = this.#q(queue);
     const now = this.#now();
-    return leases.map(({ id, token }) => {
+    const outcomes = leases.map(({ id, token }): LeaseOutcome | 'held' => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';
       if (job.token === MARK.given_up + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
-      job.token = MARK.given_up + token;
-      job.attempts = Math.max(0, job.attempts - 1);
-      q.schedule(job, now);
-      q.emit(now, 'released', id, {});
-      return 'ok';
+      return 'held';
     });
+    const released = leases.filter((_, i) => outcomes[i] === 'held').map(({ id }) => q.jobs.get(id)!);
+    // As release.lua: the hold first (a held group leaves the rotation), then the jobs go back,
+    // keeping their due time when held so they are first in line when the hold ends.
+    if (holdMs > 0 && released.length > 0) {
+      q.rated = true;
+      for (const job of released) {
+        q.rates.hold(job.group ?? '', now + holdMs);
+        if (job.group !== undefined) q.rates.book(job.group, now + holdMs, 'LT');
+      }
+      for (const job of released) if (job.group !== undefined) q.lanes.delete(job.group);
+    }
+    for (const job of released) {
+      job.token = MARK.given_up + job.token;
+      job.attempts = Math.max(0, job.attempts - 1);
+      q.schedule(job, holdMs > 0 && job.due < now ? job.due : now);
+      q.emit(now, 'released', job.id, holdMs > 0 ? { holdMs: String(holdMs) } : {});
+    }
+    return outcomes.map((o) => (o === 'held' ? 'ok' : o));
   }
 
   async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
@@ -636,12 +743,37 @@ export class MemoryStore implements Store {
         if (joining.length > 0) q.signal(0);
       }
     }
+    // Rate limits (limits.lua set_meta_rate): one raised or removed wakes workers; the groups'
+    // default raised has every group held back looked at by the next claim.
+    if (change.rateLimit !== undefined && !sameRate(change.rateLimit ?? undefined, q.rateLimit)) {
+      const raised = rateRaised(q.rateLimit, change.rateLimit ?? undefined);
+      q.rateLimit = change.rateLimit ?? undefined;
+      if (q.rateLimit) q.rated = true;
+      changed = true;
+      if (raised) q.signal(0);
+    }
+    if (change.groupRateLimit !== undefined && !sameRate(change.groupRateLimit ?? undefined, q.groupRateLimit)) {
+      const raised = rateRaised(q.groupRateLimit, change.groupRateLimit ?? undefined);
+      q.groupRateLimit = change.groupRateLimit ?? undefined;
+      if (q.groupRateLimit) q.rated = true;
+      changed = true;
+      if (raised) {
+        q.rates.lookAllNow();
+        q.signal(0);
+      }
+    }
     return changed;
   }
 
   async limits(queue: string): Promise<QueueLimits> {
     const q = this.#q(queue);
-    return { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency };
+    return { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency, rateLimit: q.rateLimit, groupRateLimit: q.groupRateLimit };
+  }
+
+  async rateStatus(queue: string): Promise<RateStatus> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    return { nowMs: now, queue: q.rates.peek('', now), groupsHeld: q.rates.wake.size };
   }
 
   async setGroup(queue: string, id: string, change: GroupChange): Promise<boolean> {
@@ -651,6 +783,13 @@ export class MemoryStore implements Store {
     let changed = false;
     if (change.concurrency !== undefined && (change.concurrency ?? undefined) !== g.limit) {
       g.limit = change.concurrency ?? undefined;
+      changed = true;
+    }
+    let rateFreed = false;
+    if (change.rateLimit !== undefined && !sameRate(change.rateLimit ?? undefined, g.rateLimit)) {
+      rateFreed = rateRaised(q.groupRate(g), change.rateLimit ?? q.groupRateLimit);
+      g.rateLimit = change.rateLimit ?? undefined;
+      if (g.rateLimit) q.rated = true;
       changed = true;
     }
     if (change.paused !== undefined && change.paused !== g.paused) {
@@ -664,6 +803,11 @@ export class MemoryStore implements Store {
         q.lanesJoin([id]);
         if (!hadRoom) q.signal(0);
       }
+      // Held back by its rate limit: the next claim looks at it again now.
+      if (rateFreed && q.rated) {
+        if (q.rates.wake.has(id)) q.rates.book(id, 0, 'set');
+        q.signal(0);
+      }
     }
     q.groupChanged(id);
     return changed;
@@ -671,7 +815,8 @@ export class MemoryStore implements Store {
 
   async groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
     const q = this.#q(queue);
-    return ids.map((id) => storedGroup(id, q.groups.get(id)));
+    const now = this.#now();
+    return ids.map((id) => storedGroup(id, q.groups.get(id), q.rates.peek(id, now)));
   }
 
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
@@ -682,7 +827,8 @@ export class MemoryStore implements Store {
     const after = cursor?.slice(1);
     const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => after === undefined || byteOrder(id, after) > 0);
     const page = ids.slice(0, count);
-    return { groups: page.map((id) => storedGroup(id, q.groups.get(id))), next: ids.length > count ? `k${page[page.length - 1]}` : undefined };
+    const now = this.#now();
+    return { groups: page.map((id) => storedGroup(id, q.groups.get(id), q.rates.peek(id, now))), next: ids.length > count ? `k${page[page.length - 1]}` : undefined };
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
@@ -722,7 +868,7 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     return {
       paused: q.paused,
-      limits: { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency },
+      limits: { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency, rateLimit: q.rateLimit, groupRateLimit: q.groupRateLimit },
       eventsMaxLen: q.eventsMax,
       retention: await this.retention(queue),
       dedupUntilMs: q.dedupUntil,
@@ -771,7 +917,24 @@ export class MemoryStore implements Store {
 
 export type { StreamEvent };
 
+/** The earlier of two times (undefined: none). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined || a < b ? a : b;
+}
+
 /** A group's state as the stores answer it (no state: nothing running or waiting, no limit, not paused). */
-function storedGroup(id: string, g: MemGroup | undefined): StoredGroup {
-  return { id, running: g?.running ?? 0, waiting: g?.waiting ?? 0, concurrency: g?.limit, paused: g?.paused ?? false };
+function storedGroup(id: string, g: MemGroup | undefined, rate: RateUse): StoredGroup {
+  return { id, running: g?.running ?? 0, waiting: g?.waiting ?? 0, concurrency: g?.limit, rateLimit: g?.rateLimit, rate, paused: g?.paused ?? false };
+}
+
+function sameRate(a: RateLimit | undefined, b: RateLimit | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.max === b.max && a.perMs === b.perMs;
+}
+
+/** Whether a rate limit change gives room (limits.lua rate_raised): removed, more tokens, or a shorter window. */
+function rateRaised(old: RateLimit | undefined, next: RateLimit | undefined): boolean {
+  if (!old) return false;
+  if (!next) return true;
+  return next.max > old.max || next.perMs < old.perMs;
 }

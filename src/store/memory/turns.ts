@@ -6,12 +6,14 @@
  * time, then add order. The same steps in the same order as the script, so both stores answer
  * alike (test/model/differential.test.ts).
  */
-import { UNGROUPED_LANE } from '../lifecycle.js';
+import { LIMIT, UNGROUPED_LANE } from '../lifecycle.js';
 import type { MemJob, MemoryQueue } from './memory-queue.js';
 
 export interface Turns {
   /** The jobs to hand out, in turn order. */
   picked: MemJob[];
+  /** Groups held back by their rate limit in this claim: they leave the rotation, rate-wake brings them back. */
+  blocked: Set<string>;
   /** After the hand-out (the slots taken): the lanes served to the tail or out of the rotation. */
   rotate(): void;
 }
@@ -21,17 +23,36 @@ export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
   // the order of their earliest job (the lane of no group first when it has ready jobs none of
   // which came due here).
   const promoted = q.promoteDue(now);
+  // Groups whose tokens come back or whose hold ends now (rate-wake): tokens given back, the next
+  // look booked, and those with due jobs and room join after the lanes that got jobs here.
+  const visited = q.rated ? q.rates.dueVisits(now, LIMIT.rate_visits) : [];
+  for (const g of visited) {
+    q.rates.trim(g, now);
+    const at = q.rates.freeAt(g);
+    if (at !== undefined) q.rates.book(g, at, 'set');
+  }
   const joining: string[] = [];
   if (q.readyCount() > 0 && !promoted.includes(UNGROUPED_LANE)) joining.push(UNGROUPED_LANE);
   for (const lane of promoted) if (lane === UNGROUPED_LANE || q.groupRoom(q.group(lane)) > 0) joining.push(lane);
+  for (const g of visited) {
+    const st = q.groups.get(g);
+    if (!promoted.includes(g) && st && q.groupEligible(st)) joining.push(g);
+  }
   q.lanesJoin(joining);
 
   // The lanes at the head of the rotation, and how many jobs each may give.
   const lanes: { id: string; avail: number; take: number }[] = [];
   const gone: string[] = [];
+  const blocked = new Set<string>();
   for (const id of [...q.lanes.keys()].slice(0, want)) {
     const g = id === UNGROUPED_LANE ? undefined : q.groups.get(id);
-    const avail = id === UNGROUPED_LANE ? q.readyCount() : g ? Math.min(Math.max(0, q.groupRoom(g)), g.waiting) : 0;
+    let avail = id === UNGROUPED_LANE ? q.readyCount() : g ? Math.min(Math.max(0, q.groupRoom(g)), g.waiting) : 0;
+    // A group's tokens (a job takes at least one): one with none leaves the rotation until they come back.
+    if (q.rated && g && avail > 0) {
+      const tokens = q.rates.tokens(id, q.groupRate(g), now);
+      if (tokens < avail) avail = Math.max(0, tokens);
+      if (avail === 0) blocked.add(id);
+    }
     if (avail > 0) lanes.push({ id, avail, take: 0 });
     else gone.push(id);
   }
@@ -67,15 +88,18 @@ export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
   }
   return {
     picked,
+    blocked,
     rotate() {
       const tail: string[] = [];
       for (const l of lanes) {
         const g = l.id === UNGROUPED_LANE ? undefined : q.groups.get(l.id);
-        const more = l.id === UNGROUPED_LANE ? q.readyCount() > 0 : g !== undefined && q.groupEligible(g);
+        const more = l.id === UNGROUPED_LANE ? q.readyCount() > 0 : g !== undefined && !blocked.has(l.id) && q.groupEligible(g);
         (more ? tail : gone).push(l.id);
       }
       for (const id of gone) q.lanes.delete(id);
       q.lanesToTail(tail);
+      // Held back by their rate limit: looked at again when a token comes back or the hold ends.
+      for (const id of gone) if (blocked.has(id)) q.rates.book(id, q.rates.freeAt(id) ?? now + 1000, 'LT');
     },
   };
 }

@@ -23,6 +23,13 @@
  *                                  of the lanes that have due jobs and room
  *   <prefix>:{<queue>}:waiting     ZSET  0 -> '<group>\0<7-digit priority key><due:16><seq:16><id>':
  *                                  due jobs of groups, each group's line in hand-out order
+ *   <prefix>:{<queue>}:flow-of     HASH  job id -> wire.ts JOB_FLOW (cost, debounce key; jobs with either only)
+ *   <prefix>:{<queue>}:debounce    HASH  debounce key -> '<job id>:<first add ms>' of its pending burst
+ *   <prefix>:{<queue>}:rate        HASH  '' (the queue) or group id -> wire.ts RATE_STATE (tokens taken, hold)
+ *   <prefix>:{<queue>}:rate-log    ZSET  0 -> '<limiter>\0<expiry:16>:<claim seq>:<tokens>': tokens taken,
+ *                                  each limiter's in expiry order (the sliding window)
+ *   <prefix>:{<queue>}:rate-wake   ZSET  when to look again -> group id (held back by its rate limit,
+ *                                  or with tokens to give back)
  *   <prefix>:{<queue>}:workers     ZSET  heartbeat expiry -> worker id (live workers)
  *   <prefix>:{<queue>}:worker-info HASH  worker id -> '<last seen ms>:<info JSON>'
  *   <prefix>:queues                ZSET  first seen ms -> queue name (the registry; outside
@@ -57,6 +64,11 @@ export interface QueueKeys {
   readonly groups: string;
   readonly lanes: string;
   readonly waiting: string;
+  readonly flowOf: string;
+  readonly debounce: string;
+  readonly rate: string;
+  readonly rateLog: string;
+  readonly rateWake: string;
   readonly workers: string;
   readonly workerInfo: string;
   readonly requestPrefix: string;
@@ -76,6 +88,9 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
   return {
     ...named,
     groupOf: named['group-of'],
+    flowOf: named['flow-of'],
+    rateLog: named['rate-log'],
+    rateWake: named['rate-wake'],
     root,
     schedules: `${root}schedules`,
     scheduleLast: `${root}schedule-last`,

@@ -39,9 +39,10 @@ import type {
   GroupsPage,
   LimitsChange,
   QueueLimits,
+  RateStatus,
   StoredGroup,
 } from '../store.js';
-import { limitArg, parseGroupState } from './group-state.js';
+import { limitArg, parseGroupState, parseRateUse, rateArgs } from './group-state.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
 import { ValidationError } from '../../errors.js';
 import { queueOf } from '../sharded/layout.js';
@@ -58,9 +59,36 @@ import { runScript } from './scripts.js';
 import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
 import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
-/** add's item fields when no job of the call has a group (add.lua `groups` = '0'). */
-const ADD_FIELDS_WITHOUT_GROUP = WIRE.add.each.filter((f) => f !== 'group');
+/** limits.lua's arguments that leave every setting as it is. */
+const NO_LIMITS_CHANGE = {
+  group: '',
+  concurrency: '',
+  group_concurrency: '',
+  paused: '',
+  rate_max: '',
+  rate_per: '',
+  group_rate_max: '',
+  group_rate_per: '',
+  cursor: '',
+} as const;
+
+/** The limits in groups.lua's reply fields (-1: not set). */
+function limitsOf(fields: Record<string, unknown>): QueueLimits {
+  const limit = (v: unknown) => (num(v) < 0 ? undefined : num(v));
+  const rate = (max: unknown, per: unknown) => (num(max) < 0 || num(per) < 0 ? undefined : { max: num(max), perMs: num(per) });
+  return {
+    concurrency: limit(fields.concurrency),
+    groupConcurrency: limit(fields.group_concurrency),
+    rateLimit: rate(fields.rate_max, fields.rate_per),
+    groupRateLimit: rate(fields.group_rate_max, fields.group_rate_per),
+  };
+}
+
+/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `trace`. */
+const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('trace') + 1);
+
 import { verifyQueue } from './verify.js';
+import { tooCostly } from '../too-costly.js';
 import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
 import { readWorkerInfo } from '../worker-info.js';
@@ -234,9 +262,9 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    // Items carry a group only when one of them has one (add.lua's `groups`): an argument per job
-    // costs the producer and Redis ~4% of a bulk add (bench: bulk enqueue).
-    const grouped = jobs.some((j) => j.group !== undefined);
+    // Items carry a group, cost and debounce only when one of them has one (add.lua's `flow`): an
+    // argument per job costs the producer and Redis ~4% of a bulk add (bench: bulk enqueue).
+    const flow = jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined);
     const reply = (await this.#call(
       queue,
       'add',
@@ -246,10 +274,10 @@ export class RedisStore implements Store {
         request_id: rid,
         memo_ms: REQUEST_MEMO_MS,
         epoch: epoch ?? '',
-        groups: grouped ? '1' : '0',
+        flow: flow ? '1' : '0',
       },
       {
-        each: grouped ? undefined : ADD_FIELDS_WITHOUT_GROUP,
+        each: flow ? undefined : ADD_FIELDS_WITHOUT_FLOW,
         keys: { memo: requestKey(k, rid), schedule_last: k.scheduleLast },
         items: jobs.map((j) => ({
           id: j.id,
@@ -264,9 +292,14 @@ export class RedisStore implements Store {
           dedup_ms: j.dedup?.windowMs ?? '',
           trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
           group: j.group ?? '',
+          cost: j.cost === 1 ? '' : j.cost,
+          debounce_key: j.debounce?.key ?? '',
+          debounce_ms: j.debounce?.delayMs ?? '',
+          debounce_max_ms: j.debounce?.maxWaitMs ?? '',
         })),
       },
     )) as unknown[];
+    if (reply.length === 1 && reply[0] === CODES.add.too_costly) throw tooCostly(jobs);
     // A reply of one element is a code (wire.ts add note), not the made flag of an empty batch.
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
     if (reply.length === 1 && reply[0] === CODES.add.moved) throw new ShardMovedError(queue);
@@ -348,9 +381,9 @@ export class RedisStore implements Store {
     return codeName('lease', code);
   }
 
-  async release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+  async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    return leaseOutcomes('release', await this.#rowsCall(queue, 'release', {}, {}, leaseArgs(leases)));
+    return leaseOutcomes('release', await this.#rowsCall(queue, 'release', {}, { hold_ms: holdMs }, leaseArgs(leases)));
   }
 
   async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
@@ -662,11 +695,17 @@ export class RedisStore implements Store {
   }
 
   async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
-    const none = { group: '', concurrency: '', group_concurrency: '', paused: '', cursor: '' };
+    const none = { ...NO_LIMITS_CHANGE };
+    const [rateMax, ratePer] = rateArgs(change.rateLimit);
+    const [groupRateMax, groupRatePer] = rateArgs(change.groupRateLimit);
     const { fields } = await this.#reply(queue, 'limits', {
       ...none,
       concurrency: limitArg(change.concurrency),
       group_concurrency: limitArg(change.groupConcurrency),
+      rate_max: rateMax,
+      rate_per: ratePer,
+      group_rate_max: groupRateMax,
+      group_rate_per: groupRatePer,
     });
     // A raised group limit sweeps the groups, a bounded step a call (limits.lua).
     for (let cursor = String(fields.cursor); cursor !== '' && cursor !== '0'; ) {
@@ -677,20 +716,33 @@ export class RedisStore implements Store {
 
   async limits(queue: string): Promise<QueueLimits> {
     const { fields } = await this.#reply(queue, 'groups', { cursor: '', count: 0 });
-    const limit = (v: unknown) => (num(v) < 0 ? undefined : num(v));
-    return { concurrency: limit(fields.concurrency), groupConcurrency: limit(fields.group_concurrency) };
+    return limitsOf(fields);
+  }
+
+  async rateStatus(queue: string): Promise<RateStatus> {
+    const { fields } = await this.#reply(queue, 'groups', { cursor: '', count: 0 });
+    const nowMs = num(fields.now_ms);
+    return { nowMs, queue: parseRateUse(fields.rate, fields.next_refill_ms, nowMs), groupsHeld: num(fields.groups_held) };
   }
 
   async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {
     const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
-    const { fields } = await this.#reply(queue, 'limits', { group, concurrency: limitArg(change.concurrency), group_concurrency: '', paused, cursor: '' });
+    const [rateMax, ratePer] = rateArgs(change.rateLimit);
+    const { fields } = await this.#reply(queue, 'limits', {
+      ...NO_LIMITS_CHANGE,
+      group,
+      concurrency: limitArg(change.concurrency),
+      paused,
+      rate_max: rateMax,
+      rate_per: ratePer,
+    });
     return fields.changed === 1;
   }
 
   async groups(queue: string, ids: string[]): Promise<StoredGroup[]> {
     if (ids.length === 0) return [];
-    const { items } = await this.#reply(queue, 'groups', { cursor: '', count: 0 }, { items: ids.map((id) => ({ id })) });
-    return items.map((it) => parseGroupState(String(it.id), it.state));
+    const { fields, items } = await this.#reply(queue, 'groups', { cursor: '', count: 0 }, { items: ids.map((id) => ({ id })) });
+    return items.map((it) => parseGroupState(String(it.id), it.state, parseRateUse(it.rate, it.next_refill_ms, num(fields.now_ms))));
   }
 
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
@@ -698,7 +750,11 @@ export class RedisStore implements Store {
     if (cursor !== undefined && !/^(k[\s\S]{1,1024}|s\d{1,20})$/.test(cursor)) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
     const { fields, items } = await this.#reply(queue, 'groups', { cursor: cursor ?? '0', count });
     const next = String(fields.cursor);
-    return { groups: items.map((it) => parseGroupState(String(it.id), it.state)), next: next === '0' ? undefined : next };
+    const now = num(fields.now_ms);
+    return {
+      groups: items.map((it) => parseGroupState(String(it.id), it.state, parseRateUse(it.rate, it.next_refill_ms, now))),
+      next: next === '0' ? undefined : next,
+    };
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {
@@ -718,7 +774,7 @@ export class RedisStore implements Store {
   }
 
   async settings(queue: string): Promise<QueueSettings> {
-    const [paused, events, dm, da, cm, ca, du, c, gc] = await this.#guard.run(() =>
+    const [paused, events, dm, da, cm, ca, du, c, gc, rm, rp, grm, grp] = await this.#guard.run(() =>
       this.#client.hmget(
         this.keys(queue).meta,
         'paused',
@@ -730,12 +786,22 @@ export class RedisStore implements Store {
         'dedupUntil',
         'concurrency',
         'groupConcurrency',
+        'rateMax',
+        'ratePer',
+        'groupRateMax',
+        'groupRatePer',
       ),
     );
     const n = (v: string | null) => (v === null ? 0 : Number(v) || 0);
+    const rate = (max: string | null, per: string | null) => (n(max) > 0 && n(per) > 0 ? { max: n(max), perMs: n(per) } : undefined);
     return {
       paused: paused === '1',
-      limits: { concurrency: n(c) || undefined, groupConcurrency: n(gc) || undefined },
+      limits: {
+        concurrency: n(c) || undefined,
+        groupConcurrency: n(gc) || undefined,
+        rateLimit: rate(rm, rp),
+        groupRateLimit: rate(grm, grp),
+      },
       eventsMaxLen: n(events),
       retention: { dead: { maxCount: n(dm), maxAgeMs: n(da) }, completed: { maxCount: n(cm), maxAgeMs: n(ca) } },
       dedupUntilMs: n(du),

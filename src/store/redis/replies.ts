@@ -222,7 +222,7 @@ export function addResults(reply: unknown[]): { made: boolean; results: StoredAd
   const results: StoredAddResult[] = [];
   for (let i = ADD.first; i < reply.length; i += ADD.size) {
     const code = codeName('add', reply[i + A.code]);
-    if (code === 'guard_refused' || code === 'moved') throw new StoreError(`add: unexpected code ${code}`);
+    if (code === 'guard_refused' || code === 'moved' || code === 'too_costly') throw new StoreError(`add: unexpected code ${code}`);
     const holder = reply[i + A.holder];
     results.push({
       code,

@@ -17,7 +17,7 @@ import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
  */
 export const DEDUP_SUFFIX = 'dedup:';
 
-/** KEYS[1..18] of every script: the queue's own keys (see keys.ts for what each holds). */
+/** KEYS[1..23] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
   'ready',
@@ -37,6 +37,11 @@ export const BASE_KEYS = [
   'groups',
   'lanes',
   'waiting',
+  'flow-of',
+  'debounce',
+  'rate',
+  'rate-log',
+  'rate-wake',
 ] as const;
 /** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
 export const BASE_ARGS = ['root', 'wake'] as const;
@@ -44,7 +49,7 @@ export const BASE_ARGS = ['root', 'wake'] as const;
 /** Return codes, by family. Lua sees them as `CODE.<name>`; the store maps them back here. */
 export const CODES = {
   lease: { ok: 1, lease_lost: 0, not_found: -1 },
-  add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, guard_refused: -1, moved: -2 },
+  add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, debounced: 4, guard_refused: -1, moved: -2, too_costly: -3 },
   fail: { retried: 1, dead: 2, lease_lost: 0, not_found: -1 },
   snooze: { snoozed: 1, dead: 2, lease_lost: 0, not_found: -1 },
   change: { done: 1, refused: 0, not_found: -1 },
@@ -136,24 +141,57 @@ export const RUN_STATE = '<attempts>:<due ms>:<token>:<started ms>:<worker>:<las
 export const ERROR_HISTORY = '[{"attempt":<n>,"atMs":<ms>,"error":"<text>"}, …]';
 /**
  * A group's state, the value of its field in the `groups` hash:
- *   `<running>:<waiting>:<limit or empty>:<1 when paused, else empty>`
+ *   `<running>:<waiting>:<limit or empty>:<1 when paused, else empty>[:<rate max>/<rate window ms>]`
  * running = its jobs in `active`, waiting = its due jobs in `waiting` (its line), limit = its own
- * concurrency (empty: the queue's groupConcurrency). A group with nothing running or waiting, no
- * limit and no pause has no field.
+ * concurrency (empty: the queue's groupConcurrency), the optional fifth field its own rate limit
+ * (absent or empty: the queue's groupRateLimit). A group with nothing running or waiting, no
+ * limit, no rate limit and no pause has no field.
  */
-export const GROUP_STATE = '<running>:<waiting>:<limit>:<paused>';
+export const GROUP_STATE = '<running>:<waiting>:<limit>:<paused>[:<rate max>/<rate per ms>]';
+/**
+ * A job's flow extras, the value of its field in the `flow-of` hash (only for a job with a cost
+ * above 1 or a debounce key): `<cost or empty for 1>:<debounce key or empty>`.
+ */
+export const JOB_FLOW = '<cost>:<debounce key>';
+/**
+ * A rate limiter's state, the value of its field in the `rate` hash ('' for the queue's, a group
+ * id for a group's): `<tokens taken in the window>:<held until ms or empty>`. The limits
+ * themselves live in meta (rateMax, ratePer, groupRateMax, groupRatePer) and in GROUP_STATE (a
+ * group's own). A limiter with nothing taken and no hold has no field. Each claim that takes
+ * tokens logs them in `rate-log` as `<limiter>\0<expiry ms, 16 digits>:<claim seq>:<tokens>`
+ * (expiry = the claim's time + the window), and a later claim gives them back (subtracts them
+ * here) once the expiry has passed: at most `max` tokens taken in any window.
+ */
+export const RATE_STATE = '<taken>:<held until>';
 /** A worker's entry in the `worker-info` hash: `<last seen ms>:<WorkerInfo JSON>`. */
 export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 
 export const WIRE = {
   add: {
     keys: ['memo', 'schedule_last'],
-    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'groups'],
-    each: ['id', 'data', 'delay_ms', 'run_at', 'priority', 'max_attempts', 'backoff', 'replace', 'dedup_key', 'dedup_ms', 'trace', 'group'],
+    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'flow'],
+    each: [
+      'id',
+      'data',
+      'delay_ms',
+      'run_at',
+      'priority',
+      'max_attempts',
+      'backoff',
+      'replace',
+      'dedup_key',
+      'dedup_ms',
+      'trace',
+      'group',
+      'cost',
+      'debounce_key',
+      'debounce_ms',
+      'debounce_max_ms',
+    ],
     reply: {
       fields: ['made'],
       each: ['code', 'state', 'due_ms', 'holder'],
-      note: "made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)",
+      note: "made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)",
     },
     codes: 'add',
   },
@@ -182,7 +220,7 @@ export const WIRE = {
   },
   release: {
     keys: [],
-    args: [],
+    args: ['hold_ms'],
     each: ['id', 'token'],
     reply: { each: ['code'] },
     codes: 'lease',
@@ -312,7 +350,7 @@ export const WIRE = {
   },
   limits: {
     keys: [],
-    args: ['group', 'concurrency', 'group_concurrency', 'paused', 'cursor'],
+    args: ['group', 'concurrency', 'group_concurrency', 'paused', 'rate_max', 'rate_per', 'group_rate_max', 'group_rate_per', 'cursor'],
     reply: {
       fields: ['changed', 'cursor'],
       note: "changed is 1 when a setting changed; cursor is where the sweep of the groups goes on ('0' when it is over, '' when none was asked for or started)",
@@ -323,9 +361,21 @@ export const WIRE = {
     args: ['cursor', 'count'],
     each: ['id'],
     reply: {
-      fields: ['cursor', 'concurrency', 'group_concurrency'],
-      each: ['id', 'state'],
-      note: "cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; per group its GROUP_STATE, '' when it has none (nothing running or waiting, no limit of its own, no pause)",
+      fields: [
+        'now_ms',
+        'cursor',
+        'concurrency',
+        'group_concurrency',
+        'rate_max',
+        'rate_per',
+        'group_rate_max',
+        'group_rate_per',
+        'rate',
+        'next_refill_ms',
+        'groups_held',
+      ],
+      each: ['id', 'state', 'rate', 'next_refill_ms'],
+      note: "cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; rate and next_refill_ms are the queue's RATE_STATE ('' when none) and when its oldest token taken comes back (-1: none taken); groups_held counts the groups waiting in rate-wake (for a refill, a hold's end, or tokens to give back); per group its GROUP_STATE and RATE_STATE, each '' when it has none, and when its oldest token comes back",
     },
   },
   'schedule-set': {

@@ -26,12 +26,12 @@ const REROUTE_PAUSE_MIN_MS = 5;
 const REROUTE_PAUSE_MAX_MS = 200;
 
 /**
- * The key a job is routed by: its group (a group's counts and line live on one shard), else its
- * dedup key (a window holds on one shard), else its id. A dedup key given with a group holds
- * among the jobs routed to that group's shard.
+ * The key a job is routed by: its group (a group's counts, line and rate limiter live on one
+ * shard), else its dedup or debounce key (a window or a burst holds on one shard), else its id. A
+ * dedup or debounce key given with a group holds among the jobs routed to that group's shard.
  */
 function routeKey(job: NewJob): string {
-  return job.group ?? job.dedup?.key ?? job.id;
+  return job.group ?? job.dedup?.key ?? job.debounce?.key ?? job.id;
 }
 
 export class AddRouter {

@@ -5,7 +5,7 @@
  * twice and to stop after (see reshardQueue), because two processes may reshard one queue at once.
  */
 import { ValidationError } from '../../errors.js';
-import type { QueueSettings, Store } from '../store.js';
+import type { QueueSettings, RateLimit, Store } from '../store.js';
 import { formatLayout, isUnsharded, type Layout, memberNames, newEpoch, parseLayout, reshardedLayout, shardCount, shardFor, shardNames } from './layout.js';
 
 /** Tries of a reshard (or an obliterate) whose compare-and-set of the layout lost to another process. */
@@ -17,7 +17,15 @@ const sameSettings = (a: QueueSettings, b: QueueSettings) =>
   a.eventsMaxLen === b.eventsMaxLen &&
   JSON.stringify(a.retention) === JSON.stringify(b.retention) &&
   a.limits.concurrency === b.limits.concurrency &&
-  a.limits.groupConcurrency === b.limits.groupConcurrency;
+  a.limits.groupConcurrency === b.limits.groupConcurrency &&
+  JSON.stringify(a.limits.rateLimit) === JSON.stringify(b.limits.rateLimit) &&
+  JSON.stringify(a.limits.groupRateLimit) === JSON.stringify(b.limits.groupRateLimit);
+
+/**
+ * A shard's share of the queue's rate limit: max / N rounded down, at least 1, so N shards never
+ * take more than max tokens in a window together (unless max < N: then N).
+ */
+export const rateShare = (r: RateLimit, shards: number): RateLimit => ({ max: Math.max(1, Math.floor(r.max / shards)), perMs: r.perMs });
 
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
@@ -72,7 +80,7 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
 }
 
 /**
- * A group's own limit and pause go with it to its shard of the new set (its jobs go there from
+ * A group's own limits and pause go with it to its shard of the new set (its jobs go there from
  * now on), before any job can reach it: the groups that have one, walked on every shard of the
  * old layout.
  */
@@ -83,8 +91,10 @@ async function copyGroupSettings(inner: Store, queue: string, members: string[],
       const page = await inner.groupPage(member, cursor, 1000);
       await Promise.all(
         page.groups
-          .filter((g) => g.concurrency !== undefined || g.paused)
-          .map((g) => inner.setGroup(shardFor(queue, next.current, g.id), g.id, { concurrency: g.concurrency ?? null, paused: g.paused })),
+          .filter((g) => g.concurrency !== undefined || g.rateLimit !== undefined || g.paused)
+          .map((g) =>
+            inner.setGroup(shardFor(queue, next.current, g.id), g.id, { concurrency: g.concurrency ?? null, rateLimit: g.rateLimit ?? null, paused: g.paused }),
+          ),
       );
       cursor = page.next;
     } while (cursor !== undefined);
@@ -101,6 +111,8 @@ async function applySettings(inner: Store, member: string, s: QueueSettings, sha
     inner.setLimits(member, {
       concurrency: s.limits.concurrency === undefined ? null : perShard(s.limits.concurrency, shards),
       groupConcurrency: s.limits.groupConcurrency ?? null,
+      rateLimit: s.limits.rateLimit === undefined ? null : rateShare(s.limits.rateLimit, shards),
+      groupRateLimit: s.limits.groupRateLimit ?? null,
     }),
   ]);
 }

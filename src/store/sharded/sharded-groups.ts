@@ -3,14 +3,17 @@
  * (add-router.ts), so a group's running count, line, limit and pause live on one shard of each
  * shard set: its home there. The queue's `concurrency` is split over the shards as retention caps
  * are (each shard allows ceil(c / N), so the queue runs at most c rounded up to a multiple of N);
- * `groupConcurrency` holds per group, so every shard keeps it as given. The unsharded keys keep
- * the limits as given (what limits() answers).
+ * `groupConcurrency` holds per group, so every shard keeps it as given. The queue's `rateLimit`
+ * is split too, rounded down (each shard takes floor(max / N) tokens a window, at least 1), so the
+ * shards together never take more than max; `groupRateLimit` and a group's own rate limit hold
+ * per group on its home shard, exactly. The unsharded keys keep the limits as given (what
+ * limits() answers).
  */
-import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, Store, StoredGroup } from '../store.js';
+import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, RateLimit, RateStatus, RateUse, Store, StoredGroup } from '../store.js';
 import { ValidationError } from '../../errors.js';
 import { shardCount, shardFor } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
-import { perShard, RESHARD_ATTEMPTS } from './resharding.js';
+import { perShard, rateShare, RESHARD_ATTEMPTS } from './resharding.js';
 
 /** A shard's share of a concurrency limit (null and undefined pass through). */
 export function shardLimit(v: number | null | undefined, shards: number): number | null | undefined {
@@ -25,6 +28,22 @@ function homes(queue: string, r: Resolved, group: string): string[] {
   return [...out];
 }
 
+/** A rate limit's share on one shard (null and undefined pass through). */
+function shardRate(v: RateLimit | null | undefined, shards: number): RateLimit | null | undefined {
+  return v ? rateShare(v, shards) : v;
+}
+
+/** Limiters' use summed over shards: tokens added, the latest hold, the earliest refill. */
+function sumUse(all: RateUse[]): RateUse {
+  const held = all.map((u) => u.heldUntilMs).filter((v): v is number => v !== undefined);
+  const refills = all.map((u) => u.nextRefillMs).filter((v): v is number => v !== undefined);
+  return {
+    used: all.reduce((n, u) => n + u.used, 0),
+    heldUntilMs: held.length > 0 ? Math.max(...held) : undefined,
+    nextRefillMs: refills.length > 0 ? Math.min(...refills) : undefined,
+  };
+}
+
 export class ShardedGroups {
   readonly #inner: Store;
   readonly #layouts: LayoutCache;
@@ -36,9 +55,25 @@ export class ShardedGroups {
 
   async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
     const changed = await this.#layouts.everywhere(queue, (m, r) =>
-      this.#inner.setLimits(m, { ...change, concurrency: m === queue ? change.concurrency : shardLimit(change.concurrency, shardCount(r.layout)) }),
+      this.#inner.setLimits(
+        m,
+        m === queue
+          ? change
+          : { ...change, concurrency: shardLimit(change.concurrency, shardCount(r.layout)), rateLimit: shardRate(change.rateLimit, shardCount(r.layout)) },
+      ),
     );
     return changed.some(Boolean);
+  }
+
+  /** The queue's limiter summed over every store queue (shards, and the unsharded keys). */
+  async rateStatus(queue: string): Promise<RateStatus> {
+    const r = await this.#layouts.resolve(queue);
+    const all = await Promise.all(r.members.map((m) => this.#inner.rateStatus(m)));
+    return {
+      nowMs: Math.max(...all.map((s) => s.nowMs)),
+      queue: sumUse(all.map((s) => s.queue)),
+      groupsHeld: all.reduce((n, s) => n + s.groupsHeld, 0),
+    };
   }
 
   limits(queue: string): Promise<QueueLimits> {
@@ -73,6 +108,8 @@ export class ShardedGroups {
           running: all.reduce((n, g) => n + g.running, 0),
           waiting: all.reduce((n, g) => n + g.waiting, 0),
           concurrency: current.concurrency,
+          rateLimit: current.rateLimit,
+          rate: sumUse(all.map((g) => g.rate)),
           paused: current.paused,
         };
       }),

@@ -56,6 +56,7 @@ import type {
   GroupsPage,
   LimitsChange,
   QueueLimits,
+  RateStatus,
   StoredGroup,
 } from '../store.js';
 import { NO_EPOCH, ShardMovedError } from '../store.js';
@@ -198,9 +199,9 @@ export class ShardedStore implements Store, ShardAdmin {
     return byLease(queue, leases, (m, l) => this.inner.complete(m, l));
   }
 
-  release(queue: string, leases: LeaseRef[]): Promise<LeaseOutcome[]> {
+  release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
     return byLease(queue, leases, async (m, l) => {
-      const res = await this.inner.release(m, l);
+      const res = await this.inner.release(m, l, holdMs);
       if (res.includes('ok')) this.#claims.putBack(queue, m, 0);
       return res;
     });
@@ -409,6 +410,10 @@ export class ShardedStore implements Store, ShardAdmin {
 
   limits(queue: string): Promise<QueueLimits> {
     return this.#groups.limits(queue);
+  }
+
+  rateStatus(queue: string): Promise<RateStatus> {
+    return this.#groups.rateStatus(queue);
   }
 
   async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {

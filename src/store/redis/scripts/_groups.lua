@@ -1,4 +1,4 @@
---[[ _groups: where a job waits, and the flow control of groups. Pulled in by `--@include
+--[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
 _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
 A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
@@ -19,12 +19,30 @@ or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both
 local UNGROUPED = ''
 local HUGE = 1e15
 
--- The queue's flow settings (meta), read once per run.
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency')
-    flow_cache = { paused = m[1] == '1', grouped = m[2] == '1', limit = as_int(m[3]), group_limit = as_int(m[4]) }
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+    }
   end
   return flow_cache
 end
@@ -42,13 +60,16 @@ local function GL()
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
   function L.parse_group(s)
-    local g = { r = 0, w = 0, l = false, p = false }
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
-      local r, w, l, p = string.match(s, '^(%d+):(%d+):(%d*):(1?)$')
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
         g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
         if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
     return g
@@ -83,11 +104,13 @@ local function GL()
     local sets, dels = {}, {}
     for _, g in ipairs(L.dirty_list) do
       local s = L.GROUPS[g]
-      if s.r <= 0 and s.w <= 0 and not s.l and not s.p then
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        sets[#sets + 1] = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
       end
     end
     hset_pairs(K_GROUPS, sets)
@@ -106,6 +129,11 @@ local function GL()
   -- A group with due jobs waiting and room belongs in the rotation.
   function L.group_eligible(s)
     return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
@@ -173,6 +201,167 @@ local function GL()
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1
       L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
+-- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
+-- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
+-- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
+-- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
+-- token bucket (up to 2 x max across a window's edge) does not hold.
+local RLIB = nil
+local function RL()
+  if RLIB then return RLIB end
+  local L = {}
+  RLIB = L
+  L.STATE, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse(s)
+    local st = { t = 0, h = false }
+    if s then
+      local t, h = string.match(s, '^(%d+):(%d*)$')
+      if t and #t < 17 and #h < 17 then
+        st.t = tonumber(t)
+        if h ~= '' then st.h = tonumber(h) end
+      end
+    end
+    return st
+  end
+
+  function L.load(ids)
+    local need, seen = {}, {}
+    for _, id in ipairs(ids) do
+      if L.STATE[id] == nil and not seen[id] then
+        seen[id] = true
+        need[#need + 1] = id
+      end
+    end
+    local vals = hmget(K_RATE, need)
+    for i, id in ipairs(need) do L.STATE[id] = L.parse(vals[i]) end
+  end
+
+  function L.state(id)
+    if L.STATE[id] == nil then L.load({ id }) end
+    return L.STATE[id]
+  end
+
+  function L.touch(id)
+    if not L.dirty[id] then
+      L.dirty[id] = true
+      L.dirty_list[#L.dirty_list + 1] = id
+    end
+  end
+
+  function L.save()
+    local sets, dels = {}, {}
+    for _, id in ipairs(L.dirty_list) do
+      local st = L.STATE[id]
+      if st.t <= 0 and not st.h then
+        dels[#dels + 1] = id
+      else
+        sets[#sets + 1] = id
+        sets[#sets + 1] = int(math.max(0, st.t)) .. ':' .. (st.h and int(st.h) or '')
+      end
+    end
+    hset_pairs(K_RATE, sets)
+    if #dels > 0 then call_chunked('HDEL', K_RATE, dels) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
+  -- The lex range of a limiter's log entries that expired at or before `now`.
+  local function expired_range(id, now)
+    return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
+  end
+
+  -- Gives back the tokens of a limiter whose window has passed, and ends a hold that has.
+  function L.trim(id, now)
+    local st = L.state(id)
+    if st.h and st.h <= now then
+      st.h = false
+      L.touch(id)
+    end
+    if st.t <= 0 then return st end
+    local from, to = expired_range(id, now)
+    local gone = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)
+    if #gone > 0 then
+      local back = 0
+      for _, m in ipairs(gone) do back = back + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+      redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, to)
+      st.t = math.max(0, st.t - back)
+      L.touch(id)
+    end
+    return st
+  end
+
+  -- Tokens a limiter may still give now (after trim): 0 while held; HUGE without a limit.
+  function L.tokens(id, limit, now)
+    local st = L.trim(id, now)
+    if st.h then return 0 end
+    if not limit then return HUGE end
+    return limit.max - st.t
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+    if #head == 0 then return nil end
+    local z = string.find(head[1], '\0', 1, true)
+    return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter may give a token again: its hold's end, else its next refill.
+  function L.free_at(id)
+    local st = L.state(id)
+    if st.h then return st.h end
+    return L.next_refill(id)
+  end
+
+  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq)
+    if n <= 0 then return end
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    local st = L.state(id)
+    st.t = st.t + n
+    L.touch(id)
+  end
+
+  -- Holds a limiter back until `until_ms` (a later hold already set stays).
+  function L.hold(id, until_ms)
+    local st = L.state(id)
+    if not st.h or st.h < until_ms then
+      st.h = until_ms
+      L.touch(id)
+    end
+  end
+
+  -- Read only: tokens taken in the window now, the hold, and the next refill.
+  function L.peek(id, now)
+    local st = L.state(id)
+    local used = st.t
+    if used > 0 then
+      local from, to = expired_range(id, now)
+      for _, m in ipairs(redis.call('ZRANGEBYLEX', K_RATE_LOG, from, to)) do used = used - (tonumber(string.match(m, ':(%d+)$')) or 0) end
+    end
+    local held = st.h
+    if held and held <= now then held = false end
+    local refill = nil
+    if used > 0 then refill = L.next_refill(id) end
+    return math.max(0, used), held, refill
+  end
+
+  -- Marks the queue as using rate limits (meta rated), so claims look at them.
+  function L.mark_rated()
+    if not flow().rated then
+      redis.call('HSET', K_META, 'rated', '1')
+      flow().rated = true
     end
   end
   return L

@@ -285,7 +285,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
 end

@@ -1,8 +1,8 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
-ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, groups
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group
-Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and dedup holder id. A reply of one element is CODE.guard_refused (the schedule guard refused) or CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch)
+ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms
+Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
 `epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
@@ -13,9 +13,18 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
-group may be ''; replace is '1' or '0'. `groups` is '1' when the items carry `group`, '0' when
-they end at `trace` (a call with no job of a group sends no argument per job for it). A job of a group has its group id in K_GROUP_OF, and the
-queue is marked as having groups (meta grouped = '1'), so claims take turns between them.
+group may be ''; replace is '1' or '0'. `flow` is '1' when the items carry `group`, `cost`,
+`debounce_key`, `debounce_ms` and `debounce_max_ms`, '0' when they end at `trace` (a call with
+none of them sends no argument per job for them). A job of a group has its group id in
+K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
+between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
+job with a cost above 1 or a debounce key has its JOB_FLOW in K_FLOW_OF (meta flowed = '1').
+Debounce: an item with `debounce_key` ignores delay_ms and run_at and is due `debounce_ms` after
+now, but no later than `debounce_max_ms` ('' for no bound) after its burst's first add. K_DEBOUNCE
+maps the key to '<job id>:<first add ms>' of its pending burst; when that job is still waiting
+(scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
+debounced: the job takes this add's data and options and its new due time, holder names it);
+else the add starts a new burst with its own id. A claim that hands the job out ends the burst.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
 is 'finished' when the job holding the key is gone.
@@ -35,10 +44,10 @@ answers exists).
 --@include _helpers.lua
 --@include _groups.lua
 
--- Items end at `trace` unless `groups` says they carry `group`. EACH_SIZE is the prologue's local,
--- which each_count and each_arg read.
-local with_groups = arg('groups') == '1'
-if not with_groups then EACH_SIZE = EACH_SIZE - 1 end
+-- Items end at `trace` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
+-- prologue's local, which each_count and each_arg read.
+local with_flow = arg('flow') == '1'
+if not with_flow then EACH_SIZE = E.trace + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -57,8 +66,23 @@ for i = 1, each_count() do
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_groups and each_arg(i, 'group') or ''
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_arg(i, 'group') or ''
   if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
+  if with_flow then
+    if each_arg(i, 'cost') ~= '' then
+      j.cost = each_int(i, 'cost')
+      if j.cost < 1 then error('delayq: argument cost of item ' .. i .. ' must be at least 1') end
+    end
+    if each_arg(i, 'debounce_key') ~= '' then
+      j.debounce = each_arg(i, 'debounce_key')
+      j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
+      if j.delay < 0 then error('delayq: argument debounce_ms of item ' .. i .. ' must not be negative') end
+      if each_arg(i, 'debounce_max_ms') ~= '' then
+        j.max_wait = each_int(i, 'debounce_max_ms')
+        if j.max_wait < 1 then error('delayq: argument debounce_max_ms of item ' .. i .. ' must be at least 1') end
+      end
+    end
+  end
   jobs[i] = j
   ids[i] = j.id
 end
@@ -108,6 +132,9 @@ if memo then
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
       answer(code, PLACE.scheduled, due_of(j, m_now), '')
+    elseif code == CODE.debounced then
+      local held = redis.call('HGET', K_DEBOUNCE, j.debounce) or ''
+      answer(code, PLACE.scheduled, due_of(j, m_now), string.match(held, '^(.*):%d+$') or '')
     elseif code == CODE.deduplicated then
       local holder, held_due = nil, nil
       if j.dedup then holder, held_due = dedup_holder(j.dedup) end
@@ -127,6 +154,18 @@ if arg('schedule') == '' then
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
 end
 
+-- A cost above a rate limit's max could never start: refused before anything is written.
+for _, j in ipairs(jobs) do
+  if j.cost and j.cost > 1 then
+    local f = flow()
+    if f.rate and j.cost > f.rate.max then return { CODE.too_costly } end
+    if j.group ~= '' then
+      local limit = GL().group_rate(GL().group_state(j.group))
+      if limit and j.cost > limit.max then return { CODE.too_costly } end
+    end
+  end
+end
+
 local now = now_ms()
 if arg('schedule') ~= '' then
   local occurrence = arg_int('occurrence')
@@ -142,10 +181,39 @@ local stored = hmget(K_JOBS, ids)
 local writes = 0
 local codes = {}
 local pending, taken = {}, {}
+local bursts = {} -- debounce key -> { id, first } of the burst this call started or folded into
+
+-- The burst a debounced add joins: the one this call started, else the stored one while its job
+-- still waits; nil when the add starts a new burst.
+local function burst_of(key)
+  if bursts[key] then return bursts[key] end
+  local held = redis.call('HGET', K_DEBOUNCE, key)
+  if not held then return nil end
+  local id, first = string.match(held, '^(.*):(%d+)$')
+  if not id or #first > 16 then return nil end
+  local state = job_state(id)
+  if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting then return { id = id, first = tonumber(first) } end
+  return nil
+end
+
 for i, j in ipairs(jobs) do
+  local folded = false
+  if j.debounce then
+    local burst = burst_of(j.debounce)
+    if burst and (not j.max_wait or now < burst.first + j.max_wait) then
+      -- Folded into the burst's waiting job: it takes this add's data and options (and, when this
+      -- call started the burst, the writing of its key).
+      j.id, j.replace, j.first, folded = burst.id, true, burst.first, true
+      j.starts_burst = burst.new
+    else
+      j.first, j.starts_burst = now, true
+    end
+    bursts[j.debounce] = { id = j.id, first = j.first, new = j.starts_burst }
+  end
   j.due = due_of(j, now)
+  if j.debounce and j.max_wait and j.due > j.first + j.max_wait then j.due = j.first + j.max_wait end
   local prev = pending[j.id]
-  local exists = prev ~= nil or stored[i] ~= false
+  local exists = prev ~= nil or folded or stored[i] ~= false
   local code = CODE.added
   if j.dedup then
     local t = taken[j.dedup]
@@ -187,10 +255,19 @@ for i, j in ipairs(jobs) do
     writes = writes + 1
     pending[j.id] = j
     if j.dedup and not taken[j.dedup] and not dedup_holder(j.dedup) then taken[j.dedup] = j end
-    answer(code, PLACE.scheduled, j.due, '')
+    if folded then
+      j.folded = true
+      answer(CODE.debounced, PLACE.scheduled, j.due, j.id)
+    else
+      answer(code, PLACE.scheduled, j.due, '')
+    end
+  elseif j.debounce and bursts[j.debounce] and bursts[j.debounce].id == j.id and not folded then
+    -- Not written (its id exists): it starts no burst.
+    bursts[j.debounce] = nil
   end
   j.code = code
   codes[i] = code
+  if folded and (code == CODE.replaced) then codes[i] = CODE.debounced end
 end
 
 local seq = 0
@@ -200,7 +277,7 @@ if writes > 0 then
   if made then out[R.made] = 1 end
 end
 local dedup_until = 0
-local bodies, scheduled, replaced, grouped = {}, {}, {}, {}
+local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -222,6 +299,14 @@ for _, j in ipairs(jobs) do
       if j.group ~= '' then
         grouped[#grouped + 1] = j.id
         grouped[#grouped + 1] = j.group
+      end
+      if (j.cost and j.cost > 1) or j.debounce then
+        flows[#flows + 1] = j.id
+        flows[#flows + 1] = ((j.cost and j.cost > 1) and int(j.cost) or '') .. ':' .. (j.debounce or '')
+      end
+      if j.starts_burst then
+        burst_starts[#burst_starts + 1] = j.debounce
+        burst_starts[#burst_starts + 1] = j.id .. ':' .. int(j.first)
       end
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
@@ -249,6 +334,11 @@ if dedup_until > 0 then
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
 end
 hset_pairs(K_JOBS, bodies)
+if #flows > 0 then
+  hset_pairs(K_FLOW_OF, flows)
+  if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
+end
+hset_pairs(K_DEBOUNCE, burst_starts)
 if #grouped > 0 then
   hset_pairs(K_GROUP_OF, grouped)
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end

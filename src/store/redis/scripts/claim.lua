@@ -143,6 +143,22 @@ if f.paused or want == 0 then
   return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
 end
 
+-- The queue's rate limiter (and a hold a RateLimitSignal put on it): a claim takes no more jobs
+-- than it has tokens (each job costs at least one); with none left it hands out nothing and its
+-- workers sleep until the oldest tokens come back or the hold ends.
+local q_left = HUGE
+if f.rated then
+  q_left = RL().tokens('', f.rate, now)
+  if q_left <= 0 then
+    RL().save()
+    local wake = RL().free_at('')
+    local next_lease = head_score(K_ACTIVE)
+    if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+    return reply({ now_ms = now, next_wake_ms = wake or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
+  end
+  if q_left < want then want, at_limit = q_left, false end
+end
+
 -- A candidate with every field readable() sets, so the table is sized once (growing a Lua
 -- table's hash part rehashes it, which showed in the claim's profile).
 -- `due_s` is the due time as stored text when it is a plain whole number (a score or a short
@@ -192,6 +208,38 @@ local function before(x, y)
   if x.priority ~= y.priority then return x.priority > y.priority end
   if x.due ~= y.due then return x.due < y.due end
   return x.seq < y.seq
+end
+
+-- Groups held back by their rate limit in this claim (their turn ends; rate-wake brings them
+-- back), and whether the queue's own tokens ran out.
+local rate_blocked, q_exhausted = {}, false
+
+-- Puts candidates a claim took out but does not hand out (their tokens ran short) back where
+-- they wait: the ready set, or their group's line (counted as waiting again), with the run
+-- state of a promoted job. Returns how many went to the ready set.
+local function put_back(cands)
+  local ready_adds, members, member_groups, to_ready = {}, {}, {}, 0
+  for _, c in ipairs(cands) do
+    local b = parse_body(c.body)
+    local r = c.r
+    run_writes[#run_writes + 1] = c.id
+    if c.ran and (r.a > 0 or r.e or r.s or (r.k and r.k ~= '')) then
+      run_writes[#run_writes + 1] = encode_run(r.a, c.due, r.k, r.e, r.s, r.w)
+    else
+      run_writes[#run_writes + 1] = int(c.due)
+    end
+    if (c.lane or UNGROUPED) == UNGROUPED then
+      ready_adds[#ready_adds + 1] = -b.priority
+      ready_adds[#ready_adds + 1] = ready_member(c.due, b.seq, c.id)
+      to_ready = to_ready + 1
+    else
+      members[#members + 1] = GL().waiting_member(c.lane, b.priority, c.due, b.seq, c.id)
+      member_groups[#member_groups + 1] = c.lane
+    end
+  end
+  if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
+  if #members > 0 then GL().wait_in_line(members, member_groups) end
+  return to_ready
 end
 
 -- 2. Pick the jobs to hand out. A queue with groups takes turns between its lanes
@@ -311,6 +359,28 @@ local pick_in_turns = f.grouped and function()
   end
   if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
   GL().wait_in_line(members, member_groups)
+  -- Groups whose tokens come back or whose hold ends now (rate-wake): their expired tokens are
+  -- given back, the next look is booked while they hold tokens or a hold, and those with due jobs
+  -- and room join the rotation after the lanes that got jobs here.
+  local visited = {}
+  if f.rated then
+    visited = redis.call('ZRANGEBYSCORE', K_RATE_WAKE, '-inf', now, 'LIMIT', 0, LIMIT.rate_visits)
+    if #visited > 0 then
+      call_chunked('ZREM', K_RATE_WAKE, visited)
+      RL().load(visited)
+      GL().load_groups(visited)
+      local again = {}
+      for _, g in ipairs(visited) do
+        RL().trim(g, now)
+        local at = RL().free_at(g)
+        if at then
+          again[#again + 1] = at
+          again[#again + 1] = g
+        end
+      end
+      if #again > 0 then call_chunked('ZADD', K_RATE_WAKE, again) end
+    end
+  end
   local ready_count = redis.call('ZCARD', K_READY)
   -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
   -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
@@ -323,11 +393,15 @@ local pick_in_turns = f.grouped and function()
   end
   table.sort(rest, function(x, y) return earlier(x.c, y.c) end)
   for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  for _, g in ipairs(visited) do
+    if not first[g] and GL().group_eligible(GL().GROUPS[g]) then joining[#joining + 1] = g end
+  end
   GL().lanes_add(joining, false)
 
   -- The lanes at the head of the rotation, and how many jobs each may give.
   local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
   GL().load_groups(heads)
+  if f.rated then RL().load(heads) end
   local lanes, gone = {}, {}
   for _, lane in ipairs(heads) do
     local avail = 0
@@ -336,6 +410,13 @@ local pick_in_turns = f.grouped and function()
     else
       local st = GL().GROUPS[lane]
       avail = math.min(math.max(0, GL().group_room(st)), st.w)
+      -- A group's tokens (one job takes at least one): a group with none leaves the rotation and
+      -- is looked at again when they come back or its hold ends.
+      if f.rated and avail > 0 then
+        local tokens = RL().tokens(lane, GL().group_rate(st), now)
+        if tokens < avail then avail = math.max(0, tokens) end
+        if avail == 0 then rate_blocked[lane] = true end
+      end
     end
     if avail > 0 then lanes[#lanes + 1] = { id = lane, avail = avail, take = 0 } else gone[#gone + 1] = lane end
   end
@@ -392,6 +473,62 @@ end
 local picked, served, gone, ready_left
 if f.grouped then picked, served, gone, ready_left = pick_in_turns() else picked = pick_in_order() end
 
+-- Each job's cost and debounce key (JOB_FLOW), on a queue that ever had a job with either.
+local costs, debounce_keys = {}, {}
+if f.flowed and #picked > 0 then
+  local ids = {}
+  for i, c in ipairs(picked) do ids[i] = c.id end
+  for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
+    if v then
+      local cost, key = string.match(v, '^(%d*):(.*)$')
+      if cost and cost ~= '' and #cost < 17 then costs[i] = tonumber(cost) end
+      if key and key ~= '' then debounce_keys[i] = key end
+    end
+  end
+end
+
+-- Rate limits: in hand-out order, each job takes its cost from the queue's tokens and its
+-- group's. The first that does not fit the queue's stops the hand-out; one that does not fit its
+-- group's stops that group's (both keep their order: they wait for their tokens). A job whose
+-- cost is above a limit's max can never start: it goes to the dead set.
+local q_taken, g_taken, g_rate = 0, {}, {}
+if f.rated and #picked > 0 then
+  local kept, back, stopped = {}, {}, false
+  local g_left = {}
+  for i, c in ipairs(picked) do
+    local cost = costs[i] or 1
+    local lane = c.lane or UNGROUPED
+    local g_limit = false
+    if lane ~= UNGROUPED then
+      g_limit = GL().group_rate(GL().group_state(lane))
+      if g_left[lane] == nil then g_left[lane] = RL().tokens(lane, g_limit, now) end
+    end
+    local too_big = (f.rate and cost > f.rate.max and f.rate.max) or (g_limit and cost > g_limit.max and g_limit.max)
+    if too_big then
+      bury_corrupt(c.id, 'cost ' .. int(cost) .. ' is above the rate limit max ' .. int(too_big), c.r.a, c.due, nil, c.r.s, c.r.w)
+      if lane ~= UNGROUPED then GL().touch_group(lane) end
+    elseif stopped or cost > q_left or (lane ~= UNGROUPED and (rate_blocked[lane] or cost > g_left[lane])) then
+      if not stopped and cost > q_left then stopped = true end
+      if lane ~= UNGROUPED and not stopped then rate_blocked[lane] = true end
+      back[#back + 1] = c
+    else
+      q_left = q_left - cost
+      q_taken = q_taken + cost
+      if lane ~= UNGROUPED then
+        g_left[lane] = g_left[lane] - cost
+        g_taken[lane] = (g_taken[lane] or 0) + cost
+        g_rate[lane] = g_limit
+      end
+      kept[#kept + 1] = c
+      costs[#kept], debounce_keys[#kept] = costs[i], debounce_keys[i]
+    end
+  end
+  for i = #kept + 1, #picked do costs[i], debounce_keys[i] = nil, nil end
+  if #back > 0 then ready_left = (ready_left or 0) + put_back(back) end
+  picked = kept
+  if q_left <= 0 or stopped then q_exhausted = true end
+end
+
 -- 3. Hand them out with fresh lease tokens.
 local deadline = now + lease_ms
 local now_s = int(now)
@@ -422,6 +559,35 @@ if #picked > 0 then
   enter_active(actives, groups)
   out[R.groups] = table.concat(group_lines)
   memo_set(memo_key, int(now) .. ':' .. int(deadline) .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
+  -- The tokens taken, one log entry per limiter, back one window from now. A group that took
+  -- tokens is booked in rate-wake for when they come back (NX: an earlier booking stays), so a
+  -- claim gives them back even once the group has nothing left to run.
+  if f.rated then
+    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base) end
+    local looks = {}
+    for _, c in ipairs(picked) do
+      local lane = c.lane
+      if lane and g_taken[lane] and g_rate[lane] then
+        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base)
+        looks[#looks + 1] = now + g_rate[lane].per
+        looks[#looks + 1] = lane
+        g_taken[lane] = nil
+      end
+    end
+    if #looks > 0 then redis.call('ZADD', K_RATE_WAKE, 'NX', unpack(looks)) end
+  end
+  -- A debounced job that starts ends its burst: the next add with its key starts a new one.
+  if f.flowed then
+    local ended = {}
+    for i, c in ipairs(picked) do
+      local key = debounce_keys[i]
+      if key then
+        local held = redis.call('HGET', K_DEBOUNCE, key)
+        if held and string.sub(held, 1, #c.id + 1) == c.id .. ':' and not string.find(held, ':', #c.id + 2, true) then ended[#ended + 1] = key end
+      end
+    end
+    if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+  end
 end
 flush_writes()
 
@@ -431,13 +597,28 @@ if served then
   local tail = {}
   for _, l in ipairs(served) do
     local more
-    if l.id == UNGROUPED then more = ready_left > 0 else more = GL().group_eligible(GL().GROUPS[l.id]) end
+    if l.id == UNGROUPED then
+      more = ready_left > 0
+    else
+      more = not rate_blocked[l.id] and GL().group_eligible(GL().GROUPS[l.id])
+    end
     if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
   end
   GL().lanes_remove(gone)
   GL().lanes_add(tail, true)
   GL().save_groups()
+  -- Groups held back by their rate limit: looked at again when a token comes back or their hold
+  -- ends (LT: an earlier booking stays; that look books the next).
+  local looks = {}
+  for _, g in ipairs(gone) do
+    if rate_blocked[g] then
+      looks[#looks + 1] = RL().free_at(g) or (now + 1000)
+      looks[#looks + 1] = g
+    end
+  end
+  if #looks > 0 then redis.call('ZADD', K_RATE_WAKE, 'LT', unpack(looks)) end
 end
+if f.rated then RL().save() end
 
 local next_due = head_score(K_SCHEDULED)
 local next_lease = head_score(K_ACTIVE)
@@ -446,10 +627,22 @@ if at_limit and #picked >= want then
   if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
   return out
 end
+if q_exhausted then
+  -- The queue's tokens ran out: due jobs wait for the oldest to come back (or the hold to end).
+  local wake = RL().free_at(UNGROUPED)
+  if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+  if wake ~= nil then out[R.next_wake_ms] = wake end
+  return out
+end
 local waiting_now
 if served then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
 if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
 local wake = next_due
 if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+-- A group held back by its rate limit is looked at when its tokens come back.
+if f.rated and served then
+  local look = head_score(K_RATE_WAKE)
+  if look ~= nil and (wake == nil or look < wake) then wake = look end
+end
 if wake ~= nil then out[R.next_wake_ms] = wake end
 return out
