@@ -26,6 +26,7 @@ import { Tracing } from './tracing.js';
 import { decodeJob, encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import type { ShardAdmin, ShardFigures, ShardStatus } from './store/shard-admin.js';
+import { TooCostlyError, tooCostly } from './store/too-costly.js';
 import type { NewJob, ObliterateResult, RateLimit, RateStatus, Store, StoredAddResult, VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
@@ -220,7 +221,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const entry = bulkEntry(j, i) as BulkJob<T>;
       return this.#toNewJob(entry.data, entry.opts, `jobs[${i}].opts`);
     });
-    const stored = await this.#send(news);
+    const stored = await this.#send(news).catch((err: unknown) => {
+      throw err instanceof TooCostlyError ? tooCostly(news) : err;
+    });
     const results = stored.map((r, k) => addResult(news[k]!.id, r));
     if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);
     return results;

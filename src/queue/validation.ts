@@ -202,7 +202,8 @@ function limitKeys(v: unknown, field: string, keys: readonly string[]): Record<s
 export function rateValue(v: unknown, field: string): RateLimit | null | undefined {
   if (v === undefined || v === null) return v;
   if (typeof v !== 'object' || Array.isArray(v)) throw new ValidationError(field, 'must be { max, perMs }, or null for no limit');
-  for (const k of Object.keys(v)) if (k !== 'max' && k !== 'perMs') throw new ValidationError(`${field}.${k}`, 'is not part of a rate limit (known: max, perMs)');
+  for (const k of Object.keys(v))
+    if (k !== 'max' && k !== 'perMs') throw new ValidationError(`${field}.${k}`, 'is not part of a rate limit (known: max, perMs)');
   const r = v as Record<string, unknown>;
   if (r.max === undefined || r.perMs === undefined) throw new ValidationError(field, 'must give both max and perMs');
   return {
@@ -229,7 +230,6 @@ export function groupChange(v: unknown): GroupChange {
     throw new ValidationError('limits', 'must give concurrency or rateLimit (a value, or null to remove the limit)');
   return { concurrency: limitValue(o.concurrency, 'limits.concurrency'), rateLimit: rateValue(o.rateLimit, 'limits.rateLimit') };
 }
-
 
 /** A page of `queue.groups.list`: an opaque cursor from the last answer, and 1..1000 groups. */
 export function groupsPage(v: { cursor?: unknown; limit?: unknown } | undefined | null): { cursor: string | undefined; limit: number } {

@@ -2,8 +2,11 @@
 import { ValidationError } from '../errors.js';
 import type { NewJob } from './store.js';
 
-export function tooCostly(jobs: readonly NewJob[]): ValidationError {
+/** Names the job of the call with the highest cost (a sharded add sends each shard part of the call: Queue names it again over the whole call). */
+export class TooCostlyError extends ValidationError {}
+
+export function tooCostly(jobs: readonly NewJob[]): TooCostlyError {
   const i = jobs.reduce((best, j, k) => (j.cost > jobs[best]!.cost ? k : best), 0);
-  const field = jobs.length === 1 ? 'opts.cost' : `jobs[${i}].opts.cost`;
-  return new ValidationError(field, `is above the max of a rate limit that applies to the job (queue.limits(), or its group's own) (got ${jobs[i]!.cost})`);
+  const field = jobs.length === 1 ? 'cost' : `jobs[${i}].opts.cost`;
+  return new TooCostlyError(field, `is above the max of a rate limit that applies to the job (queue.limits(), or its group's own) (got ${jobs[i]!.cost})`);
 }

@@ -12,6 +12,9 @@ import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import type { StoreKind } from './suite.js';
 
+/** A group's rate use when it took no token and is not held. */
+const NO_RATE = { used: 0, heldUntilMs: undefined, nextRefillMs: undefined };
+
 export function groupConformance(kind: StoreKind): void {
   const sharded = /shards/.test(kind.name);
   describe(`groups [${kind.name}]`, () => {
@@ -56,7 +59,7 @@ export function groupConformance(kind: StoreKind): void {
 
     test('limits: set, read back, removed with null, left alone when omitted; bad values refused, nothing written', async () => {
       const q = queue<string>();
-      assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined });
+      assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
       assert.equal(await q.setLimits({ concurrency: 5, groupConcurrency: 2 }), true);
       // A queue set up before its first job is listed, as an add lists it.
       const { shards: _, ...connection } = kind.options();
@@ -65,16 +68,16 @@ export function groupConformance(kind: StoreKind): void {
         'the queue is in the registry',
       );
       assert.equal(await q.setLimits({ concurrency: 5 }), false);
-      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: 2 });
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: 2, rateLimit: undefined, groupRateLimit: undefined });
       assert.equal(await q.setLimits({ groupConcurrency: null }), true);
-      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined });
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
       for (const bad of [{ concurrency: 0 }, { concurrency: 1.5 }, { groupConcurrency: -1 }, { concurrency: '3' }, { concurency: 3 }]) {
         await assert.rejects(q.setLimits(bad as never), ValidationError, JSON.stringify(bad));
       }
       await assert.rejects(q.groups.setLimits('', { concurrency: 1 }), /id must not be empty/);
-      await assert.rejects(q.groups.setLimits('g', {} as never), /limits.concurrency must be given/);
+      await assert.rejects(q.groups.setLimits('g', {} as never), /limits must give concurrency or rateLimit/);
       await assert.rejects(q.add('x', { group: 'a\nb' }), /group must not contain control characters/);
-      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined });
+      assert.deepEqual(await q.limits(), { concurrency: 5, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
       assert.equal((await q.stats()).scheduled, 0);
     });
 
@@ -224,7 +227,7 @@ export function groupConformance(kind: StoreKind): void {
         const g = await q.groups.get('p');
         return g.running === 0 && g.waiting === 1;
       }, 'p-1 finished, p-2 waiting');
-      assert.deepEqual(await q.groups.get('p'), { id: 'p', running: 0, waiting: 1, concurrency: undefined, paused: true });
+      assert.deepEqual(await q.groups.get('p'), { id: 'p', running: 0, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: true });
       assert.equal(started.includes('p-2'), false);
       assert.equal(await q.groups.resume('p'), true);
       await until(() => started.includes('p-2'), 'p-2 runs after resume', 5_000);
@@ -294,7 +297,15 @@ export function groupConformance(kind: StoreKind): void {
       );
       const [first] = (await q.store.claim(q.name, 10, 30_000, 3)).jobs;
       assert.equal(first?.id, 'a');
-      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 1, waiting: 4, concurrency: undefined, paused: false });
+      assert.deepEqual(await q.groups.get('g'), {
+        id: 'g',
+        running: 1,
+        waiting: 4,
+        concurrency: undefined,
+        rateLimit: undefined,
+        rate: NO_RATE,
+        paused: false,
+      });
       assert.equal((await q.get('b'))?.state, 'scheduled');
       assert.equal((await q.get('b'))?.ready, true);
       assert.equal((await q.cancel('b')).cancelled, true);
@@ -306,7 +317,15 @@ export function groupConformance(kind: StoreKind): void {
       assert.equal((await q.drain()).removed, 3);
       assert.equal((await q.groups.get('g')).waiting, 0);
       await q.store.complete(q.name, [{ id: 'a', token: first!.token }]);
-      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 0, waiting: 0, concurrency: undefined, paused: false });
+      assert.deepEqual(await q.groups.get('g'), {
+        id: 'g',
+        running: 0,
+        waiting: 0,
+        concurrency: undefined,
+        rateLimit: undefined,
+        rate: NO_RATE,
+        paused: false,
+      });
     });
 
     test('a group limit raised or removed gives room at once, before any ack', async () => {
@@ -322,7 +341,7 @@ export function groupConformance(kind: StoreKind): void {
       assert.equal((await claimIds(q, 10)).length, 1);
       await q.groups.setLimits('g', { concurrency: 5 });
       assert.equal((await claimIds(q, 10)).length, 1);
-      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 3, waiting: 0, concurrency: 5, paused: false });
+      assert.deepEqual(await q.groups.get('g'), { id: 'g', running: 3, waiting: 0, concurrency: 5, rateLimit: undefined, rate: NO_RATE, paused: false });
     });
 
     test('queue-wide concurrency: a claim hands out no more than the room left, and nothing at the limit', async () => {

@@ -1,5 +1,6 @@
 import { MemoryStore } from '../../src/index.js';
 import { groupConformance } from './groups.js';
+import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
 let store: MemoryStore;
@@ -14,3 +15,4 @@ const kind1: StoreKind = {
 };
 conformance(kind1);
 groupConformance(kind1);
+rateConformance(kind1);

@@ -7,6 +7,7 @@ import { aclRules } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
 const fx = useRedis();
@@ -21,3 +22,4 @@ const kind: StoreKind = {
 };
 conformance(kind);
 groupConformance(kind);
+rateConformance(kind);

@@ -1,6 +1,7 @@
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
 const fx = useRedis();
@@ -14,3 +15,4 @@ const kind1: StoreKind = {
 };
 conformance(kind1);
 groupConformance(kind1);
+rateConformance(kind1);

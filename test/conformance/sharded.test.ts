@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
 let store: MemoryStore;
@@ -21,6 +22,7 @@ const kind1: StoreKind = {
 };
 conformance(kind1);
 groupConformance(kind1);
+rateConformance(kind1);
 
 const fx = useRedis();
 const kind2: StoreKind = {
@@ -33,3 +35,4 @@ const kind2: StoreKind = {
 };
 conformance(kind2);
 groupConformance(kind2);
+rateConformance(kind2);

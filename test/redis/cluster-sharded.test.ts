@@ -14,6 +14,7 @@ import { listQueues, Queue, Scheduler, type StreamEvent, UnrecoverableError, Wor
 import { shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { groupConformance } from '../conformance/groups.js';
+import { rateConformance } from '../conformance/rates.js';
 import { conformance, type StoreKind } from '../conformance/suite.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { clusterErrorStats, newErrors, nodeClient, shardTag, spreadQueueName } from '../helpers/cluster-tools.js';
@@ -47,6 +48,7 @@ const kind: StoreKind = {
 };
 conformance(kind);
 groupConformance(kind);
+rateConformance(kind);
 
 type Kind = 'ack' | 'flaky' | 'snooze' | 'die' | 'hold' | 'far' | 'tick' | 'late';
 interface P {

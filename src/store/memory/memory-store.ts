@@ -210,7 +210,9 @@ export class MemoryStore implements Store {
       q.place(job, due);
       if (minDue === undefined || due < minDue) minDue = due;
       q.emit(now, 'added', job.id, { due: String(due) });
-      out.push(folded ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id } : { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined });
+      out.push(
+        folded ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id } : { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined },
+      );
     });
     if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
     if (!q.made && q.seq > seqBefore) {
@@ -354,7 +356,8 @@ export class MemoryStore implements Store {
       }
     }
     // A debounced job that starts ends its burst.
-    if (q.flowed) for (const job of picked) if (job.debounceKey !== undefined && q.debounce.get(job.debounceKey)?.id === job.id) q.debounce.delete(job.debounceKey);
+    if (q.flowed)
+      for (const job of picked) if (job.debounceKey !== undefined && q.debounce.get(job.debounceKey)?.id === job.id) q.debounce.delete(job.debounceKey);
     if (turns) turns.rotate();
     const head = q.headDue();
     const lease = q.nextLease()?.leaseDeadline;
@@ -828,7 +831,10 @@ export class MemoryStore implements Store {
     const ids = [...q.groups.keys()].sort(byteOrder).filter((id) => after === undefined || byteOrder(id, after) > 0);
     const page = ids.slice(0, count);
     const now = this.#now();
-    return { groups: page.map((id) => storedGroup(id, q.groups.get(id), q.rates.peek(id, now))), next: ids.length > count ? `k${page[page.length - 1]}` : undefined };
+    return {
+      groups: page.map((id) => storedGroup(id, q.groups.get(id), q.rates.peek(id, now))),
+      next: ids.length > count ? `k${page[page.length - 1]}` : undefined,
+    };
   }
 
   async setPaused(queue: string, paused: boolean): Promise<boolean> {

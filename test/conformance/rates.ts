@@ -1,0 +1,316 @@
+/**
+ * The conformance suite of rate limits and debounce (docs/rate-limits.md): the queue's and the
+ * groups' sliding windows decided in the claim on the store's clock, the next wake at the exact
+ * refill, cost, RateLimitSignal's hold on every worker, and debounce bursts with and without a
+ * bound. Run on every store by the files that run the group suite.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { Queue, RateLimitSignal, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
+import { uniqueName } from '../helpers/names.js';
+import { until } from '../helpers/wait.js';
+import type { StoreKind } from './suite.js';
+
+export function rateConformance(kind: StoreKind): void {
+  const sharded = /shards/.test(kind.name);
+  describe(`rate limits and debounce [${kind.name}]`, () => {
+    let open: { close(): Promise<void> }[] = [];
+    let queues: Queue<unknown>[] = [];
+    let workers: Worker<never>[] = [];
+    before(() => kind.start());
+    after(() => kind.stop());
+    afterEach(async () => {
+      await Promise.all(workers.map((w) => w.close()));
+      for (const q of queues) {
+        const report = await q.verify();
+        assert.equal(report.ok, true, `${q.name}: ${report.problems.join('; ')}`);
+      }
+      await Promise.all(open.map((o) => o.close()));
+      [open, queues, workers] = [[], [], []];
+    });
+    const errorLog = useErrorLog();
+
+    function queue<T>(): Queue<T> {
+      const q = new Queue<T>(uniqueName('rl'), kind.options());
+      open.push(q);
+      queues.push(q as Queue<unknown>);
+      return q;
+    }
+    function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
+      const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
+      errorLog.watch(w);
+      workers.push(w as unknown as Worker<never>);
+      return w;
+    }
+    async function addDue(q: Queue<string>, jobs: { id: string; group?: string; cost?: number }[]) {
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk(jobs.map((j) => ({ data: j.id, opts: { id: j.id, runAt: t0, group: j.group, cost: j.cost } })));
+    }
+    /** One claim through every shard until `count` or nothing more: ids, and the claim's answer. */
+    async function claim(q: Queue<string>, count: number) {
+      const r = await q.store.claim(q.name, count, 30_000, 3);
+      return { ids: r.jobs.map((j) => j.id), now: r.nowMs, wake: r.nextWakeMs, more: r.more };
+    }
+    const sleepUntilServer = async (t: number) => {
+      for (;;) {
+        const now = await kind.now();
+        if (now >= t) return;
+        await new Promise((r) => setTimeout(r, Math.min(50, t - now + 1)));
+      }
+    };
+
+    test('limits: rate limits set, read back, removed; bad values refused, nothing written', async () => {
+      const q = queue<string>();
+      assert.equal(await q.setLimits({ rateLimit: { max: 10, perMs: 1000 }, groupRateLimit: { max: 2, perMs: 500 } }), true);
+      assert.equal(await q.setLimits({ rateLimit: { max: 10, perMs: 1000 } }), false);
+      assert.deepEqual(await q.limits(), {
+        concurrency: undefined,
+        groupConcurrency: undefined,
+        rateLimit: { max: 10, perMs: 1000 },
+        groupRateLimit: { max: 2, perMs: 500 },
+      });
+      for (const bad of [
+        { rateLimit: { max: 0, perMs: 1000 } },
+        { rateLimit: { max: 1.5, perMs: 1000 } },
+        { rateLimit: { max: 5 } },
+        { rateLimit: { max: 5, perMs: 0 } },
+        { rateLimit: { max: 5, perMs: 1000, burst: 2 } },
+        { rateLimit: 5 },
+        { groupRateLimit: { max: '5', perMs: 1000 } },
+      ]) {
+        await assert.rejects(q.setLimits(bad as never), ValidationError, JSON.stringify(bad));
+      }
+      await assert.rejects(q.groups.setLimits('g', { rateLimit: { max: -1, perMs: 10 } }), /limits.rateLimit.max must be a whole number/);
+      assert.equal(await q.groups.setLimits('g', { rateLimit: { max: 3, perMs: 100 } }), true);
+      assert.deepEqual((await q.groups.get('g')).rateLimit, { max: 3, perMs: 100 });
+      assert.equal((await q.groups.list()).groups.find((g) => g.id === 'g')?.rateLimit?.max, 3, 'a group with only a rate limit is listed');
+      assert.equal(await q.groups.setLimits('g', { rateLimit: null }), true);
+      assert.equal((await q.groups.get('g')).rateLimit, undefined);
+      // cost: validated at the call; above a limit's max refused by the store, nothing written.
+      for (const cost of [0, 1.5, -2, '3']) await assert.rejects(q.add('x', { cost } as never), /^ValidationError: cost must/);
+      await assert.rejects(q.add('x', { cost: 11 }), /cost is above the max of a rate limit/);
+      await assert.rejects(q.add('x', { group: 'h', cost: 3 }), /cost is above the max/, "above the group's default max");
+      await assert.rejects(
+        q.addBulk([{ data: 'a' }, { data: 'b', opts: { cost: 50 } }]),
+        (e: Error) => e instanceof ValidationError && /jobs\[1\]\.opts\.cost/.test(e.message),
+      );
+      assert.equal((await q.stats()).scheduled, 0, 'nothing written');
+      await q.setLimits({ rateLimit: null, groupRateLimit: null });
+      assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
+      for (const debounce of [{ key: 'k' }, { key: '', delayMs: 5 }, { key: 'k', delayMs: -1 }, { key: 'k', delayMs: 5, maxWaitMs: 0 }]) {
+        await assert.rejects(q.add('x', { debounce } as never), ValidationError, JSON.stringify(debounce));
+      }
+      await assert.rejects(q.add('x', { debounce: { key: 'k', delayMs: 5 }, delay: 10 }), /debounce cannot be given with delay/);
+      await assert.rejects(q.add('x', { debounce: { key: 'k', delayMs: 5 }, dedup: { key: 'k', windowMs: 5 } }), /debounce cannot be given/);
+    });
+
+    test("the queue's rate limit: a claim takes no more than the window's tokens and wakes at the exact refill", { skip: sharded }, async () => {
+      const q = queue<string>();
+      await q.setLimits({ rateLimit: { max: 3, perMs: 400 } });
+      await addDue(
+        q,
+        Array.from({ length: 8 }, (_, i) => ({ id: `j${i}` })),
+      );
+      const first = await claim(q, 10);
+      assert.deepEqual(first.ids, ['j0', 'j1', 'j2']);
+      assert.equal(first.more, false, 'no tokens left: not "more now"');
+      assert.equal(first.wake, first.now + 400, 'the worker sleeps until the tokens come back');
+      const second = await claim(q, 10);
+      assert.deepEqual(second.ids, []);
+      assert.equal(second.wake, first.now + 400);
+      const status = await q.rateStatus();
+      assert.equal(status.queue.used, 3);
+      assert.equal(status.queue.nextRefillMs, first.now + 400);
+      await sleepUntilServer(first.now + 400);
+      const third = await claim(q, 2);
+      assert.deepEqual(third.ids, ['j3', 'j4'], 'the next tokens, in order');
+      const fourth = await claim(q, 10);
+      assert.deepEqual(fourth.ids, ['j5'], 'one token of the window left');
+      assert.equal(fourth.wake, third.now + 400);
+    });
+
+    test("a group's rate limit holds back that group only; a group's own limit overrides the default; a paused group takes none", async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupRateLimit: { max: 2, perMs: 60_000 } });
+      await q.groups.setLimits('big', { rateLimit: { max: 3, perMs: 60_000 } });
+      await q.groups.pause('paused');
+      await addDue(q, [
+        ...Array.from({ length: 5 }, (_, i) => ({ id: `a${i}`, group: 'a' })),
+        ...Array.from({ length: 5 }, (_, i) => ({ id: `big${i}`, group: 'big' })),
+        ...Array.from({ length: 3 }, (_, i) => ({ id: `p${i}`, group: 'paused' })),
+        ...Array.from({ length: 4 }, (_, i) => ({ id: `u${i}` })),
+      ]);
+      const got: string[] = [];
+      for (let i = 0; i < 6; i++) got.push(...(await claim(q, 20)).ids);
+      assert.deepEqual(got.filter((id) => id.startsWith('a')).sort(), ['a0', 'a1']);
+      assert.deepEqual(got.filter((id) => id.startsWith('big')).sort(), ['big0', 'big1', 'big2']);
+      assert.deepEqual(got.filter((id) => id.startsWith('u')).sort(), ['u0', 'u1', 'u2', 'u3'], 'jobs of no group are not held back');
+      assert.deepEqual(
+        got.filter((id) => id.startsWith('p')),
+        [],
+      );
+      const a = await q.groups.get('a');
+      assert.equal(a.rate.used, 2);
+      assert.equal(a.waiting + (await q.groups.get('big')).waiting, 3 + 2, 'held-back jobs wait in their lines');
+      assert.equal((await q.groups.get('paused')).rate.used, 0, 'a paused group takes no tokens');
+      if (!sharded) assert.equal((await q.rateStatus()).groupsHeld >= 2, true);
+    });
+
+    test('a group held back by its rate limit starts again at its refill, and other groups run meanwhile', { skip: sharded }, async () => {
+      const q = queue<string>();
+      await q.setLimits({ groupRateLimit: { max: 2, perMs: 500 } });
+      await addDue(q, [...Array.from({ length: 4 }, (_, i) => ({ id: `a${i}`, group: 'a' }))]);
+      const first = await claim(q, 10);
+      assert.deepEqual(first.ids, ['a0', 'a1']);
+      assert.equal(first.wake, first.now + 500, 'next look: the refill');
+      await addDue(q, [{ id: 'b0', group: 'b' }]);
+      assert.deepEqual((await claim(q, 10)).ids, ['b0']);
+      await sleepUntilServer(first.now + 500);
+      const later = await claim(q, 10);
+      assert.deepEqual(later.ids, ['a2', 'a3']);
+    });
+
+    test('cost: a job takes its cost in tokens; one that does not fit waits, in order', { skip: sharded }, async () => {
+      const q = queue<string>();
+      await q.setLimits({ rateLimit: { max: 4, perMs: 300 } });
+      await addDue(q, [
+        { id: 'c3', cost: 3 },
+        { id: 'c2', cost: 2 },
+        { id: 'c1', cost: 1 },
+      ]);
+      const r = await claim(q, 10);
+      assert.deepEqual(r.ids, ['c3'], 'c2 does not fit the one token left, and c1 waits behind it');
+      assert.equal((await q.rateStatus()).queue.used, 3);
+      assert.equal((await q.stats()).scheduled, 2, 'the others are still scheduled');
+      // The limit lowered below a waiting job's cost: it can never start, so it goes dead.
+      await sleepUntilServer(r.now + 300);
+      await q.setLimits({ rateLimit: { max: 1, perMs: 300 } });
+      // The claim takes one job (one token left): c2, buried; c1 comes with the next claim.
+      assert.deepEqual((await claim(q, 10)).ids, []);
+      assert.ok((await q.dead.list()).jobs.some((j) => j.id === 'c2'));
+      assert.match((await q.get('c2'))!.lastError ?? '', /cost 2 is above the rate limit max 1/);
+      assert.deepEqual((await claim(q, 10)).ids, ['c1']);
+      assert.match((await q.get('c2'))!.lastError ?? '', /cost 2 is above the rate limit max 1/);
+    });
+
+    test('RateLimitSignal holds back the group on every worker; the attempt is not spent; other groups run', async () => {
+      const q = queue<string>();
+      // One job of a group at a time, so g2 can only start after g1's run.
+      await q.setLimits({ groupConcurrency: 1 });
+      await addDue(q, [
+        { id: 'g1', group: 'g' },
+        { id: 'g2', group: 'g' },
+        { id: 'h1', group: 'h' },
+      ]);
+      const starts: { id: string; at: number; attempt: number }[] = [];
+      let signalled = 0;
+      const held = new Promise<number>((resolve) => {
+        const w = worker<string>(
+          q,
+          async (job) => {
+            starts.push({ id: job.id, at: Date.now(), attempt: job.attempt });
+            if (job.id === 'g1' && signalled++ === 0) throw new RateLimitSignal(400);
+          },
+          { concurrency: 1 },
+        );
+        w.on('rateLimited', (_job, ms) => resolve(ms));
+      });
+      // A second worker: the hold is the group's, not the worker's.
+      worker<string>(q, async (job) => void starts.push({ id: job.id, at: Date.now(), attempt: job.attempt }), { concurrency: 1 });
+      assert.equal(await held, 400);
+      const signalledAt = Date.now();
+      await until(async () => starts.filter((s) => s.id.startsWith('g')).length >= 3, 'g1 again and g2', 5000);
+      const g1Again = starts.filter((s) => s.id === 'g1')[1]!;
+      assert.equal(g1Again.attempt, 1, 'the attempt was not spent');
+      assert.ok(g1Again.at - signalledAt >= 350, `g1 ran again ${g1Again.at - signalledAt} ms after the signal`);
+      const g2 = starts.find((s) => s.id === 'g2')!;
+      assert.ok(g2.at >= g1Again.at, 'g1 kept its place at the head of its line');
+      assert.ok(starts.findIndex((s) => s.id === 'h1') < starts.findIndex((s) => s === g1Again), 'h ran during the hold');
+      await until(async () => (await q.stats()).scheduled + (await q.stats()).active === 0, 'all done');
+    });
+
+    test('RateLimitSignal from a job of no group holds back the whole queue; a stale token changes nothing', { skip: sharded }, async () => {
+      const q = queue<string>();
+      await addDue(q, [{ id: 'u1' }, { id: 'u2' }]);
+      const [a] = (await q.store.claim(q.name, 1, 30_000, 3)).jobs;
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: 'stale-1' }], 300), ['lease_lost']);
+      assert.deepEqual((await claim(q, 1)).ids, ['u2'], 'a stale hold held nothing');
+      const t = await kind.now();
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 300), ['ok']);
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 300), ['ok'], 'a re-send answers ok again');
+      const r = await claim(q, 5);
+      assert.deepEqual(r.ids, []);
+      assert.ok(r.wake !== undefined && r.wake >= t + 300 && r.wake <= r.now + 300, `wakes at the hold's end (${r.wake! - t})`);
+      await sleepUntilServer(r.wake!);
+      const after = await q.store.claim(q.name, 5, 30_000, 3);
+      assert.deepEqual(
+        after.jobs.map((j) => [j.id, j.attempt]),
+        [['u1', 1]],
+      );
+    });
+
+    test('debounce: a burst runs once, after the last add, with its data; maxWaitMs bounds it; a running job starts a new burst', async () => {
+      const q = queue<{ v: number }>();
+      const key = { key: 'doc:1', delayMs: 300 };
+      const first = await q.add({ v: 1 }, { debounce: key });
+      assert.equal(first.added, true);
+      const second = await q.add({ v: 2 }, { debounce: key });
+      const third = await q.add({ v: 3 }, { debounce: key });
+      assert.equal(second.debounced, true);
+      assert.equal(third.debounced, true);
+      assert.equal(third.id, first.id, 'the burst keeps its job');
+      assert.ok(third.dueAtMs >= second.dueAtMs, 'each add moves it later');
+      assert.equal((await q.stats()).scheduled, 1);
+      assert.deepEqual((await q.get(first.id))!.data, { v: 3 }, "the last add's data");
+      // maxWaitMs: due no later than the burst's first add + maxWaitMs.
+      const bounded = { key: 'doc:2', delayMs: 10_000, maxWaitMs: 400 };
+      const t = await kind.now();
+      const b1 = await q.add({ v: 1 }, { debounce: bounded });
+      const b2 = await q.add({ v: 2 }, { debounce: bounded });
+      assert.equal(b2.id, b1.id);
+      assert.ok(b1.dueAtMs >= t + 400 && b1.dueAtMs < t + 10_000, 'capped at first add + maxWaitMs');
+      assert.equal(b2.dueAtMs, b1.dueAtMs, 'a later add of the burst does not move it past the bound');
+      // The worker runs each burst once; an add while a burst's job runs starts a new burst.
+      const ran: { id: string; v: number }[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      worker<{ v: number }>(q, async (job) => {
+        ran.push({ id: job.id, v: job.data.v });
+        if (job.id === first.id) await gate;
+      });
+      await until(async () => ran.some((r) => r.id === first.id), 'the burst ran', 5000);
+      const during = await q.add({ v: 4 }, { debounce: key });
+      assert.equal(during.added, true, 'a new burst');
+      assert.notEqual(during.id, first.id);
+      assert.deepEqual((await q.get(first.id))!.data, { v: 3 }, 'the running job is not touched');
+      release();
+      await until(async () => ran.length === 3, 'three runs', 5000);
+      assert.deepEqual(ran.map((r) => r.v).sort(), [2, 3, 4]);
+      await until(async () => (await q.stats()).scheduled + (await q.stats()).active === 0, 'all done');
+      // Past maxWaitMs a burst's job is due: the next add starts a new burst.
+      const again = await q.add({ v: 5 }, { debounce: bounded });
+      assert.equal(again.added, true);
+      assert.notEqual(again.id, b1.id);
+    });
+
+    test('debounce: adds of one key in one addBulk fold into one job', async () => {
+      const q = queue<{ v: number }>();
+      const res = await q.addBulk([1, 2, 3].map((v) => ({ data: { v }, opts: { debounce: { key: 'k', delayMs: 60_000 } } })));
+      assert.equal(res[0]!.added, true);
+      assert.deepEqual(
+        res.slice(1).map((r) => [r.debounced, r.id]),
+        [
+          [true, res[0]!.id],
+          [true, res[0]!.id],
+        ],
+      );
+      assert.equal((await q.stats()).scheduled, 1);
+      assert.deepEqual((await q.get(res[0]!.id))!.data, { v: 3 });
+      // Still pending: a later call folds into it too.
+      const later = await q.add({ v: 4 }, { debounce: { key: 'k', delayMs: 60_000 } });
+      assert.equal(later.id, res[0]!.id);
+      assert.equal((await q.stats()).scheduled, 1);
+    });
+  });
+}
