@@ -229,7 +229,11 @@ export class DelayqMetrics {
     gauge('delayq_rate_held', "1 while the queue's own limiter is held by a RateLimitSignal (thrown by a job of no group), else 0", (f) =>
       f.rate.queue.heldUntilMs !== undefined && f.rate.queue.heldUntilMs > f.rate.nowMs ? 1 : 0,
     );
-    gauge('delayq_rate_groups_held', 'Groups held back now by their rate limit or a RateLimitSignal', (f) => f.rate.groupsHeld);
+    gauge(
+      'delayq_rate_groups_held',
+      "Groups the store's rate limiter is waiting on (rateStatus().groupsHeld): for a refill, a hold's end, or tokens still to give back",
+      (f) => f.rate.groupsHeld,
+    );
     gauge('delayq_groups_walk_complete', '1 when this scrape read every group of the queue, 0 when it stopped at its page bound (groupPages)', (f) =>
       f.complete ? 1 : 0,
     );
