@@ -50,9 +50,10 @@ export function jobOfLine(line: string, lineNo: number, defaults: AddOptions): B
     throw new UsageError(`line ${lineNo}: opts must be an object`, NOTHING_ADDED);
   }
   const own = (opts ?? {}) as AddOptions;
-  // A line's own time (delay or runAt) replaces the default's (--delay or --run-at) whole.
-  const timed = own.delay !== undefined || own.runAt !== undefined;
-  const { delay: _delay, runAt: _runAt, ...untimed } = defaults;
+  // A line's own time (delay, runAt or debounce) replaces the default's (--delay, --at or the
+  // --debounce-* options) whole: they exclude each other.
+  const timed = own.delay !== undefined || own.runAt !== undefined || own.debounce !== undefined;
+  const { delay: _delay, runAt: _runAt, debounce: _debounce, ...untimed } = defaults;
   return { data, opts: { ...(timed ? untimed : defaults), ...own } };
 }
 
@@ -123,18 +124,26 @@ export async function addNdjson(g: GlobalOptions, file: string | undefined, defa
   const { store, owned } = openCliStore(g);
   let added = 0;
   let existing = 0;
+  let debounced = 0;
   try {
     const q = new Queue<unknown>(g.queue, { store: countingAdds(store, startBar, (n) => bar?.tick(n)) });
     // One call: addBulk validates every job before it writes any.
     const results = await q.addBulk(jobs).catch((err: unknown) => {
       throw lineError(err, lineOf);
     });
-    for (const r of results) r.added ? added++ : existing++;
+    for (const r of results) r.added ? added++ : r.debounced ? debounced++ : existing++;
   } finally {
     bar?.done();
     if (owned) await store.close();
   }
-  output(g, { added, existing }, () => `${paint('green', 'added')} ${added} jobs${existing ? `, ${existing} existed already` : ''}`);
+  // `debounced` only when a line was folded into a burst's job (the shape stays as it was otherwise).
+  output(g, { added, existing, ...(debounced ? { debounced } : {}) }, () =>
+    [
+      `${paint('green', 'added')} ${added} jobs`,
+      ...(debounced ? [`${debounced} debounced into a burst's job`] : []),
+      ...(existing ? [`${existing} existed already`] : []),
+    ].join(', '),
+  );
   // Some ids were there already: like `add` of an existing id, "not changed" (for those).
   if (existing > 0) notChanged();
 }

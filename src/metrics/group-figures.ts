@@ -1,6 +1,7 @@
 /**
- * The figures of a queue's groups that one scrape exposes: the queue's limits, and sums over a
- * walk of `queue.groups.list` pages, with the few groups that have the most jobs waiting.
+ * The figures of a queue's groups that one scrape exposes: the queue's limits, its rate limiter
+ * now (`queue.rateStatus`: tokens taken, a hold, the next refill, the groups held back), and sums
+ * over a walk of `queue.groups.list` pages, with the few groups that have the most jobs waiting.
  *
  * Bounded on both sides: a scrape reads at most `pages` pages a queue (so a queue with a million
  * tenants costs a few round trips, and the figures then say they are partial), and only the top
@@ -8,12 +9,15 @@
  */
 import type { GroupInfo, QueueLimitsInfo } from '../queue/groups-api.js';
 import type { Queue } from '../queue.js';
+import type { RateStatus } from '../store/store.js';
 
 /** Groups per page of the walk: the most `queue.groups.list` takes. */
 export const GROUP_PAGE_SIZE = 1000;
 
 export interface GroupFigures {
   limits: QueueLimitsInfo;
+  /** The queue's rate limiter now (server clock), and how many groups are held back. */
+  rate: RateStatus;
   /** The walk reached the last page: every figure below covers every group. */
   complete: boolean;
   /** Distinct groups read (those with something running or waiting, a limit of their own or a pause). */
@@ -38,7 +42,7 @@ export interface GroupFigures {
  * twice in one walk (the hash was resized between two pages) counts once, as last read.
  */
 export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: number; top: number }): Promise<GroupFigures> {
-  const limits = await queue.limits();
+  const [limits, rate] = await Promise.all([queue.limits(), queue.rateStatus()]);
   const seen = new Map<string, GroupInfo>();
   let cursor: string | undefined;
   let pages = 0;
@@ -51,6 +55,7 @@ export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: num
 
   const f: GroupFigures = {
     limits,
+    rate,
     complete: cursor === undefined,
     listed: seen.size,
     waitingGroups: 0,

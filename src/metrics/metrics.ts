@@ -179,7 +179,8 @@ export class DelayqMetrics {
   }
 
   /**
-   * The series of flow control: the queue's limits (absent when none), counts over its groups,
+   * The series of flow control: the queue's limits (absent when none), its rate limiter now
+   * (tokens used, the next refill, a hold, the groups held back), counts over its groups,
    * and the top groups by jobs waiting. One bounded walk per queue feeds them all (cached like
    * the stats); the help says which figures are over the groups read, and how to tell a walk
    * that stopped short.
@@ -207,6 +208,31 @@ export class DelayqMetrics {
       'delayq_group_concurrency_limit',
       "The queue's groupConcurrency: most jobs of any one group running at once, unless the group has a limit of its own (absent when none)",
       (f) => f.limits.groupConcurrency,
+    );
+    // Rate limits: a limit's two numbers (absent when none), and the limiter now, on the server's clock.
+    gauge('delayq_rate_limit_max', "The queue's rateLimit: most tokens its jobs take in any window (absent when none)", (f) => f.limits.rateLimit?.max);
+    gauge('delayq_rate_limit_window_seconds', "The queue's rateLimit window, in seconds (absent when none)", (f) =>
+      f.limits.rateLimit === undefined ? undefined : f.limits.rateLimit.perMs / 1000,
+    );
+    gauge(
+      'delayq_group_rate_limit_max',
+      "The queue's groupRateLimit: most tokens one group takes in any window, unless it has a rate limit of its own (absent when none)",
+      (f) => f.limits.groupRateLimit?.max,
+    );
+    gauge('delayq_group_rate_limit_window_seconds', "The queue's groupRateLimit window, in seconds (absent when none)", (f) =>
+      f.limits.groupRateLimit === undefined ? undefined : f.limits.groupRateLimit.perMs / 1000,
+    );
+    gauge('delayq_rate_tokens_used', "Tokens the queue's jobs took in the current window of its rateLimit", (f) => f.rate.queue.used);
+    gauge('delayq_rate_next_refill_seconds', "Seconds until the queue's oldest token taken comes back (0 when none is taken)", (f) =>
+      f.rate.queue.nextRefillMs === undefined ? 0 : Math.max(0, f.rate.queue.nextRefillMs - f.rate.nowMs) / 1000,
+    );
+    gauge('delayq_rate_held', "1 while the queue's own limiter is held by a RateLimitSignal (thrown by a job of no group), else 0", (f) =>
+      f.rate.queue.heldUntilMs !== undefined && f.rate.queue.heldUntilMs > f.rate.nowMs ? 1 : 0,
+    );
+    gauge(
+      'delayq_rate_groups_held',
+      "Groups the store's rate limiter is waiting on (rateStatus().groupsHeld): for a refill, a hold's end, or tokens still to give back",
+      (f) => f.rate.groupsHeld,
     );
     gauge('delayq_groups_walk_complete', '1 when this scrape read every group of the queue, 0 when it stopped at its page bound (groupPages)', (f) =>
       f.complete ? 1 : 0,

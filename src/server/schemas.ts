@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
 import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
-import { MAX_CONCURRENCY, PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
+import { MAX_CONCURRENCY, MAX_RATE_TOKENS, MAX_RATE_WINDOW_MS, PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
 import { specSchema } from '../schedules/definition.js';
 import { LIST_ORDERS, LIST_STATES } from '../types.js';
 
@@ -95,16 +95,43 @@ const concurrencyLimit = z
   .max(MAX_CONCURRENCY, `must be a whole number from 1 to ${MAX_CONCURRENCY}, or null for no limit`)
   .nullable();
 
-/** `queue.setLimits`: each limit a number, null to remove it, left out to leave it; at least one given. */
+const RATE_MAX_TEXT = `must be a whole number of tokens from 1 to ${MAX_RATE_TOKENS}`;
+const RATE_WINDOW_TEXT = `must be a whole number of milliseconds from 1 to ${MAX_RATE_WINDOW_MS} (a week)`;
+
+/** A rate limit as `queue.setLimits` takes it: `{ max, perMs }` (most tokens in any window of perMs), or null for none. */
+const rateLimitInput = z
+  .strictObject(
+    {
+      max: z.number(RATE_MAX_TEXT).int(RATE_MAX_TEXT).min(1, RATE_MAX_TEXT).max(MAX_RATE_TOKENS, RATE_MAX_TEXT),
+      perMs: z.number(RATE_WINDOW_TEXT).int(RATE_WINDOW_TEXT).min(1, RATE_WINDOW_TEXT).max(MAX_RATE_WINDOW_MS, RATE_WINDOW_TEXT),
+    },
+    'must be { max, perMs }, or null for no limit',
+  )
+  .nullable();
+
+/** `queue.setLimits`: each limit a value, null to remove it, left out to leave it; at least one given. */
 export const queueLimitsBody = z
-  .strictObject({ concurrency: concurrencyLimit.optional(), groupConcurrency: concurrencyLimit.optional() })
-  .refine((b) => b.concurrency !== undefined || b.groupConcurrency !== undefined, {
-    error: 'give concurrency, groupConcurrency or both (a number, or null for no limit)',
+  .strictObject({
+    concurrency: concurrencyLimit.optional(),
+    groupConcurrency: concurrencyLimit.optional(),
+    rateLimit: rateLimitInput.optional(),
+    groupRateLimit: rateLimitInput.optional(),
+  })
+  .refine((b) => b.concurrency !== undefined || b.groupConcurrency !== undefined || b.rateLimit !== undefined || b.groupRateLimit !== undefined, {
+    error: 'give concurrency, groupConcurrency, rateLimit or groupRateLimit (a value, or null for no limit)',
     path: ['concurrency'],
   });
 
-/** `queue.groups.setLimits`: the group's own limit, or null to fall back on the queue's groupConcurrency. */
-export const groupLimitBody = z.strictObject({ concurrency: concurrencyLimit });
+/**
+ * `queue.groups.setLimits`: the group's own limit and rate limit, each null to fall back on the
+ * queue's groupConcurrency / groupRateLimit, left out to leave it; at least one given.
+ */
+export const groupLimitBody = z
+  .strictObject({ concurrency: concurrencyLimit.optional(), rateLimit: rateLimitInput.optional() })
+  .refine((b) => b.concurrency !== undefined || b.rateLimit !== undefined, {
+    error: 'give concurrency, rateLimit or both (a value, or null to remove the limit)',
+    path: ['concurrency'],
+  });
 
 /**
  * The longest groups cursor the API takes: the dashboard's seal (see api/group-routes.ts) around
@@ -222,14 +249,40 @@ export const shardFigures = z.object({
   nextDueInMs: ms.optional(),
 });
 
+/** A rate limit: at most `max` tokens in any window of `perMs` ms (server clock). */
+export const rateLimit = z.object({ max: z.number().int(), perMs: z.number().int() });
+
+/** How much of a rate limit is taken now (server clock). */
+export const rateUse = z.object({
+  /** Tokens taken in the current window. */
+  used: z.number().int(),
+  /** Held back by a RateLimitSignal until then; left out when not held. */
+  heldUntilMs: ms.optional(),
+  /** When the oldest token taken comes back; left out when none is taken. */
+  nextRefillMs: ms.optional(),
+});
+
 /** The queue-wide limits; a limit left out is not set. */
-export const queueLimits = z.object({ concurrency: z.number().int().optional(), groupConcurrency: z.number().int().optional() });
+export const queueLimits = z.object({
+  concurrency: z.number().int().optional(),
+  groupConcurrency: z.number().int().optional(),
+  rateLimit: rateLimit.optional(),
+  groupRateLimit: rateLimit.optional(),
+});
+
+/** `queue.rateStatus()`: the queue's limiter now, and how many groups are held back. */
+export const rateStatus = z.object({ nowMs: ms, queue: rateUse, groupsHeld: z.number().int() });
 
 export const queueDetail = z.object({
   name: z.string(),
   stats: queueStats,
-  /** `concurrency`: most jobs of the queue running at once; `groupConcurrency`: most of any one group. */
+  /**
+   * `concurrency`: most jobs of the queue running at once; `groupConcurrency`: most of any one
+   * group; `rateLimit` / `groupRateLimit`: most tokens the queue / one group takes in any window.
+   */
   limits: queueLimits,
+  /** The queue's rate limiter now: tokens taken, a hold, the next refill; groups held back. */
+  rate: rateStatus,
   /** Shards new jobs are spread over (1: unsharded), and shard sets an earlier reshard left draining. */
   shards: z.number().int(),
   drainingShards: z.number().int(),
@@ -260,6 +313,8 @@ export const addResult = z.object({
   added: z.boolean(),
   replaced: z.boolean(),
   duplicateOf: z.string().optional(),
+  /** Folded into the pending job of its debounce key (`id`), whose data and due time it replaced. */
+  debounced: z.boolean().optional(),
   state: z.string(),
   dueAtMs: ms,
 });
@@ -298,6 +353,10 @@ export const groupInfo = z.object({
   waiting: z.number().int(),
   /** Its own limit; left out: the queue's groupConcurrency applies. */
   concurrency: z.number().int().optional(),
+  /** Its own rate limit; left out: the queue's groupRateLimit applies. */
+  rateLimit: rateLimit.optional(),
+  /** Its tokens taken in the window, a hold and the next refill (server clock). */
+  rate: rateUse,
   paused: z.boolean(),
 });
 

@@ -103,7 +103,12 @@ const SPECS: Record<string, Spec> = {
   'groups-shop': {
     // The limits, the group's own limit and its job are in the store for every process to see.
     check: async (ctx) => {
-      assert.deepEqual(await queueIn(ctx, 'order-timeouts', (q) => q.limits()), { concurrency: 200, groupConcurrency: 5 });
+      assert.deepEqual(await queueIn(ctx, 'order-timeouts', (q) => q.limits()), {
+        concurrency: 200,
+        groupConcurrency: 5,
+        rateLimit: undefined,
+        groupRateLimit: undefined,
+      });
       assert.equal((await queueIn(ctx, 'order-timeouts', (q) => q.groups.get('merchant:m-1'))).concurrency, 20);
       assert.equal((await queueIn(ctx, 'order-timeouts', (q) => q.get('order:123')))?.group, 'merchant:m-42');
     },

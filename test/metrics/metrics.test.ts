@@ -297,6 +297,72 @@ describe('Prometheus metrics', () => {
     }
   });
 
+  test('rate limits: the limits (absent when none), tokens used, the next refill, a hold and the groups held back; no group label', async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore({ clock: () => now });
+    const name = uniqueName('mrate');
+    const queue = new Queue<number>(name, { store });
+    const plain = new Queue<number>(uniqueName('mrate-plain'), { store });
+    try {
+      const registry = new Registry();
+      (await DelayqMetrics.create({ registry, statsCacheMs: 0 })).observeQueue(queue).observeQueue(plain);
+      await queue.setLimits({ rateLimit: { max: 10, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 30_000 } });
+      await plain.add(1);
+      await queue.addBulk([
+        { data: 1, opts: { cost: 4 } },
+        { data: 2, opts: { group: 'tenant-a' } },
+        { data: 3, opts: { group: 'tenant-a' } },
+      ]);
+      const claimed = await store.claim(name, 10, 60_000, 1);
+      assert.equal(claimed.jobs.length, 2, "the job of no group and one of tenant-a's: its group rate limit holds the other back");
+      now += 15_000;
+      const m = parse(await registry.metrics());
+      const q = `queue="${name}"`;
+      assert.equal(m.get(`delayq_rate_limit_max{${q}}`), 10);
+      assert.equal(m.get(`delayq_rate_limit_window_seconds{${q}}`), 60);
+      assert.equal(m.get(`delayq_group_rate_limit_max{${q}}`), 1);
+      assert.equal(m.get(`delayq_group_rate_limit_window_seconds{${q}}`), 30);
+      // The job of cost 4 and tenant-a's of 1: both count against the queue's limit.
+      assert.equal(m.get(`delayq_rate_tokens_used{${q}}`), 5);
+      assert.equal(m.get(`delayq_rate_next_refill_seconds{${q}}`), 45, 'taken 15 s ago in a window of 60 s');
+      assert.equal(m.get(`delayq_rate_held{${q}}`), 0);
+      assert.equal(m.get(`delayq_rate_groups_held{${q}}`), 1, 'tenant-a waits for its token');
+      assert.equal([...m.keys()].filter((k) => k.startsWith('delayq_rate') && k.includes('group="')).length, 0);
+      // A queue without rate limits: no limit series, zeros.
+      const p = `queue="${plain.name}"`;
+      for (const series of [
+        'delayq_rate_limit_max',
+        'delayq_rate_limit_window_seconds',
+        'delayq_group_rate_limit_max',
+        'delayq_group_rate_limit_window_seconds',
+      ])
+        assert.equal(m.has(`${series}{${p}}`), false, series);
+      assert.equal(m.get(`delayq_rate_tokens_used{${p}}`), 0);
+      assert.equal(m.get(`delayq_rate_next_refill_seconds{${p}}`), 0, 'no token taken: 0');
+      assert.equal(m.get(`delayq_rate_held{${p}}`), 0);
+      assert.equal(m.get(`delayq_rate_groups_held{${p}}`), 0);
+
+      // A RateLimitSignal of a job of no group holds the queue; the limit removed takes its series along.
+      const free = claimed.jobs.find((j) => j.group === undefined)!;
+      await store.release(name, [{ id: free.id, token: free.token }], 20_000);
+      await queue.setLimits({ rateLimit: null });
+      const held = parse(await registry.metrics());
+      assert.equal(held.get(`delayq_rate_held{${q}}`), 1);
+      assert.equal(held.has(`delayq_rate_limit_max{${q}}`), false);
+      assert.equal(held.has(`delayq_rate_limit_window_seconds{${q}}`), false);
+      assert.equal(held.get(`delayq_group_rate_limit_max{${q}}`), 1);
+      now += 60_000;
+      const later = parse(await registry.metrics());
+      assert.equal(later.get(`delayq_rate_held{${q}}`), 0, 'the hold is over');
+      assert.equal(later.get(`delayq_rate_tokens_used{${q}}`), 0, 'the window passed');
+      assert.equal(later.get(`delayq_rate_next_refill_seconds{${q}}`), 0);
+      // delayq_rate_groups_held is the store's count (rateStatus().groupsHeld), booked by claims: not asserted here past a claim.
+    } finally {
+      await Promise.all([queue.close(), plain.close()]);
+      await store.close();
+    }
+  });
+
   test('groups: a scrape reads at most groupPages pages a queue and says when its figures are partial; topGroups 0 makes no group label', async () => {
     const name = uniqueName('mgp');
     const queue = new Queue<number>(name, { connection: fx.redis.url });

@@ -39,8 +39,8 @@ const BODIES: Record<string, unknown> = {
   'post /api/queues/{queue}/completed/purge': { all: true, expect: 10 },
   'post /api/queues/{queue}/drain': { expect: 10 },
   'post /api/queues/{queue}/schedules/{name}': { every: 3_600_000, data: { card: SECRET } },
-  'post /api/queues/{queue}/limits': { concurrency: 5, groupConcurrency: 2 },
-  'post /api/queues/{queue}/groups/{id}/limits': { concurrency: 3 },
+  'post /api/queues/{queue}/limits': { concurrency: 5, groupConcurrency: 2, rateLimit: { max: 100, perMs: 1000 }, groupRateLimit: null },
+  'post /api/queues/{queue}/groups/{id}/limits': { concurrency: 3, rateLimit: { max: 10, perMs: 60_000 } },
 };
 
 interface RouteCase {
@@ -126,7 +126,8 @@ async function seed(backend: Backend): Promise<{ name: string; q: Queue }> {
   await q.add({ card: SECRET, n: 3 }, { id: 'job-1', delay: 3_600_000 });
   await q.schedules.upsert('nightly', { cron: '0 2 * * *', data: { card: SECRET } });
   // A group with a state of its own, so that "nothing written" covers the groups too.
-  await q.groups.setLimits('tenant-9', { concurrency: 4 });
+  await q.groups.setLimits('tenant-9', { concurrency: 4, rateLimit: { max: 20, perMs: 60_000 } });
+  await q.setLimits({ groupRateLimit: { max: 5, perMs: 1000 } });
   return { name, q };
 }
 

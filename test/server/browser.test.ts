@@ -379,6 +379,7 @@ describe('the dashboard in Chromium', () => {
     const w = errorLog.watch(new Worker<{ n: number }>('tenants', () => gate.promise, { connection: fx.redis.url, concurrency: 4 }));
     try {
       await tenants.setLimits({ groupConcurrency: 1 });
+      await tenants.groups.setLimits('tenant-7', { rateLimit: { max: 5, perMs: 60_000 } });
       for (let i = 0; i < 3; i++) await tenants.add({ n: i }, { id: `t42-${i}`, group: 'tenant-42' });
       await tenants.add({ n: 9 }, { id: 't7-0', group: 'tenant-7' });
       await until(async () => (await tenants.groups.get('tenant-42')).waiting === 2, 'one of tenant-42 running, two waiting', STEP_MS);
@@ -395,8 +396,11 @@ describe('the dashboard in Chromium', () => {
       assert.equal((await cells.nth(1).textContent())?.trim(), '1 / 1', 'running, of the limit per group');
       assert.equal((await cells.nth(2).textContent())?.trim(), '2', 'waiting');
       assert.equal((await cells.nth(3).textContent())?.trim(), "1 (queue's)", "no limit of its own: the queue's applies");
-      assert.equal((await cells.nth(4).textContent())?.trim(), 'no', 'not paused');
-      await page.locator('tbody tr[data-group="tenant-7"]').waitFor();
+      assert.equal((await cells.nth(4).textContent())?.trim(), 'none', 'no rate limit');
+      assert.equal((await cells.nth(5).textContent())?.trim(), 'no', 'not paused');
+      const seven = page.locator('tbody tr[data-group="tenant-7"]');
+      await seven.waitFor();
+      assert.equal((await seven.locator('td').nth(4).textContent())?.trim(), '1 / 5 per 1 min', 'its own rate limit: a token used of 5 a minute');
       await shot(page, 'queue-groups');
 
       await page.getByRole('button', { name: 'Pause tenant-42' }).click();
@@ -426,10 +430,31 @@ describe('the dashboard in Chromium', () => {
       // The queue's limits, from the line under the title.
       await page.getByRole('button', { name: 'Set the queue’s limits' }).click();
       await dialog.getByLabel('Concurrency', { exact: true }).fill('8');
+      await dialog.getByLabel('Rate tokens', { exact: true }).fill('100');
+      await dialog.getByLabel('Rate window (ms)', { exact: true }).fill('1000');
       await shot(page, 'dialog-limits');
       await dialog.getByRole('button', { name: 'Set limits' }).click();
-      await until(async () => /Concurrency 8 · per group 1/.test((await limitsLine.textContent()) ?? ''), 'the new limit on the page', STEP_MS);
-      assert.deepEqual({ ...(await tenants.limits()) }, { concurrency: 8, groupConcurrency: 1 });
+      await until(
+        async () => /Concurrency 8 · per group 1 · Rate 100 per 1 s · group rate no limit/.test((await limitsLine.textContent()) ?? ''),
+        'the new limits on the page',
+        STEP_MS,
+      );
+      assert.deepEqual(
+        { ...(await tenants.limits()) },
+        { concurrency: 8, groupConcurrency: 1, rateLimit: { max: 100, perMs: 1000 }, groupRateLimit: undefined },
+      );
+
+      // A group's rate limit, through its limit dialog.
+      await page.goto(`${dashboard.url}#/queues/tenants/groups`);
+      await row.waitFor();
+      while ((await page.locator('.toast .toast-close').count()) > 0) await page.locator('.toast .toast-close').first().click();
+      await page.getByRole('button', { name: 'Set the limit of tenant-42' }).click();
+      await dialog.getByLabel('Rate of tenant-42 tokens', { exact: true }).fill('3');
+      await dialog.getByLabel('Rate of tenant-42 window (ms)', { exact: true }).fill('60000');
+      await dialog.getByRole('button', { name: 'Set limit' }).click();
+      await page.waitForSelector('.toast-success');
+      await until(async () => (await tenants.groups.get('tenant-42')).rateLimit?.max === 3, 'the group rate limit in Redis', STEP_MS);
+      assert.deepEqual((await tenants.groups.get('tenant-42')).rateLimit, { max: 3, perMs: 60_000 });
 
       // A job shows its group, in its row and on its page.
       await page.goto(`${dashboard.url}#/queues/tenants/active`);

@@ -1,7 +1,8 @@
 /**
- * The dashboard's API for flow control, on both stores: the queue's limits (read in the queue's
- * detail, set with POST limits), its groups (a page with a sealed cursor, one group), a group's
- * own limit, pause and resume. Each write: done and audited, bad input a 400 naming the field
+ * The dashboard's API for flow control, on both stores: the queue's limits, concurrency and rate
+ * (read in the queue's detail with the rate limiter's figures, set with POST limits), its groups
+ * (a page with a sealed cursor, one group, each with its rate limit and tokens used), a group's
+ * own limit and rate limit, pause and resume. Each write: done and audited, bad input a 400 naming the field
  * with nothing written, refused by a hook that says no (told the route's code), by a read-only
  * dashboard and without the CSRF token (security.test.ts too). Reads of groups tell a guesser
  * nothing a page of groups does not: a made-up group reads as an empty one and writes nothing.
@@ -18,10 +19,15 @@ import { ApiClient } from './client.js';
 
 const errorLog = useErrorLog();
 
+/** A group as the API answers it: nothing of its rate limit taken (no hold, no refill to come). */
+const IDLE = { used: 0 };
+
 /** Every write route of this file: method, path under the queue, body. */
 const WRITES = [
   ['POST', '/limits', { concurrency: 7 }],
+  ['POST', '/limits', { rateLimit: { max: 100, perMs: 1000 }, groupRateLimit: null }],
   ['POST', '/groups/tenant-1/limits', { concurrency: 2 }],
+  ['POST', '/groups/tenant-1/limits', { rateLimit: { max: 5, perMs: 60_000 } }],
   ['POST', '/groups/tenant-1/pause', undefined],
   ['POST', '/groups/tenant-1/resume', undefined],
 ] as const;
@@ -46,12 +52,15 @@ for (const backend of serverBackends()) {
       const { name, q, api, audit } = setUp();
       await q.add({ x: 1 }, { delay: 60_000 });
       await api.session();
-      assert.deepEqual((await api.get(`/api/queues/${name}`)).body.limits, {}, 'no limit yet');
+      const fresh = (await api.get(`/api/queues/${name}`)).body;
+      assert.deepEqual(fresh.limits, {}, 'no limit yet');
+      assert.deepEqual(fresh.rate, { nowMs: fresh.rate.nowMs, queue: IDLE, groupsHeld: 0 }, 'the rate limiter: nothing taken');
+      assert.equal(typeof fresh.rate.nowMs, 'number');
 
       const set = await api.post(`/api/queues/${name}/limits`, { concurrency: 10, groupConcurrency: 2 });
       assert.equal(set.status, 200, JSON.stringify(set.body));
       assert.deepEqual(set.body, { ok: true, changed: true, limits: { concurrency: 10, groupConcurrency: 2 } });
-      assert.deepEqual(await q.limits(), { concurrency: 10, groupConcurrency: 2 });
+      assert.deepEqual(await q.limits(), { concurrency: 10, groupConcurrency: 2, rateLimit: undefined, groupRateLimit: undefined });
       assert.deepEqual((await api.get(`/api/queues/${name}`)).body.limits, { concurrency: 10, groupConcurrency: 2 });
 
       const again = await api.post(`/api/queues/${name}/limits`, { concurrency: 10 });
@@ -59,12 +68,33 @@ for (const backend of serverBackends()) {
       const removed = await api.post(`/api/queues/${name}/limits`, { concurrency: null });
       assert.deepEqual(removed.body, { ok: true, changed: true, limits: { groupConcurrency: 2 } }, 'null removes one; the one left out stays');
 
+      // Rate limits: { max, perMs }, null removes one; the queue's detail shows them and the tokens taken.
+      const rated = await api.post(`/api/queues/${name}/limits`, { rateLimit: { max: 100, perMs: 600_000 }, groupRateLimit: { max: 10, perMs: 60_000 } });
+      assert.equal(rated.status, 200, JSON.stringify(rated.body));
+      assert.deepEqual(rated.body, {
+        ok: true,
+        changed: true,
+        limits: { groupConcurrency: 2, rateLimit: { max: 100, perMs: 600_000 }, groupRateLimit: { max: 10, perMs: 60_000 } },
+      });
+      assert.deepEqual((await q.limits()).rateLimit, { max: 100, perMs: 600_000 });
+      await q.add({ x: 2 });
+      assert.equal((await q.store.claim(name, 1, 60_000, 1)).jobs.length, 1, 'a job handed out takes a token');
+      const detail = (await api.get(`/api/queues/${name}`)).body;
+      assert.deepEqual(detail.limits.rateLimit, { max: 100, perMs: 600_000 });
+      assert.equal(detail.rate.queue.used, 1);
+      assert.ok(detail.rate.queue.nextRefillMs > detail.rate.nowMs + 500_000, 'its token comes back a window after it was taken');
+      assert.equal(detail.rate.queue.heldUntilMs, undefined);
+      const unrated = await api.post(`/api/queues/${name}/limits`, { groupRateLimit: null });
+      assert.deepEqual(unrated.body.limits, { groupConcurrency: 2, rateLimit: { max: 100, perMs: 600_000 } });
+
       assert.deepEqual(
         audit.map((a) => [a.action, a.queue, a.target, a.user]),
         [
           ['queue.limit', name, 'concurrency=10 groupConcurrency=2', 'anonymous'],
           ['queue.limit', name, 'concurrency=10', 'anonymous'],
           ['queue.limit', name, 'concurrency=none', 'anonymous'],
+          ['queue.limit', name, 'rateLimit=100/600000 groupRateLimit=10/60000', 'anonymous'],
+          ['queue.limit', name, 'groupRateLimit=none', 'anonymous'],
         ],
       );
       assert.equal(audit[0]!.summary, "Sets the queue's limits");
@@ -73,8 +103,8 @@ for (const backend of serverBackends()) {
     test('bad limits and bad group ids are a 400 naming the field, and write nothing', async () => {
       const { name, q, api, audit } = setUp();
       await q.add({ x: 1 }, { delay: 60_000 });
-      await q.setLimits({ concurrency: 4 });
-      await q.groups.setLimits('tenant-1', { concurrency: 3 });
+      await q.setLimits({ concurrency: 4, rateLimit: { max: 50, perMs: 1000 } });
+      await q.groups.setLimits('tenant-1', { concurrency: 3, rateLimit: { max: 5, perMs: 1000 } });
       await api.session();
       const before = await flow(q);
       for (const [path, body, field] of [
@@ -86,6 +116,19 @@ for (const backend of serverBackends()) {
         ['/limits', { concurency: 5 }, 'body.concurency'],
         ['/limits', {}, 'body.concurrency'],
         ['/limits', { concurrency: 5, groupConcurrency: 0 }, 'body.groupConcurrency'],
+        ['/limits', { rateLimit: { max: 0, perMs: 1000 } }, 'body.rateLimit.max'],
+        ['/limits', { rateLimit: { max: 1.5, perMs: 1000 } }, 'body.rateLimit.max'],
+        ['/limits', { rateLimit: { max: 1_000_001, perMs: 1000 } }, 'body.rateLimit.max'],
+        ['/limits', { rateLimit: { max: 10, perMs: 0 } }, 'body.rateLimit.perMs'],
+        ['/limits', { rateLimit: { max: 10, perMs: 604_800_001 } }, 'body.rateLimit.perMs'],
+        ['/limits', { rateLimit: { max: 10 } }, 'body.rateLimit.perMs'],
+        ['/limits', { rateLimit: { max: 10, perMs: 1000, burst: 5 } }, 'body.rateLimit.burst'],
+        ['/limits', { rateLimit: '100/1000' }, 'body.rateLimit'],
+        ['/limits', { groupRateLimit: 5 }, 'body.groupRateLimit'],
+        // A bad rate beside a good limit: neither is written.
+        ['/limits', { concurrency: 5, groupRateLimit: { max: -1, perMs: 1000 } }, 'body.groupRateLimit.max'],
+        ['/groups/tenant-1/limits', { rateLimit: { max: 5, perMs: '1s' } }, 'body.rateLimit.perMs'],
+        ['/groups/tenant-1/limits', { concurrency: 2, rateLimit: [] }, 'body.rateLimit'],
         ['/groups/tenant-1/limits', { concurrency: 0 }, 'body.concurrency'],
         ['/groups/tenant-1/limits', {}, 'body.concurrency'],
         ['/groups/tenant-1/limits', { concurrency: 2, paused: true }, 'body.paused'],
@@ -107,9 +150,10 @@ for (const backend of serverBackends()) {
       assert.deepEqual(audit, [], 'nothing audited');
     });
 
-    test("groups: a page with each group's running, waiting, own limit and pause; one group; a job shows its group", async () => {
+    test("groups: a page with each group's running, waiting, own limit, rate limit and tokens used, and pause; one group; a job shows its group", async () => {
       const { name, q, api } = setUp();
       await q.setLimits({ groupConcurrency: 1 });
+      await q.groups.setLimits('tenant/b', { rateLimit: { max: 3, perMs: 600_000 } });
       const gate = deferred();
       const w = errorLog.watch(new Worker(name, () => gate.promise, { ...backend.options(), concurrency: 5 }));
       try {
@@ -124,11 +168,21 @@ for (const backend of serverBackends()) {
         assert.equal(page.status, 200, JSON.stringify(page.body));
         assert.equal(page.body.cursor, undefined, 'one page');
         const byId = Object.fromEntries(page.body.groups.map((g: { id: string }) => [g.id, g]));
-        assert.deepEqual(byId['tenant-a'], { id: 'tenant-a', running: 1, waiting: 2, paused: false });
-        assert.deepEqual(byId['tenant/b'], { id: 'tenant/b', running: 1, waiting: 0, paused: false });
+        assert.deepEqual(byId['tenant-a'], { id: 'tenant-a', running: 1, waiting: 2, rate: IDLE, paused: false }, 'no rate limit: nothing counted');
+        const b = byId['tenant/b'];
+        assert.ok(b.rate.nextRefillMs > Date.now() + 500_000, 'its token comes back a window after it was taken');
+        const tenantB = {
+          id: 'tenant/b',
+          running: 1,
+          waiting: 0,
+          rateLimit: { max: 3, perMs: 600_000 },
+          rate: { used: 1, nextRefillMs: b.rate.nextRefillMs },
+          paused: false,
+        };
+        assert.deepEqual(b, tenantB);
 
         const one = await api.get(`/api/queues/${name}/groups/${encodeURIComponent('tenant/b')}`);
-        assert.deepEqual(one.body, { id: 'tenant/b', running: 1, waiting: 0, paused: false }, 'an id with a slash, percent-encoded');
+        assert.deepEqual(one.body, tenantB, 'an id with a slash, percent-encoded');
         const job = await api.get(`/api/queues/${name}/jobs/a-0`);
         assert.equal(job.body.group, 'tenant-a');
         const active = await api.get(`/api/queues/${name}/jobs?state=active`);
@@ -145,17 +199,30 @@ for (const backend of serverBackends()) {
       await api.session();
       const paused = await api.post(`/api/queues/${name}/groups/tenant-1/pause`);
       assert.equal(paused.status, 200, JSON.stringify(paused.body));
-      assert.deepEqual(paused.body, { ok: true, changed: true, group: { id: 'tenant-1', running: 0, waiting: 0, paused: true } });
+      assert.deepEqual(paused.body, { ok: true, changed: true, group: { id: 'tenant-1', running: 0, waiting: 0, rate: IDLE, paused: true } });
       assert.equal((await q.groups.get('tenant-1')).paused, true);
       assert.equal((await api.post(`/api/queues/${name}/groups/tenant-1/pause`)).body.changed, false, 're-sent: no change');
 
       const limited = await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { concurrency: 3 });
-      assert.deepEqual(limited.body.group, { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, paused: true });
+      assert.deepEqual(limited.body.group, { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, rate: IDLE, paused: true });
       const resumed = await api.post(`/api/queues/${name}/groups/tenant-1/resume`);
-      assert.deepEqual(resumed.body, { ok: true, changed: true, group: { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, paused: false } });
+      assert.deepEqual(resumed.body, { ok: true, changed: true, group: { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, rate: IDLE, paused: false } });
       const unlimited = await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { concurrency: null });
       assert.equal(unlimited.body.changed, true);
       assert.equal((await q.groups.get('tenant-1')).concurrency, undefined);
+
+      // A rate limit of its own: set (the limit left out stays), re-sent, removed.
+      await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { concurrency: 2 });
+      const rated = await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { rateLimit: { max: 5, perMs: 60_000 } });
+      assert.deepEqual(rated.body, {
+        ok: true,
+        changed: true,
+        group: { id: 'tenant-1', running: 0, waiting: 0, concurrency: 2, rateLimit: { max: 5, perMs: 60_000 }, rate: IDLE, paused: false },
+      });
+      assert.deepEqual((await q.groups.get('tenant-1')).rateLimit, { max: 5, perMs: 60_000 });
+      assert.equal((await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { rateLimit: { max: 5, perMs: 60_000 } })).body.changed, false);
+      const both = await api.post(`/api/queues/${name}/groups/tenant-1/limits`, { concurrency: null, rateLimit: null });
+      assert.deepEqual(both.body.group, { id: 'tenant-1', running: 0, waiting: 0, rate: IDLE, paused: false });
 
       assert.deepEqual(
         audit.map((a) => [a.action, a.target]),
@@ -165,6 +232,10 @@ for (const backend of serverBackends()) {
           ['group.limit', 'tenant-1 concurrency=3'],
           ['group.resume', 'tenant-1'],
           ['group.limit', 'tenant-1 concurrency=none'],
+          ['group.limit', 'tenant-1 concurrency=2'],
+          ['group.limit', 'tenant-1 rateLimit=5/60000'],
+          ['group.limit', 'tenant-1 rateLimit=5/60000'],
+          ['group.limit', 'tenant-1 concurrency=none rateLimit=none'],
         ],
       );
       assert.ok(audit.every((a) => a.queue === name));
@@ -249,12 +320,13 @@ for (const backend of serverBackends()) {
       const before = await snapshot();
       const guess = await api.get(`/api/queues/${name}/groups/tenant-guess`);
       const real = await api.get(`/api/queues/${name}/groups/tenant-real`);
-      assert.deepEqual(guess.body, { id: 'tenant-guess', running: 0, waiting: 0, paused: false });
+      assert.deepEqual(guess.body, { id: 'tenant-guess', running: 0, waiting: 0, rate: IDLE, paused: false });
       assert.deepEqual({ ...real.body, id: 'tenant-guess' }, guess.body, 'an idle group and a made-up one read alike');
       assert.deepEqual(await snapshot(), before, 'no key written for a read');
       // Removing a limit no group had is no change, and writes nothing either.
       await api.session();
       assert.equal((await api.post(`/api/queues/${name}/groups/tenant-guess/limits`, { concurrency: null })).body.changed, false);
+      assert.equal((await api.post(`/api/queues/${name}/groups/tenant-guess/limits`, { rateLimit: null })).body.changed, false);
       assert.equal((await api.post(`/api/queues/${name}/groups/tenant-guess/resume`)).body.changed, false);
       assert.deepEqual(await snapshot(), before, 'no key written for a write that changed nothing');
       assert.equal((await api.get(`/api/queues/${uniqueName('ghost')}/groups/tenant-real`)).status, 404, 'a queue that does not exist');
@@ -315,6 +387,13 @@ for (const backend of serverBackends()) {
       const oncall = { 'x-user': 'oncall' };
       assert.equal((await hooked.api.post(`/api/queues/${hooked.name}/groups/tenant-1/pause`, undefined, { headers: oncall })).status, 200);
       assert.equal((await hooked.api.post(`/api/queues/${hooked.name}/limits`, { concurrency: 9 }, { headers: oncall })).status, 403);
+      assert.equal((await hooked.api.post(`/api/queues/${hooked.name}/limits`, { rateLimit: { max: 1, perMs: 1000 } }, { headers: oncall })).status, 403);
+      assert.equal(
+        (await hooked.api.post(`/api/queues/${hooked.name}/groups/tenant-1/limits`, { rateLimit: null }, { headers: oncall })).status,
+        403,
+        'a group rate limit is group.limit, not the pause the hook allows',
+      );
+      assert.equal((await hooked.q.limits()).rateLimit, undefined);
       assert.equal((await hooked.q.groups.get('tenant-1')).paused, true);
       assert.equal((await hooked.q.limits()).concurrency, 3);
       assert.deepEqual(

@@ -1,9 +1,29 @@
 import type { Command } from 'commander';
+import { MAX_RATE_TOKENS } from '../../limits.js';
 import type { AddOptions } from '../../options.js';
 import { duration, globals, instant, numberOption, output, paint, when, withQueue, writes } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { addNdjson } from '../ndjson-import.js';
 import { parseData, readSource } from '../read-input.js';
+
+/** A job's cost in tokens as typed: digits only, 1 to MAX_RATE_TOKENS. */
+export function costArg(value: string): number {
+  const n = /^\d{1,7}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_RATE_TOKENS))
+    throw new UsageError(`--cost must be a whole number of tokens from 1 to ${MAX_RATE_TOKENS} (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+/** --debounce-key with --debounce-ms (and maybe --debounce-max-ms), or none of them. */
+export function debounceArgs(o: Record<string, string | boolean | undefined>): AddOptions['debounce'] {
+  const key = o.debounceKey as string | undefined;
+  const delayMs = duration('--debounce-ms', o.debounceMs as string | undefined);
+  const maxWaitMs = duration('--debounce-max-ms', o.debounceMaxMs as string | undefined);
+  if (key === undefined && delayMs === undefined && maxWaitMs === undefined) return undefined;
+  if (key === undefined) throw new UsageError('--debounce-ms and --debounce-max-ms need --debounce-key (the burst the add belongs to)');
+  if (delayMs === undefined) throw new UsageError('--debounce-key needs --debounce-ms (how long after the last add of the burst the job runs)');
+  return maxWaitMs === undefined ? { key, delayMs } : { key, delayMs, maxWaitMs };
+}
 
 export function addCommand(program: Command): void {
   writes(program.command('add'))
@@ -15,6 +35,10 @@ export function addCommand(program: Command): void {
     .option('--priority <n>', 'higher runs first among due jobs')
     .option('--attempts <n>', 'hand-outs before the dead set')
     .option('--group <id>', 'the group it belongs to (a tenant, a customer): groups take turns, each within its concurrency limit')
+    .option('--cost <n>', `tokens of the rate limits the job takes when it starts (1-${MAX_RATE_TOKENS}; default 1)`)
+    .option('--debounce-key <key>', 'fold a burst of adds with this key into one run: the last add wins (needs --debounce-ms)')
+    .option('--debounce-ms <duration>', 'run this long after the last add of the burst: 2000, 2s')
+    .option('--debounce-max-ms <duration>', "run no later than this after the burst's first add")
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
     .option('--text', 'the data is plain text, even when it looks like JSON')
@@ -26,6 +50,8 @@ Examples:
   $ delayq add '{"orderId":"123"}' --id order:123:timeout --delay 30m
   $ delayq add --file report.json --at 2026-12-01T02:00:00Z
   $ delayq add '{"to":"ada@example.com"}' --group tenant-42 --queue emails
+  $ delayq add '{"doc":"d7"}' --debounce-key recompute:d7 --debounce-ms 2s --debounce-max-ms 10s
+  $ delayq add '{"batch":50}' --cost 50 --queue api-calls
   $ cat jobs.ndjson | delayq add --ndjson --queue emails`,
     )
     .action(async (data: string | undefined, o: Record<string, string | boolean | undefined>, cmd: Command) => {
@@ -42,6 +68,9 @@ Examples:
       if (attempts !== undefined) opts.attempts = attempts;
       if (o.group !== undefined) opts.group = o.group as string;
       if (o.replace) opts.replace = true;
+      if (o.cost !== undefined) opts.cost = costArg(o.cost as string);
+      const debounce = debounceArgs(o);
+      if (debounce !== undefined) opts.debounce = debounce;
 
       if (o.ndjson) {
         if (data !== undefined) throw new UsageError('--ndjson reads jobs from --file or stdin, not from an argument');
@@ -54,8 +83,11 @@ Examples:
       output(g, r, () =>
         r.added
           ? `${paint('green', 'added')} ${r.id}, due ${when(r.dueAtMs)}`
-          : `${paint('yellow', 'not added')}: ${r.duplicateOf ? `deduplicated by ${r.duplicateOf}` : `${r.id} exists (${r.state}, due ${when(r.dueAtMs)})`}`,
+          : r.debounced
+            ? `${paint('green', 'debounced')} into ${r.id} (its data and options now these), due ${when(r.dueAtMs)}`
+            : `${paint('yellow', 'not added')}: ${r.duplicateOf ? `deduplicated by ${r.duplicateOf}` : `${r.id} exists (${r.state}, due ${when(r.dueAtMs)})`}`,
       );
-      if (!r.added) notChanged();
+      // A debounced add changed the burst's job (its data and due time): not "nothing changed".
+      if (!r.added && !r.debounced) notChanged();
     });
 }

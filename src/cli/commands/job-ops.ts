@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { duration, globals, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { Queue } from '../../queue.js';
+import type { QueueLimitsInfo } from '../../queue/groups-api.js';
+import type { RateLimit } from '../../store/store.js';
 import type { QueueStats } from '../../types.js';
 import { hint, notChanged, UsageError } from '../errors.js';
 
@@ -97,13 +99,17 @@ export function jobCommands(program: Command): void {
         // Only an empty-looking queue costs the extra round trip.
         return { s, limits, unseen: looksUnseen(s) && (await q.schedules.list()).length === 0 };
       });
-      const limited = limits && (limits.concurrency !== undefined || limits.groupConcurrency !== undefined);
+      const limited = limits && !noLimit(limits);
+      const rate = (r: RateLimit | undefined) => (r ? `${r.max}/${r.perMs}` : 'none');
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
           `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
           ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),
+          ...(limited && (limits.rateLimit || limits.groupRateLimit)
+            ? [`rate limits: rateLimit ${rate(limits.rateLimit)}  groupRateLimit ${rate(limits.groupRateLimit)}`]
+            : []),
         ].join('\n'),
       );
       // A typo in --queue (or --prefix) reads as an empty queue; say that it may be one.
@@ -133,6 +139,11 @@ export function looksUnseen(s: QueueStats): boolean {
   return s.scheduled === 0 && s.active === 0 && s.dead === 0 && s.completedTotal === 0 && !s.paused && s.eventStreamLength === undefined;
 }
 
+/** No limit of any kind set on the queue: concurrency, groupConcurrency, rateLimit, groupRateLimit. */
+export function noLimit(l: QueueLimitsInfo): boolean {
+  return l.concurrency === undefined && l.groupConcurrency === undefined && l.rateLimit === undefined && l.groupRateLimit === undefined;
+}
+
 /**
  * Whether the queue's name was ever used: registered (a job was added or a worker ran), holding
  * or having completed something, paused, with a schedule, a limit or a group. A typo in --queue
@@ -143,7 +154,7 @@ export async function queueKnown(q: Queue<unknown>): Promise<boolean> {
   if (!looksUnseen(await q.stats())) return true;
   if ((await q.schedules.list()).length > 0) return true;
   const l = await q.limits();
-  if (l.concurrency !== undefined || l.groupConcurrency !== undefined) return true;
+  if (!noLimit(l)) return true;
   // An empty first step with a cursor is a walk that goes on: something is there.
   const first = await q.groups.list({ limit: 1 });
   return first.groups.length > 0 || first.cursor !== undefined;

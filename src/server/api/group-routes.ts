@@ -1,6 +1,6 @@
 /**
- * The JSON API's flow-control routes: the queue's concurrency limits, and its groups (`add(data,
- * { group })`) — a page of them, one, a group's own limit, and pausing and resuming one.
+ * The JSON API's flow-control routes: the queue's limits (concurrency and rate), and its groups
+ * (`add(data, { group })`) — a page of them, one, a group's own limits, and pausing and resuming one.
  *
  * Groups cursors are sealed: the library takes any string as a groups cursor and answers a made-up
  * one with a Redis error or a silent empty page, so the API hands out the library's cursor signed
@@ -8,6 +8,7 @@
  */
 import type { Queue } from '../../queue.js';
 import type { GroupInfo } from '../../queue/groups-api.js';
+import type { RateLimit } from '../../store/store.js';
 import type { ApiContext } from './context.js';
 import { HttpError, route, type Route } from '../route.js';
 import * as s from '../schemas.js';
@@ -17,8 +18,15 @@ const GROUPS_PAGE = 50;
 /** Most calls to the library one page makes: a Redis page may come back short, or empty, before the walk ends. */
 const GROUPS_CALLS = 20;
 
-/** What an audit line says about a limit: the number, or "none" for one removed. */
-const limitText = (v: number | null | undefined) => (v === null ? 'none' : String(v));
+/** What an audit line says about a limit: the number, `max/perMs` for a rate limit, or "none" for one removed. */
+const limitText = (v: number | RateLimit | null | undefined) => (v === null ? 'none' : typeof v === 'object' ? `${v.max}/${v.perMs}` : String(v));
+
+/** The limits a write gave, as the audit line says them: `concurrency=3 rateLimit=10/60000`. */
+const limitsText = (body: Record<string, number | RateLimit | null | undefined>) =>
+  Object.entries(body)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${limitText(v)}`)
+    .join(' ');
 
 export function groupRoutes(ctx: ApiContext): Route[] {
   const purpose = (q: Queue<unknown>) => `groups-cursor:${q.name}`;
@@ -63,7 +71,7 @@ export function groupRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'group.get',
       path: '/queues/:queue/groups/:id',
-      summary: 'One group: running, waiting, its own limit, paused (a group with none of these reads as zeros, not 404)',
+      summary: 'One group: running, waiting, its own limits, its tokens used, paused (a group with none of these reads as zeros, not 404)',
       tag: 'groups',
       action: 'read',
       response: s.groupInfo,
@@ -75,7 +83,7 @@ export function groupRoutes(ctx: ApiContext): Route[] {
       code: 'queue.limit',
       path: '/queues/:queue/limits',
       summary:
-        "Sets the queue's limits: `concurrency` (most of its jobs running at once), `groupConcurrency` (most of any one group); null removes one, one left out stays",
+        "Sets the queue's limits: `concurrency` (most of its jobs running at once), `groupConcurrency` (most of any one group), `rateLimit` and `groupRateLimit` (`{ max, perMs }`: most tokens the queue, or any one group, takes in any window); null removes one, one left out stays",
       tag: 'queues',
       action: 'write',
       body: s.queueLimitsBody,
@@ -85,27 +93,24 @@ export function groupRoutes(ctx: ApiContext): Route[] {
         const changed = await queue.setLimits(body);
         return { ok: true, changed, limits: await queue.limits() };
       },
-      audit: (_r, { body }) => ({
-        target: Object.entries(body)
-          .map(([k, v]) => `${k}=${limitText(v)}`)
-          .join(' '),
-      }),
+      audit: (_r, { body }) => ({ target: limitsText(body) }),
     }),
     route<undefined, typeof s.groupLimitBody._zod.output>({
       method: 'post',
       code: 'group.limit',
       path: '/queues/:queue/groups/:id/limits',
-      summary: "Gives a group a concurrency limit of its own (null removes it: the queue's groupConcurrency applies again)",
+      summary:
+        "Gives a group a concurrency limit or a rate limit (`{ max, perMs }`) of its own (null removes one: the queue's groupConcurrency / groupRateLimit applies again; one left out stays)",
       tag: 'groups',
       action: 'write',
       body: s.groupLimitBody,
       response: s.groupChanged,
       errors: [400],
       async handler({ queue, params, body }) {
-        const changed = await queue.groups.setLimits(params.id!, { concurrency: body.concurrency });
+        const changed = await queue.groups.setLimits(params.id!, { concurrency: body.concurrency, rateLimit: body.rateLimit });
         return { ok: true, changed, group: await queue.groups.get(params.id!) };
       },
-      audit: (_r, { params, body }) => ({ target: `${params.id} concurrency=${limitText(body.concurrency)}` }),
+      audit: (_r, { params, body }) => ({ target: `${params.id} ${limitsText(body)}` }),
     }),
     route({
       method: 'post',

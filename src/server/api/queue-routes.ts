@@ -54,17 +54,24 @@ export function queueRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'queue.get',
       path: '/queues/:queue',
-      summary: 'A queue: counts, limits, retention, and the last hour per minute',
+      summary: 'A queue: counts, limits, its rate limiter now, retention, and the last hour per minute',
       tag: 'queues',
       action: 'read',
       response: s.queueDetail,
       async handler({ queue }) {
         void ctx.sampler.start();
-        const [stats, retention, shards, limits] = await Promise.all([queue.stats(), queue.retention(), queue.shards(), queue.limits()]);
+        const [stats, retention, shards, limits, rate] = await Promise.all([
+          queue.stats(),
+          queue.retention(),
+          queue.shards(),
+          queue.limits(),
+          queue.rateStatus(),
+        ]);
         return {
           name: queue.name,
           stats,
           limits,
+          rate,
           retention,
           shards: shards.shards,
           drainingShards: shards.draining.length,

@@ -99,10 +99,10 @@ export const api = {
   removeSchedule: (name, schedule) => request('DELETE', `${q(name)}/schedules/${seg(schedule)}`),
   /** A page of the queue's groups; cursor: the last page's, as it came. */
   groups: (name, { limit, cursor } = {}) => request('GET', `${q(name)}/groups${qs({ limit, cursor })}`),
-  /** limits: { concurrency?, groupConcurrency? }, each a number or null (none). */
+  /** limits: { concurrency?, groupConcurrency?, rateLimit?, groupRateLimit? }, each a number / { max, perMs }, or null (none). */
   setLimits: (name, limits) => request('POST', `${q(name)}/limits`, limits),
-  /** concurrency: a number, or null for the queue's groupConcurrency. */
-  setGroupLimit: (name, group, concurrency) => request('POST', `${q(name)}/groups/${seg(group)}/limits`, { concurrency }),
+  /** limits: { concurrency?, rateLimit? }: a number / { max, perMs }, or null for the queue's groupConcurrency / groupRateLimit. */
+  setGroupLimit: (name, group, limits) => request('POST', `${q(name)}/groups/${seg(group)}/limits`, limits),
   pauseGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/pause`),
   resumeGroup: (name, group) => request('POST', `${q(name)}/groups/${seg(group)}/resume`),
 };

@@ -63,8 +63,10 @@ export function queuePage(main, route) {
   // From the queue's detail: shards new jobs go to, and old shard sets still draining. The
   // Shards tab is shown for a sharded queue (or one that drains after a reshard) only.
   let shards = { count: 1, draining: 0 };
-  /** The queue's limits, from its detail: { concurrency?, groupConcurrency? }. */
+  /** The queue's limits, from its detail: { concurrency?, groupConcurrency?, rateLimit?, groupRateLimit? }. */
   let limits;
+  /** The queue's rate limiter now, from its detail (rateStatus): { nowMs, queue: { used, heldUntilMs?, nextRefillMs? }, groupsHeld }. */
+  let rate;
   let current = route;
   let stopped = false;
   /** The queue does not exist: the page says so and loads nothing more. */
@@ -116,7 +118,7 @@ export function queuePage(main, route) {
     replace(due, icon('clock'), dueLine(stats));
     if (limits) {
       limitsEl.hidden = false;
-      replace(limitsEl, ...limitsLine(name, limits, reloadAll));
+      replace(limitsEl, ...limitsLine(name, limits, reloadAll, rate));
     }
     replace(counts, ...countCards(name, stats));
     renderTabs();
@@ -186,6 +188,7 @@ export function queuePage(main, route) {
       stats = detail.stats;
       // An older server's detail has no limits: the line stays hidden.
       limits = detail.limits;
+      rate = detail.rate;
       const sharded = { count: detail.shards, draining: detail.drainingShards };
       if (sharded.count !== shards.count || sharded.draining !== shards.draining) {
         shards = sharded;

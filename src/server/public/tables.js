@@ -5,6 +5,7 @@
  */
 import { h, icon } from './dom.js';
 import { duration, firstLine, localTime, num, preview, relTime } from './format.js';
+import { holdLeft, rateText, rateUseText } from './pages-groups.js';
 import { href } from './router.js';
 import { button, displayState, stateChip } from './ui.js';
 
@@ -171,6 +172,28 @@ export function schedulesTable(list, onRemove) {
   return table(head, rows, 'Schedules');
 }
 
+/**
+ * A group's rate cell: "3 / 10 per 1 min" (tokens used of the limit that applies: its own, or the
+ * queue's marked so), a Held badge while a RateLimitSignal holds it; "none" without a rate limit.
+ */
+function groupRate(g, sharedRate) {
+  const limit = g.rateLimit ?? sharedRate;
+  const used = g.rate?.used ?? 0;
+  const held = holdLeft(g.rate);
+  const parts = [];
+  if (limit === undefined) parts.push(h('span', { class: 'muted' }, used > 0 ? `${num(used)} used · none` : 'none'));
+  else
+    parts.push(
+      h(
+        'span',
+        { class: g.rateLimit !== undefined ? 'strong' : 'muted', title: g.rate ? rateUseText(g.rate) : undefined },
+        `${num(used)} / ${rateText(limit)}${g.rateLimit === undefined ? " (queue's)" : ''}`,
+      ),
+    );
+  if (held !== undefined) parts.push(' ', h('span', { class: 'badge badge-warning', title: 'Held back by a RateLimitSignal' }, `Held ${duration(held)}`));
+  return h('span', null, ...parts);
+}
+
 /** A job's group, under its id in a row: text, never markup, like the id. */
 export function groupTag(group) {
   return h('span', { class: 'group-tag', title: `Group ${group}` }, h('span', { class: 'sr-only' }, 'group '), group);
@@ -178,15 +201,19 @@ export function groupTag(group) {
 
 /**
  * The groups of a queue: running (of its limit, when it has one), waiting, the limit that applies
- * (its own, else the queue's groupConcurrency) and paused. opts: { limits, rowActions(group) → buttons }.
+ * (its own, else the queue's groupConcurrency), the rate limit that applies (its own, else the
+ * queue's groupRateLimit) with the tokens used and a hold, and paused. opts: { limits,
+ * rowActions(group) → buttons }.
  */
 export function groupsTable(list, opts = {}) {
   const shared = opts.limits?.groupConcurrency;
+  const sharedRate = opts.limits?.groupRateLimit;
   const head = [
     ['Group', 'col-id'],
     ['Running', 'col-progress'],
     ['Waiting', 'col-num'],
     ['Limit', 'col-num hide-sm'],
+    ['Rate', 'col-rate hide-sm'],
     ['Paused', ''],
   ];
   if (opts.rowActions) head.push([h('span', { class: 'sr-only' }, 'Actions'), 'col-actions']);
@@ -217,6 +244,7 @@ export function groupsTable(list, opts = {}) {
             ? h('span', { class: 'muted', title: "The queue's limit per group" }, `${num(shared)} (queue's)`)
             : h('span', { class: 'muted' }, 'none'),
       ),
+      td('col-rate hide-sm', groupRate(g, sharedRate)),
       td('', g.paused ? h('span', { class: 'badge badge-warning' }, icon('pause'), 'Paused') : h('span', { class: 'muted' }, 'no')),
       opts.rowActions ? td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(g))) : null,
     );
