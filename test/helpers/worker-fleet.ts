@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 const PROGRAM = fileURLToPath(new URL('./worker-process.js', import.meta.url));
 
 export interface Report {
-  t: 'ready' | 'start' | 'end' | 'completed' | 'leaseLost' | 'settleFailed' | 'error';
+  t: 'ready' | 'start' | 'end' | 'completed' | 'leaseLost' | 'settleFailed' | 'error' | 'rateLimited';
   pid: number;
   id?: string;
   token?: string;
@@ -21,8 +21,9 @@ export class WorkerFleet {
   readonly killed = new Set<number>();
   readonly #env: Record<string, string>;
 
-  constructor(env: { url: string; queue: string; concurrency?: number; leaseMs?: number; workMs?: number }) {
+  constructor(env: { url: string; queue: string; concurrency?: number; leaseMs?: number; workMs?: number; extra?: Record<string, string> }) {
     this.#env = {
+      ...env.extra,
       DQ_URL: env.url,
       DQ_QUEUE: env.queue,
       DQ_CONCURRENCY: String(env.concurrency ?? 10),
@@ -31,9 +32,9 @@ export class WorkerFleet {
     };
   }
 
-  /** Starts one worker process and resolves once it is running. */
-  async start(): Promise<ChildProcess> {
-    const child = fork(PROGRAM, [], { env: { ...process.env, ...this.#env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  /** Starts one worker process (with `extra` environment of its own) and resolves once it is running. */
+  async start(extra: Record<string, string> = {}): Promise<ChildProcess> {
+    const child = fork(PROGRAM, [], { env: { ...process.env, ...this.#env, ...extra }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const ready = new Promise<void>((resolve, reject) => {
       child.once('error', reject);
       // A child killed while starting is done starting too.

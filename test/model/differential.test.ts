@@ -18,6 +18,7 @@ import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { ListCursor, NewJob, Store } from '../../src/store/store.js';
 import type { CancelResult } from '../../src/types.js';
+import { ValidationError } from '../../src/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { DEDUP_WINDOW_MS, QueueModel, type ModelAdd } from './queue-model.js';
@@ -30,15 +31,21 @@ const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
 const DEFAULT_MAX = 2;
 const T0 = 1_900_000_000_000;
 
-const addArb = fc.record({
-  id: fc.constantFrom(...IDS),
-  delayMs: fc.constantFrom(0, 0, 500, 1000, 60_000),
-  priority: fc.constantFrom(0, 0, 1, -1),
-  maxAttempts: fc.constantFrom(undefined, 1, 3),
-  replace: fc.boolean(),
-  dedupKey: fc.constantFrom(undefined, undefined, undefined, 'k1', 'k2'),
-  group: fc.constantFrom(undefined, undefined, 'g1', 'g2'),
-});
+const addArb = fc
+  .record({
+    id: fc.constantFrom(...IDS),
+    delayMs: fc.constantFrom(0, 0, 500, 1000, 60_000),
+    priority: fc.constantFrom(0, 0, 1, -1),
+    maxAttempts: fc.constantFrom(undefined, 1, 3),
+    replace: fc.boolean(),
+    dedupKey: fc.constantFrom(undefined, undefined, undefined, 'k1', 'k2'),
+    group: fc.constantFrom(undefined, undefined, 'g1', 'g2'),
+    cost: fc.constantFrom(1, 1, 1, 2),
+    debounce: fc.constantFrom(undefined, undefined, undefined, { key: 'd1', delayMs: 500, maxWaitMs: undefined }, { key: 'd1', delayMs: 1000, maxWaitMs: 700 }),
+  })
+  // As Queue.add allows: debounce without dedup or replace.
+  .map((a) => (a.debounce ? { ...a, dedupKey: undefined, replace: false } : a));
+const rateArb = fc.constantFrom(undefined, undefined, null, { max: 2, perMs: 1000 }, { max: 3, perMs: 500 });
 const GROUPS = ['g1', 'g2'];
 const limitArb = fc.constantFrom(undefined, null, 1, 2);
 
@@ -60,7 +67,7 @@ const command = fc.oneof(
     }),
     weight: 2,
   },
-  { arbitrary: fc.record({ c: fc.constant('release' as const), h: handout }), weight: 1 },
+  { arbitrary: fc.record({ c: fc.constant('release' as const), h: handout, holdMs: fc.constantFrom(0, 0, 700) }), weight: 1 },
   { arbitrary: fc.record({ c: fc.constant('extend' as const), h: handout, ms: fc.constantFrom(1000, 30_000) }), weight: 1 },
   { arbitrary: fc.record({ c: fc.constant('cancel' as const), ids: fc.array(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }) }), weight: 2 },
   { arbitrary: fc.record({ c: fc.constant('drain' as const), before: fc.constantFrom(undefined, 0, 1000) }), weight: 1 },
@@ -81,12 +88,23 @@ const command = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.record({ c: fc.constant('pause' as const), paused: fc.boolean() }), weight: 1 },
-  { arbitrary: fc.record({ c: fc.constant('limits' as const), concurrency: limitArb, groupConcurrency: limitArb }), weight: 2 },
+  {
+    arbitrary: fc.record({
+      c: fc.constant('limits' as const),
+      concurrency: limitArb,
+      groupConcurrency: limitArb,
+      rateLimit: rateArb,
+      groupRateLimit: rateArb,
+    }),
+    weight: 2,
+  },
+  { arbitrary: fc.record({ c: fc.constant('rateStatus' as const) }), weight: 1 },
   {
     arbitrary: fc.record({
       c: fc.constant('group' as const),
       group: fc.constantFrom(...GROUPS),
       concurrency: limitArb,
+      rateLimit: rateArb,
       paused: fc.constantFrom(undefined, true, false),
     }),
     weight: 2,
@@ -123,8 +141,8 @@ function newJob(a: ModelAdd): NewJob {
     dedup: a.dedupKey === undefined ? undefined : { key: a.dedupKey, windowMs: DEDUP_WINDOW_MS },
     traceContext: undefined,
     group: a.group,
-    cost: 1,
-    debounce: undefined,
+    cost: a.cost ?? 1,
+    debounce: a.debounce,
   };
 }
 
@@ -142,7 +160,12 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
   const id = (i: number) => model.handouts[i]!;
   switch (cmd.c) {
     case 'add':
-      return (await s.store.add(queue, cmd.adds.map(newJob))).map((r) => ({ code: r.code, state: r.state, dueAtMs: r.dueAtMs, duplicateOf: r.duplicateOf }));
+      try {
+        return (await s.store.add(queue, cmd.adds.map(newJob))).map((r) => ({ code: r.code, state: r.state, dueAtMs: r.dueAtMs, duplicateOf: r.duplicateOf }));
+      } catch (err) {
+        if (err instanceof ValidationError && /cost is above/.test(err.message)) return 'too_costly';
+        throw err;
+      }
     case 'claim': {
       const r = await s.store.claim(queue, cmd.n, cmd.leaseMs, DEFAULT_MAX, 'w1');
       assert.deepEqual(r.unreadable, [], `${s.name}: unreadable jobs`);
@@ -175,7 +198,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       });
     case 'release':
       if (model.handouts.length === 0) return 'skip';
-      return (await s.store.release(queue, [{ id: id(h), token: token(h) }]))[0];
+      return (await s.store.release(queue, [{ id: id(h), token: token(h) }], cmd.holdMs))[0];
     case 'extend':
       if (model.handouts.length === 0) return 'skip';
       return (await s.store.extend(queue, [{ id: id(h), token: token(h) }], cmd.ms))[0];
@@ -194,9 +217,18 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       await s.store.setPaused(queue, cmd.paused);
       return 'done';
     case 'limits':
-      return s.store.setLimits(queue, { concurrency: cmd.concurrency, groupConcurrency: cmd.groupConcurrency });
+      return s.store.setLimits(queue, {
+        concurrency: cmd.concurrency,
+        groupConcurrency: cmd.groupConcurrency,
+        rateLimit: cmd.rateLimit,
+        groupRateLimit: cmd.groupRateLimit,
+      });
+    case 'rateStatus': {
+      const r = await s.store.rateStatus(queue);
+      return { queue: r.queue, groupsHeld: r.groupsHeld };
+    }
     case 'group':
-      return s.store.setGroup(queue, cmd.group, { concurrency: cmd.concurrency, paused: cmd.paused });
+      return s.store.setGroup(queue, cmd.group, { concurrency: cmd.concurrency, rateLimit: cmd.rateLimit, paused: cmd.paused });
     case 'groups':
       return s.store.groups(queue, GROUPS);
     case 'obliterate':
@@ -227,7 +259,7 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'snooze':
       return none ? 'skip' : model.snooze(h, cmd.delayMs, cmd.deadline === undefined ? undefined : model.now + cmd.deadline);
     case 'release':
-      return none ? 'skip' : model.release(h);
+      return none ? 'skip' : model.release(h, cmd.holdMs);
     case 'extend':
       return none ? 'skip' : model.extend(h, cmd.ms);
     case 'cancel':
@@ -243,9 +275,11 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
       model.paused = cmd.paused;
       return 'done';
     case 'limits':
-      return model.setLimits(cmd.concurrency, cmd.groupConcurrency);
+      return model.setLimits(cmd.concurrency, cmd.groupConcurrency, cmd.rateLimit, cmd.groupRateLimit);
+    case 'rateStatus':
+      return { queue: model.rateUse(''), groupsHeld: model.rateWake.size };
     case 'group':
-      return model.setGroup(cmd.group, cmd.concurrency, cmd.paused);
+      return model.setGroup(cmd.group, cmd.concurrency, cmd.paused, cmd.rateLimit);
     case 'groups':
       return GROUPS.map((g) => model.group(g));
     case 'obliterate':

@@ -28,6 +28,10 @@ export interface ModelJob {
   errors: { attempt: number; atMs: number; error: string }[];
   /** Its group, if any. */
   group: string | undefined;
+  /** Tokens of the rate limits it takes when handed out. */
+  cost: number;
+  /** Its debounce key, if any. */
+  debounceKey: string | undefined;
   /**
    * Scheduled, due, and moved on by a claim (to the ready set, or its group's line): what a
    * claim counts as waiting. Cleared whenever the job is scheduled again.
@@ -46,12 +50,36 @@ export interface ModelAdd {
   replace: boolean;
   dedupKey: string | undefined;
   group?: string | undefined;
+  cost?: number;
+  debounce?: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
+}
+
+export interface ModelRate {
+  max: number;
+  perMs: number;
+}
+
+/** A limiter: the tokens taken (each back at its expiry) and a hold. */
+interface ModelLimiter {
+  log: { expiry: number; tokens: number }[];
+  held: number | undefined;
 }
 
 export const DEDUP_WINDOW_MS = 36_000_000;
 
 /** The lane of the jobs of no group in the rotation (lifecycle.ts UNGROUPED_LANE, written down again). */
 const UNGROUPED = '';
+
+function sameRate(a: ModelRate | undefined, b: ModelRate | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.max === b.max && a.perMs === b.perMs;
+}
+
+/** A rate limit change gives room: removed, more tokens, or a shorter window. */
+function rateRaised(old: ModelRate | undefined, next: ModelRate | undefined): boolean {
+  if (!old) return false;
+  if (!next) return true;
+  return next.max > old.max || next.perMs < old.perMs;
+}
 
 /** Byte order of ids, as ZSETs order members of equal score. */
 const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -70,7 +98,18 @@ export class QueueModel {
   concurrency: number | undefined;
   groupConcurrency: number | undefined;
   /** Groups' own limits and pauses. */
-  readonly groupSettings = new Map<string, { limit: number | undefined; paused: boolean }>();
+  readonly groupSettings = new Map<string, { limit: number | undefined; paused: boolean; rate?: ModelRate | undefined }>();
+  /** Rate limits (docs/rate-limits.md): the queue's, and each group's default. */
+  rateLimit: ModelRate | undefined;
+  groupRateLimit: ModelRate | undefined;
+  /** Once a rate limit was set or a hold put: claims look at the limiters. */
+  rated = false;
+  /** '' (the queue) or a group id -> its limiter. */
+  readonly limiters = new Map<string, ModelLimiter>();
+  /** rate-wake: group -> when a claim looks at it again. */
+  readonly rateWake = new Map<string, number>();
+  /** Debounce key -> its pending burst's job and first add. */
+  readonly bursts = new Map<string, { id: string; first: number }>();
   /** The rotation: lanes in turn order (a group id, or UNGROUPED). */
   lanes: string[] = [];
   /** Completed-job retention: most kept, longest kept (0 = no bound; both 0 = not kept). */
@@ -86,28 +125,49 @@ export class QueueModel {
   }
 
   add(adds: ModelAdd[]) {
+    // A cost above a rate limit's max refuses the whole call (the stores throw; nothing written).
+    for (const a of adds) {
+      const cost = a.cost ?? 1;
+      const g = a.group === undefined ? undefined : this.#groupRate(a.group);
+      if (cost > 1 && ((this.rateLimit && cost > this.rateLimit.max) || (g && cost > g.max))) return 'too_costly';
+    }
     return adds.map((a) => {
-      const due = this.now + a.delayMs;
-      const existing = this.jobs.get(a.id);
+      let id = a.id;
+      let replace = a.replace;
+      let due = this.now + a.delayMs;
+      let folded = false;
+      let burst: { id: string; first: number } | undefined;
+      if (a.debounce) {
+        // The burst's job while it still waits (scheduled): folded into it unless maxWaitMs passed.
+        const b = this.bursts.get(a.debounce.key);
+        const pending = b && this.jobs.get(b.id)?.state === 'scheduled' ? b : undefined;
+        const maxWait = a.debounce.maxWaitMs;
+        if (pending && (maxWait === undefined || this.now < pending.first + maxWait)) [id, replace, folded, burst] = [pending.id, true, true, pending];
+        else burst = { id, first: this.now };
+        due = this.now + a.debounce.delayMs;
+        if (maxWait !== undefined) due = Math.min(due, burst.first + maxWait);
+      }
+      const existing = this.jobs.get(id);
       if (a.dedupKey !== undefined) {
         const held = this.dedup.get(a.dedupKey);
-        if (held && held.expiresAt > this.now && (held.id !== a.id || !existing)) {
+        if (held && held.expiresAt > this.now && (held.id !== id || !existing)) {
           const holder = this.jobs.get(held.id);
           return { code: 'deduplicated', state: holder ? holder.state : 'finished', dueAtMs: holder ? holder.due : held.due, duplicateOf: held.id };
         }
       }
       let code = 'added';
       if (existing) {
-        if (!a.replace || existing.state === 'active') return { code: 'exists', state: existing.state, dueAtMs: existing.due, duplicateOf: undefined };
+        if (!replace || existing.state === 'active') return { code: 'exists', state: existing.state, dueAtMs: existing.due, duplicateOf: undefined };
         code = 'replaced';
         this.#remove(existing);
       }
       if (a.dedupKey !== undefined) {
         const held = this.dedup.get(a.dedupKey);
-        if (!held || held.expiresAt <= this.now) this.dedup.set(a.dedupKey, { id: a.id, due, expiresAt: this.now + DEDUP_WINDOW_MS });
+        if (!held || held.expiresAt <= this.now) this.dedup.set(a.dedupKey, { id, due, expiresAt: this.now + DEDUP_WINDOW_MS });
       }
-      this.jobs.set(a.id, {
-        id: a.id,
+      if (a.debounce && !folded) this.bursts.set(a.debounce.key, burst!);
+      this.jobs.set(id, {
+        id,
         due,
         seq: ++this.#seq,
         priority: a.priority,
@@ -122,11 +182,67 @@ export class QueueModel {
         result: undefined,
         errors: [],
         group: a.group,
+        cost: a.cost ?? 1,
+        debounceKey: a.debounce?.key,
         promoted: false,
       });
       if (a.group !== undefined) this.grouped = true;
+      if (folded) return { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id };
       return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
     });
+  }
+
+  // ---- rate limits: sliding windows, a log of tokens each back at its expiry ----
+
+  #groupRate(g: string): ModelRate | undefined {
+    return this.groupSettings.get(g)?.rate ?? this.groupRateLimit;
+  }
+
+  #limiter(id: string): ModelLimiter {
+    let l = this.limiters.get(id);
+    if (!l) {
+      l = { log: [], held: undefined };
+      this.limiters.set(id, l);
+    }
+    return l;
+  }
+
+  #used(id: string): number {
+    return (this.limiters.get(id)?.log ?? []).filter((e) => e.expiry > this.now).reduce((n, e) => n + e.tokens, 0);
+  }
+
+  #heldUntil(id: string): number | undefined {
+    const h = this.limiters.get(id)?.held;
+    return h !== undefined && h > this.now ? h : undefined;
+  }
+
+  /** Tokens a limiter may still give: 0 while held, Infinity without a limit. */
+  #tokens(id: string, limit: ModelRate | undefined): number {
+    if (this.#heldUntil(id) !== undefined) return 0;
+    return limit ? limit.max - this.#used(id) : Infinity;
+  }
+
+  /** When a limiter may give a token again: its hold's end, else its oldest token's return. */
+  #freeAt(id: string): number | undefined {
+    const held = this.#heldUntil(id);
+    if (held !== undefined) return held;
+    const live = (this.limiters.get(id)?.log ?? []).filter((e) => e.expiry > this.now).map((e) => e.expiry);
+    return live.length > 0 ? Math.min(...live) : undefined;
+  }
+
+  #book(g: string, at: number, mode: 'NX' | 'LT' | 'set'): void {
+    const had = this.rateWake.get(g);
+    if (had === undefined || mode === 'set' || (mode === 'LT' && at < had)) this.rateWake.set(g, at);
+  }
+
+  rateUse(id: string) {
+    const used = this.#used(id);
+    return { used, heldUntilMs: this.#heldUntil(id), nextRefillMs: used > 0 ? this.#freeAtLog(id) : undefined };
+  }
+
+  #freeAtLog(id: string): number | undefined {
+    const live = (this.limiters.get(id)?.log ?? []).filter((e) => e.expiry > this.now).map((e) => e.expiry);
+    return live.length > 0 ? Math.min(...live) : undefined;
   }
 
   #remove(job: ModelJob): void {
@@ -246,30 +362,62 @@ export class QueueModel {
       if (room <= want) [want, atLimit] = [Math.max(0, room), true];
     }
     if (want === 0) return { jobs: [], more: false };
+    // The queue's rate limit: no more jobs than tokens; none left, nothing (and nothing moves on).
+    let qLeft = Infinity;
+    if (this.rated) {
+      qLeft = this.#tokens('', this.rateLimit);
+      if (qLeft <= 0) return { jobs: [], more: false };
+      if (qLeft < want) [want, atLimit] = [qLeft, false];
+    }
     const due = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && j.due <= this.now);
     if (!this.grouped) {
       // One order over every due job: priority, then due time, then add order.
       due.sort((a, b) => b.priority - a.priority || a.due - b.due || a.seq - b.seq);
-      const picked = due.slice(0, want).map((job) => this.#activate(job, leaseMs));
-      for (const j of due.slice(want)) j.promoted = true;
-      return { jobs: picked, more: atLimit && picked.length >= want ? false : due.length > want };
+      for (const j of due) j.promoted = true;
+      const charged = this.#charge(due.slice(0, want), qLeft, new Set());
+      const picked = charged.kept.map((job) => this.#activate(job, leaseMs));
+      this.#takeTokens(charged.kept);
+      if (charged.exhausted) return { jobs: picked, more: false };
+      const left = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && j.due <= this.now).length;
+      return { jobs: picked, more: atLimit && picked.length >= want ? false : left > 0 };
     }
     // Turns. Due jobs move on; lanes that got some join in the order of their earliest job (the
     // lane of no group first when it has jobs waiting, none of which came due now).
     const fresh = due.filter((j) => !j.promoted).sort((a, b) => a.due - b.due || a.seq - b.seq);
     for (const j of fresh) j.promoted = true;
+    // Groups booked in rate-wake for now (at most 100, by time then id): their next look booked,
+    // and those with due jobs and room join after the lanes that got jobs here.
+    const visited = this.rated
+      ? [...this.rateWake]
+          .filter(([, at]) => at <= this.now)
+          .sort((a, b) => a[1] - b[1] || bytes(a[0], b[0]))
+          .slice(0, 100)
+          .map(([g]) => g)
+      : [];
+    for (const g of visited) {
+      this.rateWake.delete(g);
+      const at = this.#freeAt(g);
+      if (at !== undefined) this.#book(g, at, 'set');
+    }
     const got: string[] = [];
     for (const j of fresh) if (!got.includes(j.group ?? UNGROUPED)) got.push(j.group ?? UNGROUPED);
     const joining: string[] = [];
     if (this.#line(UNGROUPED).length > 0 && !got.includes(UNGROUPED)) joining.push(UNGROUPED);
     for (const l of got) if (l === UNGROUPED || this.#room(l) > 0) joining.push(l);
+    for (const g of visited) if (!got.includes(g) && this.#eligible(g)) joining.push(g);
     this.#join(joining);
-    // The lanes at the head of the rotation, each giving up to its room, one a round.
+    // The lanes at the head of the rotation, each giving up to its room (and tokens), one a round.
     const lanes: { id: string; avail: number; take: number }[] = [];
     const gone: string[] = [];
+    const blocked = new Set<string>();
     for (const id of this.lanes.slice(0, want)) {
       const waiting = this.#line(id).length;
-      const avail = id === UNGROUPED ? waiting : Math.min(Math.max(0, this.#room(id)), waiting);
+      let avail = id === UNGROUPED ? waiting : Math.min(Math.max(0, this.#room(id)), waiting);
+      if (this.rated && id !== UNGROUPED && avail > 0) {
+        const tokens = this.#tokens(id, this.#groupRate(id));
+        if (tokens < avail) avail = Math.max(0, tokens);
+        if (avail === 0) blocked.add(id);
+      }
       if (avail > 0) lanes.push({ id, avail, take: 0 });
       else gone.push(id);
     }
@@ -287,15 +435,79 @@ export class QueueModel {
     }
     const taken = lanes.map((l) => this.#line(l.id).slice(0, l.take));
     const next = lanes.map(() => 0);
-    const picked = turns.map((i) => this.#activate(taken[i]![next[i]!++]!, leaseMs));
+    const charged = this.#charge(
+      turns.map((i) => taken[i]![next[i]!++]!),
+      qLeft,
+      blocked,
+    );
+    const picked = charged.kept.map((job) => this.#activate(job, leaseMs));
+    this.#takeTokens(charged.kept);
     const tail: string[] = [];
-    for (const l of lanes) (this.#line(l.id).length > 0 && (l.id === UNGROUPED || this.#room(l.id) > 0) ? tail : gone).push(l.id);
+    for (const l of lanes) (this.#line(l.id).length > 0 && !blocked.has(l.id) && (l.id === UNGROUPED || this.#room(l.id) > 0) ? tail : gone).push(l.id);
     this.lanes = [...this.lanes.filter((l) => !gone.includes(l) && !tail.includes(l)), ...tail];
+    for (const g of gone) if (blocked.has(g)) this.#book(g, this.#freeAt(g) ?? this.now + 1000, 'LT');
+    if (charged.exhausted) return { jobs: picked, more: false };
     return { jobs: picked, more: atLimit && picked.length >= want ? false : this.lanes.length > 0 };
   }
 
-  setLimits(concurrency: number | null | undefined, groupConcurrency: number | null | undefined): boolean {
-    let changed = false;
+  /**
+   * Rate limits in hand-out order: each job takes its cost of the queue's tokens and its group's.
+   * The first short of the queue's stops the hand-out; one short of its group's stops that group
+   * (`blocked`); a cost above a limit's max goes dead. The others stay where they wait.
+   */
+  #charge(jobs: ModelJob[], qLeft: number, blocked: Set<string>): { kept: ModelJob[]; exhausted: boolean } {
+    if (!this.rated || jobs.length === 0) return { kept: jobs, exhausted: false };
+    const kept: ModelJob[] = [];
+    const gLeft = new Map<string, number>();
+    let stopped = false;
+    for (const job of jobs) {
+      const g = job.group;
+      const gLimit = g === undefined ? undefined : this.#groupRate(g);
+      if (g !== undefined && !gLeft.has(g)) gLeft.set(g, this.#tokens(g, gLimit));
+      const tooBig = this.rateLimit && job.cost > this.rateLimit.max ? this.rateLimit.max : gLimit && job.cost > gLimit.max ? gLimit.max : undefined;
+      if (tooBig !== undefined) {
+        job.lastError = `cost ${job.cost} is above the rate limit max ${tooBig}`;
+        job.promoted = false;
+        this.#bury(job);
+      } else if (stopped || job.cost > qLeft || (g !== undefined && (blocked.has(g) || job.cost > gLeft.get(g)!))) {
+        if (!stopped && job.cost > qLeft) stopped = true;
+        if (g !== undefined && !stopped) blocked.add(g);
+      } else {
+        qLeft -= job.cost;
+        if (g !== undefined) gLeft.set(g, gLeft.get(g)! - job.cost);
+        kept.push(job);
+      }
+    }
+    return { kept, exhausted: qLeft <= 0 || stopped };
+  }
+
+  /** The tokens the jobs handed out took, back one window from now; a group that took some is booked then. */
+  #takeTokens(jobs: ModelJob[]): void {
+    if (this.rated && jobs.length > 0) {
+      const q = jobs.reduce((n, j) => n + j.cost, 0);
+      if (this.rateLimit) this.#limiter('').log.push({ expiry: this.now + this.rateLimit.perMs, tokens: q });
+      const seen = new Set<string>();
+      for (const job of jobs) {
+        const g = job.group;
+        const limit = g === undefined ? undefined : this.#groupRate(g);
+        if (g === undefined || !limit || seen.has(g)) continue;
+        seen.add(g);
+        const tokens = jobs.filter((j) => j.group === g).reduce((n, j) => n + j.cost, 0);
+        this.#limiter(g).log.push({ expiry: this.now + limit.perMs, tokens });
+        this.#book(g, this.now + limit.perMs, 'NX');
+      }
+    }
+    // A debounced job that starts ends its burst.
+    for (const job of jobs) if (job.debounceKey !== undefined && this.bursts.get(job.debounceKey)?.id === job.id) this.bursts.delete(job.debounceKey);
+  }
+
+  setLimits(
+    concurrency: number | null | undefined,
+    groupConcurrency: number | null | undefined,
+    rateLimit?: ModelRate | null,
+    groupRateLimit?: ModelRate | null,
+  ): boolean {
+    let changed = this.#setRates(rateLimit, groupRateLimit);
     if (concurrency !== undefined && (concurrency ?? undefined) !== this.concurrency) {
       this.concurrency = concurrency ?? undefined;
       changed = true;
@@ -313,11 +525,36 @@ export class QueueModel {
     return changed;
   }
 
-  setGroup(g: string, concurrency: number | null | undefined, paused: boolean | undefined): boolean {
+  /** The queue's rate limits: one raised or removed (more tokens, a shorter window) wakes; the groups' default raised has every booked group looked at now. */
+  #setRates(rateLimit: ModelRate | null | undefined, groupRateLimit: ModelRate | null | undefined): boolean {
+    let changed = false;
+    if (rateLimit !== undefined && !sameRate(rateLimit ?? undefined, this.rateLimit)) {
+      this.rateLimit = rateLimit ?? undefined;
+      if (this.rateLimit) this.rated = true;
+      changed = true;
+    }
+    if (groupRateLimit !== undefined && !sameRate(groupRateLimit ?? undefined, this.groupRateLimit)) {
+      const raised = rateRaised(this.groupRateLimit, groupRateLimit ?? undefined);
+      this.groupRateLimit = groupRateLimit ?? undefined;
+      if (this.groupRateLimit) this.rated = true;
+      changed = true;
+      if (raised) for (const g of this.rateWake.keys()) this.rateWake.set(g, 0);
+    }
+    return changed;
+  }
+
+  setGroup(g: string, concurrency: number | null | undefined, paused: boolean | undefined, rate?: ModelRate | null): boolean {
     const s = this.groupSettings.get(g) ?? { limit: undefined, paused: false };
     let changed = false;
     if (concurrency !== undefined && (concurrency ?? undefined) !== s.limit) {
       s.limit = concurrency ?? undefined;
+      changed = true;
+    }
+    let rateFreed = false;
+    if (rate !== undefined && !sameRate(rate ?? undefined, s.rate)) {
+      rateFreed = rateRaised(s.rate ?? this.groupRateLimit, rate ?? this.groupRateLimit);
+      s.rate = rate ?? undefined;
+      if (s.rate) this.rated = true;
       changed = true;
     }
     if (paused !== undefined && paused !== s.paused) {
@@ -328,13 +565,22 @@ export class QueueModel {
     if (changed) {
       if (s.paused) this.lanes = this.lanes.filter((l) => l !== g);
       else if (this.#eligible(g)) this.#join([g]);
+      if (rateFreed && this.rated && this.rateWake.has(g)) this.rateWake.set(g, 0);
     }
     return changed;
   }
 
   group(g: string) {
     const s = this.groupSettings.get(g);
-    return { id: g, running: this.#running(g), waiting: this.#line(g).length, concurrency: s?.limit, paused: s?.paused ?? false };
+    return {
+      id: g,
+      running: this.#running(g),
+      waiting: this.#line(g).length,
+      concurrency: s?.limit,
+      rateLimit: s?.rate,
+      rate: this.rateUse(g),
+      paused: s?.paused ?? false,
+    };
   }
 
   /** The job a hand-out is about, and whether the hand-out still holds it. */
@@ -382,6 +628,12 @@ export class QueueModel {
     this.groupConcurrency = undefined;
     this.groupSettings.clear();
     this.lanes = [];
+    this.rateLimit = undefined;
+    this.groupRateLimit = undefined;
+    this.rated = false;
+    this.limiters.clear();
+    this.rateWake.clear();
+    this.bursts.clear();
     return { removed: true, counts };
   }
 
@@ -434,14 +686,24 @@ export class QueueModel {
     return { outcome: 'snoozed', dueAtMs: due };
   }
 
-  release(handout: number): string {
+  /** With `holdMs` (RateLimitSignal): the job's group, or the queue, gets no hand-outs until then; the job keeps its due time. */
+  release(handout: number, holdMs = 0): string {
     if (this.#ownGiveUp(handout)) return 'ok';
     const { job, live } = this.#held(handout);
     if (!job) return 'not_found';
     if (!live) return 'lease_lost';
     job.mark = 'gaveUp';
     job.attempts = Math.max(0, job.attempts - 1);
-    this.#endLease(job, () => this.#schedule(job, this.now));
+    if (holdMs > 0) {
+      this.rated = true;
+      const l = this.#limiter(job.group ?? '');
+      if (l.held === undefined || l.held < this.now + holdMs) l.held = this.now + holdMs;
+      if (job.group !== undefined) {
+        this.#book(job.group, this.now + holdMs, 'LT');
+        this.lanes = this.lanes.filter((x) => x !== job.group);
+      }
+    }
+    this.#endLease(job, () => this.#schedule(job, holdMs > 0 && job.due < this.now ? job.due : this.now));
     return 'ok';
   }
 

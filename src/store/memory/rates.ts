@@ -97,7 +97,7 @@ export class Rates {
     return {
       used,
       heldUntilMs: l.held !== undefined && l.held > now ? l.held : undefined,
-      nextRefillMs: used > 0 ? this.nextRefill(id) : undefined,
+      nextRefillMs: used > 0 ? l.log.find((e) => e.expiry > now)?.expiry : undefined,
     };
   }
 

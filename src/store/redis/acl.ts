@@ -41,6 +41,8 @@ export const SCRIPT_COMMANDS = [
   'zrangebyscore',
   'zrangebylex',
   'zremrangebyrank',
+  'zremrangebylex',
+  'zunionstore',
   'zcard',
   'zcount',
   'zscore',
