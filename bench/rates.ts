@@ -183,12 +183,16 @@ interface DebounceFigures {
   maxRuns: number;
   /** Keys whose (first) run carried the last add's data. */
   lastData: number;
-  /** start − (last add's return + delayMs), over each key's first run. */
+  /** start − the last add's due time as the system reported it (the add's time + delayMs), over each key's first run. */
   lateP50: number;
   lateP99: number;
   lateMax: number;
   lateMin: number;
-  /** The adds' round trips (the uncertainty of "the last add's time"), p99. */
+  /** start − (the last add's return + delayMs): a lower bound of the lateness, as a check. */
+  ackLateMin: number;
+  /** Keys whose reported due time lies outside [last add sent, last add returned] + delayMs (± 1 ms). */
+  dueOutside: number;
+  /** The adds' round trips, p99. */
   addRttP99: number;
 }
 
@@ -204,18 +208,19 @@ async function debounce(system: SystemName, url: string, p: Profile): Promise<De
     if (r.length === 1) done();
   };
   const keys = Array.from({ length: p.keys }, (_, i) => `k${i}`);
-  const lastAdd = new Map<string, number>();
+  const lastAdd = new Map<string, { sent: number; back: number; due: number }>();
   const rtts: number[] = [];
-  const burst = async (add: (key: string, seq: number) => Promise<unknown>) => {
+  /** `add` answers the due time the system gave the burst's job (ms). */
+  const burst = async (add: (key: string, seq: number) => Promise<number>) => {
     for (let s = 0; s < p.burst; s++) {
       const round = Date.now();
       await Promise.all(
         keys.map(async (key) => {
           const sent = Date.now();
-          await add(key, s);
+          const due = await add(key, s);
           const back = Date.now();
           rtts.push(back - sent);
-          lastAdd.set(key, back);
+          lastAdd.set(key, { sent, back, due });
         }),
       );
       if (s < p.burst - 1) await new Promise((r) => setTimeout(r, Math.max(0, p.gapMs - (Date.now() - round))));
@@ -233,7 +238,8 @@ async function debounce(system: SystemName, url: string, p: Profile): Promise<De
       { length: WORKERS },
       () => new Worker<{ key: string; seq: number }>(name, (job) => handler(job.data), { connection: url, concurrency: CONCURRENCY }),
     );
-    await burst((key, s) => q.add({ key, seq: s }, { debounce: { key, delayMs: p.delayMs } }));
+    // The add's answer: the burst job's due time on the server's clock (its add + delayMs).
+    await burst(async (key, s) => (await q.add({ key, seq: s }, { debounce: { key, delayMs: p.delayMs } })).dueAtMs);
     await settle();
     await Promise.all(workers.map((w) => w.close()));
     await q.obliterate({ force: true });
@@ -247,19 +253,23 @@ async function debounce(system: SystemName, url: string, p: Profile): Promise<De
     );
     for (const w of workers) w.on('error', () => {});
     await Promise.all(workers.map((w) => w.waitUntilReady()));
-    await burst((key, s) =>
-      q.add(
+    // The replacing job's due time: its timestamp (the producer's Date.now() at the add) + its delay.
+    await burst(async (key, s) => {
+      const job = await q.add(
         'job',
         { key, seq: s },
         { delay: p.delayMs, removeOnComplete: true, removeOnFail: true, deduplication: { id: key, ttl: p.delayMs, extend: true, replace: true } },
-      ),
-    );
+      );
+      return job.timestamp + p.delayMs;
+    });
     await settle();
     await Promise.all(workers.map((w) => w.close()));
     await q.obliterate({ force: true });
     await q.close();
   }
   const late: number[] = [];
+  const ackLate: number[] = [];
+  let dueOutside = 0;
   let once = 0;
   let twice = 0;
   let maxRuns = 0;
@@ -271,7 +281,10 @@ async function debounce(system: SystemName, url: string, p: Profile): Promise<De
     if (r.length > 1) twice++;
     if (r.length === 0) continue;
     if (r[0]!.seq === p.burst - 1) lastData++;
-    late.push(r[0]!.start - (lastAdd.get(key)! + p.delayMs));
+    const add = lastAdd.get(key)!;
+    late.push(r[0]!.start - add.due);
+    ackLate.push(r[0]!.start - (add.back + p.delayMs));
+    if (add.due < add.sent + p.delayMs - 1 || add.due > add.back + p.delayMs + 1) dueOutside++;
   }
   late.sort((a, b) => a - b);
   rtts.sort((a, b) => a - b);
@@ -286,6 +299,8 @@ async function debounce(system: SystemName, url: string, p: Profile): Promise<De
     lateP99: percentile(late, 0.99),
     lateMax: late.at(-1) ?? Number.NaN,
     lateMin: late[0] ?? Number.NaN,
+    ackLateMin: Math.min(...ackLate),
+    dueOutside,
     addRttP99: percentile(rtts, 0.99),
   };
 }
@@ -443,7 +458,15 @@ export async function runRatesBench(argv: string[]): Promise<void> {
         d((x) => x.lateMin),
       ),
       row(
-        'add round trip, p99 (ms)',
+        `check: keys whose due time is not in [add sent, add returned] + ${p.delayMs}`,
+        d((x) => x.dueOutside),
+      ),
+      row(
+        `check: start − (last add returned + ${p.delayMs}), min (ms)`,
+        d((x) => x.ackLateMin),
+      ),
+      row(
+        `add round trip, p99 (ms; ${p.keys} adds in flight)`,
         d((x) => x.addRttP99),
       ),
     ]),
@@ -462,8 +485,11 @@ export async function runRatesBench(argv: string[]): Promise<void> {
   decided), BullMQ's job.processedOn (the worker's clock when it called moveToActive). Starts
   come after their claim by the batch's hand-out in the worker, so they are jittered by a few ms.
 - debounce: each key should run once, with the data of its burst's last add, delayMs after that
-  add. "last add" is when its add returned (the server took it before then: the add round trip's
-  p99 bounds that uncertainty).
+  add. "last add + delayMs" is the due time the system gave the burst's job at the last add:
+  delayq's dueAtMs (the server's clock when the add ran, + delayMs), BullMQ's job.timestamp
+  (the producer's Date.now() at the add) + delay. The checks: that due time lies between the
+  add's send and its return (+ delayMs), and the start measured from the return instead (a lower
+  bound: with ${p.keys} adds in flight, the server takes an add up to a round trip before it returns).
 - BullMQ: limiter { max, duration } on each worker; debounce as delay ${p.delayMs} with
   deduplication { id: key, ttl: ${p.delayMs}, extend: true, replace: true } (BullMQ 6's debounce mode:
   each add replaces the delayed job, with its data, and restarts its delay).`);
