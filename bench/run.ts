@@ -7,7 +7,9 @@
  * dispatch, enqueue, cost, scale), --systems <name,…>, --repeat <n> (each scenario n times per
  * system: the table shows the median and min–max, the JSON every run), --json (print the
  * results as JSON on stdout), --cluster (the sharded-queue benchmark on a local Redis Cluster
- * instead: bench/cluster.ts, which takes --quick, --repeat, --shards and --json).
+ * instead: bench/cluster.ts, which takes --quick, --repeat, --shards and --json), --groups
+ * (groups and concurrency limits: bench/groups.ts), --rates (rate limits and debounce beside
+ * BullMQ: bench/rates.ts; both take --quick, --repeat and --json).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +28,7 @@ const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poll
   --json               the results as JSON on stdout
   --cluster            the sharded-queue benchmark on a local Redis Cluster (takes --quick, --repeat, --shards, --json)
   --groups             groups and concurrency limits beside the ungrouped queue (takes --quick, --repeat, --json)
+  --rates              rate limits and debounce, delayq beside BullMQ (takes --quick, --repeat, --json)
   --help               this text`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -38,6 +41,13 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 if (process.argv.includes('--groups')) {
   const { runGroupsBench } = await import('./groups.js');
   await runGroupsBench(process.argv.slice(2));
+  process.exit(0);
+}
+
+// npm run bench -- --rates [--quick] [--repeat n]: rate limits and debounce beside BullMQ (bench/rates.ts).
+if (process.argv.includes('--rates')) {
+  const { runRatesBench } = await import('./rates.js');
+  await runRatesBench(process.argv.slice(2));
   process.exit(0);
 }
 
