@@ -80,7 +80,7 @@ between them. `cost` ('' for 1) is the tokens of the rate limits the job takes w
 job with a cost above 1 or a debounce key has its JOB_FLOW in K_FLOW_OF (meta flowed = '1').
 Debounce: an item with `debounce_key` ignores delay_ms and run_at and is due `debounce_ms` after
 now, but no later than `debounce_max_ms` ('' for no bound) after its burst's first add. K_DEBOUNCE
-maps the key to '<job id>:<first add ms>' of its pending burst; when that job is still waiting
+maps the key to '<job id>:<first add ms>' of its pending burst; when that job still waits and carries the key
 (scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
 debounced: the job takes this add's data and options and its new due time, holder names it);
 else the add starts a new burst with its own id. A claim that hands the job out ends the burst.
@@ -892,8 +892,15 @@ local function RL()
     end
     local held = st.h
     if held and held <= now then held = false end
+    -- The oldest token still in its window (entries a claim has not given back yet are skipped).
     local refill = nil
-    if used > 0 then refill = L.next_refill(id) end
+    if used > 0 then
+      local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. pad16(now + 1), '(' .. id .. '\1', 'LIMIT', 0, 1)
+      if #head > 0 then
+        local z = string.find(head[1], '\0', 1, true)
+        refill = tonumber(string.sub(head[1], z + 1, z + 16))
+      end
+    end
     return math.max(0, used), held, refill
   end
 
@@ -1123,17 +1130,29 @@ local writes = 0
 local codes = {}
 local pending, taken = {}, {}
 local bursts = {} -- debounce key -> { id, first } of the burst this call started or folded into
+local burst_keys, burst_order = {}, {} -- debounce key -> '<id>:<first>' to write, and the keys in order
 
--- The burst a debounced add joins: the one this call started, else the stored one while its job
--- still waits; nil when the add starts a new burst.
+-- The burst a debounced add joins: its key's job while that job still waits and still carries the
+-- key (a job replaced since by an add without it, or a new job that took a drained one's id, is
+-- no burst), as this call left it or as stored; nil when the add starts a new burst.
 local function burst_of(key)
-  if bursts[key] then return bursts[key] end
-  local held = redis.call('HGET', K_DEBOUNCE, key)
-  if not held then return nil end
-  local id, first = string.match(held, '^(.*):(%d+)$')
-  if not id or #first > 16 then return nil end
-  local state = job_state(id)
-  if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting then return { id = id, first = tonumber(first) } end
+  local b = bursts[key]
+  if not b then
+    local held = redis.call('HGET', K_DEBOUNCE, key)
+    if not held then return nil end
+    local id, first = string.match(held, '^(.*):(%d+)$')
+    if not id or #first > 16 then return nil end
+    b = { id = id, first = tonumber(first) }
+  end
+  local p = pending[b.id]
+  if p then
+    if p.debounce == key then return b end
+    return nil
+  end
+  local state = job_state(b.id)
+  if state ~= PLACE.scheduled and state ~= PLACE.ready and state ~= PLACE.waiting then return nil end
+  local flow_of = redis.call('HGET', K_FLOW_OF, b.id)
+  if flow_of and string.match(flow_of, '^%d*:(.*)$') == key then return b end
   return nil
 end
 
@@ -1196,6 +1215,12 @@ for i, j in ipairs(jobs) do
     writes = writes + 1
     pending[j.id] = j
     if j.dedup and not taken[j.dedup] and not dedup_holder(j.dedup) then taken[j.dedup] = j end
+    -- A burst this call starts is written even when a later item of the call replaces its job
+    -- (same id): as if each add ran on its own.
+    if j.starts_burst then
+      if not burst_keys[j.debounce] then burst_order[#burst_order + 1] = j.debounce end
+      burst_keys[j.debounce] = j.id .. ':' .. int(j.first)
+    end
     if folded then
       j.folded = true
       answer(CODE.debounced, PLACE.scheduled, j.due, j.id)
@@ -1245,10 +1270,7 @@ for _, j in ipairs(jobs) do
         flows[#flows + 1] = j.id
         flows[#flows + 1] = ((j.cost and j.cost > 1) and int(j.cost) or '') .. ':' .. (j.debounce or '')
       end
-      if j.starts_burst then
-        burst_starts[#burst_starts + 1] = j.debounce
-        burst_starts[#burst_starts + 1] = j.id .. ':' .. int(j.first)
-      end
+
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
       -- Jobs of one add often share a due time: its text is made once.
@@ -1278,6 +1300,10 @@ hset_pairs(K_JOBS, bodies)
 if #flows > 0 then
   hset_pairs(K_FLOW_OF, flows)
   if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
+end
+for _, key in ipairs(burst_order) do
+  burst_starts[#burst_starts + 1] = key
+  burst_starts[#burst_starts + 1] = burst_keys[key]
 end
 hset_pairs(K_DEBOUNCE, burst_starts)
 if #grouped > 0 then

@@ -858,8 +858,15 @@ local function RL()
     end
     local held = st.h
     if held and held <= now then held = false end
+    -- The oldest token still in its window (entries a claim has not given back yet are skipped).
     local refill = nil
-    if used > 0 then refill = L.next_refill(id) end
+    if used > 0 then
+      local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. pad16(now + 1), '(' .. id .. '\1', 'LIMIT', 0, 1)
+      if #head > 0 then
+        local z = string.find(head[1], '\0', 1, true)
+        refill = tonumber(string.sub(head[1], z + 1, z + 16))
+      end
+    end
     return math.max(0, used), held, refill
   end
 

@@ -213,7 +213,9 @@ export function rateConformance(kind: StoreKind): void {
       const held = new Promise<number>((resolve) => {
         for (let i = 0; i < 2; i++) worker<string>(q, handler, { concurrency: 1 }).on('rateLimited', (_job, ms) => resolve(ms));
       });
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no rateLimited event in 5 s; starts: ${JSON.stringify(starts)}`)), 5000).unref());
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no rateLimited event in 5 s; starts: ${JSON.stringify(starts)}`)), 5000).unref(),
+      );
       assert.equal(await Promise.race([held, timeout]), 400);
       const signalledAt = Date.now();
       await until(async () => starts.filter((s) => s.id.startsWith('g')).length >= 3, 'g1 again and g2', 5000);

@@ -73,10 +73,7 @@ describe('rate limits under two worker processes', () => {
     const all = claims(fleet.reports);
     assert.equal(new Set(all.map((c) => c.id)).size, 150, 'every job ran');
     assert.equal(all.length, 150, 'each once');
-    assert.ok(
-      new Set(fleet.reports.filter((r) => r.t === 'start').map((r) => r.pid)).size === 2,
-      'both workers took jobs',
-    );
+    assert.ok(new Set(fleet.reports.filter((r) => r.t === 'start').map((r) => r.pid)).size === 2, 'both workers took jobs');
     const busiest = busiestWindow(all, 1000, cost);
     assert.ok(busiest <= 50, `at most 50 tokens in any 1 s window, saw ${busiest}`);
     // 180 tokens at 50 a second: the last batch can start no earlier than 3 s after the first.

@@ -140,7 +140,8 @@ export class QueueModel {
       if (a.debounce) {
         // The burst's job while it still waits (scheduled): folded into it unless maxWaitMs passed.
         const b = this.bursts.get(a.debounce.key);
-        const pending = b && this.jobs.get(b.id)?.state === 'scheduled' ? b : undefined;
+        const job = b && this.jobs.get(b.id);
+        const pending = job && job.state === 'scheduled' && job.debounceKey === a.debounce.key ? b : undefined;
         const maxWait = a.debounce.maxWaitMs;
         if (pending && (maxWait === undefined || this.now < pending.first + maxWait)) [id, replace, folded, burst] = [pending.id, true, true, pending];
         else burst = { id, first: this.now };

@@ -139,7 +139,7 @@ export class MemoryStore implements Store {
     const burstOf = (key: string) => {
       const b = q.debounce.get(key);
       const job = b && q.jobs.get(b.id);
-      return job && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
+      return job && job.debounceKey === key && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
     };
     // The same rules as add.lua: an add that changes nothing takes no sequence number and no dedup key.
     jobs.forEach((j) => {
