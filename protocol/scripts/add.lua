@@ -34,7 +34,7 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms). how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: undefined. undefined
+  8 flow: flag. '1' when each item carries group, cost, debounce_key, debounce_ms and debounce_max_ms, '0' when items end at `trace`
 Items from ARGV[9], 16 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
@@ -48,10 +48,10 @@ Items from ARGV[9], 16 fields each:
   +9 dedup_ms: integer (ms), not set: ''. the dedup key's window
   +10 trace: json, not set: ''. a trace propagation carrier, ASCII
   +11 group: id, not set: ''. a group id (add: the job belongs to it; limits: the group to change, or the queue)
-  +12 cost: undefined. undefined
-  +13 debounce_key: undefined. undefined
-  +14 debounce_ms: undefined. undefined
-  +15 debounce_max_ms: undefined. undefined
+  +12 cost: integer, not set: '' (1). tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
+  +13 debounce_key: text, not set: ''. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
+  +14 debounce_ms: integer (ms), not set: '' (with no debounce_key). the job runs this long after the burst's last add
+  +15 debounce_max_ms: integer (ms), not set: '' (no bound). and no later than this after the burst's first add
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3

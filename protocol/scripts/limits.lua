@@ -31,10 +31,10 @@ ARGV (11):
   4 concurrency: integer, not set: '' (leave it); '0' removes it. most jobs active at once: the queue's, or a group's own
   5 group_concurrency: integer, not set: '' (leave it); '0' removes it. most jobs of one group active at once
   6 paused: flag, not set: ''. '1' pauses the group, '0' resumes it
-  7 rate_max: undefined. undefined
-  8 rate_per: undefined. undefined
-  9 group_rate_max: undefined. undefined
-  10 group_rate_per: undefined. undefined
+  7 rate_max: integer, not set: '' (leave it); '0' removes it. most tokens in any window: the queue's rate limit, or a group's own (with rate_per)
+  8 rate_per: integer (ms), not set: '' (leave it); '0' removes it. the window of rate_max
+  9 group_rate_max: integer, not set: '' (leave it); '0' removes it. most tokens one group takes in any window, for groups without their own (with group_rate_per)
+  10 group_rate_per: integer (ms), not set: '' (leave it); '0' removes it. the window of group_rate_max
   11 cursor: text, not set: ''. where a walk goes on ('0' to start; see the script)
 Reply: an array: changed, cursor.
   changed is 1 when a setting changed; cursor is where the sweep of the groups goes on ('0' when it is over, '' when none was asked for or started)

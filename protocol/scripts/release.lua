@@ -27,7 +27,7 @@ KEYS (23):
 ARGV (3, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
-  3 hold_ms: undefined. undefined
+  3 hold_ms: integer (ms). 0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs
 Items from ARGV[4], 2 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
   +1 token: text. the lease token of the hand-out: <token_prefix><token_number> from the claim

@@ -42,6 +42,9 @@ async function assertVerified(store: Store, queue: string): Promise<void> {
   assert.equal(report.ok, true, report.problems.join('; '));
 }
 
+/** A group's rate use when it took no token and is not held. */
+const NO_RATE = { used: 0, heldUntilMs: undefined, nextRefillMs: undefined };
+
 describe('corrupt stored data costs no other job and leaves no job in no state', () => {
   // Body header fields: 0 seq, 1 created, 2 priority, 3 max attempts, 4 backoff length, 5 trace length.
   // A claim reads seq, priority (it orders by them) and the run state, and buries what it cannot
@@ -378,7 +381,7 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
       r.jobs.map((j) => j.id),
       ['a', 'b'],
     );
-    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 2, waiting: 1, concurrency: undefined, paused: false }]);
+    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 2, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false }]);
     // The ack of a alone is re-sent; b still runs, so a slot given back twice would show.
     cut = proxy.cutOnNextReply();
     const acked = viaCut.complete(name, [{ id: 'a', token: r.jobs[0]!.token }]);
@@ -386,7 +389,37 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     proxy.release();
     // The first run deleted the job (no retention): the re-send finds none, as any re-sent ack does.
     assert.deepEqual(await within(acked, 5000, 'ack'), ['not_found']);
-    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 1, waiting: 1, concurrency: undefined, paused: false }]);
+    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 1, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false }]);
+    assert.equal((await direct.verify(name)).ok, true);
+  });
+
+  test('a re-sent claim takes no tokens twice; a re-sent RateLimitSignal release holds once and answers ok', async () => {
+    const proxy = await viaProxy();
+    const name = uniqueName('re-rate');
+    const direct = redisStore();
+    await direct.setLimits(name, { rateLimit: { max: 10, perMs: 60_000 }, groupRateLimit: { max: 3, perMs: 60_000 } });
+    await direct.add(name, [job('a', 0, { group: 'g' }), job('b', 0, { group: 'g' }), job('c', 0), job('d', 0, { group: 'g' })]);
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(name, 0); // connected before the cut
+    let cut = proxy.cutOnNextReply();
+    const claimed = viaCut.claim(name, 3, 60_000, 3);
+    await cut;
+    proxy.release();
+    const r = await within(claimed, 5000, 'claim');
+    assert.deepEqual(r.jobs.map((j) => j.id).sort(), ['a', 'b', 'c']);
+    assert.equal((await direct.rateStatus(name)).queue.used, 3, "the queue's tokens taken once");
+    assert.equal((await direct.groups(name, ['g']))[0]!.rate.used, 2, "the group's tokens taken once");
+    // The release of a with a hold is re-sent: ok both times, one hold.
+    const a = r.jobs.find((j) => j.id === 'a')!;
+    cut = proxy.cutOnNextReply();
+    const released = viaCut.release(name, [{ id: 'a', token: a.token }], 5000);
+    await cut;
+    proxy.release();
+    assert.deepEqual(await within(released, 5000, 'release'), ['ok']);
+    const g = (await direct.groups(name, ['g']))[0]!;
+    assert.ok(g.rate.heldUntilMs !== undefined, 'the group is held');
+    assert.equal((await direct.get(name, 'a'))!.attempt, 0, 'the attempt was given back once');
+    assert.deepEqual((await direct.claim(name, 5, 60_000, 3)).jobs, [], 'nothing of g (a, d) during the hold, though g has a token left');
     assert.equal((await direct.verify(name)).ok, true);
   });
 });

@@ -66,7 +66,8 @@ const setBodyField = async (q: string, id: string, i: number, value: string) => 
 const entry = (after: Record<string, unknown>, k: string, field: string) => (after[k] as { v: Record<string, string> }).v[field];
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
 /** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
-const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', ''];
+/** One add item with the flow fields (group, cost, debounce key, delay, max wait), as flow = '1' says. */
+const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', '', '', '', '', ''];
 
 /** Two layout epochs (sharded queues, docs/data-model.md). */
 const E1 = 'e1e1e1e1e1e1';
@@ -163,10 +164,72 @@ const rows: Row[] = [
     expect: /delayq protocol: claim takes 9 ARGV, got 8/,
   },
   {
-    name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `groups` says',
+    name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `flow` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0').slice(0, 11)], ['', key(q, 'schedule-last')]),
-    expect: /delayq protocol: items of 12 arguments each/,
+    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0').slice(0, 15)], ['', key(q, 'schedule-last')]),
+    expect: /delayq protocol: items of 16 arguments each/,
+  },
+  {
+    name: 'add: a cost of 0 or "nan" is refused, nothing written',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const item = addItem('x', '0', '0');
+      item[12] = '0';
+      return raw(q, 'add', ['', '', '', 0, '', '1', ...item], ['', key(q, 'schedule-last')]);
+    },
+    expect: /argument cost of item 1 must be at least 1/,
+  },
+  {
+    name: 'add: a debounce delay of "inf" is refused, nothing written',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const item = addItem('x', '0', '0');
+      [item[13], item[14]] = ['k', 'inf'];
+      return raw(q, 'add', ['', '', '', 0, '', '1', ...item], ['', key(q, 'schedule-last')]);
+    },
+    expect: /argument debounce_ms of item 1 must be a whole number/,
+  },
+  {
+    name: 'limits: a rate max without its window is refused, nothing written',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => raw(q, 'limits', ['', '', '', '', 5, '', '', '', '']),
+    expect: /rate_max and rate_per must be set, removed or left together/,
+  },
+  {
+    name: 'release: a hold of -1 is refused, nothing written',
+    seed: async (s, q) => {
+      await s.add(q, [job('a')]);
+      await s.claim(q, 1, 60_000, 3);
+    },
+    run: async (_s, q) => {
+      const token = (await fx.client.hget(key(q, 'runs'), 'a'))!.split(':')[2]!;
+      return raw(q, 'release', [-1, 'a', token]);
+    },
+    expect: /argument hold_ms must not be negative/,
+  },
+  {
+    name: 'claim: a rate-log member that does not read gives back nothing and hands out by the state (never more than max)',
+    seed: async (s, q) => {
+      await s.setLimits(q, { rateLimit: { max: 2, perMs: 60_000 } });
+      await s.add(q, [job('a'), job('b'), job('c')]);
+      await fx.client.zadd(key(q, 'rate-log'), 0, '\u00000000000000000001:x:garbage');
+      await fx.client.hset(key(q, 'rate'), '', '1:');
+    },
+    run: (s, q) => s.claim(q, 5, 60_000, 3),
+    expect: (r) => assert.deepEqual((r as { jobs: { id: string }[] }).jobs.map((j) => j.id), ['a']),
+  },
+  {
+    name: 'claim: a rate state that does not read counts as nothing taken; the claim writes a good one',
+    seed: async (s, q) => {
+      await s.setLimits(q, { rateLimit: { max: 2, perMs: 60_000 } });
+      await s.add(q, [job('a'), job('b'), job('c')]);
+      await fx.client.hset(key(q, 'rate'), '', 'nan:oops');
+    },
+    run: (s, q) => s.claim(q, 5, 60_000, 3),
+    expect: (r, _b, after, q) => {
+      assert.deepEqual((r as { jobs: { id: string }[] }).jobs.map((j) => j.id), ['a', 'b']);
+      assert.equal(entry(after, key(q, 'rate'), ''), '2:');
+    },
   },
   {
     name: 'claim: a lease of "inf" is refused',

@@ -254,17 +254,25 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       }
     });
 
-    test("a group's own limit and pause reach its new shard: copied by a reshard, and set by a process that has not seen one", async () => {
+    test("a group's own limits and pause reach its new shard: copied by a reshard, and set by a process that has not seen one", async () => {
       const name = uniqueName('grp');
       const [a, b] = [proc(), proc()];
       const qa = a.queue<number>(name, { shards: 2 });
-      await qa.groups.setLimits('tenant-1', { concurrency: 3 });
+      await qa.groups.setLimits('tenant-1', { concurrency: 3, rateLimit: { max: 5, perMs: 1000 } });
       await qa.groups.pause('tenant-1');
       const qb = b.queue<number>(name);
       assert.equal((await qb.groups.get('tenant-2')).paused, false, 'b has read the 2-shard layout');
       await a.reshard(name, 3);
       // Copied by the reshard to tenant-1's new shard: its new jobs wait there.
-      assert.deepEqual(await qa.groups.get('tenant-1'), { id: 'tenant-1', running: 0, waiting: 0, concurrency: 3, paused: true });
+      assert.deepEqual(await qa.groups.get('tenant-1'), {
+        id: 'tenant-1',
+        running: 0,
+        waiting: 0,
+        concurrency: 3,
+        rateLimit: { max: 5, perMs: 1000 },
+        rate: { used: 0, heldUntilMs: undefined, nextRefillMs: undefined },
+        paused: true,
+      });
       // b pauses another group by the layout it has not seen change: the new shard has it too.
       assert.equal(await qb.groups.pause('tenant-2'), true);
       await a.reshard(name, 4);

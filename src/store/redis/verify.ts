@@ -38,7 +38,7 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates] = await Promise.all([
+  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog] = await Promise.all([
     zsetMembers(client, keys.scheduled),
     zsetMembers(client, keys.ready),
     zsetMembers(client, keys.active),
@@ -50,6 +50,9 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     zsetMembers(client, keys.waiting),
     hashEntries(client, keys.groupOf),
     hashEntries(client, keys.groups),
+    hashEntries(client, keys.flowOf),
+    hashEntries(client, keys.rate),
+    zsetMembers(client, keys.rateLog),
   ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
@@ -84,6 +87,21 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     if (s.waiting !== (lines.get(g) ?? 0)) problems.push(`group ${g} counts ${s.waiting} waiting, but ${lines.get(g) ?? 0} of its jobs are in its line`);
   }
   for (const id of groupOf.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a group but no body`);
+  for (const id of flowOf.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a cost or debounce key but no body`);
+  // Each limiter's tokens taken equal the tokens of its log entries (RATE_STATE, rate-log members
+  // '<limiter>\0<expiry:16>:<claim seq>:<tokens>').
+  const logged = new Map<string, number>();
+  for (const m of rateLog) {
+    const cut = m.indexOf('\0');
+    const tokens = Number(/:(\d+)$/.exec(m)?.[1] ?? Number.NaN);
+    if (cut < 0 || !Number.isFinite(tokens)) problems.push(`rate-log member ${JSON.stringify(m)} does not read`);
+    else logged.set(m.slice(0, cut), (logged.get(m.slice(0, cut)) ?? 0) + tokens);
+  }
+  for (const limiter of new Set([...logged.keys(), ...rates.keys()])) {
+    const taken = Number(/^(\d+):/.exec(rates.get(limiter) ?? '0:')?.[1] ?? Number.NaN);
+    if (taken !== (logged.get(limiter) ?? 0))
+      problems.push(`rate limiter ${limiter === '' ? "''" : limiter} counts ${taken} tokens taken, but its log holds ${logged.get(limiter) ?? 0}`);
+  }
 
   const readySet = new Set(readyMembers);
   for (const [id, list] of states) {

@@ -8,6 +8,7 @@
  */
 import { ShardError } from '../../errors.js';
 import { timerDelay } from '../../timers.js';
+import { tooCostly } from '../too-costly.js';
 import type { JobInfo } from '../../types.js';
 import { type DedupHolder, type NewJob, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
 import type { ClaimFanOut } from './claim-fan-out.js';
@@ -63,6 +64,27 @@ export class AddRouter {
   }
 
   /**
+   * A cost above its shard's rate limits refuses the whole call before any shard writes (each
+   * shard's add.lua would refuse only its own part): the limits of each shard a costly job goes
+   * to, and of its group there, read first. Calls without a cost above 1 read nothing.
+   */
+  async #checkCosts(groups: Map<string, number[]>, jobs: NewJob[]): Promise<void> {
+    await Promise.all(
+      [...groups].map(async ([member, at]) => {
+        const costly = at.map((i) => jobs[i]!).filter((j) => j.cost > 1);
+        if (costly.length === 0) return;
+        const ids = [...new Set(costly.map((j) => j.group).filter((g): g is string => g !== undefined))];
+        const [limits, groupStates] = await Promise.all([this.#inner.limits(member), this.#inner.groups(member, ids)]);
+        const own = new Map(groupStates.map((g) => [g.id, g.rateLimit]));
+        for (const j of costly) {
+          const groupMax = j.group === undefined ? undefined : (own.get(j.group) ?? limits.groupRateLimit)?.max;
+          if ((limits.rateLimit && j.cost > limits.rateLimit.max) || (groupMax !== undefined && j.cost > groupMax)) throw tooCostly(jobs);
+        }
+      }),
+    );
+  }
+
+  /**
    * Adds by the layout: each job to its shard of the current set, with the layout's epoch. A
    * shard that refuses (retired, or not a live shard of that epoch) makes the layout be read
    * again: a new one routes again at once; the same one means an obliterate is under way, and
@@ -85,6 +107,7 @@ export class AddRouter {
       }
       const routed = r;
       const groups = groupBy(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
+      await this.#checkCosts(groups, jobs);
       const refused: number[] = [];
       let refusedBy = '';
       await Promise.all(
