@@ -292,6 +292,24 @@ export function rateConformance(kind: StoreKind): void {
       assert.notEqual(again.id, b1.id);
     });
 
+    test('obliterate takes the rate limits, tokens, holds and bursts with it: the queue made again starts clean', async () => {
+      const q = queue<string>();
+      await q.setLimits({ rateLimit: { max: 2, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });
+      await q.groups.setLimits('g', { rateLimit: { max: 1, perMs: 60_000 } });
+      await addDue(q, [{ id: 'a', group: 'g' }, { id: 'b' }]);
+      await q.add('x', { debounce: { key: 'k', delayMs: 60_000 } });
+      const [a] = (await q.store.claim(q.name, 1, 30_000, 3)).jobs;
+      if (a) await q.store.release(q.name, [{ id: a.id, token: a.token }], 60_000);
+      await q.obliterate({ force: true });
+      assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
+      assert.deepEqual((await q.rateStatus()).queue, { used: 0, heldUntilMs: undefined, nextRefillMs: undefined });
+      assert.equal((await q.groups.get('g')).rateLimit, undefined);
+      await addDue(q, [{ id: 'a', group: 'g' }, { id: 'b' }, { id: 'c', group: 'g' }]);
+      assert.equal((await q.store.claim(q.name, 5, 30_000, 3)).jobs.length, 3, 'no limit, no hold left');
+      const again = await q.add('y', { debounce: { key: 'k', delayMs: 60_000 } });
+      assert.equal(again.added, true, 'the old burst is gone');
+    });
+
     test('debounce: adds of one key in one addBulk fold into one job', async () => {
       const q = queue<{ v: number }>();
       const res = await q.addBulk([1, 2, 3].map((v) => ({ data: { v }, opts: { debounce: { key: 'k', delayMs: 60_000 } } })));

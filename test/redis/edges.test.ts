@@ -381,7 +381,9 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
       r.jobs.map((j) => j.id),
       ['a', 'b'],
     );
-    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 2, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false }]);
+    assert.deepEqual(await direct.groups(name, ['g']), [
+      { id: 'g', running: 2, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false },
+    ]);
     // The ack of a alone is re-sent; b still runs, so a slot given back twice would show.
     cut = proxy.cutOnNextReply();
     const acked = viaCut.complete(name, [{ id: 'a', token: r.jobs[0]!.token }]);
@@ -389,7 +391,9 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     proxy.release();
     // The first run deleted the job (no retention): the re-send finds none, as any re-sent ack does.
     assert.deepEqual(await within(acked, 5000, 'ack'), ['not_found']);
-    assert.deepEqual(await direct.groups(name, ['g']), [{ id: 'g', running: 1, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false }]);
+    assert.deepEqual(await direct.groups(name, ['g']), [
+      { id: 'g', running: 1, waiting: 1, concurrency: undefined, rateLimit: undefined, rate: NO_RATE, paused: false },
+    ]);
     assert.equal((await direct.verify(name)).ok, true);
   });
 
@@ -420,6 +424,27 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     assert.ok(g.rate.heldUntilMs !== undefined, 'the group is held');
     assert.equal((await direct.get(name, 'a'))!.attempt, 0, 'the attempt was given back once');
     assert.deepEqual((await direct.claim(name, 5, 60_000, 3)).jobs, [], 'nothing of g (a, d) during the hold, though g has a token left');
+    assert.equal((await direct.verify(name)).ok, true);
+  });
+
+  test('a debounced add re-sent after its reply was lost answers debounced into the same job, and folds once', async () => {
+    const proxy = await viaProxy();
+    const name = uniqueName('re-deb');
+    const direct = redisStore();
+    const deb = { key: 'doc', delayMs: 60_000, maxWaitMs: undefined };
+    const [first] = await direct.add(name, [job('burst', 0, { debounce: deb })]);
+    assert.equal(first!.code, 'added');
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(name, 0);
+    const cut = proxy.cutOnNextReply();
+    const folded = viaCut.add(name, [{ ...job('other', 0, { debounce: deb }), data: '"second"' }]);
+    await cut;
+    proxy.release();
+    const [r] = await within(folded, 5000, 'add');
+    assert.deepEqual([r!.code, r!.duplicateOf], ['debounced', 'burst']);
+    assert.equal((await direct.get(name, 'burst'))!.data, '"second"');
+    assert.equal(await direct.get(name, 'other'), null, 'the re-send wrote no job of its own');
+    assert.equal((await direct.stats(name, 0)).scheduled, 1);
     assert.equal((await direct.verify(name)).ok, true);
   });
 });

@@ -216,7 +216,11 @@ const rows: Row[] = [
       await fx.client.hset(key(q, 'rate'), '', '1:');
     },
     run: (s, q) => s.claim(q, 5, 60_000, 3),
-    expect: (r) => assert.deepEqual((r as { jobs: { id: string }[] }).jobs.map((j) => j.id), ['a']),
+    expect: (r) =>
+      assert.deepEqual(
+        (r as { jobs: { id: string }[] }).jobs.map((j) => j.id),
+        ['a'],
+      ),
   },
   {
     name: 'claim: a rate state that does not read counts as nothing taken; the claim writes a good one',
@@ -227,7 +231,10 @@ const rows: Row[] = [
     },
     run: (s, q) => s.claim(q, 5, 60_000, 3),
     expect: (r, _b, after, q) => {
-      assert.deepEqual((r as { jobs: { id: string }[] }).jobs.map((j) => j.id), ['a', 'b']);
+      assert.deepEqual(
+        (r as { jobs: { id: string }[] }).jobs.map((j) => j.id),
+        ['a', 'b'],
+      );
       assert.equal(entry(after, key(q, 'rate'), ''), '2:');
     },
   },

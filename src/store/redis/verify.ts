@@ -38,22 +38,23 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog] = await Promise.all([
-    zsetMembers(client, keys.scheduled),
-    zsetMembers(client, keys.ready),
-    zsetMembers(client, keys.active),
-    zsetMembers(client, keys.dead),
-    zsetMembers(client, keys.completed),
-    hashEntries(client, keys.jobs),
-    hashEntries(client, keys.runs),
-    Promise.all([keys.results, keys.progress, keys.logs, keys.errors].map((k) => hashEntries(client, k))),
-    zsetMembers(client, keys.waiting),
-    hashEntries(client, keys.groupOf),
-    hashEntries(client, keys.groups),
-    hashEntries(client, keys.flowOf),
-    hashEntries(client, keys.rate),
-    zsetMembers(client, keys.rateLog),
-  ]);
+  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog] =
+    await Promise.all([
+      zsetMembers(client, keys.scheduled),
+      zsetMembers(client, keys.ready),
+      zsetMembers(client, keys.active),
+      zsetMembers(client, keys.dead),
+      zsetMembers(client, keys.completed),
+      hashEntries(client, keys.jobs),
+      hashEntries(client, keys.runs),
+      Promise.all([keys.results, keys.progress, keys.logs, keys.errors].map((k) => hashEntries(client, k))),
+      zsetMembers(client, keys.waiting),
+      hashEntries(client, keys.groupOf),
+      hashEntries(client, keys.groups),
+      hashEntries(client, keys.flowOf),
+      hashEntries(client, keys.rate),
+      zsetMembers(client, keys.rateLog),
+    ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
   const note = (id: string, state: string) => {
