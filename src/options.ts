@@ -158,6 +158,18 @@ export const prioritySchema = z
   .min(-MAX_PRIORITY, must(`must be at least -${MAX_PRIORITY}`))
   .max(MAX_PRIORITY, must(`must be at most ${MAX_PRIORITY}`));
 
+/** A whole number of `unit` from min to max; below min reads "must not be negative" for 0, "must be at least" else. */
+function whole(unit: string, min: number, max: number, tooBig: string) {
+  return z
+    .number(must(`must be a whole number of ${unit}`))
+    .int(must(`must be a whole number of ${unit}`))
+    .min(min, must(min === 0 ? 'must not be negative' : `must be at least ${min}`))
+    .max(max, must(tooBig));
+}
+
+/** Whole milliseconds from min to 10 years (a window, a debounce delay). */
+const wholeMs = (min: number) => whole('milliseconds', min, MAX_DELAY_MS, `must be at most ${MAX_DELAY_MS} ms (10 years)`);
+
 export const addOptionsSchema = z
   .strictObject({
     id: idSchema.optional(),
@@ -172,36 +184,18 @@ export const addOptionsSchema = z
       .strictObject(
         {
           key: idSchema,
-          windowMs: z
-            .number(must('must be a whole number of milliseconds'))
-            .int(must('must be a whole number of milliseconds'))
-            .min(1, must('must be at least 1'))
-            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`)),
+          windowMs: wholeMs(1),
         },
         must('must be { key, windowMs }'),
       )
       .optional(),
-    cost: z
-      .number(must('must be a whole number of tokens'))
-      .int(must('must be a whole number of tokens'))
-      .min(1, must('must be at least 1'))
-      .max(MAX_RATE_TOKENS, must(`must be at most ${MAX_RATE_TOKENS}`))
-      .optional(),
+    cost: whole('tokens', 1, MAX_RATE_TOKENS, `must be at most ${MAX_RATE_TOKENS}`).optional(),
     debounce: z
       .strictObject(
         {
           key: idSchema,
-          delayMs: z
-            .number(must('must be a whole number of milliseconds'))
-            .int(must('must be a whole number of milliseconds'))
-            .min(0, must('must not be negative'))
-            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`)),
-          maxWaitMs: z
-            .number(must('must be a whole number of milliseconds'))
-            .int(must('must be a whole number of milliseconds'))
-            .min(1, must('must be at least 1'))
-            .max(MAX_DELAY_MS, must(`must be at most ${MAX_DELAY_MS} ms (10 years)`))
-            .optional(),
+          delayMs: wholeMs(0),
+          maxWaitMs: wholeMs(1).optional(),
         },
         must('must be { key, delayMs, maxWaitMs? }'),
       )

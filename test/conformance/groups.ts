@@ -5,11 +5,10 @@
  * run the main suite (suite.ts).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
-import { listQueues, Queue, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
-import { useErrorLog } from '../helpers/errors.js';
-import { uniqueName } from '../helpers/names.js';
+import { describe, test } from 'node:test';
+import { listQueues, type Queue, ValidationError, type Job } from '../../src/index.js';
 import { deferred, until, within } from '../helpers/wait.js';
+import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
 
 /** A group's rate use when it took no token and is not held. */
@@ -18,35 +17,7 @@ const NO_RATE = { used: 0, heldUntilMs: undefined, nextRefillMs: undefined };
 export function groupConformance(kind: StoreKind): void {
   const sharded = /shards/.test(kind.name);
   describe(`groups [${kind.name}]`, () => {
-    let open: { close(): Promise<void> }[] = [];
-    let queues: Queue<unknown>[] = [];
-    let workers: Worker<never>[] = [];
-    before(() => kind.start());
-    after(() => kind.stop());
-    afterEach(async () => {
-      await Promise.all(workers.map((w) => w.close()));
-      // Every test leaves its queues consistent: each group's counts equal its jobs (verify).
-      for (const q of queues) {
-        const report = await q.verify();
-        assert.equal(report.ok, true, `${q.name}: ${report.problems.join('; ')}`);
-      }
-      await Promise.all(open.map((o) => o.close()));
-      [open, queues, workers] = [[], [], []];
-    });
-    const errorLog = useErrorLog();
-
-    function queue<T>(): Queue<T> {
-      const q = new Queue<T>(uniqueName('gr'), kind.options());
-      open.push(q);
-      queues.push(q as Queue<unknown>);
-      return q;
-    }
-    function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
-      const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
-      errorLog.watch(w);
-      workers.push(w as unknown as Worker<never>);
-      return w;
-    }
+    const { queue, worker } = useHarness(kind, 'gr');
     /** Jobs due a minute ago (so every claim finds them due), in the order given. */
     async function addDue(q: Queue<string>, jobs: { id: string; group?: string; priority?: number }[]) {
       const t0 = (await kind.now()) - 60_000;

@@ -5,44 +5,16 @@
  * bound. Run on every store by the files that run the group suite.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
-import { Queue, RateLimitSignal, ValidationError, Worker, type Job, type WorkerOptions } from '../../src/index.js';
-import { useErrorLog } from '../helpers/errors.js';
-import { uniqueName } from '../helpers/names.js';
+import { describe, test } from 'node:test';
+import { type Queue, RateLimitSignal, ValidationError, type Job } from '../../src/index.js';
 import { until } from '../helpers/wait.js';
+import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
 
 export function rateConformance(kind: StoreKind): void {
   const sharded = /shards/.test(kind.name);
   describe(`rate limits and debounce [${kind.name}]`, () => {
-    let open: { close(): Promise<void> }[] = [];
-    let queues: Queue<unknown>[] = [];
-    let workers: Worker<never>[] = [];
-    before(() => kind.start());
-    after(() => kind.stop());
-    afterEach(async () => {
-      await Promise.all(workers.map((w) => w.close()));
-      for (const q of queues) {
-        const report = await q.verify();
-        assert.equal(report.ok, true, `${q.name}: ${report.problems.join('; ')}`);
-      }
-      await Promise.all(open.map((o) => o.close()));
-      [open, queues, workers] = [[], [], []];
-    });
-    const errorLog = useErrorLog();
-
-    function queue<T>(): Queue<T> {
-      const q = new Queue<T>(uniqueName('rl'), kind.options());
-      open.push(q);
-      queues.push(q as Queue<unknown>);
-      return q;
-    }
-    function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
-      const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
-      errorLog.watch(w);
-      workers.push(w as unknown as Worker<never>);
-      return w;
-    }
+    const { queue, worker } = useHarness(kind, 'rl');
     async function addDue(q: Queue<string>, jobs: { id: string; group?: string; cost?: number }[]) {
       const t0 = (await kind.now()) - 60_000;
       await q.addBulk(jobs.map((j) => ({ data: j.id, opts: { id: j.id, runAt: t0, group: j.group, cost: j.cost } })));
@@ -224,7 +196,7 @@ export function rateConformance(kind: StoreKind): void {
       assert.ok(g1Again.at - signalledAt >= 350, `g1 ran again ${g1Again.at - signalledAt} ms after the signal`);
       const g2 = starts.find((s) => s.id === 'g2')!;
       assert.ok(g2.at >= g1Again.at, 'g1 kept its place at the head of its line');
-      assert.ok(starts.findIndex((s) => s.id === 'h1') < starts.findIndex((s) => s === g1Again), 'h ran during the hold');
+      assert.ok(starts.findIndex((s) => s.id === 'h1') < starts.indexOf(g1Again), 'h ran during the hold');
       await until(async () => (await q.stats()).scheduled + (await q.stats()).active === 0, 'all done');
     });
 
