@@ -307,7 +307,7 @@ export class DelayqMetrics {
     await Promise.all(
       [...this.#queues.values()].map(async (q) => {
         let c = cache.get(q.name);
-        if (!c || (c.settled && Date.now() - c.at > this.#statsCacheMs)) {
+        if (!c || (c.settled && Date.now() - c.at >= this.#statsCacheMs)) {
           const entry: { at: number; value: Promise<V>; settled?: boolean } = { at: Date.now(), value: read(q) };
           const settle = () => {
             entry.settled = true;
