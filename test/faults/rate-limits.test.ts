@@ -12,7 +12,7 @@ import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 import { type Report, WorkerFleet } from '../helpers/worker-fleet.js';
 
-const fx = useRedis();
+const fx = useRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
 const fleets: WorkerFleet[] = [];
 fx.after(async () => {
   await Promise.all(fleets.map((f) => f.stopAll()));
@@ -147,6 +147,35 @@ describe('rate limits under two worker processes', () => {
     await fleet.stopAll();
     assert.equal((await q.verify()).ok, true);
     await q.close();
+  });
+
+  test('kill -9 of Redis (AOF, fsync always) while rate-limited groups run: after the restart the tokens equal their log, no window exceeds its limit, every job runs', async () => {
+    const name = uniqueName('rlaof');
+    const q = new Queue<number>(name, { connection: fx.redis.url });
+    await q.setLimits({ rateLimit: { max: 40, perMs: 500 }, groupRateLimit: { max: 4, perMs: 500 } });
+    await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ data: i, opts: { id: `j${i}`, group: `g${i % 6}` } })));
+    await q.close();
+    const fleet = new WorkerFleet({ url: fx.redis.url, queue: name, concurrency: 10, leaseMs: 1000, workMs: 10 });
+    fleets.push(fleet);
+    await Promise.all([fleet.start(), fleet.start()]);
+    await until(() => fleet.completedIds().size >= 30, 'some jobs done before the crash', 15_000);
+    await fx.stop({ kill9: true });
+    await fx.start();
+    const check = new Queue<number>(name, { connection: fx.redis.url });
+    const report = await check.verify();
+    assert.equal(report.ok, true, `right after the restart: ${report.problems.join('; ')}`);
+    await drained(check as Queue<unknown>, 'every job to run after the restart');
+    const all = claims(fleet.reports);
+    assert.equal(new Set(all.map((c) => c.id)).size, 120, 'every job ran');
+    const busiest = busiestWindow(all, 500);
+    assert.ok(busiest <= 40, `the queue: at most 40 in any 500 ms window, saw ${busiest}`);
+    for (let g = 0; g < 6; g++) {
+      const mine = all.filter((c) => c.group === `g${g}`);
+      assert.ok(busiestWindow(mine, 500) <= 4, `g${g}: at most 4 in any 500 ms window`);
+    }
+    await fleet.stopAll();
+    assert.equal((await check.verify()).ok, true);
+    await check.close();
   });
 
   test('debounce while two workers run: each burst runs once, with its last data; maxWaitMs bounds a burst that keeps going', async () => {
