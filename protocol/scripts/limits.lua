@@ -504,8 +504,8 @@ local function worker_beat(now, worker, info, ttl_ms)
   end
 end
 
---[[ _groups: where a job waits, and flow control: groups and rate limits. Pulled in by `--@include
-_groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
+--[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
+_rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
 A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
 of K_WAITING (all scored 0, so ordered by their bytes) that start with '<group>\0', then a
@@ -712,6 +712,90 @@ local function GL()
   return L
 end
 
+-- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
+-- never had a job of a group.
+local function groups_of(ids)
+  local out = {}
+  if not flow().grouped or #ids == 0 then
+    for i = 1, #ids do out[i] = UNGROUPED end
+    return out
+  end
+  local vals = hmget(K_GROUP_OF, ids)
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  return out
+end
+
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
+-- nil; with its body and run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t then
+    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
+    if flow().grouped then
+      local g = redis.call('HGET', K_GROUP_OF, id)
+      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+    end
+  end
+  return nil, body, run
+end
+
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- A job leaving its group's line is no longer counted as waiting there; its group stays in the
+-- rotation until a claim finds the line empty.
+local function unlink_waiting(id, state, body, run)
+  if state == PLACE.completed then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == PLACE.scheduled then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == PLACE.ready then
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
+  elseif state == PLACE.waiting then
+    local g = redis.call('HGET', K_GROUP_OF, id)
+    local b = parse_body(body)
+    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = GL().group_state(g)
+    s.w = s.w - 1
+    GL().touch_group(g)
+    GL().save_groups()
+  elseif state == PLACE.dead then
+    redis.call('ZREM', K_DEAD, id)
+  end
+end
+
+-- The public state: a ready or waiting job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
+  return state
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
+-- active, dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
+end
+
+-- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
+-- is a due time that has passed, so every worker with room claims at once.
+local function wake_now()
+  redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end
+
+--[[ _rate: the rate limiters (docs/rate-limits.md). Pulled in by `--@include _rate.lua` after
+_groups.lua (whose flow() it reads) in the scripts that take, give back, hold or read tokens:
+claim, release, limits and groups. The others (add, complete, fail, ...) never load it: every
+function a script holds costs its one-time load.
+]]
+
 -- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
 -- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
 -- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
@@ -878,84 +962,6 @@ local function RL()
     end
   end
   return L
-end
-
--- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
--- never had a job of a group.
-local function groups_of(ids)
-  local out = {}
-  if not flow().grouped or #ids == 0 then
-    for i = 1, #ids do out[i] = UNGROUPED end
-    return out
-  end
-  local vals = hmget(K_GROUP_OF, ids)
-  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
-  return out
-end
-
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
-local function job_state(id)
-  local body = redis.call('HGET', K_JOBS, id)
-  local run = redis.call('HGET', K_RUNS, id)
-  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
-  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
-  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
-  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
-  local b = parse_body(body)
-  local r = parse_run(run)
-  if b and r and r.t then
-    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
-    if flow().grouped then
-      local g = redis.call('HGET', K_GROUP_OF, id)
-      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
-    end
-  end
-  return nil, body, run
-end
-
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
--- A job leaving its group's line is no longer counted as waiting there; its group stays in the
--- rotation until a claim finds the line empty.
-local function unlink_waiting(id, state, body, run)
-  if state == PLACE.completed then
-    redis.call('ZREM', K_COMPLETED, id)
-  elseif state == PLACE.scheduled then
-    redis.call('ZREM', K_SCHEDULED, id)
-  elseif state == PLACE.ready then
-    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
-  elseif state == PLACE.waiting then
-    local g = redis.call('HGET', K_GROUP_OF, id)
-    local b = parse_body(body)
-    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
-    local s = GL().group_state(g)
-    s.w = s.w - 1
-    GL().touch_group(g)
-    GL().save_groups()
-  elseif state == PLACE.dead then
-    redis.call('ZREM', K_DEAD, id)
-  end
-end
-
--- The public state: a ready or waiting job is a scheduled job whose time has come.
-local function public_state(state)
-  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
-  return state
-end
-
--- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
--- active, dead); nil when neither is known.
-local function current_due(id, run)
-  local score = redis.call('ZSCORE', K_SCHEDULED, id)
-  if score then return tonumber(score) end
-  local r = parse_run(run)
-  return r and r.t
-end
-
--- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
--- is a due time that has passed, so every worker with room claims at once.
-local function wake_now()
-  redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
 
 -- A setting: nil (leave it), false (remove it) or a whole number of at least 1.

@@ -24,6 +24,7 @@ still held by those tokens) instead of handing out a second batch.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _rate.lua
 --@include _lifecycle.lua
 
 local want = arg_int('count')

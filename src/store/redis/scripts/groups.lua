@@ -14,6 +14,7 @@ so a group there from start to end is listed at least once. Read only.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _rate.lua
 
 local count = arg_int('count')
 local now = now_ms()

@@ -25,6 +25,7 @@ Safe to run twice: the second run finds the values set and changes nothing.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _rate.lua
 
 -- A setting: nil (leave it), false (remove it) or a whole number of at least 1.
 local function setting(name)
