@@ -35,6 +35,17 @@ export interface GroupFigures {
   waiting: number;
   /** The groups with the most jobs waiting (ties by id), at most `top`; none without jobs waiting. */
   top: GroupInfo[];
+  /**
+   * Due jobs held back by a rate limit now: every due job while the queue's own limiter has no
+   * token left or is held (stats().ready), else the waiting jobs of the groups read whose limiter
+   * has none left or is held.
+   */
+  rateHeldJobs: number;
+}
+
+/** A limiter that gives no token now: held, or all of its max taken. */
+function outOfTokens(use: { used: number; heldUntilMs: number | undefined }, limit: { max: number } | undefined): boolean {
+  return use.heldUntilMs !== undefined || (limit !== undefined && use.used >= limit.max);
 }
 
 /**
@@ -65,6 +76,7 @@ export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: num
     running: 0,
     waiting: 0,
     top: [],
+    rateHeldJobs: 0,
   };
   const waiting: GroupInfo[] = [];
   for (const g of seen.values()) {
@@ -77,8 +89,11 @@ export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: num
       waiting.push(g);
       const limit = g.concurrency ?? limits.groupConcurrency;
       if (!g.paused && limit !== undefined && g.running >= limit) f.atLimitGroups++;
+      if (outOfTokens(g.rate, g.rateLimit ?? limits.groupRateLimit)) f.rateHeldJobs += g.waiting;
     }
   }
+  // The queue's own limiter out of tokens holds back every due job (one more read, only then).
+  if (outOfTokens(rate.queue, limits.rateLimit)) f.rateHeldJobs = (await queue.stats()).ready;
   f.top = waiting.sort((a, b) => b.waiting - a.waiting || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, opts.top);
   return f;
 }

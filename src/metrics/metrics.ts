@@ -230,6 +230,11 @@ export class DelayqMetrics {
       f.rate.queue.heldUntilMs !== undefined && f.rate.queue.heldUntilMs > f.rate.nowMs ? 1 : 0,
     );
     gauge(
+      'delayq_rate_held_jobs',
+      "Due jobs held back by a rate limit now: all of them while the queue's own limiter has no token left or is held, else those waiting in groups whose limiter has none (over the groups read)",
+      (f) => f.rateHeldJobs,
+    );
+    gauge(
       'delayq_rate_groups_held',
       "Groups the store's rate limiter is waiting on (rateStatus().groupsHeld): for a refill, a hold's end, or tokens still to give back",
       (f) => f.rate.groupsHeld,

@@ -327,6 +327,7 @@ describe('Prometheus metrics', () => {
       assert.equal(m.get(`delayq_rate_next_refill_seconds{${q}}`), 45, 'taken 15 s ago in a window of 60 s');
       assert.equal(m.get(`delayq_rate_held{${q}}`), 0);
       assert.equal(m.get(`delayq_rate_groups_held{${q}}`), 1, 'tenant-a waits for its token');
+      assert.equal(m.get(`delayq_rate_held_jobs{${q}}`), 1, "tenant-a's second job waits for its group's token");
       assert.equal([...m.keys()].filter((k) => k.startsWith('delayq_rate') && k.includes('group="')).length, 0);
       // A queue without rate limits: no limit series, zeros.
       const p = `queue="${plain.name}"`;
@@ -341,6 +342,7 @@ describe('Prometheus metrics', () => {
       assert.equal(m.get(`delayq_rate_next_refill_seconds{${p}}`), 0, 'no token taken: 0');
       assert.equal(m.get(`delayq_rate_held{${p}}`), 0);
       assert.equal(m.get(`delayq_rate_groups_held{${p}}`), 0);
+      assert.equal(m.get(`delayq_rate_held_jobs{${p}}`), 0);
 
       // A RateLimitSignal of a job of no group holds the queue; the limit removed takes its series along.
       const free = claimed.jobs.find((j) => j.group === undefined)!;
@@ -348,6 +350,7 @@ describe('Prometheus metrics', () => {
       await queue.setLimits({ rateLimit: null });
       const held = parse(await registry.metrics());
       assert.equal(held.get(`delayq_rate_held{${q}}`), 1);
+      assert.equal(held.get(`delayq_rate_held_jobs{${q}}`), 2, 'the queue held: every due job (the one released and tenant-a\'s)');
       assert.equal(held.has(`delayq_rate_limit_max{${q}}`), false);
       assert.equal(held.has(`delayq_rate_limit_window_seconds{${q}}`), false);
       assert.equal(held.get(`delayq_group_rate_limit_max{${q}}`), 1);
