@@ -350,7 +350,7 @@ describe('Prometheus metrics', () => {
       await queue.setLimits({ rateLimit: null });
       const held = parse(await registry.metrics());
       assert.equal(held.get(`delayq_rate_held{${q}}`), 1);
-      assert.equal(held.get(`delayq_rate_held_jobs{${q}}`), 2, 'the queue held: every due job (the one released and tenant-a\'s)');
+      assert.equal(held.get(`delayq_rate_held_jobs{${q}}`), 2, "the queue held: every due job (the one released and tenant-a's)");
       assert.equal(held.has(`delayq_rate_limit_max{${q}}`), false);
       assert.equal(held.has(`delayq_rate_limit_window_seconds{${q}}`), false);
       assert.equal(held.get(`delayq_group_rate_limit_max{${q}}`), 1);
