@@ -63,6 +63,9 @@ async function open(url: string, width = 1280, height = 800): Promise<Page> {
   contexts.push(ctx);
   const page = await ctx.newPage();
   page.setDefaultTimeout(STEP_MS);
+  // A first load in a fresh context (fonts, scripts, the first API calls) is the slowest step on a
+  // loaded 2-core machine: a CI run saw one pass 5 s. Still a stuck page fails in seconds.
+  page.setDefaultNavigationTimeout(3 * STEP_MS);
   page.on('console', (m) => {
     // A 4xx the page asked for and handled is logged by the browser as a failed load; that is not a problem.
     if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`${page.url()}: ${m.text()}`);
