@@ -966,8 +966,9 @@ local burst_keys, burst_order = {}, {} -- debounce key -> '<id>:<first>' to writ
 
 -- The burst a debounced add joins: its key's job while that job still waits and still carries the
 -- key (a job replaced since by an add without it, or a new job that took a drained one's id, is
--- no burst), as this call left it or as stored; nil when the add starts a new burst.
-local function burst_of(key)
+-- no burst), as this call left it or as stored; nil when the add starts a new burst. Made only
+-- for a call whose items carry debounce fields (a closure costs every call).
+local burst_of = with_flow and function(key)
   local b = bursts[key]
   if not b then
     local held = redis.call('HGET', K_DEBOUNCE, key)

@@ -897,12 +897,17 @@ local function RL()
     return limit.max - st.t
   end
 
-  -- When the limiter's oldest tokens come back (nil when none is taken).
-  function L.next_refill(id)
-    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+  -- The expiry of a limiter's first log entry from `from` (its whole log: ''), nil when none.
+  local function first_expiry(id, from)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. from, '(' .. id .. '\1', 'LIMIT', 0, 1)
     if #head == 0 then return nil end
     local z = string.find(head[1], '\0', 1, true)
     return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    return first_expiry(id, '')
   end
 
   -- When the limiter may give a token again: its hold's end, else its next refill.
@@ -942,13 +947,7 @@ local function RL()
     if held and held <= now then held = false end
     -- The oldest token still in its window (entries a claim has not given back yet are skipped).
     local refill = nil
-    if used > 0 then
-      local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. pad16(now + 1), '(' .. id .. '\1', 'LIMIT', 0, 1)
-      if #head > 0 then
-        local z = string.find(head[1], '\0', 1, true)
-        refill = tonumber(string.sub(head[1], z + 1, z + 16))
-      end
-    end
+    if used > 0 then refill = first_expiry(id, pad16(now + 1)) end
     return math.max(0, used), held, refill
   end
 
@@ -1268,8 +1267,9 @@ local rate_blocked, q_exhausted = {}, false
 
 -- Puts candidates a claim took out but does not hand out (their tokens ran short) back where
 -- they wait: the ready set, or their group's line (counted as waiting again), with the run
--- state of a promoted job. Returns how many went to the ready set.
-local function put_back(cands)
+-- state of a promoted job. Returns how many went to the ready set. Made only on a queue with rate
+-- limits (a closure costs every call).
+local put_back = f.rated and function(cands)
   local ready_adds, members, member_groups, to_ready = {}, {}, {}, 0
   for _, c in ipairs(cands) do
     local b = parse_body(c.body)
@@ -1558,7 +1558,6 @@ if f.rated and #picked > 0 then
     local too_big = (f.rate and cost > f.rate.max and f.rate.max) or (g_limit and cost > g_limit.max and g_limit.max)
     if too_big then
       bury_corrupt(c.id, 'cost ' .. int(cost) .. ' is above the rate limit max ' .. int(too_big), c.r.a, c.due, nil, c.r.s, c.r.w)
-      if lane ~= UNGROUPED then GL().touch_group(lane) end
     elseif stopped or cost > q_left or (lane ~= UNGROUPED and (rate_blocked[lane] or cost > g_left[lane])) then
       if not stopped and cost > q_left then stopped = true end
       if lane ~= UNGROUPED and not stopped then rate_blocked[lane] = true end

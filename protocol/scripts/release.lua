@@ -882,12 +882,17 @@ local function RL()
     return limit.max - st.t
   end
 
-  -- When the limiter's oldest tokens come back (nil when none is taken).
-  function L.next_refill(id)
-    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1', 'LIMIT', 0, 1)
+  -- The expiry of a limiter's first log entry from `from` (its whole log: ''), nil when none.
+  local function first_expiry(id, from)
+    local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. from, '(' .. id .. '\1', 'LIMIT', 0, 1)
     if #head == 0 then return nil end
     local z = string.find(head[1], '\0', 1, true)
     return tonumber(string.sub(head[1], z + 1, z + 16))
+  end
+
+  -- When the limiter's oldest tokens come back (nil when none is taken).
+  function L.next_refill(id)
+    return first_expiry(id, '')
   end
 
   -- When the limiter may give a token again: its hold's end, else its next refill.
@@ -927,13 +932,7 @@ local function RL()
     if held and held <= now then held = false end
     -- The oldest token still in its window (entries a claim has not given back yet are skipped).
     local refill = nil
-    if used > 0 then
-      local head = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0' .. pad16(now + 1), '(' .. id .. '\1', 'LIMIT', 0, 1)
-      if #head > 0 then
-        local z = string.find(head[1], '\0', 1, true)
-        refill = tonumber(string.sub(head[1], z + 1, z + 16))
-      end
-    end
+    if used > 0 then refill = first_expiry(id, pad16(now + 1)) end
     return math.max(0, used), held, refill
   end
 

@@ -217,8 +217,9 @@ local rate_blocked, q_exhausted = {}, false
 
 -- Puts candidates a claim took out but does not hand out (their tokens ran short) back where
 -- they wait: the ready set, or their group's line (counted as waiting again), with the run
--- state of a promoted job. Returns how many went to the ready set.
-local function put_back(cands)
+-- state of a promoted job. Returns how many went to the ready set. Made only on a queue with rate
+-- limits (a closure costs every call).
+local put_back = f.rated and function(cands)
   local ready_adds, members, member_groups, to_ready = {}, {}, {}, 0
   for _, c in ipairs(cands) do
     local b = parse_body(c.body)
@@ -507,7 +508,6 @@ if f.rated and #picked > 0 then
     local too_big = (f.rate and cost > f.rate.max and f.rate.max) or (g_limit and cost > g_limit.max and g_limit.max)
     if too_big then
       bury_corrupt(c.id, 'cost ' .. int(cost) .. ' is above the rate limit max ' .. int(too_big), c.r.a, c.due, nil, c.r.s, c.r.w)
-      if lane ~= UNGROUPED then GL().touch_group(lane) end
     elseif stopped or cost > q_left or (lane ~= UNGROUPED and (rate_blocked[lane] or cost > g_left[lane])) then
       if not stopped and cost > q_left then stopped = true end
       if lane ~= UNGROUPED and not stopped then rate_blocked[lane] = true end
