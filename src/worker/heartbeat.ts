@@ -29,6 +29,9 @@ export class Heartbeat {
   readonly #startedAtMs = Date.now();
   #lastBeatAt = 0;
   #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  /** The beat under way (it never rejects): gone() waits for it, so no beat lands after the removal. */
+  #beating: Promise<void> = Promise.resolve();
 
   constructor(params: HeartbeatParams) {
     this.#p = params;
@@ -43,7 +46,9 @@ export class Heartbeat {
     this.#timer.unref();
   }
 
+  /** No beat goes out after this; one already sent settles without reporting a closed store. */
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#timer);
   }
 
@@ -54,7 +59,8 @@ export class Heartbeat {
   }
 
   /** Takes the worker off the list of live workers at once, rather than when its entry expires. */
-  gone(): Promise<void> {
+  async gone(): Promise<void> {
+    await this.#beating;
     return this.#p.store.beat(this.#p.queue, this.#info(), true);
   }
 
@@ -74,7 +80,14 @@ export class Heartbeat {
   /** A heartbeat of its own (no lease renewal carried one lately); the first also names the queue in the registry. */
   #beat(): void {
     this.#lastBeatAt = performance.now();
-    const first = this.#p.store.register(this.#p.queue);
-    first.then(() => this.#p.store.beat(this.#p.queue, this.#info())).catch((err) => this.#p.onError(err));
+    // The first beat waits for the queue's registration, which may answer after stop() (on a
+    // Cluster the registry sits on another node): then it beats no more, and the worker's close
+    // neither gets an entry back after taking it off nor hears of the store it closed since.
+    this.#beating = this.#p.store
+      .register(this.#p.queue)
+      .then(() => (this.#stopped ? undefined : this.#p.store.beat(this.#p.queue, this.#info())))
+      .catch((err) => {
+        if (!this.#stopped) this.#p.onError(err);
+      });
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -26,5 +27,35 @@ describe('close', () => {
       assert.equal((await queue.verify()).ok, true);
       await queue.close();
     }
+  });
+
+  test('a worker closed before its first heartbeat was answered leaves no live-worker entry and reports nothing', async () => {
+    // The regression (seen on a Cluster, where the registry and the queue sit on two nodes): the
+    // first beat waits for the queue's registration, and one answered after close() began was
+    // sent after close() took the worker off the list (an entry of a closed worker, for 30 s),
+    // or after its store closed ("the store is closed", emitted as the worker's error).
+    const registrations: Promise<void>[] = [];
+    /** A registry that answers late, as a slow node of a Cluster does. */
+    class SlowRegistry extends RedisStore {
+      override register(queue: string): Promise<void> {
+        const late = new Promise((r) => setTimeout(r, 100)).then(() => super.register(queue));
+        registrations.push(late.catch(() => {}));
+        return late;
+      }
+    }
+    const queue = new Queue(uniqueName('close'), { connection: fx.redis.url });
+    for (const closeStoreToo of [false, true]) {
+      const store = new SlowRegistry({ connection: fx.redis.url });
+      const worker = errorLog.watch(new Worker(queue.name, () => {}, { store }));
+      await worker.close();
+      if (closeStoreToo) await store.close();
+      await Promise.all(registrations);
+      // What the late registration chained (a beat) went out on this connection before this read.
+      if (!closeStoreToo) await store.queues();
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(await queue.workers(), [], `closeStoreToo=${closeStoreToo}: no entry of a closed worker`);
+      if (!closeStoreToo) await store.close();
+    }
+    await queue.close();
   });
 });
