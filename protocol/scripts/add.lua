@@ -1001,6 +1001,7 @@ for i, j in ipairs(jobs) do
     else
       j.first, j.starts_burst = now, true
     end
+    j.burst_before = bursts[j.debounce]
     bursts[j.debounce] = { id = j.id, first = j.first, new = j.starts_burst }
   end
   j.due = due_of(j, now)
@@ -1060,9 +1061,10 @@ for i, j in ipairs(jobs) do
     else
       answer(code, PLACE.scheduled, j.due, '')
     end
-  elseif j.debounce and bursts[j.debounce] and bursts[j.debounce].id == j.id and not folded then
-    -- Not written (its id exists): it starts no burst.
-    bursts[j.debounce] = nil
+  elseif j.debounce and not folded then
+    -- Not written (its id exists): it starts no burst, and the key's burst is what it was before
+    -- this item (one an earlier item of this call started, or the stored one).
+    bursts[j.debounce] = j.burst_before
   end
   j.code = code
   codes[i] = code

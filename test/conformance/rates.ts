@@ -300,5 +300,35 @@ export function rateConformance(kind: StoreKind): void {
       assert.equal(later.id, res[0]!.id);
       assert.equal((await q.stats()).scheduled, 1);
     });
+
+    test('debounce: an add of the call that writes nothing leaves the burst an earlier add of the call started, not the stored one', {
+      skip: sharded && 'one id with and without a debounce key routes to two shards (docs/operations.md)',
+    }, async () => {
+      // Found by the differential test: the add that wrote nothing forgot the burst the call's
+      // first add started, and the last add folded into the older burst's job (e).
+      const q = queue<string>();
+      const e = await q.add('e', { id: 'e', debounce: { key: 'k', delayMs: 60_000 } });
+      const opened = await kind.now();
+      await until(async () => (await kind.now()) >= opened + 20, "the older burst's maxWaitMs to pass");
+      const short = { key: 'k', delayMs: 60_000, maxWaitMs: 10 };
+      const res = await q.addBulk([
+        { data: 'a1', opts: { id: 'a', debounce: short } }, // too late for e's burst: starts one as a
+        { data: 'a2', opts: { id: 'a', delay: 60_000, replace: true } }, // a, no longer a burst's job
+        { data: 'a3', opts: { id: 'a', debounce: short } }, // a exists: nothing written
+        { data: 'a4', opts: { id: 'a', debounce: { key: 'k', delayMs: 60_000 } } },
+      ]);
+      assert.deepEqual(
+        res.map((r) => [r.id, r.added, r.debounced ?? false]),
+        [
+          ['a', true, false],
+          ['a', true, false],
+          ['a', false, false],
+          ['a', false, false],
+        ],
+      );
+      assert.equal((await q.get('e'))?.data, 'e', "e's burst took no add");
+      assert.equal((await q.get('a'))?.data, 'a2');
+      assert.equal(e.added, true);
+    });
   });
 }

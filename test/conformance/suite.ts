@@ -616,6 +616,28 @@ export function conformance(kind: StoreKind): void {
       assert.equal((await q.stats()).eventStreamLength, 3);
     });
 
+    test('the event feed reports each job written once: one replaced or debounced within the same call is reported as written', async () => {
+      const q = queue<string>();
+      await q.events.enable({ maxLen: 100 });
+      const results = await q.addBulk([
+        { data: '1', opts: { id: 'r', delay: 60_000 } },
+        { data: '2', opts: { id: 'r', delay: 60_000, replace: true } },
+        { data: '3', opts: { debounce: { key: 'k', delayMs: 60_000 } } },
+        { data: '4', opts: { debounce: { key: 'k', delayMs: 60_000 } } },
+        { data: '5', opts: { id: 's', delay: 60_000 } },
+      ]);
+      const burst = results[2]!.id;
+      assert.equal(results[3]!.debounced, true);
+      const reader = q.store.eventReader(q.name);
+      const events = await reader.read('0', 100, 0);
+      await reader.close();
+      const added = events.filter((e) => e.event === 'added').map((e) => e.id);
+      // Shards report in their own order: the ids, as a set, and each once.
+      assert.deepEqual([...added].sort(), ['r', 's', burst].sort());
+      assert.equal((await q.get('r'))?.data, '2');
+      assert.equal((await q.get(burst))?.data, '4');
+    });
+
     test('bad input is refused by field and writes nothing', async () => {
       const q = queue<unknown>();
       const bad: [unknown, unknown, RegExp][] = [

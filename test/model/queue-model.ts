@@ -131,7 +131,8 @@ export class QueueModel {
       const g = a.group === undefined ? undefined : this.#groupRate(a.group);
       if (cost > 1 && ((this.rateLimit && cost > this.rateLimit.max) || (g && cost > g.max))) return 'too_costly';
     }
-    return adds.map((a) => {
+    const written = new Set<string>();
+    const answers = adds.map((a) => {
       let id = a.id;
       let replace = a.replace;
       let due = this.now + a.delayMs;
@@ -187,10 +188,13 @@ export class QueueModel {
         debounceKey: a.debounce?.key,
         promoted: false,
       });
-      if (a.group !== undefined) this.grouped = true;
+      written.add(id);
       if (folded) return { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id };
       return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
     });
+    // Only a job written (not one a later add of the call replaced) makes the queue grouped.
+    if ([...written].some((id) => this.jobs.get(id)?.group !== undefined)) this.grouped = true;
+    return answers;
   }
 
   // ---- rate limits: sliding windows, a log of tokens each back at its expiry ----

@@ -135,6 +135,10 @@ export class MemoryStore implements Store {
     const prevHead = q.headDue();
     let minDue: number | undefined;
     const out: StoredAddResult[] = [];
+    // Job id -> due time of each job this call writes, in the order of the item that wrote it
+    // last: as add.lua, a job replaced (or debounced into) by a later item of the same call is
+    // never written, so it is not reported.
+    const written = new Map<string, number>();
     // The burst a debounced add joins (add.lua burst_of): its key's job while it still waits.
     const burstOf = (key: string) => {
       const b = q.debounce.get(key);
@@ -204,16 +208,23 @@ export class MemoryStore implements Store {
         debounceKey: j.debounce?.key,
         version: 0,
       };
-      if (j.group !== undefined) q.grouped = true;
-      if (j.cost > 1 || j.debounce) q.flowed = true;
       q.jobs.set(job.id, job);
       q.place(job, due);
       if (minDue === undefined || due < minDue) minDue = due;
-      q.emit(now, 'added', job.id, { due: String(due) });
+      written.delete(job.id);
+      written.set(job.id, due);
       out.push(
         folded ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id } : { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined },
       );
     });
+    for (const [id, due] of written) {
+      // As add.lua: only a job written (not one a later item of the call replaced) makes the
+      // queue grouped or flowed, which decides how claims take turns from then on.
+      const job = q.jobs.get(id)!;
+      if (job.group !== undefined) q.grouped = true;
+      if (job.cost > 1 || job.debounceKey !== undefined) q.flowed = true;
+      q.emit(now, 'added', id, { due: String(due) });
+    }
     if (minDue !== undefined) q.wakeIfEarlier(prevHead, minDue);
     if (!q.made && q.seq > seqBefore) {
       q.made = true;
