@@ -69,6 +69,13 @@ export function rateConformance(kind: StoreKind): void {
       );
       assert.equal((await q.stats()).scheduled, 0, 'nothing written');
       await q.setLimits({ rateLimit: null, groupRateLimit: null });
+      if (sharded) {
+        // Each of 3 shards takes max / 3 tokens a window: a max below 3 cannot be split.
+        await assert.rejects(
+          q.setLimits({ rateLimit: { max: 2, perMs: 1000 } }),
+          (e: Error) => e instanceof ValidationError && /limits\.rateLimit\.max must be at least 3/.test(e.message),
+        );
+      }
       assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
       for (const debounce of [{ key: 'k' }, { key: '', delayMs: 5 }, { key: 'k', delayMs: -1 }, { key: 'k', delayMs: 5, maxWaitMs: 0 }]) {
         await assert.rejects(q.add('x', { debounce } as never), ValidationError, JSON.stringify(debounce));

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { MemoryStore, Queue, Scheduler, ShardError, ShardedStore, type Store, Worker } from '../../src/index.js';
+import { MemoryStore, Queue, Scheduler, ShardError, ShardedStore, type Store, ValidationError, Worker } from '../../src/index.js';
 import { shardFor, shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
@@ -85,6 +85,25 @@ for (const kind of kinds) {
       assert.equal((await c.shards()).shards, 3, 'the stored layout rules');
       await assert.rejects(a.reshard(0), /shards must be a whole number from 1 to 256/);
       assert.throws(() => new Queue(name, { ...kind.process(), shards: 1.5 }), /shards/);
+    });
+
+    test('a queue rate limit below the shard count is refused, by setLimits and by a reshard, and nothing changes', async () => {
+      // Each of N shards takes floor(max / N) tokens a window; with max < N that would be 0, and
+      // one token a shard would let N through: more than the limit the user set.
+      const name = uniqueName('rsh');
+      const a = queue<number>(name);
+      await a.setLimits({ rateLimit: { max: 2, perMs: 1000 } });
+      await assert.rejects(a.reshard(3), (e: Error) => e instanceof ValidationError && /rate limit of 2 .* cannot be split over 3 shards/.test(e.message));
+      assert.deepEqual(await a.shards(), { shards: 1, names: [name], draining: [] }, 'still unsharded');
+      assert.equal((await a.reshard(2)).to, 2, 'one token a window on each of 2 shards');
+      assert.deepEqual((await a.limits()).rateLimit, { max: 2, perMs: 1000 });
+      await assert.rejects(
+        a.setLimits({ rateLimit: { max: 1, perMs: 1000 } }),
+        (e: Error) => e instanceof ValidationError && /limits.rateLimit.max must be at least 2 on this queue of 2 shards/.test(e.message),
+      );
+      assert.deepEqual((await a.limits()).rateLimit, { max: 2, perMs: 1000 }, 'unchanged');
+      assert.equal(await a.setLimits({ rateLimit: null }), true);
+      assert.equal((await a.reshard(3)).to, 3, 'without a rate limit, any count');
     });
 
     test('two processes that shard a new queue at once make one layout', async () => {

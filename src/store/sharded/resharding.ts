@@ -22,10 +22,29 @@ const sameSettings = (a: QueueSettings, b: QueueSettings) =>
   JSON.stringify(a.limits.groupRateLimit) === JSON.stringify(b.limits.groupRateLimit);
 
 /**
- * A shard's share of the queue's rate limit: max / N rounded down, at least 1, so N shards never
- * take more than max tokens in a window together (unless max < N: then N).
+ * A shard's share of the queue's rate limit: max / N rounded down, so N shards never take more
+ * than max tokens in a window together (a max below N is refused: checkRateSplit).
  */
 export const rateShare = (r: RateLimit, shards: number): RateLimit => ({ max: Math.max(1, Math.floor(r.max / shards)), perMs: r.perMs });
+
+/**
+ * A queue rate limit a queue of `shards` shards can keep: max / N rounded down must leave each
+ * shard a token, or the N shards would take N tokens a window, more than max. Refused before
+ * anything is written.
+ */
+export function checkRateSplit(rate: RateLimit | null | undefined, shards: number, field: 'shards' | 'limits.rateLimit.max'): void {
+  if (!rate || shards <= 1 || rate.max >= shards) return;
+  if (field === 'shards') {
+    throw new ValidationError(
+      'shards',
+      `the queue's rate limit of ${rate.max} a window cannot be split over ${shards} shards (each shard would take one token a window, ${shards} in all): reshard to at most ${rate.max}, or raise the limit first`,
+    );
+  }
+  throw new ValidationError(
+    'limits.rateLimit.max',
+    `must be at least ${shards} on this queue of ${shards} shards (each takes max / ${shards} tokens a window; got ${rate.max})`,
+  );
+}
 
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
@@ -50,6 +69,8 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
     let layout = parseLayout(raw);
     // Another process got there first (a lost compare-and-set, then this read): its layout stands.
     if (creating ? !isUnsharded(layout) : attempt > 0 && layout.current !== null && shardCount(layout) === count) return { raw };
+    const settings = await inner.settings(queue);
+    checkRateSplit(settings.limits.rateLimit, count, 'shards');
     if (layout.epoch === undefined) {
       const epoch = newEpoch();
       const reserved = formatLayout({ ...layout, epoch });
@@ -58,7 +79,6 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
     }
     const epoch = layout.epoch!;
     const next = reshardedLayout(layout, count);
-    const settings = await inner.settings(queue);
     await Promise.all(
       shardNames(queue, next.current!).map(async (n) => {
         await inner.markShard(n, epoch);

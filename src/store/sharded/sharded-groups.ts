@@ -4,8 +4,8 @@
  * shard set: its home there. The queue's `concurrency` is split over the shards as retention caps
  * are (each shard allows ceil(c / N), so the queue runs at most c rounded up to a multiple of N);
  * `groupConcurrency` holds per group, so every shard keeps it as given. The queue's `rateLimit`
- * is split too, rounded down (each shard takes floor(max / N) tokens a window, at least 1), so the
- * shards together never take more than max; `groupRateLimit` and a group's own rate limit hold
+ * is split too, rounded down (each shard takes floor(max / N) tokens a window; a max below N is
+ * refused), so the shards together never take more than max; `groupRateLimit` and a group's own rate limit hold
  * per group on its home shard, exactly. The unsharded keys keep the limits as given (what
  * limits() answers).
  */
@@ -13,7 +13,7 @@ import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, RateLimit, Rat
 import { ValidationError } from '../../errors.js';
 import { shardCount, shardFor } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
-import { perShard, rateShare, RESHARD_ATTEMPTS } from './resharding.js';
+import { checkRateSplit, perShard, rateShare, RESHARD_ATTEMPTS } from './resharding.js';
 
 /** A shard's share of a concurrency limit (null and undefined pass through). */
 export function shardLimit(v: number | null | undefined, shards: number): number | null | undefined {
@@ -54,6 +54,8 @@ export class ShardedGroups {
   }
 
   async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    const r = await this.#layouts.resolve(queue);
+    if (r.layout.current) checkRateSplit(change.rateLimit, shardCount(r.layout), 'limits.rateLimit.max');
     const changed = await this.#layouts.everywhere(queue, (m, r) =>
       this.#inner.setLimits(
         m,
