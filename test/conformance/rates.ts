@@ -273,7 +273,7 @@ export function rateConformance(kind: StoreKind): void {
 
     test('obliterate takes the rate limits, tokens, holds and bursts with it: the queue made again starts clean', async () => {
       const q = queue<string>();
-      await q.setLimits({ rateLimit: { max: 2, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });
+      await q.setLimits({ rateLimit: { max: 3, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });
       await q.groups.setLimits('g', { rateLimit: { max: 1, perMs: 60_000 } });
       await addDue(q, [{ id: 'a', group: 'g' }, { id: 'b' }]);
       await q.add('x', { debounce: { key: 'k', delayMs: 60_000 } });
