@@ -471,3 +471,22 @@ test('Python dedup: a second add with the key answers deduplicated with the hold
   for (const id of ['b', 'p', 'z']) assert.equal(await queue.get(id), null, `${id} was not added`);
   assert.equal((await queue.stats()).scheduled, 2);
 });
+
+test("a debounced add that started a burst, its reply lost, is re-sent: 'added' with its id, not folded into itself", async () => {
+  requirePython();
+  const name = uniqueName('py-resend-debounce');
+  const proxy = await startProxy(fx.redis.port);
+  fx.after(() => proxy.close());
+  const cut = proxy.cutOnNextReply();
+  const run = py('add_resend.py', [proxy.url, fx.redis.url, name, 'debounce'], 20_000);
+  await within(cut, 10_000, 'the proxy cutting the add reply');
+  proxy.release();
+  const line = ok(await run, 'add_resend.py debounce')[0] ?? {};
+  assert.equal((line.sends as string[]).length, 2, 'sent, then re-sent once');
+  assert.deepEqual([line.id, line.result], ['resent', 'added'], 'the re-send answers as the first run did');
+  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1, 'one job');
+  assert.match((await fx.client.hget(`dq:{${name}}:debounce`, 'doc')) ?? '', /^resent:\d+$/, 'the burst is the job’s');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
