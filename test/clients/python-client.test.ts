@@ -2,7 +2,8 @@
  * The reference Python client (clients/python/delayq_client), built only from the published
  * protocol, against a real redis-server beside the Node library: Python adds and Node runs,
  * Node adds and Python runs (acks, retries with backoff, the dead set), both at once on one
- * queue, an add re-sent after its reply was lost, and bad input refused before any write. The
+ * queue, an add re-sent after its reply was lost, the flow options of add (cost against a Node
+ * rate limit, debounce, dedup), and bad input refused before any write. The
  * Python side runs as child processes (the driver scripts in clients/python/tests/), each
  * bounded by a timeout so a stuck one fails the test in seconds.
  */
@@ -12,12 +13,14 @@ import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from '../../src/index.js';
+import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy } from '../helpers/tcp-proxy.js';
-import { serverTimeMs, until, within } from '../helpers/wait.js';
+import { deferred, serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
+const errors = useErrorLog();
 
 // Debian's python3 has python3-redis (scripts/test-preflight.js installs it); another python3 on
 // the PATH may not.
@@ -263,8 +266,227 @@ test('bad input raises ValueError naming the field, and writes nothing', async (
   requirePython();
   const name = uniqueName('py-bad');
   const lines = ok(await py('bad_input.py', [fx.redis.url, name]), 'bad_input.py');
-  assert.ok(lines.length >= 20);
+  assert.ok(lines.length >= 50, `${lines.length} cases`);
   for (const l of lines) assert.equal(l.named, true, `${l.field}: ${l.error ?? 'no ValueError'}`);
   assert.deepEqual(await fx.client.keys(`dq:{${name}}:*`), []);
   assert.equal(await fx.client.zscore('dq:queues', name), null);
+});
+
+/** Every key of the queue with its DUMP (type and content), to show that a refused call wrote nothing. */
+async function snapshot(name: string): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {};
+  for (const key of (await fx.client.keys(`dq:{${name}}:*`)).sort()) {
+    const dump = await fx.client.dumpBuffer(key);
+    out[key] = dump === null ? null : dump.toString('hex');
+  }
+  return out;
+}
+
+async function counts(queue: Queue): Promise<Record<string, number>> {
+  const s = await queue.stats();
+  return { scheduled: s.scheduled, ready: s.ready, active: s.active, dead: s.dead, completedTotal: s.completedTotal };
+}
+
+/** Resolves once the queue holds no job waiting or running. */
+async function settled(queue: Queue): Promise<void> {
+  await until(
+    async () => {
+      const s = await queue.stats();
+      return s.scheduled + s.active === 0;
+    },
+    'the queue to hold no scheduled or active job',
+    15_000,
+  );
+}
+
+const TOO_COSTLY = "is above the max of a rate limit that applies to the job (the queue's, or its group's)";
+
+test('Python adds with a cost take that many of a Node rate limit’s tokens; a cost above its max raises TooCostlyError and writes nothing', async () => {
+  requirePython();
+  const name = uniqueName('py-cost');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setLimits({ rateLimit: { max: 3, perMs: 60_000 } });
+  const added = ok(await py('add_options.py', [fx.redis.url, name, 'cost']), 'add_options.py cost');
+  assert.deepEqual(
+    added.map((l) => [l.id, l.result]),
+    [
+      ['a', 'added'],
+      ['b', 'added'],
+      ['c', 'added'],
+    ],
+  );
+  // The cost went out as the item field (flow '1' without a group); a cost of 1 is not stored.
+  assert.deepEqual(await fx.client.hgetall(`dq:{${name}}:flow-of`), { a: '2:', c: '2:' });
+
+  const before = await snapshot(name);
+  const countsBefore = await counts(queue);
+  const refused = ok(await py('add_options.py', [fx.redis.url, name, 'too_costly']), 'add_options.py too_costly');
+  assert.deepEqual(refused, [
+    { error: `cost ${TOO_COSTLY} (got 4)`, too_costly: true, value_error: true },
+    { error: `jobs[1].cost ${TOO_COSTLY} (got 5)`, too_costly: true, value_error: true },
+  ]);
+  assert.deepEqual(await snapshot(name), before, 'the refused adds wrote nothing');
+  assert.deepEqual(await counts(queue), countsBefore);
+  for (const id of ['x', 'd', 'e']) assert.equal(await queue.get(id), null, `${id} was not added`);
+
+  const ran: string[] = [];
+  errors.watch(fx.track(new Worker(name, async (job) => void ran.push(job.id), { connection: fx.redis.url, concurrency: 3 })));
+  await until(() => ran.length >= 2, 'a and b run', 10_000);
+  const rate = await queue.rateStatus();
+  assert.equal(rate.queue.used, 3, 'a took 2 tokens and b 1');
+  assert.ok(rate.queue.nextRefillMs !== undefined && rate.queue.nextRefillMs > rate.nowMs);
+  assert.deepEqual([...ran].sort(), ['a', 'b']);
+  // 3 of 3 tokens are taken for a minute: c (cost 2) cannot start, whatever the worker does.
+  assert.equal((await queue.get('c'))?.state, 'scheduled', 'c waits for 2 tokens');
+  assert.equal((await queue.stats()).active, 0);
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('Python debounced adds with one key fold into one job (the burst’s id answered), which a Node worker runs once with the last data', async () => {
+  requirePython();
+  const name = uniqueName('py-debounce');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const lines = ok(await py('add_options.py', [fx.redis.url, name, 'debounce']), 'add_options.py debounce');
+  const id = lines[0]?.id as string;
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(
+    lines.map((l) => [l.id, l.result, l.state]),
+    [
+      [id, 'added', 'scheduled'],
+      [id, 'debounced', 'scheduled'],
+      [id, 'debounced', 'scheduled'],
+      [id, 'debounced', 'scheduled'],
+    ],
+    'every add answers with the burst job’s id',
+  );
+  const dues = lines.map((l) => l.due_ms as number);
+  for (let i = 1; i < dues.length; i++) assert.ok(dues[i]! >= dues[i - 1]!, `each add moves the due time later: ${dues.join(', ')}`);
+  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1, 'one job');
+  const job = await queue.get(id);
+  assert.deepEqual(job?.data, { n: 4 }, 'the last add’s data');
+  assert.equal(job?.dueAtMs, dues[3]);
+
+  const runs: { id: string; data: unknown }[] = [];
+  errors.watch(fx.track(new Worker(name, async (j) => void runs.push({ id: j.id, data: j.data }), { connection: fx.redis.url })));
+  await settled(queue);
+  assert.deepEqual(runs, [{ id, data: { n: 4 } }], 'run once, with the last data');
+});
+
+test('Python debounce max_wait_ms: the burst job is due no later than max_wait after the first add, however long the delay', async () => {
+  requirePython();
+  const name = uniqueName('py-debounce-bound');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const lines = ok(await py('add_options.py', [fx.redis.url, name, 'bound']), 'add_options.py bound');
+  const t0 = lines.find((l) => 't0' in l)?.t0 as number;
+  const t1 = lines.find((l) => 't1' in l)?.t1 as number;
+  const rows = lines.filter((l) => 'result' in l);
+  const id = rows[0]?.id as string;
+  assert.deepEqual(
+    rows.map((l) => [l.id, l.result]),
+    [
+      [id, 'added'],
+      [id, 'debounced'],
+      [id, 'debounced'],
+    ],
+  );
+  // Each add asks for 60 s from its own now; the bound holds all of them at first add + 1500 ms.
+  const due = rows[0]?.due_ms as number;
+  for (const r of rows) assert.equal(r.due_ms, due);
+  assert.ok(due >= t0 + 1500 && due <= t1 + 1500, `due ${due} is the first add (between ${t0} and ${t1}) + 1500 ms`);
+  assert.equal((await queue.get(id))?.dueAtMs, due);
+
+  const runs: { id: string; data: unknown; at: number }[] = [];
+  errors.watch(
+    fx.track(new Worker(name, async (j) => void runs.push({ id: j.id, data: j.data, at: await serverTimeMs(fx.client) }), { connection: fx.redis.url })),
+  );
+  await settled(queue); // within 15 s: the unbounded delay would be 60 s
+  assert.deepEqual(
+    runs.map((r) => [r.id, r.data]),
+    [[id, { n: 3 }]],
+  );
+  assert.ok(runs[0]!.at >= due, 'not before its due time');
+});
+
+test('a Python debounced add while the burst’s job runs starts a new burst: a new job, the running one untouched', async () => {
+  requirePython();
+  const name = uniqueName('py-debounce-again');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const [first] = ok(await py('add_options.py', [fx.redis.url, name, 'debounce_one', 'doc', '1']), 'first add');
+  assert.equal(first?.result, 'added');
+  const runs: { id: string; data: unknown }[] = [];
+  const started = deferred<string>();
+  const release = deferred();
+  errors.watch(
+    fx.track(
+      new Worker(
+        name,
+        async (j) => {
+          runs.push({ id: j.id, data: j.data });
+          if ((j.data as { n: number }).n === 1) {
+            started.resolve(j.id);
+            await release.promise;
+          }
+        },
+        { connection: fx.redis.url, concurrency: 2 },
+      ),
+    ),
+  );
+  fx.after(() => release.resolve());
+  assert.equal(await within(started.promise, 10_000, 'the first burst’s job starting'), first?.id);
+  const [second] = ok(await py('add_options.py', [fx.redis.url, name, 'debounce_one', 'doc', '2']), 'second add');
+  assert.equal(second?.result, 'added', 'a new burst, not folded into the running job');
+  assert.notEqual(second?.id, first?.id);
+  const running = await queue.get(first?.id as string);
+  assert.equal(running?.state, 'active');
+  assert.deepEqual(running?.data, { n: 1 }, 'the running job is not touched');
+  release.resolve();
+  await settled(queue);
+  assert.deepEqual(
+    [...runs].sort((x, y) => (x.data as { n: number }).n - (y.data as { n: number }).n),
+    [
+      { id: first?.id, data: { n: 1 } },
+      { id: second?.id, data: { n: 2 } },
+    ],
+  );
+});
+
+test('Python dedup: a second add with the key answers deduplicated with the holder’s id; Node and Python see each other’s keys', async () => {
+  requirePython();
+  const name = uniqueName('py-dedup');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.add({ n: 'N' }, { id: 'N', dedup: { key: 'n-key', windowMs: 60_000 } });
+  const lines = ok(await py('add_options.py', [fx.redis.url, name, 'dedup']), 'add_options.py dedup');
+  const due = lines[0]?.due_ms;
+  assert.deepEqual(lines[0], { id: 'a', result: 'added', state: 'scheduled', due_ms: due });
+  assert.deepEqual(lines[1], { id: 'b', result: 'deduplicated', state: 'scheduled', due_ms: due, duplicate_of: 'a' });
+  assert.equal(lines[2]?.result, 'deduplicated', 'the key Node took holds for Python');
+  assert.equal(lines[2]?.duplicate_of, 'N');
+  // Python sent the key as Node does: add.lua keeps it under the queue's dedup: prefix.
+  const ttl = await fx.client.pttl(`dq:{${name}}:dedup:rem`);
+  assert.ok(ttl > 0 && ttl <= 60_000, `the window's key expires (pttl ${ttl})`);
+  const z = await queue.add({ n: 'z' }, { id: 'z', dedup: { key: 'rem', windowMs: 60_000 } });
+  assert.equal(z.added, false);
+  assert.equal(z.duplicateOf, 'a', 'the key Python took holds for Node');
+  for (const id of ['b', 'p', 'z']) assert.equal(await queue.get(id), null, `${id} was not added`);
+  assert.equal((await queue.stats()).scheduled, 2);
+});
+
+test("a debounced add that started a burst, its reply lost, is re-sent: 'added' with its id, not folded into itself", async () => {
+  requirePython();
+  const name = uniqueName('py-resend-debounce');
+  const proxy = await startProxy(fx.redis.port);
+  fx.after(() => proxy.close());
+  const cut = proxy.cutOnNextReply();
+  const run = py('add_resend.py', [proxy.url, fx.redis.url, name, 'debounce'], 20_000);
+  await within(cut, 10_000, 'the proxy cutting the add reply');
+  proxy.release();
+  const line = ok(await run, 'add_resend.py debounce')[0] ?? {};
+  assert.equal((line.sends as string[]).length, 2, 'sent, then re-sent once');
+  assert.deepEqual([line.id, line.result], ['resent', 'added'], 'the re-send answers as the first run did');
+  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1, 'one job');
+  assert.match((await fx.client.hget(`dq:{${name}}:debounce`, 'doc')) ?? '', /^resent:\d+$/, 'the burst is the job’s');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
 });

@@ -3,6 +3,7 @@
 
 from .protocol import Protocol, ProtocolError
 from .queue import Queue
+from .validate import TooCostlyError
 from .worker import Job, Worker
 
-__all__ = ["Job", "Protocol", "ProtocolError", "Queue", "Worker"]
+__all__ = ["Job", "Protocol", "ProtocolError", "Queue", "TooCostlyError", "Worker"]

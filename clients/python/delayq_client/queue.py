@@ -37,52 +37,84 @@ class Queue:
         return int(s) * 1000 + int(us) // 1000
 
     # --- producing --------------------------------------------------------------------------
-    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False):
-        """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', ...), 'state', 'due_ms'}."""
-        return self.add_bulk([dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)], _field="")[0]
+    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None):
+        """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
+        'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
+        answers with the id of the burst's job, which took its data."""
+        job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
+        job.update(cost=cost, dedup=dedup, debounce=debounce)
+        return self.add_bulk([job], _field="")[0]
 
     def add_bulk(self, jobs, _field=None):
         """Adds jobs in one call (one script run): each a dict with `data` and the options of add."""
         if not isinstance(jobs, (list, tuple)) or not jobs:
             v.fail("jobs", "must be a non-empty list")
-        items = [self._item(j, "jobs[%d]." % i if _field is None else "") for i, j in enumerate(jobs)]
+        prefixes = ["jobs[%d]." % i if _field is None else "" for i in range(len(jobs))]
+        items = [self._item(j, f) for j, f in zip(jobs, prefixes)]
         if len({it["id"] for it in items}) != len(items):
             v.fail("jobs", "must not repeat an id")
-        grouped = any(it["group"] for it in items)
+        # add.lua's `flow`: items carry group, cost and the debounce fields only when a job of
+        # the call has one of them; else they end at `trace`.
+        flow = any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
         fields = self.protocol.script("add").item_fields
-        if not grouped:
+        if not flow:
             fields = fields[: fields.index("trace") + 1]
         request_id = str(uuid.uuid4())
         reply = self._run(
             "add",
-            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if grouped else "0"},
+            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if flow else "0"},
             items,
             request_id,
             fields,
         )
         script = self.protocol.script("add")
         if isinstance(reply, list) and len(reply) == 1:
-            raise ProtocolError("add refused: %s" % script.code_names.get(reply[0], reply[0]))
+            code = script.code_names.get(reply[0], reply[0])
+            if code == "too_costly":
+                # The script names no job: name the costliest one of the call (nothing was written).
+                costs = [int(it["cost"] or 1) for it in items]
+                i = costs.index(max(costs))
+                raise v.TooCostlyError(
+                    "%scost is above the max of a rate limit that applies to the job (the queue's, or its group's) (got %d)"
+                    % (prefixes[i], costs[i])
+                )
+            raise ProtocolError("add refused: %s" % code)
         head, rows = self.protocol.parse("add", reply)
         if len(rows) != len(items):
             raise ProtocolError("add: %d answers for %d jobs" % (len(rows), len(items)))
         if head["made"] == 1:
             self.redis.zadd(self.protocol.registry_key(self.prefix), {self.name: self.server_now_ms()}, nx=True)
-        return [
-            {"id": it["id"], "result": script.code_names.get(r["code"], r["code"]), "state": r["state"] or None, "due_ms": _num(self.protocol, r["due_ms"])}
-            for it, r in zip(items, rows)
-        ]
+        return [_result(it["id"], script.code_names.get(r["code"], r["code"]), r, self.protocol) for it, r in zip(items, rows)]
 
     def _item(self, job, f):
         if not isinstance(job, dict):
             v.fail(f.rstrip(".") or "job", "must be a dict")
-        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace"}
+        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce"}
         if unknown:
-            v.fail(f + sorted(unknown)[0], "is not an option of add")
+            v.fail(f + sorted(unknown, key=str)[0], "is not an option of add")
         job_id = job.get("id")
         delay, run_at = v.when(job.get("delay_ms"), job.get("run_at"), f)
         attempts = job.get("attempts")
         group = job.get("group")
+        replace = v.flag(job.get("replace", False), f + "replace")
+        cost = v.whole(1 if job.get("cost") is None else job["cost"], f + "cost", 1, v.MAX_RATE_TOKENS)
+        dedup = job.get("dedup")
+        if dedup is not None:
+            v.options(dedup, f + "dedup", ("key", "window_ms"), ("key", "window_ms"))
+            dedup = (v.job_id(dedup["key"], f + "dedup.key"), v.whole(dedup["window_ms"], f + "dedup.window_ms", 1, v.MAX_DELAY_MS))
+        debounce = job.get("debounce")
+        if debounce is not None:
+            v.options(debounce, f + "debounce", ("key", "delay_ms", "max_wait_ms"), ("key", "delay_ms"))
+            max_wait = debounce.get("max_wait_ms")
+            debounce = (
+                v.job_id(debounce["key"], f + "debounce.key"),
+                v.whole(debounce["delay_ms"], f + "debounce.delay_ms", 0, v.MAX_DELAY_MS),
+                "" if max_wait is None else v.whole(max_wait, f + "debounce.max_wait_ms", 1, v.MAX_DELAY_MS),
+            )
+            # The Node library's rule (src/options.ts): the debounce says when the job runs, and
+            # a folded add replaces the burst's job by design.
+            if job.get("delay_ms") is not None or job.get("run_at") is not None or dedup is not None or replace:
+                v.fail(f + "debounce", "cannot be given with delay_ms, run_at, dedup or replace (debounce.delay_ms says when the job runs)")
         return {
             "id": str(uuid.uuid4()) if job_id is None else v.job_id(job_id, f + "id"),
             "data": v.payload(job.get("data"), f + "data", self.max_payload_bytes),
@@ -91,17 +123,17 @@ class Queue:
             "priority": v.whole(job.get("priority", 0), f + "priority", -v.MAX_PRIORITY, v.MAX_PRIORITY),
             "max_attempts": "" if attempts is None else v.whole(attempts, f + "attempts", 1, v.MAX_ATTEMPTS),
             "backoff": "",
-            "replace": "1" if v.flag(job.get("replace", False), f + "replace") else "0",
-            "dedup_key": "",
-            "dedup_ms": "",
+            "replace": "1" if replace else "0",
+            # The key as given: add.lua keeps it as <prefix>:{<queue>}:dedup:<key>.
+            "dedup_key": dedup[0] if dedup else "",
+            "dedup_ms": dedup[1] if dedup else "",
             "trace": "",
             "group": "" if group is None else v.job_id(group, f + "group"),
-            # Sent only when `flow` is '1' (a job of the call has a group): this client adds no
-            # cost or debounce, so each reads as 1 and none.
-            "cost": "",
-            "debounce_key": "",
-            "debounce_ms": "",
-            "debounce_max_ms": "",
+            # Sent only when `flow` is '1'. A cost of 1 is written '' (the script reads it as 1).
+            "cost": cost if cost > 1 else "",
+            "debounce_key": debounce[0] if debounce else "",
+            "debounce_ms": debounce[1] if debounce else "",
+            "debounce_max_ms": debounce[2] if debounce else "",
         }
 
     def cancel(self, id):
@@ -160,6 +192,19 @@ class Queue:
     # for the tests
     def registered(self):
         return self.redis.zscore(self.protocol.registry_key(self.prefix), self.name) is not None
+
+
+def _result(id, code, row, protocol):
+    """One job's answer, as the Node library gives it (AddResult): a debounced add answers with
+    the burst job's id (the reply's holder); a deduplicated one keeps its own id and names the
+    holder of the dedup key in `duplicate_of`."""
+    holder = row["holder"] or None
+    out = {"id": id, "result": code, "state": row["state"] or None, "due_ms": _num(protocol, row["due_ms"])}
+    if code == "debounced":
+        out["id"] = holder or id
+    elif holder is not None:
+        out["duplicate_of"] = holder
+    return out
 
 
 def _num(protocol, n):

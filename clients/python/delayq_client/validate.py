@@ -10,10 +10,30 @@ MAX_PRIORITY = 1000000
 MAX_ATTEMPTS = 1000000
 MAX_PAYLOAD_BYTES = 512 * 1024
 MAX_MS = 2**53 - 1
+MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000  # a dedup window, a debounce delay: at most 10 years
+MAX_RATE_TOKENS = 1000000  # a job's cost
 
 
 def fail(field, why):
     raise ValueError("%s %s" % (field, why))
+
+
+class TooCostlyError(ValueError):
+    """An add refused by the script (CODE too_costly): a job's cost is above the max of a rate
+    limit that applies to it (the queue's, or its group's). Nothing was written."""
+
+
+def options(v, field, known, required=()):
+    """A dict of only the `known` keys, with every `required` one given (not None)."""
+    if not isinstance(v, dict):
+        fail(field, "must be a dict with %s (got %s)" % (", ".join(known), type(v).__name__))
+    for k in sorted(v, key=str):
+        if k not in known:
+            fail("%s.%s" % (field, k), "is not part of %s (known: %s)" % (field.rsplit(".", 1)[-1], ", ".join(known)))
+    for k in required:
+        if v.get(k) is None:
+            fail("%s.%s" % (field, k), "must be given")
+    return v
 
 
 def queue_name(v, field="queue name"):

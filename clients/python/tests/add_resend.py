@@ -1,6 +1,6 @@
-"""add_resend.py PROXY_URL DIRECT_URL QUEUE: one add through a proxy that swallows its reply and
+"""add_resend.py PROXY_URL DIRECT_URL QUEUE [debounce]: one add through a proxy that swallows its reply and
 cuts the connection; the client re-sends it once with the same request id. Prints the answer and
-the request id of every send."""
+the request id of every send. With `debounce`, the add starts a debounce burst (key 'doc')."""
 
 import sys
 
@@ -22,4 +22,7 @@ def counted(redis_client, name, keys, argv):
 
 
 q.protocol.call = counted
-emit(**q.add({"once": True}, id="resent", delay_ms=60000), sends=sends)
+if sys.argv[4:] == ["debounce"]:
+    emit(**q.add({"once": True}, id="resent", debounce={"key": "doc", "delay_ms": 60000}), sends=sends)
+else:
+    emit(**q.add({"once": True}, id="resent", delay_ms=60000), sends=sends)

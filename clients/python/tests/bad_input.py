@@ -1,4 +1,5 @@
-"""bad_input.py URL QUEUE: every bad input raises ValueError naming its field; one line each."""
+"""bad_input.py URL QUEUE: every bad input raises ValueError naming its field; one line each.
+The field must begin the message (`named`), so a case that fails for another reason fails the test."""
 
 import sys
 
@@ -29,6 +30,32 @@ cases = [
     ("jobs", lambda: q.add_bulk([])),
     ("jobs[1].delay_ms", lambda: q.add_bulk([{"data": 1}, {"data": 2, "delay_ms": -3}])),
     ("jobs", lambda: q.add_bulk([{"data": 1, "id": "same"}, {"data": 2, "id": "same"}])),
+    ("cost", lambda: q.add({}, cost=0)),
+    ("cost", lambda: q.add({}, cost=1.5)),
+    ("cost", lambda: q.add({}, cost=True)),
+    ("cost", lambda: q.add({}, cost="x")),
+    ("cost", lambda: q.add({}, cost=float("nan"))),
+    ("cost", lambda: q.add({}, cost=1000001)),
+    ("jobs[1].cost", lambda: q.add_bulk([{"data": 1, "cost": 2}, {"data": 2, "cost": -1}])),
+    ("debounce", lambda: q.add({}, debounce="doc")),
+    ("debounce.key", lambda: q.add({}, debounce={"delay_ms": 10})),
+    ("debounce.key", lambda: q.add({}, debounce={"key": "", "delay_ms": 10})),
+    ("debounce.delay_ms", lambda: q.add({}, debounce={"key": "k"})),
+    ("debounce.delay_ms", lambda: q.add({}, debounce={"key": "k", "delay_ms": -1})),
+    ("debounce.max_wait_ms", lambda: q.add({}, debounce={"key": "k", "delay_ms": 10, "max_wait_ms": 0})),
+    ("debounce.delayMs", lambda: q.add({}, debounce={"key": "k", "delayMs": 10})),
+    ("debounce", lambda: q.add({}, delay_ms=100, debounce={"key": "k", "delay_ms": 10})),
+    ("debounce", lambda: q.add({}, delay_ms=0, debounce={"key": "k", "delay_ms": 10})),
+    ("debounce", lambda: q.add({}, run_at=1767225600000, debounce={"key": "k", "delay_ms": 10})),
+    ("debounce", lambda: q.add({}, replace=True, debounce={"key": "k", "delay_ms": 10})),
+    ("debounce", lambda: q.add({}, dedup={"key": "d", "window_ms": 10}, debounce={"key": "k", "delay_ms": 10})),
+    ("jobs[0].debounce", lambda: q.add_bulk([{"data": 1, "delay_ms": 5, "debounce": {"key": "k", "delay_ms": 10}}])),
+    ("dedup", lambda: q.add({}, dedup=["k", 10])),
+    ("dedup.window_ms", lambda: q.add({}, dedup={"key": "k", "window_ms": 0})),
+    ("dedup.window_ms", lambda: q.add({}, dedup={"key": "k"})),
+    ("dedup.key", lambda: q.add({}, dedup={"key": "a\x00b", "window_ms": 10})),
+    ("dedup.windowMs", lambda: q.add({}, dedup={"key": "k", "window_ms": 10, "windowMs": 10})),
+    ("jobs[0].costs", lambda: q.add_bulk([{"data": 1, "costs": 2}])),
     ("id", lambda: q.cancel("")),
     ("delay_ms", lambda: q.reschedule("x", delay_ms=-1)),
     ("delay_ms", lambda: q.reschedule("x")),
@@ -41,6 +68,6 @@ for field, call in cases:
     try:
         call()
     except ValueError as e:
-        emit(field=field, error=str(e), named=str(e).startswith(field))
+        emit(field=field, error=str(e), named=str(e).startswith(field + " "))
     else:
         emit(field=field, error=None, named=False)
