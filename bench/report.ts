@@ -1,6 +1,6 @@
 /** Turns results into the printed table, the JSON file and the SVG chart of lateness. */
 import type { Limits } from './limits.js';
-import type { Cost, Dispatch, Enqueue, Lateness } from './scenarios.js';
+import { type Cost, type Dispatch, type Enqueue, type Lateness, SINGLE_IN_FLIGHT } from './scenarios.js';
 
 /** One run of every scenario for one system. */
 export interface RunResult {
@@ -73,6 +73,9 @@ const ROWS: Row[] = [
   { label: 'worker process CPU per job, dispatch', value: (r) => r.dispatch?.workerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'Redis CPU per job, bulk enqueue', value: (r) => r.enqueue?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'producer process CPU per job, bulk enqueue', value: (r) => r.enqueue?.producerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: `single adds, ${SINGLE_IN_FLIGHT} in flight`, value: (r) => r.enqueue?.single.perSec, unit: 'jobs/s', lowerIsBetter: false },
+  { label: 'Redis CPU per job, single adds', value: (r) => r.enqueue?.single.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'producer process CPU per job, single adds', value: (r) => r.enqueue?.single.producerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'commands/job, enqueue', value: (r) => r.cost?.enqueueCommandsPerJob, unit: '', lowerIsBetter: true },
   { label: 'commands/job, processing', value: (r) => r.cost?.processCommandsPerJob, unit: '', lowerIsBetter: true },
   {

@@ -171,7 +171,7 @@ export async function dispatch(system: System, url: string, admin: Redis, n: num
   };
 }
 
-export interface Enqueue {
+export interface EnqueueFigures {
   perSec: number;
   /** Redis CPU per job during the enqueue, µs. */
   redisCpuUsPerJob: number;
@@ -179,18 +179,48 @@ export interface Enqueue {
   producerCpuUsPerJob: number;
 }
 
-/** Scenario 4: jobs/s for a bulk enqueue of delayed jobs. */
+export interface Enqueue extends EnqueueFigures {
+  /** The same figures for single adds, SINGLE_IN_FLIGHT at a time, of a fifth as many jobs. */
+  single: EnqueueFigures;
+}
+
+/** Single adds under way at once: a busy web server adding the job of each request it serves. */
+export const SINGLE_IN_FLIGHT = 200;
+
+/**
+ * Scenario 4: jobs/s for a bulk enqueue of delayed jobs, and for single adds of a fifth as many,
+ * SINGLE_IN_FLIGHT under way at once (each producer first adds one job untimed: connected,
+ * scripts loaded).
+ */
 export async function enqueue(system: System, url: string, admin: Redis, n: number): Promise<Enqueue> {
   const producer = system.producer(url, queueName(system, 'enqueue'));
-  const batch = jobs(n, Date.now() + 3_600_000, 60_000, 'e');
+  const bulk = await timed(admin, n, () => producer.enqueue(jobs(n, Date.now() + 3_600_000, 60_000, 'e')));
+  await producer.close();
+  const singles = system.producer(url, queueName(system, 'single'));
+  const m = Math.max(1, Math.floor(n / 5));
+  const each = jobs(m, Date.now() + 3_600_000, 60_000, 's');
+  await singles.addOne({ id: 'warm-up', due: Date.now() + 3_600_000 });
+  let next = 0;
+  const single = await timed(admin, m, () =>
+    Promise.all(
+      Array.from({ length: SINGLE_IN_FLIGHT }, async () => {
+        while (next < each.length) await singles.addOne(each[next++]!);
+      }),
+    ),
+  );
+  await singles.close();
+  return { ...bulk, single };
+}
+
+/** Runs `work` (n jobs enqueued) and measures it: jobs/s, Redis's CPU and this process's per job. */
+async function timed(admin: Redis, n: number, work: () => Promise<unknown>): Promise<EnqueueFigures> {
   const cpu0 = await redisCpuMicros(admin);
   const own0 = process.cpuUsage();
   const t = performance.now();
-  await producer.enqueue(batch);
+  await work();
   const ms = performance.now() - t;
   const own = process.cpuUsage(own0);
   const cpu1 = await redisCpuMicros(admin);
-  await producer.close();
   return { perSec: (n / ms) * 1000, redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n), producerCpuUsPerJob: perJobUs(own.user + own.system, n) };
 }
 

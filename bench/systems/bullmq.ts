@@ -23,6 +23,9 @@ export const bullmq: System = {
           );
         }
       },
+      async addOne(j) {
+        await q.add('cancel', payload(j), { jobId: j.id, delay: Math.max(0, j.due - Date.now()), removeOnComplete: true, removeOnFail: true });
+      },
       close: () => q.close(),
     };
   },

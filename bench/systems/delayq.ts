@@ -29,6 +29,9 @@ export const delayq: System = {
           await q.addBulk(jobs.slice(i, i + 10_000).map((j) => ({ data: payload(j), opts: { id: j.id, runAt: j.due } })));
         }
       },
+      async addOne(j) {
+        await q.add(payload(j), { id: j.id, runAt: j.due });
+      },
       close: () => q.close(),
     };
   },

@@ -24,6 +24,9 @@ export function naive(pollMs: number): System {
             await r.zadd(`naive:{${queue}}`, ...args);
           }
         },
+        async addOne(j) {
+          await r.zadd(`naive:{${queue}}`, j.due, JSON.stringify({ id: j.id, ...payload(j) }));
+        },
         close: async () => void r.disconnect(),
       };
     },

@@ -15,6 +15,8 @@ export interface BenchJob {
 export interface Producer {
   /** Enqueues the jobs (bulk, as fast as the system allows). */
   enqueue(jobs: BenchJob[]): Promise<void>;
+  /** Adds one job with the system's single add, as a web handler adds the job of one request. */
+  addOne(job: BenchJob): Promise<void>;
   close(): Promise<void>;
 }
 
