@@ -33,6 +33,7 @@ import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
 import { groupsApi, setQueueLimits, type Groups, type QueueLimitsInfo } from './queue/groups-api.js';
 import { jobsInspector, type JobsInspector } from './queue/jobs-inspector.js';
+import { AddBatcher, afterPendingAdds } from './queue/add-batcher.js';
 import { bulkArray, bulkEntry, cancelIds, drainBefore, obliterateForce, retentionRules, statsWindow, timelineArgs } from './queue/validation.js';
 
 export type { DeadFilter, DeadJobInfo } from './queue/dead-set.js';
@@ -92,7 +93,12 @@ function asRule(r: { maxCount: number; maxAgeMs: number }): RetentionRule | null
 
 export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly name: string;
+  /** The store, as opened: what adds are written with (#send) and what `store` answers. */
   readonly #store: Store;
+  /** The store for every other call: each sends the pending adds first. */
+  readonly #calls: Store;
+  /** Single adds of one turn of the event loop, written in one script run. */
+  readonly #adds: AddBatcher;
   readonly #shards: ShardAdmin;
   readonly #ownsStore: boolean;
   readonly #maxPayloadBytes: number;
@@ -129,14 +135,18 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     });
     shards.declare(this.name, o.shards);
     this.#store = store;
-    this.#shards = shards;
+    this.#adds = new AddBatcher((jobs) => this.#send(jobs), BULK_CHUNK);
+    // Every other call goes out after the adds made before it (see AddBatcher).
+    const calls = afterPendingAdds(store, this.#adds);
+    this.#calls = calls;
+    this.#shards = afterPendingAdds(shards, this.#adds);
     this.#ownsStore = owned;
-    this.events = new EventFeed(store, this.name);
-    this.schedules = new Schedules(store, this.name, this.#maxPayloadBytes);
-    this.jobs = jobsInspector<T>(store, this.name);
-    this.completed = completedSet(store, this.name);
-    this.dead = deadSet<T>(store, this.name, (id) => this.get(id));
-    this.groups = groupsApi(store, this.name);
+    this.events = new EventFeed(calls, this.name);
+    this.schedules = new Schedules(calls, this.name, this.#maxPayloadBytes);
+    this.jobs = jobsInspector<T>(calls, this.name);
+    this.completed = completedSet(calls, this.name);
+    this.dead = deadSet<T>(calls, this.name, (id) => this.get(id));
+    this.groups = groupsApi(calls, this.name);
   }
 
   #emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): void {
@@ -204,8 +214,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   /** Adds one job. Resolves once the job is stored; `added: false` when the id existed or the add was deduplicated. */
   async add(data: T, opts?: AddOptions): Promise<AddResult> {
     const job = this.#toNewJob(data, opts, '');
-    const [r] = await this.#send([job]);
-    const result = addResult(job.id, r!);
+    // Traced adds go alone: each has its own producer span, whose context the job carries.
+    const r = this.#tracing ? (await this.#send([job]))[0]! : await this.#adds.add(job);
+    const result = addResult(job.id, r);
     if (result.added) this.#emit('added', result);
     return result;
   }
@@ -221,6 +232,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       const entry = bulkEntry(j, i) as BulkJob<T>;
       return this.#toNewJob(entry.data, entry.opts, `jobs[${i}].opts`);
     });
+    this.#adds.flush();
     const stored = await this.#send(news).catch((err: unknown) => {
       throw err instanceof TooCostlyError ? tooCostly(news) : err;
     });
@@ -252,14 +264,14 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
 
   /** Removes a scheduled job (the order was paid: its timeout must not run). Active, dead and completed jobs stay. */
   async cancel(id: string): Promise<CancelResult> {
-    const [result] = await this.#store.cancel(this.name, [parseId(id)]);
+    const [result] = await this.#calls.cancel(this.name, [parseId(id)]);
     if (result!.cancelled) this.#emit('cancelled', result!);
     return result!;
   }
 
   /** Cancels many scheduled jobs, a thousand per script run; one answer per id, in order. */
   async cancelMany(ids: readonly string[]): Promise<CancelManyResult> {
-    const results = await this.#store.cancel(this.name, cancelIds(ids));
+    const results = await this.#calls.cancel(this.name, cancelIds(ids));
     for (const r of results) if (r.cancelled) this.#emit('cancelled', r);
     return { cancelled: results.filter((r) => r.cancelled).length, results };
   }
@@ -270,7 +282,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * stay. Returns how many were removed.
    */
   async drain(opts: { dueBefore?: number } | null = {}): Promise<{ removed: number }> {
-    return { removed: await this.#store.drain(this.name, drainBefore(opts)) };
+    return { removed: await this.#calls.drain(this.name, drainBefore(opts)) };
   }
 
   /**
@@ -279,12 +291,12 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * while jobs are active, unless `force`: their workers' acks then find nothing.
    */
   obliterate(opts: { force?: boolean } | null = {}): Promise<ObliterateResult> {
-    return this.#store.obliterate(this.name, obliterateForce(opts));
+    return this.#calls.obliterate(this.name, obliterateForce(opts));
   }
 
   /** The workers of this queue whose heartbeat is live (every process, every host). */
   workers(): Promise<WorkerInfo[]> {
-    return this.#store.workers(this.name);
+    return this.#calls.workers(this.name);
   }
 
   /**
@@ -295,7 +307,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * set's bounds. A setting left out is left as it is.
    */
   async setRetention(rules: { completed?: { count?: number; ageMs?: number } | null; dead?: { count?: number; ageMs?: number } | null }): Promise<void> {
-    for (const [set, r] of retentionRules(rules)) await this.#store.setRetention(this.name, set, r.maxCount, r.maxAgeMs);
+    for (const [set, r] of retentionRules(rules)) await this.#calls.setRetention(this.name, set, r.maxCount, r.maxAgeMs);
   }
 
   /**
@@ -316,12 +328,12 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     rateLimit?: RateLimit | null;
     groupRateLimit?: RateLimit | null;
   }): Promise<boolean> {
-    return setQueueLimits(this.#store, this.name, limits);
+    return setQueueLimits(this.#calls, this.name, limits);
   }
 
   /** The queue's limits (undefined: none). */
   limits(): Promise<QueueLimitsInfo> {
-    return this.#store.limits(this.name);
+    return this.#calls.limits(this.name);
   }
 
   /**
@@ -329,19 +341,19 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * RateLimitSignal, when the next token comes back, and how many groups are held back.
    */
   rateStatus(): Promise<RateStatus> {
-    return this.#store.rateStatus(this.name);
+    return this.#calls.rateStatus(this.name);
   }
 
   /** The retention rules in force (null: completed jobs are not kept / dead jobs are kept until purged). */
   async retention(): Promise<{ completed: RetentionRule | null; dead: RetentionRule | null }> {
-    const r = await this.#store.retention(this.name);
+    const r = await this.#calls.retention(this.name);
     return { completed: asRule(r.completed), dead: asRule(r.dead) };
   }
 
   /** Gives a scheduled job a new due time. */
   async reschedule(id: string, when: RescheduleOptions): Promise<RescheduleResult> {
     const o = parseOptions(rescheduleOptionsSchema, when);
-    const result = await this.#store.reschedule(
+    const result = await this.#calls.reschedule(
       this.name,
       parseId(id),
       o.delay === undefined ? undefined : Math.ceil(o.delay),
@@ -353,7 +365,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
 
   /** Makes a scheduled job due now. */
   async promote(id: string): Promise<RescheduleResult> {
-    const result = await this.#store.reschedule(this.name, parseId(id), 0, undefined);
+    const result = await this.#calls.reschedule(this.name, parseId(id), 0, undefined);
     if (result.rescheduled) this.#emit('rescheduled', result);
     return result;
   }
@@ -364,14 +376,14 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * false when the queue was already paused.
    */
   async pause(): Promise<boolean> {
-    const changed = await this.#store.setPaused(this.name, true);
+    const changed = await this.#calls.setPaused(this.name, true);
     if (changed) this.#emit('paused');
     return changed;
   }
 
   /** Lets workers claim again; they are signalled at once, and overdue jobs run in the usual order. */
   async resume(): Promise<boolean> {
-    const changed = await this.#store.setPaused(this.name, false);
+    const changed = await this.#calls.setPaused(this.name, false);
     if (changed) this.#emit('resumed');
     return changed;
   }
@@ -382,14 +394,14 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * returned as its raw text.
    */
   async get(id: string): Promise<JobInfo<T> | null> {
-    const info = await this.#store.get(this.name, parseId(id));
+    const info = await this.#calls.get(this.name, parseId(id));
     // Corrupt bodies stay visible as text; the worker is the one that dead-letters them.
     return info ? decodeJob<T>(info) : null;
   }
 
   /** Counts by state, by the server's clock; `windowMs` sets `dueWithinWindow`. */
   async stats(opts: { windowMs?: number } | null = {}): Promise<QueueStats> {
-    return this.#store.stats(this.name, statsWindow(opts));
+    return this.#calls.stats(this.name, statsWindow(opts));
   }
 
   /**
@@ -400,7 +412,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    */
   async timeline(opts: TimelineOptions | null = {}): Promise<DueTimeline> {
     const { fromMs, bucketMs, buckets } = timelineArgs(opts);
-    return this.#store.timeline(this.name, fromMs, bucketMs, buckets);
+    return this.#calls.timeline(this.name, fromMs, bucketMs, buckets);
   }
 
   /**
@@ -408,7 +420,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * and active jobs without a lease. For tests and incident checks; it reads the whole queue.
    */
   verify(): Promise<VerifyReport> {
-    return this.#store.verify(this.name);
+    return this.#calls.verify(this.name);
   }
 
   /**
@@ -417,11 +429,13 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * process can check its Redis at start-up and fail fast.
    */
   waitUntilReady(): Promise<void> {
-    return this.#store.waitUntilReady(this.#connectTimeoutMs);
+    return this.#calls.waitUntilReady(this.#connectTimeoutMs);
   }
 
   /** Closes the queue's own connection; calls still waiting fail with a ConnectionError. Resolves within about a second whatever Redis does. */
   async close(): Promise<void> {
+    // Adds not yet sent go out first (calls still waiting then fail, as documented).
+    this.#adds.flush();
     if (this.#ownsStore) await this.#store.close();
   }
 }

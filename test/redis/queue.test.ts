@@ -77,6 +77,28 @@ describe('add', () => {
     await q.close();
   });
 
+  test('single adds made at once go out in one script run, each answered as if made alone', async () => {
+    const q = newQueue<number>();
+    await q.add(-1, { delay: 60_000 }); // connected, scripts loaded, queue registered
+    await fx.client.config('RESETSTAT');
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => q.add(i, { id: `j${i % 150}`, delay: 60_000 })));
+    const stats = await fx.client.info('commandstats');
+    const runs = [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    assert.equal(runs, 1, `200 adds of one turn in ${runs} script runs`);
+    assert.deepEqual(
+      results.map((r) => r.added),
+      Array.from({ length: 200 }, (_, i) => i < 150),
+      'the first add of an id holds it, as if each were made alone',
+    );
+    assert.equal((await q.get('j0'))?.data, 0);
+    assert.equal((await q.stats()).scheduled, 151);
+    // An add made alone is answered alone: one run, as before.
+    await fx.client.config('RESETSTAT');
+    await q.add(1, { delay: 60_000 });
+    assert.match(await fx.client.info('commandstats'), /cmdstat_evalsha:calls=1,/);
+    await q.close();
+  });
+
   test('addBulk writes every job, chunked, and reports each', async () => {
     const q = newQueue();
     const jobs = Array.from({ length: 1234 }, (_, i) => ({ data: { i }, opts: { id: `j${i}`, delay: 60_000 } }));
