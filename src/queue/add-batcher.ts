@@ -3,8 +3,10 @@
  * writes them in one script run, as addBulk does. add.lua decides each job of a call as if it
  * were added on its own, in order, so a batch answers every add as it would have alone; what
  * changes is the cost: a producer with many adds in flight (a web server adding the job of each
- * request) pays the script's fixed cost (its prologue, ~30 µs of Redis CPU) once a batch, not
- * once a job. An add made alone goes out alone, one turn later.
+ * request) pays a script run's fixed cost (~31 µs of Redis CPU: the call, the prologue that names
+ * every key and argument, the request memo, the sequence number, the wake) once a batch, not
+ * once a job (bench: single adds, 200 in flight, 4× the jobs/s). An add made alone goes out
+ * alone, one turn later.
  *
  * A call is refused as a whole when a job's cost is above a rate limit's max: an add with a cost
  * above 1 goes alone (after those pending), so that refusal is its own. An error of the call (the
