@@ -17,6 +17,7 @@ export interface LeaseKeeperParams {
 export class LeaseKeeper {
   #interval: NodeJS.Timeout | undefined;
   #busy = false;
+  #stopped = false;
   readonly #p: LeaseKeeperParams;
 
   constructor(params: LeaseKeeperParams) {
@@ -24,6 +25,7 @@ export class LeaseKeeper {
   }
 
   start(): void {
+    this.#stopped = false;
     this.#interval ??= setInterval(() => void this.renew(), timerDelay(this.#p.intervalMs));
   }
 
@@ -35,17 +37,21 @@ export class LeaseKeeper {
     this.#busy = true;
     try {
       const outcomes = await this.#p.extend(leases);
+      // A renewal answered after stop() (the worker closing handed these jobs back, and may have
+      // closed its store since) has nothing left to report.
+      if (this.#stopped) return;
       leases.forEach((l, i) => {
         if (outcomes[i] !== 'ok') this.#p.onLost(l);
       });
     } catch (err) {
-      this.#p.onError(err);
+      if (!this.#stopped) this.#p.onError(err);
     } finally {
       this.#busy = false;
     }
   }
 
   stop(): void {
+    this.#stopped = true;
     clearInterval(this.#interval);
     this.#interval = undefined;
   }

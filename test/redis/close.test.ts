@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { useErrorLog } from '../helpers/errors.js';
+import { until } from '../helpers/wait.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
@@ -56,6 +57,46 @@ describe('close', () => {
       assert.deepEqual(await queue.workers(), [], `closeStoreToo=${closeStoreToo}: no entry of a closed worker`);
       if (!closeStoreToo) await store.close();
     }
+    await queue.close();
+  });
+
+  test('a lease renewal answered after close() and the store closed reports nothing', async () => {
+    // The same race as the heartbeat's: a renewal sent just before close() began comes back
+    // after the store closed; the worker no longer holds those leases, so it is nothing to report.
+    const renewals: Promise<unknown>[] = [];
+    let slow = false;
+    /** Renewals that answer late, as on a loaded Redis. */
+    class SlowRenewals extends RedisStore {
+      override extend(...args: Parameters<RedisStore['extend']>): ReturnType<RedisStore['extend']> {
+        if (!slow) return super.extend(...args);
+        const late = new Promise((r) => setTimeout(r, 150)).then(() => super.extend(...args));
+        renewals.push(late.catch(() => {}));
+        return late;
+      }
+    }
+    const queue = new Queue<number>(uniqueName('close'), { connection: fx.redis.url });
+    const store = new SlowRenewals({ connection: fx.redis.url });
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const worker = errorLog.watch(
+      new Worker<number>(
+        queue.name,
+        (job) =>
+          new Promise<void>((r) => {
+            started();
+            job.signal.addEventListener('abort', () => r());
+          }),
+        { store, leaseMs: 150, closeTimeoutMs: 2_000 },
+      ),
+    );
+    await queue.add(1);
+    await running;
+    slow = true;
+    await until(() => renewals.length > 0, 'a renewal under way');
+    await worker.close();
+    await store.close();
+    await Promise.all(renewals);
+    await new Promise((r) => setImmediate(r));
     await queue.close();
   });
 });
