@@ -71,7 +71,8 @@ export class Scheduler {
         onError: (err) => this.#onError(err),
       })
       .catch((err: Error) => {
-        this.#onError(err);
+        // A close() that began before the SUBSCRIBE was answered cut it short: nothing is wrong.
+        if (!this.#closed) this.#onError(err);
         return undefined;
       });
     this.#kick();
@@ -89,7 +90,9 @@ export class Scheduler {
       .then(
         (sleepMs) => this.#sleep(sleepMs),
         (err: Error) => {
-          this.#onError(err);
+          // A pass that close() stopped waiting for ends whenever Redis answers, maybe after
+          // the store closed: nothing to report then.
+          if (!this.#closed) this.#onError(err);
           this.#sleep(RETRY_MS);
         },
       )

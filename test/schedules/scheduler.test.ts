@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { MemoryStore, occurrenceJobId, Queue, Scheduler, ValidationError, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -202,6 +203,33 @@ describe('recurring schedules on Redis', () => {
     }
     assert.deepEqual(await queue.schedules.list(), []);
     assert.equal(await fx.client.exists(queueKeys('dq', queue.name).schedules), 0);
+  });
+
+  test('a pass still under way when close() gives up on it, answered after the store closed, reports nothing', async () => {
+    const queue = new Queue(uniqueName('s'), { connection: fx.redis.url });
+    await queue.schedules.upsert('m', { every: 60_000 });
+    const late: Promise<unknown>[] = [];
+    /** A store whose reads of the schedules answer after close() stopped waiting for them (1 s). */
+    class SlowSchedules extends RedisStore {
+      override scheduleList(...args: Parameters<RedisStore['scheduleList']>): ReturnType<RedisStore['scheduleList']> {
+        const answer = new Promise((r) => setTimeout(r, 1_300)).then(() => super.scheduleList(...args));
+        late.push(answer.catch(() => {}));
+        return answer;
+      }
+    }
+    const store = new SlowSchedules({ connection: fx.redis.url });
+    const errors: Error[] = [];
+    const scheduler = new Scheduler(queue.name, { store, onError: (err) => errors.push(err) });
+    await until(() => late.length > 0, 'its first pass under way');
+    await scheduler.close();
+    await store.close();
+    await Promise.all(late);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(
+      errors.map((e) => e.message),
+      [],
+    );
+    await queue.close();
   });
 });
 
