@@ -1,7 +1,8 @@
 /**
- * The set-up the flow-control suites share (groups.ts, rates.ts): the store started before and
- * stopped after, queues and workers made through it and closed after each test, and each queue
- * left consistent (verify) by every test.
+ * The set-up the conformance suites share (suite.ts, groups.ts, rates.ts): the store started
+ * before and stopped after, queues and workers made through it and closed after each test, each
+ * queue left consistent (verify) by every test (the workers stop first, so their acks land), and
+ * an error a worker emitted fails it.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before } from 'node:test';

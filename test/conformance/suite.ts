@@ -4,22 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, afterEach, before, describe, test } from 'node:test';
-import {
-  listQueues,
-  Queue,
-  UnrecoverableError,
-  ValidationError,
-  Worker,
-  type ConnectionOptions,
-  type Job,
-  type ListState,
-  type WorkerOptions,
-} from '../../src/index.js';
+import { describe, test } from 'node:test';
+import { listQueues, Queue, UnrecoverableError, ValidationError, type ConnectionOptions, type Job, type ListState } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
-import { useErrorLog } from '../helpers/errors.js';
-import { uniqueName } from '../helpers/names.js';
 import { deferred, until, within } from '../helpers/wait.js';
+import { useHarness } from './harness.js';
 
 export interface StoreKind {
   name: string;
@@ -35,39 +24,9 @@ export function conformance(kind: StoreKind): void {
   /** Queues of N shards (the kind's name says so): order across shards and count caps are documented apart (docs/api.md). */
   const sharded = /shards/.test(kind.name);
   describe(`conformance [${kind.name}]`, () => {
-    let open: { close(): Promise<void> }[] = [];
-    let queues: Queue<unknown>[] = [];
-    before(() => kind.start());
-    after(() => kind.stop());
-    let workers: Worker<never>[] = [];
-    afterEach(async () => {
-      // Every test leaves its queues consistent, whatever it did. verify() reads without a
-      // lock, so the workers stop (and their acks land) first.
-      await Promise.all(workers.map((w) => w.close()));
-      for (const q of queues) {
-        const report = await q.verify();
-        assert.equal(report.ok, true, `${q.name}: ${report.problems.join('; ')}`);
-      }
-      await Promise.all(open.map((o) => o.close()));
-      open = [];
-      queues = [];
-      workers = [];
-    });
-    // After the hook above, so that errors from closing the test's workers count too.
-    const errorLog = useErrorLog();
-
-    function queue<T>(): Queue<T> {
-      const q = new Queue<T>(uniqueName('cf'), kind.options());
-      open.push(q);
-      queues.push(q as Queue<unknown>);
-      return q;
-    }
-    function worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
-      const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
-      errorLog.watch(w);
-      workers.push(w as unknown as Worker<never>);
-      return w;
-    }
+    // Queues and workers made through the harness are closed after each test, each queue left
+    // consistent (verify), and any error a worker emitted fails the test.
+    const { queue, worker } = useHarness(kind, 'cf');
 
     /**
      * A claim that needs `count` jobs. A sharded store's claim hands out what its shards
