@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { MemoryStore, Queue, Scheduler, ShardError, ShardedStore, type Store, ValidationError, Worker } from '../../src/index.js';
+import { MemoryStore, Queue, RedisStore, Scheduler, ShardError, ShardedStore, type Store, ValidationError, Worker } from '../../src/index.js';
 import { shardFor, shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
@@ -186,6 +186,75 @@ for (const kind of kinds) {
       assert.deepEqual(await q.cancel('order-1-a'), { id: 'order-1-a', cancelled: true, state: 'scheduled' });
       const report = await q.verify();
       assert.equal(report.ok, true, report.problems.join('; '));
+    });
+
+    test('adds of one call during a drain, some answered by a retired shard, each write their own job (addBulk and the batcher)', async () => {
+      const name = uniqueName('mix');
+      const q = queue<string>(name);
+      await q.add('old-1', { id: 'order:1', delay: 60_000 });
+      await q.add('old-3', { id: 'order:3', delay: 60_000 });
+      await q.reshard(2);
+      const bulk = await q.addBulk([
+        { data: 'new-1', opts: { id: 'order:1', delay: 60_000 } },
+        { data: 'new-2', opts: { id: 'order:2', delay: 60_000 } },
+        { data: 'new-3', opts: { id: 'order:3', delay: 60_000 } },
+        { data: 'new-4', opts: { id: 'order:4', delay: 60_000 } },
+      ]);
+      assert.deepEqual(
+        bulk.map((r) => [r.id, r.added]),
+        [
+          ['order:1', false],
+          ['order:2', true],
+          ['order:3', false],
+          ['order:4', true],
+        ],
+      );
+      // Two single adds of one turn go out in one batcher run.
+      const [a, b] = await Promise.all([q.add('new-3', { id: 'order:3', delay: 60_000 }), q.add('new-5', { id: 'order:5', delay: 60_000 })]);
+      assert.deepEqual([a.added, b.added, b.id], [false, true, 'order:5']);
+      for (const [id, data] of [
+        ['order:1', 'old-1'],
+        ['order:2', 'new-2'],
+        ['order:3', 'old-3'],
+        ['order:4', 'new-4'],
+        ['order:5', 'new-5'],
+      ] as const) {
+        assert.equal((await q.get(id))?.data, data, id);
+      }
+      assert.equal((await q.stats()).scheduled, 5, 'one job per id');
+      const report = await q.verify();
+      assert.equal(report.ok, true, report.problems.join('; '));
+    });
+
+    test('a replace across a reshard takes the old job out before it writes the new one: one claimed in between is not doubled', async () => {
+      const name = uniqueName('swap');
+      const q = queue<string>(name);
+      await q.add('old', { id: 'order:9', delay: 1 });
+      await q.reshard(2);
+      // A worker claims the old job between the lookup and the take-out (the inner store's
+      // first cancel of that shard claims it first).
+      const inner = kind.name === 'memory' ? memory : undefined;
+      const spy = new ShardedStore(
+        new Proxy<Store>(inner ?? new RedisStore({ connection: fx.redis.url }), {
+          get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver);
+            if (prop !== 'cancel' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+            return async (member: string, ids: string[]) => {
+              if (member === name) await target.claim(member, 10, 30_000, 3);
+              return v.call(target, member, ids);
+            };
+          },
+        }),
+        inner === undefined,
+      );
+      const stale = new Queue<string>(name, { store: spy });
+      open.push(stale);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const res = await stale.add('new', { id: 'order:9', delay: 60_000, replace: true });
+      assert.deepEqual([res.added, res.replaced, res.state], [false, false, 'active']);
+      const s = await q.stats();
+      assert.deepEqual([s.active, s.scheduled], [1, 0], 'one job for the id');
+      assert.equal((await q.get('order:9'))?.data, 'old');
     });
 
     test('a job in a retired shard is found, cancelled, rescheduled and promoted by id', async () => {

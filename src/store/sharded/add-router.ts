@@ -12,7 +12,7 @@ import { tooCostly } from '../too-costly.js';
 import type { JobInfo } from '../../types.js';
 import { type DedupHolder, type NewJob, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
 import type { ClaimFanOut } from './claim-fan-out.js';
-import { groupBy } from './grouping.js';
+import { groupBy, groupIndices } from './grouping.js';
 import { shardFor } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
 
@@ -103,10 +103,11 @@ export class AddRouter {
     for (;;) {
       if (checked !== r.raw) {
         left = await this.#answerFromRetired(queue, jobs, left, r, out, replacing);
+        left = await this.#takeOutReplaced(jobs, left, out, replacing);
         checked = r.raw;
       }
       const routed = r;
-      const groups = groupBy(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
+      const groups = groupIndices(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
       await this.#checkCosts(groups, jobs);
       const refused: number[] = [];
       let refusedBy = '';
@@ -151,17 +152,43 @@ export class AddRouter {
       await new Promise((resolve) => setTimeout(resolve, timerDelay(pause)));
       pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
     }
-    // A replaced job from before the reshard is taken out of its old shard once the new one is in.
+    for (const i of replacing.keys()) if (out[i]!.code === 'added') out[i] = { ...out[i]!, code: 'replaced' };
+    return out;
+  }
+
+  /**
+   * A job replaced from a retired shard is taken out of it before the new one is written, so
+   * two jobs never share an id: one claimed in between is active and answers 'exists' (an
+   * active job is not replaced), as add.lua answers. Returns the jobs left to add.
+   */
+  async #takeOutReplaced(
+    jobs: NewJob[],
+    todo: number[],
+    out: StoredAddResult[],
+    replacing: Map<number, { member: string; state: string }>,
+  ): Promise<number[]> {
+    const taken = new Set<number>();
     await Promise.all(
-      [...replacing].map(async ([i, { member, state }]) => {
-        if (out[i]!.code !== 'added') return;
-        out[i] = { ...out[i]!, code: 'replaced' };
+      todo.map(async (i) => {
+        const old = replacing.get(i);
+        if (!old || old.state === 'done') return;
         const id = jobs[i]!.id;
-        if (state === 'scheduled') await this.#inner.cancel(member, [id]);
-        else await this.#inner.purge(member, state === 'dead' ? 'dead' : 'completed', { ids: [id] });
+        if (old.state !== 'scheduled') {
+          await this.#inner.purge(old.member, old.state === 'dead' ? 'dead' : 'completed', { ids: [id] });
+        } else {
+          const [res] = await this.#inner.cancel(old.member, [id]);
+          if (res && !res.cancelled && res.state !== undefined) {
+            const [now] = await this.#inner.getMany(old.member, [id], false);
+            out[i] = { code: 'exists', state: res.state, dueAtMs: now?.dueAtMs ?? 0, duplicateOf: undefined };
+            replacing.delete(i);
+            taken.add(i);
+            return;
+          }
+        }
+        old.state = 'done';
       }),
     );
-    return out;
+    return taken.size === 0 ? todo : todo.filter((i) => !taken.has(i));
   }
 
   /**
@@ -184,7 +211,7 @@ export class AddRouter {
     const found = new Map<number, { member: string; job: JobInfo<string> }>();
     const held = new Map<number, { member: string; holder: DedupHolder }>();
     for (const set of r.retired) {
-      const groups = groupBy(todo, (i) => shardFor(queue, set, routeKey(jobs[i]!)));
+      const groups = groupIndices(todo, (i) => shardFor(queue, set, routeKey(jobs[i]!)));
       await Promise.all(
         [...groups].map(async ([member, at]) => {
           const keyed = at.filter((i) => jobs[i]!.dedup !== undefined && !held.has(i));
