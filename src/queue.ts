@@ -27,7 +27,7 @@ import { decodeJob, encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import type { ShardAdmin, ShardFigures, ShardStatus } from './store/shard-admin.js';
 import { TooCostlyError, tooCostly } from './store/too-costly.js';
-import type { NewJob, ObliterateResult, RateLimit, RateStatus, Store, StoredAddResult, VerifyReport } from './store/store.js';
+import { type NewJob, type ObliterateResult, PartialAddError, type RateLimit, type RateStatus, type Store, type StoredAddResult, type VerifyReport } from './store/store.js';
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
@@ -234,7 +234,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     });
     this.#adds.flush();
     const stored = await this.#send(news).catch((err: unknown) => {
-      throw err instanceof TooCostlyError ? tooCostly(news) : err;
+      if (err instanceof TooCostlyError) throw tooCostly(news);
+      // Shards that wrote their part stay written (re-adding with the same ids is safe).
+      throw err instanceof PartialAddError ? err.cause : err;
     });
     const results = stored.map((r, k) => addResult(news[k]!.id, r));
     if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);

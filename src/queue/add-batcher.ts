@@ -10,9 +10,10 @@
  *
  * A call is refused as a whole when a job's cost is above a rate limit's max: an add with a cost
  * above 1 goes alone (after those pending), so that refusal is its own. An error of the call (the
- * connection) fails the adds of the batch, as it would have failed each.
+ * connection) fails the adds of the batch, as it would have failed each; on a sharded queue each
+ * shard's part settles on its own (a failed shard fails only the adds routed to it).
  */
-import type { NewJob, StoredAddResult } from '../store/store.js';
+import { type NewJob, PartialAddError, type StoredAddResult } from '../store/store.js';
 
 interface Pending {
   job: NewJob;
@@ -20,7 +21,7 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-/** A batch goes out once its payloads reach this many bytes (UTF-16 units: close enough), so a run of large jobs is not one huge call. */
+/** A batch goes out once its payloads reach this many bytes (UTF-8, as sent), so a run of large jobs is not one huge call. */
 const BATCH_BYTES = 1 << 20;
 
 export class AddBatcher {
@@ -43,7 +44,7 @@ export class AddBatcher {
     }
     return new Promise((resolve, reject) => {
       this.#pending.push({ job, resolve, reject });
-      this.#bytes += job.data.length;
+      this.#bytes += Buffer.byteLength(job.data);
       if (this.#pending.length >= this.#max || this.#bytes >= BATCH_BYTES) this.flush();
       else if (!this.#scheduled) {
         this.#scheduled = true;
@@ -70,7 +71,15 @@ export class AddBatcher {
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]!);
       },
       (err: unknown) => {
-        for (const p of batch) p.reject(err);
+        // Jobs of the batch that went to other shards than a failed one were written: they
+        // resolve (rejected, a producer would add them again under a new id, and they would run twice).
+        if (err instanceof PartialAddError) {
+          batch.forEach((p, i) => {
+            const r = err.results[i];
+            if (r) p.resolve(r);
+            else p.reject(err.errors.get(i) ?? err.cause);
+          });
+        } else for (const p of batch) p.reject(err);
       },
     );
   }

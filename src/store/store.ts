@@ -43,6 +43,25 @@ export class ShardMovedError extends Error {
 }
 
 /**
+ * An add call whose jobs went to several shards, some of which failed: the jobs the other shards
+ * wrote are answered in `results` (undefined where the job's shard failed, with its error in
+ * `errors`), so that a caller answering each job on its own (the add batcher) settles each by
+ * its own shard. `cause` is the first shard's error; a caller answering the call as a whole
+ * throws that.
+ */
+export class PartialAddError extends Error {
+  readonly results: readonly (StoredAddResult | undefined)[];
+  readonly errors: ReadonlyMap<number, unknown>;
+  constructor(results: readonly (StoredAddResult | undefined)[], errors: ReadonlyMap<number, unknown>) {
+    const cause = errors.values().next().value;
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'PartialAddError';
+    this.results = results;
+    this.errors = errors;
+  }
+}
+
+/**
  * The epoch an obliterate gives for a queue it read as never sharded: it matches no layout epoch,
  * so a queue sharded meanwhile is left alone (ShardMovedError) and obliterated as sharded.
  */

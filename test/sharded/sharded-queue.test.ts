@@ -257,6 +257,33 @@ for (const kind of kinds) {
       assert.equal((await q.get('order:9'))?.data, 'old');
     });
 
+    test('adds of one turn to two shards, one of them failing, settle per shard: the written one resolves, the other rejects', async () => {
+      const name = uniqueName('part');
+      const broken = new Error('shard down');
+      const inner = kind.name === 'memory' ? memory : new RedisStore({ connection: fx.redis.url });
+      const store = new ShardedStore(
+        new Proxy<Store>(inner, {
+          get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver);
+            if (prop !== 'add' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+            return (member: string, ...rest: unknown[]) => (member === `${name}#1` ? Promise.reject(broken) : v.call(target, member, ...rest));
+          },
+        }),
+        kind.name !== 'memory',
+      );
+      const q = new Queue<number>(name, { store, shards: 2 });
+      open.push(q);
+      const [ok, bad] = await Promise.allSettled([q.add(0, { id: idIn(0, 2, 'p') }), q.add(1, { id: idIn(1, 2, 'p') })]);
+      assert.equal(ok.status, 'fulfilled');
+      assert.equal((ok as PromiseFulfilledResult<{ added: boolean }>).value.added, true);
+      assert.equal(bad.status, 'rejected');
+      assert.equal((bad as PromiseRejectedResult).reason, broken);
+      // addBulk answers the call as a whole: the shard's error; the other shard's part stays written.
+      await assert.rejects(q.addBulk([{ data: 2, opts: { id: idIn(0, 2, 'r') } }, { data: 3, opts: { id: idIn(1, 2, 'r') } }]), (e) => e === broken);
+      assert.equal((await q.get(idIn(0, 2, 'r')))?.data, 2);
+      assert.equal((await q.stats()).scheduled, 2);
+    });
+
     test('a job in a retired shard is found, cancelled, rescheduled and promoted by id', async () => {
       const name = uniqueName('old');
       const q = queue<number>(name, 2);

@@ -10,7 +10,7 @@ import { ShardError } from '../../errors.js';
 import { timerDelay } from '../../timers.js';
 import { tooCostly } from '../too-costly.js';
 import type { JobInfo } from '../../types.js';
-import { type DedupHolder, type NewJob, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
+import { type DedupHolder, type NewJob, PartialAddError, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
 import type { ClaimFanOut } from './claim-fan-out.js';
 import { groupBy, groupIndices } from './grouping.js';
 import { shardFor } from './layout.js';
@@ -95,6 +95,7 @@ export class AddRouter {
   async #addSharded(queue: string, jobs: NewJob[], r: Resolved): Promise<StoredAddResult[]> {
     const out: StoredAddResult[] = new Array(jobs.length);
     const replacing = new Map<number, { member: string; state: string }>();
+    const errors = new Map<number, unknown>();
     let left = jobs.map((_, i) => i);
     // The layout the retired sets were last asked by (null: none yet).
     let checked: string | undefined | null = null;
@@ -111,6 +112,7 @@ export class AddRouter {
       await this.#checkCosts(groups, jobs);
       const refused: number[] = [];
       let refusedBy = '';
+      let failed = false;
       await Promise.all(
         [...groups].map(async ([member, at]) => {
           try {
@@ -125,12 +127,18 @@ export class AddRouter {
             });
             this.#claims.putBack(queue, member, Math.min(...res.filter((x) => x.code === 'added' || x.code === 'replaced').map((x) => x.dueAtMs)));
           } catch (err) {
-            if (!(err instanceof ShardMovedError)) throw err;
-            refused.push(...at);
-            refusedBy = member;
+            if (err instanceof ShardMovedError) {
+              refused.push(...at);
+              refusedBy = member;
+              return;
+            }
+            // Settled per shard: the other shards' jobs are written, and answered as such.
+            for (const i of at) errors.set(i, err);
+            failed = true;
           }
         }),
       );
+      if (failed) throw new PartialAddError(this.#markReplaced(out, replacing), errors);
       left = refused;
       if (left.length === 0) break;
       r = await this.#layouts.load(queue);
@@ -152,7 +160,12 @@ export class AddRouter {
       await new Promise((resolve) => setTimeout(resolve, timerDelay(pause)));
       pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
     }
-    for (const i of replacing.keys()) if (out[i]!.code === 'added') out[i] = { ...out[i]!, code: 'replaced' };
+    return this.#markReplaced(out, replacing);
+  }
+
+  /** A job that replaced one from a retired shard answers 'replaced'. */
+  #markReplaced(out: StoredAddResult[], replacing: Map<number, unknown>): StoredAddResult[] {
+    for (const i of replacing.keys()) if (out[i]?.code === 'added') out[i] = { ...out[i]!, code: 'replaced' };
     return out;
   }
 
