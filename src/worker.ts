@@ -33,7 +33,7 @@ import { HandedJob, rateHoldProblem, roundedSnooze, snoozeProblem } from './work
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
-import { errorText, newWorkerId, resultText } from './worker/outcome-text.js';
+import { errorText, newWorkerId, readableThrown, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
@@ -319,8 +319,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         return;
       }
       // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
-      // `then` may throw, or call back twice).
-      if (isThenable(result)) this.#awaitHandler(job, Promise.resolve(result));
+      // `then` may throw, or call back twice). Reading `then` may throw too (a getter, a trapping
+      // Proxy): that fails the attempt, as the handler's own throw would.
+      let thenable: boolean;
+      try {
+        thenable = isThenable(result);
+      } catch (err) {
+        this.#finish(job, () => this.#failOrSnooze(job, err));
+        return;
+      }
+      if (thenable) this.#awaitHandler(job, Promise.resolve(result));
       else this.#succeeded(job, result);
     });
   }
@@ -342,7 +350,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     );
   }
 
-  #failOrSnooze(job: HandedJob<T>, err: unknown): Promise<void> {
+  #failOrSnooze(job: HandedJob<T>, thrown: unknown): Promise<void> {
+    const err = readableThrown(thrown);
     const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
     if (!snooze && err instanceof RateLimitSignal) return this.#rateLimited(job, err);
     return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);

@@ -33,10 +33,29 @@ export function newWorkerId(): string {
   return `${host}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * What a handler threw, safe to inspect: a value whose reading throws (a trapping Proxy) is
+ * replaced by an Error saying so, so the attempt fails like any other instead of the check
+ * throwing inside the worker.
+ */
+export function readableThrown(err: unknown): unknown {
+  try {
+    void (err instanceof Error);
+    return err;
+  } catch (readErr) {
+    return new Error(`thrown value not readable (${readErr instanceof Error ? readErr.message : typeof readErr})`);
+  }
+}
+
 /** The error a failed attempt keeps: the stack (or what was thrown, as text), cut at `max` characters. */
 export function errorText(err: unknown, max: number): string {
   let text: string;
-  if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
-  else text = `non-Error thrown: ${typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err))}`;
+  try {
+    if (err instanceof Error) text = err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}\n${err.stack ?? ''}`;
+    else text = `non-Error thrown: ${typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err))}`;
+  } catch (readErr) {
+    // A trapping Proxy (or a getter that throws) thrown as the error: the attempt still fails, with a note.
+    text = `thrown value not readable (${readErr instanceof Error ? readErr.message : typeof readErr})`;
+  }
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

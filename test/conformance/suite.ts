@@ -222,7 +222,24 @@ export function conformance(kind: StoreKind): void {
 
     test('handlers that return a value, a promise, a thenable or throw at once each settle their job once; a thenable whose then throws fails the attempt', async () => {
       const q = queue<string>();
-      await q.addBulk(['value', 'promise', 'thenable', 'bad-thenable', 'throws'].map((kind) => ({ data: kind, opts: { id: kind, attempts: 1 } })));
+      const kinds = ['value', 'promise', 'thenable', 'bad-thenable', 'then-getter', 'throws-proxy', 'throws'];
+      await q.addBulk(kinds.map((kind) => ({ data: kind, opts: { id: kind, attempts: 1 } })));
+      // A trapping Proxy: every read of it throws (a `then` getter that throws, an error whose stack cannot be read).
+      const trap = () =>
+        new Proxy(
+          {},
+          {
+            get: () => {
+              throw new Error('trapped read');
+            },
+            getPrototypeOf: () => {
+              throw new Error('trapped prototype');
+            },
+            ownKeys: () => {
+              throw new Error('trapped keys');
+            },
+          },
+        );
       const handler = (job: Job<string>): unknown => {
         switch (job.data) {
           case 'value':
@@ -239,18 +256,24 @@ export function conformance(kind: StoreKind): void {
                 throw new Error('then threw');
               },
             };
+          case 'then-getter':
+            return trap();
+          case 'throws-proxy':
+            throw trap();
           default:
             throw new Error('threw at once');
         }
       };
-      const w = worker(q, handler, { concurrency: 5, batch: 5 });
+      const w = worker(q, handler, { concurrency: 10, batch: 10 });
       const completed: string[] = [];
       const dead = new Map<string, string>();
       w.on('completed', (job) => completed.push(job.id));
       w.on('dead', (job, error) => dead.set(job.id, error));
-      await until(async () => completed.length + dead.size === 5 && (await q.stats()).active === 0, 'every job to settle');
+      await until(async () => completed.length + dead.size === kinds.length && (await q.stats()).active === 0, 'every job to settle');
       assert.deepEqual(completed.sort(), ['promise', 'thenable', 'value']);
       assert.match(dead.get('bad-thenable') ?? '', /then threw/);
+      assert.match(dead.get('then-getter') ?? '', /trapped read/);
+      assert.match(dead.get('throws-proxy') ?? '', /not readable|trapped/);
       assert.match(dead.get('throws') ?? '', /threw at once/);
     });
 
