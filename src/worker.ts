@@ -45,6 +45,11 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
 }
 
+/** Whether a handler's error says it stopped because its signal aborted: the signal's reason, or an AbortError. */
+function gaveUp(job: { signal: AbortSignal }, err: unknown): boolean {
+  return err === job.signal.reason || (err instanceof Error && err.name === 'AbortError');
+}
+
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
 const CLAIM_RETRY_MAX_MS = 5_000;
@@ -427,8 +432,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #fail(job: HandedJob<T>, err: unknown): Promise<void> {
-    if (this.#closing && job.aborted) {
-      // Most likely the handler gave up because we asked it to: hand the job back, attempt unspent.
+    if (this.#closing && job.aborted && gaveUp(job, err)) {
+      // The handler gave up because we asked it to: hand the job back, attempt unspent. Any
+      // other error is a failure like any other (a job failing on every deploy must not loop).
       await this.#release([job]);
       return;
     }

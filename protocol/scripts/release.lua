@@ -36,10 +36,11 @@ Codes: ok = 1, lease_lost = 0, not_found = -1
 ]]
 -- delayq 0.1.0 release
 --[[ release: hands running jobs back without counting the attempt (a worker shutting down);
-they are due at once, so another worker picks them up without waiting for the lease to run out.
-With `hold_ms` above 0 (a handler threw RateLimitSignal), each job's group, or the queue for a job
-of no group, gets no hand-outs until now + hold_ms (its RATE_STATE hold; a later hold already set
-stays), and the job keeps its due time, so it is first in its line when the hold ends.
+they are due at once, so another worker picks them up without waiting for the lease to run out,
+and each keeps its due time, so it keeps its place in its line (a FIFO group runs in order across
+a deploy). With `hold_ms` above 0 (a handler threw RateLimitSignal), each job's group, or the
+queue for a job of no group, gets no hand-outs until now + hold_ms (its RATE_STATE hold; a later
+hold already set stays), and the job is first in its line when the hold ends.
 KEYS: base
 ARGV: base, hold_ms
 EACH: id, token
@@ -1075,7 +1076,7 @@ for i, id in ipairs(ids) do
     released[#released + 1] = id
     run_writes[#run_writes + 1] = id
     local due = now
-    if hold > 0 and r.t and r.t < now then due = r.t end
+    if r.t and r.t < now then due = r.t end
     run_writes[#run_writes + 1] = encode_run(math.max(0, (r.a or 1) - 1), due, given_up(tokens[i]), r.e, r.s, r.w)
     scheduled[#scheduled + 1] = due
     scheduled[#scheduled + 1] = id

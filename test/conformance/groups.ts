@@ -74,6 +74,29 @@ export function groupConformance(kind: StoreKind): void {
       assert.deepEqual(Object.fromEntries(seen), { a: 'tenant-1', b: undefined });
     });
 
+    test('a deploy keeps a FIFO group in order: the job a closing worker hands back runs before the jobs behind it', async () => {
+      const q = queue<string>();
+      await q.groups.setLimits('fifo', { concurrency: 1 });
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk(['j1', 'j2', 'j3'].map((id, i) => ({ data: id, opts: { id, group: 'fifo', runAt: t0 + i } })));
+      const first = deferred();
+      const old = worker(
+        q,
+        async (job) => {
+          first.resolve();
+          await new Promise((r) => job.signal.addEventListener('abort', r));
+          job.signal.throwIfAborted();
+        },
+        { closeTimeoutMs: 5_000 },
+      );
+      await within(first.promise, 10_000, 'the first job to start');
+      await within(old.close(), 10_000, 'close()');
+      const order: string[] = [];
+      worker(q, (job) => void order.push(job.id));
+      await until(() => order.length === 3, 'the group to run');
+      assert.deepEqual(order, ['j1', 'j2', 'j3']);
+    });
+
     test('groups take turns, the jobs of no group as one lane among them; a small group is not stuck behind a large one', async (t) => {
       if (sharded) return t.skip('turns are kept per shard (docs/groups.md)');
       const q = queue<string>();

@@ -553,6 +553,35 @@ export function conformance(kind: StoreKind): void {
       assert.equal(info?.ready, true);
     });
 
+    test('a handler that fails while the worker closes has failed: its error kept, the attempt counted; one that gives up on its signal is handed back', async () => {
+      const q = queue<string>();
+      await q.addBulk([
+        { data: 'fails', opts: { id: 'fails', attempts: 2 } },
+        { data: 'gives-up', opts: { id: 'gives-up', attempts: 2 } },
+      ]);
+      const started = new Set<string>();
+      const w = worker(
+        q,
+        async (job) => {
+          started.add(job.id);
+          await new Promise((r) => job.signal.addEventListener('abort', r));
+          if (job.data === 'fails') throw new Error('upstream broke during shutdown');
+          job.signal.throwIfAborted();
+        },
+        { concurrency: 2, batch: 2, closeTimeoutMs: 5_000 },
+      );
+      const failed: string[] = [];
+      w.on('failed', (job, err) => failed.push(`${job.id}: ${(err as Error).message}`));
+      await until(() => started.size === 2, 'both handlers to start');
+      await within(w.close(), 10_000, 'close()');
+      assert.deepEqual(failed, ['fails: upstream broke during shutdown']);
+      const fails = await q.get('fails');
+      assert.equal(fails?.attempt, 1, 'the failed attempt counts');
+      assert.match(fails?.lastError ?? '', /upstream broke during shutdown/);
+      const gaveUp = await q.get('gives-up');
+      assert.deepEqual([gaveUp?.state, gaveUp?.attempt, gaveUp?.lastError], ['scheduled', 0, undefined]);
+    });
+
     test('dead set: list, get, retry, purge, caps', async () => {
       const q = queue<number>();
       const w = worker(q, () => {

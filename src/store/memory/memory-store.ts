@@ -455,7 +455,7 @@ export class MemoryStore implements Store {
     });
     const released = leases.filter((_, i) => outcomes[i] === 'held').map(({ id }) => q.jobs.get(id)!);
     // As release.lua: the hold first (a held group leaves the rotation), then the jobs go back,
-    // keeping their due time when held so they are first in line when the hold ends.
+    // keeping their due time so they keep their place in line (and are first when a hold ends).
     if (holdMs > 0 && released.length > 0) {
       q.rated = true;
       for (const job of released) {
@@ -467,7 +467,7 @@ export class MemoryStore implements Store {
     for (const job of released) {
       job.token = MARK.given_up + job.token;
       job.attempts = Math.max(0, job.attempts - 1);
-      q.schedule(job, holdMs > 0 && job.due < now ? job.due : now);
+      q.schedule(job, job.due < now ? job.due : now);
       q.emit(now, 'released', job.id, holdMs > 0 ? { holdMs: String(holdMs) } : {});
     }
     return outcomes.map((o) => (o === 'held' ? 'ok' : o));
