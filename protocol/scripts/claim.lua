@@ -1543,7 +1543,9 @@ end
 -- group's. The first that does not fit the queue's stops the hand-out; one that does not fit its
 -- group's stops that group's (both keep their order: they wait for their tokens). A job whose
 -- cost is above a limit's max can never start: it goes to the dead set.
-local q_taken, g_taken, g_rate = 0, {}, {}
+-- lane_got: the lanes that kept a job (the rotation below: a lane whose picks were all put back
+-- for want of the queue's tokens was not served and keeps its place).
+local q_taken, g_taken, g_rate, lane_got = 0, {}, {}, {}
 if f.rated and #picked > 0 then
   local kept, back, stopped = {}, {}, false
   local g_left = {}
@@ -1565,6 +1567,7 @@ if f.rated and #picked > 0 then
     else
       q_left = q_left - cost
       q_taken = q_taken + cost
+      lane_got[lane] = true
       if lane ~= UNGROUPED then
         g_left[lane] = g_left[lane] - cost
         g_taken[lane] = (g_taken[lane] or 0) + cost
@@ -1643,7 +1646,8 @@ end
 flush_writes()
 
 -- The lanes served go to the tail while they have more due and room; those found empty or
--- full leave the rotation (a slot freed or a job come due brings them back).
+-- full leave the rotation (a slot freed or a job come due brings them back); one whose picks were
+-- all put back for want of the queue's tokens keeps its place, first in the next claim.
 if served then
   local tail = {}
   for _, l in ipairs(served) do
@@ -1653,7 +1657,11 @@ if served then
     else
       more = not rate_blocked[l.id] and GL().group_eligible(GL().GROUPS[l.id])
     end
-    if more then tail[#tail + 1] = l.id else gone[#gone + 1] = l.id end
+    if not more then
+      gone[#gone + 1] = l.id
+    elseif not f.rated or lane_got[l.id] then
+      tail[#tail + 1] = l.id
+    end
   end
   GL().lanes_remove(gone)
   GL().lanes_add(tail, true)

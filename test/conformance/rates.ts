@@ -173,6 +173,22 @@ export function rateConformance(kind: StoreKind): void {
       assert.match((await q.get('c2'))!.lastError ?? '', /cost 2 is above the rate limit max 1/);
     });
 
+    test('costly jobs under the queue rate limit: a group whose pick found no tokens keeps its turn, so groups alternate', { skip: sharded }, async () => {
+      const q = queue<string>();
+      await q.setLimits({ rateLimit: { max: 2, perMs: 200 } });
+      await addDue(q, [
+        ...Array.from({ length: 30 }, (_, i) => ({ id: `a${i}`, group: 'A', cost: 2 })),
+        ...Array.from({ length: 3 }, (_, i) => ({ id: `b${i}`, group: 'B', cost: 2 })),
+      ]);
+      const order: string[] = [];
+      while (order.length < 6) {
+        const r = await claim(q, 10);
+        order.push(...r.ids.map((id) => id.slice(0, 1)));
+        if (r.ids.length === 0) await sleepUntilServer(r.wake ?? r.now + 200);
+      }
+      assert.deepEqual(order, ['a', 'b', 'a', 'b', 'a', 'b']);
+    });
+
     test('RateLimitSignal holds back the group on every worker; the attempt is not spent; other groups run', async () => {
       const q = queue<string>();
       // One job of a group at a time, so g2 can only start after g1's run.

@@ -447,8 +447,15 @@ export class QueueModel {
     );
     const picked = charged.kept.map((job) => this.#activate(job, leaseMs));
     this.#takeTokens(charged.kept);
+    // Lanes served go to the tail; one whose picks were all put back for want of the queue's
+    // tokens was not served and keeps its place.
     const tail: string[] = [];
-    for (const l of lanes) (this.#line(l.id).length > 0 && !blocked.has(l.id) && (l.id === UNGROUPED || this.#room(l.id) > 0) ? tail : gone).push(l.id);
+    const served = new Set(charged.kept.map((j) => j.group ?? UNGROUPED));
+    for (const l of lanes) {
+      const more = this.#line(l.id).length > 0 && !blocked.has(l.id) && (l.id === UNGROUPED || this.#room(l.id) > 0);
+      if (!more) gone.push(l.id);
+      else if (!this.rated || served.has(l.id)) tail.push(l.id);
+    }
     this.lanes = [...this.lanes.filter((l) => !gone.includes(l) && !tail.includes(l)), ...tail];
     for (const g of gone) if (blocked.has(g)) this.#book(g, this.#freeAt(g) ?? this.now + 1000, 'LT');
     if (charged.exhausted) return { jobs: picked, more: false };
@@ -691,7 +698,7 @@ export class QueueModel {
     return { outcome: 'snoozed', dueAtMs: due };
   }
 
-  /** With `holdMs` (RateLimitSignal): the job's group, or the queue, gets no hand-outs until then; the job keeps its due time. */
+  /** The job keeps its due time (its place in line); with `holdMs` (RateLimitSignal) its group, or the queue, gets no hand-outs until then. */
   release(handout: number, holdMs = 0): string {
     if (this.#ownGiveUp(handout)) return 'ok';
     const { job, live } = this.#held(handout);
@@ -708,7 +715,7 @@ export class QueueModel {
         this.lanes = this.lanes.filter((x) => x !== job.group);
       }
     }
-    this.#endLease(job, () => this.#schedule(job, holdMs > 0 && job.due < this.now ? job.due : this.now));
+    this.#endLease(job, () => this.#schedule(job, job.due < this.now ? job.due : this.now));
     return 'ok';
   }
 

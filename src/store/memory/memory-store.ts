@@ -63,7 +63,7 @@ import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemGroup, type MemJob } from './memory-queue.js';
 import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
-import { LIMIT, MARK } from '../lifecycle.js';
+import { LIMIT, MARK, UNGROUPED_LANE } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { byteOrder } from '../zset-order.js';
 
@@ -292,6 +292,8 @@ export class MemoryStore implements Store {
     let qTaken = 0;
     let qExhausted = false;
     const gTaken = new Map<string, number>();
+    // The lanes that kept a job (rotate: the others were not served).
+    const got = q.rated ? new Set<string>() : undefined;
     if (q.rated && picked.length > 0) {
       const kept: MemJob[] = [];
       const gLeft = new Map<string, number>();
@@ -313,6 +315,7 @@ export class MemoryStore implements Store {
         } else {
           qLeft -= job.cost;
           qTaken += job.cost;
+          got?.add(lane ?? UNGROUPED_LANE);
           if (lane !== undefined) {
             gLeft.set(lane, gLeft.get(lane)! - job.cost);
             gTaken.set(lane, (gTaken.get(lane) ?? 0) + job.cost);
@@ -369,7 +372,7 @@ export class MemoryStore implements Store {
     // A debounced job that starts ends its burst.
     if (q.flowed)
       for (const job of picked) if (job.debounceKey !== undefined && q.debounce.get(job.debounceKey)?.id === job.id) q.debounce.delete(job.debounceKey);
-    if (turns) turns.rotate();
+    if (turns) turns.rotate(got);
     const head = q.headDue();
     const lease = q.nextLease()?.leaseDeadline;
     // At its concurrency limit the queue hands out nothing until a slot frees (which tells workers).

@@ -2,7 +2,8 @@
  * The memory store's twin of claim.lua's pick_in_turns: on a queue with groups, lanes (each group,
  * and the jobs of no group) take turns. Each lane at the head of the rotation gives one job per
  * round, up to its room, until the hand-out is full; a lane served goes to the tail while it has
- * more due and room, and leaves the rotation when it has not. Within a lane: priority, then due
+ * more due and room, and leaves the rotation when it has not; a lane whose picks were all put
+ * back for want of the queue's tokens was not served, and keeps its place. Within a lane: priority, then due
  * time, then add order. The same steps in the same order as the script, so both stores answer
  * alike (test/model/differential.test.ts).
  */
@@ -14,8 +15,12 @@ export interface Turns {
   picked: MemJob[];
   /** Groups held back by their rate limit in this claim: they leave the rotation, rate-wake brings them back. */
   blocked: Set<string>;
-  /** After the hand-out (the slots taken): the lanes served to the tail or out of the rotation. */
-  rotate(): void;
+  /**
+   * After the hand-out (the slots taken): the lanes served to the tail or out of the rotation.
+   * `got` (on a queue with rate limits): the lanes that kept a job; one whose picks were all put
+   * back for want of the queue's tokens was not served and keeps its place at the head.
+   */
+  rotate(got: ReadonlySet<string> | undefined): void;
 }
 
 export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
@@ -89,12 +94,13 @@ export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
   return {
     picked,
     blocked,
-    rotate() {
+    rotate(got) {
       const tail: string[] = [];
       for (const l of lanes) {
         const g = l.id === UNGROUPED_LANE ? undefined : q.groups.get(l.id);
         const more = l.id === UNGROUPED_LANE ? q.readyCount() > 0 : g !== undefined && !blocked.has(l.id) && q.groupEligible(g);
-        (more ? tail : gone).push(l.id);
+        if (!more) gone.push(l.id);
+        else if (!got || got.has(l.id)) tail.push(l.id);
       }
       for (const id of gone) q.lanes.delete(id);
       q.lanesToTail(tail);
