@@ -808,6 +808,10 @@ local function RL()
   RLIB = L
   L.STATE, L.dirty, L.dirty_list = {}, {}, {}
 
+  local function pad16(n)
+    return string.format('%016d', n)
+  end
+
   function L.parse(s)
     local st = { t = 0, h = false }
     if s then
@@ -860,10 +864,6 @@ local function RL()
     L.dirty, L.dirty_list = {}, {}
   end
 
-  local function pad16(n)
-    return string.format('%016d', n)
-  end
-
   -- The lex range of a limiter's log entries that expired at or before `now`.
   local function expired_range(id, now)
     return '[' .. id .. '\0', '(' .. id .. '\0' .. pad16(now + 1)
@@ -894,7 +894,25 @@ local function RL()
     local st = L.trim(id, now)
     if st.h then return 0 end
     if not limit then return HUGE end
+    if st.t > 0 then L.clamp(id, now + limit.per) end
     return limit.max - st.t
+  end
+
+  -- Entries that come back after `latest` (now + the window) were logged by a clock that has
+  -- since stepped back (or under a longer window): they come back at `latest` instead, so a step
+  -- back of the server clock holds tokens one window at most, not the size of the step. Entries
+  -- are in expiry order, so these are the log's tail.
+  function L.clamp(id, latest)
+    local from = '(' .. id .. '\0' .. pad16(latest) .. ';'
+    local late = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, '(' .. id .. '\1')
+    if #late == 0 then return end
+    redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, '(' .. id .. '\1')
+    local adds = {}
+    for _, m in ipairs(late) do
+      adds[#adds + 1] = 0
+      adds[#adds + 1] = id .. '\0' .. pad16(latest) .. string.sub(m, #id + 18)
+    end
+    redis.call('ZADD', K_RATE_LOG, unpack(adds))
   end
 
   -- The expiry of a limiter's first log entry from `from` (its whole log: ''), nil when none.

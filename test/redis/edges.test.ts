@@ -276,6 +276,27 @@ describe('fencing: every call of a stale holder answers lease lost and changes n
       await assertVerified(store, queue);
     });
 
+    test(`[${kind}] the server clock steps back 60 s: a rate limiter holds its tokens one window at most, not the size of the step`, async () => {
+      const { store, step } = await open();
+      const queue = uniqueName('step');
+      await store.setLimits(queue, { rateLimit: { max: 2, perMs: 500 } });
+      await store.add(
+        queue,
+        Array.from({ length: 6 }, (_, i) => job(`j${i}`)),
+      );
+      assert.equal((await store.claim(queue, 10, 60_000, 5)).jobs.length, 2);
+      await step(-60_000);
+      const held = await store.claim(queue, 10, 60_000, 5);
+      assert.equal(held.jobs.length, 0, 'the window just taken still holds');
+      assert.ok(held.nextWakeMs !== undefined && held.nextWakeMs <= held.nowMs + 500, `wakes within a window, not at ${held.nextWakeMs! - held.nowMs} ms`);
+      await step(500);
+      assert.equal((await store.claim(queue, 10, 60_000, 5)).jobs.length, 2, 'a window later the tokens are back');
+      await step(499);
+      assert.equal((await store.claim(queue, 10, 60_000, 5)).jobs.length, 0, 'and the next window is kept');
+      await step(1);
+      assert.equal((await store.claim(queue, 10, 60_000, 5)).jobs.length, 2);
+    });
+
     test(`[${kind}] a holder's own re-sent give-up still answers as the first run did`, async () => {
       const { store } = await open();
       const queue = uniqueName('resend');

@@ -58,6 +58,10 @@ export class Rates {
     const l = this.#limiters.get(id);
     if (l?.held !== undefined) return 0;
     if (!limit) return Infinity;
+    // As _rate.lua's clamp: entries that come back after now + the window were logged by a clock
+    // that has since stepped back; they come back one window from now instead.
+    const latest = now + limit.perMs;
+    if (l) for (let i = l.log.length - 1; i >= 0 && l.log[i]!.expiry > latest; i--) l.log[i]!.expiry = latest;
     return limit.max - (l?.taken ?? 0);
   }
 
