@@ -96,7 +96,7 @@ ZADD, whatever the batch size (dedup keys and replaced jobs cost a few calls eac
 Events: PUBLISH <wake> <due ms> when the queue's earliest due time moved earlier; 'added' to
 the event stream.
 Safe to re-send: with a request id, the first run's codes are remembered for memo_ms as
-'<now>:<one code digit per job>:<made flag>', and a re-send answers them again (and the flag),
+'<now>:<one code digit per job>:<made flag>[:<burst ids, one a line>]' (the burst job each debounced item went into), and a re-send answers them again (and the flag),
 even after the job ran and was acked (without a request id, a re-send finds the jobs and
 answers exists).
 ]]
@@ -905,16 +905,24 @@ end
 -- A re-sent call: the first run's answers.
 local memo = memo_get(memo_key)
 if memo then
-  local m_now, codes, made = string.match(memo, '^(%d+):(%d*):?([01]?)$')
+  -- `<now>:<codes>:<made>[:<burst ids>]`: the burst job each debounced item went into, one a line.
+  local m_now, codes, made, into = string.match(memo, '^(%d+):(%d*):?([01]?):?(.*)$')
   m_now = tonumber(m_now)
   if made == '1' then out[R.made] = 1 end
+  local bursts_into = {}
+  for id in string.gmatch(into or '', '[^\n]+') do bursts_into[#bursts_into + 1] = id end
+  local n_into = 0
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
       answer(code, PLACE.scheduled, due_of(j, m_now), '')
     elseif code == CODE.debounced then
-      local held = redis.call('HGET', K_DEBOUNCE, j.debounce) or ''
-      answer(code, PLACE.scheduled, due_of(j, m_now), string.match(held, '^(.*):%d+$') or '')
+      -- The burst this add's data went into, not the key's burst now (it may have started since,
+      -- and another add begun a new one).
+      n_into = n_into + 1
+      local id = bursts_into[n_into]
+      if not id then id = string.match(redis.call('HGET', K_DEBOUNCE, j.debounce) or '', '^(.*):%d+$') or '' end
+      answer(code, PLACE.scheduled, due_of(j, m_now), id)
     elseif code == CODE.deduplicated then
       local holder, held_due = nil, nil
       if j.dedup then holder, held_due = dedup_holder(j.dedup) end
@@ -960,6 +968,7 @@ end
 local stored = hmget(K_JOBS, ids)
 local writes = 0
 local codes = {}
+local folded_into = {} -- the burst job of each item answered debounced, in order (the request memo)
 local pending, taken = {}, {}
 local bursts = {} -- debounce key -> { id, first } of the burst this call started or folded into
 local burst_keys, burst_order = {}, {} -- debounce key -> '<id>:<first>' to write, and the keys in order
@@ -1069,6 +1078,7 @@ for i, j in ipairs(jobs) do
   j.code = code
   codes[i] = code
   if folded and (code == CODE.replaced) then codes[i] = CODE.debounced end
+  if codes[i] == CODE.debounced then folded_into[#folded_into + 1] = j.id end
 end
 
 local seq = 0
@@ -1146,5 +1156,7 @@ if #grouped > 0 then
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end
 end
 schedule_many(scheduled, earliest)
-memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made], memo_ms)
+local memo_into = ''
+if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end
+memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made] .. memo_into, memo_ms)
 return out

@@ -468,6 +468,27 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     assert.equal((await direct.stats(name, 0)).scheduled, 1);
     assert.equal((await direct.verify(name)).ok, true);
   });
+
+  test('a folded debounced add re-sent after a new burst began answers the burst its data went into', async () => {
+    const proxy = await viaProxy();
+    const name = uniqueName('re-deb2');
+    const direct = redisStore();
+    const deb = { key: 'doc', delayMs: 60_000, maxWaitMs: undefined };
+    await direct.add(name, [job('burst-1', 0, { debounce: deb })]);
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(name, 0);
+    const cut = proxy.cutOnNextReply();
+    const folded = viaCut.add(name, [{ ...job('other', 0, { debounce: deb }), data: '"second"' }]);
+    await cut;
+    // Before the re-send: the burst's job starts (its burst ends) and another add begins a new one.
+    await direct.reschedule(name, 'burst-1', 0, undefined);
+    assert.equal((await direct.claim(name, 1, 60_000, 3)).jobs[0]?.id, 'burst-1');
+    const [next] = await direct.add(name, [job('burst-2', 0, { debounce: deb })]);
+    assert.equal(next!.code, 'added');
+    proxy.release();
+    const [r] = await within(folded, 5000, 'add');
+    assert.deepEqual([r!.code, r!.duplicateOf], ['debounced', 'burst-1']);
+  });
 });
 
 describe('handler-given values and timer options', () => {
