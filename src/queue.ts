@@ -27,7 +27,16 @@ import { decodeJob, encodePayload } from './payload.js';
 import { openStore } from './store/open-store.js';
 import type { ShardAdmin, ShardFigures, ShardStatus } from './store/shard-admin.js';
 import { TooCostlyError, tooCostly } from './store/too-costly.js';
-import { type NewJob, type ObliterateResult, PartialAddError, type RateLimit, type RateStatus, type Store, type StoredAddResult, type VerifyReport } from './store/store.js';
+import {
+  type NewJob,
+  type ObliterateResult,
+  PartialAddError,
+  type RateLimit,
+  type RateStatus,
+  type Store,
+  type StoredAddResult,
+  type VerifyReport,
+} from './store/store.js';
 import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';

@@ -408,9 +408,27 @@ local function forget_extras(ids)
   end
 end
 
--- Deletes jobs for good: their bodies, run states and extras.
-local function forget(ids)
+-- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
+-- buried before it started), so no debounce key outlives its job; a burst names its job as
+-- '<id>:<first add ms>'. Only on a queue that has a burst open (K_DEBOUNCE exists).
+local function end_bursts(ids)
+  if #ids == 0 or redis.call('EXISTS', K_DEBOUNCE) == 0 then return end
+  local ended = {}
+  for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
+    local key = v and string.match(v, '^%d*:(.+)$')
+    if key then
+      local held, id = redis.call('HGET', K_DEBOUNCE, key), ids[i]
+      if held and string.sub(held, 1, #id + 1) == id .. ':' and not string.find(held, ':', #id + 2, true) then ended[#ended + 1] = key end
+    end
+  end
+  if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+end
+
+-- Deletes jobs for good: their bodies, run states and extras, and the bursts they hold.
+-- `started`: jobs that ran (complete), whose bursts ended when they were claimed.
+local function forget(ids, started)
   if #ids == 0 then return end
+  if not started then end_bursts(ids) end
   call_chunked('HDEL', K_JOBS, ids)
   call_chunked('HDEL', K_RUNS, ids)
   forget_extras(ids)
@@ -461,6 +479,7 @@ end
 -- Every way into the dead set goes through here: `ids` die at `now`.
 local function bury_many(ids, now)
   if #ids == 0 then return end
+  end_bursts(ids)
   local adds = {}
   for _, id in ipairs(ids) do
     adds[#adds + 1] = now
@@ -1039,6 +1058,9 @@ for i, j in ipairs(jobs) do
         code = CODE.replaced
         prev.superseded = true
         j.state, j.delete_stored, j.old_body, j.old_run = prev.state, prev.delete_stored, prev.old_body, prev.old_run
+        -- A burst the earlier job started ends with it, as if each add ran on its own (one that
+        -- folded into that burst keeps it).
+        if not folded and prev.debounce and burst_keys[prev.debounce] == j.id .. ':' .. int(prev.first) then burst_keys[prev.debounce] = false end
       else
         code = CODE.exists
         answer(code, PLACE.scheduled, prev.due, '')
@@ -1089,6 +1111,7 @@ if writes > 0 then
 end
 local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
+local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -1106,6 +1129,8 @@ for _, j in ipairs(jobs) do
       if j.delete_stored then
         unlink_waiting(j.id, j.state, j.old_body, j.old_run)
         replaced[#replaced + 1] = j.id
+        -- A job folded into its burst stays that burst's job; any other replaced job ends its own.
+        if not j.folded then unfolded[#unfolded + 1] = j.id end
       end
       if j.group ~= '' then
         grouped[#grouped + 1] = j.id
@@ -1135,6 +1160,7 @@ end
 -- history (it is a new job that happens to have the old one's id).
 if #replaced > 0 then
   call_chunked('HDEL', K_RUNS, replaced)
+  end_bursts(unfolded)
   forget_extras(replaced)
 end
 if dedup_until > 0 then
@@ -1146,11 +1172,17 @@ if #flows > 0 then
   hset_pairs(K_FLOW_OF, flows)
   if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
 end
+local bursts_ended = {}
 for _, key in ipairs(burst_order) do
-  burst_starts[#burst_starts + 1] = key
-  burst_starts[#burst_starts + 1] = burst_keys[key]
+  if burst_keys[key] then
+    burst_starts[#burst_starts + 1] = key
+    burst_starts[#burst_starts + 1] = burst_keys[key]
+  else
+    bursts_ended[#bursts_ended + 1] = key
+  end
 end
 hset_pairs(K_DEBOUNCE, burst_starts)
+if #bursts_ended > 0 then call_chunked('HDEL', K_DEBOUNCE, bursts_ended) end
 if #grouped > 0 then
   hset_pairs(K_GROUP_OF, grouped)
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end

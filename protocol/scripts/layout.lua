@@ -356,9 +356,27 @@ local function forget_extras(ids)
   end
 end
 
--- Deletes jobs for good: their bodies, run states and extras.
-local function forget(ids)
+-- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
+-- buried before it started), so no debounce key outlives its job; a burst names its job as
+-- '<id>:<first add ms>'. Only on a queue that has a burst open (K_DEBOUNCE exists).
+local function end_bursts(ids)
+  if #ids == 0 or redis.call('EXISTS', K_DEBOUNCE) == 0 then return end
+  local ended = {}
+  for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
+    local key = v and string.match(v, '^%d*:(.+)$')
+    if key then
+      local held, id = redis.call('HGET', K_DEBOUNCE, key), ids[i]
+      if held and string.sub(held, 1, #id + 1) == id .. ':' and not string.find(held, ':', #id + 2, true) then ended[#ended + 1] = key end
+    end
+  end
+  if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+end
+
+-- Deletes jobs for good: their bodies, run states and extras, and the bursts they hold.
+-- `started`: jobs that ran (complete), whose bursts ended when they were claimed.
+local function forget(ids, started)
   if #ids == 0 then return end
+  if not started then end_bursts(ids) end
   call_chunked('HDEL', K_JOBS, ids)
   call_chunked('HDEL', K_RUNS, ids)
   forget_extras(ids)
@@ -409,6 +427,7 @@ end
 -- Every way into the dead set goes through here: `ids` die at `now`.
 local function bury_many(ids, now)
   if #ids == 0 then return end
+  end_bursts(ids)
   local adds = {}
   for _, id in ipairs(ids) do
     adds[#adds + 1] = now

@@ -287,6 +287,53 @@ export function rateConformance(kind: StoreKind): void {
       assert.notEqual(again.id, b1.id);
     });
 
+    test('debounce: a key does not outlive its job (cancelled, replaced, drained, buried); verify reports a stale key', async () => {
+      const q = queue<string>();
+      const verified = async (what: string) => {
+        const report = await q.verify();
+        assert.equal(report.ok, true, `${what}: ${report.problems.join('; ')}`);
+      };
+      const deb = (key: string) => ({ key, delayMs: 60_000 });
+      const a = await q.add('a', { id: 'a', debounce: deb('k1') });
+      await q.cancel(a.id);
+      await verified('cancelled');
+      await q.add('b', { id: 'b', debounce: deb('k2') });
+      await q.add('b2', { id: 'b', replace: true, delay: 60_000 });
+      await verified('replaced by an add without the key');
+      // In one call: a burst started and its job replaced by a later item without the key.
+      await q.addBulk([
+        { data: 'c', opts: { id: 'c', debounce: deb('k3') } },
+        { data: 'c2', opts: { id: 'c', replace: true, delay: 60_000 } },
+      ]);
+      await verified('started and replaced in one call');
+      const folded = await q.addBulk([
+        { data: 'd', opts: { id: 'd', debounce: deb('k4') } },
+        { data: 'd2', opts: { id: 'd-next', debounce: deb('k4') } },
+      ]);
+      assert.deepEqual(
+        folded.map((r) => r.id),
+        ['d', 'd'],
+        'a folded add keeps the burst',
+      );
+      await verified('folded');
+      await q.drain();
+      await verified('drained');
+      // A key whose job is buried before it starts (its cost above a lowered rate limit; a
+      // sharded queue splits the limit, which leaves no room for a cost above 1 here).
+      if (!sharded) {
+        await q.setLimits({ rateLimit: { max: 4, perMs: 60_000 } });
+        await q.add('e', { id: 'e', cost: 3, debounce: { key: 'k5', delayMs: 0 } });
+        await q.setLimits({ rateLimit: { max: 2, perMs: 60_000 } });
+        await until(async () => {
+          await q.store.claim(q.name, 10, 30_000, 3);
+          return (await q.stats()).dead === 1;
+        }, 'the costly job buried');
+        await verified('buried');
+      }
+      // A new burst on every key: each starts afresh.
+      for (const k of ['k1', 'k2', 'k3', 'k4']) assert.equal((await q.add(k, { debounce: deb(k) })).added, true, k);
+    });
+
     test('obliterate takes the rate limits, tokens, holds and bursts with it: the queue made again starts clean', async () => {
       const q = queue<string>();
       await q.setLimits({ rateLimit: { max: 3, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });

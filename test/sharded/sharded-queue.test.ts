@@ -279,7 +279,13 @@ for (const kind of kinds) {
       assert.equal(bad.status, 'rejected');
       assert.equal((bad as PromiseRejectedResult).reason, broken);
       // addBulk answers the call as a whole: the shard's error; the other shard's part stays written.
-      await assert.rejects(q.addBulk([{ data: 2, opts: { id: idIn(0, 2, 'r') } }, { data: 3, opts: { id: idIn(1, 2, 'r') } }]), (e) => e === broken);
+      await assert.rejects(
+        q.addBulk([
+          { data: 2, opts: { id: idIn(0, 2, 'r') } },
+          { data: 3, opts: { id: idIn(1, 2, 'r') } },
+        ]),
+        (e) => e === broken,
+      );
       assert.equal((await q.get(idIn(0, 2, 'r')))?.data, 2);
       assert.equal((await q.stats()).scheduled, 2);
     });

@@ -363,6 +363,7 @@ export class MemoryQueue {
   }
 
   bury(job: MemJob, now: number): void {
+    this.#endBurst(job);
     this.#move(job, 'dead');
     job.diedAt = now;
     this.dead.set(job.id, job);
@@ -375,12 +376,22 @@ export class MemoryQueue {
     this.completedKept.set(job.id, job);
   }
 
-  /** Deletes the job; the version bump makes any heap entry of it stale. */
-  remove(job: MemJob): void {
+  /**
+   * Deletes the job; the version bump makes any heap entry of it stale. Its debounce burst ends
+   * with it (_helpers.lua end_bursts), unless `keepBurst` (a job replaced by the add folded
+   * into that same burst).
+   */
+  remove(job: MemJob, keepBurst = false): void {
+    if (!keepBurst) this.#endBurst(job);
     this.#leave(job);
     job.version++;
     this.jobs.delete(job.id);
     release(job);
+  }
+
+  /** No debounce key outlives its job: a burst still naming it ends. */
+  #endBurst(job: MemJob): void {
+    if (job.debounceKey !== undefined && this.debounce.get(job.debounceKey)?.id === job.id) this.debounce.delete(job.debounceKey);
   }
 
   /** Earliest due time among scheduled jobs not yet moved to ready. */

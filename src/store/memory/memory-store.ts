@@ -177,7 +177,7 @@ export class MemoryStore implements Store {
           return;
         }
         code = 'replaced';
-        q.remove(existing);
+        q.remove(existing, folded);
       }
       if (j.dedup && !q.dedupHolder(j.dedup.key, now)) q.takeDedup(j.dedup.key, id, due, now, j.dedup.windowMs);
       if (j.debounce && !folded) q.debounce.set(j.debounce.key, burst!);

@@ -161,6 +161,13 @@ export function verifyMemoryQueue(q: MemoryQueue): VerifyReport {
     if (job.where === 'dead' && !q.dead.has(job.id)) problems.push(`job ${job.id} is dead but not in the dead list`);
   }
   for (const id of q.dead.keys()) if (q.jobs.get(id)?.where !== 'dead') problems.push(`job ${id} is in the dead list but not dead`);
+  // As redis/verify.ts: a debounce key names its burst's job only while that job waits with the key.
+  for (const [key, b] of q.debounce) {
+    const job = q.jobs.get(b.id);
+    const waits = job !== undefined && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting');
+    if (!waits || job.debounceKey !== key)
+      problems.push(`debounce key ${JSON.stringify(key)} names job ${b.id}, which ${waits ? 'does not carry it' : 'does not wait'}: stale`);
+  }
   // Every group's counts are what its jobs are: no slot leaked, none counted twice.
   for (const id of new Set([...groups.keys(), ...q.groups.keys()])) {
     const want = groups.get(id) ?? { running: 0, waiting: 0 };

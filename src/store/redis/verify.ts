@@ -2,7 +2,7 @@
  * verify walks one queue's keys and checks the contract's first guarantee: every job body is in
  * exactly one state set, every set entry has a body, every active job holds a live lease token,
  * every ready member matches its job, and no run state or extra (result, progress, logs, error
- * history, group) outlives its body; every group's running and waiting counts equal its jobs in
+ * history, group) outlives its body, and no debounce key its burst's waiting job; every group's running and waiting counts equal its jobs in
  * `active` and in its line (no slot leaked, none counted twice).
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
@@ -38,7 +38,7 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog] =
+  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog, debounce] =
     await Promise.all([
       zsetMembers(client, keys.scheduled),
       zsetMembers(client, keys.ready),
@@ -54,6 +54,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       hashEntries(client, keys.flowOf),
       hashEntries(client, keys.rate),
       zsetMembers(client, keys.rateLog),
+      hashEntries(client, keys.debounce),
     ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
@@ -89,6 +90,15 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   }
   for (const id of groupOf.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a group but no body`);
   for (const id of flowOf.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a cost or debounce key but no body`);
+  // A debounce key names its burst's job ('<id>:<first add ms>') only while that job waits with
+  // the key: a key left by a job that started, or was cancelled, drained, purged or replaced, is stale.
+  for (const [key, held] of debounce) {
+    const id = held.slice(0, held.lastIndexOf(':'));
+    const where = states.get(id) ?? [];
+    const waits = where.length === 1 && ['scheduled', 'ready', 'waiting'].includes(where[0]!);
+    if (!waits || flowOf.get(id)?.replace(/^\d*:/, '') !== key)
+      problems.push(`debounce key ${JSON.stringify(key)} names job ${id}, which ${waits ? 'does not carry it' : 'does not wait'}: stale`);
+  }
   // Each limiter's tokens taken equal the tokens of its log entries (RATE_STATE, rate-log members
   // '<limiter>\0<expiry:16>:<claim seq>:<tokens>').
   const logged = new Map<string, number>();

@@ -174,12 +174,7 @@ export class AddRouter {
    * two jobs never share an id: one claimed in between is active and answers 'exists' (an
    * active job is not replaced), as add.lua answers. Returns the jobs left to add.
    */
-  async #takeOutReplaced(
-    jobs: NewJob[],
-    todo: number[],
-    out: StoredAddResult[],
-    replacing: Map<number, { member: string; state: string }>,
-  ): Promise<number[]> {
+  async #takeOutReplaced(jobs: NewJob[], todo: number[], out: StoredAddResult[], replacing: Map<number, { member: string; state: string }>): Promise<number[]> {
     const taken = new Set<number>();
     await Promise.all(
       todo.map(async (i) => {

@@ -259,6 +259,9 @@ for i, j in ipairs(jobs) do
         code = CODE.replaced
         prev.superseded = true
         j.state, j.delete_stored, j.old_body, j.old_run = prev.state, prev.delete_stored, prev.old_body, prev.old_run
+        -- A burst the earlier job started ends with it, as if each add ran on its own (one that
+        -- folded into that burst keeps it).
+        if not folded and prev.debounce and burst_keys[prev.debounce] == j.id .. ':' .. int(prev.first) then burst_keys[prev.debounce] = false end
       else
         code = CODE.exists
         answer(code, PLACE.scheduled, prev.due, '')
@@ -309,6 +312,7 @@ if writes > 0 then
 end
 local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
+local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -326,6 +330,8 @@ for _, j in ipairs(jobs) do
       if j.delete_stored then
         unlink_waiting(j.id, j.state, j.old_body, j.old_run)
         replaced[#replaced + 1] = j.id
+        -- A job folded into its burst stays that burst's job; any other replaced job ends its own.
+        if not j.folded then unfolded[#unfolded + 1] = j.id end
       end
       if j.group ~= '' then
         grouped[#grouped + 1] = j.id
@@ -355,6 +361,7 @@ end
 -- history (it is a new job that happens to have the old one's id).
 if #replaced > 0 then
   call_chunked('HDEL', K_RUNS, replaced)
+  end_bursts(unfolded)
   forget_extras(replaced)
 end
 if dedup_until > 0 then
@@ -366,11 +373,17 @@ if #flows > 0 then
   hset_pairs(K_FLOW_OF, flows)
   if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
 end
+local bursts_ended = {}
 for _, key in ipairs(burst_order) do
-  burst_starts[#burst_starts + 1] = key
-  burst_starts[#burst_starts + 1] = burst_keys[key]
+  if burst_keys[key] then
+    burst_starts[#burst_starts + 1] = key
+    burst_starts[#burst_starts + 1] = burst_keys[key]
+  else
+    bursts_ended[#bursts_ended + 1] = key
+  end
 end
 hset_pairs(K_DEBOUNCE, burst_starts)
+if #bursts_ended > 0 then call_chunked('HDEL', K_DEBOUNCE, bursts_ended) end
 if #grouped > 0 then
   hset_pairs(K_GROUP_OF, grouped)
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end

@@ -60,7 +60,7 @@ if #done > 0 then
     hset_pairs(K_RESULTS, result_writes)
     trim_completed(now, #done)
   else
-    forget(done_ids)
+    forget(done_ids, true)
   end
 end
 return out
