@@ -30,31 +30,33 @@ ARGV (8, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
   3 schedule: text, not set: ''. a recurring schedule guarding the add (library only)
-  4 occurrence: integer (epoch ms), not set: ''. the schedule's occurrence (with schedule)
+  4 occurrence: integer (epoch ms), not set: '', 0..8640000000000000. the schedule's occurrence (with schedule)
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
-  6 memo_ms: integer (ms). how long the answer is remembered for a re-send (60000 by the library)
+  6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag. '1' when each item carries group, cost, debounce_key, debounce_ms and debounce_max_ms, '0' when items end at `trace`
+  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms and debounce_max_ms, '0' when items end at `trace`
 Items from ARGV[9], 16 fields each:
-  +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
+  +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
-  +2 delay_ms: integer (ms), not set: ''. from the server's now; exactly one of delay_ms and run_at is set
-  +3 run_at: integer (epoch ms), not set: ''. an absolute due time
-  +4 priority: integer. higher first, -1000000..1000000
-  +5 max_attempts: integer, not set: ''. hand-outs before the dead set ('': the worker's default)
+  +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
+  +3 run_at: integer (epoch ms), not set: '', 978307200000..253402300799999. an absolute due time
+  +4 priority: integer, -1000000..1000000. higher first, -1000000..1000000
+  +5 max_attempts: integer, not set: '', 1..1000000. hand-outs before the dead set ('': the worker's default)
   +6 backoff: text, not set: ''. the job's own backoff as formats.BACKOFF ('': the worker's)
-  +7 replace: flag. '1': replace an existing job that is not active
-  +8 dedup_key: text, not set: ''. skip the add while another add holds this key
-  +9 dedup_ms: integer (ms), not set: ''. the dedup key's window
+  +7 replace: flag, '0' or '1'. '1': replace an existing job that is not active
+  +8 dedup_key: text, not set: '', 1-256 characters, no control characters. skip the add while another add holds this key
+  +9 dedup_ms: integer (ms), not set: '', 1..315360000000. the dedup key's window
   +10 trace: json, not set: ''. a trace propagation carrier, ASCII
-  +11 group: id, not set: ''. a group id (add: the job belongs to it; limits: the group to change, or the queue)
-  +12 cost: integer, not set: '' (1). tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
-  +13 debounce_key: text, not set: ''. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
-  +14 debounce_ms: integer (ms), not set: '' (with no debounce_key). the job runs this long after the burst's last add
-  +15 debounce_max_ms: integer (ms), not set: '' (no bound). and no later than this after the burst's first add
+  +11 group: id, not set: '', 1-256 characters, no control characters. a group id (add: the job belongs to it; limits: the group to change, or the queue)
+  +12 cost: integer, not set: '' (1), 1..1000000. tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
+  +13 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
+  +14 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
+  +15 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
+Refusals: every argument is checked before the first write; one outside what its line says fails the call
+with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 add
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
@@ -111,6 +113,7 @@ local R = { made = 1 }
 local R_EACH_FIRST, R_EACH_SIZE = 2, 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true } }
 if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
@@ -181,12 +184,6 @@ local function each_arg(i, name)
   return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
 end
 
-local function each_int(i, name)
-  local s = each_arg(i, name)
-  local v = as_int(s)
-  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
-  return v
-end
 
 -- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
 -- given, so a reply never goes out short of one.
@@ -203,6 +200,66 @@ end
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
+-- fails the call before the script does anything, so a refused call writes nothing. `where` is ''
+-- or ' of item <n>'. Lua's tonumber takes 'nan', 'inf', '0x1A' and ' 1': as_int does not.
+local function refuse(name, where, why, v)
+  v = tostring(v)
+  if #v > 40 then v = string.sub(v, 1, 40) .. '...' end
+  error('delayq: argument ' .. name .. where .. ' ' .. why .. ', got ' .. v)
+end
+local function check(name, v, where)
+  local r = RULE[name]
+  if not r or (v == '' and r[4]) then return v end
+  local kind = r[1]
+  if kind == 'i' then
+    local n = as_int(v)
+    if n == nil then refuse(name, where, 'must be a whole number', v) end
+    if n < r[2] then refuse(name, where, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
+    if n > r[3] then refuse(name, where, 'must be at most ' .. int(r[3]), v) end
+  elseif kind == 'f' then
+    if v ~= '0' and v ~= '1' then refuse(name, where, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
+  elseif kind == 'o' then
+    if type(v) ~= 'string' or not r[2][v] then
+      local names = {}
+      for k in pairs(r[2]) do names[#names + 1] = k end
+      table.sort(names)
+      refuse(name, where, 'must be one of ' .. table.concat(names, ', '), v)
+    end
+  elseif kind == 'd' then
+    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, where, 'must be a cursor (digits)', v) end
+  else
+    -- An id (wire.ts ARG_RULES id): as the Node library's idSchema, bar its Unicode check.
+    if type(v) ~= 'string' or v == '' then refuse(name, where, 'must not be empty', v) end
+    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, where, 'must not contain control characters', v) end
+    if #v > 256 then
+      -- UTF-16 units, as JavaScript counts them: bytes less continuation bytes, and a 4-byte
+      -- character (its lead byte) counts twice.
+      local _, cont = string.gsub(v, '[\128-\191]', '')
+      local _, wide = string.gsub(v, '[\240-\247]', '')
+      if #v - cont + wide > 256 then refuse(name, where, 'must be at most 256 characters', v) end
+    end
+  end
+  return v
+end
+
+-- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
+for name, i in pairs(A) do
+  check(name, ARGV[i], '')
+end
+
+-- An item's field, checked against its rule; each_int also reads it as a number.
+local function each_valid(i, name)
+  return check(name, each_arg(i, name), ' of item ' .. i)
+end
+
+-- A whole-number field that must be given ('' fails too).
+local function each_int(i, name)
+  local v = as_int(each_valid(i, name))
+  if v == nil then refuse(name, ' of item ' .. i, 'must be a whole number', '') end
+  return v
 end
 
 -- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
@@ -850,36 +907,37 @@ if not with_flow then EACH_SIZE = E.trace + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
+if arg('schedule') ~= '' then arg_int('occurrence') end
 
--- Parse and check every job's arguments before anything is written.
+-- Parse and check every job's arguments before anything is written, in this one pass over the
+-- items: each field against its rule (wire.ts ARG_RULES, the Node library's bounds), and the
+-- rules between fields. A field the job does not use (dedup_ms without a dedup key) is checked
+-- too, so a call is refused for what it sends, not for what this version reads.
 local jobs, ids = {}, {}
 for i = 1, each_count() do
-  local j = { id = each_arg(i, 'id'), data = each_arg(i, 'data'), replace = each_arg(i, 'replace') == '1' }
-  if each_arg(i, 'delay_ms') ~= '' then j.delay = each_int(i, 'delay_ms') else j.run_at = each_int(i, 'run_at') end
+  local j = { id = each_valid(i, 'id'), data = each_arg(i, 'data'), replace = each_valid(i, 'replace') == '1' }
+  local delay_s, run_at_s = each_valid(i, 'delay_ms'), each_valid(i, 'run_at')
+  if (delay_s == '') == (run_at_s == '') then error('delayq: arguments delay_ms and run_at of item ' .. i .. ': exactly one must be set') end
+  if delay_s ~= '' then j.delay = as_int(delay_s) else j.run_at = as_int(run_at_s) end
   j.priority = each_int(i, 'priority')
   -- The body keeps the priority as int() writes it; the argument is usually that text already.
   j.priority_s = each_arg(i, 'priority')
   if j.priority_s ~= '0' and not string.find(j.priority_s, '^%-?[1-9]%d*$') then j.priority_s = int(j.priority) end
-  if each_arg(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
-  if each_arg(i, 'dedup_key') ~= '' then
+  if each_valid(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
+  each_valid(i, 'dedup_ms')
+  if each_valid(i, 'dedup_key') ~= '' then
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_arg(i, 'group') or ''
-  if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_valid(i, 'group') or ''
   if with_flow then
-    if each_arg(i, 'cost') ~= '' then
-      j.cost = each_int(i, 'cost')
-      if j.cost < 1 then error('delayq: argument cost of item ' .. i .. ' must be at least 1') end
-    end
-    if each_arg(i, 'debounce_key') ~= '' then
+    if each_valid(i, 'cost') ~= '' then j.cost = each_int(i, 'cost') end
+    each_valid(i, 'debounce_ms')
+    local debounce_max_ms = each_valid(i, 'debounce_max_ms')
+    if each_valid(i, 'debounce_key') ~= '' then
       j.debounce = each_arg(i, 'debounce_key')
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
-      if j.delay < 0 then error('delayq: argument debounce_ms of item ' .. i .. ' must not be negative') end
-      if each_arg(i, 'debounce_max_ms') ~= '' then
-        j.max_wait = each_int(i, 'debounce_max_ms')
-        if j.max_wait < 1 then error('delayq: argument debounce_max_ms of item ' .. i .. ' must be at least 1') end
-      end
+      if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
     end
   end
   jobs[i] = j

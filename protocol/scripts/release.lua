@@ -27,12 +27,14 @@ KEYS (23):
 ARGV (3, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
-  3 hold_ms: integer (ms). 0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs
+  3 hold_ms: integer (ms), 0..604800000. 0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs
 Items from ARGV[4], 2 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
   +1 token: text. the lease token of the hand-out: <token_prefix><token_number> from the claim
 Reply: an array: no fixed fields, then per item code.
 Codes: ok = 1, lease_lost = 0, not_found = -1
+Refusals: every argument is checked before the first write; one outside what its line says fails the call
+with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 release
 --[[ release: hands running jobs back without counting the attempt (a worker shutting down);
@@ -61,6 +63,7 @@ local R = {  }
 local R_EACH_FIRST, R_EACH_SIZE = 1, 1
 local RE = { code = 1 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+local RULE = { hold_ms = { 'i', 0, 604800000, false } }
 if #KEYS ~= 23 then error('delayq protocol: release takes 23 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
@@ -131,12 +134,6 @@ local function each_arg(i, name)
   return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
 end
 
-local function each_int(i, name)
-  local s = each_arg(i, name)
-  local v = as_int(s)
-  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
-  return v
-end
 
 -- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
 -- given, so a reply never goes out short of one.
@@ -153,6 +150,66 @@ end
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
+-- fails the call before the script does anything, so a refused call writes nothing. `where` is ''
+-- or ' of item <n>'. Lua's tonumber takes 'nan', 'inf', '0x1A' and ' 1': as_int does not.
+local function refuse(name, where, why, v)
+  v = tostring(v)
+  if #v > 40 then v = string.sub(v, 1, 40) .. '...' end
+  error('delayq: argument ' .. name .. where .. ' ' .. why .. ', got ' .. v)
+end
+local function check(name, v, where)
+  local r = RULE[name]
+  if not r or (v == '' and r[4]) then return v end
+  local kind = r[1]
+  if kind == 'i' then
+    local n = as_int(v)
+    if n == nil then refuse(name, where, 'must be a whole number', v) end
+    if n < r[2] then refuse(name, where, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
+    if n > r[3] then refuse(name, where, 'must be at most ' .. int(r[3]), v) end
+  elseif kind == 'f' then
+    if v ~= '0' and v ~= '1' then refuse(name, where, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
+  elseif kind == 'o' then
+    if type(v) ~= 'string' or not r[2][v] then
+      local names = {}
+      for k in pairs(r[2]) do names[#names + 1] = k end
+      table.sort(names)
+      refuse(name, where, 'must be one of ' .. table.concat(names, ', '), v)
+    end
+  elseif kind == 'd' then
+    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, where, 'must be a cursor (digits)', v) end
+  else
+    -- An id (wire.ts ARG_RULES id): as the Node library's idSchema, bar its Unicode check.
+    if type(v) ~= 'string' or v == '' then refuse(name, where, 'must not be empty', v) end
+    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, where, 'must not contain control characters', v) end
+    if #v > 256 then
+      -- UTF-16 units, as JavaScript counts them: bytes less continuation bytes, and a 4-byte
+      -- character (its lead byte) counts twice.
+      local _, cont = string.gsub(v, '[\128-\191]', '')
+      local _, wide = string.gsub(v, '[\240-\247]', '')
+      if #v - cont + wide > 256 then refuse(name, where, 'must be at most 256 characters', v) end
+    end
+  end
+  return v
+end
+
+-- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
+for name, i in pairs(A) do
+  check(name, ARGV[i], '')
+end
+
+-- An item's field, checked against its rule; each_int also reads it as a number.
+local function each_valid(i, name)
+  return check(name, each_arg(i, name), ' of item ' .. i)
+end
+
+-- A whole-number field that must be given ('' fails too).
+local function each_int(i, name)
+  local v = as_int(each_valid(i, name))
+  if v == nil then refuse(name, ' of item ' .. i, 'must be a whole number', '') end
+  return v
 end
 
 -- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that

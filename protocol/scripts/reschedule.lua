@@ -29,12 +29,14 @@ ARGV (7):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
   3 id: id. a job id: 1-256 characters of valid Unicode, no control characters
-  4 delay_ms: integer (ms), not set: ''. from the server's now; exactly one of delay_ms and run_at is set
-  5 run_at: integer (epoch ms), not set: ''. an absolute due time
+  4 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
+  5 run_at: integer (epoch ms), not set: '', 978307200000..253402300799999. an absolute due time
   6 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
-  7 memo_ms: integer (ms). how long the answer is remembered for a re-send (60000 by the library)
+  7 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
 Reply: an array: code, state, due_ms.
 Codes: done = 1, refused = 0, not_found = -1
+Refusals: every argument is checked before the first write; one outside what its line says fails the call
+with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 reschedule
 --[[ reschedule: gives a scheduled job a new due time (promote = due now). Active and dead
@@ -59,6 +61,7 @@ local R = { code = 1, state = 2, due_ms = 3 }
 local R_EACH_FIRST, R_EACH_SIZE = 4, 0
 local RE = {  }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+local RULE = { delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, memo_ms = { 'i', 1, 315360000000, true } }
 if #KEYS ~= 24 then error('delayq protocol: reschedule takes 24 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 7 then error('delayq protocol: reschedule takes 7 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
@@ -130,12 +133,6 @@ local function each_arg(i, name)
   return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
 end
 
-local function each_int(i, name)
-  local s = each_arg(i, name)
-  local v = as_int(s)
-  if v == nil then error('delayq: argument ' .. name .. ' of item ' .. i .. ' must be a whole number, got ' .. tostring(s)) end
-  return v
-end
 
 -- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
 -- given, so a reply never goes out short of one.
@@ -152,6 +149,66 @@ end
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
+-- fails the call before the script does anything, so a refused call writes nothing. `where` is ''
+-- or ' of item <n>'. Lua's tonumber takes 'nan', 'inf', '0x1A' and ' 1': as_int does not.
+local function refuse(name, where, why, v)
+  v = tostring(v)
+  if #v > 40 then v = string.sub(v, 1, 40) .. '...' end
+  error('delayq: argument ' .. name .. where .. ' ' .. why .. ', got ' .. v)
+end
+local function check(name, v, where)
+  local r = RULE[name]
+  if not r or (v == '' and r[4]) then return v end
+  local kind = r[1]
+  if kind == 'i' then
+    local n = as_int(v)
+    if n == nil then refuse(name, where, 'must be a whole number', v) end
+    if n < r[2] then refuse(name, where, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
+    if n > r[3] then refuse(name, where, 'must be at most ' .. int(r[3]), v) end
+  elseif kind == 'f' then
+    if v ~= '0' and v ~= '1' then refuse(name, where, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
+  elseif kind == 'o' then
+    if type(v) ~= 'string' or not r[2][v] then
+      local names = {}
+      for k in pairs(r[2]) do names[#names + 1] = k end
+      table.sort(names)
+      refuse(name, where, 'must be one of ' .. table.concat(names, ', '), v)
+    end
+  elseif kind == 'd' then
+    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, where, 'must be a cursor (digits)', v) end
+  else
+    -- An id (wire.ts ARG_RULES id): as the Node library's idSchema, bar its Unicode check.
+    if type(v) ~= 'string' or v == '' then refuse(name, where, 'must not be empty', v) end
+    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, where, 'must not contain control characters', v) end
+    if #v > 256 then
+      -- UTF-16 units, as JavaScript counts them: bytes less continuation bytes, and a 4-byte
+      -- character (its lead byte) counts twice.
+      local _, cont = string.gsub(v, '[\128-\191]', '')
+      local _, wide = string.gsub(v, '[\240-\247]', '')
+      if #v - cont + wide > 256 then refuse(name, where, 'must be at most 256 characters', v) end
+    end
+  end
+  return v
+end
+
+-- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
+for name, i in pairs(A) do
+  check(name, ARGV[i], '')
+end
+
+-- An item's field, checked against its rule; each_int also reads it as a number.
+local function each_valid(i, name)
+  return check(name, each_arg(i, name), ' of item ' .. i)
+end
+
+-- A whole-number field that must be given ('' fails too).
+local function each_int(i, name)
+  local v = as_int(each_valid(i, name))
+  if v == nil then refuse(name, ' of item ' .. i, 'must be a whole number', '') end
+  return v
 end
 
 -- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
@@ -794,6 +851,7 @@ end
 
 local id = arg('id')
 local delay, run_at = nil, nil
+if (arg('delay_ms') == '') == (arg('run_at') == '') then error('delayq: arguments delay_ms and run_at: exactly one must be set') end
 if arg('delay_ms') ~= '' then delay = arg_int('delay_ms') else run_at = arg_int('run_at') end
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end

@@ -9,10 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Queue, Worker } from '../../src/index.js';
+import { Queue, ValidationError, Worker } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -489,4 +491,181 @@ test("a debounced add that started a burst, its reply lost, is re-sent: 'added' 
   const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
   const report = await queue.verify();
   assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+/** A parity table in a file for parity.py (a payload at the size limit is too long for argv). */
+function tableFile(cases: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'dq-parity-')), 'cases.json');
+  writeFileSync(file, JSON.stringify(cases));
+  return file;
+}
+
+/** One add of the parity table, as Python's Queue.add takes it (kwargs) and the Node library's opts. */
+interface AddCase {
+  data?: unknown;
+  kwargs?: Record<string, unknown>;
+}
+const ADD_CASES: AddCase[] = [
+  { data: { a: 1 } },
+  { kwargs: { id: 'x'.repeat(256) } },
+  { kwargs: { id: 'x'.repeat(257) } },
+  { kwargs: { id: '' } },
+  { kwargs: { id: 'a\u0001b' } },
+  { kwargs: { id: 'a\u0085b' } },
+  { kwargs: { delay_ms: 0 } },
+  { kwargs: { delay_ms: 1.5 } },
+  { kwargs: { delay_ms: -1 } },
+  { kwargs: { delay_ms: 315_360_000_000 } },
+  { kwargs: { delay_ms: 315_360_000_001 } },
+  { kwargs: { run_at: 1_767_225_600 } },
+  { kwargs: { run_at: 1_767_225_600_000 } },
+  { kwargs: { run_at: 1_767_225_600_000.5 } },
+  { kwargs: { run_at: 978_307_200_000 } },
+  { kwargs: { run_at: 978_307_199_999 } },
+  { kwargs: { run_at: 253_402_300_800_000 } },
+  { kwargs: { run_at: -5 } },
+  { kwargs: { delay_ms: 1, run_at: 1_767_225_600_000 } },
+  { kwargs: { priority: 1_000_000 } },
+  { kwargs: { priority: -1_000_000 } },
+  { kwargs: { priority: 1_000_001 } },
+  { kwargs: { priority: -1_000_001 } },
+  { kwargs: { priority: 1.5 } },
+  { kwargs: { attempts: 0 } },
+  { kwargs: { attempts: 1 } },
+  { kwargs: { attempts: 1_000_000 } },
+  { kwargs: { attempts: 1_000_001 } },
+  { data: 'x'.repeat(512 * 1024 - 2) },
+  { data: 'x'.repeat(512 * 1024 - 1) },
+  { data: { n: Number.NaN } },
+  { kwargs: { group: 'g1' } },
+  { kwargs: { group: '' } },
+  { kwargs: { dedup: { key: 'k', window_ms: 0 } } },
+  { kwargs: { dedup: { key: 'k', window_ms: 1000 } } },
+  { kwargs: { dedup: { key: '', window_ms: 1000 } } },
+  { kwargs: { debounce: { key: 'd', delay_ms: -1 } } },
+  { kwargs: { debounce: { key: 'd', delay_ms: 10, max_wait_ms: 0 } } },
+  { kwargs: { debounce: { key: 'd', delay_ms: 10, max_wait_ms: 100 } } },
+  { kwargs: { debounce: { key: 'e', delay_ms: 10 }, delay_ms: 5 } },
+  { kwargs: { cost: 0 } },
+  { kwargs: { cost: 2 } },
+  { kwargs: { cost: 1_000_001 } },
+  { kwargs: { replace: 1 } },
+];
+
+/** Python's names of add's options and fields, as the Node library names them (a nested delay_ms is delayMs). */
+const NODE_NAME: Record<string, string> = { delay_ms: 'delay', run_at: 'runAt' };
+const NESTED_NAME: Record<string, string> = { delay_ms: 'delayMs', window_ms: 'windowMs', max_wait_ms: 'maxWaitMs' };
+const nodeName = (field: string) =>
+  field
+    .split('.')
+    .map((p, i) => (i === 0 ? NODE_NAME : NESTED_NAME)[p] ?? p)
+    .join('.');
+function nodeOpts(kwargs: Record<string, unknown>, nested = false): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(kwargs)) {
+    out[(nested ? NESTED_NAME : NODE_NAME)[k] ?? k] = v !== null && typeof v === 'object' ? nodeOpts(v as Record<string, unknown>, true) : v;
+  }
+  return out;
+}
+
+test('parity: the Python client and the Node library refuse the same adds, naming the same field, and store the same jobs', async () => {
+  requirePython();
+  const cases = ADD_CASES.map((c, i) => ({ data: c.data ?? { case: i }, kwargs: { id: `c${i}`, ...c.kwargs } as Record<string, unknown> }));
+  const pyName = uniqueName('parity-py');
+  const nodeQueue = fx.track(new Queue(uniqueName('parity-node'), { connection: fx.redis.url }));
+  const pyQueue = fx.track(new Queue(pyName, { connection: fx.redis.url }));
+  const lines = ok(await py('parity.py', [fx.redis.url, pyName, 'add', tableFile(cases)]), 'parity.py add');
+  assert.equal(lines.length, cases.length);
+  const differ: string[] = [];
+  for (const [i, c] of cases.entries()) {
+    const p = lines[i]!;
+    const shown = `${i} ${JSON.stringify(c.kwargs).slice(0, 80)}`;
+    let node: { ok: true; id: string; result: string } | { ok: false; field: string; error: string };
+    try {
+      const r = await nodeQueue.add(c.data, nodeOpts(c.kwargs));
+      node = { ok: true, id: r.id, result: r.added ? 'added' : r.debounced ? 'debounced' : r.duplicateOf ? 'deduplicated' : 'exists' };
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      node = { ok: false, field: err.field, error: err.message };
+    }
+    if (node.ok !== p.ok) {
+      differ.push(
+        `${shown}: Node ${node.ok ? 'accepts' : `refuses (${(node as { error: string }).error})`}, Python ${p.ok ? 'accepts' : `refuses (${p.error})`}`,
+      );
+      continue;
+    }
+    if (!node.ok) {
+      if (nodeName(p.field as string) !== node.field) differ.push(`${shown}: Node names ${node.field}, Python ${p.field as string} (${p.error})`);
+      continue;
+    }
+    const job = (await nodeQueue.get(node.id))!;
+    const pj = p.job as Record<string, unknown>;
+    const stored = { data: job.data, priority: job.priority, maxAttempts: job.maxAttempts ?? null, group: job.group ?? null, result: node.result };
+    const pyStored = { data: pj.data, priority: pj.priority, maxAttempts: pj.max_attempts, group: pj.group, result: p.result };
+    if (JSON.stringify(stored) !== JSON.stringify(pyStored)) differ.push(`${shown}: Node stored ${JSON.stringify(stored)}, Python ${JSON.stringify(pyStored)}`);
+    // An absolute due time is stored as given (rounded up); a delay is from each add's own now.
+    if (c.kwargs.run_at !== undefined && job.dueAtMs !== pj.due_ms) differ.push(`${shown}: due ${job.dueAtMs} (Node), ${String(pj.due_ms)} (Python)`);
+  }
+  assert.deepEqual(differ, []);
+  assert.ok(lines.filter((l) => l.ok).length >= 15 && lines.filter((l) => !l.ok).length >= 20, 'the table holds accepted and refused adds');
+  for (const q of [nodeQueue, pyQueue]) {
+    const report = await q.verify();
+    assert.equal(report.ok, true, report.problems.join('; '));
+  }
+});
+
+/** A handler result of the parity table: `py` names the Python value (parity.py RESULTS), `node` is the Node one. */
+const RESULT_CASES: { py?: string; value?: unknown; node: () => unknown; note?: true }[] = [
+  { value: { n: 1, s: 'é' }, node: () => ({ n: 1, s: 'é' }) },
+  { value: [1, 'two', null], node: () => [1, 'two', null] },
+  { py: 'nan', node: () => Number.NaN },
+  { py: 'nested_inf', node: () => ({ a: Number.POSITIVE_INFINITY, b: [1, Number.NEGATIVE_INFINITY] }) },
+  { py: 'set', node: () => 1n, note: true },
+  { py: 'datetime', node: () => ({ at: 1n }), note: true },
+  { py: 'decimal', node: () => [1n], note: true },
+  {
+    py: 'circular',
+    node: () => {
+      const a: unknown[] = [];
+      a.push(a);
+      return a;
+    },
+    note: true,
+  },
+  { py: 'big', node: () => 'x'.repeat(20_000) },
+  { py: 'big_unicode', node: () => 'é'.repeat(9000) },
+  { py: 'just_under', node: () => 'y'.repeat(16_382) },
+];
+
+test('parity: a handler result JSON cannot hold, or over 16 KiB, is acked with the same note by the Python worker as by the Node one', async () => {
+  requirePython();
+  const pyName = uniqueName('results-py');
+  const nodeName_ = uniqueName('results-node');
+  const pyQueue = fx.track(new Queue(pyName, { connection: fx.redis.url }));
+  const nodeQueue = fx.track(new Queue(nodeName_, { connection: fx.redis.url }));
+  for (const q of [pyQueue, nodeQueue]) await q.setRetention({ completed: { count: 100 } });
+  const cases = RESULT_CASES.map(({ py: p, value }) => (p ? { py: p } : { value }));
+  ok(await py('parity.py', [fx.redis.url, pyName, 'results', tableFile(cases)], 40_000), 'parity.py results');
+  for (const [i] of RESULT_CASES.entries()) await nodeQueue.add({ case: i }, { id: `r${i}` });
+  errors.watch(
+    fx.track(new Worker<{ case: number }>(nodeName_, async (job) => RESULT_CASES[job.data.case]!.node(), { connection: fx.redis.url, concurrency: 4 })),
+  );
+  await settled(nodeQueue);
+  const differ: string[] = [];
+  for (const [i, c] of RESULT_CASES.entries()) {
+    const [n, p] = [await nodeQueue.get(`r${i}`), await pyQueue.get(`r${i}`)];
+    const shown = `${i} ${c.py ?? JSON.stringify(c.value)}`;
+    if (n?.state !== 'completed' || p?.state !== 'completed') {
+      differ.push(`${shown}: Node ${n?.state} (attempt ${n?.attempt}), Python ${p?.state} (attempt ${p?.attempt})`);
+      continue;
+    }
+    // A note for a value JSON cannot hold names the language's own error after this prefix.
+    const cut = (r: unknown) => (c.note && typeof r === 'string' ? r.slice(0, r.indexOf('(')) : r);
+    if (JSON.stringify(cut(n.result)) !== JSON.stringify(cut(p.result)) || p.attempt !== 1) {
+      differ.push(`${shown}: Node kept ${JSON.stringify(n.result).slice(0, 80)}, Python ${JSON.stringify(p.result).slice(0, 80)} (attempt ${p.attempt})`);
+    }
+  }
+  assert.deepEqual(differ, []);
+  assert.match(String((await pyQueue.get('r4'))?.result), /^\[result not kept: not JSON \(/);
+  assert.equal((await pyQueue.get('r8'))?.result, '[result not kept: 20002 bytes, over the 16384-byte limit]');
 });

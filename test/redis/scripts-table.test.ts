@@ -77,14 +77,81 @@ const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
     expect: /argument priority of item 2/,
+  },
+  {
+    name: 'add: a dedup window of 0 in the second job is refused before the first job replaces a scheduled one (the replaced job is kept)',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const second = addItem('b', '0', '0');
+      [second[8], second[9]] = ['k', '0'];
+      const first = addItem('a', '0', '0');
+      first[7] = '1';
+      return raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...first, ...second], [`dq:{${q}}:req:r1`, key(q, 'schedule-last')]);
+    },
+    expect: /delayq: argument dedup_ms of item 2 must be at least 1, got 0/,
+  },
+  {
+    name: 'add, cancel, reschedule: a request memo time of 0 is refused before any write (it failed after every write)',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: async (_s, q) => {
+      const memo = [`dq:{${q}}:req:r1`];
+      const refused: string[] = [];
+      const calls: [ScriptName, (string | number)[]][] = [
+        ['add', ['', '', 'r1', 0, '', '1', ...addItem('x', '0', '0')]],
+        ['cancel', ['r1', 0, 'a']],
+        ['reschedule', ['a', 5, '', 'r1', 0]],
+      ];
+      for (const [name, args] of calls) {
+        await raw(q, name, args, name === 'add' ? [...memo, key(q, 'schedule-last')] : memo).catch((e: Error) => refused.push(e.message));
+      }
+      assert.equal(refused.length, 3, refused.join('; '));
+      for (const m of refused) assert.match(m, /delayq: argument memo_ms must be at least 1, got 0/);
+      throw new Error('refused');
+    },
+    expect: /refused/,
+  },
+  {
+    name: 'add: a negative delay, max attempts of 0 and a priority out of range are refused as the Node library refuses them',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: async (_s, q) => {
+      const refused: string[] = [];
+      const bad: [number, string][] = [
+        [2, '-1'], // delay_ms
+        [5, '0'], // max_attempts
+        [5, '-3'],
+        [4, '1000001'], // priority
+        [4, '-1000001'],
+      ];
+      for (const [field, value] of bad) {
+        const item = addItem('x', '0', '0');
+        item[field] = value;
+        await raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+      }
+      const run_at = addItem('x', '', '0');
+      run_at[3] = '1767225600'; // seconds, not ms
+      await raw(q, 'add', ['', '', '', '', '', '1', ...run_at], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+      assert.deepEqual(
+        refused.map((m) => m.replace(/^.*delayq: /, '').replace(/ script: .*$/s, '')),
+        [
+          'argument delay_ms of item 1 must not be negative, got -1',
+          'argument max_attempts of item 1 must be at least 1, got 0',
+          'argument max_attempts of item 1 must be at least 1, got -3',
+          'argument priority of item 1 must be at most 1000000, got 1000001',
+          'argument priority of item 1 must be at least -1000000, got -1000001',
+          'argument run_at of item 1 must be epoch milliseconds, not seconds: before 2001 (978307200000), got 1767225600',
+        ],
+      );
+      throw new Error('refused');
+    },
+    expect: /refused/,
   },
   {
     name: 'add: an id whose body is unreadable is "exists" and left alone',
@@ -166,7 +233,7 @@ const rows: Row[] = [
   {
     name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `flow` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', 0, '', '1', ...addItem('x', '0', '0').slice(0, 15)], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, 15)], ['', key(q, 'schedule-last')]),
     expect: /delayq protocol: items of 16 arguments each/,
   },
   {
@@ -175,7 +242,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       item[12] = '0';
-      return raw(q, 'add', ['', '', '', 0, '', '1', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument cost of item 1 must be at least 1/,
   },
@@ -185,7 +252,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       [item[13], item[14]] = ['k', 'inf'];
-      return raw(q, 'add', ['', '', '', 0, '', '1', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument debounce_ms of item 1 must be a whole number/,
   },
@@ -408,7 +475,7 @@ const rows: Row[] = [
   {
     name: 'reschedule: a delay of "1e400" is refused',
     seed: async (s, q) => void (await s.add(q, [job('x', 60_000)])),
-    run: (_s, q) => raw(q, 'reschedule', ['x', '1e400', '', '', 0], ['']),
+    run: (_s, q) => raw(q, 'reschedule', ['x', '1e400', '', '', ''], ['']),
     expect: /argument delay_ms/,
   },
   {

@@ -1,6 +1,7 @@
 """Checks a call's inputs before anything is sent: a bad one raises ValueError naming the field."""
 
 import json
+import math
 import re
 
 # The Node library's rules (src/options.ts); the manifest does not carry them.
@@ -10,7 +11,10 @@ MAX_PRIORITY = 1000000
 MAX_ATTEMPTS = 1000000
 MAX_PAYLOAD_BYTES = 512 * 1024
 MAX_MS = 2**53 - 1
-MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000  # a dedup window, a debounce delay: at most 10 years
+MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000  # a delay, a dedup window, a debounce delay: at most 10 years
+MIN_RUN_AT_MS = 978307200000  # 2001-01-01: a run_at before it can only be seconds (src/limits.ts)
+MAX_RUN_AT_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+MAX_RESULT_BYTES = 16384  # a kept result larger than this is replaced by a note (src/limits.ts)
 MAX_RATE_TOKENS = 1000000  # a job's cost
 
 
@@ -70,24 +74,73 @@ def whole(v, field, low=None, high=None):
         else:
             fail(field, "must be a whole number (got %r)" % (v,))
     if low is not None and v < low:
-        fail(field, "must be at least %d (got %d)" % (low, v))
+        fail(field, ("must not be negative (got %d)" % v) if low == 0 else "must be at least %d (got %d)" % (low, v))
     if high is not None and v > high:
         fail(field, "must be at most %d (got %d)" % (high, v))
     return v
 
 
+def _ms(v, field):
+    """A number of milliseconds as the Node library takes it: any finite number (not a bool),
+    fractions rounded up (src/queue.ts Math.ceil)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
+        fail(field, "must be a number of milliseconds (got %r)" % (v,))
+    return v
+
+
 def when(delay_ms, run_at, field=""):
-    """Exactly one of delay_ms and run_at is sent; neither means now (delay 0)."""
+    """Exactly one of delay_ms and run_at is sent; neither means now (delay 0). The bounds and
+    the rounding are the Node library's (src/options.ts): a delay of 0 to 10 years, a run_at in
+    epoch milliseconds from 2001 (a time in seconds is refused, not due in 1970) to 9999."""
     if delay_ms is not None and run_at is not None:
         fail(field + "delay_ms", "and run_at: give one, not both")
     if run_at is not None:
-        return "", whole(run_at, field + "run_at", 0, MAX_MS)
-    return whole(0 if delay_ms is None else delay_ms, field + "delay_ms", 0, MAX_MS), ""
+        at = _ms(run_at, field + "run_at")
+        if at < MIN_RUN_AT_MS:
+            fail(field + "run_at", "must be epoch milliseconds, not seconds: %r is before 2001 "
+                 "(use time.time() * 1000 + delay, or multiply seconds by 1000)" % (run_at,))
+        if at > MAX_RUN_AT_MS:
+            fail(field + "run_at", "must not be after the year 9999 (got %r)" % (run_at,))
+        return "", int(math.ceil(at))
+    d = _ms(0 if delay_ms is None else delay_ms, field + "delay_ms")
+    if d < 0:
+        fail(field + "delay_ms", "must not be negative (got %r)" % (delay_ms,))
+    if d > MAX_DELAY_MS:
+        fail(field + "delay_ms", "must be at most %d ms (10 years) (got %r)" % (MAX_DELAY_MS, delay_ms))
+    return int(math.ceil(d)), ""
+
+
+def _finite(v, seen):
+    """`v` with every NaN and infinity as None, as JavaScript's JSON.stringify writes them (null);
+    a container met again inside itself raises ValueError, as JSON.stringify throws."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (dict, list, tuple)):
+        if id(v) in seen:
+            raise ValueError("Circular reference detected")
+        seen.add(id(v))
+        try:
+            if isinstance(v, dict):
+                return {k: _finite(x, seen) for k, x in v.items()}
+            return [_finite(x, seen) for x in v]
+        finally:
+            seen.discard(id(v))
+    return v
+
+
+def to_json(v):
+    """JSON text as the Node library writes it (JSON.stringify): compact, non-ASCII as it is,
+    NaN and infinities as null. Raises TypeError or ValueError for what JSON cannot hold
+    (a set, a datetime, a Decimal, a circular list)."""
+    try:
+        return json.dumps(_finite(v, set()), allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        raise ValueError("nested too deeply")
 
 
 def payload(data, field="data", max_bytes=MAX_PAYLOAD_BYTES):
     try:
-        text = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        text = to_json(data)
     except (TypeError, ValueError) as e:
         fail(field, "must be JSON-serializable (%s)" % e)
     try:

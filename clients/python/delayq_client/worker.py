@@ -46,6 +46,23 @@ class Job:
         return "Job(%r, attempt=%d)" % (self.id, self.attempt)
 
 
+def result_text(result):
+    """The handler's result as the Node library keeps it (src/worker/outcome-text.ts): '' for
+    None, JSON as JSON.stringify writes it, or a note in its place (a JSON string) when it is not
+    JSON (a set, a datetime, a Decimal) or is over MAX_RESULT_BYTES: the job is acked either way,
+    never left to run again for a result that cannot be kept."""
+    if result is None:
+        return ""
+    try:
+        text = v.to_json(result)
+        size = len(text.encode("utf-8"))
+    except (TypeError, ValueError, UnicodeEncodeError) as e:
+        return json.dumps("[result not kept: not JSON (%s)]" % e, ensure_ascii=False)
+    if size > v.MAX_RESULT_BYTES:
+        return json.dumps("[result not kept: %d bytes, over the %d-byte limit]" % (size, v.MAX_RESULT_BYTES))
+    return text
+
+
 def backoff_delay(b, attempt):
     if b["type"] == "fixed":
         return int(b["delay"])
@@ -125,7 +142,7 @@ class Worker:
         return int(time.monotonic() * 1000) + self._offset_ms
 
     def _complete(self, job, result):
-        text = "" if result is None else json.dumps(result, allow_nan=False)
+        text = result_text(result)
         _, rows = self.protocol.parse("complete", self._run("complete", {}, [{"id": job.id, "token": job.token, "result": text}]))
         return self.protocol.script("complete").code_names.get(rows[0]["code"], rows[0]["code"])
 

@@ -10,6 +10,8 @@ import { EVENTS, LIMIT, MARK, PLACES, UNGROUPED_LANE } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 import { loadScriptSource } from './scripts.js';
 import {
+  type ArgRule,
+  argRule,
   BASE_ARGS,
   BASE_KEYS,
   CLAIM_GROUPS,
@@ -153,9 +155,10 @@ const ARGS: Record<string, ArgDoc> = {
 export interface ManifestScript {
   file: string;
   keys: { index: number; name: string; key: string }[];
-  args: ({ index: number; name: string } & ArgDoc)[];
+  /** `accepts`: what the script takes (wire.ts ARG_RULES); anything else fails the call and writes nothing. */
+  args: ({ index: number; name: string; accepts: ArgRule } & ArgDoc)[];
   /** Fields of one item, repeated from ARGV[itemsFrom] to the end; absent for scripts without items. */
-  items?: { itemsFrom: number; fields: ({ offset: number; name: string } & ArgDoc)[] };
+  items?: { itemsFrom: number; fields: ({ offset: number; name: string; accepts: ArgRule } & ArgDoc)[] };
   reply: ReplyShape;
   codes?: Record<string, number>;
 }
@@ -164,9 +167,9 @@ function scriptEntry(name: ScriptName): ManifestScript {
   const w: ScriptWire = WIRE[name];
   const keys = [...BASE_KEYS, ...w.keys].map((k, i) => ({ index: i + 1, name: k, key: KEY_TEMPLATES[k]! }));
   const argNames = [...BASE_ARGS, ...w.args];
-  const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...ARGS[a]! }));
+  const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...ARGS[a]!, accepts: argRule(name, a) }));
   const out: ManifestScript = { file: `scripts/${name}.lua`, keys, args, reply: w.reply };
-  if (w.each) out.items = { itemsFrom: argNames.length + 1, fields: w.each.map((e, i) => ({ offset: i, name: e, ...ARGS[e]! })) };
+  if (w.each) out.items = { itemsFrom: argNames.length + 1, fields: w.each.map((e, i) => ({ offset: i, name: e, ...ARGS[e]!, accepts: argRule(name, e) })) };
   if (w.codes) out.codes = { ...CODES[w.codes] };
   return out;
 }
@@ -217,6 +220,16 @@ export function protocolManifest() {
   };
 }
 
+/** What an argument takes, for a script's header (text takes anything: nothing said). */
+function describeRule(r: ArgRule): string {
+  if ('int' in r) return `, ${r.int[0]}..${r.int[1]}`;
+  if ('oneOf' in r) return `, one of ${r.oneOf.join(' ')}`;
+  if ('flag' in r) return ", '0' or '1'";
+  if ('digits' in r) return ', digits';
+  if ('id' in r) return ', 1-256 characters, no control characters';
+  return '';
+}
+
 /** A script as it runs, its includes and prologue inlined, under a header naming every KEY and ARGV by position. */
 export function protocolScript(name: ScriptName): string {
   const e = scriptEntry(name);
@@ -226,12 +239,16 @@ export function protocolScript(name: ScriptName): string {
     `KEYS (${e.keys.length}):`,
     ...e.keys.map((k) => `  ${k.index} ${k.name} = ${k.key}`),
     `ARGV (${e.args.length}${e.items ? ', then the items' : ''}):`,
-    ...e.args.map((a) => `  ${a.index} ${a.name}: ${a.type}${a.unit ? ` (${a.unit})` : ''}${a.notSet ? `, not set: ${a.notSet}` : ''}. ${a.doc}`),
+    ...e.args.map(
+      (a) => `  ${a.index} ${a.name}: ${a.type}${a.unit ? ` (${a.unit})` : ''}${a.notSet ? `, not set: ${a.notSet}` : ''}${describeRule(a.accepts)}. ${a.doc}`,
+    ),
   ];
   if (e.items) {
     lines.push(`Items from ARGV[${e.items.itemsFrom}], ${e.items.fields.length} fields each:`);
     for (const f of e.items.fields)
-      lines.push(`  +${f.offset} ${f.name}: ${f.type}${f.unit ? ` (${f.unit})` : ''}${f.notSet ? `, not set: ${f.notSet}` : ''}. ${f.doc}`);
+      lines.push(
+        `  +${f.offset} ${f.name}: ${f.type}${f.unit ? ` (${f.unit})` : ''}${f.notSet ? `, not set: ${f.notSet}` : ''}${describeRule(f.accepts)}. ${f.doc}`,
+      );
   }
   const r = e.reply;
   if (r.value !== undefined) lines.push(`Reply: one value, ${r.value}.`);
@@ -243,6 +260,10 @@ export function protocolScript(name: ScriptName): string {
         .map(([k, v]) => `${k} = ${v}`)
         .join(', ')}`,
     );
-  lines.push(']]');
+  lines.push(
+    'Refusals: every argument is checked before the first write; one outside what its line says fails the call',
+    'with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).',
+    ']]',
+  );
   return `${lines.join('\n')}\n${loadScriptSource(name)}`;
 }

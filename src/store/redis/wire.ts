@@ -7,6 +7,18 @@
  */
 
 import { StoreError } from '../../errors.js';
+import {
+  MAX_ATTEMPTS,
+  MAX_BATCH,
+  MAX_CONCURRENCY,
+  MAX_DELAY_MS,
+  MAX_EPOCH_MS,
+  MAX_PRIORITY,
+  MAX_RATE_TOKENS,
+  MAX_RATE_WINDOW_MS,
+  MAX_RUN_AT_MS,
+  MIN_RUN_AT_MS,
+} from '../../limits.js';
 import { EVENTS, LIMIT, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
@@ -385,6 +397,129 @@ export const WIRE = {
   },
 } as const satisfies Record<string, ScriptWire>;
 
+/**
+ * What each script argument and item field takes, by name (a name means the same in every script,
+ * unless `<script>.<name>` says otherwise). Every script checks every argument against its rule
+ * before anything else runs: its own arguments in the prologue's pass over A (_helpers.lua
+ * check_args), item fields where the script reads them, in one pass over its items before its
+ * first write (add: each_int, each_valid). A value outside the rule fails the call with
+ * `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (Redis keeps a
+ * script's writes made before an error, so nothing may be checked later).
+ *   int:   a whole number of decimal digits (Lua's tonumber also takes 'nan', 'inf', '0x1A',
+ *          ' 1', '1e3': all refused) from min to max; the bounds of add's fields are the Node
+ *          library's (limits.ts), so a foreign producer is refused what a Queue refuses.
+ *   flag:  '0' or '1'.   oneOf: one of the values.   digits: a SCAN-like cursor.
+ *   id:    1-256 characters (UTF-16 units, as JavaScript counts them), no control characters.
+ *   text:  anything (`why` says why no value is wrong: an unknown id or token answers not_found
+ *          or lease_lost, a payload that does not parse is buried by the worker with the reason).
+ * `unset: true`: '' is allowed (the argument's notSet in the manifest).
+ */
+export type ArgRule =
+  | { readonly int: readonly [number, number]; readonly unset?: true; readonly low?: string }
+  | { readonly flag: true; readonly unset?: true }
+  | { readonly oneOf: readonly string[]; readonly unset?: true }
+  | { readonly digits: true; readonly unset?: true }
+  | { readonly id: true; readonly unset?: true }
+  | { readonly text: string };
+
+const ms = (min: number, unset?: true): ArgRule => (unset ? { int: [min, MAX_DELAY_MS], unset } : { int: [min, MAX_DELAY_MS] });
+const epochMs = { int: [0, MAX_EPOCH_MS], unset: true } as const;
+/** Ranks, offsets and ages: any whole number Lua holds exactly (as_int: 16 digits). */
+const BIG = 999_999_999_999_999;
+
+export const ARG_RULES: Record<string, ArgRule> = {
+  root: { text: "the queue's key root; the KEYS are built from the same prefix and queue" },
+  wake: { text: "the queue's wake channel" },
+  schedule: { text: "a schedule's name ('': none)" },
+  occurrence: epochMs,
+  request_id: { text: "any text unique to the call ('': none)" },
+  memo_ms: ms(1, true),
+  epoch: { text: "a layout epoch, compared with the shard's ('': unsharded)" },
+  flow: { flag: true },
+  id: { text: 'an id no job has answers not_found (add checks its ids: add.id)' },
+  'add.id': { id: true },
+  data: { text: 'JSON text; a payload that does not parse is moved to the dead set by the worker, with the reason' },
+  delay_ms: ms(0, true),
+  run_at: {
+    int: [MIN_RUN_AT_MS, MAX_RUN_AT_MS],
+    unset: true,
+    low: `must be epoch milliseconds, not seconds: before 2001 (${MIN_RUN_AT_MS})`,
+  },
+  priority: { int: [-MAX_PRIORITY, MAX_PRIORITY] },
+  max_attempts: { int: [1, MAX_ATTEMPTS], unset: true },
+  backoff: { text: "formats.BACKOFF; one that does not read is the worker's default" },
+  replace: { flag: true },
+  dedup_key: { id: true, unset: true },
+  dedup_ms: ms(1, true),
+  trace: { text: 'a trace carrier; one that does not read starts no span' },
+  group: { id: true, unset: true },
+  cost: { int: [1, MAX_RATE_TOKENS], unset: true },
+  debounce_key: { id: true, unset: true },
+  debounce_ms: ms(0, true),
+  debounce_max_ms: ms(1, true),
+  hold_ms: { int: [0, MAX_RATE_WINDOW_MS] },
+  rate_max: { int: [0, MAX_RATE_TOKENS], unset: true },
+  rate_per: { int: [0, MAX_RATE_WINDOW_MS], unset: true },
+  group_rate_max: { int: [0, MAX_RATE_TOKENS], unset: true },
+  group_rate_per: { int: [0, MAX_RATE_WINDOW_MS], unset: true },
+  count: { int: [0, MAX_BATCH] },
+  lease_ms: ms(1),
+  default_max: { int: [1, MAX_ATTEMPTS] },
+  promote_limit: { int: [0, 1_000_000] },
+  reap_limit: { int: [0, 1_000_000] },
+  worker: { text: "a worker's id ('': none)" },
+  token: { text: 'a token that is not the lease answers lease_lost' },
+  result: { text: 'JSON text, kept as it is' },
+  info: { text: "a worker's WorkerInfo JSON, kept as it is" },
+  ttl_ms: ms(0),
+  error: { text: 'kept as it is' },
+  retry_ms: ms(0),
+  dead: { flag: true },
+  history: { int: [0, 1000] },
+  deadline: epochMs,
+  logs: { flag: true },
+  state: { oneOf: ['scheduled', 'ready', 'active', 'dead', 'completed'] },
+  phase: { text: "a listing cursor's set ('' to start)" },
+  score: { text: "a listing cursor's score" },
+  member: { text: "a listing cursor's member" },
+  limit: { int: [0, 1_000_000] },
+  order: { oneOf: ['asc', 'desc'] },
+  window_ms: { int: [0, MAX_EPOCH_MS] },
+  from: epochMs,
+  bucket_ms: { int: [1, 86_400_000] },
+  buckets: { int: [1, 1440] },
+  progress: { text: 'JSON text, kept as it is' },
+  log_cap: { int: [0, 10_000] },
+  line: { text: 'kept as it is' },
+  due_before: epochMs,
+  ready_rank: { int: [0, BIG] },
+  waiting_rank: { int: [0, BIG] },
+  force: { flag: true },
+  offset: { int: [0, BIG] },
+  'dead-retry.mode': { oneOf: ['ids', 'all'] },
+  'purge.mode': { oneOf: ['ids', 'all', 'older'] },
+  set: { oneOf: ['dead', 'completed'] },
+  age_ms: { int: [0, BIG] },
+  what: { oneOf: ['paused', 'events', 'dead', 'done', 'moved', 'shard'] },
+  value: { text: 'checked by set-meta for its setting' },
+  expected: { text: "the layout the caller read ('': none)" },
+  next: { text: 'the layout to store' },
+  concurrency: { int: [0, MAX_CONCURRENCY], unset: true },
+  group_concurrency: { int: [0, MAX_CONCURRENCY], unset: true },
+  paused: { flag: true, unset: true },
+  cursor: { digits: true, unset: true },
+  'groups.cursor': { text: "'' or '0' or a cursor groups answered (k<id> or s<n>); another fails the call (the script only reads)" },
+  name: { text: "a schedule's name" },
+  definition: { text: "a schedule's definition JSON ('': remove it)" },
+};
+
+/** The rule of a script's argument or item field. */
+export function argRule(script: ScriptName, name: string): ArgRule {
+  const rule = ARG_RULES[`${script}.${name}`] ?? ARG_RULES[name];
+  if (!rule) throw new Error(`wire.ts: no ARG_RULES entry for ${script} ${name}`);
+  return rule;
+}
+
 export type ScriptName = keyof typeof WIRE;
 export const SCRIPT_NAMES = Object.keys(WIRE) as ScriptName[];
 
@@ -471,12 +606,30 @@ export function luaPrologue(name: ScriptName): string {
   lines.push(`local R_EACH_FIRST, R_EACH_SIZE = ${fields.length + 1}, ${r.each?.length ?? 0}`);
   lines.push(`local RE = { ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
   lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
+  lines.push(`local RULE = { ${[...w.args, ...each].flatMap((a) => luaRule(name, a)).join(', ')} }`);
   // A client whose lists are not this script's (another protocol version) fails loudly here,
   // before anything is read or written, instead of having its arguments misread.
   lines.push(`if #KEYS ~= ${keys.length} then error('delayq protocol: ${name} takes ${keys.length} KEYS, got ' .. #KEYS) end`);
   if (each.length === 0) lines.push(`if #ARGV ~= ${first - 1} then error('delayq protocol: ${name} takes ${first - 1} ARGV, got ' .. #ARGV) end`);
   lines.push(LIFECYCLE_LINES);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * An argument's rule (ARG_RULES) as the prologue's RULE entry, read by _helpers.lua check():
+ * { kind, min, max, unset, why below min } for 'i', { kind, values as a set, unset } for 'o',
+ * { kind, _, _, unset } for 'f' (flag), 'd' (digits) and 'n' (an id). Text takes anything: no entry.
+ */
+function luaRule(script: ScriptName, name: string): string[] {
+  const r = argRule(script, name);
+  const unset = 'unset' in r && r.unset ? 'true' : 'false';
+  const q = (v: string) => `'${v.replace(/[\\']/g, '\\$&')}'`;
+  if ('int' in r) return [`${name} = { 'i', ${r.int[0]}, ${r.int[1]}, ${unset}${r.low ? `, ${q(r.low)}` : ''} }`];
+  if ('oneOf' in r) return [`${name} = { 'o', { ${r.oneOf.map((v) => `[${q(v)}] = true`).join(', ')} }, nil, ${unset} }`];
+  if ('flag' in r) return [`${name} = { 'f', nil, nil, ${unset} }`];
+  if ('digits' in r) return [`${name} = { 'd', nil, nil, ${unset} }`];
+  if ('id' in r) return [`${name} = { 'n', nil, nil, ${unset} }`];
+  return [];
 }
 
 /** The job lifecycle (lifecycle.ts) as Lua tables: PLACE.<place>, EVENT.<event>, MARK.<mark>, LIMIT.<bound>. */

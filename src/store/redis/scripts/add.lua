@@ -51,36 +51,37 @@ if not with_flow then EACH_SIZE = E.trace + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
+if arg('schedule') ~= '' then arg_int('occurrence') end
 
--- Parse and check every job's arguments before anything is written.
+-- Parse and check every job's arguments before anything is written, in this one pass over the
+-- items: each field against its rule (wire.ts ARG_RULES, the Node library's bounds), and the
+-- rules between fields. A field the job does not use (dedup_ms without a dedup key) is checked
+-- too, so a call is refused for what it sends, not for what this version reads.
 local jobs, ids = {}, {}
 for i = 1, each_count() do
-  local j = { id = each_arg(i, 'id'), data = each_arg(i, 'data'), replace = each_arg(i, 'replace') == '1' }
-  if each_arg(i, 'delay_ms') ~= '' then j.delay = each_int(i, 'delay_ms') else j.run_at = each_int(i, 'run_at') end
+  local j = { id = each_valid(i, 'id'), data = each_arg(i, 'data'), replace = each_valid(i, 'replace') == '1' }
+  local delay_s, run_at_s = each_valid(i, 'delay_ms'), each_valid(i, 'run_at')
+  if (delay_s == '') == (run_at_s == '') then error('delayq: arguments delay_ms and run_at of item ' .. i .. ': exactly one must be set') end
+  if delay_s ~= '' then j.delay = as_int(delay_s) else j.run_at = as_int(run_at_s) end
   j.priority = each_int(i, 'priority')
   -- The body keeps the priority as int() writes it; the argument is usually that text already.
   j.priority_s = each_arg(i, 'priority')
   if j.priority_s ~= '0' and not string.find(j.priority_s, '^%-?[1-9]%d*$') then j.priority_s = int(j.priority) end
-  if each_arg(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
-  if each_arg(i, 'dedup_key') ~= '' then
+  if each_valid(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
+  each_valid(i, 'dedup_ms')
+  if each_valid(i, 'dedup_key') ~= '' then
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_arg(i, 'group') or ''
-  if j.group ~= '' and string.find(j.group, '[%z\1-\31]') then error('delayq: argument group of item ' .. i .. ' must not hold control characters') end
+  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_valid(i, 'group') or ''
   if with_flow then
-    if each_arg(i, 'cost') ~= '' then
-      j.cost = each_int(i, 'cost')
-      if j.cost < 1 then error('delayq: argument cost of item ' .. i .. ' must be at least 1') end
-    end
-    if each_arg(i, 'debounce_key') ~= '' then
+    if each_valid(i, 'cost') ~= '' then j.cost = each_int(i, 'cost') end
+    each_valid(i, 'debounce_ms')
+    local debounce_max_ms = each_valid(i, 'debounce_max_ms')
+    if each_valid(i, 'debounce_key') ~= '' then
       j.debounce = each_arg(i, 'debounce_key')
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
-      if j.delay < 0 then error('delayq: argument debounce_ms of item ' .. i .. ' must not be negative') end
-      if each_arg(i, 'debounce_max_ms') ~= '' then
-        j.max_wait = each_int(i, 'debounce_max_ms')
-        if j.max_wait < 1 then error('delayq: argument debounce_max_ms of item ' .. i .. ' must be at least 1') end
-      end
+      if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
     end
   end
   jobs[i] = j

@@ -14,6 +14,7 @@ a re-send answers it again and does not move a relative due time twice.
 
 local id = arg('id')
 local delay, run_at = nil, nil
+if (arg('delay_ms') == '') == (arg('run_at') == '') then error('delayq: arguments delay_ms and run_at: exactly one must be set') end
 if arg('delay_ms') ~= '' then delay = arg_int('delay_ms') else run_at = arg_int('run_at') end
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end

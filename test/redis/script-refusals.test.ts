@@ -1,0 +1,192 @@
+/**
+ * Every argument of every script is checked before the script's first write, proved by a table
+ * generated from the published manifest: for each script, each argument and item field whose
+ * rule (`accepts`, wire.ts ARG_RULES) refuses something, and each value the rule refuses
+ * ('nan', 'inf', '0x1A', a bound plus one, a control character…), run the script as a foreign
+ * client would (EVALSHA with hand-made ARGV) and check that it fails naming the argument and that
+ * every key of the queue is byte for byte what it was (DUMP), request memos and the queue
+ * registry included. Redis keeps the writes a script made before an error, so a check made after
+ * a write shows here. A bad item field goes in the last item but one or the last, after an item
+ * that writes (a replace): a check made per item as it is written shows too.
+ *
+ * A new script needs a baseline below (the test fails without one); a new argument needs a rule
+ * (wire.ts argRule throws without one) and is then covered here by that rule.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RedisStore } from '../../src/index.js';
+import { protocolManifest } from '../../src/store/redis/protocol.js';
+import { runScript } from '../../src/store/redis/scripts.js';
+import type { ArgRule, ScriptName } from '../../src/store/redis/wire.js';
+import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+
+const fx = useRedis();
+const manifest = protocolManifest();
+
+type Values = Record<string, string | number>;
+interface Baseline {
+  /** Writes the state the call runs against; returns values the call needs (a lease token). */
+  seed: (s: RedisStore, q: string) => Promise<Values>;
+  args: (seeded: Values) => Values;
+  items?: (seeded: Values) => Values[];
+  /** The item a bad value of this field goes in (default: the last). */
+  itemOf?: (field: string) => number;
+}
+
+const later = (id: string) => newJob(id, { delayMs: 60_000 });
+const leased = async (s: RedisStore, q: string): Promise<Values> => {
+  await s.add(q, [newJob('a'), later('b')]);
+  const c = await s.claim(q, 1, 60_000, 3);
+  return { token: c.jobs[0]!.token };
+};
+const scheduled = async (s: RedisStore, q: string): Promise<Values> => {
+  await s.add(q, [later('a'), later('b')]);
+  return {};
+};
+const DEBOUNCE = new Set(['debounce_key', 'debounce_ms', 'debounce_max_ms']);
+
+/** A valid call of each script; the table changes one value of it. */
+const BASELINES: Record<ScriptName, Baseline> = {
+  add: {
+    seed: scheduled,
+    args: () => ({ request_id: 'r1', memo_ms: 60_000, flow: '1' }),
+    // The first item replaces a scheduled job (a write that would come first), the second takes a
+    // dedup key with a group and a cost, the third debounces.
+    items: (): Values[] => [
+      { id: 'a', data: '1', delay_ms: 0, priority: 0, replace: '1' },
+      { id: 'x', data: '2', delay_ms: 0, priority: 5, max_attempts: 3, replace: '0', dedup_key: 'k', dedup_ms: 60_000, group: 'g', cost: 2 },
+      { id: 'y', data: '3', delay_ms: 0, priority: 0, replace: '0', debounce_key: 'd', debounce_ms: 100, debounce_max_ms: 1000 },
+    ],
+    itemOf: (f) => (DEBOUNCE.has(f) ? 3 : 2),
+  },
+  claim: {
+    seed: scheduled,
+    args: () => ({ count: 2, lease_ms: 60_000, default_max: 3, promote_limit: 1000, reap_limit: 100, request_id: 'r1', worker: 'w' }),
+  },
+  complete: { seed: leased, args: () => ({}), items: (v) => [{ id: 'a', token: v.token!, result: '1' }] },
+  extend: { seed: leased, args: () => ({ lease_ms: 60_000, worker: 'w', info: '{}', ttl_ms: 1000 }), items: (v) => [{ id: 'a', token: v.token! }] },
+  release: { seed: leased, args: () => ({ hold_ms: 0 }), items: (v) => [{ id: 'a', token: v.token! }] },
+  fail: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, error: 'e', retry_ms: 0, dead: '0', default_max: 3, history: 10 }) },
+  snooze: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, delay_ms: 1000, deadline: '' }) },
+  cancel: { seed: scheduled, args: () => ({ request_id: 'r1', memo_ms: 60_000 }), items: () => [{ id: 'a' }, { id: 'b' }] },
+  reschedule: { seed: scheduled, args: () => ({ id: 'a', delay_ms: 1000, run_at: '', request_id: 'r1', memo_ms: 60_000 }) },
+  get: { seed: scheduled, args: () => ({ logs: '1' }), items: () => [{ id: 'a' }] },
+  list: { seed: scheduled, args: () => ({ state: 'scheduled', limit: 10, order: 'asc' }) },
+  stats: { seed: scheduled, args: () => ({ window_ms: 1000 }) },
+  timeline: { seed: scheduled, args: () => ({ from: '', bucket_ms: 1000, buckets: 10 }) },
+  update: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, progress: '1', log_cap: 10 }), items: () => [{ line: 'l1' }, { line: 'l2' }] },
+  'worker-beat': { seed: scheduled, args: () => ({ worker: 'w', info: '{}', ttl_ms: 1000 }) },
+  workers: { seed: scheduled, args: () => ({ limit: 10 }) },
+  drain: { seed: scheduled, args: () => ({ due_before: '', limit: 10, ready_rank: 0, waiting_rank: 0 }) },
+  obliterate: { seed: scheduled, args: () => ({ force: '1', epoch: '' }) },
+  'dead-list': { seed: scheduled, args: () => ({ offset: 0, limit: 10 }) },
+  'dead-retry': { seed: scheduled, args: () => ({ mode: 'all', limit: 10 }) },
+  purge: { seed: scheduled, args: () => ({ set: 'dead', mode: 'all', limit: 10, age_ms: 0 }) },
+  'set-meta': { seed: scheduled, args: () => ({ what: 'paused', value: '1' }) },
+  layout: { seed: scheduled, args: () => ({ expected: '', next: '{}', epoch: '' }) },
+  limits: { seed: scheduled, args: () => ({ concurrency: 5, cursor: '0' }) },
+  groups: { seed: scheduled, args: () => ({ cursor: '', count: 10 }) },
+  'schedule-set': { seed: scheduled, args: () => ({ name: 'n', definition: '{}' }) },
+};
+
+/** Values each kind of rule refuses. */
+function badValues(r: ArgRule): string[] {
+  const unsetBad = 'unset' in r && r.unset ? [] : [''];
+  if ('int' in r) {
+    const [lo, hi] = r.int;
+    return ['nan', 'inf', '-inf', '0x1A', '1.5', ' 1', '1e3', 'x', String(lo - 1), String(hi + 1), ...unsetBad];
+  }
+  if ('flag' in r) return ['2', 'true', ...unsetBad];
+  if ('oneOf' in r) return ['bogus', `${r.oneOf[0]} `, ...unsetBad];
+  if ('digits' in r) return ['x', '-1', '1 ', ...unsetBad];
+  if ('id' in r) return ['a\u0001b', 'a\u007fb', 'a\u0085b', 'x'.repeat(257), '\u{1F600}'.repeat(129), ...unsetBad];
+  return [];
+}
+
+/** Every key of the queue (request memos included) and the registry, as DUMP bytes. */
+async function snapshot(q: string): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {};
+  for (const key of [...(await fx.client.keys(`dq:{${q}}:*`)), 'dq:queues'].sort()) {
+    const dump = await fx.client.dumpBuffer(key);
+    out[key] = dump === null ? null : dump.toString('hex');
+  }
+  return out;
+}
+
+/** KEYS and ARGV as a foreign client builds them from the manifest. */
+function call(name: ScriptName, q: string, args: Values, items: Values[]) {
+  const s = manifest.scripts[name];
+  const root = `dq:{${q}}:`;
+  const keys = s.keys.map((k) =>
+    k.key
+      .replace('<prefix>', 'dq')
+      .replace('<queue>', q)
+      .replace(/req:<request id>.*$/, `req:${args.request_id || 'none'}`),
+  );
+  const argv = s.args.map((a) => (a.name === 'root' ? root : a.name === 'wake' ? `${root}wake` : String(args[a.name] ?? '')));
+  for (const item of items) for (const f of s.items!.fields) argv.push(String(item[f.name] ?? ''));
+  return runScript(fx.client, name, keys, argv);
+}
+
+interface Case {
+  field: string;
+  item?: number;
+  value: string;
+}
+
+function casesOf(name: ScriptName, b: Baseline, items: number): Case[] {
+  const s = manifest.scripts[name];
+  const out: Case[] = [];
+  for (const a of s.args) for (const value of badValues(a.accepts)) out.push({ field: a.name, value });
+  for (const f of s.items?.fields ?? []) {
+    const item = b.itemOf?.(f.name) ?? items;
+    for (const value of badValues(f.accepts)) out.push({ field: f.name, item, value });
+  }
+  return out;
+}
+
+describe('every script refuses each bad argument before its first write (generated from the manifest)', () => {
+  test('every script of the manifest has a baseline here', () => {
+    assert.deepEqual(Object.keys(manifest.scripts).sort(), Object.keys(BASELINES).sort());
+  });
+
+  for (const name of Object.keys(manifest.scripts) as ScriptName[]) {
+    test(name, async () => {
+      const b = BASELINES[name];
+      const store = fx.track(new RedisStore({ connection: fx.redis.url }));
+      const q = uniqueName('refuse');
+      const seeded = await b.seed(store, q);
+      const args = b.args(seeded);
+      const items = b.items?.(seeded) ?? [];
+      const before = await snapshot(q);
+      const failures: string[] = [];
+      for (const c of casesOf(name, b, items.length)) {
+        const a = { ...args };
+        const its = items.map((it) => ({ ...it }));
+        if (c.item === undefined) a[c.field] = c.value;
+        else its[c.item - 1]![c.field] = c.value;
+        const where = c.item === undefined ? c.field : `${c.field} of item ${c.item}`;
+        const shown = `${where} = ${JSON.stringify(c.value).slice(0, 30)}`;
+        let error: unknown;
+        try {
+          await call(name, q, a, its);
+        } catch (err) {
+          error = err;
+        }
+        if (!(error instanceof Error)) failures.push(`${shown}: accepted`);
+        else if (!error.message.includes(`delayq: argument ${where} `)) failures.push(`${shown}: ${error.message}`);
+        const after = await snapshot(q);
+        if (JSON.stringify(after) !== JSON.stringify(before)) {
+          const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
+          failures.push(`${shown}: wrote ${changed.join(', ')}`);
+          break; // later cases would compare against a changed queue
+        }
+      }
+      assert.deepEqual(failures, []);
+      // The baseline itself is a valid call: each case differs from one only by its value.
+      await call(name, q, args, items);
+    });
+  }
+});
