@@ -254,6 +254,20 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       }
     });
 
+    test('a process with a stale layout is refused a rate limit below the shard count, as a fresh one is, and writes nothing', async () => {
+      const name = uniqueName('rsplit');
+      const [a, b] = [proc(), proc()];
+      const qa = a.queue<number>(name, { shards: 2 });
+      await qa.add(0, { id: 'x', delay: 60_000 });
+      const qb = b.queue<number>(name);
+      assert.equal((await qb.stats()).scheduled, 1, 'b has read the 2-shard layout');
+      await a.reshard(name, 4);
+      await assert.rejects(qb.setLimits({ rateLimit: { max: 3, perMs: 1000 } }), /limits.rateLimit.max must be at least 4 on this queue of 4 shards/);
+      await assert.rejects(qa.setLimits({ rateLimit: { max: 3, perMs: 1000 } }), /must be at least 4/);
+      assert.equal((await qa.limits()).rateLimit, undefined, 'nothing written');
+      for (const shard of (await qa.shards()).names) assert.equal((await a.store.inner.settings(shard)).limits.rateLimit, undefined, shard);
+    });
+
     test("a group's own limits and pause reach its new shard: copied by a reshard, and set by a process that has not seen one", async () => {
       const name = uniqueName('grp');
       const [a, b] = [proc(), proc()];

@@ -54,7 +54,8 @@ export class ShardedGroups {
   }
 
   async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
-    const r = await this.#layouts.resolve(queue);
+    // The layout as stored now: a cached one may predate a reshard to more shards than max.
+    const r = await this.#layouts.resolve(queue, true);
     if (r.layout.current) checkRateSplit(change.rateLimit, shardCount(r.layout), 'limits.rateLimit.max');
     const changed = await this.#layouts.everywhere(queue, (m, r) =>
       this.#inner.setLimits(
