@@ -223,23 +223,26 @@ export function rateConformance(kind: StoreKind): void {
       await until(async () => (await q.stats()).scheduled + (await q.stats()).active === 0, 'all done');
     });
 
-    test('RateLimitSignal from a job of no group holds back the whole queue; a stale token changes nothing', { skip: sharded }, async () => {
+    test('RateLimitSignal from a job of no group holds back the whole queue (every shard); a stale token changes nothing', async () => {
       const q = queue<string>();
-      await addDue(q, [{ id: 'u1' }, { id: 'u2' }]);
+      await addDue(
+        q,
+        Array.from({ length: 6 }, (_, i) => ({ id: `u${i + 1}` })),
+      );
       const [a] = (await q.store.claim(q.name, 1, 30_000, 3)).jobs;
-      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: 'stale-1' }], 300), ['lease_lost']);
-      assert.deepEqual((await claim(q, 1)).ids, ['u2'], 'a stale hold held nothing');
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: `${a!.token}0` }], 300), ['lease_lost']);
+      assert.equal((await claim(q, 1)).ids.length, 1, 'a stale hold held nothing');
       const t = await kind.now();
-      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 300), ['ok']);
-      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 300), ['ok'], 'a re-send answers ok again');
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 1000), ['ok']);
+      assert.deepEqual(await q.store.release(q.name, [{ id: a!.id, token: a!.token }], 1000), ['ok'], 'a re-send answers ok again');
       const r = await claim(q, 5);
       assert.deepEqual(r.ids, []);
-      assert.ok(r.wake !== undefined && r.wake >= t + 300 && r.wake <= r.now + 300, `wakes at the hold's end (${r.wake! - t})`);
+      assert.ok(r.wake !== undefined && r.wake >= t + 1000 && r.wake <= r.now + 1000, `wakes at the hold's end (${r.wake! - t})`);
       await sleepUntilServer(r.wake!);
       const after = await q.store.claim(q.name, 5, 30_000, 3);
-      assert.deepEqual(
-        after.jobs.map((j) => [j.id, j.attempt]),
-        [['u1', 1]],
+      assert.ok(
+        after.jobs.some((j) => j.id === a!.id && j.attempt === 1),
+        'the held job runs again, its attempt not spent',
       );
     });
 

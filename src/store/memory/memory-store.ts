@@ -449,6 +449,12 @@ export class MemoryStore implements Store {
   async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
     const q = this.#q(queue);
     const now = this.#now();
+    // As release.lua: no leases and a hold holds the queue (a sharded queue's other shards).
+    if (leases.length === 0 && holdMs > 0) {
+      q.rated = true;
+      q.rates.hold('', now + holdMs);
+      return [];
+    }
     const outcomes = leases.map(({ id, token }): LeaseOutcome | 'held' => {
       const job = q.jobs.get(id);
       if (!job) return 'not_found';

@@ -382,7 +382,8 @@ export class RedisStore implements Store {
   }
 
   async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
-    if (leases.length === 0) return [];
+    // No leases: nothing to do, unless a hold asks the queue to be held (release.lua).
+    if (leases.length === 0 && holdMs <= 0) return [];
     return leaseOutcomes('release', await this.#rowsCall(queue, 'release', {}, { hold_ms: holdMs }, leaseArgs(leases)));
   }
 

@@ -74,6 +74,9 @@ import { subscribeMerged } from './merged-wake.js';
 import { perShard, RESHARD_ATTEMPTS, reshardQueue } from './resharding.js';
 import { byLease, memberOfToken, tagOf } from './shard-token.js';
 
+/** The lease a RateLimitSignal's check renews before the release that follows it (sharded release). */
+const HOLD_CHECK_LEASE_MS = 30_000;
+
 /** Shards an obliterate removes at once. */
 const SWEEP_BATCH = 64;
 
@@ -199,7 +202,26 @@ export class ShardedStore implements Store, ShardAdmin {
     return byLease(queue, leases, (m, l) => this.inner.complete(m, l));
   }
 
-  release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
+  async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
+    // RateLimitSignal from a job of no group holds the whole queue: every other shard is held
+    // before the job is released on its own (which holds that one), so no shard keeps calling
+    // what answered 429. Only for a lease still held (a stale holder holds nothing: its lease is
+    // renewed as the check, and released just after), and read only on that path.
+    if (holdMs > 0 && leases.some((l) => l.token.includes('/'))) {
+      const [jobs, live] = await Promise.all([
+        byLease(queue, leases, (m, l) =>
+          this.inner.getMany(
+            m,
+            l.map((x) => x.id),
+            false,
+          ),
+        ),
+        byLease(queue, leases, (m, l) => this.inner.extend(m, l, HOLD_CHECK_LEASE_MS)),
+      ]);
+      if (jobs.some((j, i) => j !== null && j.group === undefined && live[i] === 'ok')) {
+        await this.#layouts.everywhere(queue, (m) => this.inner.release(m, [], holdMs));
+      }
+    }
     return byLease(queue, leases, async (m, l) => {
       const res = await this.inner.release(m, l, holdMs);
       if (res.includes('ok')) this.#claims.putBack(queue, m, 0);

@@ -8,6 +8,9 @@ KEYS: base
 ARGV: base, hold_ms
 EACH: id, token
 Returns: { then per item: code }
+With no items and `hold_ms` above 0, the queue is held (the queue's RATE_STATE hold), nothing
+else changes: a sharded queue holds every other shard so for a RateLimitSignal from a job of no
+group, before it releases the job on its own.
 Codes: ok (released), lease_lost, not_found. A re-sent call finds its own given-up mark
 (_lifecycle.lua) and answers ok again; a stale holder (its lease recovered) gets lease lost and
 changes nothing.
@@ -22,6 +25,12 @@ local now = now_ms()
 local hold = arg_int('hold_ms')
 if hold < 0 then error('delayq: argument hold_ms must not be negative') end
 local ids, tokens = lease_items()
+if #ids == 0 and hold > 0 then
+  RL().mark_rated()
+  RL().hold(UNGROUPED, now + hold)
+  RL().save()
+  return {}
+end
 local runs = hmget(K_RUNS, ids)
 local out, released, run_writes, scheduled = {}, {}, {}, {}
 for i, id in ipairs(ids) do
