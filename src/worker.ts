@@ -29,7 +29,7 @@ import { AckBatcher } from './worker/ack-batcher.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { logWorkerEvent } from './worker/event-log.js';
 import type { WorkerEvents } from './worker/events.js';
-import { HandedJob, rateHoldProblem, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
@@ -372,8 +372,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (bad) return this.#fail(job, bad);
     if (job.leaseGone) return;
     job.leaseGone = true;
-    const [outcome] = await this.#store.release(this.queue, [{ id: job.id, token: job.token }], signal.retryAfterMs);
-    if (outcome === 'ok') this.#emit('rateLimited', job, signal.retryAfterMs);
+    const holdMs = roundedHold(signal.retryAfterMs);
+    const [outcome] = await this.#store.release(this.queue, [{ id: job.id, token: job.token }], holdMs);
+    if (outcome === 'ok') this.#emit('rateLimited', job, holdMs);
     else this.#leaseLost(job);
   }
 

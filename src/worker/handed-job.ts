@@ -20,9 +20,18 @@ export function snoozeProblem(delayMs: unknown, deadlineAtMs: unknown, prefix: s
 
 /** What is wrong with a RateLimitSignal's wait (a whole number of milliseconds from 1 to a week), or undefined. */
 export function rateHoldProblem(ms: unknown): ValidationError | undefined {
-  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_RATE_WINDOW_MS)
-    return new ValidationError('RateLimitSignal.retryAfterMs', `must be a whole number of milliseconds from 1 to ${MAX_RATE_WINDOW_MS} (got ${String(ms)})`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_RATE_WINDOW_MS)
+    return new ValidationError('RateLimitSignal.retryAfterMs', `must be a number of milliseconds from 0 to ${MAX_RATE_WINDOW_MS} (got ${String(ms)})`);
   return undefined;
+}
+
+/**
+ * A RateLimitSignal's hold in whole milliseconds, as the scripts take them: never shorter than
+ * asked; 0 hands the job back, its attempt unspent and its place kept, with no hold (an upstream
+ * that answered `Retry-After: 0`).
+ */
+export function roundedHold(ms: number): number {
+  return Math.ceil(ms);
 }
 
 /** A snooze in whole milliseconds, as the scripts take them: never earlier than asked. */

@@ -223,6 +223,36 @@ export function rateConformance(kind: StoreKind): void {
       await until(async () => (await q.stats()).scheduled + (await q.stats()).active === 0, 'all done');
     });
 
+    test('RateLimitSignal: a fractional wait is rounded up and 0 hands the job back, both without spending the attempt; NaN or a negative wait fails it', async () => {
+      const q = queue<string>();
+      await addDue(q, [
+        { id: 'frac', group: 'a' },
+        { id: 'zero', group: 'b' },
+        { id: 'nan', group: 'c' },
+        { id: 'neg', group: 'd' },
+      ]);
+      const waits: Record<string, number> = { frac: 1.5, zero: 0, nan: Number.NaN, neg: -5 };
+      const signalled = new Set<string>();
+      const runs: [string, number][] = [];
+      const w = worker<string>(
+        q,
+        (job) => {
+          runs.push([job.id, job.attempt]);
+          if (!signalled.has(job.id)) {
+            signalled.add(job.id);
+            throw new RateLimitSignal(waits[job.id]!);
+          }
+        },
+        { concurrency: 4, backoff: { type: 'fixed', delay: 1 } },
+      );
+      const held = new Map<string, number>();
+      w.on('rateLimited', (job, ms) => held.set(job.id, ms));
+      await until(async () => runs.length === 8 && (await q.stats()).active === 0, 'each job twice');
+      assert.deepEqual(Object.fromEntries(held), { frac: 2, zero: 0 });
+      const second = Object.fromEntries(runs.filter(([id], i) => runs.findIndex(([x]) => x === id) !== i));
+      assert.deepEqual(second, { frac: 1, zero: 1, nan: 2, neg: 2 }, 'a held job runs again with its attempt unspent; a bad wait spent it');
+    });
+
     test('RateLimitSignal from a job of no group holds back the whole queue (every shard); a stale token changes nothing', async () => {
       const q = queue<string>();
       await addDue(
