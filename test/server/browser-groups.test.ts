@@ -1,5 +1,5 @@
 /**
- * The dashboard in Chromium (browser-harness.ts): flow control and shards: the Groups tab (counts, pause through the dialog, a group's limit), the queue's limits from under the title, and a sharded queue's Shards tab.
+ * The dashboard in Chromium (browser-harness.ts): flow control and shards: the Groups tab (counts, pause through the dialog, a group's limit), the queue's limits from under the title (a dialog sends only what the person changed), and a sharded queue's Shards tab.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
@@ -67,34 +67,51 @@ describe('the dashboard in Chromium: groups', () => {
         assert.equal((await tenants.stats()).paused, false, 'the queue was not paused');
         assert.equal((await tenants.groups.get('..')).paused, false);
 
-        // The queue's limits, from the line under the title.
+        // The queue's limits, from the line under the title. The form shows them as the page loaded
+        // them; a limit changed elsewhere while it is open (the CLI, another tab) is not reverted by
+        // a field nobody touched (issue 34, item 16d).
         await page.getByRole('button', { name: 'Set the queue’s limits' }).click();
+        await dialog.waitFor();
+        assert.equal(await dialog.getByLabel('Concurrency per group', { exact: true }).inputValue(), '1', 'the form as loaded');
+        await tenants.setLimits({ groupConcurrency: 3 });
         await dialog.getByLabel('Concurrency', { exact: true }).fill('8');
         await dialog.getByLabel('Rate tokens', { exact: true }).fill('100');
         await dialog.getByLabel('Rate window (ms)', { exact: true }).fill('1000');
         await shot(page, 'dialog-limits');
         await dialog.getByRole('button', { name: 'Set limits' }).click();
         await until(
-          async () => /Concurrency 8 · per group 1 · Rate 100 per 1 s · group rate no limit/.test((await limitsLine.textContent()) ?? ''),
+          async () => /Concurrency 8 · per group 3 · Rate 100 per 1 s · group rate no limit/.test((await limitsLine.textContent()) ?? ''),
           'the new limits on the page',
           STEP_MS,
         );
         assert.deepEqual(
           { ...(await tenants.limits()) },
-          { concurrency: 8, groupConcurrency: 1, rateLimit: { max: 100, perMs: 1000 }, groupRateLimit: undefined },
+          { concurrency: 8, groupConcurrency: 3, rateLimit: { max: 100, perMs: 1000 }, groupRateLimit: undefined },
+          'what the person typed, and the per-group limit set elsewhere meanwhile',
         );
+        // The form confirmed with nothing changed sends nothing: a change made meanwhile stays.
+        await page.getByRole('button', { name: 'Set the queue’s limits' }).click();
+        await dialog.waitFor();
+        await tenants.setLimits({ concurrency: 9 });
+        await dialog.getByRole('button', { name: 'Set limits' }).click();
+        await page.locator('.toast', { hasText: 'Nothing changed' }).waitFor();
+        assert.equal((await tenants.limits()).concurrency, 9, 'not reverted to the 8 the form showed');
 
         // A group's rate limit, through its limit dialog.
         await page.goto(`${dash.dashboard.url}#/queues/tenants/groups`);
         await row.waitFor();
         while ((await page.locator('.toast .toast-close').count()) > 0) await page.locator('.toast .toast-close').first().click();
         await page.getByRole('button', { name: 'Set the limit of tenant-42' }).click();
+        await dialog.waitFor();
+        // Its concurrency limit, set elsewhere while the form is open, stays.
+        await tenants.groups.setLimits('tenant-42', { concurrency: 2 });
         await dialog.getByLabel('Rate of tenant-42 tokens', { exact: true }).fill('3');
         await dialog.getByLabel('Rate of tenant-42 window (ms)', { exact: true }).fill('60000');
         await dialog.getByRole('button', { name: 'Set limit' }).click();
         await page.waitForSelector('.toast-success');
         await until(async () => (await tenants.groups.get('tenant-42')).rateLimit?.max === 3, 'the group rate limit in Redis', STEP_MS);
         assert.deepEqual((await tenants.groups.get('tenant-42')).rateLimit, { max: 3, perMs: 60_000 });
+        assert.equal((await tenants.groups.get('tenant-42')).concurrency, 2, 'the limit set meanwhile was not reverted');
 
         // A job shows its group, in its row and on its page.
         await page.goto(`${dash.dashboard.url}#/queues/tenants/active`);
