@@ -9,7 +9,7 @@
  */
 import type { GroupInfo, QueueLimitsInfo } from '../queue/groups-api.js';
 import type { Queue } from '../queue.js';
-import type { RateStatus } from '../store/store.js';
+import { outOfTokens, type RateStatus } from '../store/store.js';
 
 /** Groups per page of the walk: the most `queue.groups.list` takes. */
 export const GROUP_PAGE_SIZE = 1000;
@@ -37,15 +37,11 @@ export interface GroupFigures {
   top: GroupInfo[];
   /**
    * Due jobs held back by a rate limit now: every due job while the queue's own limiter has no
-   * token left or is held (stats().ready), else the waiting jobs of the groups read whose limiter
+   * token left or is held (on a sharded queue, the due jobs of each shard whose limiter has none
+   * left or is held: shardStats().ready), else the waiting jobs of the groups read whose limiter
    * has none left or is held.
    */
   rateHeldJobs: number;
-}
-
-/** A limiter that gives no token now: held, or all of its max taken. */
-function outOfTokens(use: { used: number; heldUntilMs: number | undefined }, limit: { max: number } | undefined): boolean {
-  return use.heldUntilMs !== undefined || (limit !== undefined && use.used >= limit.max);
 }
 
 /**
@@ -93,7 +89,13 @@ export async function readGroupFigures(queue: Queue<unknown>, opts: { pages: num
     }
   }
   // The queue's own limiter out of tokens holds back every due job (one more read, only then).
-  if (outOfTokens(rate.queue, limits.rateLimit)) f.rateHeldJobs = (await queue.stats()).ready;
+  // On a sharded queue each shard has a limiter of its own, with floor(max / N) of the queue's
+  // max: their tokens summed may stay below max while each is out (issue 34, item 14), so with a
+  // rate limit or a hold the shards are asked one by one (shardStats, one entry when unsharded).
+  if (limits.rateLimit !== undefined || rate.queue.heldUntilMs !== undefined) {
+    const held = (await queue.shardStats()).filter((s) => s.rateHeld);
+    if (held.length > 0) f.rateHeldJobs = held.reduce((n, s) => n + s.ready, 0);
+  }
   f.top = waiting.sort((a, b) => b.waiting - a.waiting || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, opts.top);
   return f;
 }

@@ -247,6 +247,7 @@ export const shardFigures = z.object({
   completed: z.number().int(),
   oldestDueAgeMs: ms.optional(),
   nextDueInMs: ms.optional(),
+  rateHeld: z.boolean(),
 });
 
 /** A rate limit: at most `max` tokens in any window of `perMs` ms (server clock). */

@@ -36,6 +36,12 @@ export interface ShardFigures {
   oldestDueAgeMs: number | undefined;
   /** Milliseconds until its earliest scheduled job is due (0: one is ready); undefined when none. */
   nextDueInMs: number | undefined;
+  /**
+   * Its limiter of the queue's rate limit gives no token now: all of its share taken in the
+   * window (a shard takes floor(max / N) of the queue's max), or held by a RateLimitSignal. Its
+   * ready jobs wait for a refill, whatever the other shards have left.
+   */
+  rateHeld: boolean;
 }
 
 export interface ShardAdmin {

@@ -309,6 +309,11 @@ export interface RateUse {
   nextRefillMs: number | undefined;
 }
 
+/** A limiter that gives no token now: held by a RateLimitSignal, or all of its max taken in the window. */
+export function outOfTokens(use: Pick<RateUse, 'used' | 'heldUntilMs'>, limit: { max: number } | undefined): boolean {
+  return use.heldUntilMs !== undefined || (limit !== undefined && use.used >= limit.max);
+}
+
 /** A queue's rate figures: its own limiter, and how many groups wait for a refill or a hold to end. */
 export interface RateStatus {
   nowMs: number;

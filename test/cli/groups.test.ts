@@ -298,7 +298,10 @@ describe('delayq groups and limits', () => {
       const bulk = await run([...g, 'add', '--ndjson', '--json'], { input: ndjson });
       assert.equal(bulk.code, 0, bulk.stderr);
       assert.deepEqual(JSON.parse(bulk.stdout), { added: 2, existing: 0, debounced: 1 });
-      const textBulk = await run([...g, 'add', '--ndjson'], { input: JSON.stringify({ data: { v: 7 }, opts: { debounce: { key: 'doc:8', delayMs: 1000 } } }) });
+      // (A delay of a minute: the burst must not fall due before the claim below, however busy the machine.)
+      const textBulk = await run([...g, 'add', '--ndjson'], {
+        input: JSON.stringify({ data: { v: 7 }, opts: { debounce: { key: 'doc:8', delayMs: 60_000 } } }),
+      });
       assert.deepEqual([textBulk.code, textBulk.stdout], [0, "added 0 jobs, 1 debounced into a burst's job\n"]);
       // --debounce-* are every line's default; a line's own delay replaces them.
       const defaults = await run([...g, 'add', '--ndjson', '--debounce-key', 'doc:9', '--debounce-ms', '1m', '--json'], {

@@ -386,5 +386,39 @@ export function groupConformance(kind: StoreKind): void {
       await q.obliterate({ force: true });
       assert.deepEqual((await q.groups.list()).groups, []);
     });
+
+    test('groups.list lists each group once, with its figures as groups.get gives them: one with a limit or a pause of its own too, in one page or page by page', async () => {
+      const q = queue<string>();
+      // Issue 34 item 13: on a sharded queue a group's own limit or pause is kept on the
+      // unsharded keys and on its home shard, and each listed it.
+      await q.groups.setLimits('limited', { concurrency: 2 });
+      await q.groups.setLimits('rated', { rateLimit: { max: 5, perMs: 60_000 } });
+      await q.groups.pause('paused');
+      await q.groups.pause('busy');
+      await q.groups.setLimits('busy', { concurrency: 3 });
+      await addDue(q, [
+        { id: 'b1', group: 'busy' },
+        { id: 'b2', group: 'busy' },
+        { id: 'l1', group: 'limited' },
+        { id: 'p1', group: 'plain' },
+      ]);
+      // Running: l1 and p1 (busy is paused; its jobs wait).
+      assert.deepEqual((await claimIds(q, 10)).sort(), ['l1', 'p1']);
+      const want = ['busy', 'limited', 'paused', 'plain', 'rated'];
+      const one = (await q.groups.list()).groups;
+      assert.deepEqual(one.map((g) => g.id).sort(), want, 'one page: each group once');
+      for (const g of one) assert.deepEqual(g, await q.groups.get(g.id), `${g.id} as groups.get gives it`);
+      for (const limit of [1, 2]) {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await q.groups.list({ cursor, limit });
+          ids.push(...page.groups.map((g) => g.id));
+          cursor = page.cursor;
+        } while (cursor !== undefined && ++pages < 50);
+        assert.deepEqual(ids.sort(), want, `pages of ${limit}: each group once`);
+      }
+    });
   });
 }

@@ -366,6 +366,37 @@ describe('Prometheus metrics', () => {
     }
   });
 
+  for (const kind of ['memory', 'redis'] as const) {
+    test(`rate limits on a sharded queue [${kind}]: with max not a multiple of the shard count, every due job waiting for a refill is counted held (issue 34, item 14)`, async () => {
+      const name = uniqueName('mrsh');
+      const store = kind === 'memory' ? { store: new MemoryStore() } : { connection: fx.redis.url };
+      const queue = new Queue<number>(name, { ...store, shards: 3 });
+      try {
+        const registry = new Registry();
+        (await DelayqMetrics.create({ registry, statsCacheMs: 0 })).observeQueue(queue);
+        // 10 a minute over 3 shards: each shard takes floor(10 / 3) = 3, 9 in all.
+        await queue.setLimits({ rateLimit: { max: 10, perMs: 60_000 } });
+        await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: i, opts: { id: `j${i}` } })));
+        let claimed = 0;
+        for (let n = -1; n !== 0; claimed += n) n = (await queue.store.claim(name, 30, 60_000, 1)).jobs.length;
+        assert.equal(claimed, 9, 'each shard handed out its 3 tokens');
+        const shards = await queue.shardStats();
+        assert.deepEqual(
+          shards.filter((s) => s.role === 'current').map((s) => s.rateHeld),
+          [true, true, true],
+          'every shard is out of tokens',
+        );
+        const m = parse(await registry.metrics());
+        const q = `queue="${name}"`;
+        assert.equal(m.get(`delayq_rate_tokens_used{${q}}`), 9);
+        assert.equal(m.get(`delayq_rate_held_jobs{${q}}`), 21, 'the 21 due jobs all wait for a refill');
+        assert.equal((await queue.stats()).ready, 21);
+      } finally {
+        await queue.close();
+      }
+    });
+  }
+
   test('groups: a scrape reads at most groupPages pages a queue and says when its figures are partial; topGroups 0 makes no group label', async () => {
     const name = uniqueName('mgp');
     const queue = new Queue<number>(name, { connection: fx.redis.url });

@@ -300,6 +300,47 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       await until(async () => (await qa.store.claim(name, 10, 30_000, 3)).jobs.length === 1, 'the resumed group hands out its job', 10_000, 1_100);
     });
 
+    test('issue 34 item 13: groups.list lists each group once over the whole queue, while a reshard drains and from a process whose layout is stale', async () => {
+      const name = uniqueName('gls');
+      const [a, b] = [proc(), proc()];
+      const qa = a.queue<number>(name, { shards: 2 });
+      await qa.groups.setLimits('limited', { concurrency: 2 });
+      await qa.groups.pause('paused');
+      // A paused group's jobs wait on its home shard: these keep the 2-shard set draining.
+      await qa.groups.pause('drain');
+      await qa.add(1, { id: 'd-old', group: 'drain' });
+      assert.deepEqual((await qa.groups.list()).groups.map((g) => g.id).sort(), ['drain', 'limited', 'paused'], 'before the reshard');
+      // b reshards; a does not see it (its cached layout says 2 shards, none retired).
+      await b.reshard(name, 3);
+      const qb = b.queue<number>(name);
+      assert.ok((await qb.shards()).draining.length > 0, 'the old shards drain');
+      // Jobs on the new shards: one more of drain (its group has jobs on both sets now), one of a new group.
+      await qb.groups.pause('new');
+      await qb.add(2, { id: 'd-new', group: 'drain' });
+      await qb.add(3, { id: 'n1', group: 'new' });
+      // A claim puts the due jobs of paused groups in their lines (waiting), and hands out none.
+      assert.deepEqual((await qb.store.claim(name, 10, 30_000, 3)).jobs, []);
+      const want = ['drain', 'limited', 'new', 'paused'];
+      for (const [who, q] of [
+        ['the stale process', qa],
+        ['the process that resharded', qb],
+      ] as const) {
+        const one = (await q.groups.list()).groups;
+        assert.deepEqual(one.map((g) => g.id).sort(), want, `${who}: each group once`);
+        for (const g of one) assert.deepEqual(g, await qb.groups.get(g.id), `${who}: ${g.id} merged over its homes`);
+        assert.equal(one.find((g) => g.id === 'drain')!.waiting, 2, `${who}: drain's jobs on the old shard and the new one`);
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await q.groups.list({ cursor, limit: 1 });
+          ids.push(...page.groups.map((g) => g.id));
+          cursor = page.cursor;
+        } while (cursor !== undefined && ++pages < 50);
+        assert.deepEqual(ids.sort(), want, `${who}: page by page, each group once`);
+      }
+    });
+
     test('a reshard whose process died half way (kill -9) loses nothing: after each step adds land where every process looks, and the next reshard goes through', async () => {
       const name = uniqueName('half');
       const [a, b, c] = [proc(), proc(), proc()];

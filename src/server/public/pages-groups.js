@@ -9,7 +9,7 @@
 import { api } from './api.js';
 import { h, icon } from './dom.js';
 import { duration, num, plural, serverNow } from './format.js';
-import { act, button, confirmAction, dialog, session } from './ui.js';
+import { act, button, confirmAction, dialog, session, toast } from './ui.js';
 
 /** The most a limit may be (the library's MAX_CONCURRENCY). */
 const LIMIT_MAX = 100_000;
@@ -59,6 +59,24 @@ function rateValue(values, name) {
   const perMs = values[`${name}.perMs`]?.trim() ?? '';
   if (max === '' && perMs === '') return null;
   return { max: max === '' ? null : Number(max), perMs: perMs === '' ? null : Number(perMs) };
+}
+
+/** Whether two limits are the same: numbers, or rate limits ({ max, perMs }); null and undefined (none) alike. */
+const sameLimit = (a, b) =>
+  a === undefined || a === null || b === undefined || b === null
+    ? (a ?? null) === (b ?? null)
+    : typeof a === 'object'
+      ? typeof b === 'object' && a.max === b.max && a.perMs === b.perMs
+      : a === b;
+
+/**
+ * Of the limits a dialog's fields say, only those the person changed from what the form showed:
+ * the form was filled as the page loaded them, and a limit set elsewhere since (another tab, the
+ * CLI, an app) must not be reverted by a field nobody touched (issue 34, item 16d). The API
+ * leaves a limit left out as it is.
+ */
+function changedOnly(shown, typed) {
+  return Object.fromEntries(Object.entries(typed).filter(([k, v]) => !sameLimit(shown[k], v)));
 }
 
 /** "3 used · held 12 s · next back in 40 s": a limiter's figures now (rateStatus().queue, or a group's rate). */
@@ -150,14 +168,15 @@ async function setLimits(name, limits) {
     ],
   });
   if (!values) return;
+  const change = changedOnly(limits, {
+    concurrency: limitValue(values.concurrency),
+    groupConcurrency: limitValue(values.groupConcurrency),
+    rateLimit: rateValue(values, 'rateLimit'),
+    groupRateLimit: rateValue(values, 'groupRateLimit'),
+  });
+  if (Object.keys(change).length === 0) return toast(`Nothing changed: the limits of ${name} were left as they are.`);
   await act(
-    () =>
-      api.setLimits(name, {
-        concurrency: limitValue(values.concurrency),
-        groupConcurrency: limitValue(values.groupConcurrency),
-        rateLimit: rateValue(values, 'rateLimit'),
-        groupRateLimit: rateValue(values, 'groupRateLimit'),
-      }),
+    () => api.setLimits(name, change),
     (r) =>
       r.changed
         ? `Limits of ${name}: ${limitText(r.limits.concurrency)} at once, ${limitText(r.limits.groupConcurrency)} per group; rate ${rateText(r.limits.rateLimit)}, ${rateText(r.limits.groupRateLimit)} per group.`
@@ -217,14 +236,18 @@ export function groupActions(name, group, limits, changed) {
       ],
     });
     if (!values) return;
-    const concurrency = limitValue(values.concurrency);
-    const rateLimit = rateValue(values, 'rateLimit');
+    // Only what the person changed: the group's other limit may have been set elsewhere since.
+    const change = changedOnly(group, { concurrency: limitValue(values.concurrency), rateLimit: rateValue(values, 'rateLimit') });
+    if (Object.keys(change).length === 0) {
+      toast(`Nothing changed: the limits of ${id} were left as they are.`);
+      return changed();
+    }
     await act(
-      () => api.setGroupLimit(name, id, { concurrency, rateLimit }),
+      () => api.setGroupLimit(name, id, change),
       (r) =>
         !r.changed
           ? `${id} already had these limits.`
-          : `${id}: ${concurrency === null ? 'no limit of its own' : `at most ${num(concurrency)} at once`}, ${rateLimit === null ? 'no rate limit of its own' : `rate ${rateText(rateLimit)}`}.`,
+          : `${id}: ${r.group.concurrency === undefined ? 'no limit of its own' : `at most ${num(r.group.concurrency)} at once`}, ${r.group.rateLimit === undefined ? 'no rate limit of its own' : `rate ${rateText(r.group.rateLimit)}`}.`,
     );
     changed();
   };

@@ -28,6 +28,29 @@ function homes(queue: string, r: Resolved, group: string): string[] {
   return [...out];
 }
 
+/** A store queue's shard number: -1 for the unsharded keys (queue names never hold a `#`). */
+function shardNumber(member: string): number {
+  const hash = member.indexOf('#');
+  return hash < 0 ? -1 : Number(member.slice(hash + 1));
+}
+
+/** Whether a store queue keeps a state for the group, as its listing walks them: jobs running or waiting, a limit of its own or a pause. */
+const hasState = (g: StoredGroup) => g.running > 0 || g.waiting > 0 || g.concurrency !== undefined || g.rateLimit !== undefined || g.paused;
+
+/** A group's states on its homes (in homes() order) as one: counts summed, its limit and pause as its current home keeps them. */
+function merged(id: string, r: Resolved, all: StoredGroup[]): StoredGroup {
+  const current = all[r.layout.current ? 1 : 0] ?? all[0]!;
+  return {
+    id,
+    running: all.reduce((n, g) => n + g.running, 0),
+    waiting: all.reduce((n, g) => n + g.waiting, 0),
+    concurrency: current.concurrency,
+    rateLimit: current.rateLimit,
+    rate: sumUse(all.map((g) => g.rate)),
+    paused: current.paused,
+  };
+}
+
 /** A rate limit's share on one shard (null and undefined pass through). */
 function shardRate(v: RateLimit | null | undefined, shards: number): RateLimit | null | undefined {
   return v ? rateShare(v, shards) : v;
@@ -104,43 +127,70 @@ export class ShardedGroups {
     const r = await this.#layouts.resolve(queue);
     return Promise.all(
       ids.map(async (id) => {
-        const all = await Promise.all(homes(queue, r, id).map(async (m) => (await this.#inner.groups(m, [id]))[0]!));
-        const current = all[r.layout.current ? 1 : 0] ?? all[0]!;
-        return {
-          id,
-          running: all.reduce((n, g) => n + g.running, 0),
-          waiting: all.reduce((n, g) => n + g.waiting, 0),
-          concurrency: current.concurrency,
-          rateLimit: current.rateLimit,
-          rate: sumUse(all.map((g) => g.rate)),
-          paused: current.paused,
-        };
+        const where = homes(queue, r, id);
+        return merged(id, r, await Promise.all(where.map(async (m) => (await this.#inner.groups(m, [id]))[0]!)));
       }),
     );
   }
 
   /**
-   * A walk over the members one after another: the cursor is `<member index>:<its cursor>`. A
-   * group with jobs on two shard sets (during a reshard) is listed once for each.
+   * A walk over the store queues in the order of their shard numbers (the unsharded keys first,
+   * as -1), which a reshard only extends (new shards take higher numbers; drained sets drop out),
+   * so the cursor `<shard number>:<its cursor>` still means the same place after one. A group
+   * keeps a state on several store queues at once (its own limit or pause on the unsharded keys
+   * and on its home shard; its jobs on a retired home while a reshard drains): it is listed once,
+   * where the walk first meets it (no home with a lower number keeps a state for it), with its
+   * figures merged over every home as `groups()` gives them. The layout is read afresh for each
+   * page, so a process whose cached layout is stale lists the shards a reshard made meanwhile.
    */
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
-    const r = await this.#layouts.resolve(queue);
+    const r = await this.#layouts.resolve(queue, true);
+    const walk = r.members.map((name) => ({ name, n: shardNumber(name) })).sort((a, b) => a.n - b.n);
     let at = 0;
     let inner: string | undefined;
     if (cursor !== undefined) {
-      const m = /^(\d{1,4}):(.*)$/s.exec(cursor);
-      if (!m || Number(m[1]) >= r.members.length) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
-      at = Number(m[1]);
-      inner = m[2] === '' ? undefined : m[2];
+      const m = /^(-1|\d{1,9}):(.*)$/s.exec(cursor);
+      // A number above every shard is none this walk gave; one below that the layout no longer
+      // names was a retired set, dropped once drained: the walk goes on after it.
+      if (!m || Number(m[1]) > walk[walk.length - 1]!.n) throw new ValidationError('opts.cursor', 'is not a cursor this listing gave');
+      const n = Number(m[1]);
+      at = walk.findIndex((w) => w.n >= n);
+      inner = walk[at]!.n === n && m[2] !== '' ? m[2] : undefined;
     }
+    const order = new Map(walk.map((w, i) => [w.name, i]));
     const groups: StoredGroup[] = [];
-    while (at < r.members.length && groups.length < count) {
-      const page = await this.#inner.groupPage(r.members[at]!, inner, count - groups.length);
-      groups.push(...page.groups);
-      if (page.next !== undefined) return { groups, next: `${at}:${page.next}` };
-      at++;
-      inner = undefined;
+    while (at < walk.length && groups.length < count) {
+      const here = walk[at]!.name;
+      const page = await this.#inner.groupPage(here, inner, count - groups.length);
+      groups.push(...(await this.#firstMet(queue, r, here, order, page.groups)));
+      inner = page.next;
+      if (inner === undefined) at++;
     }
-    return { groups, next: at < r.members.length ? `${at}:` : undefined };
+    return { groups, next: at < walk.length ? `${walk[at]!.n}:${inner ?? ''}` : undefined };
+  }
+
+  /**
+   * Of a page of store queue `here`, the groups first met there (no home earlier in the walk
+   * keeps a state for them), each merged over its homes: one read of each other home, for the
+   * groups of the page it is a home of.
+   */
+  async #firstMet(queue: string, r: Resolved, here: string, order: Map<string, number>, page: StoredGroup[]): Promise<StoredGroup[]> {
+    const where = new Map(page.map((g) => [g.id, homes(queue, r, g.id)]));
+    const asked = new Map<string, string[]>();
+    for (const [id, ms] of where) for (const m of ms) if (m !== here) asked.set(m, [...(asked.get(m) ?? []), id]);
+    const states = new Map<string, StoredGroup>(page.map((g) => [`${here}\n${g.id}`, g]));
+    await Promise.all(
+      [...asked].map(async ([m, ids]) => {
+        for (const g of await this.#inner.groups(m, ids)) states.set(`${m}\n${g.id}`, g);
+      }),
+    );
+    const out: StoredGroup[] = [];
+    for (const g of page) {
+      const ms = where.get(g.id)!;
+      const all = ms.map((m) => states.get(`${m}\n${g.id}`)!);
+      const earlier = ms.some((m, i) => m !== here && (order.get(m) ?? Infinity) < order.get(here)! && hasState(all[i]!));
+      if (!earlier) out.push(merged(g.id, r, all));
+    }
+    return out;
   }
 }

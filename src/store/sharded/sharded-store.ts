@@ -59,7 +59,7 @@ import type {
   RateStatus,
   StoredGroup,
 } from '../store.js';
-import { NO_EPOCH, ShardMovedError } from '../store.js';
+import { NO_EPOCH, outOfTokens, ShardMovedError } from '../store.js';
 import { AddRouter } from './add-router.js';
 import { ClaimFanOut } from './claim-fan-out.js';
 import { sum } from './grouping.js';
@@ -165,7 +165,12 @@ export class ShardedStore implements Store, ShardAdmin {
     const draining = new Set(r.retired.flatMap((set) => shardNames(queue, set)));
     return Promise.all(
       r.members.map(async (name): Promise<ShardFigures> => {
-        const [s, node] = await Promise.all([this.inner.stats(name, 0), this.inner.nodeOf?.(name)]);
+        const [s, node, rate, limits] = await Promise.all([
+          this.inner.stats(name, 0),
+          this.inner.nodeOf?.(name),
+          this.inner.rateStatus(name),
+          this.inner.limits(name),
+        ]);
         return {
           name,
           role: current.has(name) ? 'current' : draining.has(name) ? 'draining' : 'home',
@@ -177,6 +182,7 @@ export class ShardedStore implements Store, ShardAdmin {
           completed: s.completed,
           oldestDueAgeMs: s.oldestDueAgeMs,
           nextDueInMs: s.nextDueInMs,
+          rateHeld: outOfTokens(rate.queue, limits.rateLimit),
         };
       }),
     );
