@@ -11,6 +11,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { MemoryStore, Queue, RedisStore, Scheduler, ShardError, ShardedStore, type Store, ValidationError, Worker } from '../../src/index.js';
 import { shardFor, shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
+import type { NewJob } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { useErrorLog } from '../helpers/errors.js';
@@ -65,6 +66,19 @@ for (const kind of kinds) {
       const q = new Queue<T>(name, { ...kind.process(), ...(shards ? { shards } : {}) });
       open.push(q);
       return q;
+    }
+    /** A sharding view of its own (a process's) whose inner store's `method` is `wrap` of the real one. */
+    function intercepted<K extends 'add' | 'cancel'>(method: K, wrap: (target: Store, original: Store[K]) => Store[K]): ShardedStore {
+      const inner: Store = kind.name === 'memory' ? memory : new RedisStore({ connection: fx.redis.url });
+      const view = new Proxy<Store>(inner, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver);
+          if (typeof v !== 'function') return v;
+          const bound = v.bind(target);
+          return prop === method ? wrap(target, bound) : bound;
+        },
+      });
+      return new ShardedStore(view, kind.name !== 'memory');
     }
     function worker<T>(name: string, handler: (job: { id: string; data: T }) => unknown, opts: Record<string, unknown> = {}): Worker<T> {
       const w = new Worker<T>(name, handler as never, { ...kind.process(), concurrency: 20, ...opts });
@@ -233,20 +247,10 @@ for (const kind of kinds) {
       await q.reshard(2);
       // A worker claims the old job between the lookup and the take-out (the inner store's
       // first cancel of that shard claims it first).
-      const inner = kind.name === 'memory' ? memory : undefined;
-      const spy = new ShardedStore(
-        new Proxy<Store>(inner ?? new RedisStore({ connection: fx.redis.url }), {
-          get(target, prop, receiver) {
-            const v = Reflect.get(target, prop, receiver);
-            if (prop !== 'cancel' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-            return async (member: string, ids: string[]) => {
-              if (member === name) await target.claim(member, 10, 30_000, 3);
-              return v.call(target, member, ids);
-            };
-          },
-        }),
-        inner === undefined,
-      );
+      const spy = intercepted('cancel', (target, cancel) => async (member, ids) => {
+        if (member === name) await target.claim(member, 10, 30_000, 3);
+        return cancel(member, ids);
+      });
       const stale = new Queue<string>(name, { store: spy });
       open.push(stale);
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -260,16 +264,11 @@ for (const kind of kinds) {
     test('adds of one turn to two shards, one of them failing, settle per shard: the written one resolves, the other rejects', async () => {
       const name = uniqueName('part');
       const broken = new Error('shard down');
-      const inner = kind.name === 'memory' ? memory : new RedisStore({ connection: fx.redis.url });
-      const store = new ShardedStore(
-        new Proxy<Store>(inner, {
-          get(target, prop, receiver) {
-            const v = Reflect.get(target, prop, receiver);
-            if (prop !== 'add' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-            return (member: string, ...rest: unknown[]) => (member === `${name}#1` ? Promise.reject(broken) : v.call(target, member, ...rest));
-          },
-        }),
-        kind.name !== 'memory',
+      const store = intercepted(
+        'add',
+        (_target, add) =>
+          ((member: string, jobs: NewJob[], guard?: undefined, epoch?: string) =>
+            member === `${name}#1` ? Promise.reject(broken) : add(member, jobs, guard, epoch)) as Store['add'],
       );
       const q = new Queue<number>(name, { store, shards: 2 });
       open.push(q);
