@@ -873,7 +873,7 @@ function a script holds costs its one-time load.
 -- The rate limiters (RL(): the table of their functions), built on first use as GL() is. A limiter
 -- is '' (the queue's) or a group id; its state (wire.ts RATE_STATE) is loaded with one HMGET and
 -- written back by save(). Tokens taken are logged in K_RATE_LOG, one member per claim and limiter
--- (`<limiter>\0<expiry:16>:<claim seq>:<tokens>`, all scored 0, so a limiter's entries are one lex
+-- (`<limiter>\0<expiry:16>:<claim seq>:<taken at ms>:<tokens>`, all scored 0, so a limiter's entries are one lex
 -- range in expiry order); a claim gives back the expired ones of each limiter it looks at.
 -- That is a sliding window: at most `max` tokens are taken in any window of `per` ms, which a
 -- token bucket (up to 2 x max across a window's edge) does not hold.
@@ -970,25 +970,35 @@ local function RL()
     local st = L.trim(id, now)
     if st.h then return 0 end
     if not limit then return HUGE end
-    if st.t > 0 then L.clamp(id, now + limit.per) end
+    if st.t > 0 then L.clamp(id, now) end
     return limit.max - st.t
   end
 
-  -- Entries that come back after `latest` (now + the window) were logged by a clock that has
-  -- since stepped back (or under a longer window): they come back at `latest` instead, so a step
-  -- back of the server clock holds tokens one window at most, not the size of the step. Entries
-  -- are in expiry order, so these are the log's tail.
-  function L.clamp(id, latest)
-    local from = '(' .. id .. '\0' .. pad16(latest) .. ';'
-    local late = redis.call('ZRANGEBYLEX', K_RATE_LOG, from, '(' .. id .. '\1')
-    if #late == 0 then return end
-    redis.call('ZREMRANGEBYLEX', K_RATE_LOG, from, '(' .. id .. '\1')
-    local adds = {}
-    for _, m in ipairs(late) do
-      adds[#adds + 1] = 0
-      adds[#adds + 1] = id .. '\0' .. pad16(latest) .. string.sub(m, #id + 18)
+  -- The server clock stepped back since tokens were taken (an entry's take time is after now):
+  -- each such entry comes back its own window from now, not at the absolute time logged, so a
+  -- step back holds a limiter one window at most, not the size of the step. Seen on the entry
+  -- that comes back last (one read a call); a window changed since keeps its entries' times.
+  function L.clamp(id, now)
+    local last = redis.call('ZRANGE', K_RATE_LOG, '(' .. id .. '\1', '[' .. id .. '\0', 'BYLEX', 'REV', 'LIMIT', 0, 1)
+    local at = last[1] and tonumber(string.match(last[1], ':(%d+):%d+$'))
+    if not at or at <= now then return end
+    local all = redis.call('ZRANGEBYLEX', K_RATE_LOG, '[' .. id .. '\0', '(' .. id .. '\1')
+    local gone, adds = {}, {}
+    for _, m in ipairs(all) do
+      local z = #id + 1
+      local expiry = tonumber(string.sub(m, z + 1, z + 16))
+      local seq, taken_at, n = string.match(m, ':(%d+):(%d+):(%d+)$')
+      taken_at = tonumber(taken_at)
+      if expiry and taken_at and taken_at > now then
+        gone[#gone + 1] = m
+        adds[#adds + 1] = 0
+        adds[#adds + 1] = id .. '\0' .. pad16(now + expiry - taken_at) .. ':' .. seq .. ':' .. int(now) .. ':' .. n
+      end
     end
-    redis.call('ZADD', K_RATE_LOG, unpack(adds))
+    if #gone > 0 then
+      call_chunked('ZREM', K_RATE_LOG, gone)
+      redis.call('ZADD', K_RATE_LOG, unpack(adds))
+    end
   end
 
   -- The expiry of a limiter's first log entry from `from` (its whole log: ''), nil when none.
@@ -1011,10 +1021,10 @@ local function RL()
     return L.next_refill(id)
   end
 
-  -- Logs `n` tokens taken by a claim (its first token number `seq`), back at `expiry`.
-  function L.take(id, n, expiry, seq)
+  -- Logs `n` tokens taken by a claim at `now` (its first token number `seq`), back at `expiry`.
+  function L.take(id, n, expiry, seq, now)
     if n <= 0 then return end
-    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(n))
+    redis.call('ZADD', K_RATE_LOG, 0, id .. '\0' .. pad16(expiry) .. ':' .. int(seq) .. ':' .. int(now) .. ':' .. int(n))
     local st = L.state(id)
     st.t = st.t + n
     L.touch(id)
@@ -1711,12 +1721,12 @@ if #picked > 0 then
   -- tokens is booked in rate-wake for when they come back (NX: an earlier booking stays), so a
   -- claim gives them back even once the group has nothing left to run.
   if f.rated then
-    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base) end
+    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base, now) end
     local looks = {}
     for _, c in ipairs(picked) do
       local lane = c.lane
       if lane and g_taken[lane] and g_rate[lane] then
-        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base)
+        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base, now)
         looks[#looks + 1] = now + g_rate[lane].per
         looks[#looks + 1] = lane
         g_taken[lane] = nil

@@ -359,12 +359,12 @@ export class MemoryStore implements Store {
     });
     if (q.rated && picked.length > 0) {
       // The tokens taken, back one window from now; a group that took some is booked for then.
-      if (q.rateLimit && qTaken > 0) q.rates.take('', qTaken, now + q.rateLimit.perMs);
+      if (q.rateLimit && qTaken > 0) q.rates.take('', qTaken, now + q.rateLimit.perMs, now);
       for (const job of picked) {
         const lane = job.group;
         const limit = lane === undefined ? undefined : q.groupRate(q.groups.get(lane));
         if (lane === undefined || !limit || !gTaken.has(lane)) continue;
-        q.rates.take(lane, gTaken.get(lane)!, now + limit.perMs);
+        q.rates.take(lane, gTaken.get(lane)!, now + limit.perMs, now);
         q.rates.book(lane, now + limit.perMs, 'NX');
         gTaken.delete(lane);
       }

@@ -12,6 +12,8 @@ import { byteOrder } from '../zset-order.js';
 interface LogEntry {
   expiry: number;
   tokens: number;
+  /** When the claim took them (a clamp after the clock stepped back reads it). */
+  takenAt: number;
 }
 
 interface Limiter {
@@ -58,11 +60,19 @@ export class Rates {
     const l = this.#limiters.get(id);
     if (l?.held !== undefined) return 0;
     if (!limit) return Infinity;
-    // As _rate.lua's clamp: entries that come back after now + the window were logged by a clock
-    // that has since stepped back; they come back one window from now instead.
-    const latest = now + limit.perMs;
-    if (l) for (let i = l.log.length - 1; i >= 0 && l.log[i]!.expiry > latest; i--) l.log[i]!.expiry = latest;
+    if (l) this.#clamp(l, now);
     return limit.max - (l?.taken ?? 0);
+  }
+
+  /**
+   * As _rate.lua's clamp: the clock stepped back since tokens were taken (seen on the entry that
+   * comes back last): each entry taken after now comes back its own window from now.
+   */
+  #clamp(l: Limiter, now: number): void {
+    const last = l.log[l.log.length - 1];
+    if (!last || last.takenAt <= now) return;
+    for (const e of l.log) if (e.takenAt > now) [e.expiry, e.takenAt] = [now + e.expiry - e.takenAt, now];
+    l.log.sort((a, b) => a.expiry - b.expiry);
   }
 
   /** When the oldest tokens come back (undefined: none taken). */
@@ -75,14 +85,14 @@ export class Rates {
     return this.#limiters.get(id)?.held ?? this.nextRefill(id);
   }
 
-  take(id: string, tokens: number, expiry: number): void {
+  take(id: string, tokens: number, expiry: number, takenAt: number): void {
     if (tokens <= 0) return;
     const l = this.#get(id);
     l.taken += tokens;
     // Entries of one limiter sort by expiry (a window changed meanwhile may put one earlier).
     let at = l.log.length;
     while (at > 0 && l.log[at - 1]!.expiry > expiry) at--;
-    l.log.splice(at, 0, { expiry, tokens });
+    l.log.splice(at, 0, { expiry, tokens, takenAt });
   }
 
   /** Holds back until `untilMs` (a later hold already set stays). */

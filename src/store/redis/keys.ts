@@ -26,7 +26,7 @@
  *   <prefix>:{<queue>}:flow-of     HASH  job id -> wire.ts JOB_FLOW (cost, debounce key; jobs with either only)
  *   <prefix>:{<queue>}:debounce    HASH  debounce key -> '<job id>:<first add ms>' of its pending burst
  *   <prefix>:{<queue>}:rate        HASH  '' (the queue) or group id -> wire.ts RATE_STATE (tokens taken, hold)
- *   <prefix>:{<queue>}:rate-log    ZSET  0 -> '<limiter>\0<expiry:16>:<claim seq>:<tokens>': tokens taken,
+ *   <prefix>:{<queue>}:rate-log    ZSET  0 -> '<limiter>\0<expiry:16>:<claim seq>:<taken at ms>:<tokens>': tokens taken,
  *                                  each limiter's in expiry order (the sliding window)
  *   <prefix>:{<queue>}:rate-wake   ZSET  when to look again -> group id (held back by its rate limit,
  *                                  or with tokens to give back)

@@ -100,7 +100,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       problems.push(`debounce key ${JSON.stringify(key)} names job ${id}, which ${waits ? 'does not carry it' : 'does not wait'}: stale`);
   }
   // Each limiter's tokens taken equal the tokens of its log entries (RATE_STATE, rate-log members
-  // '<limiter>\0<expiry:16>:<claim seq>:<tokens>').
+  // '<limiter>\0<expiry:16>:<claim seq>:<taken at ms>:<tokens>').
   const logged = new Map<string, number>();
   for (const m of rateLog) {
     const cut = m.indexOf('\0');

@@ -170,7 +170,7 @@ export const JOB_FLOW = '<cost>:<debounce key>';
  * id for a group's): `<tokens taken in the window>:<held until ms or empty>`. The limits
  * themselves live in meta (rateMax, ratePer, groupRateMax, groupRatePer) and in GROUP_STATE (a
  * group's own). A limiter with nothing taken and no hold has no field. Each claim that takes
- * tokens logs them in `rate-log` as `<limiter>\0<expiry ms, 16 digits>:<claim seq>:<tokens>`
+ * tokens logs them in `rate-log` as `<limiter>\0<expiry ms, 16 digits>:<claim seq>:<taken at ms>:<tokens>`
  * (expiry = the claim's time + the window), and a later claim gives them back (subtracts them
  * here) once the expiry has passed: at most `max` tokens taken in any window.
  */

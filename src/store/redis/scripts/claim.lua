@@ -567,12 +567,12 @@ if #picked > 0 then
   -- tokens is booked in rate-wake for when they come back (NX: an earlier booking stays), so a
   -- claim gives them back even once the group has nothing left to run.
   if f.rated then
-    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base) end
+    if f.rate and q_taken > 0 then RL().take(UNGROUPED, q_taken, now + f.rate.per, token_base, now) end
     local looks = {}
     for _, c in ipairs(picked) do
       local lane = c.lane
       if lane and g_taken[lane] and g_rate[lane] then
-        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base)
+        RL().take(lane, g_taken[lane], now + g_rate[lane].per, token_base, now)
         looks[#looks + 1] = now + g_rate[lane].per
         looks[#looks + 1] = lane
         g_taken[lane] = nil
