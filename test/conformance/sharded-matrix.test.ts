@@ -47,6 +47,7 @@ function matrixKind(name: string, inner: () => Store, now: () => Promise<number>
     // A view of its own per Queue and Worker: each keeps its own layout cache.
     options: () => ({ store: new ReshardAfterFirstAdd(inner(), resharded), shards: 3 }),
     now,
+    reshardsTo: 2,
   };
 }
 
