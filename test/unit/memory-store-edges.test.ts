@@ -64,6 +64,21 @@ describe('memory store edges', () => {
     return grown;
   }
 
+  test('a subscription closed leaves another of the same handlers subscribed (as two connections on Redis)', async () => {
+    // The sharding view moves to a new layout by subscribing its handlers to the new shards,
+    // then closing the old subscription: the retired shards' signals must still arrive.
+    const now = 1_000;
+    const store = new MemoryStore({ clock: () => now });
+    const heard: string[] = [];
+    const handlers = { onWake: (_due: number, queue: string) => heard.push(queue), onResubscribed() {}, onError() {} };
+    const old = await store.subscribe(['q#0', 'q#1'], handlers);
+    await store.subscribe(['q#0', 'q#1', 'q#2'], handlers);
+    await old.close();
+    await store.add('q#1', [at('a', now + 10)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(heard, ['q#1']);
+  });
+
   test("cancelled jobs' payloads are freed (2,000 jobs of 10 KB)", async () => {
     const held = await payloadsRetained(false);
     assert.ok(held > 10 * 1024 * 1024, `2,000 jobs of 10 KB held only ${mib(held)}: the measurement cannot see a leak`);

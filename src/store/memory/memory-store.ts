@@ -677,11 +677,22 @@ export class MemoryStore implements Store {
   }
 
   async subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription> {
+    // Each subscription is an entry of its own, as each is a connection of its own on Redis: a
+    // caller that subscribes the same handlers twice (the sharding view moving to a new layout,
+    // the new subscription live before the old one closes) must keep the new one when it closes
+    // the old (it did not: the old close took both, and a retired shard's signals reached no one).
+    const own: WakeHandlers = {
+      onWake: (dueAtMs, queue) => handlers.onWake(dueAtMs, queue),
+      onSchedulesChanged: (queue) => handlers.onSchedulesChanged?.(queue),
+      onLayoutChanged: (queue) => handlers.onLayoutChanged?.(queue),
+      onResubscribed: () => handlers.onResubscribed(),
+      onError: (err) => handlers.onError(err),
+    };
     // By name, not by MemoryQueue: obliterate starts a queue afresh and moves its subscribers over.
-    for (const queue of queues) this.#q(queue).subscribers.add(handlers);
+    for (const queue of queues) this.#q(queue).subscribers.add(own);
     return {
       close: async () => {
-        for (const queue of queues) this.#queues.get(queue)?.subscribers.delete(handlers);
+        for (const queue of queues) this.#queues.get(queue)?.subscribers.delete(own);
       },
     };
   }

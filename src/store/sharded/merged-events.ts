@@ -26,18 +26,36 @@ function formatPlaces(places: Map<string, string>): string {
   return [...places].map(([t, c]) => `${t}=${c}`).join(',');
 }
 
-export function mergedEventReader(shards: { tag: string; reader: EventReader }[]): EventReader {
+/**
+ * A shard to read: `closed` when it takes no more entries (a retired shard that left the layout
+ * once it was empty: its stream still holds what happened there), read without blocking until it
+ * answers empty, and never waited on.
+ */
+export interface EventShard {
+  tag: string;
+  reader: EventReader;
+  closed?: boolean;
+}
+
+export function mergedEventReader(shards: EventShard[]): EventReader {
   /** Per shard: entries read ahead of what was handed on, and the read under way. */
   const ahead = new Map<string, StreamEvent[]>(shards.map((s) => [s.tag, []]));
   const pending = new Map<string, Promise<void>>();
+  /** Closed shards read to their end: nothing more can come from them. */
+  const finished = new Set<string>();
+  const live = shards.filter((s) => !s.closed);
   let failure: unknown;
 
   function start(tag: string, reader: EventReader, after: string, count: number, blockMs: number): void {
-    if (pending.has(tag)) return;
+    if (pending.has(tag) || finished.has(tag)) return;
+    const closed = shards.some((s) => s.tag === tag && s.closed);
     const read = reader
       .read(after, count, blockMs)
       .then(
-        (events) => void ahead.get(tag)!.push(...events),
+        (events) => {
+          if (closed && events.length === 0) finished.add(tag);
+          ahead.get(tag)!.push(...events);
+        },
         (err) => {
           failure ??= err;
         },
@@ -72,7 +90,7 @@ export function mergedEventReader(shards: { tag: string; reader: EventReader }[]
         await Promise.all(fresh.map((s) => pending.get(s.tag)));
       }
       if (!buffered() && failure === undefined) {
-        for (const s of shards) start(s.tag, s.reader, from(s.tag), count, blockMs);
+        for (const s of live) start(s.tag, s.reader, from(s.tag), count, blockMs);
         // The first shard with news ends the wait; the others' reads stay under way for next time.
         await Promise.race([
           Promise.all(pending.values()),

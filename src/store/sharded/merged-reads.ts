@@ -10,6 +10,7 @@ import type { DeadJob, ObliterateResult, ScanStep, Store, VerifyReport } from '.
 import { byteOrder } from '../zset-order.js';
 import { sum } from './grouping.js';
 import type { Resolved } from './layout-cache.js';
+import { everyShardName } from './layout.js';
 
 /** Cursor: `<inner cursor>.<member index>` past the first member; '0' starts and ends. */
 export async function mergedScan(inner: Store, queue: string, r: Resolved, cursor: string, count: number): Promise<ScanStep> {
@@ -25,11 +26,15 @@ export async function mergedScan(inner: Store, queue: string, r: Resolved, curso
 
 export async function mergedStats(inner: Store, queue: string, r: Resolved, windowMs: number): Promise<QueueStats> {
   if (r.unsharded) return inner.stats(queue, windowMs);
-  const all = await Promise.all(r.members.map((m) => inner.stats(m, windowMs)));
+  // Shards of this epoch that left the layout (retired, then found empty) hold no job, but their
+  // acks still count in completedTotal and their event streams in eventStreamLength.
+  const listed = new Set(r.members);
+  const left = everyShardName(queue, r.layout).filter((m) => !listed.has(m));
+  const [all, gone] = await Promise.all([Promise.all(r.members.map((m) => inner.stats(m, windowMs))), Promise.all(left.map((m) => inner.stats(m, 0)))]);
   const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
   const next = defined(all.map((s) => s.nextDueInMs));
   const lag = defined(all.map((s) => s.oldestDueAgeMs));
-  const streams = defined(all.map((s) => s.eventStreamLength));
+  const streams = defined([...all, ...gone].map((s) => s.eventStreamLength));
   const total = (k: 'scheduled' | 'ready' | 'active' | 'dead' | 'dueWithinWindow' | 'completedTotal' | 'completed' | 'workers') => sum(all.map((s) => s[k]));
   return {
     scheduled: total('scheduled'),
@@ -42,7 +47,7 @@ export async function mergedStats(inner: Store, queue: string, r: Resolved, wind
     nowMs: all[0]!.nowMs,
     paused: all.some((s) => s.paused),
     eventStreamLength: streams.length > 0 ? sum(streams) : undefined,
-    completedTotal: total('completedTotal'),
+    completedTotal: total('completedTotal') + sum(gone.map((s) => s.completedTotal)),
     oldestDueAgeMs: lag.length > 0 ? Math.max(...lag) : undefined,
     completed: total('completed'),
     // The worker registry is in the unsharded keys only.

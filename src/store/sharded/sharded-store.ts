@@ -204,8 +204,32 @@ export class ShardedStore implements Store, ShardAdmin {
     return this.#claims.claim(queue, r.members, count, leaseMs, defaultMaxAttempts, workerId);
   }
 
-  complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
-    return byLease(queue, leases, (m, l) => this.inner.complete(m, l));
+  async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
+    return this.#fenceMisses(queue, leases, await byLease(queue, leases, (m, l) => this.inner.complete(m, l)));
+  }
+
+  /**
+   * A lease its token's shard answered 'not_found' for is stale when a job of that id lives on
+   * another shard of the queue now (added again after a reshard, or in the queue's next life,
+   * whose shards are numbered afresh): an unsharded queue, where an id is one key, answers
+   * 'lease_lost' there, and so does this (a worker would otherwise take 'not_found' for its own
+   * re-sent ack and report the job completed). Read only on a miss, never on an unsharded queue.
+   */
+  async #fenceMisses<R extends string>(queue: string, leases: LeaseRef[], out: R[]): Promise<R[]> {
+    const missed = out.map((o, i) => (o === 'not_found' ? i : -1)).filter((i) => i >= 0);
+    if (missed.length === 0 || (await this.#layouts.resolve(queue)).unsharded) return out;
+    const found = await byId(
+      this.#layouts,
+      queue,
+      missed.map((i) => leases[i]!.id),
+      async (m, ids) => (await this.inner.getMany(m, ids, false)).map((j) => (j ? m : null)),
+      (m) => m !== null,
+    );
+    missed.forEach((i, k) => {
+      const home = found[k];
+      if (home && home !== memberOfToken(queue, leases[i]!.token).member) out[i] = 'lease_lost' as R;
+    });
+    return out;
   }
 
   async release(queue: string, leases: LeaseRef[], holdMs = 0): Promise<LeaseOutcome[]> {
@@ -228,38 +252,43 @@ export class ShardedStore implements Store, ShardAdmin {
         await this.#layouts.everywhere(queue, (m) => this.inner.release(m, [], holdMs));
       }
     }
-    return byLease(queue, leases, async (m, l) => {
+    const out = await byLease(queue, leases, async (m, l) => {
       const res = await this.inner.release(m, l, holdMs);
       if (res.includes('ok')) this.#claims.putBack(queue, m, 0);
       return res;
     });
+    return this.#fenceMisses(queue, leases, out);
   }
 
   async extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: WorkerBeat): Promise<LeaseOutcome[]> {
     const routed = leases.map((l) => memberOfToken(queue, l.token).member);
     // The heartbeat rides along when every lease is in the unsharded keys (where the worker registry is).
-    if (routed.every((m) => m === queue)) return byLease(queue, leases, (m, l) => this.inner.extend(m, l, leaseMs, beat));
+    if (routed.every((m) => m === queue))
+      return this.#fenceMisses(queue, leases, await byLease(queue, leases, (m, l) => this.inner.extend(m, l, leaseMs, beat)));
     const [out] = await Promise.all([byLease(queue, leases, (m, l) => this.inner.extend(m, l, leaseMs)), beat ? this.inner.beat(queue, beat) : undefined]);
-    return out;
+    return this.#fenceMisses(queue, leases, out);
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
     const { member, token } = memberOfToken(queue, req.token);
     const res = await this.inner.fail(member, { ...req, token });
     if (res.outcome === 'retried') this.#claims.putBack(queue, member, res.dueAtMs);
-    return res;
+    const [outcome] = await this.#fenceMisses(queue, [req], [res.outcome]);
+    return { ...res, outcome: outcome! };
   }
 
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
     const { member, token } = memberOfToken(queue, req.token);
     const res = await this.inner.snooze(member, { ...req, token });
     if (res.outcome === 'snoozed') this.#claims.putBack(queue, member, res.dueAtMs);
-    return res;
+    const [outcome] = await this.#fenceMisses(queue, [req], [res.outcome]);
+    return { ...res, outcome: outcome! };
   }
 
-  update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
+  async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
     const { member, token } = memberOfToken(queue, req.token);
-    return this.inner.update(member, { ...req, token });
+    const [outcome] = await this.#fenceMisses(queue, [req], [await this.inner.update(member, { ...req, token })]);
+    return outcome!;
   }
 
   beat(queue: string, beat: WorkerBeat, gone?: boolean): Promise<void> {
@@ -492,11 +521,17 @@ export class ShardedStore implements Store, ShardAdmin {
   eventReader(queue: string): EventReader {
     let reader: Promise<EventReader> | undefined;
     const open = () => {
-      reader ??= this.#layouts
-        .resolve(queue)
-        .then((r) =>
-          r.unsharded ? this.inner.eventReader(queue) : mergedEventReader(r.members.map((m) => ({ tag: tagOf(queue, m), reader: this.inner.eventReader(m) }))),
-        );
+      reader ??= this.#layouts.resolve(queue).then((r) => {
+        if (r.unsharded) return this.inner.eventReader(queue);
+        // Shards of this epoch that left the layout (retired, then found empty) still hold the
+        // events of what ran there: read to their end, never waited on (nothing enters them).
+        const listed = new Set(r.members);
+        const left = everyShardName(queue, r.layout).filter((m) => !listed.has(m));
+        return mergedEventReader([
+          ...r.members.map((m) => ({ tag: tagOf(queue, m), reader: this.inner.eventReader(m) })),
+          ...left.map((m) => ({ tag: tagOf(queue, m), reader: this.inner.eventReader(m), closed: true })),
+        ]);
+      });
       return reader;
     };
     return {
