@@ -158,43 +158,46 @@ local function int(x)
 end
 
 -- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
--- fails the call before the script does anything, so a refused call writes nothing. `where` is ''
--- or ' of item <n>'. Lua's tonumber takes 'nan', 'inf', '0x1A' and ' 1': as_int does not.
-local function refuse(name, where, why, v)
+-- fails the call before the script does anything, so a refused call writes nothing. `item` is the
+-- item's number, or nil for the script's own arguments (the text naming it is made only for a
+-- refusal: a string per field and job is much of what checking costs). Lua's tonumber takes
+-- 'nan', 'inf', '0x1A' and ' 1': as_int does not.
+local function refuse(name, item, why, v)
   v = tostring(v)
   if #v > 40 then v = string.sub(v, 1, 40) .. '...' end
-  error('delayq: argument ' .. name .. where .. ' ' .. why .. ', got ' .. v)
+  error('delayq: argument ' .. name .. (item and ' of item ' .. item or '') .. ' ' .. why .. ', got ' .. v)
 end
-local function check(name, v, where)
+local function check(name, v, item)
   local r = RULE[name]
   if not r or (v == '' and r[4]) then return v end
   local kind = r[1]
   if kind == 'i' then
     local n = as_int(v)
-    if n == nil then refuse(name, where, 'must be a whole number', v) end
-    if n < r[2] then refuse(name, where, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
-    if n > r[3] then refuse(name, where, 'must be at most ' .. int(r[3]), v) end
+    if n == nil then refuse(name, item, 'must be a whole number', v) end
+    if n < r[2] then refuse(name, item, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
+    if n > r[3] then refuse(name, item, 'must be at most ' .. int(r[3]), v) end
+    return v, n
   elseif kind == 'f' then
-    if v ~= '0' and v ~= '1' then refuse(name, where, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
+    if v ~= '0' and v ~= '1' then refuse(name, item, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
   elseif kind == 'o' then
     if type(v) ~= 'string' or not r[2][v] then
       local names = {}
       for k in pairs(r[2]) do names[#names + 1] = k end
       table.sort(names)
-      refuse(name, where, 'must be one of ' .. table.concat(names, ', '), v)
+      refuse(name, item, 'must be one of ' .. table.concat(names, ', '), v)
     end
   elseif kind == 'd' then
-    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, where, 'must be a cursor (digits)', v) end
+    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, item, 'must be a cursor (digits)', v) end
   else
     -- An id (wire.ts ARG_RULES id): as the Node library's idSchema, bar its Unicode check.
-    if type(v) ~= 'string' or v == '' then refuse(name, where, 'must not be empty', v) end
-    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, where, 'must not contain control characters', v) end
+    if type(v) ~= 'string' or v == '' then refuse(name, item, 'must not be empty', v) end
+    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, item, 'must not contain control characters', v) end
     if #v > 256 then
       -- UTF-16 units, as JavaScript counts them: bytes less continuation bytes, and a 4-byte
       -- character (its lead byte) counts twice.
       local _, cont = string.gsub(v, '[\128-\191]', '')
       local _, wide = string.gsub(v, '[\240-\247]', '')
-      if #v - cont + wide > 256 then refuse(name, where, 'must be at most 256 characters', v) end
+      if #v - cont + wide > 256 then refuse(name, item, 'must be at most 256 characters', v) end
     end
   end
   return v
@@ -202,19 +205,20 @@ end
 
 -- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
 for name, i in pairs(A) do
-  check(name, ARGV[i], '')
+  check(name, ARGV[i], nil)
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
 local function each_valid(i, name)
-  return check(name, each_arg(i, name), ' of item ' .. i)
+  return check(name, each_arg(i, name), i)
 end
 
--- A whole-number field that must be given ('' fails too).
+-- A whole-number field that must be given ('' fails too); read once, by its check when it has one.
 local function each_int(i, name)
-  local v = as_int(each_valid(i, name))
-  if v == nil then refuse(name, ' of item ' .. i, 'must be a whole number', '') end
-  return v
+  local s, n = each_valid(i, name)
+  if n == nil then n = as_int(s) end
+  if n == nil then refuse(name, i, 'must be a whole number', '') end
+  return n
 end
 
 -- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
