@@ -34,8 +34,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms and debounce_max_ms, '0' when items end at `trace`
-Items from ARGV[9], 16 fields each:
+  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `trace`
+Items from ARGV[9], 17 fields each:
   +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
@@ -52,6 +52,7 @@ Items from ARGV[9], 16 fields each:
   +13 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
   +14 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
   +15 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
+  +16 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
@@ -62,7 +63,7 @@ with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothi
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -75,7 +76,7 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
 group may be ''; replace is '1' or '0'. `flow` is '1' when the items carry `group`, `cost`,
-`debounce_key`, `debounce_ms` and `debounce_max_ms`, '0' when they end at `trace` (a call with
+`debounce_key`, `debounce_ms`, `debounce_max_ms` and `debounce_first_ms`, '0' when they end at `trace` (a call with
 none of them sends no argument per job for them). A job of a group has its group id in
 K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
 between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
@@ -85,7 +86,9 @@ now, but no later than `debounce_max_ms` ('' for no bound) after its burst's fir
 maps the key to '<job id>:<first add ms>' of its pending burst; when that job still waits and carries the key
 (scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
 debounced: the job takes this add's data and options and its new due time, holder names it);
-else the add starts a new burst with its own id. A claim that hands the job out ends the burst.
+else the add starts a new burst with its own id, its first add now, or `debounce_first_ms` when
+given (at most now: a sharded producer moving a burst off a retired shard keeps its bound). A
+claim that hands the job out ends the burst, as does the job's cancel, drain, purge or burial.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
 is 'finished' when the job holding the key is gone.
@@ -106,14 +109,14 @@ local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_E
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
-local EACH_FIRST, EACH_SIZE = 9, 16
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11, cost = 12, debounce_key = 13, debounce_ms = 14, debounce_max_ms = 15 }
+local EACH_FIRST, EACH_SIZE = 9, 17
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11, cost = 12, debounce_key = 13, debounce_ms = 14, debounce_max_ms = 15, debounce_first_ms = 16 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST, R_EACH_SIZE = 2, 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true } }
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
 if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
@@ -938,10 +941,12 @@ for i = 1, each_count() do
     if each_valid(i, 'cost') ~= '' then j.cost = each_int(i, 'cost') end
     each_valid(i, 'debounce_ms')
     local debounce_max_ms = each_valid(i, 'debounce_max_ms')
+    local debounce_first_ms = each_valid(i, 'debounce_first_ms')
     if each_valid(i, 'debounce_key') ~= '' then
       j.debounce = each_arg(i, 'debounce_key')
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
+      if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
     end
   end
   jobs[i] = j
@@ -1089,7 +1094,8 @@ for i, j in ipairs(jobs) do
       j.id, j.replace, j.first, folded = burst.id, true, burst.first, true
       j.starts_burst = burst.new
     else
-      j.first, j.starts_burst = now, true
+      -- A new burst begins now, or (a burst moved off a retired shard) when its first add was.
+      j.first, j.starts_burst = math.min(j.given_first or now, now), true
     end
     j.burst_before = bursts[j.debounce]
     bursts[j.debounce] = { id = j.id, first = j.first, new = j.starts_burst }

@@ -87,7 +87,11 @@ export interface NewJob {
   /** Tokens of the rate limits the job takes when it starts (1 unless add({ cost }) said more). */
   cost: number;
   /** Fold a burst of adds with one key into one run (see AddOptions.debounce); exclusive with delay, runAt, dedup, replace. */
-  debounce: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
+  /**
+   * `firstMs`: the first add of the burst this add starts, when it is not now (a sharded producer
+   * moving a burst off a retired shard keeps its maxWaitMs bound); at most now.
+   */
+  debounce: { key: string; delayMs: number; maxWaitMs: number | undefined; firstMs?: number | undefined } | undefined;
 }
 
 export interface StoredAddResult {
@@ -361,6 +365,12 @@ export interface DedupHolder {
   dueAtMs: number;
 }
 
+/** A debounce key's pending burst: its job and its first add (the debounce hash's `<id>:<first>`). */
+export interface DebounceBurst {
+  id: string;
+  firstMs: number;
+}
+
 /** One entry of a queue's event stream (opt-in; see Queue.events). */
 export interface StreamEvent {
   /** The stream entry id (`<ms>-<n>`), usable as a cursor. */
@@ -506,6 +516,11 @@ export interface Store {
   markShard(queue: string, epoch: string): Promise<void>;
   /** The jobs holding these dedup keys now (null: the key is free or its window has ended). */
   dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]>;
+  /**
+   * The burst each debounce key names now: its job and when its first add was (null: none). The
+   * job may have started since (a claim ends its burst; read the job to know it still waits).
+   */
+  bursts(queue: string, keys: string[]): Promise<(DebounceBurst | null)[]>;
   /** Sets or removes the queue's concurrency limits; returns whether one changed. */
   setLimits(queue: string, change: LimitsChange): Promise<boolean>;
   limits(queue: string): Promise<QueueLimits>;

@@ -11,14 +11,8 @@ import { until } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
 
-/** Why the debounce tests that add one key before and after a reshard are skipped on the sharded matrix. */
-const BURST_ACROSS_RESHARD =
-  'OPEN DEFECT, not a documented difference: a debounce burst begun before a reshard does not hold after it (the add router checks retired shards for ids and dedup keys, not debounce keys, and a retired shard takes no fold), so a later add of the key starts a second burst on the new shards';
-
 export function rateConformance(kind: StoreKind): void {
   const sharded = /shards/.test(kind.name);
-  /** A queue resharded after its first add (the sharded matrix): see BURST_ACROSS_RESHARD. */
-  const burstsSplitByReshard = kind.reshardsTo !== undefined;
   describe(`rate limits and debounce [${kind.name}]`, () => {
     const { queue, worker } = useHarness(kind, 'rl');
     async function addDue(q: Queue<string>, jobs: { id: string; group?: string; cost?: number }[]) {
@@ -284,8 +278,7 @@ export function rateConformance(kind: StoreKind): void {
       assert.equal(again.find((j) => j.id === a!.id)!.attempt, 1, 'its attempt not spent');
     });
 
-    test('debounce: a burst runs once, after the last add, with its data; maxWaitMs bounds it; a running job starts a new burst', async (ctx) => {
-      if (burstsSplitByReshard) return ctx.skip(BURST_ACROSS_RESHARD);
+    test('debounce: a burst runs once, after the last add, with its data; maxWaitMs bounds it; a running job starts a new burst', async () => {
       const q = queue<{ v: number }>();
       const key = { key: 'doc:1', delayMs: 300 };
       const first = await q.add({ v: 1 }, { debounce: key });
@@ -394,8 +387,7 @@ export function rateConformance(kind: StoreKind): void {
       assert.equal(again.added, true, 'the old burst is gone');
     });
 
-    test('debounce: adds of one key in one addBulk fold into one job', async (t) => {
-      if (burstsSplitByReshard) return t.skip(BURST_ACROSS_RESHARD);
+    test('debounce: adds of one key in one addBulk fold into one job', async () => {
       const q = queue<{ v: number }>();
       const res = await q.addBulk([1, 2, 3].map((v) => ({ data: { v }, opts: { debounce: { key: 'k', delayMs: 60_000 } } })));
       assert.equal(res[0]!.added, true);

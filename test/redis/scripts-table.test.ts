@@ -67,7 +67,7 @@ const entry = (after: Record<string, unknown>, k: string, field: string) => (aft
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
 /** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
 /** One add item with the flow fields (group, cost, debounce key, delay, max wait), as flow = '1' says. */
-const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', '', '', '', '', ''];
+const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', '', '', '', '', '', ''];
 
 /** Two layout epochs (sharded queues, docs/data-model.md). */
 const E1 = 'e1e1e1e1e1e1';
@@ -233,8 +233,8 @@ const rows: Row[] = [
   {
     name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `flow` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, 15)], ['', key(q, 'schedule-last')]),
-    expect: /delayq protocol: items of 16 arguments each/,
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, 16)], ['', key(q, 'schedule-last')]),
+    expect: /delayq protocol: items of 17 arguments each/,
   },
   {
     name: 'add: a cost of 0 or "nan" is refused, nothing written',

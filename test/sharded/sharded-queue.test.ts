@@ -289,6 +289,25 @@ for (const kind of kinds) {
       assert.equal((await q.stats()).scheduled, 2);
     });
 
+    test('a debounce burst holds across a reshard: it moves to the new shards with its job, its data and its maxWaitMs bound', async () => {
+      const name = uniqueName('deb');
+      const q = queue<number>(name, 2);
+      const key = { key: 'doc:7', delayMs: 60_000, maxWaitMs: 30_000 };
+      const first = await q.add(1, { debounce: key });
+      await q.reshard(3);
+      const second = await q.add(2, { debounce: key });
+      assert.deepEqual([second.debounced, second.id], [true, first.id], 'folded into the burst, whose job keeps its id');
+      const third = await q.add(3, { debounce: key });
+      assert.deepEqual([third.debounced, third.id], [true, first.id]);
+      const s = await q.stats();
+      assert.equal(s.scheduled, 1, 'one job for the burst');
+      const job = (await q.get(first.id))!;
+      assert.equal(job.data, 3, "the last add's data");
+      assert.equal(job.dueAtMs, first.dueAtMs, 'still due at the first add + maxWaitMs, not the move + maxWaitMs');
+      const report = await q.verify();
+      assert.equal(report.ok, true, report.problems.join('; '));
+    });
+
     test('a job in a retired shard is found, cancelled, rescheduled and promoted by id', async () => {
       const name = uniqueName('old');
       const q = queue<number>(name, 2);

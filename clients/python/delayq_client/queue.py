@@ -134,6 +134,8 @@ class Queue:
             "debounce_key": debounce[0] if debounce else "",
             "debounce_ms": debounce[1] if debounce else "",
             "debounce_max_ms": debounce[2] if debounce else "",
+            # Only a sharded producer moving a burst off a retired shard sets it.
+            "debounce_first_ms": "",
         }
 
     def cancel(self, id):

@@ -27,6 +27,7 @@ import type {
   WorkerBeat,
   ClaimedJob,
   DeadJob,
+  DebounceBurst,
   DedupHolder,
   EventReader,
   FailRequest,
@@ -157,7 +158,7 @@ export class MemoryStore implements Store {
         const maxWait = j.debounce.maxWaitMs;
         if (held && (maxWait === undefined || now < held.first + maxWait)) {
           [id, replace, folded, burst] = [held.id, true, true, held];
-        } else burst = { id, first: now };
+        } else burst = { id, first: Math.min(j.debounce.firstMs ?? now, now) };
         due = now + j.debounce.delayMs;
         if (maxWait !== undefined) due = Math.min(due, burst.first + maxWait);
       }
@@ -728,6 +729,14 @@ export class MemoryStore implements Store {
     return keys.map((key) => {
       const held = q.dedupHolder(key, now);
       return held ? { id: held.id, dueAtMs: held.due } : null;
+    });
+  }
+
+  async bursts(queue: string, keys: string[]): Promise<(DebounceBurst | null)[]> {
+    const q = this.#q(queue);
+    return keys.map((key) => {
+      const b = q.debounce.get(key);
+      return b ? { id: b.id, firstMs: b.first } : null;
     });
   }
 

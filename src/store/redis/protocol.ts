@@ -73,7 +73,10 @@ const ARGS: Record<string, ArgDoc> = {
   },
   memo_ms: { type: 'integer', unit: 'ms', doc: 'how long the answer is remembered for a re-send (60000 by the library)' },
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
-  flow: { type: 'flag', doc: "'1' when each item carries group, cost, debounce_key, debounce_ms and debounce_max_ms, '0' when items end at `trace`" },
+  flow: {
+    type: 'flag',
+    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `trace`",
+  },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
   delay_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "from the server's now; exactly one of delay_ms and run_at is set" },
@@ -90,6 +93,12 @@ const ARGS: Record<string, ArgDoc> = {
   debounce_key: { type: 'text', notSet: "''", doc: "fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored" },
   debounce_ms: { type: 'integer', unit: 'ms', notSet: "'' (with no debounce_key)", doc: "the job runs this long after the burst's last add" },
   debounce_max_ms: { type: 'integer', unit: 'ms', notSet: "'' (no bound)", doc: "and no later than this after the burst's first add" },
+  debounce_first_ms: {
+    type: 'integer',
+    unit: 'ms',
+    notSet: "'' (now)",
+    doc: 'the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound',
+  },
   hold_ms: { type: 'integer', unit: 'ms', doc: "0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs" },
   rate_max: {
     type: 'integer',

@@ -8,6 +8,7 @@ import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState
 import type {
   ClaimResult,
   CompleteRef,
+  DebounceBurst,
   DedupHolder,
   ListCursor,
   ObliterateResult,
@@ -296,6 +297,7 @@ export class RedisStore implements Store {
           debounce_key: j.debounce?.key ?? '',
           debounce_ms: j.debounce?.delayMs ?? '',
           debounce_max_ms: j.debounce?.maxWaitMs ?? '',
+          debounce_first_ms: j.debounce?.firstMs ?? '',
         })),
       },
     )) as unknown[];
@@ -692,6 +694,15 @@ export class RedisStore implements Store {
     return held.map((v) => {
       const m = v === null ? null : /^(\d+):(.*)$/s.exec(v);
       return m ? { id: m[2]!, dueAtMs: Number(m[1]) } : null;
+    });
+  }
+
+  async bursts(queue: string, keys: string[]): Promise<(DebounceBurst | null)[]> {
+    if (keys.length === 0) return [];
+    const held = await this.#guard.run(() => this.#client.hmget(this.keys(queue).debounce, ...keys));
+    return held.map((v) => {
+      const m = v === null ? null : /^(.*):(\d{1,16})$/s.exec(v);
+      return m ? { id: m[1]!, firstMs: Number(m[2]) } : null;
     });
   }
 

@@ -199,6 +199,7 @@ export const WIRE = {
       'debounce_key',
       'debounce_ms',
       'debounce_max_ms',
+      'debounce_first_ms',
     ],
     reply: {
       fields: ['made'],
@@ -457,6 +458,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   debounce_key: { id: true, unset: true },
   debounce_ms: ms(0, true),
   debounce_max_ms: ms(1, true),
+  debounce_first_ms: epochMs,
   hold_ms: { int: [0, MAX_RATE_WINDOW_MS] },
   rate_max: { int: [0, MAX_RATE_TOKENS], unset: true },
   rate_per: { int: [0, MAX_RATE_WINDOW_MS], unset: true },

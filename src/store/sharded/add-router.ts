@@ -10,7 +10,16 @@ import { ShardError } from '../../errors.js';
 import { timerDelay } from '../../timers.js';
 import { tooCostly } from '../too-costly.js';
 import type { JobInfo } from '../../types.js';
-import { type DedupHolder, type NewJob, PartialAddError, type ScheduleGuard, type Store, type StoredAddResult, ShardMovedError } from '../store.js';
+import {
+  type DebounceBurst,
+  type DedupHolder,
+  type NewJob,
+  PartialAddError,
+  type ScheduleGuard,
+  type Store,
+  type StoredAddResult,
+  ShardMovedError,
+} from '../store.js';
 import type { ClaimFanOut } from './claim-fan-out.js';
 import { groupBy, groupIndices } from './grouping.js';
 import { shardFor } from './layout.js';
@@ -92,9 +101,12 @@ export class AddRouter {
    * ShardError naming the shard. Before each routing by a new layout, the retired sets are asked
    * for the jobs' ids and dedup keys.
    */
-  async #addSharded(queue: string, jobs: NewJob[], r: Resolved): Promise<StoredAddResult[]> {
+  async #addSharded(queue: string, given: NewJob[], r: Resolved): Promise<StoredAddResult[]> {
+    // The call's jobs as routed: a debounced add that moves a burst takes its job's id (#moveBursts).
+    const jobs = given.slice();
     const out: StoredAddResult[] = new Array(jobs.length);
     const replacing = new Map<number, { member: string; state: string }>();
+    const moving = new Map<number, { member: string; id: string }>();
     const errors = new Map<number, unknown>();
     let left = jobs.map((_, i) => i);
     // The layout the retired sets were last asked by (null: none yet).
@@ -105,6 +117,7 @@ export class AddRouter {
       if (checked !== r.raw) {
         left = await this.#answerFromRetired(queue, jobs, left, r, out, replacing);
         left = await this.#takeOutReplaced(jobs, left, out, replacing);
+        await this.#moveBursts(queue, jobs, left, r, moving);
         checked = r.raw;
       }
       const routed = r;
@@ -138,7 +151,10 @@ export class AddRouter {
           }
         }),
       );
-      if (failed) throw new PartialAddError(this.#markReplaced(out, replacing), errors);
+      if (failed) {
+        await this.#movedBursts(out, moving);
+        throw new PartialAddError(this.#markReplaced(out, replacing), errors);
+      }
       left = refused;
       if (left.length === 0) break;
       r = await this.#layouts.load(queue);
@@ -160,7 +176,62 @@ export class AddRouter {
       await new Promise((resolve) => setTimeout(resolve, timerDelay(pause)));
       pause = Math.min(REROUTE_PAUSE_MAX_MS, pause * 2);
     }
+    await this.#movedBursts(out, moving);
     return this.#markReplaced(out, replacing);
+  }
+
+  /**
+   * A debounced add whose key has a burst still waiting on a retired shard moves that burst to
+   * the key's shard now (a retired shard takes no add, and a second burst would run the job
+   * twice): the add is written with the burst job's id and its first add's time (so maxWaitMs
+   * still bounds it from there), then the old job is cancelled (#movedBursts). Written first, so
+   * a failure between the two loses nothing; a burst job claimed in between runs, and this add
+   * runs after it, as an add while a burst's job runs starts a new burst. A burst whose
+   * maxWaitMs has passed is not moved: this add starts a new burst, as add.lua decides.
+   */
+  async #moveBursts(queue: string, jobs: NewJob[], todo: number[], r: Resolved, moving: Map<number, { member: string; id: string }>): Promise<void> {
+    const keyed = todo.filter((i) => jobs[i]!.debounce !== undefined && !moving.has(i));
+    if (r.retired.length === 0 || keyed.length === 0) return;
+    const found = new Map<number, { member: string; burst: DebounceBurst }>();
+    for (const set of r.retired) {
+      const groups = groupIndices(keyed, (i) => shardFor(queue, set, routeKey(jobs[i]!)));
+      await Promise.all(
+        [...groups].map(async ([member, at]) => {
+          const bursts = await this.#inner.bursts(
+            member,
+            at.map((i) => jobs[i]!.debounce!.key),
+          );
+          at.forEach((i, k) => {
+            const burst = bursts[k];
+            if (burst && !found.has(i)) found.set(i, { member, burst });
+          });
+        }),
+      );
+    }
+    // The first add of the call with a key moves its burst; the later ones fold into it there.
+    const seen = new Set<string>();
+    for (const [i, { member, burst }] of found) {
+      const job = jobs[i]!;
+      const debounce = job.debounce!;
+      if (seen.has(`${member}\n${debounce.key}`)) continue;
+      seen.add(`${member}\n${debounce.key}`);
+      const [info] = await this.#inner.getMany(member, [burst.id], false);
+      if (info?.state !== 'scheduled') continue;
+      if (debounce.maxWaitMs !== undefined && (await this.#inner.rateStatus(member)).nowMs >= burst.firstMs + debounce.maxWaitMs) continue;
+      jobs[i] = { ...job, id: burst.id, debounce: { ...debounce, firstMs: burst.firstMs } };
+      moving.set(i, { member, id: burst.id });
+    }
+  }
+
+  /** The bursts #moveBursts wrote anew: the old jobs cancelled, and each add answered as folded into its burst. */
+  async #movedBursts(out: StoredAddResult[], moving: Map<number, { member: string; id: string }>): Promise<void> {
+    await Promise.all(
+      [...moving].map(async ([i, { member, id }]) => {
+        if (out[i]?.code !== 'added') return;
+        await this.#inner.cancel(member, [id]);
+        out[i] = { ...out[i]!, code: 'debounced', duplicateOf: id };
+      }),
+    );
   }
 
   /** A job that replaced one from a retired shard answers 'replaced'. */

@@ -26,6 +26,7 @@ import type {
   ClaimResult,
   CompleteRef,
   DeadJob,
+  DebounceBurst,
   DedupHolder,
   EventReader,
   FailRequest,
@@ -565,6 +566,10 @@ export class ShardedStore implements Store, ShardAdmin {
 
   dedupHolders(queue: string, keys: string[]): Promise<(DedupHolder | null)[]> {
     return this.inner.dedupHolders(queue, keys);
+  }
+
+  bursts(queue: string, keys: string[]): Promise<(DebounceBurst | null)[]> {
+    return this.inner.bursts(queue, keys);
   }
 
   waitUntilReady(timeoutMs?: number): Promise<void> {

@@ -1,7 +1,7 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -14,7 +14,7 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
 group may be ''; replace is '1' or '0'. `flow` is '1' when the items carry `group`, `cost`,
-`debounce_key`, `debounce_ms` and `debounce_max_ms`, '0' when they end at `trace` (a call with
+`debounce_key`, `debounce_ms`, `debounce_max_ms` and `debounce_first_ms`, '0' when they end at `trace` (a call with
 none of them sends no argument per job for them). A job of a group has its group id in
 K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
 between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
@@ -24,7 +24,9 @@ now, but no later than `debounce_max_ms` ('' for no bound) after its burst's fir
 maps the key to '<job id>:<first add ms>' of its pending burst; when that job still waits and carries the key
 (scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
 debounced: the job takes this add's data and options and its new due time, holder names it);
-else the add starts a new burst with its own id. A claim that hands the job out ends the burst.
+else the add starts a new burst with its own id, its first add now, or `debounce_first_ms` when
+given (at most now: a sharded producer moving a burst off a retired shard keeps its bound). A
+claim that hands the job out ends the burst, as does the job's cancel, drain, purge or burial.
 Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
 window, by another job's add or by this id's own add whose job has finished). The public state
 is 'finished' when the job holding the key is gone.
@@ -78,10 +80,12 @@ for i = 1, each_count() do
     if each_valid(i, 'cost') ~= '' then j.cost = each_int(i, 'cost') end
     each_valid(i, 'debounce_ms')
     local debounce_max_ms = each_valid(i, 'debounce_max_ms')
+    local debounce_first_ms = each_valid(i, 'debounce_first_ms')
     if each_valid(i, 'debounce_key') ~= '' then
       j.debounce = each_arg(i, 'debounce_key')
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
+      if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
     end
   end
   jobs[i] = j
@@ -229,7 +233,8 @@ for i, j in ipairs(jobs) do
       j.id, j.replace, j.first, folded = burst.id, true, burst.first, true
       j.starts_burst = burst.new
     else
-      j.first, j.starts_burst = now, true
+      -- A new burst begins now, or (a burst moved off a retired shard) when its first add was.
+      j.first, j.starts_burst = math.min(j.given_first or now, now), true
     end
     j.burst_before = bursts[j.debounce]
     bursts[j.debounce] = { id = j.id, first = j.first, new = j.starts_burst }
