@@ -168,3 +168,9 @@ export function queueOf(member: string): string {
   const hash = member.indexOf('#');
   return hash < 0 ? member : member.slice(0, hash);
 }
+
+/** A store queue's shard number: -1 for the unsharded keys (queue names never hold a `#`). */
+export function shardNumberOf(member: string): number {
+  const hash = member.indexOf('#');
+  return hash < 0 ? -1 : Number(member.slice(hash + 1));
+}

@@ -11,7 +11,7 @@
  */
 import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, RateLimit, RateStatus, RateUse, Store, StoredGroup } from '../store.js';
 import { ValidationError } from '../../errors.js';
-import { shardCount, shardFor } from './layout.js';
+import { shardCount, shardFor, shardNumberOf } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
 import { checkRateSplit, perShard, rateShare, RESHARD_ATTEMPTS } from './resharding.js';
 
@@ -26,12 +26,6 @@ function homes(queue: string, r: Resolved, group: string): string[] {
   if (r.layout.current) out.add(shardFor(queue, r.layout.current, group));
   for (const set of r.retired) out.add(shardFor(queue, set, group));
   return [...out];
-}
-
-/** A store queue's shard number: -1 for the unsharded keys (queue names never hold a `#`). */
-function shardNumber(member: string): number {
-  const hash = member.indexOf('#');
-  return hash < 0 ? -1 : Number(member.slice(hash + 1));
 }
 
 /** Whether a store queue keeps a state for the group, as its listing walks them: jobs running or waiting, a limit of its own or a pause. */
@@ -145,7 +139,7 @@ export class ShardedGroups {
    */
   async groupPage(queue: string, cursor: string | undefined, count: number): Promise<GroupsPage> {
     const r = await this.#layouts.resolve(queue, true);
-    const walk = r.members.map((name) => ({ name, n: shardNumber(name) })).sort((a, b) => a.n - b.n);
+    const walk = r.members.map((name) => ({ name, n: shardNumberOf(name) })).sort((a, b) => a.n - b.n);
     let at = 0;
     let inner: string | undefined;
     if (cursor !== undefined) {

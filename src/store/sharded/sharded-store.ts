@@ -217,8 +217,9 @@ export class ShardedStore implements Store, ShardAdmin {
    * re-sent ack and report the job completed). Read only on a miss, never on an unsharded queue.
    */
   async #fenceMisses<R extends string>(queue: string, leases: LeaseRef[], out: R[]): Promise<R[]> {
+    // Every ack of a sharded queue passes here: nothing is made unless one missed.
+    if (!out.includes('not_found' as R) || (await this.#layouts.resolve(queue)).unsharded) return out;
     const missed = out.map((o, i) => (o === 'not_found' ? i : -1)).filter((i) => i >= 0);
-    if (missed.length === 0 || (await this.#layouts.resolve(queue)).unsharded) return out;
     const found = await byId(
       this.#layouts,
       queue,
