@@ -60,65 +60,23 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 add
---[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
-KEYS: base, memo, schedule_last
-ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
-Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
-A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
-no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
-`epoch` given (the layout the producer routed by is not this shard's: it was obliterated, or
-made again for a later life of the queue): the producer reads the layout again and adds where
-it says. `epoch` is '' for an add to a queue's own (unsharded) keys: then only `moved` counts.
-The leading flag tells the producer that the queue's keys were made by this add (a new queue,
-or one obliterated since), so it names the queue in the registry again (docs/data-model.md).
-`schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
-if this occurrence is later than the schedule's last one, which it then becomes. Per job,
-exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace and
-group may be ''; replace is '1' or '0'. `flow` is '1' when the items carry `group`, `cost`,
-`debounce_key`, `debounce_ms`, `debounce_max_ms` and `debounce_first_ms`, '0' when they end at `trace` (a call with
-none of them sends no argument per job for them). A job of a group has its group id in
-K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
-between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
-job with a cost above 1 or a debounce key has its JOB_FLOW in K_FLOW_OF (meta flowed = '1').
-Debounce: an item with `debounce_key` ignores delay_ms and run_at and is due `debounce_ms` after
-now, but no later than `debounce_max_ms` ('' for no bound) after its burst's first add. K_DEBOUNCE
-maps the key to '<job id>:<first add ms>' of its pending burst; when that job still waits and carries the key
-(scheduled, ready or waiting) and the bound has not passed, the add is folded into it (CODE
-debounced: the job takes this add's data and options and its new due time, holder names it);
-else the add starts a new burst with its own id, its first add now, or `debounce_first_ms` when
-given (at most now: a sharded producer moving a burst off a retired shard keeps its bound). A
-claim that hands the job out ends the burst, as does the job's cancel, drain, purge or burial.
-Codes: added; exists (left alone); replaced; deduplicated (the dedup key is held within its
-window, by another job's add or by this id's own add whose job has finished). The public state
-is 'finished' when the job holding the key is gone.
-Rules: an add that changes nothing (exists, deduplicated) takes no sequence number and no
-dedup key. The dedup key holds '<due ms>:<id>' of the add that took it, and expires with its
-window; meta `dedupUntil` keeps the latest end of any window taken here, so a reshard keeps a
-retired shard (where the key's window holds) until it has passed. Every argument is checked before the first write; a bad one fails the call and writes
-nothing. Bodies are read with one HMGET and written with one HSET, the scheduled set with one
-ZADD, whatever the batch size (dedup keys and replaced jobs cost a few calls each).
-Events: PUBLISH <wake> <due ms> when the queue's earliest due time moved earlier; 'added' to
-the event stream.
-Safe to re-send: with a request id, the first run's codes are remembered for memo_ms as
-'<now>:<one code digit per job>:<made flag>[:<burst ids, one a line>]' (the burst job each debounced item went into), and a re-send answers them again (and the flag),
-even after the job ran and was acked (without a request id, a re-send finds the jobs and
-answers exists).
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
-local EACH_FIRST, EACH_SIZE = 9, 17
+local EACH_FIRST = 9
+local EACH_SIZE = 17
 local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11, cost = 12, debounce_key = 13, debounce_ms = 14, debounce_max_ms = 15, debounce_first_ms = 16 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
-local R_EACH_FIRST, R_EACH_SIZE = 2, 4
+local R_EACH_FIRST = 2
+local R_EACH_SIZE = 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -251,9 +209,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -391,7 +352,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -540,19 +501,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -620,7 +568,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -906,6 +853,8 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
+check_args()
+return (function()
 
 -- Items end at `trace` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
 -- prologue's local, which each_count and each_arg read.
@@ -1260,3 +1209,5 @@ local memo_into = ''
 if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made] .. memo_into, memo_ms)
 return out
+
+end)()

@@ -41,45 +41,24 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 claim
---[[ claim: hands out up to `count` due jobs, highest priority first, then earliest due, then
-first added; recovers jobs whose lease ran out on the way. When no more than `count` jobs are
-due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
-KEYS: base, memo
-ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB
-`worker` is the claiming worker's id, kept in each job's run state as its lease holder.
-`promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
-`count` are read when the ready set is empty), `reap_limit` the expired
-leases recovered per call; memo is `req:<request id>` (any key when request_id is '').
-While the queue is paused (meta paused = '1') it only recovers expired leases and hands out
-nothing; its next wake is then the earliest lease deadline.
-Next wake is the earliest of the next due time and the next lease deadline, so a sleeping
-worker also wakes to recover expired leases and no separate reaper has to poll.
-A fixed number of Redis calls per batch: the sets are read and written once each, bodies and
-run states with one HMGET and one HSET.
-A claim reads only the seq and priority of a body (it orders by them); a body or run state it
-cannot read goes to the dead set with the reason (kept as the run's last error) and costs no
-other job; the worker reads the rest of the body and buries a job whose body it cannot read.
-Members whose body is gone are dropped.
-Safe to re-send: with a request id, a batch is remembered for the lease's length as
-'<now>:<deadline>:<first token number>:<count>'; a re-sent claim returns the same jobs (those
-still held by those tokens) instead of handing out a second batch.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9 }
-local EACH_FIRST, EACH_SIZE = 10, 0
+local EACH_FIRST = 10
+local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
 local R = { now_ms = 1, next_wake_ms = 2, more = 3, deadline_ms = 4, token_prefix = 5, groups = 6 }
-local R_EACH_FIRST, R_EACH_SIZE = 7, 5
+local R_EACH_FIRST = 7
+local R_EACH_SIZE = 5
 local RE = { id = 1, body = 2, attempt = 3, due_ms = 4, token_number = 5 }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { count = { 'i', 0, 10000, false }, lease_ms = { 'i', 1, 315360000000, false }, default_max = { 'i', 1, 1000000, false }, promote_limit = { 'i', 0, 1000000, false }, reap_limit = { 'i', 0, 1000000, false } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 24 then error('delayq protocol: claim takes 24 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 9 then error('delayq protocol: claim takes 9 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -212,9 +191,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -352,7 +334,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -501,19 +483,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -581,7 +550,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -867,7 +835,6 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
-
 --[[ _rate: the rate limiters (docs/rate-limits.md). Pulled in by `--@include _rate.lua` after
 _groups.lua (whose flow() it reads) in the scripts that take, give back, hold or read tokens:
 claim, release, limits and groups. The others (add, complete, fail, ...) never load it: every
@@ -1068,11 +1035,11 @@ local function RL()
   end
   return L
 end
-
---[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
-its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
-hands out, ends or renews a lease (after _groups.lua, whose group counts it keeps); the places, events and marks come from src/store/lifecycle.ts
-through the generated prologue (PLACE, EVENT, MARK).
+--[[ _lifecycle: the one way into and out of the active set, what a lease token becomes when
+its lease ends, and the one way a job's life ends (finish). Pulled in by `--@include
+_lifecycle.lua` after _helpers.lua in every script that hands out, ends or renews a lease or
+ends a job (after _groups.lua, whose group counts it keeps); the places, ends, events and marks
+come from src/store/lifecycle.ts through the generated prologue (PLACE, FINISH, EVENT, MARK).
 Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
 (ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
 deadline. A rule that spans every transition (a running count per group, a rate limit) goes
@@ -1185,6 +1152,48 @@ local function given_up(token)
   return MARK.given_up .. token
 end
 
+-- Every end of a job goes through here, whatever ended it (lifecycle.ts FINISHES):
+--   FINISH.completed: acked (its lease ended in leave_active): counted in meta `completed`, then
+--     kept by the retention rule, with `kept` = { runs = { id, run state, ... }, results = { id,
+--     result JSON, ... } } to write, or deleted (`kept` nil; `now` is then not read).
+--   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
+--     caller's to write. Its debounce burst ends.
+--   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Events stay with the callers (each says why in its own fields). The next rule that must hear
+-- of every end (flows: a parent told that its child finished) is written here, once.
+local function finish(outcome, ids, now, kept)
+  if #ids == 0 then return end
+  if outcome == FINISH.completed then
+    -- A running total, so monitors can show throughput without the event stream.
+    redis.call('HINCRBY', K_META, 'completed', #ids)
+    if not kept then return forget(ids, true) end
+    local finished = {}
+    for _, id in ipairs(ids) do
+      finished[#finished + 1] = now
+      finished[#finished + 1] = id
+    end
+    call_chunked('ZADD', K_COMPLETED, finished)
+    hset_pairs(K_RUNS, kept.runs)
+    hset_pairs(K_RESULTS, kept.results)
+    trim_completed(now, #ids)
+  elseif outcome == FINISH.dead then
+    end_bursts(ids)
+    local adds = {}
+    for _, id in ipairs(ids) do
+      adds[#adds + 1] = now
+      adds[#adds + 1] = id
+    end
+    call_chunked('ZADD', K_DEAD, adds)
+    trim_dead(now, #ids)
+  elseif outcome == FINISH.cancelled then
+    forget(ids)
+  else
+    error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
+end
+check_args()
+return (function()
+
 local want = arg_int('count')
 local lease_ms = arg_int('lease_ms')
 local default_max = arg_int('default_max')
@@ -1281,7 +1290,7 @@ end
 local function flush_writes()
   hset_pairs(K_RUNS, run_writes)
   if #dropped > 0 then call_chunked('HDEL', K_RUNS, dropped) end
-  bury_many(buried, now)
+  finish(FINISH.dead, buried, now)
   schedule_many(rescheduled)
   run_writes, dropped, buried, rescheduled = {}, {}, {}, {}
 end
@@ -1813,3 +1822,5 @@ if f.rated and served then
 end
 if wake ~= nil then out[R.next_wake_ms] = wake end
 return out
+
+end)()

@@ -37,34 +37,23 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 complete
---[[ complete: acks finished jobs, each only with its current lease token. Without a retention
-rule for completed jobs (meta doneMax / doneMaxAge) they are deleted; with one they move to the
-completed set with their result, and the oldest kept ones beyond the rule are deleted.
-KEYS: base
-ARGV: base
-EACH: id, token, result
-Returns: { then per item: code }
-`result` is the handler's result as JSON text ('' for none), kept only with the job.
-Codes: ok (done; also a re-sent ack of a job kept as completed), lease_lost (the token is not
-the job's), not_found (already completed and not kept: a re-sent ack lands here, and so does an
-ack after a person purged it).
-A fixed number of calls per batch: one HMGET of run states, then one ZREM and the deletes, or
-with retention one ZADD and two HSETs and a bounded trim.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = {  }
-local EACH_FIRST, EACH_SIZE = 3, 3
+local EACH_FIRST = 3
+local EACH_SIZE = 3
 local E = { id = 0, token = 1, result = 2 }
 local CODE = { ok = 1, lease_lost = 0, not_found = -1 }
 local R = {  }
-local R_EACH_FIRST, R_EACH_SIZE = 1, 1
+local R_EACH_FIRST = 1
+local R_EACH_SIZE = 1
 local RE = { code = 1 }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = {  }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 23 then error('delayq protocol: complete takes 23 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -197,9 +186,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -337,7 +329,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -486,19 +478,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -566,7 +545,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -852,11 +830,11 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
-
---[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
-its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
-hands out, ends or renews a lease (after _groups.lua, whose group counts it keeps); the places, events and marks come from src/store/lifecycle.ts
-through the generated prologue (PLACE, EVENT, MARK).
+--[[ _lifecycle: the one way into and out of the active set, what a lease token becomes when
+its lease ends, and the one way a job's life ends (finish). Pulled in by `--@include
+_lifecycle.lua` after _helpers.lua in every script that hands out, ends or renews a lease or
+ends a job (after _groups.lua, whose group counts it keeps); the places, ends, events and marks
+come from src/store/lifecycle.ts through the generated prologue (PLACE, FINISH, EVENT, MARK).
 Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
 (ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
 deadline. A rule that spans every transition (a running count per group, a rate limit) goes
@@ -969,6 +947,48 @@ local function given_up(token)
   return MARK.given_up .. token
 end
 
+-- Every end of a job goes through here, whatever ended it (lifecycle.ts FINISHES):
+--   FINISH.completed: acked (its lease ended in leave_active): counted in meta `completed`, then
+--     kept by the retention rule, with `kept` = { runs = { id, run state, ... }, results = { id,
+--     result JSON, ... } } to write, or deleted (`kept` nil; `now` is then not read).
+--   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
+--     caller's to write. Its debounce burst ends.
+--   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Events stay with the callers (each says why in its own fields). The next rule that must hear
+-- of every end (flows: a parent told that its child finished) is written here, once.
+local function finish(outcome, ids, now, kept)
+  if #ids == 0 then return end
+  if outcome == FINISH.completed then
+    -- A running total, so monitors can show throughput without the event stream.
+    redis.call('HINCRBY', K_META, 'completed', #ids)
+    if not kept then return forget(ids, true) end
+    local finished = {}
+    for _, id in ipairs(ids) do
+      finished[#finished + 1] = now
+      finished[#finished + 1] = id
+    end
+    call_chunked('ZADD', K_COMPLETED, finished)
+    hset_pairs(K_RUNS, kept.runs)
+    hset_pairs(K_RESULTS, kept.results)
+    trim_completed(now, #ids)
+  elseif outcome == FINISH.dead then
+    end_bursts(ids)
+    local adds = {}
+    for _, id in ipairs(ids) do
+      adds[#adds + 1] = now
+      adds[#adds + 1] = id
+    end
+    call_chunked('ZADD', K_DEAD, adds)
+    trim_dead(now, #ids)
+  elseif outcome == FINISH.cancelled then
+    forget(ids)
+  else
+    error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
+end
+check_args()
+return (function()
+
 local ids, tokens, results = {}, {}, {}
 for i = 1, each_count() do
   ids[i], tokens[i], results[i] = each_arg(i, 'id'), each_arg(i, 'token'), each_arg(i, 'result')
@@ -988,18 +1008,13 @@ for i, id in ipairs(ids) do
   end
 end
 if #done > 0 then
-  -- A running total, so monitors can show throughput without the event stream.
-  redis.call('HINCRBY', K_META, 'completed', #done)
   local done_ids = {}
   for n, i in ipairs(done) do done_ids[n] = ids[i] end
   leave_active(done_ids)
   if keeps_completed() then
-    local now = now_ms()
-    local finished, run_writes, result_writes = {}, {}, {}
+    local run_writes, result_writes = {}, {}
     for _, i in ipairs(done) do
       local r = parse_run(runs[i])
-      finished[#finished + 1] = now
-      finished[#finished + 1] = ids[i]
       run_writes[#run_writes + 1] = ids[i]
       -- Completed and kept: a re-sent ack finds the mark and answers ok.
       run_writes[#run_writes + 1] = encode_run(r and r.a or 0, r and r.t, MARK.kept .. tokens[i], r and r.e, r and r.s, r and r.w)
@@ -1008,12 +1023,11 @@ if #done > 0 then
         result_writes[#result_writes + 1] = results[i]
       end
     end
-    call_chunked('ZADD', K_COMPLETED, finished)
-    hset_pairs(K_RUNS, run_writes)
-    hset_pairs(K_RESULTS, result_writes)
-    trim_completed(now, #done)
+    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes })
   else
-    forget(done_ids, true)
+    finish(FINISH.completed, done_ids)
   end
 end
 return out
+
+end)()

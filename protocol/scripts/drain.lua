@@ -37,32 +37,24 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 drain
---[[ drain: removes scheduled jobs (due or not), all of them or those due before a time, in
-bounded steps.
-KEYS: base
-ARGV: base, due_before, limit, ready_rank, waiting_rank
-Returns: { removed, next_ready_rank, next_waiting_rank, more }; more is 1 when more may be left
-`due_before` is epoch ms ('' = every scheduled job). Each call removes at most `limit` jobs
-from the scheduled set, and looks at no more than `limit` members of the ready set from
-`ready_rank` (members due later stay; the next call starts after them): call again with the
-returned rank while more may be left. The groups' lines (K_WAITING) are drained the same way from
-`waiting_rank`, and each group's waiting count goes down by what left its line. Safe to run twice.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { due_before = 3, limit = 4, ready_rank = 5, waiting_rank = 6 }
-local EACH_FIRST, EACH_SIZE = 7, 0
+local EACH_FIRST = 7
+local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
 local R = { removed = 1, next_ready_rank = 2, next_waiting_rank = 3, more = 4 }
-local R_EACH_FIRST, R_EACH_SIZE = 5, 0
+local R_EACH_FIRST = 5
+local R_EACH_SIZE = 0
 local RE = {  }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { due_before = { 'i', 0, 8640000000000000, true }, limit = { 'i', 0, 1000000, false }, ready_rank = { 'i', 0, 999999999999999, false }, waiting_rank = { 'i', 0, 999999999999999, false } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 23 then error('delayq protocol: drain takes 23 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 6 then error('delayq protocol: drain takes 6 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -195,9 +187,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -335,7 +330,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -484,19 +479,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -564,7 +546,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -850,6 +831,164 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
+--[[ _lifecycle: the one way into and out of the active set, what a lease token becomes when
+its lease ends, and the one way a job's life ends (finish). Pulled in by `--@include
+_lifecycle.lua` after _helpers.lua in every script that hands out, ends or renews a lease or
+ends a job (after _groups.lua, whose group counts it keeps); the places, ends, events and marks
+come from src/store/lifecycle.ts through the generated prologue (PLACE, FINISH, EVENT, MARK).
+Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
+(ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
+deadline. A rule that spans every transition (a running count per group, a rate limit) goes
+here, once; test/unit/lifecycle.test.ts fails when a script writes the active set otherwise.
+In the run state a token becomes MARK.given_up .. token once its holder ended the attempt (fail,
+snooze, release), MARK.recovered .. token once a claim took the lease back after it ran out,
+and MARK.kept .. token once completed and kept. lease_status reads them: a re-sent call (ioredis
+re-sends after a reconnect) finds its own mark and answers as its first run did, and a stale
+holder answers lease lost.
+]]
+
+-- The lease token a run state holds ('' when none or unreadable).
+local function held_token(run)
+  if not run then return '' end
+  return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
+end
+
+-- The answer to a call whose token is not the job's: lease lost while the job exists.
+local function lost_or_missing(id)
+  if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  return CODE.not_found
+end
+
+-- The "is this a re-send?" prelude of every call made with a lease token: 'held' when `token`
+-- holds the job's lease, 'resent' when the run state carries `resent_mark .. token` (this call
+-- ran before and its reply was lost), else the code to answer (lease_lost or not_found).
+-- `resent_mark` is nil for calls that leave no mark (extend, update).
+local function lease_status(id, run, token, resent_mark)
+  if not run then return lost_or_missing(id) end
+  local held = held_token(run)
+  if held == token then return 'held' end
+  if resent_mark and held == resent_mark .. token then return 'resent' end
+  return lost_or_missing(id)
+end
+
+-- The items of an `id, token` batch.
+local function lease_items()
+  local ids, tokens = {}, {}
+  for i = 1, each_count() do
+    ids[i], tokens[i] = each_arg(i, 'id'), each_arg(i, 'token')
+  end
+  return ids, tokens
+end
+
+-- Into active: { deadline, id, ... } pairs, each job handed out with a fresh lease; `groups`
+-- (aligned with the jobs) are their groups, whose running counts take a slot each.
+local function enter_active(pairs_, groups)
+  if #pairs_ == 0 then return end
+  call_chunked('ZADD', K_ACTIVE, pairs_)
+  local any = false
+  for _, g in ipairs(groups) do
+    if g ~= UNGROUPED then
+      local s = GL().group_state(g)
+      s.r = s.r + 1
+      GL().touch_group(g)
+      any = true
+    end
+  end
+  if any then GL().save_groups() end
+end
+
+-- Out of active: every way a lease ends goes through here, whatever happens to the job next.
+-- Each job gives its group's slot back; a group that gets room for the due jobs it has waiting
+-- joins the rotation, and sleeping workers are told (so are they when the queue's concurrency
+-- limit was reached): a held-back job starts within milliseconds of its slot freeing.
+local function leave_active(ids)
+  if #ids == 0 then return end
+  local f = flow()
+  local wake = false
+  if f.limit then wake = redis.call('ZCARD', K_ACTIVE) >= f.limit end
+  call_chunked('ZREM', K_ACTIVE, ids)
+  if f.grouped then
+    local groups = groups_of(ids)
+    GL().load_groups(groups)
+    local freed, order = {}, {}
+    for _, g in ipairs(groups) do
+      if g ~= UNGROUPED then
+        if not freed[g] then
+          freed[g] = 0
+          order[#order + 1] = g
+        end
+        freed[g] = freed[g] + 1
+      end
+    end
+    local joining = {}
+    for _, g in ipairs(order) do
+      local s = GL().GROUPS[g]
+      local had_room = GL().group_room(s) > 0
+      s.r = math.max(0, s.r - freed[g])
+      GL().touch_group(g)
+      if s.w > 0 and not had_room and GL().group_room(s) > 0 then joining[#joining + 1] = g end
+    end
+    GL().save_groups()
+    GL().lanes_add(joining, false)
+    if #joining > 0 then wake = true end
+  end
+  if wake then wake_now() end
+end
+
+-- New deadlines for leases still held ({ deadline, id, ... }). XX: a lease recovered meanwhile
+-- (gone from active) is not put back.
+local function renew_active(pairs_)
+  for i = 1, #pairs_, CHUNK do
+    redis.call('ZADD', K_ACTIVE, 'XX', unpack(pairs_, i, math.min(i + CHUNK - 1, #pairs_)))
+  end
+end
+
+-- The token as the run state keeps it once its holder ended the attempt.
+local function given_up(token)
+  return MARK.given_up .. token
+end
+
+-- Every end of a job goes through here, whatever ended it (lifecycle.ts FINISHES):
+--   FINISH.completed: acked (its lease ended in leave_active): counted in meta `completed`, then
+--     kept by the retention rule, with `kept` = { runs = { id, run state, ... }, results = { id,
+--     result JSON, ... } } to write, or deleted (`kept` nil; `now` is then not read).
+--   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
+--     caller's to write. Its debounce burst ends.
+--   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Events stay with the callers (each says why in its own fields). The next rule that must hear
+-- of every end (flows: a parent told that its child finished) is written here, once.
+local function finish(outcome, ids, now, kept)
+  if #ids == 0 then return end
+  if outcome == FINISH.completed then
+    -- A running total, so monitors can show throughput without the event stream.
+    redis.call('HINCRBY', K_META, 'completed', #ids)
+    if not kept then return forget(ids, true) end
+    local finished = {}
+    for _, id in ipairs(ids) do
+      finished[#finished + 1] = now
+      finished[#finished + 1] = id
+    end
+    call_chunked('ZADD', K_COMPLETED, finished)
+    hset_pairs(K_RUNS, kept.runs)
+    hset_pairs(K_RESULTS, kept.results)
+    trim_completed(now, #ids)
+  elseif outcome == FINISH.dead then
+    end_bursts(ids)
+    local adds = {}
+    for _, id in ipairs(ids) do
+      adds[#adds + 1] = now
+      adds[#adds + 1] = id
+    end
+    call_chunked('ZADD', K_DEAD, adds)
+    trim_dead(now, #ids)
+  elseif outcome == FINISH.cancelled then
+    forget(ids)
+  else
+    error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
+end
+check_args()
+return (function()
 
 local limit = arg_int('limit')
 local before = nil
@@ -906,8 +1045,10 @@ if flow().grouped then
   end
   if #line >= limit then more = true end
 end
-forget(ids)
+finish(FINISH.cancelled, ids)
 if events_on() then
   for _, id in ipairs(ids) do emit(EVENT.drained, id) end
 end
 return reply({ removed = #ids, next_ready_rank = rank + kept, next_waiting_rank = w_rank + w_kept, more = more and 1 or 0 })
+
+end)()

@@ -37,34 +37,23 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 groups
---[[ groups: reads groups' states, the queue's limits and its rate limiter.
-KEYS: base
-ARGV: base, cursor, count
-EACH: id
-Returns: { now_ms, cursor, concurrency, group_concurrency, rate_max, rate_per, group_rate_max, group_rate_per, rate, next_refill_ms, groups_held, then per item: id, state, rate, next_refill_ms }; cursor is '0' when a listing is over, '' when none was asked for; limits are -1 when not set; rate and next_refill_ms are the queue's RATE_STATE ('' when none) and when its oldest token taken comes back (-1: none taken); groups_held counts the groups waiting in rate-wake (for a refill, a hold's end, or tokens to give back); per group its GROUP_STATE and RATE_STATE, each '' when it has none, and when its oldest token comes back
-A RATE_STATE here counts only the tokens still in their window (those a claim has not given
-back yet are left out), and a hold that has ended reads as none.
-With ids: those groups' states. Without: one page of a walk over every group that has a state,
-from `cursor` ('0' to start), or with cursor '' only the limits. While the groups hash holds at
-most SMALL fields, a page is exactly `count` groups in byte order of their ids after the cursor
-`k<id>`; a larger hash is walked by HSCAN (cursor `s<n>`, about `count` a step: HSCAN's COUNT is a
-hint). A `k` cursor that meets a hash grown past SMALL starts the HSCAN walk from its beginning,
-so a group there from start to end is listed at least once. Read only.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { cursor = 3, count = 4 }
-local EACH_FIRST, EACH_SIZE = 5, 1
+local EACH_FIRST = 5
+local EACH_SIZE = 1
 local E = { id = 0 }
 local CODE = {  }
 local R = { now_ms = 1, cursor = 2, concurrency = 3, group_concurrency = 4, rate_max = 5, rate_per = 6, group_rate_max = 7, group_rate_per = 8, rate = 9, next_refill_ms = 10, groups_held = 11 }
-local R_EACH_FIRST, R_EACH_SIZE = 12, 4
+local R_EACH_FIRST = 12
+local R_EACH_SIZE = 4
 local RE = { id = 1, state = 2, rate = 3, next_refill_ms = 4 }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { count = { 'i', 0, 10000, false } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 23 then error('delayq protocol: groups takes 23 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -197,9 +186,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -337,7 +329,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -486,19 +478,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -566,7 +545,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -852,7 +830,6 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
-
 --[[ _rate: the rate limiters (docs/rate-limits.md). Pulled in by `--@include _rate.lua` after
 _groups.lua (whose flow() it reads) in the scripts that take, give back, hold or read tokens:
 claim, release, limits and groups. The others (add, complete, fail, ...) never load it: every
@@ -1053,6 +1030,8 @@ local function RL()
   end
   return L
 end
+check_args()
+return (function()
 
 local count = arg_int('count')
 local now = now_ms()
@@ -1132,3 +1111,5 @@ for i = 1, #step[2], 2 do page[#page + 1] = step[2][i] end
 RL().load(page)
 for i = 1, #step[2], 2 do row(step[2][i], step[2][i + 1]) end
 return out
+
+end)()

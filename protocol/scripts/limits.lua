@@ -42,46 +42,24 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 limits
---[[ limits: sets the queue's concurrency and rate limits, or one group's limits and pause.
-KEYS: base
-ARGV: base, group, concurrency, group_concurrency, paused, rate_max, rate_per, group_rate_max, group_rate_per, cursor
-Returns: { changed, cursor }; changed is 1 when a setting changed; cursor is where the sweep of the groups goes on ('0' when it is over, '' when none was asked for or started)
-`group` is '' for the queue's own limits: `concurrency` (most jobs of the queue active at once)
-and `group_concurrency` (most jobs of one group active at once, for groups without a limit of
-their own); or a group id: `concurrency` is then that group's own limit and `paused` '1' pauses
-the group, '0' resumes it. Each setting is '' (left as it is), '0' (removed: no limit) or a
-whole number of at least 1. Rate limits come in pairs, max tokens and window ms, both '' or
-both '0' or both set: `rate_max`/`rate_per` the queue's (or, with a group, the group's own),
-`group_rate_max`/`group_rate_per` the default of groups without their own (meta rateMax,
-ratePer, groupRateMax, groupRatePer; setting one marks the queue `rated`). A group's settings
-live in its K_GROUPS field (wire.ts GROUP_STATE), kept while it has a limit or a pause even
-with no jobs. A rate limit raised or removed has the groups it holds back looked at by the next
-claim (their rate-wake time becomes 0) and wakes workers. A change of a window applies to
-tokens taken after it; tokens taken before come back when their own window ends.
-A paused group leaves the rotation (its running jobs finish; none is handed out); a group given
-room with due jobs waiting joins it. Raising or removing `group_concurrency` may give room to any
-number of groups: the call starts a sweep of K_GROUPS that puts the groups it gave room back in
-the rotation, LIMIT.groups_per_sweep fields a call; call again with the cursor and nothing else
-set until it answers '0' (a group the sweep misses gets its room at its next ack anyway).
-Events: PUBLISH <wake> '0' when the change may let a job start now (a limit raised or removed, a
-group resumed); 'paused' / 'resumed' to the event stream, with the group's id as `group`.
-Safe to run twice: the second run finds the values set and changes nothing.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { group = 3, concurrency = 4, group_concurrency = 5, paused = 6, rate_max = 7, rate_per = 8, group_rate_max = 9, group_rate_per = 10, cursor = 11 }
-local EACH_FIRST, EACH_SIZE = 12, 0
+local EACH_FIRST = 12
+local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
 local R = { changed = 1, cursor = 2 }
-local R_EACH_FIRST, R_EACH_SIZE = 3, 0
+local R_EACH_FIRST = 3
+local R_EACH_SIZE = 0
 local RE = {  }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { group = { 'n', nil, nil, true }, concurrency = { 'i', 0, 100000, true }, group_concurrency = { 'i', 0, 100000, true }, paused = { 'f', nil, nil, true }, rate_max = { 'i', 0, 1000000, true }, rate_per = { 'i', 0, 604800000, true }, group_rate_max = { 'i', 0, 1000000, true }, group_rate_per = { 'i', 0, 604800000, true }, cursor = { 'd', nil, nil, true } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 23 then error('delayq protocol: limits takes 23 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 11 then error('delayq protocol: limits takes 11 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -214,9 +192,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -354,7 +335,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -503,19 +484,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -583,7 +551,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -869,7 +836,6 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
-
 --[[ _rate: the rate limiters (docs/rate-limits.md). Pulled in by `--@include _rate.lua` after
 _groups.lua (whose flow() it reads) in the scripts that take, give back, hold or read tokens:
 claim, release, limits and groups. The others (add, complete, fail, ...) never load it: every
@@ -1070,6 +1036,8 @@ local function RL()
   end
   return L
 end
+check_args()
+return (function()
 
 -- A setting: nil (leave it), false (remove it) or a whole number of at least 1.
 local function setting(name)
@@ -1201,3 +1169,5 @@ table.sort(joining, lex_lt)
 GL().lanes_add(joining, false)
 if #joining > 0 then wake_now() end
 return reply({ changed = changed, cursor = step[1] })
+
+end)()

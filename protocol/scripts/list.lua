@@ -39,36 +39,24 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 list
---[[ list: one page of the jobs in a state, in that state's order or its reverse, from a cursor.
-KEYS: base
-ARGV: base, state, phase, score, member, limit, order
-Returns: { now_ms, total, next_phase, next_score, next_member, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors, group }; next_phase is empty on the last page; per job wire.ts JOB_ROW
-States and their order: 'scheduled' (not yet due, by due time), 'ready' (due and waiting: the
-ready set in hand-out order, then the groups' lines (K_WAITING: by group, then each line in
-hand-out order), then the due members of the scheduled set by due time, which a claim merges by
-priority), 'active' (by lease deadline), 'dead' (by time of death), 'completed'
-(kept ones, by finish time). `order` 'desc' walks it backwards (newest first: the sets in
-reverse, each from its end). The cursor is the (score, member) of the last job of the previous
-page and `phase` the set it is in ('' to start): the page starts at the first member after it
-in the walk's direction, whether or not that job is still there, so paging neither repeats nor
-skips a job that stays put. Bounded: O(log n) to find the start (a binary search among members
-of equal score), then `limit` members; no call walks a whole set. An empty next phase: no more.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { state = 3, phase = 4, score = 5, member = 6, limit = 7, order = 8 }
-local EACH_FIRST, EACH_SIZE = 9, 0
+local EACH_FIRST = 9
+local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
 local R = { now_ms = 1, total = 2, next_phase = 3, next_score = 4, next_member = 5 }
-local R_EACH_FIRST, R_EACH_SIZE = 6, 11
+local R_EACH_FIRST = 6
+local R_EACH_SIZE = 11
 local RE = { id = 1, state = 2, score = 3, body = 4, run = 5, due_ms = 6, result = 7, progress = 8, logs = 9, errors = 10, group = 11 }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = { state = { 'o', { ['scheduled'] = true, ['ready'] = true, ['active'] = true, ['dead'] = true, ['completed'] = true }, nil, false }, limit = { 'i', 0, 1000000, false }, order = { 'o', { ['asc'] = true, ['desc'] = true }, nil, false } }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 23 then error('delayq protocol: list takes 23 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 8 then error('delayq protocol: list takes 8 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -201,9 +189,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -341,7 +332,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -490,19 +481,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -570,7 +548,6 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
-
 --[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
 _rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
 looks a job up by id, moves a waiting job, or starts or ends a lease.
@@ -856,6 +833,8 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
+check_args()
+return (function()
 
 local state, phase, c_score, c_member = arg('state'), arg('phase'), arg('score'), arg('member')
 local limit = arg_int('limit')
@@ -967,3 +946,5 @@ for i, p in ipairs(picked) do
   job_row(out, ids[i], internal, score, bodies[i], runs[i], due, results[i], progress[i], false, false, groups[i])
 end
 return out
+
+end)()

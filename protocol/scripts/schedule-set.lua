@@ -37,30 +37,24 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 schedule-set
---[[ schedule-set: stores or removes a recurring schedule's definition, and tells schedulers.
-KEYS: base, schedules, schedule_last
-ARGV: base, name, definition
-Returns: changed; 1 when something changed, else 0
-`definition` is the JSON text, or '' to remove (0 then means: no such schedule).
-Events: PUBLISH <wake> 's' so running schedulers re-read the definitions at once.
-Removing a schedule also forgets its last occurrence, so a schedule made again under the same
-name starts afresh. Jobs already enqueued for it are not touched.
-]]
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_SCHEDULES, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { name = 3, definition = 4 }
-local EACH_FIRST, EACH_SIZE = 5, 0
+local EACH_FIRST = 5
+local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
 local R = {  }
-local R_EACH_FIRST, R_EACH_SIZE = 1, 0
+local R_EACH_FIRST = 1
+local R_EACH_SIZE = 0
 local RE = {  }
-local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 local RULE = {  }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: schedule-set takes 25 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 4 then error('delayq protocol: schedule-set takes 4 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
@@ -193,9 +187,12 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before anything else runs (items: each_int, each_valid).
-for name, i in pairs(A) do
-  check(name, ARGV[i], nil)
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
 end
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
@@ -333,7 +330,7 @@ end
 -- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
 -- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
 -- formatted, as the claim promotes up to a thousand jobs a call.
-local ZEROS = string.rep('0', 16)
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
 local function ready_member_text(due_s, seq_s, id)
   return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
 end
@@ -482,19 +479,6 @@ local function keeps_completed()
   return caps[1] ~= false or caps[2] ~= false
 end
 
--- Every way into the dead set goes through here: `ids` die at `now`.
-local function bury_many(ids, now)
-  if #ids == 0 then return end
-  end_bursts(ids)
-  local adds = {}
-  for _, id in ipairs(ids) do
-    adds[#adds + 1] = now
-    adds[#adds + 1] = id
-  end
-  call_chunked('ZADD', K_DEAD, adds)
-  trim_dead(now, #ids)
-end
-
 -- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
 local function lex_lt(a, b)
   if a == b then return false end
@@ -562,6 +546,8 @@ local function worker_beat(now, worker, info, ttl_ms)
     call_chunked('HDEL', K_WORKER_INFO, gone)
   end
 end
+check_args()
+return (function()
 
 local defs, last = K_SCHEDULES, K_SCHEDULE_LAST
 local name, def = arg('name'), arg('definition')
@@ -575,3 +561,5 @@ elseif redis.call('HGET', defs, name) ~= def then
 end
 if changed == 1 then redis.call('PUBLISH', WAKE_CHANNEL, 's') end
 return changed
+
+end)()

@@ -2,7 +2,7 @@
  * The job lifecycle both stores keep, written once: the places a job can be, the events a move
  * writes, the marks a lease token takes when its lease ends, and the per-run bounds of a store
  * call. The Redis store gets them in every script's generated prologue (wire.ts luaPrologue:
- * `PLACE`, `EVENT`, `MARK`, `LIMIT`), the memory store imports them.
+ * `PLACE`, `FINISH`, `EVENT`, `MARK`, `LIMIT`), the memory store imports them.
  *
  * To add a rule that spans every transition (a running count per group, a rate limit), go to
  * the one way into and out of `active` on each store: `enter_active` / `leave_active` in
@@ -19,6 +19,17 @@
  */
 export const PLACES = ['scheduled', 'ready', 'waiting', 'active', 'dead', 'completed'] as const;
 export type Place = (typeof PLACES)[number];
+
+/**
+ * How a job's life ends: `completed` (acked; kept by the retention rule or deleted), `dead`
+ * (buried in the dead set) or `cancelled` (cancelled or drained before it ran; deleted). Every
+ * end goes through one seam per store — `finish` in `redis/scripts/_lifecycle.lua`,
+ * `MemoryQueue.finish` in `memory/memory-queue.ts` — where the next rule that must hear of every
+ * end (flows: a parent told its child finished) is written once. test/unit/lifecycle.test.ts
+ * fails when a script or the memory store ends a job some other way.
+ */
+export const FINISHES = ['completed', 'dead', 'cancelled'] as const;
+export type Finish = (typeof FINISHES)[number];
 
 /** The event stream's entry names (docs/api.md "Events"), one per kind of move. */
 export const EVENTS = [

@@ -51,8 +51,15 @@ async function pubsubClients(): Promise<string[]> {
 }
 
 describe('Redis disruptions during work', () => {
-  test('SCRIPT FLUSH: scripts are reloaded on NOSCRIPT', async () => {
-    await survive(() => fx.client.script('FLUSH'), 'SCRIPT FLUSH');
+  test('FUNCTION FLUSH: the library is loaded again on "Function not found"', async () => {
+    await survive(() => fx.client.call('FUNCTION', 'FLUSH'), 'FUNCTION FLUSH');
+  });
+
+  test('SCRIPT FLUSH and FUNCTION FLUSH together', async () => {
+    await survive(async () => {
+      await fx.client.script('FLUSH');
+      await fx.client.call('FUNCTION', 'FLUSH');
+    }, 'both flushes');
   });
 
   test('CLIENT KILL TYPE normal: every connection drops, ioredis reconnects, re-sent commands are safe', async () => {

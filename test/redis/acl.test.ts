@@ -61,6 +61,30 @@ describe('least-privilege ACL user', () => {
     }
   });
 
+  test('a user the rules of an earlier version allowed (no FCALL, no FUNCTION LOAD) still works, through the EVAL scripts', async () => {
+    const older = aclRules('dq').filter((r) => r !== '+fcall' && r !== '+function|load');
+    assert.equal(older.length, aclRules('dq').length - 2);
+    await fx.client.call('ACL', 'SETUSER', 'older', 'on', '>s3cret', ...older);
+    await fx.client.call('FUNCTION', 'FLUSH');
+    const url = `redis://older:s3cret@127.0.0.1:${fx.redis.port}`;
+    const name = uniqueName('acl-older');
+    const queue = new Queue<string>(name, { connection: url });
+    const done: string[] = [];
+    const worker = new Worker<string>(name, (job) => void done.push(job.id), { connection: url });
+    try {
+      await fx.client.config('RESETSTAT');
+      await queue.add('a', { id: 'a' });
+      await until(() => done.length === 1, 'the job to run');
+      assert.equal((await queue.stats()).completedTotal, 1);
+      const stats = await fx.client.info('commandstats');
+      assert.match(stats, /cmdstat_evalsha:calls=/);
+      assert.doesNotMatch(stats, /cmdstat_function\|load:calls=[1-9]/);
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+
   test('the same user cannot touch keys outside the prefix', async () => {
     const url = `redis://jobs:s3cret@127.0.0.1:${fx.redis.port}`;
     const queue = new Queue(uniqueName('acl'), { connection: url, prefix: 'other' });

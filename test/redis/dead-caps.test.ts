@@ -99,7 +99,7 @@ describe('dead-set retry by ids', () => {
     const log = (await fx.client.slowlog('GET', 10000)) as [number, number, number, string[]][];
     const argCounts = log
       .map((entry) => entry[3])
-      .filter((args) => /^evalsha$/i.test(args[0]!))
+      .filter((args) => /^(evalsha|fcall)$/i.test(args[0]!))
       .map((args) => {
         const more = /^\.\.\. \((\d+) more arguments\)$/.exec(args.at(-1)!);
         return more ? args.length - 1 + Number(more[1]) : args.length;

@@ -83,7 +83,7 @@ describe('add', () => {
     await fx.client.config('RESETSTAT');
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => q.add(i, { id: `j${i % 150}`, delay: 60_000 })));
     const stats = await fx.client.info('commandstats');
-    const runs = [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    const runs = [...stats.matchAll(/cmdstat_(?:eval(?:sha)?|fcall):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
     assert.equal(runs, 1, `200 adds of one turn in ${runs} script runs`);
     assert.deepEqual(
       results.map((r) => r.added),
@@ -95,7 +95,7 @@ describe('add', () => {
     // An add made alone is answered alone: one run, as before.
     await fx.client.config('RESETSTAT');
     await q.add(1, { delay: 60_000 });
-    assert.match(await fx.client.info('commandstats'), /cmdstat_evalsha:calls=1,/);
+    assert.match(await fx.client.info('commandstats'), /cmdstat_fcall:calls=1,/);
     await q.close();
   });
 

@@ -208,7 +208,7 @@ describe('worker', () => {
       const q = new Queue(name, { connection: own.url });
       await q.add('far', { delay: 3_600_000 });
       const w = new Worker(name, () => {}, { connection: own.url });
-      await until(async () => (await probe.info('commandstats')).includes('cmdstat_evalsha'), 'the first claim');
+      await until(async () => (await probe.info('commandstats')).includes('cmdstat_fcall'), 'the first claim');
       await new Promise((r) => setTimeout(r, 200));
       const calls = async () => {
         const text = await probe.info('commandstats');

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { EVENTS, LIMIT, MARK, PLACES } from '../../src/store/lifecycle.js';
+import { EVENTS, FINISHES, LIMIT, MARK, PLACES } from '../../src/store/lifecycle.js';
 
 const scriptsDir = new URL('../../src/store/redis/scripts/', import.meta.url);
 // The TypeScript sources (this test runs from dist/, which holds only the compiled files).
@@ -72,6 +72,52 @@ describe('the job lifecycle has one home per store', () => {
       // A mark is written through MARK, never as a literal prefix of a token.
       assert.doesNotMatch(code, /'[-~+]' \.\. (r\.k|token|tokens\[)/, `${file}: token marks through MARK`);
     }
+  });
+
+  test("every end of a job goes through _lifecycle.lua's finish: no other script writes the dead or completed set, or deletes a job that has not ended", () => {
+    // Deletes of jobs that already ended (purge, the retention trim, a dead-retry of a body that
+    // is gone) are no end of a job: `forget` is theirs to call.
+    const FORGETS: Record<string, RegExp> = { 'purge.lua': /^forget\(dead\)$/, 'dead-retry.lua': /^forget\(gone\)$/ };
+    const offenders: string[] = [];
+    for (const { file, source } of scripts) {
+      if (file === '_lifecycle.lua') continue;
+      for (const line of codeLines(source)) {
+        const l = line.trim();
+        if (/'ZADD', K_(DEAD|COMPLETED)\b/.test(l)) offenders.push(`${file}: ${l}`);
+        if (
+          /(^|[^_\w])forget\(/.test(l) &&
+          !l.startsWith('local function forget(') &&
+          !FORGETS[file]?.test(l) &&
+          !(file === '_helpers.lua' && l === 'forget(victims)')
+        )
+          offenders.push(`${file}: ${l}`);
+        if (/HINCRBY', K_META, 'completed'/.test(l)) offenders.push(`${file}: ${l}`);
+      }
+    }
+    assert.deepEqual(offenders, []);
+    for (const { file, source } of scripts) {
+      if (file.startsWith('_') || !/\bfinish\(/.test(codeLines(source).join('\n'))) continue;
+      assert.match(source, /^--@include _lifecycle\.lua$/m, file);
+    }
+    const lifecycle = codeLines(scripts.find((s) => s.file === '_lifecycle.lua')!.source).join('\n');
+    for (const f of FINISHES) assert.match(lifecycle, new RegExp(`outcome == FINISH\\.${f}\\b`), `finish handles ${f}`);
+  });
+
+  test('the memory store ends a job only through MemoryQueue.finish', () => {
+    const queue = readFileSync(new URL('memory-queue.ts', memoryDir), 'utf8');
+    const store = readFileSync(new URL('memory-store.ts', memoryDir), 'utf8');
+    // Into the dead or completed place only in finish; the store deletes a job (remove) only for
+    // deletes that are no end: a replace, purge, the retention trim, obliterate.
+    const finish = queue.slice(queue.indexOf('  finish('), queue.indexOf('\n  }\n', queue.indexOf('  finish(')));
+    for (const place of ['dead', 'completed']) {
+      const moves = [...queue.matchAll(new RegExp(`#move\\(job, '${place}'\\)`, 'g'))].length;
+      assert.equal(moves, 1, `one move to ${place}`);
+      assert.match(finish, new RegExp(`#move\\(job, '${place}'\\)`), `the move to ${place} is in finish`);
+    }
+    assert.doesNotMatch(store, /completed\+\+/, 'the completed total is counted in finish');
+    const removes = [...store.matchAll(/q\.remove\(/g)].length;
+    assert.equal(removes, 4, 'q.remove: a replace, purge, the retention trim, obliterate');
+    for (const f of FINISHES) assert.match(finish, new RegExp(`case '${f}'`), `finish handles ${f}`);
   });
 
   test("the memory store moves a job only through MemoryQueue's #move, and marks tokens through MARK", () => {

@@ -2,7 +2,7 @@
 import type { RateLimit, StreamEvent, WakeHandlers } from '../store.js';
 import { Rates } from './rates.js';
 import type { JobError } from '../../types.js';
-import { type EventName, type Place, UNGROUPED_LANE } from '../lifecycle.js';
+import { type EventName, type Finish, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
 
@@ -362,18 +362,35 @@ export class MemoryQueue {
     this.#push(this.#leases, entry(job, deadline), this.#count.active);
   }
 
-  bury(job: MemJob, now: number): void {
-    this.#endBurst(job);
-    this.#move(job, 'dead');
-    job.diedAt = now;
-    this.dead.set(job.id, job);
-  }
-
-  /** Keeps a completed job (retention). */
-  keepCompleted(job: MemJob, now: number): void {
-    this.#move(job, 'completed');
-    job.diedAt = now;
-    this.completedKept.set(job.id, job);
+  /**
+   * Every end of a job goes through here, whatever ended it (lifecycle.ts FINISHES), as
+   * _lifecycle.lua's `finish`: `completed` (acked; counted, then kept by the retention rule when
+   * `keep`, else deleted), `dead` (into the dead set at `now`; its burst ends) or `cancelled`
+   * (cancelled or drained before it ran: deleted, its burst ends). Trimming the retained sets
+   * and events stay with the caller. The next rule that must hear of every end (flows) goes here.
+   */
+  finish(outcome: Finish, job: MemJob, now: number, keep = false): void {
+    switch (outcome) {
+      case 'completed':
+        this.completed++;
+        if (!keep) {
+          this.remove(job);
+          return;
+        }
+        this.#move(job, 'completed');
+        job.diedAt = now;
+        this.completedKept.set(job.id, job);
+        return;
+      case 'dead':
+        this.#endBurst(job);
+        this.#move(job, 'dead');
+        job.diedAt = now;
+        this.dead.set(job.id, job);
+        return;
+      case 'cancelled':
+        this.remove(job);
+        return;
+    }
   }
 
   /**

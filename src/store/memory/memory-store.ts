@@ -395,14 +395,13 @@ export class MemoryStore implements Store {
       if (!job) return 'not_found';
       if (job.token === MARK.kept + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
-      q.completed++;
       q.emit(now, 'completed', id, {});
       if (keep) {
         job.token = MARK.kept + token;
         job.result = result || undefined;
-        q.keepCompleted(job, now);
         kept++;
-      } else q.remove(job);
+      }
+      q.finish('completed', job, now, keep);
       return 'ok';
     });
     if (kept > 0) this.#trim(q, 'completed', now, kept);
@@ -489,8 +488,9 @@ export class MemoryStore implements Store {
       const job = q.jobs.get(id);
       if (!job) return { id, cancelled: false, state: undefined };
       if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
-      q.remove(job);
-      q.emit(this.#now(), 'cancelled', id, {});
+      const now = this.#now();
+      q.finish('cancelled', job, now);
+      q.emit(now, 'cancelled', id, {});
       return { id, cancelled: true, state: 'scheduled' };
     });
   }
@@ -534,7 +534,7 @@ export class MemoryStore implements Store {
     let n = 0;
     for (const job of [...q.jobs.values()]) {
       if ((job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
-        q.remove(job);
+        q.finish('cancelled', job, now);
         q.emit(now, 'drained', job.id, {});
         n++;
       }
@@ -936,7 +936,7 @@ export class MemoryStore implements Store {
   async waitUntilReady(_timeoutMs?: number): Promise<void> {}
 
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
-    q.bury(job, now);
+    q.finish('dead', job, now);
     this.#trim(q, 'dead', now, 1);
   }
 

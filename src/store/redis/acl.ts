@@ -5,12 +5,15 @@
  */
 
 /**
- * Sent by the client: scripts, the wake subscription, the event feed, verify(), ioredis's ready
+ * Sent by the client: the Functions library (FCALL, and FUNCTION LOAD when a server lacks it) and
+ * the scripts it falls back to (EVALSHA, EVAL), the wake subscription, the event feed, verify(), ioredis's ready
  * check, scheduleList() (HGETALL), search (HSCAN, HLEN); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS,
  * CLUSTER INFO) and shardStats() (CLUSTER KEYSLOT); WAIT,
  * which the operations guide recommends after adds that must survive a failover.
  */
 const CLIENT_COMMANDS = [
+  'fcall',
+  'function|load',
   'evalsha',
   'eval',
   'ping',

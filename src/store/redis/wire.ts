@@ -19,7 +19,7 @@ import {
   MAX_RUN_AT_MS,
   MIN_RUN_AT_MS,
 } from '../../limits.js';
-import { EVENTS, LIMIT, MARK, PLACES } from '../lifecycle.js';
+import { EVENTS, FINISHES, LIMIT, MARK, PLACES } from '../lifecycle.js';
 import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
 
 /**
@@ -585,37 +585,59 @@ function luaName(prefix: string, name: string): string {
  * sequence counter's SEQ_LIFE and SEQ_FLOOR_TTL_MS, and the lifecycle's PLACE, EVENT, MARK and LIMIT.
  */
 export function luaPrologue(name: ScriptName): string {
-  const w: ScriptWire = WIRE[name];
-  const keys = [...BASE_KEYS, ...w.keys];
-  const lines = [`local ${keys.map((k) => luaName('K_', k)).join(', ')} = ${keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
+  const p = luaWireParts(name);
+  const lines = [`local ${p.keys.join(', ')} = ${p.keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
   lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
-  const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
-  lines.push(`local A = { ${args.join(', ')} }`);
-  const first = BASE_ARGS.length + w.args.length + 1;
-  const each = w.each ?? [];
-  lines.push(`local EACH_FIRST, EACH_SIZE = ${first}, ${each.length}`);
-  lines.push(`local E = { ${each.map((e, i) => `${e} = ${i}`).join(', ')} }`);
-  const codes = w.codes ? CODES[w.codes] : {};
-  lines.push(
-    `local CODE = { ${Object.entries(codes)
-      .map(([k, v]) => `${k} = ${v}`)
-      .join(', ')} }`,
-  );
-  const r: ReplyShape = w.reply;
-  const fields = r.fields ?? [];
-  lines.push(`local R = { ${fields.map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
-  lines.push(`local R_EACH_FIRST, R_EACH_SIZE = ${fields.length + 1}, ${r.each?.length ?? 0}`);
-  lines.push(`local RE = { ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`);
-  lines.push(`local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`);
-  lines.push(`local RULE = { ${[...w.args, ...each].flatMap((a) => luaRule(name, a)).join(', ')} }`);
+  for (const [local, value] of p.tables) lines.push(`local ${local} = ${value}`);
+  lines.push(LUA_CONSTANTS);
   // A client whose lists are not this script's (another protocol version) fails loudly here,
   // before anything is read or written, instead of having its arguments misread.
-  lines.push(`if #KEYS ~= ${keys.length} then error('delayq protocol: ${name} takes ${keys.length} KEYS, got ' .. #KEYS) end`);
-  if (each.length === 0) lines.push(`if #ARGV ~= ${first - 1} then error('delayq protocol: ${name} takes ${first - 1} ARGV, got ' .. #ARGV) end`);
+  lines.push(`if #KEYS ~= ${p.keys.length} then error('delayq protocol: ${name} takes ${p.keys.length} KEYS, got ' .. #KEYS) end`);
+  if (p.argCount !== undefined) lines.push(`if #ARGV ~= ${p.argCount} then error('delayq protocol: ${name} takes ${p.argCount} ARGV, got ' .. #ARGV) end`);
   lines.push(LIFECYCLE_LINES);
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * A script's wire as Lua, in parts: its KEYS as local names (`K_<KEY>`, BASE_KEYS first), the
+ * per-script tables the helpers read (`A`: argument name -> ARGV position; `E`: item field ->
+ * offset; `CODE`; `R`/`RE`: reply positions; `RULE`: argument rules) as [name, Lua expression]
+ * pairs, and the ARGV count when the script takes no items. The EVAL prologue (luaPrologue)
+ * makes them locals of the script; the Functions library (scripts.ts) makes them once per load
+ * and points the shared upvalues at them as a call enters.
+ */
+export function luaWireParts(name: ScriptName): { keys: string[]; tables: [string, string][]; argCount: number | undefined } {
+  const w: ScriptWire = WIRE[name];
+  const keys = [...BASE_KEYS, ...w.keys].map((k) => luaName('K_', k));
+  const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
+  const first = BASE_ARGS.length + w.args.length + 1;
+  const each = w.each ?? [];
+  const codes = w.codes ? CODES[w.codes] : {};
+  const r: ReplyShape = w.reply;
+  const fields = r.fields ?? [];
+  const tables: [string, string][] = [
+    ['A', `{ ${args.join(', ')} }`],
+    ['EACH_FIRST', String(first)],
+    ['EACH_SIZE', String(each.length)],
+    ['E', `{ ${each.map((e, i) => `${e} = ${i}`).join(', ')} }`],
+    [
+      'CODE',
+      `{ ${Object.entries(codes)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join(', ')} }`,
+    ],
+    ['R', `{ ${fields.map((f, i) => `${f} = ${i + 1}`).join(', ')} }`],
+    ['R_EACH_FIRST', String(fields.length + 1)],
+    ['R_EACH_SIZE', String(r.each?.length ?? 0)],
+    ['RE', `{ ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`],
+    ['RULE', `{ ${[...w.args, ...each].flatMap((a) => luaRule(name, a)).join(', ')} }`],
+  ];
+  return { keys, tables, argCount: each.length === 0 ? first - 1 : undefined };
+}
+
+/** Names every script shares, whatever its wire: the sequence rules. */
+export const LUA_CONSTANTS = `local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`;
 
 /**
  * An argument's rule (ARG_RULES) as the prologue's RULE entry, read by _helpers.lua check():
@@ -634,10 +656,11 @@ function luaRule(script: ScriptName, name: string): string[] {
   return [];
 }
 
-/** The job lifecycle (lifecycle.ts) as Lua tables: PLACE.<place>, EVENT.<event>, MARK.<mark>, LIMIT.<bound>. */
+/** The job lifecycle (lifecycle.ts) as Lua tables: PLACE.<place>, FINISH.<end>, EVENT.<event>, MARK.<mark>, LIMIT.<bound>. */
 const luaTable = (entries: [string, string][]) => `{ ${entries.map(([k, v]) => `${k} = '${v}'`).join(', ')} }`;
-const LIFECYCLE_LINES = [
+export const LIFECYCLE_LINES = [
   `local PLACE = ${luaTable(PLACES.map((p) => [p, p]))}`,
+  `local FINISH = ${luaTable(FINISHES.map((f) => [f, f]))}`,
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
   `local MARK = ${luaTable(Object.entries(MARK))}`,
   `local LIMIT = { ${Object.entries(LIMIT)

@@ -1,7 +1,8 @@
---[[ _lifecycle: the one way into and out of the active set, and what a lease token becomes when
-its lease ends. Pulled in by `--@include _lifecycle.lua` after _helpers.lua in every script that
-hands out, ends or renews a lease (after _groups.lua, whose group counts it keeps); the places, events and marks come from src/store/lifecycle.ts
-through the generated prologue (PLACE, EVENT, MARK).
+--[[ _lifecycle: the one way into and out of the active set, what a lease token becomes when
+its lease ends, and the one way a job's life ends (finish). Pulled in by `--@include
+_lifecycle.lua` after _helpers.lua in every script that hands out, ends or renews a lease or
+ends a job (after _groups.lua, whose group counts it keeps); the places, ends, events and marks
+come from src/store/lifecycle.ts through the generated prologue (PLACE, FINISH, EVENT, MARK).
 Every way into `active` is enter_active (a claim's hand-out); every way out is leave_active
 (ack, fail, snooze, release, and a claim recovering an expired lease); renew_active moves a
 deadline. A rule that spans every transition (a running count per group, a rate limit) goes
@@ -112,4 +113,44 @@ end
 -- The token as the run state keeps it once its holder ended the attempt.
 local function given_up(token)
   return MARK.given_up .. token
+end
+
+-- Every end of a job goes through here, whatever ended it (lifecycle.ts FINISHES):
+--   FINISH.completed: acked (its lease ended in leave_active): counted in meta `completed`, then
+--     kept by the retention rule, with `kept` = { runs = { id, run state, ... }, results = { id,
+--     result JSON, ... } } to write, or deleted (`kept` nil; `now` is then not read).
+--   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
+--     caller's to write. Its debounce burst ends.
+--   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Events stay with the callers (each says why in its own fields). The next rule that must hear
+-- of every end (flows: a parent told that its child finished) is written here, once.
+local function finish(outcome, ids, now, kept)
+  if #ids == 0 then return end
+  if outcome == FINISH.completed then
+    -- A running total, so monitors can show throughput without the event stream.
+    redis.call('HINCRBY', K_META, 'completed', #ids)
+    if not kept then return forget(ids, true) end
+    local finished = {}
+    for _, id in ipairs(ids) do
+      finished[#finished + 1] = now
+      finished[#finished + 1] = id
+    end
+    call_chunked('ZADD', K_COMPLETED, finished)
+    hset_pairs(K_RUNS, kept.runs)
+    hset_pairs(K_RESULTS, kept.results)
+    trim_completed(now, #ids)
+  elseif outcome == FINISH.dead then
+    end_bursts(ids)
+    local adds = {}
+    for _, id in ipairs(ids) do
+      adds[#adds + 1] = now
+      adds[#adds + 1] = id
+    end
+    call_chunked('ZADD', K_DEAD, adds)
+    trim_dead(now, #ids)
+  elseif outcome == FINISH.cancelled then
+    forget(ids)
+  else
+    error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
 end

@@ -11,6 +11,7 @@ thousand).
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _lifecycle.lua
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -53,6 +54,6 @@ for i = 1, each_count() do
   out[n + RE.state] = public
   lines[#lines + 1] = code .. ':' .. public .. '\n'
 end
-forget(gone)
+finish(FINISH.cancelled, gone)
 if any then memo_set(memo_key, table.concat(lines), memo_ms) end
 return out

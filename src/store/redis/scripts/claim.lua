@@ -123,7 +123,7 @@ end
 local function flush_writes()
   hset_pairs(K_RUNS, run_writes)
   if #dropped > 0 then call_chunked('HDEL', K_RUNS, dropped) end
-  bury_many(buried, now)
+  finish(FINISH.dead, buried, now)
   schedule_many(rescheduled)
   run_writes, dropped, buried, rescheduled = {}, {}, {}, {}
 end

@@ -35,18 +35,13 @@ for i, id in ipairs(ids) do
   end
 end
 if #done > 0 then
-  -- A running total, so monitors can show throughput without the event stream.
-  redis.call('HINCRBY', K_META, 'completed', #done)
   local done_ids = {}
   for n, i in ipairs(done) do done_ids[n] = ids[i] end
   leave_active(done_ids)
   if keeps_completed() then
-    local now = now_ms()
-    local finished, run_writes, result_writes = {}, {}, {}
+    local run_writes, result_writes = {}, {}
     for _, i in ipairs(done) do
       local r = parse_run(runs[i])
-      finished[#finished + 1] = now
-      finished[#finished + 1] = ids[i]
       run_writes[#run_writes + 1] = ids[i]
       -- Completed and kept: a re-sent ack finds the mark and answers ok.
       run_writes[#run_writes + 1] = encode_run(r and r.a or 0, r and r.t, MARK.kept .. tokens[i], r and r.e, r and r.s, r and r.w)
@@ -55,12 +50,9 @@ if #done > 0 then
         result_writes[#result_writes + 1] = results[i]
       end
     end
-    call_chunked('ZADD', K_COMPLETED, finished)
-    hset_pairs(K_RUNS, run_writes)
-    hset_pairs(K_RESULTS, result_writes)
-    trim_completed(now, #done)
+    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes })
   else
-    forget(done_ids, true)
+    finish(FINISH.completed, done_ids)
   end
 end
 return out

@@ -11,6 +11,7 @@ returned rank while more may be left. The groups' lines (K_WAITING) are drained 
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _lifecycle.lua
 
 local limit = arg_int('limit')
 local before = nil
@@ -67,7 +68,7 @@ if flow().grouped then
   end
   if #line >= limit then more = true end
 end
-forget(ids)
+finish(FINISH.cancelled, ids)
 if events_on() then
   for _, id in ipairs(ids) do emit(EVENT.drained, id) end
 end

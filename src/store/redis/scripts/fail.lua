@@ -72,7 +72,7 @@ if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error:
 local max = (b and b.max) or default_max
 if arg('dead') == '1' or corrupt or r.a >= max then
   redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), error_text, r.s, r.w))
-  bury_many({ id }, now)
+  finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', r.a, 'error', error_text)
   return reply({ code = CODE.dead, due_ms = -1 })
 end

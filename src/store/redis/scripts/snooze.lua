@@ -32,7 +32,7 @@ leave_active({ id })
 if deadline and due > deadline then
   local why = 'snooze deadline passed: next look at ' .. int(due) .. ' is after ' .. int(deadline)
   redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), why, r.s, r.w))
-  bury_many({ id }, now)
+  finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', r.a, 'error', 'snooze deadline passed')
   return reply({ code = CODE.dead, due_ms = -1 })
 end
