@@ -45,6 +45,9 @@ export class DrivenStore {
   /** Wake-up times announced by the engine (epoch ms), not yet passed. */
   readonly #wakes = new Set<number>();
   readonly #subscribers = new Set<WakeHandlers>();
+  /** Workers that crashed (env.crash), and the lease tokens each worker was handed. */
+  readonly #crashed = new Set<string>();
+  readonly #holder = new Map<string, string>();
 
   constructor(inner: MemoryStore, journal: Journal, now: () => number) {
     this.#inner = inner;
@@ -58,6 +61,7 @@ export class DrivenStore {
       release: this.#release.bind(this),
       cancel: this.#cancel.bind(this),
       update: this.#update.bind(this),
+      extend: this.#extend.bind(this),
       subscribe: this.#subscribe.bind(this),
     };
     const cache = new Map<PropertyKey, unknown>();
@@ -101,6 +105,20 @@ export class DrivenStore {
     for (const p of this.#parked.splice(0)) p.empty();
   }
 
+  /**
+   * From now on the worker's calls reach the store no more, as if its process died: a claim
+   * gets nothing, an ack, fail, snooze, release, extend or update of a lease it holds answers
+   * "lease lost" and changes nothing. Its jobs stay active until their leases run out.
+   */
+  crash(workerId: string): void {
+    this.#crashed.add(workerId);
+  }
+
+  #gone(token: string): boolean {
+    const holder = this.#holder.get(token);
+    return holder !== undefined && this.#crashed.has(holder);
+  }
+
   /** The earliest announced wake-up after `afterMs`, forgetting those at or before it. */
   nextWake(afterMs: number): number | undefined {
     let min: number | undefined;
@@ -142,8 +160,12 @@ export class DrivenStore {
 
   #claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
     const run = async (): Promise<ClaimResult> => {
+      if (this.#crashed.has(workerId)) return { nowMs: this.#now(), jobs: [], unreadable: [], more: false, nextWakeMs: undefined };
       const res = await this.#inner.claim(queue, count, leaseMs, defaultMaxAttempts, workerId);
-      for (const c of res.jobs) this.#journal.claimed(queue, c, res.nowMs, workerId);
+      for (const c of res.jobs) {
+        this.#holder.set(c.token, workerId);
+        this.#journal.claimed(queue, c, res.nowMs, workerId);
+      }
       this.#announce(res.nextWakeMs);
       return res;
     };
@@ -166,8 +188,20 @@ export class DrivenStore {
     });
   }
 
+  /** Sends the leases a live worker holds; a crashed worker's answer "lease lost" without a write. */
+  async #live<L extends LeaseRef>(leases: L[], send: (live: L[]) => Promise<LeaseOutcome[]>): Promise<LeaseOutcome[]> {
+    const live = leases.filter((l) => !this.#gone(l.token));
+    const answers = live.length > 0 ? await send(live) : [];
+    let i = 0;
+    return leases.map((l) => (this.#gone(l.token) ? 'lease_lost' : answers[i++]!));
+  }
+
+  #extend(queue: string, leases: LeaseRef[], leaseMs: number, beat?: Parameters<Store['extend']>[3]): Promise<LeaseOutcome[]> {
+    return this.#live(leases, (live) => this.#inner.extend(queue, live, leaseMs, beat));
+  }
+
   async #complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
-    const out = await this.#inner.complete(queue, leases);
+    const out = await this.#live(leases, (live) => this.#inner.complete(queue, live));
     const now = this.#now();
     leases.forEach((l, i) => {
       if (out[i] === 'ok') this.#journal.completed(queue, l.id, l.token, l.result, now);
@@ -176,6 +210,7 @@ export class DrivenStore {
   }
 
   async #fail(queue: string, req: FailRequest): Promise<FailResult> {
+    if (this.#gone(req.token)) return { outcome: 'lease_lost', dueAtMs: undefined };
     const res = await this.#inner.fail(queue, req);
     if (res.outcome === 'retried' || res.outcome === 'dead') {
       this.#journal.ended(queue, req.id, req.token, res.outcome, this.#now(), req.error, res.dueAtMs);
@@ -185,6 +220,7 @@ export class DrivenStore {
   }
 
   async #snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
+    if (this.#gone(req.token)) return { outcome: 'lease_lost', dueAtMs: undefined };
     const res = await this.#inner.snooze(queue, req);
     if (res.outcome === 'snoozed') this.#journal.ended(queue, req.id, req.token, 'snoozed', this.#now(), undefined, res.dueAtMs);
     else if (res.outcome === 'dead') this.#journal.ended(queue, req.id, req.token, 'dead', this.#now(), 'snooze deadline passed');
@@ -193,7 +229,7 @@ export class DrivenStore {
   }
 
   async #release(queue: string, leases: LeaseRef[], holdMs?: number): Promise<LeaseOutcome[]> {
-    const out = await this.#inner.release(queue, leases, holdMs);
+    const out = await this.#live(leases, (live) => this.#inner.release(queue, live, holdMs));
     const now = this.#now();
     leases.forEach((l, i) => {
       if (out[i] === 'ok') this.#journal.ended(queue, l.id, l.token, holdMs !== undefined && holdMs > 0 ? 'rateLimited' : 'released', now);
@@ -215,6 +251,7 @@ export class DrivenStore {
   }
 
   async #update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
+    if (this.#gone(req.token)) return 'lease_lost';
     const out = await this.#inner.update(queue, req);
     if (out === 'ok') this.#journal.updated(queue, req.id, req.token, req.progress, req.lines);
     return out;

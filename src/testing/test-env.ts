@@ -160,6 +160,7 @@ export class TestEnv {
   readonly #leadMs: number;
   readonly #queues = new Set<Queue<never>>();
   readonly #workers = new Set<Worker<never>>();
+  readonly #crashed = new Set<Worker<never>>();
   readonly #schedulers = new Map<string, Scheduler>();
   readonly #errors: Error[] = [];
   #reported = 0;
@@ -238,6 +239,23 @@ export class TestEnv {
     this.#workers.add(w as unknown as Worker<never>);
     this.#scheduler(w.queue);
     return w;
+  }
+
+  /**
+   * The worker's process dies, as with kill -9: nothing it does reaches the store again (its
+   * handlers may go on, unheard), and the jobs it holds stay active until their leases run out;
+   * then a live worker of the queue runs them again (attempt + 1), or they go to the dead set
+   * when no attempt is left. Safe to call from inside one of its handlers.
+   */
+  crash<T>(worker: Worker<T>): void {
+    this.#check('env.crash');
+    const w = worker as unknown as Worker<never>;
+    if (!this.#workers.has(w)) throw new ValidationError('worker', 'must be a worker of this test env (made by env.worker)');
+    if (this.#crashed.has(w)) return;
+    this.#crashed.add(w);
+    this.#driven.crash(w.id);
+    // Stops its timers and claims; whatever it hands back is answered "lease lost", unwritten.
+    void w.close({ timeoutMs: 0 });
   }
 
   /** A jittered exponential backoff made deterministic: the same draws from the env's seed. */
@@ -334,7 +352,7 @@ export class TestEnv {
 
   #running(): number {
     let n = 0;
-    for (const w of this.#workers) n += w.running;
+    for (const w of this.#workers) if (!this.#crashed.has(w)) n += w.running;
     return n;
   }
 
