@@ -446,15 +446,16 @@ export class TestEnv {
     return {
       queue: r.queue,
       id: r.id,
-      data: r.data as T,
+      // Copies (the data is decoded JSON): a test that changes what it was given changes nothing here.
+      data: structuredClone(r.data) as T,
       group: r.group,
       atMs,
       attempts: history.length,
       errors: history.filter((a) => a.outcome === 'retried' || (a.outcome === 'dead' && a.error !== 'snooze deadline passed')).map((a) => a.error ?? ''),
       history,
-      result: r.result,
+      result: structuredClone(r.result),
       reason,
-      progress: r.progress,
+      progress: structuredClone(r.progress),
       logs: [...r.logs],
     };
   }

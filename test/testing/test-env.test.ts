@@ -252,4 +252,21 @@ describe('createTestEnv: failing loudly', () => {
     assert.equal(first!.dueAtMs, env.now() + 5);
     await env.close();
   });
+
+  test('what the helpers return is a copy', async () => {
+    const env = createTestEnv();
+    const queue = env.queue('copies');
+    env.worker('copies', () => ({ total: 1 }));
+    await queue.add({ order: { id: 1 } }, { id: 'k' });
+    await env.runUntilIdle();
+    const [a] = env.completed<{ order: { id: number } }>('copies');
+    a!.data.order.id = 99;
+    (a!.result as { total: number }).total = 99;
+    a!.history.length = 0;
+    const [b] = env.completed<{ order: { id: number } }>('copies');
+    assert.equal(b!.data.order.id, 1);
+    assert.deepEqual(b!.result, { total: 1 });
+    assert.equal(b!.history.length, 1);
+    await env.close();
+  });
 });
