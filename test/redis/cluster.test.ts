@@ -94,6 +94,45 @@ describe('Redis Cluster', () => {
     assert.deepEqual(seen, ['paused', 'added', 'resumed', 'claimed', 'completed']);
   });
 
+  test('a master that lost the Functions library (FUNCTION FLUSH, a node that never had it) gets it back: the library is loaded on every master and the call sent again', async () => {
+    const connection = { cluster: cluster.seeds };
+    // A queue on each master, so each one's loss is met by a call.
+    const names = new Map<number, string>();
+    while (names.size < cluster.nodes.length) {
+      const name = uniqueName('fn');
+      names.set((await cluster.nodeFor(queueKeys('dq', name).scheduled)).port, name);
+    }
+    const ran: string[] = [];
+    const queues: Queue<string>[] = [];
+    for (const name of names.values()) {
+      const queue = new Queue<string>(name, { connection });
+      open.push(queue);
+      queues.push(queue);
+      const worker = new Worker<string>(name, (job) => void ran.push(job.data), { connection });
+      errorLog.watch(worker);
+      open.push(worker);
+      await queue.add(`${name}:before`);
+    }
+    await until(() => ran.length === names.size, 'a job on each master');
+    const libraries = async (port: number) => {
+      const admin = new Redis({ host: '127.0.0.1', port });
+      try {
+        return ((await admin.call('FUNCTION', 'LIST')) as unknown[][]).map((l) => String(l[1]));
+      } finally {
+        admin.disconnect();
+      }
+    };
+    for (const port of names.keys()) {
+      assert.equal((await libraries(port)).filter((n) => n.startsWith('dq_')).length, 1, `the library on ${port}`);
+      const admin = new Redis({ host: '127.0.0.1', port });
+      await admin.call('FUNCTION', 'FLUSH');
+      admin.disconnect();
+    }
+    for (const queue of queues) await queue.add(`${queue.name}:after`);
+    await until(() => ran.length === 2 * names.size, 'a job on each master after the flush');
+    for (const port of names.keys()) assert.equal((await libraries(port)).filter((n) => n.startsWith('dq_')).length, 1, `the library back on ${port}`);
+  });
+
   test('a least-privilege user from aclRules() connects to the cluster, works a queue, verifies and WAITs', async () => {
     for (const n of cluster.nodes) {
       const admin = new Redis({ host: '127.0.0.1', port: n.port });
