@@ -10,7 +10,9 @@
  * - claim + complete of a backlog all due at one millisecond (the bench's dispatch: every job
  *   passes through the ready set, as ties in one millisecond are ordered by add order there);
  * - the same for a backlog due over many milliseconds;
- * - claims that find no more due jobs than they take (a worker that keeps up: no ready set).
+ * - claims that find no more due jobs than they take (a worker that keeps up: no ready set);
+ * - single adds and claims of one job (a call's fixed cost on every job);
+ * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json.
  */
@@ -129,6 +131,48 @@ await backlog(`backlog of ${N} due over ${N} ms`, N);
   const scenario = `claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)`;
   rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
   rows.push({ scenario, script: 'complete', instructionsPerJob: completed / jobs, jobs });
+}
+
+// One job a call: what a call costs whatever its size (the library's per-call setup, the
+// command's own work) weighs on every job. Single adds awaited one by one (no batching), and a
+// worker that finds one job at a time.
+{
+  const SINGLE = Math.min(N, 200);
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  await queue.add({ warm: 1 }, { id: 'warm', delay: 3_600_000 });
+  instructions();
+  for (let i = 0; i < SINGLE; i++) await queue.add({ n: i }, { id: `one-${i}`, delay: 3_600_000 });
+  rows.push({ scenario: `${SINGLE} single adds, one at a time`, script: 'add', instructionsPerJob: instructions() / SINGLE, jobs: SINGLE });
+  const due = `cost-${++queueNo}`;
+  await new Queue(due, { store }).addBulk(Array.from({ length: SINGLE }, (_, j) => ({ data: { n: j }, opts: { id: `d${j}` } })));
+  let claimed = 0;
+  let completed = 0;
+  for (let i = 0; i < SINGLE; i++) {
+    instructions();
+    const res = await store.claim(due, 1, 600_000, 3, 'cost');
+    claimed += instructions();
+    await store.complete(
+      due,
+      res.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
+    completed += instructions();
+  }
+  rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE });
+  rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE });
+}
+// Grouped dispatch: the backlog spread over 1,000 groups (turns between them in every claim).
+{
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  const due = (await server.client().time()).map(Number);
+  for (let i = 0; i < N; i += 1000) {
+    const k = Math.min(1000, N - i);
+    await queue.addBulk(
+      Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `g${i + j}`, runAt: due[0]! * 1000 - 1000, group: `t${(i + j) % 1000}` } })),
+    );
+  }
+  await drain(name, `backlog of ${N} in 1,000 groups`);
 }
 
 await store.close();
