@@ -23,7 +23,7 @@ export type { TracerLike, SpanLike } from './tracing.js';
 export { Scheduler, occurrenceJobId, type SchedulerOptions } from './schedules/scheduler.js';
 export type { Schedules, ScheduleInfo } from './schedules/schedules.js';
 export type { ScheduleSpec, MissedPolicy } from './schedules/definition.js';
-export { Worker, type Handler, type WorkerEvents } from './worker.js';
+export { Worker, type Handler, type Handlers, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';

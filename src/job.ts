@@ -15,6 +15,8 @@ export interface Job<T = unknown> {
   readonly priority: number;
   /** Its group (`add({ group })`), if any. */
   readonly group: string | undefined;
+  /** Its name (`add({ name })`), if any: a Worker given handlers by name runs the one of this name. */
+  readonly name: string | undefined;
   readonly createdAtMs: number;
   /** This hand-out's lease token. */
   readonly token: string;

@@ -136,6 +136,14 @@ export interface AddOptions {
    */
   group?: string;
   /**
+   * The job's name, what kind of work it is ("send-email", "charge"): shown and filterable in
+   * listings, search, the CLI and the dashboard, and what a Worker given handlers by name
+   * (`new Worker(queue, { 'send-email': fn })`) routes by. 1-256 characters, no control
+   * characters (like an id). A job without a name runs the worker's `default` handler.
+   * @example 'send-email'
+   */
+  name?: string;
+  /**
    * Tokens of the rate limits (`queue.setLimits({ rateLimit })`, the group's) the job takes when
    * it starts: an API call that counts as 5 requests. A cost above a limit's `max` is refused.
    * @default 1
@@ -180,6 +188,7 @@ export const addOptionsSchema = z
     backoff: backoffSchema.optional(),
     replace: z.boolean(must('must be true or false')).optional(),
     group: idSchema.optional(),
+    name: idSchema.optional(),
     dedup: z
       .strictObject(
         {

@@ -211,6 +211,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       priority: o.priority ?? 0,
       maxAttempts: o.attempts,
       group: o.group,
+      name: o.name,
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
       dedup: o.dedup,

@@ -38,6 +38,8 @@ export interface JobInfo<T = unknown> {
   dueAtMs: number;
   /** The group it belongs to (`add({ group })`), if any. */
   group: string | undefined;
+  /** Its name (`add({ name })`), if any: what a Worker with handlers by name routes by. */
+  name: string | undefined;
   /** True when the job is scheduled and its due time has passed (waiting for a worker). */
   ready: boolean;
   priority: number;

@@ -39,6 +39,40 @@ import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
 
+/**
+ * Handlers by job name (`add(data, { name })`): a job runs the handler of its name; `default`,
+ * when given, runs a job whose name has no handler here, or that has no name. Any other job
+ * fails its attempt with an error that names its name and the names this worker handles (it is
+ * retried as any failure is: a worker that knows the name may be on its way).
+ * @example new Worker('mail', { 'send-email': sendEmail, 'send-sms': sendSms })
+ */
+export type Handlers<T, R = unknown> = { readonly [name: string]: Handler<T, R> };
+
+/** One handler that routes by name; throws a TypeError naming a handler that is not a function. */
+function routeByName<T>(handlers: Handlers<T>): Handler<T> {
+  const byName = new Map<string, Handler<T>>();
+  for (const [name, fn] of Object.entries(handlers)) {
+    if (typeof fn !== 'function') throw new TypeError(`handlers[${JSON.stringify(name)}] must be a function`);
+    byName.set(name, fn);
+  }
+  if (byName.size === 0) throw new TypeError('handlers must name at least one job name (or `default`)');
+  const fallback = byName.get('default');
+  const known = [...byName.keys()].filter((n) => n !== 'default');
+  const shown =
+    known.length > 10
+      ? `${known
+          .slice(0, 10)
+          .map((n) => JSON.stringify(n))
+          .join(', ')}, …`
+      : known.map((n) => JSON.stringify(n)).join(', ');
+  return (job) => {
+    const fn = (job.name !== undefined && byName.get(job.name)) || fallback;
+    if (fn) return fn(job);
+    const what = job.name === undefined ? 'job has no name' : `no handler for job name ${JSON.stringify(job.name)}`;
+    throw new Error(`${what}: this worker handles ${shown || 'no name'} and has no 'default' handler`);
+  };
+}
+
 export type { WorkerEvents };
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -111,14 +145,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** Outcomes of finished handlers on their way to the store (they never reject). */
   readonly #settling = new Set<Promise<void>>();
 
-  constructor(queue: string, handler: Handler<T>, opts: WorkerOptions<T> = {}) {
+  /**
+   * `handler` runs every job; or give handlers by job name (Handlers), with an optional `default`.
+   * @example new Worker('orders', { 'cancel-unpaid': cancelUnpaid, default: logAndDrop })
+   */
+  constructor(queue: string, handler: Handler<T> | Handlers<T>, opts: WorkerOptions<T> = {}) {
     super();
     // null is as good as nothing here (a common way to say "defaults").
     opts ??= {};
     this.queue = parseQueueName(queue);
-    if (typeof handler !== 'function') throw new TypeError('handler must be a function');
+    if (typeof handler !== 'function' && (typeof handler !== 'object' || handler === null || Array.isArray(handler)))
+      throw new TypeError('handler must be a function, or an object of handlers by job name');
     const o = parseOptions(workerOptionsSchema, opts);
-    this.#handler = handler;
+    this.#handler = typeof handler === 'function' ? handler : routeByName(handler);
     this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
     this.batch = o.batch ?? Math.min(this.concurrency, WORKER_DEFAULTS.batchMax);
     this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;

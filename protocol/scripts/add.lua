@@ -34,8 +34,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `trace`
-Items from ARGV[9], 17 fields each:
+  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `name`
+Items from ARGV[9], 18 fields each:
   +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
@@ -47,12 +47,13 @@ Items from ARGV[9], 17 fields each:
   +8 dedup_key: text, not set: '', 1-256 characters, no control characters. skip the add while another add holds this key
   +9 dedup_ms: integer (ms), not set: '', 1..315360000000. the dedup key's window
   +10 trace: json, not set: ''. a trace propagation carrier, ASCII
-  +11 group: id, not set: '', 1-256 characters, no control characters. a group id (add: the job belongs to it; limits: the group to change, or the queue)
-  +12 cost: integer, not set: '' (1), 1..1000000. tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
-  +13 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
-  +14 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
-  +15 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
-  +16 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
+  +11 name: id, not set: '', 1-256 characters, no control characters. the job's name (1-256 characters, no control characters), kept in its body (formats.JOB_BODY) for a worker to route by
+  +12 group: id, not set: '', 1-256 characters, no control characters. a group id (add: the job belongs to it; limits: the group to change, or the queue)
+  +13 cost: integer, not set: '' (1), 1..1000000. tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
+  +14 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
+  +15 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
+  +16 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
+  +17 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
@@ -65,14 +66,14 @@ local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
 local EACH_FIRST = 9
-local EACH_SIZE = 17
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, group = 11, cost = 12, debounce_key = 13, debounce_ms = 14, debounce_max_ms = 15, debounce_first_ms = 16 }
+local EACH_SIZE = 18
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, group = 12, cost = 13, debounce_key = 14, debounce_ms = 15, debounce_max_ms = 16, debounce_first_ms = 17 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST = 2
 local R_EACH_SIZE = 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
-local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
@@ -273,21 +274,32 @@ local function hmget(key, ids)
   return out
 end
 
--- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff
--- and trace lengths, data start }, or nil and why it cannot be read.
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff,
+-- trace and name lengths, data start }, or nil and why it cannot be read. The name's length
+-- follows the trace's after a '/' only in a named job's body (older bodies never have one).
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
-  if q and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 then
-    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), start = start }
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
+  local nl, start = '', nil
+  if q then
+    if string.byte(body, after) == 58 then
+      start = after + 1
+    else
+      nl, start = string.match(body, '^/(%d+):()', after)
+    end
+  end
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and start + b.bl + b.xl - 1 <= #body then return b, nil end
+    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
   if not q then return nil, 'corrupt job: unreadable body header' end
-  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
+  local xs, ns = string.match(xl, '^([^/]*)/(.*)$')
+  if xs then xl, nl = xs, ns else nl = nil end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), nl = 0, start = start }
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
@@ -295,7 +307,11 @@ local function parse_body(body)
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
   end
-  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  if nl then
+    b.nl = as_int(nl)
+    if not b.nl or b.nl < 1 then return nil, 'corrupt job: bad name length' end
+  end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl + b.nl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
   return b, nil
 end
 
@@ -311,9 +327,13 @@ local function body_order(body)
 end
 
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
--- call where it can be: add writes thousands of bodies a call) and its strings.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, data)
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+-- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
+-- name ('') gets the body of the versions before names, so they can still read it.
+local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+  if name == '' then
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+  end
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
@@ -856,10 +876,10 @@ end
 check_args()
 return (function()
 
--- Items end at `trace` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
+-- Items end at `name` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
 -- prologue's local, which each_count and each_arg read.
 local with_flow = arg('flow') == '1'
-if not with_flow then EACH_SIZE = E.trace + 1 end
+if not with_flow then EACH_SIZE = E.name + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -885,7 +905,8 @@ for i = 1, each_count() do
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
     j.window = each_int(i, 'dedup_ms')
   end
-  j.backoff, j.trace, j.group = each_arg(i, 'backoff'), each_arg(i, 'trace'), with_flow and each_valid(i, 'group') or ''
+  j.backoff, j.trace, j.name = each_arg(i, 'backoff'), each_arg(i, 'trace'), each_valid(i, 'name')
+  j.group = with_flow and each_valid(i, 'group') or ''
   if with_flow then
     if each_valid(i, 'cost') ~= '' then j.cost = each_int(i, 'cost') end
     each_valid(i, 'debounce_ms')
@@ -1159,7 +1180,7 @@ for _, j in ipairs(jobs) do
       end
 
       bodies[#bodies + 1] = j.id
-      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.data)
+      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.name, j.data)
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then

@@ -250,21 +250,32 @@ local function hmget(key, ids)
   return out
 end
 
--- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff
--- and trace lengths, data start }, or nil and why it cannot be read.
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff,
+-- trace and name lengths, data start }, or nil and why it cannot be read. The name's length
+-- follows the trace's after a '/' only in a named job's body (older bodies never have one).
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, start = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+):()')
-  if q and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 then
-    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), start = start }
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
+  local nl, start = '', nil
+  if q then
+    if string.byte(body, after) == 58 then
+      start = after + 1
+    else
+      nl, start = string.match(body, '^/(%d+):()', after)
+    end
+  end
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and start + b.bl + b.xl - 1 <= #body then return b, nil end
+    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
   if not q then return nil, 'corrupt job: unreadable body header' end
-  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), start = start }
+  local xs, ns = string.match(xl, '^([^/]*)/(.*)$')
+  if xs then xl, nl = xs, ns else nl = nil end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), nl = 0, start = start }
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
@@ -272,7 +283,11 @@ local function parse_body(body)
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
   end
-  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  if nl then
+    b.nl = as_int(nl)
+    if not b.nl or b.nl < 1 then return nil, 'corrupt job: bad name length' end
+  end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl + b.nl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
   return b, nil
 end
 
@@ -288,9 +303,13 @@ local function body_order(body)
 end
 
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
--- call where it can be: add writes thousands of bodies a call) and its strings.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, data)
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+-- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
+-- name ('') gets the body of the versions before names, so they can still read it.
+local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+  if name == '' then
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+  end
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started

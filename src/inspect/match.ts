@@ -1,8 +1,10 @@
 /**
  * What a payload search matches: a substring of the job's data (or its id), or equality at a
- * JSON path. Runs in Node over raw stored data, so a search costs Redis only the reads.
+ * JSON path, and/or the job's name. Runs in Node over raw stored data, so a search costs Redis
+ * only the reads.
  */
 import { ValidationError } from '../errors.js';
+import { idSchema, parseOptions } from '../options.js';
 
 export interface SearchQuery {
   /** Matches jobs whose id or data (as stored JSON text) contains this text. */
@@ -12,6 +14,8 @@ export interface SearchQuery {
   /** With `equals`: a path into the data, like `customer.email` or `items[0].sku`. */
   path?: string;
   equals?: unknown;
+  /** Only jobs of this name (`add({ name })`), alone or with `text` or `path`. */
+  name?: string;
 }
 
 type Step = string | number;
@@ -41,11 +45,23 @@ function at(value: unknown, steps: Step[]): unknown {
 }
 
 /** A predicate over (id, raw data), checked once: a bad query fails before anything is read. */
-export function matcher(q: SearchQuery): (id: string, data: string | undefined) => boolean {
-  if (typeof q !== 'object' || q === null) throw new ValidationError('query', 'must be { text } or { path, equals }');
+export function matcher(q: SearchQuery): (id: string, data: string | undefined, name?: string | undefined) => boolean {
+  if (typeof q !== 'object' || q === null) throw new ValidationError('query', 'must be { text }, { path, equals } or { name }');
+  if (q.name !== undefined) {
+    const name = parseOptions(idSchema, q.name, 'name');
+    const rest: SearchQuery = { ...q };
+    delete rest.name;
+    if (rest.text === undefined && rest.path === undefined) {
+      if (rest.idsOnly !== undefined) throw new ValidationError('idsOnly', 'goes with text');
+      if ('equals' in rest) throw new ValidationError('path', 'is required with equals');
+      return (_id, _data, n) => n === name;
+    }
+    const inner = matcher(rest);
+    return (id, data, n) => n === name && inner(id, data);
+  }
   const hasText = q.text !== undefined;
   const hasPath = q.path !== undefined;
-  if (hasText === hasPath) throw new ValidationError('query', 'give exactly one of text, or path with equals');
+  if (hasText === hasPath) throw new ValidationError('query', 'give exactly one of text, or path with equals (or name)');
   if (hasText) {
     if (typeof q.text !== 'string' || q.text === '') throw new ValidationError('text', 'must be a non-empty string');
     const text = q.text;

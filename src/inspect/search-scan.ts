@@ -69,7 +69,7 @@ function parseCursor(cursor: string): Resume {
 export async function searchScan(
   store: Store,
   queue: string,
-  match: (id: string, data: string | undefined) => boolean,
+  match: (id: string, data: string | undefined, name: string | undefined) => boolean,
   limit: number,
   budget: number,
   cursor = '0',
@@ -89,7 +89,7 @@ export async function searchScan(
     mid = undefined;
     for (const [i, e] of entries.entries()) {
       scanned++;
-      if (!match(e.id, e.data)) continue;
+      if (!match(e.id, e.data, e.name)) continue;
       ids.push(e.id);
       if (ids.length === limit && i < entries.length - 1) {
         // The rest of this step is for the next call.

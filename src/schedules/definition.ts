@@ -20,8 +20,8 @@ export interface ScheduleSpec<T = unknown> {
   tz?: string;
   /** The data of every occurrence's job. */
   data?: T;
-  /** Options of every occurrence's job. */
-  opts?: { priority?: number; attempts?: number; backoff?: BackoffOptions };
+  /** Options of every occurrence's job; `name` is its job name (add({ name })). */
+  opts?: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string };
   /**
    * Occurrences missed while no scheduler was running (more than `missedAfterMs` late):
    * 'latest' runs the latest of them once, 'skip' runs none.
@@ -36,7 +36,7 @@ export interface StoredDefinition {
   every?: number;
   tz: string;
   data: unknown;
-  opts: { priority?: number; attempts?: number; backoff?: BackoffOptions };
+  opts: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string };
   missed: MissedPolicy;
   /** For `every`: occurrences fall on anchor + k × every. */
   anchorMs: number;
@@ -54,7 +54,9 @@ export const specSchema = z.strictObject({
     .optional(),
   tz: z.string().min(1).max(100).optional(),
   data: z.unknown().optional(),
-  opts: z.strictObject({ priority: prioritySchema.optional(), attempts: attemptsSchema.optional(), backoff: backoffSchema.optional() }).optional(),
+  opts: z
+    .strictObject({ priority: prioritySchema.optional(), attempts: attemptsSchema.optional(), backoff: backoffSchema.optional(), name: idSchema.optional() })
+    .optional(),
   missed: z.enum(['latest', 'skip']).optional(),
 });
 

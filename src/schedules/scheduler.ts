@@ -152,6 +152,7 @@ export class Scheduler {
       delayMs: undefined,
       runAtMs: occurrenceMs,
       group: undefined,
+      name: def.opts.name,
       priority: def.opts.priority ?? 0,
       maxAttempts: def.opts.attempts,
       backoff: def.opts.backoff && encodeBackoff(def.opts.backoff),

@@ -42,6 +42,8 @@ export const countQuery = z.strictObject({ errorContains: z.string().min(1).max(
 
 export const searchQuery = z.strictObject({
   text: z.string().min(1).max(1000).optional(),
+  /** Only jobs of this name (`add({ name })`), alone or with text or path. */
+  name: idSchema.optional(),
   path: z.string().min(1).max(200).optional(),
   /** JSON text of the value at `path` (a bare word is read as a string). */
   equals: z.string().max(1000).optional(),
@@ -169,6 +171,8 @@ export const jobInfo = z.object({
   errors: z.array(z.object({ attempt: z.number().int(), atMs: ms, error: z.string() })).optional(),
   /** The group it was added to (`add({ group })`), if any. */
   group: z.string().optional(),
+  /** Its name (`add({ name })`), if any. */
+  name: z.string().optional(),
 });
 
 export const queueStats = z.object({

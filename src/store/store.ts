@@ -84,6 +84,8 @@ export interface NewJob {
   traceContext: string | undefined;
   /** The group the job belongs to (concurrency and turns are kept per group), or undefined. */
   group: string | undefined;
+  /** Its name (add({ name })), kept with it for a worker to route by, or undefined. */
+  name: string | undefined;
   /** Tokens of the rate limits the job takes when it starts (1 unless add({ cost }) said more). */
   cost: number;
   /** Fold a burst of adds with one key into one run (see AddOptions.debounce); exclusive with delay, runAt, dedup, replace. */
@@ -121,6 +123,8 @@ export interface ClaimedJob {
   traceContext: string | undefined;
   /** Its group, if any. */
   group: string | undefined;
+  /** Its name (add({ name })), if any. */
+  name: string | undefined;
 }
 
 /** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
@@ -193,6 +197,8 @@ export interface DeadJob {
   lastError: string | undefined;
   dueAtMs: number | undefined;
   createdAtMs: number | undefined;
+  /** Its name (add({ name })), if any. */
+  name: string | undefined;
 }
 
 export type PurgeTarget = { ids: string[] } | { all: true } | { olderThanMs: number };
@@ -248,7 +254,8 @@ export interface ScanStep {
   cursor: string;
   /** Jobs in the queue (bodies), for "searched n of total". */
   total: number;
-  entries: { id: string; data: string | undefined }[];
+  /** Each job's id, raw data and name (add({ name })), undefined where absent or unreadable. */
+  entries: { id: string; data: string | undefined; name?: string | undefined }[];
 }
 
 export interface ObliterateResult {

@@ -51,6 +51,7 @@ export class HandedJob<T> implements Job<T> {
   readonly dueAtMs: number;
   readonly priority: number;
   readonly group: string | undefined;
+  readonly name: string | undefined;
   readonly createdAtMs: number;
   readonly token: string;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
@@ -84,6 +85,7 @@ export class HandedJob<T> implements Job<T> {
     this.dueAtMs = c.dueAtMs;
     this.priority = c.priority;
     this.group = c.group;
+    this.name = c.name;
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
     this.leaseDeadlineMs = c.leaseExpiresAtMs;

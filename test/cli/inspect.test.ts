@@ -87,6 +87,50 @@ describe('delayq CLI: see and clean up', () => {
     }
   });
 
+  test('add --name, NDJSON names, jobs ls shows names, jobs find --name; a bad --name is refused and writes nothing', async () => {
+    const name = uniqueName('cli-names');
+    const g = ['--redis', fx.redis.url, '--queue', name];
+    const q = new Queue(name, { connection: fx.redis.url });
+    try {
+      const added = await run([...g, 'add', '{"to":"ada"}', '--id', 'e1', '--name', 'send-email', '--delay', '1h']);
+      assert.equal(added.code, 0, added.stderr);
+      assert.equal((await q.get('e1'))?.name, 'send-email');
+      const nd = spawn(process.execPath, [BIN, ...g, 'add', '--ndjson'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      nd.stdin.end(
+        `${JSON.stringify({ data: 1, opts: { id: 'c1', name: 'charge', delay: 3_600_000 } })}\n${JSON.stringify({ data: 2, opts: { id: 'p1', delay: 3_600_000 } })}\n`,
+      );
+      assert.equal(await new Promise((r) => nd.on('close', r)), 0);
+      assert.equal((await q.get('c1'))?.name, 'charge');
+
+      const ls = await run([...g, 'jobs', 'ls']);
+      assert.match(ls.stdout, /^e1 {2}\[send-email\] {2}due in/m);
+      assert.match(ls.stdout, /^c1 {2}\[charge\] {2}due in/m);
+      assert.match(ls.stdout, /^p1 {2}due in/m);
+      const found = JSON.parse((await run([...g, 'jobs', 'find', '--name', 'charge', '--json'])).stdout) as { jobs: { id: string; name: string }[] };
+      assert.deepEqual(
+        found.jobs.map((j) => [j.id, j.name]),
+        [['c1', 'charge']],
+      );
+
+      for (const bad of ['', 'x'.repeat(257), 'a\tb']) {
+        const r = await run([...g, 'add', '1', '--id', 'bad', '--name', bad]);
+        assert.notEqual(r.code, 0);
+        assert.match(r.stderr, /name must/);
+      }
+      const badLine = spawn(process.execPath, [BIN, ...g, 'add', '--ndjson'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let err = '';
+      badLine.stderr.on('data', (d) => (err += d));
+      badLine.stdin.end(`${JSON.stringify({ data: 1, opts: { id: 'ok' } })}\n${JSON.stringify({ data: 2, opts: { id: 'x', name: 7 } })}\n`);
+      assert.notEqual(await new Promise((r) => badLine.on('close', r)), 0);
+      assert.match(err, /line 2: opts\.name/);
+      assert.equal(await q.get('bad'), null);
+      assert.equal(await q.get('ok'), null);
+      assert.equal((await q.stats()).scheduled, 3);
+    } finally {
+      await q.close();
+    }
+  });
+
   test('workers shows a live worker; drain and obliterate want --yes and report what they did', async () => {
     const name = uniqueName('cli-clean');
     const g = ['--redis', fx.redis.url, '--queue', name];

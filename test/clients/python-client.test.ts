@@ -178,6 +178,65 @@ test('Node adds; the Python worker runs them and acks; a failing job retries wit
   assert.equal(report.ok, true, report.problems.join('; '));
 });
 
+test('job names: Python adds named jobs and a Node worker routes them by name; Node adds named jobs and a Python worker routes them; bad names refused by both, nothing written', async () => {
+  requirePython();
+  const name = uniqueName('py-names');
+  const queue = fx.track(new Queue<unknown>(name, { connection: fx.redis.url }));
+  const produced = ok(await py('names.py', [fx.redis.url, name, 'produce']), 'names.py produce');
+  assert.deepEqual(
+    produced.map((l) => l.result),
+    ['added', 'added', 'added', 'added', 'added'],
+  );
+  assert.equal((await queue.get('b1'))?.name, 'é名🙂');
+  assert.equal((await queue.get('u'))?.name, undefined);
+  const ran: string[] = [];
+  const all = deferred();
+  const note = (who: string) => (job: { id: string; name: string | undefined }) => {
+    ran.push(`${job.id}:${job.name ?? '-'}:${who}`);
+    if (ran.length === 5) all.resolve();
+  };
+  const w = new Worker(name, { 'send-email': note('send-email'), charge: note('charge'), default: note('default') }, { connection: fx.redis.url });
+  errors.watch(w);
+  await within(all.promise, 10_000, 'five jobs to run');
+  await w.close();
+  assert.deepEqual(ran.sort(), ['b1:é名🙂:default', 'b2:charge:charge', 'c:charge:charge', 'e:send-email:send-email', 'u:-:default']);
+
+  // Node adds; the Python worker routes by name.
+  const q2 = uniqueName('py-names');
+  const node = fx.track(new Queue<unknown>(q2, { connection: fx.redis.url }));
+  await node.add({}, { id: 'n1', name: 'send-email' });
+  await node.add({}, { id: 'n2', name: 'charge' });
+  await node.add({}, { id: 'n3', name: 'ünknown' });
+  await node.add({}, { id: 'n4' });
+  const worked = ok(await py('names.py', [fx.redis.url, q2, 'work']), 'names.py work');
+  assert.deepEqual(
+    worked
+      .filter((l) => 'handler' in l)
+      .map((l) => `${String(l.ran)}:${String(l.name ?? '-')}:${String(l.handler)}`)
+      .sort(),
+    ['n1:send-email:send-email', 'n2:charge:charge', 'n3:ünknown:default', 'n4:-:default'],
+  );
+  // Without a default, an unknown name fails the attempt, naming it.
+  const q3 = uniqueName('py-names');
+  const strict = fx.track(new Queue<unknown>(q3, { connection: fx.redis.url }));
+  await strict.add({}, { id: 's1', name: 'charge' });
+  ok(await py('names.py', [fx.redis.url, q3, 'strict']), 'names.py strict');
+  const dead = await strict.get('s1');
+  assert.equal(dead?.state, 'dead');
+  assert.match(dead?.lastError ?? '', /no handler for job name "charge": this worker handles "send-email" and has no 'default' handler/);
+
+  // Bad names: refused by the Python client as by the Node library, naming the field; nothing written.
+  const q4 = uniqueName('py-names');
+  const refused = ok(await py('names.py', [fx.redis.url, q4, 'bad']), 'names.py bad');
+  assert.equal(refused.length, 5);
+  for (const l of refused) assert.match(String(l.error), /name/, JSON.stringify(l));
+  assert.match(String(refused[4]!.error), /jobs\[1\]\.name/);
+  const bad = fx.track(new Queue<unknown>(q4, { connection: fx.redis.url }));
+  assert.equal((await bad.stats()).scheduled, 0);
+  for (const n of ['', 'x'.repeat(257), 'send\nemail']) await assert.rejects(bad.add(1, { name: n }), ValidationError);
+  assert.equal((await bad.stats()).scheduled, 0);
+});
+
 test('a Python producer, a Node worker and a Python worker on one queue: nothing lost, nothing run twice', async () => {
   requirePython();
   const name = uniqueName('py-mixed');

@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before } from 'node:test';
-import { Queue, Worker, type Job, type WorkerOptions } from '../../src/index.js';
+import { Queue, Worker, type Handlers, type Job, type WorkerOptions } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import type { StoreKind } from './suite.js';
 
 export interface Harness {
   queue<T>(): Queue<T>;
-  worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts?: WorkerOptions<T>): Worker<T>;
+  worker<T>(q: Queue<T>, handler: ((job: Job<T>) => unknown) | Handlers<T>, opts?: WorkerOptions<T>): Worker<T>;
 }
 
 /** Call inside a describe: registers the hooks, answers the makers. */
@@ -41,7 +41,7 @@ export function useHarness(kind: StoreKind, prefix: string): Harness {
       queues.push(q as Queue<unknown>);
       return q;
     },
-    worker<T>(q: Queue<T>, handler: (job: Job<T>) => unknown, opts: WorkerOptions<T> = {}): Worker<T> {
+    worker<T>(q: Queue<T>, handler: ((job: Job<T>) => unknown) | Handlers<T>, opts: WorkerOptions<T> = {}): Worker<T> {
       const w = new Worker<T>(q.name, handler, { ...kind.options(), ...opts } as WorkerOptions<T>);
       errorLog.watch(w);
       workers.push(w as unknown as Worker<never>);

@@ -1,6 +1,7 @@
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { nameConformance } from './names.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
@@ -16,3 +17,4 @@ const kind1: StoreKind = {
 conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
+nameConformance(kind1);

@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { nameConformance } from './names.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
@@ -23,6 +24,7 @@ const kind1: StoreKind = {
 conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
+nameConformance(kind1);
 
 const fx = useRedis();
 const kind2: StoreKind = {
@@ -36,3 +38,4 @@ const kind2: StoreKind = {
 conformance(kind2);
 groupConformance(kind2);
 rateConformance(kind2);
+nameConformance(kind2);

@@ -69,6 +69,8 @@ interface Spec {
 
 /** What the tests know of each snippet beyond its code; a snippet without an entry must just run and exit 0. */
 const SPECS: Record<string, Spec> = {
+  // Each job ran once, on the handler of its name.
+  'bullmq-migration-names': { check: (_ctx, out) => assert.equal(out.stdout.trim(), 'receipt ada@example.com\nsend-email ada@example.com') },
   'readme-order-timeout': {
     signals: ['SIGTERM', 'SIGINT'],
     // Up once its worker is live; by then the add and the cancel have run.

@@ -14,6 +14,7 @@ export function newJob(id: string, extra: Partial<NewJob> = {}): NewJob {
     dedup: undefined,
     traceContext: undefined,
     group: undefined,
+    name: undefined,
     cost: 1,
     debounce: undefined,
     ...extra,

@@ -40,6 +40,8 @@ const addArb = fc
     replace: fc.boolean(),
     dedupKey: fc.constantFrom(undefined, undefined, undefined, 'k1', 'k2'),
     group: fc.constantFrom(undefined, undefined, 'g1', 'g2'),
+    // A name of several bytes a character: the body counts its length in bytes.
+    name: fc.constantFrom(undefined, undefined, 'send-email', 'é名🙂'),
     cost: fc.constantFrom(1, 1, 1, 2),
     debounce: fc.constantFrom(undefined, undefined, undefined, { key: 'd1', delayMs: 500, maxWaitMs: undefined }, { key: 'd1', delayMs: 1000, maxWaitMs: 700 }),
   })
@@ -141,6 +143,7 @@ function newJob(a: ModelAdd): NewJob {
     dedup: a.dedupKey === undefined ? undefined : { key: a.dedupKey, windowMs: DEDUP_WINDOW_MS },
     traceContext: undefined,
     group: a.group,
+    name: a.name,
     cost: a.cost ?? 1,
     debounce: a.debounce,
   };
@@ -171,7 +174,14 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       assert.deepEqual(r.unreadable, [], `${s.name}: unreadable jobs`);
       for (const j of r.jobs) s.tokens.push(j.token);
       return {
-        jobs: r.jobs.map((j) => ({ id: j.id, attempt: j.attempt, dueAtMs: j.dueAtMs, priority: j.priority, leaseExpiresAtMs: j.leaseExpiresAtMs })),
+        jobs: r.jobs.map((j) => ({
+          id: j.id,
+          attempt: j.attempt,
+          dueAtMs: j.dueAtMs,
+          priority: j.priority,
+          leaseExpiresAtMs: j.leaseExpiresAtMs,
+          name: j.name,
+        })),
         more: r.more,
       };
     }
@@ -313,6 +323,7 @@ async function snapshot(store: Store, queue: string, id: string) {
     result: j.result,
     errors: j.errors,
     group: j.group,
+    name: j.name,
   };
 }
 

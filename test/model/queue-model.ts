@@ -28,6 +28,8 @@ export interface ModelJob {
   errors: { attempt: number; atMs: number; error: string }[];
   /** Its group, if any. */
   group: string | undefined;
+  /** Its name, if any (kept as added, shown by get and claims). */
+  name: string | undefined;
   /** Tokens of the rate limits it takes when handed out. */
   cost: number;
   /** Its debounce key, if any. */
@@ -50,6 +52,7 @@ export interface ModelAdd {
   replace: boolean;
   dedupKey: string | undefined;
   group?: string | undefined;
+  name?: string | undefined;
   cost?: number;
   debounce?: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
 }
@@ -184,6 +187,7 @@ export class QueueModel {
         result: undefined,
         errors: [],
         group: a.group,
+        name: a.name,
         cost: a.cost ?? 1,
         debounceKey: a.debounce?.key,
         promoted: false,
@@ -343,7 +347,7 @@ export class QueueModel {
     job.handout = this.handouts.push(job.id) - 1;
     job.mark = 'live';
     job.leaseDeadline = this.now + leaseMs;
-    return { id: job.id, attempt: job.attempts, dueAtMs: job.due, priority: job.priority, leaseExpiresAtMs: job.leaseDeadline };
+    return { id: job.id, attempt: job.attempts, dueAtMs: job.due, priority: job.priority, leaseExpiresAtMs: job.leaseDeadline, name: job.name };
   }
 
   claim(count: number, leaseMs: number) {
@@ -778,6 +782,7 @@ export class QueueModel {
       result: job.state === 'completed' ? job.result : undefined,
       errors: job.errors.length > 0 ? job.errors : undefined,
       group: job.group,
+      name: job.name,
     };
   }
 }

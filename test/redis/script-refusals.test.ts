@@ -56,7 +56,19 @@ const BASELINES: Record<ScriptName, Baseline> = {
     // dedup key with a group and a cost, the third debounces.
     items: (): Values[] => [
       { id: 'a', data: '1', delay_ms: 0, priority: 0, replace: '1' },
-      { id: 'x', data: '2', delay_ms: 0, priority: 5, max_attempts: 3, replace: '0', dedup_key: 'k', dedup_ms: 60_000, group: 'g', cost: 2 },
+      {
+        id: 'x',
+        data: '2',
+        delay_ms: 0,
+        priority: 5,
+        max_attempts: 3,
+        replace: '0',
+        dedup_key: 'k',
+        dedup_ms: 60_000,
+        name: 'send-email',
+        group: 'g',
+        cost: 2,
+      },
       { id: 'y', data: '3', delay_ms: 0, priority: 0, replace: '0', debounce_key: 'd', debounce_ms: 100, debounce_max_ms: 1000 },
     ],
     itemOf: (f) => (DEBOUNCE.has(f) ? 3 : 2),

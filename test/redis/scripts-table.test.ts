@@ -12,6 +12,7 @@ import { RedisStore } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { runScript, type ScriptName } from '../../src/store/redis/scripts.js';
 import { type NewJob, SEQ_LIFE } from '../../src/store/store.js';
+import { WIRE } from '../../src/store/redis/wire.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -65,9 +66,14 @@ const setBodyField = async (q: string, id: string, i: number, value: string) => 
 };
 const entry = (after: Record<string, unknown>, k: string, field: string) => (after[k] as { v: Record<string, string> }).v[field];
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
-/** One add item (wire.ts WIRE.add.each) with the given priority and delay. */
-/** One add item with the flow fields (group, cost, debounce key, delay, max wait), as flow = '1' says. */
-const addItem = (id: string, delay: string, priority: string) => [id, '1', delay, '', priority, '', '', '0', '', '', '', '', '', '', '', '', ''];
+/** One add item (wire.ts WIRE.add.each) with the flow fields (group, cost, debounce), as flow = '1' says, and the given priority and delay. */
+const addItem = (id: string, delay: string, priority: string) => {
+  const item: string[] = WIRE.add.each.map(() => '');
+  [item[at('id')], item[at('data')], item[at('delay_ms')], item[at('priority')], item[at('replace')]] = [id, '1', delay, priority, '0'];
+  return item;
+};
+/** Where an add item's field is (wire.ts WIRE.add.each). */
+const at = (field: (typeof WIRE.add.each)[number]) => WIRE.add.each.indexOf(field);
 
 /** Two layout epochs (sharded queues, docs/data-model.md). */
 const E1 = 'e1e1e1e1e1e1';
@@ -233,15 +239,15 @@ const rows: Row[] = [
   {
     name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `flow` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, 16)], ['', key(q, 'schedule-last')]),
-    expect: /delayq protocol: items of 17 arguments each/,
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, -1)], ['', key(q, 'schedule-last')]),
+    expect: new RegExp(`delayq protocol: items of ${WIRE.add.each.length} arguments each`),
   },
   {
     name: 'add: a cost of 0 or "nan" is refused, nothing written',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
-      item[12] = '0';
+      item[at('cost')] = '0';
       return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument cost of item 1 must be at least 1/,
@@ -251,7 +257,7 @@ const rows: Row[] = [
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
-      [item[13], item[14]] = ['k', 'inf'];
+      [item[at('debounce_key')], item[at('debounce_ms')]] = ['k', 'inf'];
       return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument debounce_ms of item 1 must be a whole number/,
@@ -633,6 +639,70 @@ const rows: Row[] = [
       ]);
       unchanged(a, b, c);
     },
+  },
+  {
+    name: 'add: a name of 257 characters in the second job refuses the whole call, the first job included',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const second = addItem('y', '0', '0');
+      second[at('name')] = 'n'.repeat(257);
+      return raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0'), ...second], ['', key(q, 'schedule-last')]);
+    },
+    expect: /delayq: argument name of item 2 must be at most 256 characters/,
+  },
+  {
+    name: 'add: a name with a control character is refused, in a call without flow fields too',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const item = addItem('x', '0', '0').slice(0, at('name') + 1);
+      item[at('name')] = 'send\nemail';
+      return raw(q, 'add', ['', '', '', '', '', '0', ...item], ['', key(q, 'schedule-last')]);
+    },
+    expect: /delayq: argument name of item 1 must not contain control characters/,
+  },
+  {
+    name: "add: a job without a name gets the previous version's body; a named one its name's length in bytes",
+    seed: async () => {},
+    run: (s, q) => s.add(q, [job('plain'), { ...job('named'), name: 'é名🙂' }]),
+    expect: (_a, _b, after, q) => {
+      assert.match(entry(after, key(q, 'jobs'), 'plain')!, /^\d+:\d+:0::0:0:1$/);
+      // é 2 bytes, 名 3, 🙂 4: 9 bytes.
+      assert.match(entry(after, key(q, 'jobs'), 'named')!, /^\d+:\d+:0::0:0\/9:é名🙂1$/);
+    },
+  },
+  {
+    name: 'claim: a body written by the version before names is handed out without a name; a named one with its name',
+    seed: async (_s, q) => {
+      await fx.client.hset(key(q, 'jobs'), 'old', '1:1700000000000:5:3:0:0:{"v":"old"}', 'new', '2:1700000000000:0::0:0/4:名x{"v":"new"}');
+      await fx.client.zadd(key(q, 'scheduled'), 1, 'old', 2, 'new');
+      await fx.client.set(key(q, 'seq'), '2');
+    },
+    run: async (s, q) => {
+      const r = await s.claim(q, 10, 30_000, 3);
+      assert.deepEqual(r.unreadable, []);
+      return r.jobs.map((j) => [j.id, j.name, j.data, j.priority, j.maxAttempts]);
+    },
+    expect: (a) =>
+      assert.deepEqual(a, [
+        ['old', undefined, '{"v":"old"}', 5, 3],
+        ['new', '名x', '{"v":"new"}', 0, undefined],
+      ]),
+  },
+  {
+    name: "claim: a named body whose name length is 0 or runs past the body's end is unreadable, with the reason",
+    seed: async (_s, q) => {
+      await fx.client.hset(key(q, 'jobs'), 'zero', '1:1:0::0:0/0:{}', 'long', '2:1:0::0:0/9:ab');
+      await fx.client.zadd(key(q, 'scheduled'), 1, 'zero', 2, 'long');
+    },
+    run: async (s, q) => {
+      const r = await s.claim(q, 10, 30_000, 3);
+      return r.unreadable.map((u) => [u.id, u.reason]).sort();
+    },
+    expect: (a) =>
+      assert.deepEqual(a, [
+        ['long', 'corrupt job: bad field lengths'],
+        ['zero', 'corrupt job: bad name length'],
+      ]),
   },
   {
     name: 'dead-retry: a dead member whose body is gone is removed, not retried',

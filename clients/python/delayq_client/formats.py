@@ -14,18 +14,26 @@ def _int(text, what):
 
 def decode_body(body):
     """JOB_BODY: <seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace
-    length>:<backoff><trace><data>. The lengths count bytes, so `body` is bytes."""
+    length>[/<name length>]:<backoff><trace><name><data>. The lengths count bytes, so `body` is
+    bytes. The name's length and the name are only in a named job's body."""
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogateescape")
     parts = body.split(b":", 6)
     if len(parts) != 7:
         raise ProtocolError("unreadable body header")
     seq, created, priority, max_attempts, blen, tlen, rest = parts
+    nlen = 0
+    if b"/" in tlen:
+        tlen, nlen = tlen.split(b"/", 1)
+        nlen = _int(nlen, "name length")
+        if nlen < 1:
+            raise ProtocolError("name length below 1")
     blen = _int(blen, "backoff length")
     tlen = _int(tlen, "trace length")
-    if blen < 0 or tlen < 0 or blen + tlen > len(rest):
+    if blen < 0 or tlen < 0 or blen + tlen + nlen > len(rest):
         raise ProtocolError("body lengths past its end")
-    data_text = rest[blen + tlen :].decode("utf-8")
+    name = rest[blen + tlen : blen + tlen + nlen].decode("utf-8") if nlen else None
+    data_text = rest[blen + tlen + nlen :].decode("utf-8")
     return {
         "seq": _int(seq, "seq"),
         "created_ms": _int(created, "created ms"),
@@ -33,6 +41,7 @@ def decode_body(body):
         "max_attempts": _int(max_attempts, "max attempts") if max_attempts else None,
         "backoff": rest[:blen].decode("utf-8") or None,
         "trace": rest[blen : blen + tlen].decode("utf-8") or None,
+        "name": name,
         "data_json": data_text,
     }
 

@@ -10,7 +10,7 @@ import os
 
 import redis
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class ProtocolError(RuntimeError):

@@ -37,12 +37,12 @@ class Queue:
         return int(s) * 1000 + int(us) // 1000
 
     # --- producing --------------------------------------------------------------------------
-    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None):
+    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None, name=None):
         """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
         'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
         answers with the id of the burst's job, which took its data."""
         job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
-        job.update(cost=cost, dedup=dedup, debounce=debounce)
+        job.update(cost=cost, dedup=dedup, debounce=debounce, name=name)
         return self.add_bulk([job], _field="")[0]
 
     def add_bulk(self, jobs, _field=None):
@@ -54,11 +54,11 @@ class Queue:
         if len({it["id"] for it in items}) != len(items):
             v.fail("jobs", "must not repeat an id")
         # add.lua's `flow`: items carry group, cost and the debounce fields only when a job of
-        # the call has one of them; else they end at `trace`.
+        # the call has one of them; else they end at `name`.
         flow = any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
         fields = self.protocol.script("add").item_fields
         if not flow:
-            fields = fields[: fields.index("trace") + 1]
+            fields = fields[: fields.index("name") + 1]
         request_id = str(uuid.uuid4())
         reply = self._run(
             "add",
@@ -89,13 +89,14 @@ class Queue:
     def _item(self, job, f):
         if not isinstance(job, dict):
             v.fail(f.rstrip(".") or "job", "must be a dict")
-        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce"}
+        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce", "name"}
         if unknown:
             v.fail(f + sorted(unknown, key=str)[0], "is not an option of add")
         job_id = job.get("id")
         delay, run_at = v.when(job.get("delay_ms"), job.get("run_at"), f)
         attempts = job.get("attempts")
         group = job.get("group")
+        name = job.get("name")
         replace = v.flag(job.get("replace", False), f + "replace")
         cost = v.whole(1 if job.get("cost") is None else job["cost"], f + "cost", 1, v.MAX_RATE_TOKENS)
         dedup = job.get("dedup")
@@ -128,6 +129,8 @@ class Queue:
             "dedup_key": dedup[0] if dedup else "",
             "dedup_ms": dedup[1] if dedup else "",
             "trace": "",
+            # The job's name ('': none), validated like an id.
+            "name": "" if name is None else v.job_id(name, f + "name"),
             "group": "" if group is None else v.job_id(group, f + "group"),
             # Sent only when `flow` is '1'. A cost of 1 is written '' (the script reads it as 1).
             "cost": cost if cost > 1 else "",

@@ -28,7 +28,7 @@ DEFAULT_BACKOFF = {"type": "exponential", "delay": 1000, "maxDelay": 3600000, "j
 
 
 class Job:
-    """One hand-out: the job's id, data, attempt (1-based) and group, bound to its lease token."""
+    """One hand-out: the job's id, name, data, attempt (1-based) and group, bound to its lease token."""
 
     def __init__(self, id, data, attempt, due_ms, token, group, body):
         self.id = id
@@ -37,6 +37,7 @@ class Job:
         self.due_ms = due_ms
         self.token = token
         self.group = group
+        self.name = body.get("name")
         self.max_attempts = body["max_attempts"]
         self.backoff = decode_backoff(body["backoff"])
         self.extended_at = time.monotonic()
@@ -70,15 +71,41 @@ def backoff_delay(b, attempt):
     return int(round(exp if b.get("jitter") is False else random.random() * exp))
 
 
+def _route_by_name(handlers):
+    """One handler for handlers by job name, as the Node Worker's: a job runs the handler of its
+    name; 'default' runs a job whose name has none (or that has no name); any other fails its
+    attempt with an error naming its name."""
+    if not handlers:
+        v.fail("handler", "must name at least one job name (or 'default')")
+    for name, fn in handlers.items():
+        if not callable(fn):
+            v.fail("handler[%r]" % (name,), "must be callable")
+    fallback = handlers.get("default")
+    known = ", ".join(json.dumps(n) for n in handlers if n != "default") or "no name"
+
+    def route(job):
+        fn = handlers.get(job.name) if job.name is not None else None
+        fn = fn or fallback
+        if fn is None:
+            what = "job has no name" if job.name is None else "no handler for job name %s" % json.dumps(job.name)
+            raise LookupError("%s: this worker handles %s and has no 'default' handler" % (what, known))
+        return fn(job)
+
+    return route
+
+
 class Worker:
     def __init__(self, redis_client, queue, handler, concurrency=1, batch=10, lease_ms=30000, attempts=3,
                  prefix="dq", backoff=None, manifest_path=None, protocol=None, subscribe=True):
         self.redis = redis_client
         self.queue = v.queue_name(queue, "queue")
         self.prefix = v.prefix(prefix)
-        if not callable(handler):
-            v.fail("handler", "must be callable")
-        self.handler = handler
+        if isinstance(handler, dict):
+            self.handler = _route_by_name(handler)
+        elif callable(handler):
+            self.handler = handler
+        else:
+            v.fail("handler", "must be callable, or a dict of handlers by job name")
         self.concurrency = v.whole(concurrency, "concurrency", 1, 1000)
         self.batch = v.whole(batch, "batch", 1, 1000)
         self.lease_ms = v.whole(lease_ms, "lease_ms", 100)

@@ -34,6 +34,7 @@ export function addCommand(program: Command): void {
     .option('--at <time>', 'run at this time: ISO 8601 or epoch ms')
     .option('--priority <n>', 'higher runs first among due jobs')
     .option('--attempts <n>', 'hand-outs before the dead set')
+    .option('--name <name>', "the job's name (send-email): shown in listings, searched by --name, routed by a Worker given handlers by name")
     .option('--group <id>', 'the group it belongs to (a tenant, a customer): groups take turns, each within its concurrency limit')
     .option('--cost <n>', `tokens of the rate limits the job takes when it starts (1-${MAX_RATE_TOKENS}; default 1)`)
     .option('--debounce-key <key>', 'fold a burst of adds with this key into one run: the last add wins (needs --debounce-ms)')
@@ -49,7 +50,7 @@ export function addCommand(program: Command): void {
 Examples:
   $ delayq add '{"orderId":"123"}' --id order:123:timeout --delay 30m
   $ delayq add --file report.json --at 2026-12-01T02:00:00Z
-  $ delayq add '{"to":"ada@example.com"}' --group tenant-42 --queue emails
+  $ delayq add '{"to":"ada@example.com"}' --name send-email --group tenant-42 --queue emails
   $ delayq add '{"doc":"d7"}' --debounce-key recompute:d7 --debounce-ms 2s --debounce-max-ms 10s
   $ delayq add '{"batch":50}' --cost 50 --queue api-calls
   $ cat jobs.ndjson | delayq add --ndjson --queue emails`,
@@ -67,6 +68,7 @@ Examples:
       const attempts = numberOption('--attempts', o.attempts as string | undefined);
       if (attempts !== undefined) opts.attempts = attempts;
       if (o.group !== undefined) opts.group = o.group as string;
+      if (o.name !== undefined) opts.name = o.name as string;
       if (o.replace) opts.replace = true;
       if (o.cost !== undefined) opts.cost = costArg(o.cost as string);
       const debounce = debounceArgs(o);

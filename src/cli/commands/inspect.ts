@@ -36,6 +36,7 @@ function short(value: unknown, max = 60): string {
 /** One line per job, with what matters in its state. */
 function jobLine(j: JobInfo<unknown>, now: number): string {
   const parts = [paint('bold', j.id)];
+  if (j.name !== undefined) parts.push(paint('cyan', `[${j.name}]`));
   if (j.state === 'scheduled') parts.push(j.ready ? paint('yellow', `due ${ms(now - j.dueAtMs)} ago`) : `due in ${ms(j.dueAtMs - now)} (${when(j.dueAtMs)})`);
   if (j.state === 'active') parts.push(`lease till ${when(j.leaseExpiresAtMs)}`, `worker ${j.workerId ?? '—'}`);
   if (j.state === 'dead') parts.push(`died ${when(j.finishedAtMs)}`, paint('red', firstLine(j.lastError)));
@@ -102,55 +103,66 @@ export function inspectCommands(program: Command): void {
 
   jobs
     .command('find')
-    .description('find jobs by text in their id or data, or by a value at a JSON path')
+    .description('find jobs by text in their id or data, by a value at a JSON path, and/or by name')
     .argument('[text]', 'text to look for in the id or the data (as JSON text)')
     .option('--path <path>', 'a path into the data, like customer.email or items[0].sku (with --equals)')
     .option('--equals <json>', 'the value at --path, as JSON (a bare word is a string)')
+    .option('--name <name>', 'only jobs of this name (add --name), alone or with text or --path')
     .option('--limit <n>', 'most matches', '20')
     .option('--budget <n>', 'most jobs to read', '10000')
     .option('--cursor <cursor>', 'go on from where the previous search stopped')
-    .action(async (text: string | undefined, o: { path?: string; equals?: string; limit: string; budget: string; cursor?: string }, cmd: Command) => {
-      const g = globals(cmd);
-      if ((text === undefined) === (o.path === undefined)) throw new UsageError('give text, or --path with --equals');
-      if (o.path !== undefined && o.equals === undefined) throw new UsageError('--path needs --equals');
-      let equals: unknown;
-      if (o.equals !== undefined) {
-        try {
-          equals = JSON.parse(o.equals);
-        } catch {
-          equals = o.equals;
+    .action(
+      async (text: string | undefined, o: { path?: string; equals?: string; name?: string; limit: string; budget: string; cursor?: string }, cmd: Command) => {
+        const g = globals(cmd);
+        if (text !== undefined && o.path !== undefined) throw new UsageError('give text, or --path with --equals, not both');
+        if (text === undefined && o.path === undefined && o.name === undefined) throw new UsageError('give text, --path with --equals, or --name');
+        if (o.path !== undefined && o.equals === undefined) throw new UsageError('--path needs --equals');
+        let equals: unknown;
+        if (o.equals !== undefined) {
+          try {
+            equals = JSON.parse(o.equals);
+          } catch {
+            equals = o.equals;
+          }
         }
-      }
-      const limit = limitOption(o.limit, 1000)!;
-      const budget = numberOption('--budget', o.budget)!;
-      const query = text !== undefined ? { text } : { path: o.path!, equals };
-      const [r, now] = await withQueue(g, async (q) => [await q.jobs.search({ ...query, limit, budget, cursor: o.cursor }), (await q.stats()).nowMs] as const);
-      output(g, r, () =>
-        [
-          `${r.jobs.length} found; searched ${r.scanned.toLocaleString('en')} of ${r.total.toLocaleString('en')} jobs`,
-          ...r.jobs.map((j) => `${jobLine(j, now)}  ${paint('dim', j.state)}`),
-          ...(r.cursor
-            ? [
-                paint(
-                  'dim',
-                  `search on: ${commandLine(g, [
-                    'jobs',
-                    'find',
-                    ...(text !== undefined ? [text] : ['--path', o.path!, '--equals', o.equals!]),
-                    '--limit',
-                    limit,
-                    '--budget',
-                    budget,
-                    '--cursor',
-                    r.cursor,
-                  ])}`,
-                ),
-              ]
-            : []),
-        ].join('\n'),
-      );
-      if (r.jobs.length === 0) notChanged();
-    });
+        const limit = limitOption(o.limit, 1000)!;
+        const budget = numberOption('--budget', o.budget)!;
+        const query = {
+          ...(text !== undefined ? { text } : o.path !== undefined ? { path: o.path, equals } : {}),
+          ...(o.name !== undefined ? { name: o.name } : {}),
+        };
+        const [r, now] = await withQueue(
+          g,
+          async (q) => [await q.jobs.search({ ...query, limit, budget, cursor: o.cursor }), (await q.stats()).nowMs] as const,
+        );
+        output(g, r, () =>
+          [
+            `${r.jobs.length} found; searched ${r.scanned.toLocaleString('en')} of ${r.total.toLocaleString('en')} jobs`,
+            ...r.jobs.map((j) => `${jobLine(j, now)}  ${paint('dim', j.state)}`),
+            ...(r.cursor
+              ? [
+                  paint(
+                    'dim',
+                    `search on: ${commandLine(g, [
+                      'jobs',
+                      'find',
+                      ...(text !== undefined ? [text] : o.path !== undefined ? ['--path', o.path, '--equals', o.equals!] : []),
+                      ...(o.name !== undefined ? ['--name', o.name] : []),
+                      '--limit',
+                      limit,
+                      '--budget',
+                      budget,
+                      '--cursor',
+                      r.cursor,
+                    ])}`,
+                  ),
+                ]
+              : []),
+          ].join('\n'),
+        );
+        if (r.jobs.length === 0) notChanged();
+      },
+    );
 
   program
     .command('workers')

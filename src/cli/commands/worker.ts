@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import type { Handler } from '../../worker.js';
+import type { Handler, Handlers } from '../../worker.js';
 import { Scheduler } from '../../schedules/scheduler.js';
 import { Worker } from '../../worker.js';
 import { WORKER_DEFAULTS } from '../../worker/defaults.js';
@@ -10,7 +10,8 @@ import { connectionOf, duration, globals, numberOption, paint } from '../context
 import { UsageError } from '../errors.js';
 
 /**
- * Runs a handler module: its default export (or `handler` export) is called for each job.
+ * Runs a handler module: its default export (or `handler` export) is called for each job, or its
+ * `handlers` export (handlers by job name, Worker's Handlers) routes each job by its name.
  * SIGTERM/SIGINT close the worker gracefully: no new claims, running jobs finish (or are
  * handed back after --close-timeout), then the process exits 0.
  */
@@ -31,14 +32,17 @@ export function workerCommand(program: Command): void {
 Example:
   $ cat > cancel-order.mjs <<'JS'
   export default async (job) => { await shop.cancelIfUnpaid(job.data.orderId); };
+  or handlers by job name (add --name), with an optional default:
+  export const handlers = { 'send-email': sendEmail, charge, default: (job) => log(job) };
   JS
   $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50`,
     )
     .action(async (o: Record<string, string>, cmd: Command) => {
       const g = globals(cmd);
       const mod = await loadHandlerModule(o.handler!);
-      const handler = (typeof mod.default === 'function' ? mod.default : mod.handler) as Handler<unknown> | undefined;
-      if (typeof handler !== 'function') throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function`);
+      const handler = (typeof mod.default === 'function' ? mod.default : (mod.handlers ?? mod.handler)) as Handler<unknown> | Handlers<unknown> | undefined;
+      if (typeof handler !== 'function' && (typeof handler !== 'object' || handler === null))
+        throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function, nor a 'handlers' export of handlers by job name`);
       const worker = new Worker<unknown>(g.queue, handler, {
         ...connectionOf(g),
         concurrency: numberOption('--concurrency', o.concurrency)!,
@@ -107,9 +111,9 @@ function seconds(ms: number): string {
 }
 
 /** Imports the --handler module; a file that cannot be loaded is the user's to fix (exit 64), said with how. */
-async function loadHandlerModule(path: string): Promise<{ default?: unknown; handler?: unknown }> {
+async function loadHandlerModule(path: string): Promise<{ default?: unknown; handler?: unknown; handlers?: unknown }> {
   try {
-    return (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; handler?: unknown };
+    return (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; handler?: unknown; handlers?: unknown };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ERR_MODULE_NOT_FOUND' && !existsSync(resolve(path))) throw new UsageError(`--handler ${path}: no such file`);

@@ -100,14 +100,15 @@ export function jobRoutes(ctx: ApiContext): Route[] {
         // A search that looked at payloads would let a reader of a redacted dashboard probe a
         // hidden field one guess at a time (by what matched, but also by how far the scan got
         // and where its cursor points), so with redaction on the scan matches ids only.
-        if (ctx.redact && (query.path !== undefined || query.equals !== undefined || query.text === undefined)) {
+        // A job's name is not payload: it may be searched by with redaction on.
+        if (ctx.redact && (query.path !== undefined || query.equals !== undefined || (query.text === undefined && query.name === undefined))) {
           throw new HttpError(403, 'redacted', 'payloads are redacted: search by id only', 'path');
         }
-        const base = { limit: query.limit, budget: query.budget, cursor: query.cursor };
+        const base = { limit: query.limit, budget: query.budget, cursor: query.cursor, name: query.name };
         const found =
           query.path !== undefined || query.equals !== undefined
             ? await queue.jobs.search({ ...base, path: query.path, equals: query.equals === undefined ? undefined : parseEquals(query.equals) })
-            : await queue.jobs.search({ ...base, text: query.text, idsOnly: ctx.redact !== undefined });
+            : await queue.jobs.search({ ...base, text: query.text, idsOnly: query.text === undefined ? undefined : ctx.redact !== undefined });
         return { ...found, jobs: found.jobs.map((j) => show(queue, ctx, j)) };
       },
     }),

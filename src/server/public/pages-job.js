@@ -92,6 +92,8 @@ export function jobPage(main, route) {
         fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
         fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
         fact('Priority', String(j.priority)),
+        // Its name: a link to the search for its queue's jobs of that name.
+        j.name !== undefined ? fact('Name', h('a', { href: href.search(queue, { name: j.name }), class: 'mono wrap' }, j.name)) : null,
         // Its group: the Groups tab shows the group's running, waiting, limit and pause.
         j.group !== undefined ? fact('Group', h('a', { href: href.queue(queue, 'groups'), class: 'mono wrap' }, j.group)) : null,
         fact('Created', bothTimes(j.createdAtMs)),

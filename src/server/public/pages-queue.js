@@ -593,7 +593,7 @@ export function queuePage(main, route) {
   function loadSearch(params, cursor) {
     const v = view;
     const query = Object.fromEntries(params.entries());
-    const what = query.path ? `${query.path} = ${query.equals ?? ''}` : `“${query.text ?? ''}”`;
+    const what = query.path ? `${query.path} = ${query.equals ?? ''}` : query.text ? `“${query.text}”` : `jobs named “${query.name ?? ''}”`;
     if (cursor !== undefined) v.cursor = cursor;
     return fill(v, {
       spinner: 'Searching…',
@@ -864,24 +864,27 @@ async function loadTimeline(name) {
  * redacted, so it may be searched.
  */
 function searchForm(name, params, tab) {
-  const initial = params?.get('path') ? 'path' : params?.get('error') ? 'error' : 'text';
+  const initial = params?.get('path') ? 'path' : params?.get('error') ? 'error' : params?.get('name') && !params?.get('text') ? 'name' : 'text';
   const mode = h(
     'select',
     { name: 'mode', 'aria-label': 'Search by' },
     h('option', { value: 'text', selected: initial === 'text' }, session.redacted ? 'Id' : 'Id or text'),
+    h('option', { value: 'name', selected: initial === 'name' }, 'Job name'),
     h('option', { value: 'error', selected: initial === 'error' }, 'Error text'),
     session.redacted ? null : h('option', { value: 'path', selected: initial === 'path' }, 'Field ='),
   );
   const placeholders = {
     text: session.redacted ? 'Search id…' : 'Search id or payload…',
     error: tab === 'completed' ? 'Last error of completed jobs contains…' : 'Last error of dead jobs contains…',
+    name: 'Job name (exactly)…',
   };
+  const labels = { error: 'Error text', name: 'Job name', text: session.redacted ? 'Id' : 'Id or payload text' };
   const text = h('input', {
     type: 'search',
     name: 'text',
-    placeholder: placeholders[initial === 'error' ? 'error' : 'text'],
-    'aria-label': initial === 'error' ? 'Error text' : session.redacted ? 'Id' : 'Id or payload text',
-    value: params?.get(initial === 'error' ? 'error' : 'text') ?? '',
+    placeholder: placeholders[initial === 'path' ? 'text' : initial],
+    'aria-label': labels[initial === 'path' ? 'text' : initial],
+    value: params?.get(initial === 'path' ? 'text' : initial) ?? '',
     hidden: initial === 'path',
   });
   const path = h('input', {
@@ -907,7 +910,7 @@ function searchForm(name, params, tab) {
     equals.hidden = !p;
     if (!p) {
       text.placeholder = placeholders[mode.value];
-      text.setAttribute('aria-label', mode.value === 'error' ? 'Error text' : session.redacted ? 'Id' : 'Id or payload text');
+      text.setAttribute('aria-label', labels[mode.value]);
     }
     (p ? path : text).focus();
   });
@@ -925,6 +928,11 @@ function searchForm(name, params, tab) {
     if (mode.value === 'error') {
       const t = text.value.trim();
       if (t) go(href.queue(name, tab === 'completed' ? 'completed' : 'dead', { error: t }));
+      return;
+    }
+    if (mode.value === 'name') {
+      const n = text.value.trim();
+      if (n) go(href.search(name, { name: n }));
       return;
     }
     const p = mode.value === 'path' ? { path: path.value.trim(), equals: equals.value } : { text: text.value.trim() };

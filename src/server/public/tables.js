@@ -73,7 +73,14 @@ export function jobTable(queue, state, jobs, opts = {}) {
       boxes.push(box);
       cells.push(td('col-check', box));
     }
-    cells.push(td('col-id', h('a', { href: href.job(queue, job.id), class: 'mono id-link' }, job.id), job.group === undefined ? null : groupTag(job.group)));
+    cells.push(
+      td(
+        'col-id',
+        h('a', { href: href.job(queue, job.id), class: 'mono id-link' }, job.id),
+        job.name === undefined ? null : nameTag(queue, job.name),
+        job.group === undefined ? null : groupTag(job.group),
+      ),
+    );
     for (const c of cols) cells.push(td(c.cls, c.cell(job)));
     if (opts.rowActions) cells.push(td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(job))));
     return h('tr', null, ...cells);
@@ -195,6 +202,11 @@ function groupRate(g, sharedRate) {
 }
 
 /** A job's group, under its id in a row: text, never markup, like the id. */
+/** A job's name (add({ name })), a link to the search for its other jobs of that name. */
+export function nameTag(queue, name) {
+  return h('a', { class: 'name-tag', href: href.search(queue, { name }), title: `Jobs named ${name}` }, h('span', { class: 'sr-only' }, 'name '), name);
+}
+
 export function groupTag(group) {
   return h('span', { class: 'group-tag', title: `Group ${group}` }, h('span', { class: 'sr-only' }, 'group '), group);
 }

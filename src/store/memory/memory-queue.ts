@@ -29,6 +29,8 @@ export interface MemJob {
   where: Place;
   /** Its group (add({ group })), or undefined. */
   group: string | undefined;
+  /** Its name (add({ name })), or undefined. */
+  name: string | undefined;
   /** Tokens of the rate limits it takes when handed out (add({ cost })). */
   cost: number;
   /** Its debounce key (add({ debounce })), or undefined. */

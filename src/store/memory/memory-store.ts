@@ -205,6 +205,7 @@ export class MemoryStore implements Store {
         logs: undefined,
         errors: undefined,
         group: j.group,
+        name: j.name,
         cost: j.cost,
         debounceKey: j.debounce?.key,
         version: 0,
@@ -343,6 +344,7 @@ export class MemoryStore implements Store {
         leaseExpiresAtMs: now + leaseMs,
         traceContext: job.traceContext,
         group: job.group,
+        name: job.name,
       });
     }
     // 3. Hand them out with fresh lease tokens.

@@ -65,7 +65,7 @@ export function scanStep(q: MemoryQueue, cursor: string, count: number): ScanSte
       more = true;
       break;
     }
-    entries.push({ id: job.id, data: job.data });
+    entries.push({ id: job.id, data: job.data, name: job.name });
     last = job.seq;
   }
   return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
@@ -138,6 +138,7 @@ export function deadPage(q: MemoryQueue, offset: number, limit: number): { total
       attempt: j.attempts,
       maxAttempts: j.maxAttempts,
       lastError: j.lastError,
+      name: j.name,
       dueAtMs: j.due,
       createdAtMs: j.created,
     })),
@@ -218,6 +219,7 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
     data: job.data,
     dueAtMs: job.due,
     group: job.group,
+    name: job.name,
     ready: job.where === 'ready' || job.where === 'waiting' || (job.where === 'scheduled' && job.due <= now),
     priority: job.priority,
     attempt: job.attempts,

@@ -13,6 +13,8 @@ export interface JobBody {
   maxAttempts: number | undefined;
   backoff: string | undefined;
   traceContext: string | undefined;
+  /** The job's name (`add({ name })`); undefined in a body without one (all bodies before names). */
+  name: string | undefined;
   data: string;
 }
 
@@ -27,7 +29,8 @@ export interface RunState {
   lastError: string | undefined;
 }
 
-const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16}):/;
+// The trace length may be followed by '/<name length>' (a named job's body, wire.ts JOB_BODY).
+const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16})(?:\/(\d{1,16}))?:/;
 const ASCII = /^\p{ASCII}*$/u;
 
 /** What is wrong with a body header that does not read, in the words the scripts use. */
@@ -39,13 +42,37 @@ function bodyProblem(s: string): string {
   if (!whole(f[1])) return 'bad created time';
   if (!whole(f[2], true)) return 'bad priority';
   if (f[3] !== '' && (!whole(f[3]) || Number(f[3]) < 1)) return 'bad max attempts';
+  const slash = f[5]!.indexOf('/');
+  if (slash >= 0 && (!whole(f[5]!.slice(slash + 1)) || Number(f[5]!.slice(slash + 1)) < 1)) return 'bad name length';
   return 'bad field lengths';
+}
+
+/**
+ * Where a text of `bytes` UTF-8 bytes that starts at `from` ends in `s` (UTF-16), or -1 when
+ * `s` ends first or the count falls inside a character. Names are short (at most 256
+ * characters): a loop over them costs less than encoding the body.
+ */
+function utf8End(s: string, from: number, bytes: number): number {
+  let i = from;
+  let n = 0;
+  while (n < bytes) {
+    if (i >= s.length) return -1;
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length) {
+      n += 4;
+      i++;
+    } else n += 3;
+    i++;
+  }
+  return n === bytes ? i : -1;
 }
 
 /** A packed body; throws a StoreError naming what is wrong. */
 export function parseBody(s: string): JobBody {
   const m = BODY_HEAD.exec(s);
-  if (!m || m[4] === '0') throw new StoreError(bodyProblem(s));
+  if (!m || m[4] === '0' || (m[7] !== undefined && Number(m[7]) < 1)) throw new StoreError(bodyProblem(s));
   const start = m[0].length;
   const bl = Number(m[5]);
   const xl = Number(m[6]);
@@ -54,6 +81,14 @@ export function parseBody(s: string): JobBody {
   const backoff = s.slice(start, start + bl);
   const trace = s.slice(start + bl, start + bl + xl);
   if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths');
+  let dataStart = start + bl + xl;
+  let name: string | undefined;
+  if (m[7] !== undefined) {
+    const end = utf8End(s, dataStart, Number(m[7]));
+    if (end < 0) throw new StoreError('bad field lengths');
+    name = s.slice(dataStart, end);
+    dataStart = end;
+  }
   return {
     seq: Number(m[1]),
     createdAtMs: Number(m[2]),
@@ -61,7 +96,8 @@ export function parseBody(s: string): JobBody {
     maxAttempts: m[4] === '' ? undefined : Number(m[4]),
     backoff: bl > 0 ? backoff : undefined,
     traceContext: xl > 0 ? trace : undefined,
-    data: s.slice(start + bl + xl),
+    name,
+    data: s.slice(dataStart),
   };
 }
 

@@ -38,7 +38,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -75,7 +75,7 @@ const ARGS: Record<string, ArgDoc> = {
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
   flow: {
     type: 'flag',
-    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `trace`",
+    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `name`",
   },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
@@ -88,6 +88,11 @@ const ARGS: Record<string, ArgDoc> = {
   dedup_key: { type: 'text', notSet: "''", doc: 'skip the add while another add holds this key' },
   dedup_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "the dedup key's window" },
   trace: { type: 'json', notSet: "''", doc: 'a trace propagation carrier, ASCII' },
+  'add.name': {
+    type: 'id',
+    notSet: "''",
+    doc: "the job's name (1-256 characters, no control characters), kept in its body (formats.JOB_BODY) for a worker to route by",
+  },
   group: { type: 'id', notSet: "''", doc: 'a group id (add: the job belongs to it; limits: the group to change, or the queue)' },
   cost: { type: 'integer', notSet: "'' (1)", doc: 'tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly' },
   debounce_key: { type: 'text', notSet: "''", doc: "fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored" },
@@ -172,13 +177,19 @@ export interface ManifestScript {
   codes?: Record<string, number>;
 }
 
+/** An argument's doc: `<script>.<name>` when the script's differs, else the name's. */
+function argDoc(script: ScriptName, name: string): ArgDoc {
+  return ARGS[`${script}.${name}`] ?? ARGS[name]!;
+}
+
 function scriptEntry(name: ScriptName): ManifestScript {
   const w: ScriptWire = WIRE[name];
   const keys = [...BASE_KEYS, ...w.keys].map((k, i) => ({ index: i + 1, name: k, key: KEY_TEMPLATES[k]! }));
   const argNames = [...BASE_ARGS, ...w.args];
-  const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...ARGS[a]!, accepts: argRule(name, a) }));
+  const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...argDoc(name, a), accepts: argRule(name, a) }));
   const out: ManifestScript = { file: `scripts/${name}.lua`, keys, args, reply: w.reply };
-  if (w.each) out.items = { itemsFrom: argNames.length + 1, fields: w.each.map((e, i) => ({ offset: i, name: e, ...ARGS[e]!, accepts: argRule(name, e) })) };
+  if (w.each)
+    out.items = { itemsFrom: argNames.length + 1, fields: w.each.map((e, i) => ({ offset: i, name: e, ...argDoc(name, e), accepts: argRule(name, e) })) };
   if (w.codes) out.codes = { ...CODES[w.codes] };
   return out;
 }
@@ -201,7 +212,8 @@ export function protocolManifest() {
     notSet: { number: -1, text: '' },
     formats: {
       JOB_BODY,
-      JOB_BODY_NOTE: 'the two lengths count bytes of UTF-8; backoff and trace are ASCII; data is everything after them',
+      JOB_BODY_NOTE:
+        "the lengths count bytes of UTF-8; backoff and trace are ASCII; '/<name length>' and the name only in a named job's body (a body without them is a job without a name); data is everything after them",
       BACKOFF: 'f:<delay ms> (fixed) or e:<delay ms>:<max delay ms>:<jitter 1|0> (exponential: delay · 2^(attempt − 1), at most max delay, full jitter when 1)',
       RUN_STATE,
       RUN_STATE_NOTE:

@@ -85,8 +85,8 @@ function limitsOf(fields: Record<string, unknown>): QueueLimits {
   };
 }
 
-/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `trace`. */
-const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('trace') + 1);
+/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `name`. */
+const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('name') + 1);
 
 import { verifyQueue } from './verify.js';
 import { tooCostly } from '../too-costly.js';
@@ -292,6 +292,7 @@ export class RedisStore implements Store {
           dedup_key: j.dedup?.key ?? '',
           dedup_ms: j.dedup?.windowMs ?? '',
           trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
+          name: j.name ?? '',
           group: j.group ?? '',
           cost: j.cost === 1 ? '' : j.cost,
           debounce_key: j.debounce?.key ?? '',
@@ -468,7 +469,10 @@ export class RedisStore implements Store {
       Promise.all([this.#client.hscan(k.jobs, cursor, 'COUNT', count), this.#client.hlen(k.jobs)] as const),
     );
     const entries: ScanStep['entries'] = [];
-    for (let i = 0; i < flat.length; i += 2) entries.push({ id: flat[i]!, data: tryParseBody(flat[i + 1])?.data });
+    for (let i = 0; i < flat.length; i += 2) {
+      const body = tryParseBody(flat[i + 1]);
+      entries.push({ id: flat[i]!, data: body?.data, name: body?.name });
+    }
     return { cursor: next, total, entries };
   }
 
@@ -600,6 +604,7 @@ export class RedisStore implements Store {
         lastError: run?.lastError ?? (body ? undefined : bodyText ? 'corrupt job: unreadable body' : 'corrupt job: no body'),
         dueAtMs: run?.dueAtMs,
         createdAtMs: body?.createdAtMs,
+        name: body?.name,
       });
     }
     return { total: num(fields.total), jobs };

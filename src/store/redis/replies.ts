@@ -117,6 +117,7 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
     createdAtMs: body.createdAtMs,
     leaseExpiresAtMs,
     traceContext: body.traceContext,
+    name: body.name,
   };
 }
 
@@ -151,6 +152,7 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
     data: body?.data as string,
     dueAtMs,
     group: optStr(row.group),
+    name: body?.name,
     ready: isReady,
     priority: body?.priority ?? 0,
     attempt: run?.attempts ?? 0,

@@ -131,9 +131,14 @@ export const CLAIM_GROUPS = '<job position in the reply, from 1>\t<group>\n…';
 export const JOB_ROW = ['id', 'state', 'score', 'body', 'run', 'due_ms', 'result', 'progress', 'logs', 'errors', 'group'] as const;
 /**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
- *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>`
+ *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>`
+ * The name's length (bytes of UTF-8, at least 1) and the name are there only for a named job
+ * (`add({ name })`): a body without a name is written exactly as before names existed, so a body
+ * an older version wrote reads as a job without a name, and an older worker still reads every
+ * job without one. Lengths count bytes; backoff and trace are ASCII, the name any text without
+ * control characters (the id rule).
  */
-export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>:<backoff><trace><data>';
+export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>';
 /**
  * A job's run state, the value of its field in the `runs` hash, present once the job first left
  * the scheduled set (handed out, or promoted to ready):
@@ -194,6 +199,7 @@ export const WIRE = {
       'dedup_key',
       'dedup_ms',
       'trace',
+      'name',
       'group',
       'cost',
       'debounce_key',
@@ -453,6 +459,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   dedup_key: { id: true, unset: true },
   dedup_ms: ms(1, true),
   trace: { text: 'a trace carrier; one that does not read starts no span' },
+  'add.name': { id: true, unset: true },
   group: { id: true, unset: true },
   cost: { int: [1, MAX_RATE_TOKENS], unset: true },
   debounce_key: { id: true, unset: true },
