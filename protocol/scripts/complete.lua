@@ -1,4 +1,4 @@
---[[ delayq protocol 1 · complete (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+--[[ delayq protocol 2 · complete (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
 KEYS (23):
   1 scheduled = <prefix>:{<queue>}:scheduled
