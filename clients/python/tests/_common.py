@@ -6,7 +6,9 @@ import os
 import sys
 import threading
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+# The source tree's package, unless the test runs the drivers against an installed one.
+if not os.environ.get("DELAYQ_CLIENT_INSTALLED"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import redis  # noqa: E402
 
