@@ -110,5 +110,5 @@ test('pip installs clients/python into a fresh venv; the installed client carrie
       .sort(),
     ['node-0', 'node-1', 'node-2'],
   );
-  assert.equal((await queue.stats()).completedTotal, 3);
+  await until(async () => (await queue.stats()).completedTotal === 3, 'the three acks');
 });

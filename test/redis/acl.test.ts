@@ -75,7 +75,7 @@ describe('least-privilege ACL user', () => {
       await fx.client.config('RESETSTAT');
       await queue.add('a', { id: 'a' });
       await until(() => done.length === 1, 'the job to run');
-      assert.equal((await queue.stats()).completedTotal, 1);
+      await until(async () => (await queue.stats()).completedTotal === 1, 'its ack');
       const stats = await fx.client.info('commandstats');
       assert.match(stats, /cmdstat_evalsha:calls=/);
       assert.doesNotMatch(stats, /cmdstat_function\|load:calls=[1-9]/);

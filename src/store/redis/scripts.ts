@@ -212,7 +212,7 @@ async function loadLibrary(client: Client, lib: Library): Promise<void> {
   let load = perClient.get(lib.name);
   if (!load) {
     const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-    load = Promise.all(
+    load = Promise.allSettled(
       nodes.map(async (node) => {
         try {
           await node.call('FUNCTION', 'LOAD', lib.source);
@@ -221,15 +221,16 @@ async function loadLibrary(client: Client, lib: Library): Promise<void> {
           if (!(err instanceof Error && /already exists/i.test(err.message))) throw err;
         }
       }),
-    ).then(
-      () => {
-        perClient.delete(lib.name);
-      },
-      (err: unknown) => {
-        perClient.delete(lib.name);
-        throw err;
-      },
-    );
+    ).then((results) => {
+      perClient.delete(lib.name);
+      // A master that cannot be reached now (failing over, say) does not fail a call bound for
+      // another: the call is sent again, and its own node answers "Function not found" if it
+      // still lacks the library. A refusal by ACL, or every node failing, fails it here.
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+      const refused = failed.find((e) => e instanceof Error && NOT_ALLOWED.test(e.message));
+      if (refused !== undefined) throw refused;
+      if (failed.length > 0 && failed.length === results.length) throw failed[0];
+    });
     perClient.set(lib.name, load);
   }
   return load;
