@@ -32,8 +32,8 @@ export interface BullmqImportOptions {
   move?: boolean;
   /** Run even while BullMQ workers of the queue are connected. @default false */
   force?: boolean;
-  /** Called after each chunk with the jobs handled so far and the total. */
-  onProgress?: (done: number, total: number) => void;
+  /** Called after each chunk (500 jobs) with the jobs handled so far and the total; awaited. */
+  onProgress?: (done: number, total: number) => void | Promise<void>;
   /** How long to wait for a URL's server to answer. @default 5000 */
   connectTimeoutMs?: number;
 }
@@ -187,17 +187,30 @@ async function addChunk(target: Queue<unknown>, reads: Read[], jobs: BulkJob<unk
   }
 }
 
-/** Removes imported jobs from BullMQ: out of their list or set, hash and logs deleted. */
+/**
+ * Removes imported jobs from BullMQ, each out of its list or set, and its hash and logs only when
+ * it was still there: a job a forced-past BullMQ worker took meanwhile keeps its hash.
+ * KEYS: per job, its state key, hash, logs; ARGV: per job, 'l' (list) or 'z' (set), then its id.
+ */
+const REMOVE_LUA = `
+local removed = 0
+for i = 1, #KEYS, 3 do
+  local j = (i - 1) / 3 * 2
+  local kind, id = ARGV[j + 1], ARGV[j + 2]
+  local n
+  if kind == 'l' then n = redis.call('LREM', KEYS[i], 0, id) else n = redis.call('ZREM', KEYS[i], id) end
+  if n > 0 then
+    redis.call('DEL', KEYS[i + 1], KEYS[i + 2])
+    removed = removed + 1
+  end
+end
+return removed`;
+
 async function removeFromBullmq(client: Redis, prefix: string, queue: string, refs: readonly BullmqRef[]): Promise<number> {
   if (refs.length === 0) return 0;
-  const tx = client.multi();
-  for (const r of refs) {
-    if (r.state === 'waiting') tx.lrem(r.key, 0, r.id);
-    else tx.zrem(r.key, r.id);
-    tx.del(`${prefix}:${queue}:${r.id}`, `${prefix}:${queue}:${r.id}:logs`);
-  }
-  await tx.exec();
-  return refs.length;
+  const keys = refs.flatMap((r) => [r.key, `${prefix}:${queue}:${r.id}`, `${prefix}:${queue}:${r.id}:logs`]);
+  const args = refs.flatMap((r) => [r.state === 'waiting' ? 'l' : 'z', r.id]);
+  return Number(await client.eval(REMOVE_LUA, keys.length, ...keys, ...args));
 }
 
 /**
@@ -261,7 +274,7 @@ export async function importFromBullmq(target: Queue<unknown>, options: BullmqIm
           added.reads.map((r) => r.ref),
         );
       done += chunk.length;
-      options.onProgress?.(Math.min(done, refs.length), refs.length);
+      await options.onProgress?.(Math.min(done, refs.length), refs.length);
     }
     return report;
   } finally {

@@ -242,6 +242,37 @@ describe('import --move', () => {
       await bq.close();
     }
   });
+  test('--move leaves the hash of a job a (forced-past) BullMQ worker took between the read and the removal', async () => {
+    const queue = uniqueName('bull-race');
+    const prefix = uniqueName('dqr');
+    const bq = new BullQueue(queue, { connection: bullConnection() });
+    const q = new Queue(queue, { connection: fx.redis.url, prefix });
+    try {
+      await bq.addBulk(Array.from({ length: 600 }, (_, i) => ({ name: 'now', data: { i } })));
+      // The newest waiting job is the last BullMQ would run: in the second chunk of 500.
+      const taken = (await fx.client.lrange(`bull:${queue}:wait`, 0, 0))[0]!;
+      let chunks = 0;
+      const report = await importFromBullmq(q, {
+        queue,
+        from: fx.redis.url,
+        move: true,
+        onProgress: async () => {
+          if (++chunks > 1) return;
+          // What a worker's moveToActive does: off the wait list, onto active.
+          await fx.client.lrem(`bull:${queue}:wait`, 0, taken);
+          await fx.client.lpush(`bull:${queue}:active`, taken);
+        },
+      });
+      assert.equal(chunks, 2);
+      assert.equal(report.imported, 600);
+      assert.equal(report.removed, 599);
+      assert.equal(await fx.client.exists(`bull:${queue}:${taken}`), 1, 'the active job keeps its hash');
+      assert.equal(await fx.client.llen(`bull:${queue}:wait`), 0);
+    } finally {
+      await q.close();
+      await bq.close();
+    }
+  });
 });
 
 describe('import --from-bullmq: bad input is loud and writes nothing', () => {
