@@ -275,6 +275,25 @@ describe('import --move', () => {
   });
 });
 
+describe("import: priorities over delayq's range", () => {
+  test('BullMQ priorities up to 2,097,152 become minus their rank: the order is kept', async () => {
+    const queue = uniqueName('bull-rank');
+    const bq = new BullQueue(queue, { connection: bullConnection() });
+    const q = new Queue(queue, { connection: fx.redis.url, prefix: uniqueName('dqp') });
+    try {
+      const jobs = await bq.addBulk([2_000_000, 5, 1_500_000, 5].map((priority, i) => ({ name: 'p', data: { i }, opts: { priority } })));
+      const report = await importFromBullmq(q, { queue, from: fx.redis.url });
+      assert.equal(report.priorities, 'ranked');
+      assert.equal(report.imported, 4);
+      const got = await Promise.all(jobs.map(async (j) => (await q.get(j.id!))?.priority));
+      assert.deepEqual(got, [-3, -1, -2, -1]);
+    } finally {
+      await q.close();
+      await bq.close();
+    }
+  });
+});
+
 describe('import --from-bullmq: bad input is loud and writes nothing', () => {
   test('unknown queue, bad or wrong prefix, bad URL, a closed port', async () => {
     const queue = uniqueName('bull-bad');
