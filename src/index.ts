@@ -60,4 +60,12 @@ export { ShardedStore } from './store/sharded/sharded-store.js';
 export type { ShardFigures, ShardStatus } from './store/shard-admin.js';
 export { aclRules } from './store/redis/acl.js';
 export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
+export {
+  importFromBullmq,
+  BullmqImportError,
+  type BullmqImportOptions,
+  type BullmqImportReport,
+  type BullmqSkippedJob,
+  type BullmqState,
+} from './import/bullmq.js';
 export { VERSION } from './version.js';

@@ -13,6 +13,7 @@ import { deadCommands } from './commands/dead.js';
 import { demoCommand } from './commands/demo.js';
 import { eventsCommands } from './commands/events.js';
 import { groupsCommands } from './commands/groups.js';
+import { importCommand } from './commands/import.js';
 import { inspectCommands } from './commands/inspect.js';
 import { jobCommands } from './commands/job-ops.js';
 import { monitorCommand } from './commands/monitor.js';
@@ -42,6 +43,7 @@ Examples:
   $ delayq stats --queue order-timeouts --json
   $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs
   $ delayq events follow --queue order-timeouts --json
+  $ delayq import --from-bullmq order-timeouts --dry-run  # count a BullMQ queue's jobs before moving them
   $ delayq serve                                       # dashboard and HTTP API on http://127.0.0.1:8787/
 
 Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 64 usage
@@ -52,6 +54,7 @@ Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 6
   deadCommands(program);
   inspectCommands(program);
   groupsCommands(program);
+  importCommand(program);
   monitorCommand(program);
   cronCommands(program);
   eventsCommands(program);
