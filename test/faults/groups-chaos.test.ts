@@ -62,19 +62,22 @@ describe('groups under real worker processes', () => {
     await q.events.enable({ maxLen: 1_000_000 });
     await q.setLimits({ concurrency: 6, groupConcurrency: 1 });
     const groups = 8;
-    const perGroup = 10;
+    // Enough work (~1.3 s at 6 at once) that the victim is still taking jobs when the kill comes:
+    // with 10 a group the rest could finish between the first completions and the victim's next
+    // run, on a busy machine (a flaky wait, seen in CI).
+    const perGroup = 25;
     await q.addBulk(Array.from({ length: groups * perGroup }, (_, i) => ({ data: i, opts: { id: `j${i}`, group: `tenant-${i % groups}` } })));
     const fleet = new WorkerFleet({ url: fx.redis.url, queue: name, concurrency: 8, leaseMs: 1000, workMs: 40 });
     fleets.push(fleet);
     const victim = await fleet.start();
     await fleet.start();
-    await until(() => fleet.completedIds().size >= 15, 'some jobs done before the kill', 15_000);
+    await until(() => fleet.completedIds().size >= 10, 'some jobs done before the kill', 15_000);
     // Kill the victim while it holds slots.
     await until(() => {
       const started = fleet.reports.filter((r) => r.t === 'start' && r.pid === victim.pid).map((r) => r.token);
       const ended = new Set(fleet.reports.filter((r) => r.t === 'end' && r.pid === victim.pid).map((r) => r.token));
       return started.some((t) => !ended.has(t));
-    }, 'the victim to be running a job');
+    }, 'the victim to be running a job', 15_000);
     const killedAt = new Map([[victim.pid!, Date.now()]]);
     await fleet.kill9(victim);
     await until(
