@@ -73,11 +73,15 @@ describe('groups under real worker processes', () => {
     await fleet.start();
     await until(() => fleet.completedIds().size >= 10, 'some jobs done before the kill', 15_000);
     // Kill the victim while it holds slots.
-    await until(() => {
-      const started = fleet.reports.filter((r) => r.t === 'start' && r.pid === victim.pid).map((r) => r.token);
-      const ended = new Set(fleet.reports.filter((r) => r.t === 'end' && r.pid === victim.pid).map((r) => r.token));
-      return started.some((t) => !ended.has(t));
-    }, 'the victim to be running a job', 15_000);
+    await until(
+      () => {
+        const started = fleet.reports.filter((r) => r.t === 'start' && r.pid === victim.pid).map((r) => r.token);
+        const ended = new Set(fleet.reports.filter((r) => r.t === 'end' && r.pid === victim.pid).map((r) => r.token));
+        return started.some((t) => !ended.has(t));
+      },
+      'the victim to be running a job',
+      15_000,
+    );
     const killedAt = new Map([[victim.pid!, Date.now()]]);
     await fleet.kill9(victim);
     await until(
