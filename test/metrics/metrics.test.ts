@@ -190,7 +190,9 @@ describe('Prometheus metrics', () => {
     const metrics = await DelayqMetrics.create({ registry });
     const name = uniqueName('me');
     const queue = new Queue<number>(name, { connection: fx.redis.url, shards: 3 });
-    await queue.addBulk(Array.from({ length: 12 }, (_, i) => ({ data: i })));
+    // Enough jobs that shard 1 holds some (with 12 random ids it held none about 1 run in 130,
+    // and the rename below found no key).
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ data: i })));
     // Shard 1's scheduled set is set aside and a string put in its place: each claim of it
     // fails with WRONGTYPE while the other shards answer (test/sharded/sharded-queue.test.ts).
     const client = fx.redis.client();
