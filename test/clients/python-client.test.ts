@@ -8,7 +8,7 @@
  * bounded by a timeout so a stuck one fails the test in seconds.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Queue, ValidationError, Worker } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
+import { type PyRun, runDriver } from '../helpers/python-driver.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy } from '../helpers/tcp-proxy.js';
@@ -40,34 +41,9 @@ function requirePython(): void {
   }
 }
 
-interface PyRun {
-  code: number | null;
-  lines: Record<string, unknown>[];
-  stderr: string;
-}
-
-/** Runs a driver script; resolves with its JSON lines once it exits; killed after `timeoutMs`. */
+/** Runs a driver script of the source tree's client (test/helpers/python-driver.ts). */
 function py(script: string, args: string[], timeoutMs = 30_000): Promise<PyRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, [`${drivers}${script}`, ...args], {
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' },
-    });
-    let out = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (signal) return reject(new Error(`${script} was killed (${signal}) after ${timeoutMs} ms; stderr: ${stderr}`));
-      const lines = out
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      resolve({ code, lines, stderr });
-    });
-  });
+  return runDriver(PYTHON, `${drivers}${script}`, args, { timeoutMs });
 }
 
 function ok(r: PyRun, what: string): Record<string, unknown>[] {

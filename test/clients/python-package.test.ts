@@ -7,7 +7,7 @@
  * Node adds jobs and the installed Python worker runs them.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
+import { runDriver } from '../helpers/python-driver.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
@@ -34,27 +35,13 @@ function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?:
 }
 
 /** A driver of clients/python/tests run by the venv's python against the installed package. */
-function driver(venv: string, script: string, args: string[]): Promise<Record<string, unknown>[]> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DELAYQ_CLIENT_INSTALLED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+async function driver(venv: string, script: string, args: string[]): Promise<Record<string, unknown>[]> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DELAYQ_CLIENT_INSTALLED: '1' };
   delete env.DELAYQ_PROTOCOL;
   delete env.PYTHONPATH;
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(venv, 'bin/python'), [join(dir, 'drivers', script), ...args], { cwd: dir, env, timeout: 30_000, killSignal: 'SIGKILL' });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code !== 0) return reject(new Error(`${script} exited ${code ?? signal}: ${err}`));
-      resolve(
-        out
-          .split('\n')
-          .filter((l) => l.trim() !== '')
-          .map((l) => JSON.parse(l) as Record<string, unknown>),
-      );
-    });
-  });
+  const r = await runDriver(join(venv, 'bin/python'), join(dir, 'drivers', script), args, { env, cwd: dir });
+  assert.equal(r.code, 0, `${script} exited ${r.code}: ${r.stderr}`);
+  return r.lines;
 }
 
 test('pip installs clients/python into a fresh venv; the installed client carries the protocol and works beside Node', async () => {
