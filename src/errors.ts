@@ -116,3 +116,47 @@ export class RateLimitSignal extends DelayqError {
     super(`rate limited: hold back for ${retryAfterMs} ms`);
   }
 }
+
+/** `queue.waitFor`: the job went to the dead set (out of attempts, failed for good, or buried by `queue.fail`). */
+export class JobFailedError extends DelayqError {
+  override name = 'JobFailedError';
+  constructor(
+    readonly jobId: string,
+    readonly reason: string,
+  ) {
+    super(`job ${jobId} failed: ${reason || '(no reason given)'}`);
+  }
+}
+
+/** `queue.waitFor`: the job was cancelled (`queue.cancel`), before or while it ran. */
+export class JobCancelledError extends DelayqError {
+  override name = 'JobCancelledError';
+  constructor(
+    readonly jobId: string,
+    readonly reason: string,
+  ) {
+    super(`job ${jobId} was cancelled${reason ? `: ${reason}` : ''}`);
+  }
+}
+
+/**
+ * `queue.waitFor`: there is no such job. It was never added, or it ended before the wait began
+ * and was not kept (a completed job is kept only under a retention rule; a cancelled one never).
+ */
+export class JobNotFoundError extends DelayqError {
+  override name = 'JobNotFoundError';
+  constructor(readonly jobId: string) {
+    super(`no job ${jobId}: never added, or it ended before the wait began and was not kept`);
+  }
+}
+
+/** `queue.waitFor`: the job did not end within the wait. It goes on; nothing of the wait is left behind. */
+export class WaitTimeoutError extends DelayqError {
+  override name = 'WaitTimeoutError';
+  constructor(
+    readonly jobId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`job ${jobId} did not end within ${timeoutMs} ms`);
+  }
+}

@@ -25,7 +25,7 @@ export type { Schedules, ScheduleInfo } from './schedules/schedules.js';
 export type { ScheduleSpec, MissedPolicy } from './schedules/definition.js';
 export { Worker, type Handler, type Handlers, type WorkerEvents } from './worker.js';
 export type { Job } from './job.js';
-export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions } from './options.js';
+export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions, CancelOptions, FailNowOptions, WaitOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
 export type {
   JobState,
@@ -36,6 +36,7 @@ export type {
   ListOrder,
   AddResult,
   CancelResult,
+  FailNowResult,
   RescheduleResult,
   QueueStats,
   DueTimeline,
@@ -49,6 +50,10 @@ export {
   UnrecoverableError,
   StoreError,
   HandlerTimeoutError,
+  JobCancelledError,
+  JobFailedError,
+  JobNotFoundError,
+  WaitTimeoutError,
   SnoozeSignal,
   RateLimitSignal,
   ConnectionError,

@@ -17,10 +17,16 @@ export interface Job<T = unknown> {
   readonly group: string | undefined;
   /** Its name (`add({ name })`), if any: a Worker given handlers by name runs the one of this name. */
   readonly name: string | undefined;
+  /** How long this attempt may run, in ms: the job's own `timeoutMs`, else the worker's; undefined for no limit. */
+  readonly timeoutMs: number | undefined;
   readonly createdAtMs: number;
   /** This hand-out's lease token. */
   readonly token: string;
-  /** Aborted when the worker starts closing or this hand-out's lease is lost. */
+  /**
+   * Aborted when the worker starts closing ('worker closing'), the attempt times out
+   * ('timeout'), the job is cancelled or failed from outside as it runs ('cancelled',
+   * 'failed'), or this hand-out's lease is lost ('lease lost'); the reason is `signal.reason`.
+   */
   readonly signal: AbortSignal;
   /**
    * Not yet: run this job again in `delayMs` without spending an attempt. Throws a SnoozeSignal

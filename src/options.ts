@@ -56,6 +56,16 @@ export const idSchema = z
 
 const delaySchema = ms('10 years', MAX_DELAY_MS);
 
+const positiveInt = (max: number) =>
+  z
+    .number(must('must be a whole number'))
+    .int(must('must be a whole number'))
+    .min(1, must('must be at least 1'))
+    .max(max, must(`must be at most ${max}`));
+
+/** A job's own timeout per attempt (add({ timeoutMs })): whole ms, 1 to 10 years. */
+export const timeoutMsSchema = positiveInt(MAX_DELAY_MS);
+
 const runAtSchema = z
   .union([z.number(), z.date()], must('must be epoch milliseconds or a Date'))
   .transform((v) => (v instanceof Date ? v.getTime() : v))
@@ -144,6 +154,14 @@ export interface AddOptions {
    */
   name?: string;
   /**
+   * How long one attempt of this job may run, in ms: an attempt that runs longer fails with a
+   * HandlerTimeoutError (retries apply) and its `job.signal` aborts with reason 'timeout'. The
+   * worker's `timeoutMs` applies to jobs without one. The worker keeps the lease renewed while
+   * the attempt runs, so the lease never runs out before the timeout does.
+   * @example 30_000
+   */
+  timeoutMs?: number;
+  /**
    * Tokens of the rate limits (`queue.setLimits({ rateLimit })`, the group's) the job takes when
    * it starts: an API call that counts as 5 requests. A cost above a limit's `max` is refused.
    * @default 1
@@ -189,6 +207,7 @@ export const addOptionsSchema = z
     replace: z.boolean(must('must be true or false')).optional(),
     group: idSchema.optional(),
     name: idSchema.optional(),
+    timeoutMs: timeoutMsSchema.optional(),
     dedup: z
       .strictObject(
         {
@@ -383,13 +402,6 @@ export const queueOptionsSchema = z.strictObject({
   commandTimeoutMs: producerTimeoutSchema.optional(),
 });
 
-const positiveInt = (max: number) =>
-  z
-    .number(must('must be a whole number'))
-    .int(must('must be a whole number'))
-    .min(1, must('must be at least 1'))
-    .max(max, must(`must be at most ${max}`));
-
 export const workerOptionsSchema = z.strictObject({
   ...connectionShape,
   shards: shardsSchema.optional(),
@@ -438,3 +450,59 @@ export function parseQueueName(name: unknown): string {
 export function parseId(id: unknown, field = 'id'): string {
   return parseValue(idSchema, id, field) as string;
 }
+
+/** `queue.cancel(id, opts)`. */
+export interface CancelOptions {
+  /**
+   * Cancel the job even if it is running: its lease ends at once (its slot, and its group's, free
+   * now), its handler's `job.signal` aborts with reason 'cancelled' wherever it runs, and
+   * whatever its holder does next answers lease lost. @default false
+   */
+  running?: boolean;
+  /** Why: kept in the `cancelled` event and given to anyone waiting for the job (JobCancelledError). */
+  reason?: string;
+}
+
+export const cancelOptionsSchema = z.strictObject(
+  {
+    running: z.boolean(must('must be true or false')).optional(),
+    reason: z
+      .string(must('must be a string'))
+      .max(MAX_ERROR_LENGTH, must(`must be at most ${MAX_ERROR_LENGTH} characters`))
+      .optional(),
+  },
+  must('must be an object'),
+);
+
+/** `queue.fail(id, opts)`. */
+export interface FailNowOptions {
+  /** The failure's error text, kept as the job's last error and in its error history. @default 'failed by queue.fail' */
+  reason?: string;
+  /** To the dead set now, whatever attempts are left; also for a job that has not started. @default false */
+  dead?: boolean;
+  /**
+   * When a running job's failed attempt is retried: this long from now. @default the default
+   * backoff for its attempt (exponential from 1 s; a Queue does not know a worker's backoff)
+   */
+  retryDelayMs?: number;
+}
+
+export const failNowOptionsSchema = z.strictObject(
+  {
+    reason: z
+      .string(must('must be a string'))
+      .max(MAX_ERROR_LENGTH, must(`must be at most ${MAX_ERROR_LENGTH} characters`))
+      .optional(),
+    dead: z.boolean(must('must be true or false')).optional(),
+    retryDelayMs: delaySchema.int(must('must be a whole number')).optional(),
+  },
+  must('must be an object'),
+);
+
+/** `queue.waitFor(id, opts)`, `queue.addAndWait(data, opts, wait)`. */
+export interface WaitOptions {
+  /** How long to wait for the job's end, ms. @default 60000 */
+  timeoutMs?: number;
+}
+
+export const waitOptionsSchema = z.strictObject({ timeoutMs: timeoutMsSchema.optional() }, must('must be an object'));

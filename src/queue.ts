@@ -4,9 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { encodeBackoff } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, encodeBackoff } from './backoff.js';
 import {
   addOptionsSchema,
+  cancelOptionsSchema,
+  failNowOptionsSchema,
+  waitOptionsSchema,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -16,10 +19,14 @@ import {
   queueOptionsSchema,
   rescheduleOptionsSchema,
   type AddOptions,
+  type CancelOptions,
+  type FailNowOptions,
+  type WaitOptions,
   type QueueOptions,
   type RescheduleOptions,
 } from './options.js';
 import { EventFeed } from './event-feed.js';
+import { ValidationError } from './errors.js';
 import { Schedules } from './schedules/schedules.js';
 import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
@@ -37,12 +44,14 @@ import {
   type StoredAddResult,
   type VerifyReport,
 } from './store/store.js';
-import type { AddResult, CancelResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
+import type { AddResult, CancelResult, FailNowResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
 import { groupsApi, setQueueLimits, type Groups, type QueueLimitsInfo } from './queue/groups-api.js';
 import { jobsInspector, type JobsInspector } from './queue/jobs-inspector.js';
 import { AddBatcher, afterPendingAdds } from './queue/add-batcher.js';
+import { JobWaiters } from './queue/job-waiters.js';
+import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { bulkArray, bulkEntry, cancelIds, drainBefore, obliterateForce, retentionRules, statsWindow, timelineArgs } from './queue/validation.js';
 
 export type { DeadFilter, DeadJobInfo } from './queue/dead-set.js';
@@ -100,6 +109,9 @@ function asRule(r: { maxCount: number; maxAgeMs: number }): RetentionRule | null
   return r.maxCount === 0 && r.maxAgeMs === 0 ? null : { count: r.maxCount || undefined, ageMs: r.maxAgeMs || undefined };
 }
 
+/** How long waitFor and addAndWait wait by default. */
+const DEFAULT_WAIT_MS = 60_000;
+
 export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly name: string;
   /** The store, as opened: what adds are written with (#send) and what `store` answers. */
@@ -114,6 +126,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   readonly #logger: Logger | undefined;
   readonly #tracing: Tracing | undefined;
   readonly #connectTimeoutMs: number;
+  /** Waits for jobs' ends (waitFor, addAndWait): one subscription while any is pending. */
+  readonly #waiters: JobWaiters;
   /** The queue's cross-process event stream (opt-in). */
   readonly events: EventFeed;
   /** Recurring jobs: store them here, run a Scheduler (in any number of processes) to enqueue them. */
@@ -156,6 +170,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.completed = completedSet(calls, this.name);
     this.dead = deadSet<T>(calls, this.name, (id) => this.get(id));
     this.groups = groupsApi(calls, this.name);
+    this.#waiters = new JobWaiters(calls, this.name, (err) =>
+      logSafely(this.#logger, 'warn', { queue: this.name, error: err.message }, 'waitFor: subscription error'),
+    );
   }
 
   #emit<K extends keyof QueueEvents>(event: K, ...args: QueueEvents[K]): void {
@@ -212,6 +229,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       maxAttempts: o.attempts,
       group: o.group,
       name: o.name,
+      timeoutMs: o.timeoutMs,
       backoff: o.backoff && encodeBackoff(o.backoff),
       replace: o.replace ?? false,
       dedup: o.dedup,
@@ -274,11 +292,75 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     );
   }
 
-  /** Removes a scheduled job (the order was paid: its timeout must not run). Active, dead and completed jobs stay. */
-  async cancel(id: string): Promise<CancelResult> {
-    const [result] = await this.#calls.cancel(this.name, [parseId(id)]);
+  /**
+   * Removes a scheduled job (the order was paid: its timeout must not run). A running job is
+   * left alone (`state: 'active'`) unless `running: true`: then its lease ends at once, its slot
+   * frees, its handler's `job.signal` aborts with reason 'cancelled' on whichever host runs it,
+   * and its holder's later ack, fail, extend or progress answer lease lost. Dead and completed
+   * jobs stay. A cancelled job is deleted (not kept); anyone waiting for it gets JobCancelledError.
+   */
+  async cancel(id: string, opts?: CancelOptions): Promise<CancelResult> {
+    const o = parseOptions(cancelOptionsSchema, opts ?? {});
+    const [result] = await this.#calls.cancel(this.name, [parseId(id)], o);
     if (result!.cancelled) this.#emit('cancelled', result!);
     return result!;
+  }
+
+  /**
+   * Fails a job now, from anywhere: a running job's attempt ends as failed with `reason` (its
+   * lease ends at once, its handler's `job.signal` aborts with reason 'failed', its holder's later
+   * calls answer lease lost), then retries apply as to any failure (due after `retryDelayMs`) or,
+   * out of attempts, it goes to the dead set. With `dead: true` the job goes to the dead set now,
+   * running or not yet started. A job that has not started is refused without `dead`
+   * (`outcome: 'refused'`, state 'scheduled'), as are dead and completed jobs.
+   */
+  async fail(id: string, opts?: FailNowOptions): Promise<FailNowResult> {
+    const o = parseOptions(failNowOptionsSchema, opts ?? {});
+    const jobId = parseId(id);
+    let retryDelayMs = o.retryDelayMs;
+    if (retryDelayMs === undefined && !o.dead) {
+      const info = await this.#calls.get(this.name, jobId);
+      retryDelayMs = backoffDelay(DEFAULT_BACKOFF, Math.max(1, info?.attempt ?? 1));
+    }
+    const res = await this.#calls.failNow(this.name, {
+      id: jobId,
+      reason: o.reason ?? 'failed by queue.fail',
+      dead: o.dead ?? false,
+      retryDelayMs: retryDelayMs ?? 0,
+      defaultMaxAttempts: WORKER_DEFAULTS.attempts,
+    });
+    return { id: jobId, ...res };
+  }
+
+  /**
+   * Waits for a job to end: resolves with its result when it completes (after any retries, once),
+   * rejects with JobFailedError when it goes to the dead set, JobCancelledError when it is
+   * cancelled, JobNotFoundError when there is no such job (or it ended unkept before the wait),
+   * WaitTimeoutError after `timeoutMs` (60 s by default). Woken by the end itself, from any
+   * process and shard, whether or not completed jobs are kept (the end carries the result).
+   */
+  async waitFor(id: string, opts?: WaitOptions): Promise<unknown> {
+    const o = parseOptions(waitOptionsSchema, opts ?? {});
+    return this.#waiters.wait(parseId(id), o.timeoutMs ?? DEFAULT_WAIT_MS);
+  }
+
+  /**
+   * Adds a job and waits for its end, as `add` then `waitFor`, with no gap between: the wait is
+   * registered before the job is written. A deduplicated add waits for the job holding the key;
+   * a debounced add is refused (the burst's job is another).
+   */
+  async addAndWait(data: T, opts?: AddOptions, wait?: WaitOptions): Promise<unknown> {
+    const w = parseOptions(waitOptionsSchema, wait ?? {});
+    if (opts?.debounce !== undefined)
+      throw new ValidationError('opts.debounce', "is not allowed in addAndWait (a debounced add runs as the burst's job, another id)");
+    const id = opts?.id ?? randomUUID();
+    let added: AddResult | undefined;
+    const result = this.#waiters.wait(id, w.timeoutMs ?? DEFAULT_WAIT_MS, async () => {
+      added = await this.add(data, { ...opts, id });
+    });
+    await result.catch(() => {});
+    if (added?.duplicateOf !== undefined && added.duplicateOf !== id) return this.waitFor(added.duplicateOf, w);
+    return result;
   }
 
   /** Cancels many scheduled jobs, a thousand per script run; one answer per id, in order. */
@@ -448,6 +530,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   async close(): Promise<void> {
     // Adds not yet sent go out first (calls still waiting then fail, as documented).
     this.#adds.flush();
+    this.#waiters.close();
     if (this.#ownsStore) await this.#store.close();
   }
 }

@@ -157,6 +157,17 @@ export interface CancelResult {
   state: JobState | undefined;
 }
 
+/** What `queue.fail` did. */
+export interface FailNowResult {
+  id: string;
+  /** retried (back to scheduled, due at dueAtMs), dead, refused (see state) or not_found. */
+  outcome: 'retried' | 'dead' | 'refused' | 'not_found';
+  /** The job's state before the call; undefined when there is no such job. */
+  state: JobState | undefined;
+  /** When the retry is due. */
+  dueAtMs: number | undefined;
+}
+
 export interface RescheduleResult {
   id: string;
   rescheduled: boolean;

@@ -203,6 +203,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#subscription = this.#store
       .subscribe([this.queue], {
         onWake: (dueAtMs) => this.#signalled(dueAtMs),
+        onRevoked: (token, why) => this.#revoked(token, why),
         onResubscribed: () => {
           this.#reachable();
           this.#wake();
@@ -242,6 +243,21 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** Jobs whose handlers are running. */
   get running(): number {
     return this.#running.size;
+  }
+
+  /**
+   * A job of this worker was cancelled or failed from outside as it ran: its lease ended in the
+   * store, so the handler is told (job.signal aborts), its slot frees now (a handler that never
+   * settles costs this worker nothing), and its outcome, if it ever comes, is dropped.
+   */
+  #revoked(token: string, why: 'cancelled' | 'failed'): void {
+    const job = this.#running.get(token);
+    if (!job || job.leaseGone) return;
+    job.leaseGone = true;
+    job.abort(why);
+    this.#end(job);
+    this.#emit('revoked', job, why);
+    this.#pump();
   }
 
   #signalled(dueAtMs: number): void {
@@ -333,6 +349,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       c,
       data as T,
       this.#attempts,
+      this.#timeoutMs,
       (j, ms) => this.#extendOne(j, ms),
       (j, progress, lines) => this.#update(j, progress, lines),
     );
@@ -379,8 +396,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** Waits for a handler's promise, bounded by the worker's timeout when it has one. */
   #awaitHandler(job: HandedJob<T>, run: PromiseLike<unknown>): void {
-    if (this.#timeoutMs !== undefined) {
-      const ms = this.#timeoutMs;
+    if (job.timeoutMs !== undefined) {
+      const ms = job.timeoutMs;
       const timer = setLongTimeout(() => {
         job.abort('timeout');
         this.#finish(job, () => this.#fail(job, new HandlerTimeoutError(ms)));

@@ -1,6 +1,6 @@
---[[ delayq protocol 2 · add (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+--[[ delayq protocol 3 · add (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (25):
+KEYS (27):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -24,8 +24,10 @@ KEYS (25):
   21 rate = <prefix>:{<queue>}:rate
   22 rate-log = <prefix>:{<queue>}:rate-log
   23 rate-wake = <prefix>:{<queue>}:rate-wake
-  24 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
-  25 schedule_last = <prefix>:{<queue>}:schedule-last
+  24 revoked = <prefix>:{<queue>}:revoked
+  25 waiters = <prefix>:{<queue>}:waiters
+  26 memo = <prefix>:{<queue>}:req:<request id> (any key of the queue when request_id is '')
+  27 schedule_last = <prefix>:{<queue>}:schedule-last
 ARGV (8, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -34,8 +36,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `name`
-Items from ARGV[9], 18 fields each:
+  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`
+Items from ARGV[9], 19 fields each:
   +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
@@ -48,12 +50,13 @@ Items from ARGV[9], 18 fields each:
   +9 dedup_ms: integer (ms), not set: '', 1..315360000000. the dedup key's window
   +10 trace: json, not set: ''. a trace propagation carrier, ASCII
   +11 name: id, not set: '', 1-256 characters, no control characters. the job's name (1-256 characters, no control characters), kept in its body (formats.JOB_BODY) for a worker to route by
-  +12 group: id, not set: '', 1-256 characters, no control characters. a group id (add: the job belongs to it; limits: the group to change, or the queue)
-  +13 cost: integer, not set: '' (1), 1..1000000. tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
-  +14 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
-  +15 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
-  +16 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
-  +17 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
+  +12 timeout_ms: integer (ms), not set: '', 1..315360000000. how long one attempt of the job may run ('': the worker's timeout), kept in its body (formats.JOB_BODY); a worker fails an attempt that runs longer
+  +13 group: id, not set: '', 1-256 characters, no control characters. a group id (add: the job belongs to it; limits: the group to change, or the queue)
+  +14 cost: integer, not set: '' (1), 1..1000000. tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly
+  +15 debounce_key: text, not set: '', 1-256 characters, no control characters. fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored
+  +16 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
+  +17 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
+  +18 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
@@ -61,25 +64,25 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 add
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_MEMO, K_SCHEDULE_LAST = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25], KEYS[26], KEYS[27]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
 local EACH_FIRST = 9
-local EACH_SIZE = 18
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, group = 12, cost = 13, debounce_key = 14, debounce_ms = 15, debounce_max_ms = 16, debounce_first_ms = 17 }
+local EACH_SIZE = 19
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, timeout_ms = 12, group = 13, cost = 14, debounce_key = 15, debounce_ms = 16, debounce_max_ms = 17, debounce_first_ms = 18 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST = 2
 local R_EACH_SIZE = 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
-local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, timeout_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 25 then error('delayq protocol: add takes 25 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 27 then error('delayq protocol: add takes 27 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
-local MARK = { given_up = '-', recovered = '~', kept = '+' }
+local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
@@ -280,8 +283,13 @@ end
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
-  local nl, start = '', nil
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  local nl, start, tl = '', nil, ''
+  -- A job with a timeout of its own: '<max attempts or empty>/<timeout ms>'.
+  if q and string.find(m, '/', 1, true) then
+    m, tl = string.match(m, '^(%d*)/(%d+)$')
+    if not m then q = nil end
+  end
   if q then
     if string.byte(body, after) == 58 then
       start = after + 1
@@ -289,10 +297,11 @@ local function parse_body(body)
       nl, start = string.match(body, '^/(%d+):()', after)
     end
   end
-  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #tl < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
     local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
+    if tl ~= '' then b.timeout = tonumber(tl) end
+    if (b.max == nil or b.max >= 1) and (b.timeout == nil or b.timeout >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
@@ -303,6 +312,12 @@ local function parse_body(body)
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
+  local ms, ts = string.match(m, '^([^/]*)/(.*)$')
+  if ms then
+    m = ms
+    b.timeout = as_int(ts)
+    if not b.timeout or b.timeout < 1 then return nil, 'corrupt job: bad timeout' end
+  end
   if m ~= '' then
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
@@ -329,11 +344,13 @@ end
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
 -- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
 -- name ('') gets the body of the versions before names, so they can still read it.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backoff, trace, name, data)
+  local limits = max_s or ''
+  if timeout_s then limits = limits .. '/' .. timeout_s end
   if name == '' then
-    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
   end
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
@@ -876,10 +893,10 @@ end
 check_args()
 return (function()
 
--- Items end at `name` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
--- prologue's local, which each_count and each_arg read.
+-- Items end at `timeout_ms` unless `flow` says they carry group, cost and debounce. EACH_SIZE is
+-- the prologue's local, which each_count and each_arg read.
 local with_flow = arg('flow') == '1'
-if not with_flow then EACH_SIZE = E.name + 1 end
+if not with_flow then EACH_SIZE = E.timeout_ms + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -900,6 +917,7 @@ for i = 1, each_count() do
   j.priority_s = each_arg(i, 'priority')
   if j.priority_s ~= '0' and not string.find(j.priority_s, '^%-?[1-9]%d*$') then j.priority_s = int(j.priority) end
   if each_valid(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
+  if each_valid(i, 'timeout_ms') ~= '' then j.timeout = each_int(i, 'timeout_ms') end
   each_valid(i, 'dedup_ms')
   if each_valid(i, 'dedup_key') ~= '' then
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
@@ -1180,7 +1198,7 @@ for _, j in ipairs(jobs) do
       end
 
       bodies[#bodies + 1] = j.id
-      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.name, j.data)
+      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then

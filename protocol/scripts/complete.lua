@@ -1,6 +1,6 @@
---[[ delayq protocol 2 · complete (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+--[[ delayq protocol 3 · complete (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (23):
+KEYS (25):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -24,6 +24,8 @@ KEYS (23):
   21 rate = <prefix>:{<queue>}:rate
   22 rate-log = <prefix>:{<queue>}:rate-log
   23 rate-wake = <prefix>:{<queue>}:rate-wake
+  24 revoked = <prefix>:{<queue>}:revoked
+  25 waiters = <prefix>:{<queue>}:waiters
 ARGV (2, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -37,7 +39,7 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 complete
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = {  }
@@ -51,11 +53,11 @@ local R_EACH_SIZE = 1
 local RE = { code = 1 }
 local RULE = {  }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 23 then error('delayq protocol: complete takes 23 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 25 then error('delayq protocol: complete takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
-local MARK = { given_up = '-', recovered = '~', kept = '+' }
+local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
@@ -256,8 +258,13 @@ end
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
-  local nl, start = '', nil
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  local nl, start, tl = '', nil, ''
+  -- A job with a timeout of its own: '<max attempts or empty>/<timeout ms>'.
+  if q and string.find(m, '/', 1, true) then
+    m, tl = string.match(m, '^(%d*)/(%d+)$')
+    if not m then q = nil end
+  end
   if q then
     if string.byte(body, after) == 58 then
       start = after + 1
@@ -265,10 +272,11 @@ local function parse_body(body)
       nl, start = string.match(body, '^/(%d+):()', after)
     end
   end
-  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #tl < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
     local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
+    if tl ~= '' then b.timeout = tonumber(tl) end
+    if (b.max == nil or b.max >= 1) and (b.timeout == nil or b.timeout >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
@@ -279,6 +287,12 @@ local function parse_body(body)
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
+  local ms, ts = string.match(m, '^([^/]*)/(.*)$')
+  if ms then
+    m = ms
+    b.timeout = as_int(ts)
+    if not b.timeout or b.timeout < 1 then return nil, 'corrupt job: bad timeout' end
+  end
   if m ~= '' then
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
@@ -305,11 +319,13 @@ end
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
 -- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
 -- name ('') gets the body of the versions before names, so they can still read it.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backoff, trace, name, data)
+  local limits = max_s or ''
+  if timeout_s then limits = limits .. '/' .. timeout_s end
   if name == '' then
-    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
   end
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
@@ -871,9 +887,12 @@ local function held_token(run)
   return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
 end
 
--- The answer to a call whose token is not the job's: lease lost while the job exists.
+-- The answer to a call whose token is not the job's: lease lost while the job exists, and while
+-- a job cancelled as it ran is remembered in `revoked` (its holder is told lease lost, not "no
+-- such job", which a re-sent ack also hears).
 local function lost_or_missing(id)
   if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  if redis.call('ZSCORE', K_REVOKED, id) then return CODE.lease_lost end
   return CODE.not_found
 end
 
@@ -961,6 +980,25 @@ local function renew_active(pairs_)
   end
 end
 
+-- How long past its lease deadline a job cancelled as it ran stays in `revoked`: its holder's
+-- calls within their lease (and re-sends a while after) answer lease lost.
+local REVOKED_KEEP_MS = 600000
+
+-- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
+-- its group's slot, the run state (when `r`, a parsed run state, is given) keeps MARK.revoked ..
+-- token so every later call of its holder answers lease lost, and the holder hears at once on
+-- the wake channel (wire.ts REVOKED_MESSAGE) to abort its handler. `why` is cancelled, failed or
+-- dead. Returns the token it ended.
+local function revoke(id, run, why, now)
+  local token = held_token(run)
+  local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) or now
+  leave_active({ id })
+  redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
+  redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
+  return token
+end
+
 -- The token as the run state keeps it once its holder ended the attempt.
 local function given_up(token)
   return MARK.given_up .. token
@@ -973,10 +1011,30 @@ end
 --   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
 --     caller's to write. Its debounce burst ends.
 --   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Jobs someone waits for (watch.lua, Queue.waitFor) hear of their end on the wake channel
+-- (wire.ts FINISHED_MESSAGE): a completed job with its result (`told`, aligned with `ids`), a
+-- dead one with its reason (its run state's last error), a cancelled one with `told` (the reason
+-- given, or ''). One EXISTS per call when no one waits.
 -- Events stay with the callers (each says why in its own fields). The next rule that must hear
 -- of every end (flows: a parent told that its child finished) is written here, once.
-local function finish(outcome, ids, now, kept)
+local function tell_waiters(outcome, ids, told)
+  if redis.call('EXISTS', K_WAITERS) == 0 then return end
+  for i, id in ipairs(ids) do
+    if redis.call('ZSCORE', K_WAITERS, id) then
+      local payload = told and told[i] or ''
+      if outcome == FINISH.dead then
+        local r = parse_run(redis.call('HGET', K_RUNS, id))
+        payload = r and r.e or ''
+      end
+      redis.call('PUBLISH', WAKE_CHANNEL, 'f:' .. outcome .. ':' .. #id .. ':' .. id .. payload)
+      redis.call('ZREM', K_WAITERS, id)
+    end
+  end
+end
+
+local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
+  tell_waiters(outcome, ids, told)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
@@ -1005,6 +1063,37 @@ local function finish(outcome, ids, now, kept)
     error('delayq: no such end of a job: ' .. tostring(outcome))
   end
 end
+
+-- One entry of the error history, built by hand: integers through %d (cjson would write them
+-- with 14 significant digits) and keys always in the documented order.
+local function error_entry(attempt, at, text)
+  return '{"attempt":' .. int(attempt) .. ',"atMs":' .. int(at) .. ',"error":' .. cjson.encode(text) .. '}'
+end
+
+-- The job's error history (K_ERRORS, the last `history` entries) with this failure appended, as
+-- JSON, or nil when none is kept. Entries that are not { whole attempt, whole atMs, string error }
+-- are dropped, and a value that is not a JSON array is started afresh: a corrupt history must not
+-- cost the job its failure being recorded.
+local function errors_with(id, history, attempt, at, text)
+  if history < 1 then return nil end
+  local kept = {}
+  local stored = redis.call('HGET', K_ERRORS, id)
+  if stored then
+    local ok, decoded = pcall(cjson.decode, stored)
+    if ok and type(decoded) == 'table' then
+      for _, e in ipairs(decoded) do
+        -- Numbers must be JSON numbers (as_int alone would take the string "1").
+        if type(e) == 'table' and type(e.attempt) == 'number' and type(e.atMs) == 'number' then
+          local a, t = as_int(e.attempt), as_int(e.atMs)
+          if a and t and type(e.error) == 'string' then kept[#kept + 1] = error_entry(a, t, e.error) end
+        end
+      end
+    end
+  end
+  kept[#kept + 1] = error_entry(attempt, at, text)
+  local first = math.max(1, #kept - history + 1)
+  return '[' .. table.concat(kept, ',', first, #kept) .. ']'
+end
 check_args()
 return (function()
 
@@ -1027,8 +1116,8 @@ for i, id in ipairs(ids) do
   end
 end
 if #done > 0 then
-  local done_ids = {}
-  for n, i in ipairs(done) do done_ids[n] = ids[i] end
+  local done_ids, done_results = {}, {}
+  for n, i in ipairs(done) do done_ids[n], done_results[n] = ids[i], results[i] end
   leave_active(done_ids)
   if keeps_completed() then
     local run_writes, result_writes = {}, {}
@@ -1042,9 +1131,9 @@ if #done > 0 then
         result_writes[#result_writes + 1] = results[i]
       end
     end
-    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes })
+    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes }, done_results)
   else
-    finish(FINISH.completed, done_ids)
+    finish(FINISH.completed, done_ids, nil, nil, done_results)
   end
 end
 return out

@@ -1,6 +1,6 @@
---[[ delayq protocol 2 · list (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+--[[ delayq protocol 3 · list (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
 Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
-KEYS (23):
+KEYS (25):
   1 scheduled = <prefix>:{<queue>}:scheduled
   2 ready = <prefix>:{<queue>}:ready
   3 active = <prefix>:{<queue>}:active
@@ -24,6 +24,8 @@ KEYS (23):
   21 rate = <prefix>:{<queue>}:rate
   22 rate-log = <prefix>:{<queue>}:rate-log
   23 rate-wake = <prefix>:{<queue>}:rate-wake
+  24 revoked = <prefix>:{<queue>}:revoked
+  25 waiters = <prefix>:{<queue>}:waiters
 ARGV (8):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
@@ -39,7 +41,7 @@ Refusals: every argument is checked before the first write; one outside what its
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
 -- delayq 0.1.0 list
-local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23]
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local A = { state = 3, phase = 4, score = 5, member = 6, limit = 7, order = 8 }
@@ -53,12 +55,12 @@ local R_EACH_SIZE = 11
 local RE = { id = 1, state = 2, score = 3, body = 4, run = 5, due_ms = 6, result = 7, progress = 8, logs = 9, errors = 10, group = 11 }
 local RULE = { state = { 'o', { ['scheduled'] = true, ['ready'] = true, ['active'] = true, ['dead'] = true, ['completed'] = true }, nil, false }, limit = { 'i', 0, 1000000, false }, order = { 'o', { ['asc'] = true, ['desc'] = true }, nil, false } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
-if #KEYS ~= 23 then error('delayq protocol: list takes 23 KEYS, got ' .. #KEYS) end
+if #KEYS ~= 25 then error('delayq protocol: list takes 25 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 8 then error('delayq protocol: list takes 8 ARGV, got ' .. #ARGV) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
-local MARK = { given_up = '-', recovered = '~', kept = '+' }
+local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
 local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
@@ -259,8 +261,13 @@ end
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
-  local nl, start = '', nil
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  local nl, start, tl = '', nil, ''
+  -- A job with a timeout of its own: '<max attempts or empty>/<timeout ms>'.
+  if q and string.find(m, '/', 1, true) then
+    m, tl = string.match(m, '^(%d*)/(%d+)$')
+    if not m then q = nil end
+  end
   if q then
     if string.byte(body, after) == 58 then
       start = after + 1
@@ -268,10 +275,11 @@ local function parse_body(body)
       nl, start = string.match(body, '^/(%d+):()', after)
     end
   end
-  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #tl < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
     local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
+    if tl ~= '' then b.timeout = tonumber(tl) end
+    if (b.max == nil or b.max >= 1) and (b.timeout == nil or b.timeout >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
@@ -282,6 +290,12 @@ local function parse_body(body)
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
+  local ms, ts = string.match(m, '^([^/]*)/(.*)$')
+  if ms then
+    m = ms
+    b.timeout = as_int(ts)
+    if not b.timeout or b.timeout < 1 then return nil, 'corrupt job: bad timeout' end
+  end
   if m ~= '' then
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
@@ -308,11 +322,13 @@ end
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
 -- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
 -- name ('') gets the body of the versions before names, so they can still read it.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backoff, trace, name, data)
+  local limits = max_s or ''
+  if timeout_s then limits = limits .. '/' .. timeout_s end
   if name == '' then
-    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
   end
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started

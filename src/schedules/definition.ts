@@ -7,7 +7,7 @@ import { Cron } from 'croner';
 import * as z from 'zod';
 import type { BackoffOptions } from '../backoff.js';
 import { ValidationError } from '../errors.js';
-import { attemptsSchema, backoffSchema, idSchema, parseOptions, prioritySchema } from '../options.js';
+import { attemptsSchema, backoffSchema, idSchema, parseOptions, prioritySchema, timeoutMsSchema } from '../options.js';
 
 export type MissedPolicy = 'latest' | 'skip';
 
@@ -21,7 +21,7 @@ export interface ScheduleSpec<T = unknown> {
   /** The data of every occurrence's job. */
   data?: T;
   /** Options of every occurrence's job; `name` is its job name (add({ name })). */
-  opts?: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string };
+  opts?: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string; timeoutMs?: number };
   /**
    * Occurrences missed while no scheduler was running (more than `missedAfterMs` late):
    * 'latest' runs the latest of them once, 'skip' runs none.
@@ -36,7 +36,7 @@ export interface StoredDefinition {
   every?: number;
   tz: string;
   data: unknown;
-  opts: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string };
+  opts: { priority?: number; attempts?: number; backoff?: BackoffOptions; name?: string; timeoutMs?: number };
   missed: MissedPolicy;
   /** For `every`: occurrences fall on anchor + k × every. */
   anchorMs: number;
@@ -55,7 +55,13 @@ export const specSchema = z.strictObject({
   tz: z.string().min(1).max(100).optional(),
   data: z.unknown().optional(),
   opts: z
-    .strictObject({ priority: prioritySchema.optional(), attempts: attemptsSchema.optional(), backoff: backoffSchema.optional(), name: idSchema.optional() })
+    .strictObject({
+      priority: prioritySchema.optional(),
+      attempts: attemptsSchema.optional(),
+      backoff: backoffSchema.optional(),
+      name: idSchema.optional(),
+      timeoutMs: timeoutMsSchema.optional(),
+    })
     .optional(),
   missed: z.enum(['latest', 'skip']).optional(),
 });

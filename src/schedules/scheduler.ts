@@ -153,6 +153,7 @@ export class Scheduler {
       runAtMs: occurrenceMs,
       group: undefined,
       name: def.opts.name,
+      timeoutMs: def.opts.timeoutMs,
       priority: def.opts.priority ?? 0,
       maxAttempts: def.opts.attempts,
       backoff: def.opts.backoff && encodeBackoff(def.opts.backoff),

@@ -60,8 +60,11 @@ export type EventName = (typeof EVENTS)[number];
  * - `recovered`: a claim took the lease back after it ran out; every later call with the token
  *   is stale (lease lost).
  * - `kept`: completed and kept by retention; a re-sent ack answers ok.
+ * - `revoked`: the attempt was ended from outside its holder (`Queue.fail`, or a cancel of a
+ *   running job, which deletes the job and remembers it in `revoked` a while); every later call
+ *   with the token is stale (lease lost).
  */
-export const MARK = { given_up: '-', recovered: '~', kept: '+' } as const;
+export const MARK = { given_up: '-', recovered: '~', kept: '+', revoked: '!' } as const;
 export type Mark = (typeof MARK)[keyof typeof MARK];
 
 /**

@@ -6,6 +6,7 @@
  * Payloads cross this boundary already serialised: a store never parses job data, so corrupt
  * data is found (and sent to the dead set) by the worker, not hidden by the store.
  */
+import type { Finish } from './lifecycle.js';
 import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../types.js';
 
 /**
@@ -86,6 +87,8 @@ export interface NewJob {
   group: string | undefined;
   /** Its name (add({ name })), kept with it for a worker to route by, or undefined. */
   name: string | undefined;
+  /** Its own timeout per attempt (add({ timeoutMs })), or undefined. */
+  timeoutMs?: number | undefined;
   /** Tokens of the rate limits the job takes when it starts (1 unless add({ cost }) said more). */
   cost: number;
   /** Fold a burst of adds with one key into one run (see AddOptions.debounce); exclusive with delay, runAt, dedup, replace. */
@@ -125,6 +128,8 @@ export interface ClaimedJob {
   group: string | undefined;
   /** Its name (add({ name })), if any. */
   name: string | undefined;
+  /** Its own timeout per attempt (add({ timeoutMs })), if any. */
+  timeoutMs?: number | undefined;
 }
 
 /** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
@@ -397,6 +402,34 @@ export interface EventReader {
   close(): Promise<void>;
 }
 
+export interface CancelOptions {
+  /** Cancel a running job too (its lease ends at once). @default false */
+  running?: boolean;
+  /** Why, kept in the cancelled event and told to anyone waiting for the job. */
+  reason?: string;
+}
+
+export interface FailNowRequest {
+  id: string;
+  reason: string;
+  /** To the dead set now, whatever attempts are left; also for a job that waits. */
+  dead: boolean;
+  retryDelayMs: number;
+  /** The attempt limit of a job without its own. */
+  defaultMaxAttempts: number;
+}
+
+export interface FailNowResult {
+  outcome: 'retried' | 'dead' | 'refused' | 'not_found';
+  /** The job's state before the call (refused: why); undefined when not found. */
+  state: JobState | undefined;
+  /** When the retry is due. */
+  dueAtMs: number | undefined;
+}
+
+/** What watch knows of a job now: it has not ended (a waiter is registered), it ended and is kept, or there is no such job. */
+export type WatchAnswer = { state: 'waiting' } | { state: 'completed'; result: string } | { state: 'dead'; error: string } | { state: 'unknown' };
+
 export interface WakeSubscription {
   close(): Promise<void>;
 }
@@ -418,6 +451,10 @@ export interface StoredSchedule {
 export interface WakeHandlers {
   /** A job due at `dueAtMs` became the earliest scheduled job of `queue`. */
   onWake(dueAtMs: number, queue: string): void;
+  /** The lease of `token` was ended from outside its holder (wire.ts REVOKED_MESSAGE): cancelled, or failed. */
+  onRevoked?(token: string, why: 'cancelled' | 'failed', queue: string): void;
+  /** A job someone waits for ended (wire.ts FINISHED_MESSAGE; Store.watch). */
+  onFinished?(id: string, end: Finish, payload: string, queue: string): void;
   /** A recurring schedule was stored or removed. */
   onSchedulesChanged?(queue: string): void;
   /** The queue's shard layout changed (a reshard): read it again. */
@@ -458,8 +495,23 @@ export interface Store {
    * for that long, on every worker, and the job keeps its place in its line.
    */
   release(queue: string, leases: LeaseRef[], holdMs?: number): Promise<LeaseOutcome[]>;
-  /** Cancels scheduled jobs; one answer per id, in order. */
-  cancel(queue: string, ids: string[]): Promise<CancelResult[]>;
+  /**
+   * Cancels scheduled jobs, and with `running` running ones too (their leases end at once, their
+   * holders are told: WakeHandlers.onRevoked); one answer per id, in order.
+   */
+  cancel(queue: string, ids: string[], opts?: CancelOptions): Promise<CancelResult[]>;
+  /**
+   * Ends a job's attempt from outside its holder (fail-now.lua): a running job fails now with the
+   * reason (retried after `retryDelayMs` while attempts are left, else dead), or with `dead` goes
+   * to the dead set, running or waiting.
+   */
+  failNow(queue: string, req: FailNowRequest): Promise<FailNowResult>;
+  /**
+   * Registers waiters for these jobs' ends for `waitMs` (then published to subscribers:
+   * WakeHandlers.onFinished) and answers what is known now, in one step; `waitMs` 0 registers
+   * nothing and clears the waiters whose time is up.
+   */
+  watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]>;
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
   /** One job with its logs and error history; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;

@@ -18,6 +18,7 @@ const LOG_LEVELS: Record<WorkerEventName, LogLevel> = {
   snoozed: 'debug',
   dead: 'warn',
   leaseLost: 'warn',
+  revoked: 'info',
   released: 'debug',
   rateLimited: 'info',
   settleFailed: 'warn',

@@ -13,6 +13,12 @@ export interface WorkerEvents<T> {
   snoozed: [job: Job<T>, dueAtMs: number];
   dead: [job: Job<T> | { id: string; token: string }, reason: string];
   leaseLost: [job: Job<T>];
+  /**
+   * The job was ended from outside while it ran (`queue.cancel(id, { running: true })`,
+   * `queue.fail(id)`): its lease is gone, `job.signal` aborted with `why` ('cancelled' or
+   * 'failed'), its slot is free, and whatever the handler does next changes nothing.
+   */
+  revoked: [job: Job<T>, why: 'cancelled' | 'failed'];
   released: [job: Job<T>];
   /** The handler threw RateLimitSignal: the job went back (attempt unspent), its group or the queue held for `holdMs`. */
   rateLimited: [job: Job<T>, holdMs: number];

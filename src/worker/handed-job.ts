@@ -52,6 +52,8 @@ export class HandedJob<T> implements Job<T> {
   readonly priority: number;
   readonly group: string | undefined;
   readonly name: string | undefined;
+  /** This attempt's timeout: the job's own (add({ timeoutMs })), else the worker's; undefined for none. */
+  readonly timeoutMs: number | undefined;
   readonly createdAtMs: number;
   readonly token: string;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
@@ -74,6 +76,7 @@ export class HandedJob<T> implements Job<T> {
     c: ClaimedJob,
     data: T,
     defaultMaxAttempts: number,
+    defaultTimeoutMs: number | undefined,
     extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>,
     update: JobUpdate,
   ) {
@@ -86,6 +89,7 @@ export class HandedJob<T> implements Job<T> {
     this.priority = c.priority;
     this.group = c.group;
     this.name = c.name;
+    this.timeoutMs = c.timeoutMs ?? defaultTimeoutMs;
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
     this.leaseDeadlineMs = c.leaseExpiresAtMs;

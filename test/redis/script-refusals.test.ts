@@ -82,7 +82,12 @@ const BASELINES: Record<ScriptName, Baseline> = {
   release: { seed: leased, args: () => ({ hold_ms: 0 }), items: (v) => [{ id: 'a', token: v.token! }] },
   fail: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, error: 'e', retry_ms: 0, dead: '0', default_max: 3, history: 10 }) },
   snooze: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, delay_ms: 1000, deadline: '' }) },
-  cancel: { seed: scheduled, args: () => ({ request_id: 'r1', memo_ms: 60_000 }), items: () => [{ id: 'a' }, { id: 'b' }] },
+  cancel: { seed: leased, args: () => ({ request_id: 'r1', memo_ms: 60_000, running: '1', reason: 'r' }), items: () => [{ id: 'a' }, { id: 'b' }] },
+  'fail-now': {
+    seed: leased,
+    args: () => ({ id: 'a', reason: 'r', dead: '0', retry_ms: 0, default_max: 3, history: 10, request_id: 'r1', memo_ms: 60_000 }),
+  },
+  watch: { seed: scheduled, args: () => ({ wait_ms: 60_000 }), items: () => [{ id: 'a' }, { id: 'b' }] },
   reschedule: { seed: scheduled, args: () => ({ id: 'a', delay_ms: 1000, run_at: '', request_id: 'r1', memo_ms: 60_000 }) },
   get: { seed: scheduled, args: () => ({ logs: '1' }), items: () => [{ id: 'a' }] },
   list: { seed: scheduled, args: () => ({ state: 'scheduled', limit: 10, order: 'asc' }) },

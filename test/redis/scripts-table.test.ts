@@ -112,7 +112,7 @@ const rows: Row[] = [
       const refused: string[] = [];
       const calls: [ScriptName, (string | number)[]][] = [
         ['add', ['', '', 'r1', 0, '', '1', ...addItem('x', '0', '0')]],
-        ['cancel', ['r1', 0, 'a']],
+        ['cancel', ['r1', 0, '0', '', 'a']],
         ['reschedule', ['a', 5, '', 'r1', 0]],
       ];
       for (const [name, args] of calls) {
@@ -654,7 +654,7 @@ const rows: Row[] = [
     name: 'add: a name with a control character is refused, in a call without flow fields too',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
     run: (_s, q) => {
-      const item = addItem('x', '0', '0').slice(0, at('name') + 1);
+      const item = addItem('x', '0', '0').slice(0, at('timeout_ms') + 1);
       item[at('name')] = 'send\nemail';
       return raw(q, 'add', ['', '', '', '', '', '0', ...item], ['', key(q, 'schedule-last')]);
     },
@@ -668,6 +668,24 @@ const rows: Row[] = [
       assert.match(entry(after, key(q, 'jobs'), 'plain')!, /^\d+:\d+:0::0:0:1$/);
       // é 2 bytes, 名 3, 🙂 4: 9 bytes.
       assert.match(entry(after, key(q, 'jobs'), 'named')!, /^\d+:\d+:0::0:0\/9:é名🙂1$/);
+    },
+  },
+  {
+    name: "add: a job's own timeout goes after its max attempts ('/<ms>'), only when it has one; claim hands it out",
+    seed: async () => {},
+    run: async (s, q) => {
+      await s.add(q, [{ ...job('timed'), timeoutMs: 250 }, { ...job('both'), maxAttempts: 4, timeoutMs: 9 }, job('plain')]);
+      return (await s.claim(q, 3, 60_000, 3)).jobs.map((j) => [j.id, j.timeoutMs, j.maxAttempts]);
+    },
+    expect: (claimed, _b, after, q) => {
+      assert.match(entry(after, key(q, 'jobs'), 'timed')!, /^\d+:\d+:0:\/250:0:0:1$/);
+      assert.match(entry(after, key(q, 'jobs'), 'both')!, /^\d+:\d+:0:4\/9:0:0:1$/);
+      assert.match(entry(after, key(q, 'jobs'), 'plain')!, /^\d+:\d+:0::0:0:1$/);
+      assert.deepEqual(claimed, [
+        ['timed', 250, undefined],
+        ['both', 9, 4],
+        ['plain', undefined, undefined],
+      ]);
     },
   },
   {

@@ -6,6 +6,9 @@ import { type EventName, type Finish, type Place, UNGROUPED_LANE } from '../life
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
 
+/** How long past its lease deadline a job cancelled as it ran stays in `revoked` (_lifecycle.lua REVOKED_KEEP_MS). */
+const REVOKED_KEEP_MS = 600_000;
+
 export interface MemJob {
   id: string;
   data: string;
@@ -31,6 +34,8 @@ export interface MemJob {
   group: string | undefined;
   /** Its name (add({ name })), or undefined. */
   name: string | undefined;
+  /** Its own timeout per attempt (add({ timeoutMs })), or undefined. */
+  timeoutMs: number | undefined;
   /** Tokens of the rate limits it takes when handed out (add({ cost })). */
   cost: number;
   /** Its debounce key (add({ debounce })), or undefined. */
@@ -145,6 +150,10 @@ export class MemoryQueue {
   readonly workers = new Map<string, MemWorker>();
   readonly dedup = new Map<string, { id: string; due: number; expiresAt: number }>();
   readonly subscribers = new Set<WakeHandlers>();
+  /** Jobs someone waits for (Store.watch): id -> until when (ms); told of their end in finish. */
+  readonly waiters = new Map<string, number>();
+  /** Jobs cancelled as they ran: id -> until when their holder's calls answer lease lost (_lifecycle.lua revoke). */
+  readonly revoked = new Map<string, number>();
   readonly events: StreamEvent[] = [];
   readonly eventWaiters = new Set<() => void>();
   paused = false;
@@ -371,7 +380,8 @@ export class MemoryQueue {
    * (cancelled or drained before it ran: deleted, its burst ends). Trimming the retained sets
    * and events stay with the caller. The next rule that must hear of every end (flows) goes here.
    */
-  finish(outcome: Finish, job: MemJob, now: number, keep = false): void {
+  finish(outcome: Finish, job: MemJob, now: number, keep = false, told = ''): void {
+    this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : told);
     switch (outcome) {
       case 'completed':
         this.completed++;
@@ -504,6 +514,33 @@ export class MemoryQueue {
       return undefined;
     }
     return held;
+  }
+
+  /** As _lifecycle.lua tell_waiters: a job someone waits for tells its end to every subscriber. */
+  #tellWaiters(outcome: Finish, job: MemJob, payload: string): void {
+    if (!this.waiters.delete(job.id) || this.subscribers.size === 0) return;
+    const id = job.id;
+    setImmediate(() => {
+      for (const h of this.subscribers) h.onFinished?.(id, outcome, payload, this.name);
+    });
+  }
+
+  /**
+   * As _lifecycle.lua revoke: the running job's lease ends from outside its holder; the holder
+   * hears (asynchronously, as over pub/sub), and a job about to be deleted is remembered a while
+   * so its holder's calls answer lease lost.
+   */
+  revoke(job: MemJob, why: 'cancelled' | 'failed' | 'dead', now: number): string {
+    const token = job.token ?? '';
+    for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id);
+    this.revoked.set(job.id, Math.max(job.leaseDeadline ?? now, now) + REVOKED_KEEP_MS);
+    if (token !== '' && this.subscribers.size > 0) {
+      const heard = why === 'cancelled' ? 'cancelled' : 'failed';
+      setImmediate(() => {
+        for (const h of this.subscribers) h.onRevoked?.(token, heard, this.name);
+      });
+    }
+    return token;
   }
 
   /** Tells subscribers, as Redis pub/sub would (asynchronously), that work may be due at `due`. */

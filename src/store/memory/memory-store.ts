@@ -14,7 +14,7 @@
  * reader compares `fail()` here with fail.lua); what only reads lives in reads.ts, the places a
  * job moves between in memory-queue.ts.
  */
-import type { CancelResult, DueTimeline, JobInfo, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -31,6 +31,10 @@ import type {
   DedupHolder,
   EventReader,
   FailRequest,
+  CancelOptions,
+  FailNowRequest,
+  FailNowResult,
+  WatchAnswer,
   FailResult,
   LeaseOutcome,
   LeaseRef,
@@ -206,6 +210,7 @@ export class MemoryStore implements Store {
         errors: undefined,
         group: j.group,
         name: j.name,
+        timeoutMs: j.timeoutMs,
         cost: j.cost,
         debounceKey: j.debounce?.key,
         version: 0,
@@ -345,6 +350,7 @@ export class MemoryStore implements Store {
         traceContext: job.traceContext,
         group: job.group,
         name: job.name,
+        timeoutMs: job.timeoutMs,
       });
     }
     // 3. Hand them out with fresh lease tokens.
@@ -394,7 +400,7 @@ export class MemoryStore implements Store {
     let kept = 0;
     const out = leases.map(({ id, token, result }): LeaseOutcome => {
       const job = q.jobs.get(id);
-      if (!job) return 'not_found';
+      if (!job) return this.#missing(q, id, now);
       if (job.token === MARK.kept + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
       q.emit(now, 'completed', id, {});
@@ -403,7 +409,7 @@ export class MemoryStore implements Store {
         job.result = result || undefined;
         kept++;
       }
-      q.finish('completed', job, now, keep);
+      q.finish('completed', job, now, keep, result);
       return 'ok';
     });
     if (kept > 0) this.#trim(q, 'completed', now, kept);
@@ -413,7 +419,7 @@ export class MemoryStore implements Store {
   async fail(queue: string, req: FailRequest): Promise<FailResult> {
     const q = this.#q(queue);
     const job = q.jobs.get(req.id);
-    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    if (!job) return { outcome: this.#missing(q, req.id, this.#now()), dueAtMs: undefined };
     // A re-sent call finds its own given-up token and answers as the first did.
     if (job.token === MARK.given_up + req.token)
       return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: job.due };
@@ -441,7 +447,7 @@ export class MemoryStore implements Store {
     if (beat) this.#beat(q, beat, false);
     return leases.map(({ id, token }) => {
       const job = q.jobs.get(id);
-      if (!job) return 'not_found';
+      if (!job) return this.#missing(q, id, this.#now());
       if (job.token !== token || job.where !== 'active') return 'lease_lost';
       q.renew(job, deadline);
       return 'ok';
@@ -459,7 +465,7 @@ export class MemoryStore implements Store {
     }
     const outcomes = leases.map(({ id, token }): LeaseOutcome | 'held' => {
       const job = q.jobs.get(id);
-      if (!job) return 'not_found';
+      if (!job) return this.#missing(q, id, this.#now());
       if (job.token === MARK.given_up + token) return 'ok';
       if (job.token !== token) return 'lease_lost';
       return 'held';
@@ -484,16 +490,61 @@ export class MemoryStore implements Store {
     return outcomes.map((o) => (o === 'held' ? 'ok' : o));
   }
 
-  async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
+  async cancel(queue: string, ids: string[], opts: CancelOptions = {}): Promise<CancelResult[]> {
     const q = this.#q(queue);
+    const reason = opts.reason ?? '';
     return ids.map((id) => {
       const job = q.jobs.get(id);
       if (!job) return { id, cancelled: false, state: undefined };
-      if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
       const now = this.#now();
-      q.finish('cancelled', job, now);
-      q.emit(now, 'cancelled', id, {});
+      if (job.where === 'active' && opts.running) {
+        q.revoke(job, 'cancelled', now);
+        q.finish('cancelled', job, now, false, reason);
+        q.emit(now, 'cancelled', id, { running: '1', reason });
+        return { id, cancelled: true, state: 'active' };
+      }
+      if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
+      q.finish('cancelled', job, now, false, reason);
+      q.emit(now, 'cancelled', id, reason === '' ? {} : { reason });
       return { id, cancelled: true, state: 'scheduled' };
+    });
+  }
+
+  async failNow(queue: string, req: FailNowRequest): Promise<FailNowResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(req.id);
+    if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
+    const state: JobState = job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where;
+    if (state === 'dead' || state === 'completed' || (state !== 'active' && !req.dead)) return { outcome: 'refused', state, dueAtMs: undefined };
+    const now = this.#now();
+    const max = job.maxAttempts ?? req.defaultMaxAttempts;
+    const dies = req.dead || job.attempts >= max;
+    // As fail-now.lua: the failure is an entry of the history; a running job's token is marked revoked.
+    job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.reason }].slice(-ERROR_HISTORY_LENGTH);
+    job.lastError = req.reason;
+    if (state === 'active') job.token = MARK.revoked + q.revoke(job, dies ? 'dead' : 'failed', now);
+    if (dies) {
+      this.#bury(q, job, now);
+      q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.reason, by: 'fail-now' });
+      return { outcome: 'dead', state, dueAtMs: undefined };
+    }
+    const due = now + req.retryDelayMs;
+    q.schedule(job, due);
+    q.emit(now, 'retried', job.id, { attempt: String(job.attempts), due: String(due), error: req.reason, by: 'fail-now' });
+    return { outcome: 'retried', state, dueAtMs: due };
+  }
+
+  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
+    const q = this.#q(queue);
+    const now = this.#now();
+    for (const [id, until] of q.waiters) if (until <= now) q.waiters.delete(id);
+    return ids.map((id): WatchAnswer => {
+      const job = q.jobs.get(id);
+      if (!job) return { state: 'unknown' };
+      if (job.where === 'completed') return { state: 'completed', result: job.result ?? '' };
+      if (job.where === 'dead') return { state: 'dead', error: job.lastError ?? '' };
+      if (waitMs > 0) q.waiters.set(id, Math.max(q.waiters.get(id) ?? 0, now + waitMs));
+      return { state: 'waiting' };
     });
   }
 
@@ -596,8 +647,9 @@ export class MemoryStore implements Store {
   }
 
   async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {
-    const job = this.#q(queue).jobs.get(req.id);
-    if (!job) return 'not_found';
+    const q = this.#q(queue);
+    const job = q.jobs.get(req.id);
+    if (!job) return this.#missing(q, req.id, this.#now());
     if (job.token !== req.token) return 'lease_lost';
     if (req.progress !== undefined) job.progress = req.progress;
     if (req.lines.length > 0 && req.logCap > 0) job.logs = [...(job.logs ?? []), ...req.lines].slice(-req.logCap);
@@ -615,7 +667,7 @@ export class MemoryStore implements Store {
   async snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult> {
     const q = this.#q(queue);
     const job = q.jobs.get(req.id);
-    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    if (!job) return { outcome: this.#missing(q, req.id, this.#now()), dueAtMs: undefined };
     if (job.token === MARK.given_up + req.token)
       return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: job.due };
     if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
@@ -686,6 +738,8 @@ export class MemoryStore implements Store {
     // the old (it did not: the old close took both, and a retired shard's signals reached no one).
     const own: WakeHandlers = {
       onWake: (dueAtMs, queue) => handlers.onWake(dueAtMs, queue),
+      onRevoked: (token, why, queue) => handlers.onRevoked?.(token, why, queue),
+      onFinished: (id, end, payload, queue) => handlers.onFinished?.(id, end, payload, queue),
       onSchedulesChanged: (queue) => handlers.onSchedulesChanged?.(queue),
       onLayoutChanged: (queue) => handlers.onLayoutChanged?.(queue),
       onResubscribed: () => handlers.onResubscribed(),
@@ -936,6 +990,12 @@ export class MemoryStore implements Store {
   }
 
   async waitUntilReady(_timeoutMs?: number): Promise<void> {}
+
+  /** The answer to a lease call for a job that is gone: lease lost while it is remembered as cancelled as it ran, else not found. */
+  #missing(q: MemoryQueue, id: string, now: number): 'lease_lost' | 'not_found' {
+    const until = q.revoked.get(id);
+    return until !== undefined && until > now ? 'lease_lost' : 'not_found';
+  }
 
   #bury(q: MemoryQueue, job: MemJob, now: number): void {
     q.finish('dead', job, now);

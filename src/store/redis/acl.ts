@@ -44,6 +44,7 @@ export const SCRIPT_COMMANDS = [
   'zrangebyscore',
   'zrangebylex',
   'zremrangebyrank',
+  'zremrangebyscore',
   'zremrangebylex',
   'zunionstore',
   'zcard',

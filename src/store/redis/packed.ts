@@ -11,6 +11,8 @@ export interface JobBody {
   createdAtMs: number;
   priority: number;
   maxAttempts: number | undefined;
+  /** The job's own timeout per attempt (`add({ timeoutMs })`); undefined when the worker's applies. */
+  timeoutMs: number | undefined;
   backoff: string | undefined;
   traceContext: string | undefined;
   /** The job's name (`add({ name })`); undefined in a body without one (all bodies before names). */
@@ -30,7 +32,8 @@ export interface RunState {
 }
 
 // The trace length may be followed by '/<name length>' (a named job's body, wire.ts JOB_BODY).
-const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16}):(\d{1,16}):(\d{1,16})(?:\/(\d{1,16}))?:/;
+// The max attempts may be followed by '/<timeout ms>' (a job with a timeout of its own).
+const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16})(?:\/(\d{1,16}))?:(\d{1,16}):(\d{1,16})(?:\/(\d{1,16}))?:/;
 const ASCII = /^\p{ASCII}*$/u;
 
 /** What is wrong with a body header that does not read, in the words the scripts use. */
@@ -41,7 +44,9 @@ function bodyProblem(s: string): string {
   if (!whole(f[0])) return 'bad sequence';
   if (!whole(f[1])) return 'bad created time';
   if (!whole(f[2], true)) return 'bad priority';
-  if (f[3] !== '' && (!whole(f[3]) || Number(f[3]) < 1)) return 'bad max attempts';
+  const limits = f[3]!.split('/');
+  if (limits.length > 2 || (limits[0] !== '' && (!whole(limits[0]) || Number(limits[0]) < 1))) return 'bad max attempts';
+  if (limits.length === 2 && (!whole(limits[1]) || Number(limits[1]) < 1)) return 'bad timeout';
   const slash = f[5]!.indexOf('/');
   if (slash >= 0 && (!whole(f[5]!.slice(slash + 1)) || Number(f[5]!.slice(slash + 1)) < 1)) return 'bad name length';
   return 'bad field lengths';
@@ -72,10 +77,10 @@ function utf8End(s: string, from: number, bytes: number): number {
 /** A packed body; throws a StoreError naming what is wrong. */
 export function parseBody(s: string): JobBody {
   const m = BODY_HEAD.exec(s);
-  if (!m || m[4] === '0' || (m[7] !== undefined && Number(m[7]) < 1)) throw new StoreError(bodyProblem(s));
+  if (!m || m[4] === '0' || (m[5] !== undefined && Number(m[5]) < 1) || (m[8] !== undefined && Number(m[8]) < 1)) throw new StoreError(bodyProblem(s));
   const start = m[0].length;
-  const bl = Number(m[5]);
-  const xl = Number(m[6]);
+  const bl = Number(m[6]);
+  const xl = Number(m[7]);
   // Lengths count bytes; backoff and trace are written as ASCII (asciiOnly), so they count
   // characters here too. One that is not (a hand-written body) is not read as something else.
   const backoff = s.slice(start, start + bl);
@@ -83,8 +88,8 @@ export function parseBody(s: string): JobBody {
   if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths');
   let dataStart = start + bl + xl;
   let name: string | undefined;
-  if (m[7] !== undefined) {
-    const end = utf8End(s, dataStart, Number(m[7]));
+  if (m[8] !== undefined) {
+    const end = utf8End(s, dataStart, Number(m[8]));
     if (end < 0) throw new StoreError('bad field lengths');
     name = s.slice(dataStart, end);
     dataStart = end;
@@ -94,6 +99,7 @@ export function parseBody(s: string): JobBody {
     createdAtMs: Number(m[2]),
     priority: Number(m[3]),
     maxAttempts: m[4] === '' ? undefined : Number(m[4]),
+    timeoutMs: m[5] === undefined ? undefined : Number(m[5]),
     backoff: bl > 0 ? backoff : undefined,
     traceContext: xl > 0 ? trace : undefined,
     name,

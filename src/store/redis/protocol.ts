@@ -22,6 +22,8 @@ import {
   GROUP_STATE,
   JOB_BODY,
   JOB_ROW,
+  REVOKED_MESSAGE,
+  FINISHED_MESSAGE,
   RUN_STATE,
   type ReplyShape,
   SCRIPT_NAMES,
@@ -38,7 +40,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -75,7 +77,7 @@ const ARGS: Record<string, ArgDoc> = {
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
   flow: {
     type: 'flag',
-    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `name`",
+    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`",
   },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
@@ -93,6 +95,19 @@ const ARGS: Record<string, ArgDoc> = {
     notSet: "''",
     doc: "the job's name (1-256 characters, no control characters), kept in its body (formats.JOB_BODY) for a worker to route by",
   },
+  timeout_ms: {
+    type: 'integer',
+    unit: 'ms',
+    notSet: "''",
+    doc: "how long one attempt of the job may run ('': the worker's timeout), kept in its body (formats.JOB_BODY); a worker fails an attempt that runs longer",
+  },
+  running: {
+    type: 'flag',
+    notSet: "'' ('0')",
+    doc: "'1': cancel a running job too (its lease ends; its holder hears formats.REVOKED_MESSAGE on the wake channel)",
+  },
+  reason: { type: 'text', notSet: "''", doc: 'why: the cancelled event and waiters hear it; fail-now keeps it as the last error' },
+  wait_ms: { type: 'integer', unit: 'ms', doc: "how long the waiters are registered ('0': none, and prune those whose time is up)" },
   group: { type: 'id', notSet: "''", doc: 'a group id (add: the job belongs to it; limits: the group to change, or the queue)' },
   cost: { type: 'integer', notSet: "'' (1)", doc: 'tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly' },
   debounce_key: { type: 'text', notSet: "''", doc: "fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored" },
@@ -129,7 +144,7 @@ const ARGS: Record<string, ArgDoc> = {
   ttl_ms: { type: 'integer', unit: 'ms', doc: "how long a worker's heartbeat lives" },
   error: { type: 'text', doc: 'the error text kept with the job' },
   retry_ms: { type: 'integer', unit: 'ms', doc: 'delay before the retry' },
-  dead: { type: 'flag', doc: "'1': skip any attempts left" },
+  dead: { type: 'flag', doc: "'1': skip any attempts left (fail-now: bury the job now, running or waiting)" },
   history: { type: 'integer', doc: 'failed attempts kept per job (10 by the library)' },
   deadline: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'past this, a snoozed job goes dead' },
   logs: { type: 'flag', doc: "'1': answer log lines and error history too" },
@@ -213,14 +228,18 @@ export function protocolManifest() {
     formats: {
       JOB_BODY,
       JOB_BODY_NOTE:
-        "the lengths count bytes of UTF-8; backoff and trace are ASCII; '/<name length>' and the name only in a named job's body (a body without them is a job without a name); data is everything after them",
+        "the lengths count bytes of UTF-8; backoff and trace are ASCII; '/<timeout ms>' only in the body of a job with a timeout of its own; '/<name length>' and the name only in a named job's body (a body without them is a job without a name); data is everything after them",
       BACKOFF: 'f:<delay ms> (fixed) or e:<delay ms>:<max delay ms>:<jitter 1|0> (exponential: delay · 2^(attempt − 1), at most max delay, full jitter when 1)',
       RUN_STATE,
       RUN_STATE_NOTE:
-        "absent: never left scheduled; the short form '<due ms>': due and waiting, never run; the token is the lease token, '-' + token once its holder gave it up, '~' + token once a claim recovered it, '+' + token once completed and kept",
+        "absent: never left scheduled; the short form '<due ms>': due and waiting, never run; the token is the lease token, '-' + token once its holder gave it up, '~' + token once a claim recovered it, '+' + token once completed and kept, '!' + token once ended from outside its holder (fail-now)",
       GROUP_STATE,
       ERROR_HISTORY,
       WORKER_ENTRY,
+      REVOKED_MESSAGE,
+      FINISHED_MESSAGE,
+      WAKE_MESSAGES_NOTE:
+        "the wake channel carries a due time in ms ('0': now), 's' (schedules changed), 'L' (layout changed), REVOKED_MESSAGE (a worker holding that token aborts its handler: the lease is gone) and FINISHED_MESSAGE (the id's length counts bytes of UTF-8); ignore anything else",
       CLAIM_JOB,
       CLAIM_GROUPS,
       JOB_ROW,

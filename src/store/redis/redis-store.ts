@@ -36,6 +36,10 @@ import type {
   WakeHandlers,
   ConnectionWatcher,
   WakeSubscription,
+  CancelOptions,
+  FailNowRequest,
+  FailNowResult,
+  WatchAnswer,
   GroupChange,
   GroupsPage,
   LimitsChange,
@@ -57,7 +61,7 @@ import { settlesWithin } from '../../settles-within.js';
 import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue } from './replies.js';
+import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
 import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
 /** limits.lua's arguments that leave every setting as it is. */
@@ -85,8 +89,8 @@ function limitsOf(fields: Record<string, unknown>): QueueLimits {
   };
 }
 
-/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `name`. */
-const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('name') + 1);
+/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `timeout_ms`. */
+const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('timeout_ms') + 1);
 
 import { verifyQueue } from './verify.js';
 import { tooCostly } from '../too-costly.js';
@@ -293,6 +297,7 @@ export class RedisStore implements Store {
           dedup_ms: j.dedup?.windowMs ?? '',
           trace: j.traceContext === undefined ? '' : asciiOnly(j.traceContext),
           name: j.name ?? '',
+          timeout_ms: j.timeoutMs ?? '',
           group: j.group ?? '',
           cost: j.cost === 1 ? '' : j.cost,
           debounce_key: j.debounce?.key ?? '',
@@ -390,7 +395,7 @@ export class RedisStore implements Store {
     return leaseOutcomes('release', await this.#rowsCall(queue, 'release', {}, { hold_ms: holdMs }, leaseArgs(leases)));
   }
 
-  async cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
+  async cancel(queue: string, ids: string[], opts: CancelOptions = {}): Promise<CancelResult[]> {
     const k = this.keys(queue);
     const out: CancelResult[] = [];
     for (let at = 0; at < ids.length; at += LIMIT.ids_per_run) {
@@ -399,13 +404,47 @@ export class RedisStore implements Store {
       const { items } = await this.#reply(
         queue,
         'cancel',
-        { request_id: rid, memo_ms: REQUEST_MEMO_MS },
+        { request_id: rid, memo_ms: REQUEST_MEMO_MS, running: opts.running ? '1' : '0', reason: opts.reason ?? '' },
         { keys: { memo: requestKey(k, rid) }, items: chunk.map((id) => ({ id })) },
       );
       chunk.forEach((id, n) => {
         const state = String(items[n]?.state ?? '');
         out.push({ id, cancelled: codeName('change', items[n]?.code) === 'done', state: state === '' ? undefined : (state as JobState) });
       });
+    }
+    return out;
+  }
+
+  async failNow(queue: string, req: FailNowRequest): Promise<FailNowResult> {
+    const k = this.keys(queue);
+    const rid = this.#requestId();
+    const { fields } = await this.#reply(
+      queue,
+      'fail-now',
+      {
+        id: req.id,
+        reason: req.reason,
+        dead: req.dead ? '1' : '0',
+        retry_ms: req.retryDelayMs,
+        default_max: req.defaultMaxAttempts,
+        history: ERROR_HISTORY_LENGTH,
+        request_id: rid,
+        memo_ms: REQUEST_MEMO_MS,
+      },
+      { keys: { memo: requestKey(k, rid) } },
+    );
+    const state = String(fields.state);
+    const due = num(fields.due_ms);
+    return { outcome: codeName('failNow', fields.code), state: state === '' ? undefined : (state as JobState), dueAtMs: due < 0 ? undefined : due };
+  }
+
+  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
+    const out: WatchAnswer[] = [];
+    // wait_ms 0 with no ids: only the prune of waiters whose time is up.
+    for (let at = 0; at < Math.max(ids.length, 1); at += LIMIT.ids_per_run) {
+      const chunk = ids.slice(at, at + LIMIT.ids_per_run);
+      const { items } = await this.#reply(queue, 'watch', { wait_ms: waitMs }, { items: chunk.map((id) => ({ id })) });
+      for (const row of items) out.push(watchAnswer(String(row.state), String(row.payload)));
     }
     return out;
   }

@@ -8,7 +8,7 @@
  */
 import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
-import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob } from '../store.js';
+import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
 import { parseBody, parseErrors, parseRun, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
@@ -118,6 +118,7 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
     leaseExpiresAtMs,
     traceContext: body.traceContext,
     name: body.name,
+    timeoutMs: body.timeoutMs,
   };
 }
 
@@ -234,4 +235,12 @@ export function addResults(reply: unknown[]): { made: boolean; results: StoredAd
     });
   }
   return { made: reply[ADD.fields.made!] === 1, results };
+}
+
+/** One job of a watch reply (watch.lua): 'waiting', 'completed' with its result, 'dead' with its reason, or '' (no such job). */
+export function watchAnswer(state: string, payload: string): WatchAnswer {
+  if (state === 'waiting') return { state: 'waiting' };
+  if (state === 'completed') return { state: 'completed', result: payload };
+  if (state === 'dead') return { state: 'dead', error: payload };
+  return { state: 'unknown' };
 }

@@ -6,9 +6,38 @@
  */
 import { Cluster } from 'ioredis';
 import { timerDelay } from '../../timers.js';
+import { FINISHES, type Finish } from '../lifecycle.js';
 import type { WakeHandlers, WakeSubscription } from '../store.js';
 import type { ConnectionGuard } from './connection-guard.js';
 import { duplicateClient, type Client } from './connection.js';
+
+/**
+ * One message of a queue's wake channel (wire.ts: a due time, 's', 'L', REVOKED_MESSAGE,
+ * FINISHED_MESSAGE) to its handler. Anything else is ignored: a later version may say more.
+ */
+export function hearWake(message: string, queue: string, handlers: WakeHandlers): void {
+  const kind = message.charCodeAt(0);
+  if (kind >= 48 && kind <= 57) {
+    const due = Number(message);
+    if (Number.isFinite(due)) handlers.onWake(due, queue);
+  } else if (message === 's') handlers.onSchedulesChanged?.(queue);
+  else if (message === 'L') handlers.onLayoutChanged?.(queue);
+  else if (message.startsWith('r:')) {
+    const at = message.indexOf(':', 2);
+    const why = message.slice(2, at);
+    if (at > 0) handlers.onRevoked?.(message.slice(at + 1), why === 'cancelled' ? 'cancelled' : 'failed', queue);
+  } else if (message.startsWith('f:')) {
+    const endAt = message.indexOf(':', 2);
+    const lenAt = message.indexOf(':', endAt + 1);
+    const end = message.slice(2, endAt);
+    const idLength = Number(message.slice(endAt + 1, lenAt));
+    if (endAt < 0 || lenAt < 0 || !Number.isSafeInteger(idLength) || !(FINISHES as readonly string[]).includes(end)) return;
+    // The id's length counts UTF-16 units as Lua counts bytes: ids are read back by bytes.
+    const rest = Buffer.from(message.slice(lenAt + 1), 'utf8');
+    if (rest.length < idLength) return;
+    handlers.onFinished?.(rest.subarray(0, idLength).toString('utf8'), end as Finish, rest.subarray(idLength).toString('utf8'), queue);
+  }
+}
 
 /** How often an idle subscription proves its connection is alive. */
 const SUBSCRIBER_PING_MS = 30_000;
@@ -36,9 +65,7 @@ export async function subscribeWake(
   sub.on('message', (ch: string, message: string) => {
     const queue = byChannel.get(ch);
     if (queue === undefined) return;
-    if (message === 's') handlers.onSchedulesChanged?.(queue);
-    else if (message === 'L') handlers.onLayoutChanged?.(queue);
-    else handlers.onWake(Number(message), queue);
+    hearWake(message, queue, handlers);
   });
   sub.on('error', (err: Error) => {
     if (reported) return;

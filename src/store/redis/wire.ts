@@ -29,7 +29,7 @@ import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
  */
 export const DEDUP_SUFFIX = 'dedup:';
 
-/** KEYS[1..23] of every script: the queue's own keys (see keys.ts for what each holds). */
+/** KEYS[1..25] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
   'ready',
@@ -54,6 +54,8 @@ export const BASE_KEYS = [
   'rate',
   'rate-log',
   'rate-wake',
+  'revoked',
+  'waiters',
 ] as const;
 /** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
 export const BASE_ARGS = ['root', 'wake'] as const;
@@ -65,6 +67,7 @@ export const CODES = {
   fail: { retried: 1, dead: 2, lease_lost: 0, not_found: -1 },
   snooze: { snoozed: 1, dead: 2, lease_lost: 0, not_found: -1 },
   change: { done: 1, refused: 0, not_found: -1 },
+  failNow: { retried: 1, dead: 2, refused: 0, not_found: -1 },
 } as const;
 export type CodeFamily = keyof typeof CODES;
 
@@ -131,20 +134,22 @@ export const CLAIM_GROUPS = '<job position in the reply, from 1>\t<group>\n…';
 export const JOB_ROW = ['id', 'state', 'score', 'body', 'run', 'due_ms', 'result', 'progress', 'logs', 'errors', 'group'] as const;
 /**
  * A job's packed body, the value of its field in the `jobs` hash: written by add, never changed.
- *   `<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>`
- * The name's length (bytes of UTF-8, at least 1) and the name are there only for a named job
+ *   `<seq>:<created ms>:<priority>:<max attempts or empty>[/<timeout ms>]:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>`
+ * The timeout (whole ms, at least 1) is there only for a job with one of its own (`add({
+ * timeoutMs })`). The name's length (bytes of UTF-8, at least 1) and the name are there only for a named job
  * (`add({ name })`): a body without a name is written exactly as before names existed, so a body
  * an older version wrote reads as a job without a name, and an older worker still reads every
  * job without one. Lengths count bytes; backoff and trace are ASCII, the name any text without
  * control characters (the id rule).
  */
-export const JOB_BODY = '<seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>';
+export const JOB_BODY =
+  '<seq>:<created ms>:<priority>:<max attempts or empty>[/<timeout ms>]:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>';
 /**
  * A job's run state, the value of its field in the `runs` hash, present once the job first left
  * the scheduled set (handed out, or promoted to ready):
  *   `<attempts>:<due ms of that run>:<token>:<first started ms or empty>:<worker id or empty>:<last error>`
  * where the token is the lease token, '-'..token once given up, '~'..token once recovered,
- * '+'..token once completed and kept, or empty; the worker is the last lease holder's id. Or the
+ * '+'..token once completed and kept, '!'..token once ended from outside its holder (Queue.fail), or empty; the worker is the last lease holder's id. Or the
  * short form `<due ms>` for a job promoted to ready that never ran.
  */
 export const RUN_STATE = '<attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>';
@@ -182,6 +187,17 @@ export const JOB_FLOW = '<cost>:<debounce key>';
 export const RATE_STATE = '<taken>:<held until>';
 /** A worker's entry in the `worker-info` hash: `<last seen ms>:<WorkerInfo JSON>`. */
 export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
+/**
+ * What the `wake` channel carries: a due time in ms ('0': now), 's' (schedules changed), 'L'
+ * (the layout changed), and these two (a subscriber ignores any other message):
+ * - REVOKED_MESSAGE: the lease of `token` was ended from outside its holder (a cancel of a
+ *   running job, Queue.fail); why is `cancelled`, `failed` or `dead`. Its holder aborts the
+ *   handler at once; every later call with the token answers lease lost.
+ * - FINISHED_MESSAGE: a job someone waits for (watch.lua) ended: end is `completed` (payload
+ *   its result JSON, '' for none), `dead` (its last error) or `cancelled` (the reason given).
+ */
+export const REVOKED_MESSAGE = 'r:<why>:<token>';
+export const FINISHED_MESSAGE = 'f:<end>:<id length>:<id><payload>';
 
 export const WIRE = {
   add: {
@@ -200,6 +216,7 @@ export const WIRE = {
       'dedup_ms',
       'trace',
       'name',
+      'timeout_ms',
       'group',
       'cost',
       'debounce_key',
@@ -258,10 +275,29 @@ export const WIRE = {
   },
   cancel: {
     keys: ['memo'],
-    args: ['request_id', 'memo_ms'],
+    args: ['request_id', 'memo_ms', 'running', 'reason'],
     each: ['id'],
     reply: { each: ['code', 'state'] },
     codes: 'change',
+  },
+  'fail-now': {
+    keys: ['memo'],
+    args: ['id', 'reason', 'dead', 'retry_ms', 'default_max', 'history', 'request_id', 'memo_ms'],
+    reply: {
+      fields: ['code', 'state', 'due_ms'],
+      note: "state is the job's state before the call (refused: why; '' when not found); due_ms of the retry",
+    },
+    codes: 'failNow',
+  },
+  watch: {
+    keys: [],
+    args: ['wait_ms'],
+    each: ['id'],
+    reply: {
+      fields: ['now_ms'],
+      each: ['state', 'payload'],
+      note: "per id its state: 'waiting' (registered: its end is published on the wake channel as wire.ts FINISHED_MESSAGE until now + wait_ms), 'completed' (kept; payload its result JSON, '' for none), 'dead' (payload its last error) or '' (no such job: not added yet, cancelled, or completed and not kept; registered all the same)",
+    },
   },
   reschedule: {
     keys: ['memo'],
@@ -460,6 +496,10 @@ export const ARG_RULES: Record<string, ArgRule> = {
   dedup_ms: ms(1, true),
   trace: { text: 'a trace carrier; one that does not read starts no span' },
   'add.name': { id: true, unset: true },
+  timeout_ms: ms(1, true),
+  running: { flag: true, unset: true },
+  reason: { text: "kept as it is (the job's last error, or the cancel event's reason)" },
+  wait_ms: ms(0),
   group: { id: true, unset: true },
   cost: { int: [1, MAX_RATE_TOKENS], unset: true },
   debounce_key: { id: true, unset: true },

@@ -8,6 +8,7 @@
 import type { Store, WakeHandlers, WakeSubscription } from '../store.js';
 import type { ClaimFanOut } from './claim-fan-out.js';
 import type { LayoutCache } from './layout-cache.js';
+import { tagOf } from './shard-token.js';
 
 /** Subscribes to each queue's signals from every one of its shards. */
 export async function subscribeMerged(
@@ -31,6 +32,13 @@ async function subscribeOne(inner: Store, layouts: LayoutCache, claims: ClaimFan
       const unsharded = layouts.cached(queue)?.unsharded ?? true;
       handlers.onWake(unsharded ? dueAtMs : planner.signal(member, dueAtMs), queue);
     },
+    // A shard's token reaches the worker tagged with its shard (takeTagged), unless it was handed
+    // out while the queue was unsharded: both forms are told, and the worker holds at most one.
+    onRevoked: (token, why, member) => {
+      handlers.onRevoked?.(`${tagOf(queue, member)}/${token}`, why, queue);
+      if (member === queue) handlers.onRevoked?.(token, why, queue);
+    },
+    onFinished: (id, end, payload) => handlers.onFinished?.(id, end, payload, queue),
     onSchedulesChanged: () => handlers.onSchedulesChanged?.(queue),
     onLayoutChanged: () => void layouts.load(queue).catch((err) => handlers.onError(err as Error)),
     onResubscribed: () => {

@@ -30,6 +30,10 @@ import type {
   DedupHolder,
   EventReader,
   FailRequest,
+  CancelOptions,
+  FailNowRequest,
+  FailNowResult,
+  WatchAnswer,
   FailResult,
   LeaseOutcome,
   LeaseRef,
@@ -303,14 +307,41 @@ export class ShardedStore implements Store, ShardAdmin {
 
   // ---- lookups by id ----
 
-  cancel(queue: string, ids: string[]): Promise<CancelResult[]> {
+  cancel(queue: string, ids: string[], opts?: CancelOptions): Promise<CancelResult[]> {
     return byId(
       this.#layouts,
       queue,
       ids,
-      (m, x) => this.inner.cancel(m, x),
+      (m, x) => this.inner.cancel(m, x, opts),
       (c) => c.state !== undefined,
     );
+  }
+
+  async failNow(queue: string, req: FailNowRequest): Promise<FailNowResult> {
+    const [res] = await byId(
+      this.#layouts,
+      queue,
+      [req.id],
+      async (m) => {
+        const x = await this.inner.failNow(m, req);
+        if (x.outcome === 'retried') this.#claims.putBack(queue, m, x.dueAtMs);
+        return [x];
+      },
+      (x) => x.state !== undefined,
+    );
+    return res!;
+  }
+
+  /**
+   * Registers the waiters on every shard (a job not added yet, addAndWait's, may land on any; the
+   * others' entries run out unused) and answers from the shard that knows the job.
+   */
+  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
+    const answers = await this.#layouts.everywhere(queue, (m) => this.inner.watch(m, ids, waitMs));
+    return ids.map((_, i) => {
+      const known = answers.map((a) => a[i]!);
+      return known.find((a) => a.state === 'completed' || a.state === 'dead') ?? known.find((a) => a.state === 'waiting') ?? { state: 'unknown' };
+    });
   }
 
   async reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult> {

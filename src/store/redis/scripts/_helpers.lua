@@ -197,8 +197,13 @@ end
 local function parse_body(body)
   if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
   -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
-  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):(%d*):(%d+):(%d+)()')
-  local nl, start = '', nil
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  local nl, start, tl = '', nil, ''
+  -- A job with a timeout of its own: '<max attempts or empty>/<timeout ms>'.
+  if q and string.find(m, '/', 1, true) then
+    m, tl = string.match(m, '^(%d*)/(%d+)$')
+    if not m then q = nil end
+  end
   if q then
     if string.byte(body, after) == 58 then
       start = after + 1
@@ -206,10 +211,11 @@ local function parse_body(body)
       nl, start = string.match(body, '^/(%d+):()', after)
     end
   end
-  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #tl < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
     local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
     if m ~= '' then b.max = tonumber(m) end
-    if (b.max == nil or b.max >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
+    if tl ~= '' then b.timeout = tonumber(tl) end
+    if (b.max == nil or b.max >= 1) and (b.timeout == nil or b.timeout >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
   end
   -- Otherwise say what is wrong.
   q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
@@ -220,6 +226,12 @@ local function parse_body(body)
   if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
   if not b.created then return nil, 'corrupt job: bad created time' end
   if not b.priority then return nil, 'corrupt job: bad priority' end
+  local ms, ts = string.match(m, '^([^/]*)/(.*)$')
+  if ms then
+    m = ms
+    b.timeout = as_int(ts)
+    if not b.timeout or b.timeout < 1 then return nil, 'corrupt job: bad timeout' end
+  end
   if m ~= '' then
     b.max = as_int(m)
     if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
@@ -246,11 +258,13 @@ end
 -- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
 -- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
 -- name ('') gets the body of the versions before names, so they can still read it.
-local function encode_body(seq_s, created_s, priority_s, max_s, backoff, trace, name, data)
+local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backoff, trace, name, data)
+  local limits = max_s or ''
+  if timeout_s then limits = limits .. '/' .. timeout_s end
   if name == '' then
-    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
   end
-  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. (max_s or '') .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
 -- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started

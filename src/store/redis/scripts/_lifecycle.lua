@@ -20,9 +20,12 @@ local function held_token(run)
   return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
 end
 
--- The answer to a call whose token is not the job's: lease lost while the job exists.
+-- The answer to a call whose token is not the job's: lease lost while the job exists, and while
+-- a job cancelled as it ran is remembered in `revoked` (its holder is told lease lost, not "no
+-- such job", which a re-sent ack also hears).
 local function lost_or_missing(id)
   if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
+  if redis.call('ZSCORE', K_REVOKED, id) then return CODE.lease_lost end
   return CODE.not_found
 end
 
@@ -110,6 +113,25 @@ local function renew_active(pairs_)
   end
 end
 
+-- How long past its lease deadline a job cancelled as it ran stays in `revoked`: its holder's
+-- calls within their lease (and re-sends a while after) answer lease lost.
+local REVOKED_KEEP_MS = 600000
+
+-- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
+-- its group's slot, the run state (when `r`, a parsed run state, is given) keeps MARK.revoked ..
+-- token so every later call of its holder answers lease lost, and the holder hears at once on
+-- the wake channel (wire.ts REVOKED_MESSAGE) to abort its handler. `why` is cancelled, failed or
+-- dead. Returns the token it ended.
+local function revoke(id, run, why, now)
+  local token = held_token(run)
+  local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) or now
+  leave_active({ id })
+  redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
+  redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
+  return token
+end
+
 -- The token as the run state keeps it once its holder ended the attempt.
 local function given_up(token)
   return MARK.given_up .. token
@@ -122,10 +144,30 @@ end
 --   FINISH.dead: into the dead set at `now`; its run state, which holds the reason, is the
 --     caller's to write. Its debounce burst ends.
 --   FINISH.cancelled: cancelled or drained before it ran: deleted, and its debounce burst ends.
+-- Jobs someone waits for (watch.lua, Queue.waitFor) hear of their end on the wake channel
+-- (wire.ts FINISHED_MESSAGE): a completed job with its result (`told`, aligned with `ids`), a
+-- dead one with its reason (its run state's last error), a cancelled one with `told` (the reason
+-- given, or ''). One EXISTS per call when no one waits.
 -- Events stay with the callers (each says why in its own fields). The next rule that must hear
 -- of every end (flows: a parent told that its child finished) is written here, once.
-local function finish(outcome, ids, now, kept)
+local function tell_waiters(outcome, ids, told)
+  if redis.call('EXISTS', K_WAITERS) == 0 then return end
+  for i, id in ipairs(ids) do
+    if redis.call('ZSCORE', K_WAITERS, id) then
+      local payload = told and told[i] or ''
+      if outcome == FINISH.dead then
+        local r = parse_run(redis.call('HGET', K_RUNS, id))
+        payload = r and r.e or ''
+      end
+      redis.call('PUBLISH', WAKE_CHANNEL, 'f:' .. outcome .. ':' .. #id .. ':' .. id .. payload)
+      redis.call('ZREM', K_WAITERS, id)
+    end
+  end
+end
+
+local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
+  tell_waiters(outcome, ids, told)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
@@ -153,4 +195,35 @@ local function finish(outcome, ids, now, kept)
   else
     error('delayq: no such end of a job: ' .. tostring(outcome))
   end
+end
+
+-- One entry of the error history, built by hand: integers through %d (cjson would write them
+-- with 14 significant digits) and keys always in the documented order.
+local function error_entry(attempt, at, text)
+  return '{"attempt":' .. int(attempt) .. ',"atMs":' .. int(at) .. ',"error":' .. cjson.encode(text) .. '}'
+end
+
+-- The job's error history (K_ERRORS, the last `history` entries) with this failure appended, as
+-- JSON, or nil when none is kept. Entries that are not { whole attempt, whole atMs, string error }
+-- are dropped, and a value that is not a JSON array is started afresh: a corrupt history must not
+-- cost the job its failure being recorded.
+local function errors_with(id, history, attempt, at, text)
+  if history < 1 then return nil end
+  local kept = {}
+  local stored = redis.call('HGET', K_ERRORS, id)
+  if stored then
+    local ok, decoded = pcall(cjson.decode, stored)
+    if ok and type(decoded) == 'table' then
+      for _, e in ipairs(decoded) do
+        -- Numbers must be JSON numbers (as_int alone would take the string "1").
+        if type(e) == 'table' and type(e.attempt) == 'number' and type(e.atMs) == 'number' then
+          local a, t = as_int(e.attempt), as_int(e.atMs)
+          if a and t and type(e.error) == 'string' then kept[#kept + 1] = error_entry(a, t, e.error) end
+        end
+      end
+    end
+  end
+  kept[#kept + 1] = error_entry(attempt, at, text)
+  local first = math.max(1, #kept - history + 1)
+  return '[' .. table.concat(kept, ',', first, #kept) .. ']'
 end

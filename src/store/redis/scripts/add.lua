@@ -1,7 +1,7 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, timeout_ms, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -12,8 +12,8 @@ The leading flag tells the producer that the queue's keys were made by this add 
 or one obliterated since), so it names the queue in the registry again (docs/data-model.md).
 `schedule` and `occurrence` ('' unless a recurring schedule adds) guard the add: it happens only
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
-exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace, name
-and group may be ''; replace is '1' or '0'. `name` ('': none) is the job's name, kept in its body
+exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace, name,
+timeout_ms and group may be ''; replace is '1' or '0'. `name` ('': none) is the job's name, kept in its body
 (wire.ts JOB_BODY). `flow` is '1' when the items carry `group`, `cost`,
 `debounce_key`, `debounce_ms`, `debounce_max_ms` and `debounce_first_ms`, '0' when they end at `name` (a call with
 none of them sends no argument per job for them). A job of a group has its group id in
@@ -47,10 +47,10 @@ answers exists).
 --@include _helpers.lua
 --@include _groups.lua
 
--- Items end at `name` unless `flow` says they carry group, cost and debounce. EACH_SIZE is the
--- prologue's local, which each_count and each_arg read.
+-- Items end at `timeout_ms` unless `flow` says they carry group, cost and debounce. EACH_SIZE is
+-- the prologue's local, which each_count and each_arg read.
 local with_flow = arg('flow') == '1'
-if not with_flow then EACH_SIZE = E.name + 1 end
+if not with_flow then EACH_SIZE = E.timeout_ms + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -71,6 +71,7 @@ for i = 1, each_count() do
   j.priority_s = each_arg(i, 'priority')
   if j.priority_s ~= '0' and not string.find(j.priority_s, '^%-?[1-9]%d*$') then j.priority_s = int(j.priority) end
   if each_valid(i, 'max_attempts') ~= '' then j.max = each_int(i, 'max_attempts') end
+  if each_valid(i, 'timeout_ms') ~= '' then j.timeout = each_int(i, 'timeout_ms') end
   each_valid(i, 'dedup_ms')
   if each_valid(i, 'dedup_key') ~= '' then
     j.dedup = DEDUP_PREFIX .. each_arg(i, 'dedup_key')
@@ -351,7 +352,7 @@ for _, j in ipairs(jobs) do
       end
 
       bodies[#bodies + 1] = j.id
-      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.backoff, j.trace, j.name, j.data)
+      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then

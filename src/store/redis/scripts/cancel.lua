@@ -1,10 +1,14 @@
---[[ cancel: removes scheduled jobs (due or not). Active, dead and completed jobs are left alone.
+--[[ cancel: removes scheduled jobs (due or not), and with `running` = '1' running ones too.
+Dead and completed jobs are left alone.
 KEYS: base, memo
-ARGV: base, request_id, memo_ms
+ARGV: base, request_id, memo_ms, running, reason
 EACH: id
 Returns: { then per item: code, state }
-Codes: done (cancelled; state 'scheduled'), refused (state says why: active, dead or completed),
-not_found. Safe to re-send: with a request id the answers are remembered for memo_ms (one
+Codes: done (cancelled; state 'scheduled', or 'active' for a job cancelled as it ran), refused
+(state says why: active without `running`, dead or completed), not_found. A running job's lease
+ends at once (_lifecycle.lua revoke): its group's slot is free, its holder hears on the wake
+channel and every later call of its holder answers lease lost. `reason` ('' for none) goes into
+the cancelled event and to anyone waiting for the job. Safe to re-send: with a request id the answers are remembered for memo_ms (one
 '<code>:<state>' line per job), so a re-sent cancel answers "cancelled" again instead of "no
 such job". A few calls per job (its state is looked up one by one; the caller sends at most a
 thousand).
@@ -26,8 +30,10 @@ if memo then
   return out
 end
 
-local lines, gone, seen = {}, {}, {}
+local running, reason = arg('running') == '1', arg('reason')
+local lines, gone, reasons, seen = {}, {}, {}, {}
 local any = false
+local now = nil
 for i = 1, each_count() do
   local id = each_arg(i, 'id')
   local state, body, run = job_state(id)
@@ -38,12 +44,18 @@ for i = 1, each_count() do
   elseif state == nil then
     -- A body in no set is dangling; cancelling it is what the caller wants anyway.
     if body or run then gone[#gone + 1] = id else code, public = CODE.not_found, '' end
+  elseif state == PLACE.active and running then
+    now = now or now_ms()
+    revoke(id, run, 'cancelled', now)
+    gone[#gone + 1] = id
+    public = PLACE.active
+    emit(EVENT.cancelled, id, 'running', '1', 'reason', reason)
   elseif state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
     code, public = CODE.refused, state
   else
     unlink_waiting(id, state, body, run)
     gone[#gone + 1] = id
-    emit(EVENT.cancelled, id)
+    if reason ~= '' then emit(EVENT.cancelled, id, 'reason', reason) else emit(EVENT.cancelled, id) end
   end
   if code == CODE.done then
     any = true
@@ -54,6 +66,7 @@ for i = 1, each_count() do
   out[n + RE.state] = public
   lines[#lines + 1] = code .. ':' .. public .. '\n'
 end
-finish(FINISH.cancelled, gone)
+for i = 1, #gone do reasons[i] = reason end
+finish(FINISH.cancelled, gone, nil, nil, reasons)
 if any then memo_set(memo_key, table.concat(lines), memo_ms) end
 return out

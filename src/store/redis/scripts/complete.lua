@@ -35,8 +35,8 @@ for i, id in ipairs(ids) do
   end
 end
 if #done > 0 then
-  local done_ids = {}
-  for n, i in ipairs(done) do done_ids[n] = ids[i] end
+  local done_ids, done_results = {}, {}
+  for n, i in ipairs(done) do done_ids[n], done_results[n] = ids[i], results[i] end
   leave_active(done_ids)
   if keeps_completed() then
     local run_writes, result_writes = {}, {}
@@ -50,9 +50,9 @@ if #done > 0 then
         result_writes[#result_writes + 1] = results[i]
       end
     end
-    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes })
+    finish(FINISH.completed, done_ids, now_ms(), { runs = run_writes, results = result_writes }, done_results)
   else
-    finish(FINISH.completed, done_ids)
+    finish(FINISH.completed, done_ids, nil, nil, done_results)
   end
 end
 return out

@@ -29,42 +29,12 @@ if status == 'resent' then
 end
 if status ~= 'held' then return reply({ code = status, due_ms = -1 }) end
 
--- One entry of the error history, built by hand: integers through %d (cjson would write them
--- with 14 significant digits) and keys always in the documented order.
-local function error_entry(attempt, at, text)
-  return '{"attempt":' .. int(attempt) .. ',"atMs":' .. int(at) .. ',"error":' .. cjson.encode(text) .. '}'
-end
-
--- The job's history with this failure appended, as JSON, or nil when none is kept. Entries that
--- are not { whole attempt, whole atMs, string error } are dropped, and a value that is not a JSON
--- array is started afresh: a corrupt history must not cost the job its failure being recorded.
-local function errors_with(attempt, at, text)
-  if history < 1 then return nil end
-  local kept = {}
-  local stored = redis.call('HGET', K_ERRORS, id)
-  if stored then
-    local ok, decoded = pcall(cjson.decode, stored)
-    if ok and type(decoded) == 'table' then
-      for _, e in ipairs(decoded) do
-        -- Numbers must be JSON numbers (as_int alone would take the string "1").
-        if type(e) == 'table' and type(e.attempt) == 'number' and type(e.atMs) == 'number' then
-          local a, t = as_int(e.attempt), as_int(e.atMs)
-          if a and t and type(e.error) == 'string' then kept[#kept + 1] = error_entry(a, t, e.error) end
-        end
-      end
-    end
-  end
-  kept[#kept + 1] = error_entry(attempt, at, text)
-  local first = math.max(1, #kept - history + 1)
-  return '[' .. table.concat(kept, ',', first, #kept) .. ']'
-end
-
 local now = now_ms()
 local r = parse_run(run)
 local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
 -- Decided before the first write; the text is the worker's, as sent (lastError below may be
 -- prefixed with why the job is corrupt).
-local errors = errors_with(r.a, now, error_text)
+local errors = errors_with(id, history, r.a, now, error_text)
 leave_active({ id })
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 local corrupt = r.bad or bad_body
