@@ -1,5 +1,6 @@
 import { MemoryStore } from '../../src/index.js';
 import { groupConformance } from './groups.js';
+import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
@@ -18,3 +19,4 @@ conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
 nameConformance(kind1);
+jobControlConformance(kind1);

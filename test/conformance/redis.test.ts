@@ -1,6 +1,7 @@
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
@@ -18,3 +19,4 @@ conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
 nameConformance(kind1);
+jobControlConformance(kind1);

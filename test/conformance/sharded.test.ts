@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
+import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
@@ -25,6 +26,7 @@ conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
 nameConformance(kind1);
+jobControlConformance(kind1);
 
 const fx = useRedis();
 const kind2: StoreKind = {
@@ -39,3 +41,4 @@ conformance(kind2);
 groupConformance(kind2);
 rateConformance(kind2);
 nameConformance(kind2);
+jobControlConformance(kind2);
