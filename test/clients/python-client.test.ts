@@ -704,3 +704,57 @@ test('parity: a handler result JSON cannot hold, or over 16 KiB, is acked with t
   assert.match(String((await pyQueue.get('r4'))?.result), /^\[result not kept: not JSON \(/);
   assert.equal((await pyQueue.get('r8'))?.result, '[result not kept: 20002 bytes, over the 16384-byte limit]');
 });
+
+test('job control: a Python worker honours a per-job timeout and a cancel of a running job; a Python producer adds with a timeout, cancels a running job and fails one now', async () => {
+  requirePython();
+  const name = uniqueName('py-jc');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.add({}, { id: 'slow', timeoutMs: 200 });
+  await queue.add({}, { id: 'hang' });
+  await queue.add({}, { id: 'quick' });
+  const run = py('job_control.py', [fx.redis.url, name, 'work'], 30_000);
+  await until(async () => (await queue.get('hang'))?.state === 'active', 'the Python worker runs hang', 10_000);
+  assert.deepEqual(await queue.cancel('hang', { running: true }), { id: 'hang', cancelled: true, state: 'active' });
+  const lines = ok(await run, 'job_control.py work');
+  const reasons = Object.fromEntries(lines.filter((l) => 'aborted' in l).map((l) => [l.aborted, l.reason]));
+  assert.deepEqual(reasons, { slow: 'timeout', hang: 'cancelled' });
+  assert.equal(lines.find((l) => l.started === 'slow')?.timeout_ms, 200);
+  const slow = await queue.get('slow');
+  assert.equal(slow?.state, 'dead', 'one attempt, timed out');
+  assert.match(slow?.lastError ?? '', /^HandlerTimeoutError: handler did not finish within 200 ms/);
+  assert.equal(await queue.get('hang'), null);
+  assert.equal(await queue.get('quick'), null, 'quick ran and was acked');
+  assert.equal((await queue.stats()).active, 0);
+
+  // A Python producer: a timeout in the add, a cancel and a fail of jobs a Node worker holds.
+  const name2 = uniqueName('py-jc2');
+  const q2 = fx.track(new Queue(name2, { connection: fx.redis.url }));
+  await q2.add({}, { id: 'held' });
+  await q2.add({}, { id: 'failing', attempts: 5 });
+  const seen = new Map<string, { timeoutMs: number | undefined; reason?: unknown }>();
+  const w = fx.track(
+    new Worker(
+      name2,
+      async (job) => {
+        seen.set(job.id, { timeoutMs: job.timeoutMs });
+        if (job.id === 'timed') return 'ok';
+        await new Promise((resolve) => job.signal.addEventListener('abort', resolve, { once: true }));
+        seen.get(job.id)!.reason = job.signal.reason;
+        return 'late';
+      },
+      { connection: fx.redis.url, concurrency: 4 },
+    ),
+  );
+  errors.watch(w);
+  const lines2 = ok(await py('job_control.py', [fx.redis.url, name2, 'produce'], 30_000), 'job_control.py produce');
+  assert.deepEqual(lines2.find((l) => 'done' in l)?.pending, []);
+  assert.match(String(lines2.find((l) => 'refused' in l)?.refused), /timeout_ms/);
+  assert.equal(lines2.find((l) => 'cancelled' in l)?.cancelled && (lines2.find((l) => 'cancelled' in l)!.cancelled as { result: string }).result, 'done');
+  assert.equal((lines2.find((l) => 'failed' in l)!.failed as { result: string }).result, 'dead');
+  await until(() => seen.get('held')?.reason !== undefined && seen.get('failing')?.reason !== undefined && seen.has('timed'), 'the Node worker hears', 10_000);
+  assert.equal(seen.get('held')?.reason, 'cancelled');
+  assert.equal(seen.get('failing')?.reason, 'failed');
+  assert.equal(seen.get('timed')?.timeoutMs, 250);
+  assert.equal((await q2.get('failing'))?.lastError, 'poison from python');
+  assert.equal(await q2.get('bad'), null);
+});

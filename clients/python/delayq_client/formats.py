@@ -13,15 +13,22 @@ def _int(text, what):
 
 
 def decode_body(body):
-    """JOB_BODY: <seq>:<created ms>:<priority>:<max attempts or empty>:<backoff length>:<trace
-    length>[/<name length>]:<backoff><trace><name><data>. The lengths count bytes, so `body` is
-    bytes. The name's length and the name are only in a named job's body."""
+    """JOB_BODY: <seq>:<created ms>:<priority>:<max attempts or empty>[/<timeout ms>]:<backoff
+    length>:<trace length>[/<name length>]:<backoff><trace><name><data>. The lengths count bytes,
+    so `body` is bytes. The timeout is only in the body of a job with one of its own, the name's
+    length and the name only in a named job's body."""
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogateescape")
     parts = body.split(b":", 6)
     if len(parts) != 7:
         raise ProtocolError("unreadable body header")
     seq, created, priority, max_attempts, blen, tlen, rest = parts
+    timeout_ms = None
+    if b"/" in max_attempts:
+        max_attempts, timeout = max_attempts.split(b"/", 1)
+        timeout_ms = _int(timeout, "timeout")
+        if timeout_ms < 1:
+            raise ProtocolError("timeout below 1")
     nlen = 0
     if b"/" in tlen:
         tlen, nlen = tlen.split(b"/", 1)
@@ -39,6 +46,7 @@ def decode_body(body):
         "created_ms": _int(created, "created ms"),
         "priority": _int(priority, "priority"),
         "max_attempts": _int(max_attempts, "max attempts") if max_attempts else None,
+        "timeout_ms": timeout_ms,
         "backoff": rest[:blen].decode("utf-8") or None,
         "trace": rest[blen : blen + tlen].decode("utf-8") or None,
         "name": name,

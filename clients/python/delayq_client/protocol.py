@@ -10,7 +10,7 @@ import os
 
 import redis
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 class ProtocolError(RuntimeError):

@@ -37,12 +37,12 @@ class Queue:
         return int(s) * 1000 + int(us) // 1000
 
     # --- producing --------------------------------------------------------------------------
-    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None, name=None):
+    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None, name=None, timeout_ms=None):
         """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
         'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
         answers with the id of the burst's job, which took its data."""
         job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
-        job.update(cost=cost, dedup=dedup, debounce=debounce, name=name)
+        job.update(cost=cost, dedup=dedup, debounce=debounce, name=name, timeout_ms=timeout_ms)
         return self.add_bulk([job], _field="")[0]
 
     def add_bulk(self, jobs, _field=None):
@@ -54,11 +54,11 @@ class Queue:
         if len({it["id"] for it in items}) != len(items):
             v.fail("jobs", "must not repeat an id")
         # add.lua's `flow`: items carry group, cost and the debounce fields only when a job of
-        # the call has one of them; else they end at `name`.
+        # the call has one of them; else they end at `timeout_ms`.
         flow = any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
         fields = self.protocol.script("add").item_fields
         if not flow:
-            fields = fields[: fields.index("name") + 1]
+            fields = fields[: fields.index("timeout_ms") + 1]
         request_id = str(uuid.uuid4())
         reply = self._run(
             "add",
@@ -89,7 +89,7 @@ class Queue:
     def _item(self, job, f):
         if not isinstance(job, dict):
             v.fail(f.rstrip(".") or "job", "must be a dict")
-        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce", "name"}
+        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce", "name", "timeout_ms"}
         if unknown:
             v.fail(f + sorted(unknown, key=str)[0], "is not an option of add")
         job_id = job.get("id")
@@ -97,6 +97,7 @@ class Queue:
         attempts = job.get("attempts")
         group = job.get("group")
         name = job.get("name")
+        timeout_ms = job.get("timeout_ms")
         replace = v.flag(job.get("replace", False), f + "replace")
         cost = v.whole(1 if job.get("cost") is None else job["cost"], f + "cost", 1, v.MAX_RATE_TOKENS)
         dedup = job.get("dedup")
@@ -131,6 +132,8 @@ class Queue:
             "trace": "",
             # The job's name ('': none), validated like an id.
             "name": "" if name is None else v.job_id(name, f + "name"),
+            # How long one attempt may run ('': the worker's timeout).
+            "timeout_ms": "" if timeout_ms is None else v.whole(timeout_ms, f + "timeout_ms", 1, v.MAX_DELAY_MS),
             "group": "" if group is None else v.job_id(group, f + "group"),
             # Sent only when `flow` is '1'. A cost of 1 is written '' (the script reads it as 1).
             "cost": cost if cost > 1 else "",
@@ -141,14 +144,37 @@ class Queue:
             "debounce_first_ms": "",
         }
 
-    def cancel(self, id):
-        """Cancels a job that has not started: 'done', 'refused' (with the state) or 'not_found'."""
+    def cancel(self, id, running=False, reason=""):
+        """Cancels a job that has not started, and with running=True a running one too (its lease
+        ends, its holder is told): 'done', 'refused' (with the state) or 'not_found'."""
         v.job_id(id)
+        running = v.flag(running, "running")
+        if not isinstance(reason, str):
+            v.fail("reason", "must be a string")
         request_id = str(uuid.uuid4())
-        reply = self._run("cancel", {"request_id": request_id, "memo_ms": MEMO_MS}, [{"id": id}], request_id)
+        args = {"request_id": request_id, "memo_ms": MEMO_MS, "running": "1" if running else "0", "reason": reason}
+        reply = self._run("cancel", args, [{"id": id}], request_id)
         _, rows = self.protocol.parse("cancel", reply)
         codes = self.protocol.script("cancel").code_names
         return {"result": codes.get(rows[0]["code"], rows[0]["code"]), "state": rows[0]["state"] or None}
+
+    def fail(self, id, reason="failed by Queue.fail", dead=False, retry_ms=1000, default_max=3):
+        """Fails a job now from outside its holder (fail-now.lua): a running attempt fails with the
+        reason (retried after retry_ms while attempts are left, else dead); dead=True buries the
+        job now, running or waiting. Returns {'result' ('retried', 'dead', 'refused',
+        'not_found'), 'state', 'due_ms'}."""
+        v.job_id(id)
+        if not isinstance(reason, str):
+            v.fail("reason", "must be a string")
+        dead = v.flag(dead, "dead")
+        retry_ms = v.whole(retry_ms, "retry_ms", 0, v.MAX_DELAY_MS)
+        default_max = v.whole(default_max, "default_max", 1, v.MAX_ATTEMPTS)
+        request_id = str(uuid.uuid4())
+        args = {"id": id, "reason": reason, "dead": "1" if dead else "0", "retry_ms": retry_ms, "default_max": default_max,
+                "history": 10, "request_id": request_id, "memo_ms": MEMO_MS}
+        head, _ = self.protocol.parse("fail-now", self._run("fail-now", args, None, request_id))
+        codes = self.protocol.script("fail-now").code_names
+        return {"result": codes.get(head["code"], head["code"]), "state": head.get("state") or None, "due_ms": _num(self.protocol, head.get("due_ms"))}
 
     def reschedule(self, id, delay_ms=None, run_at=None):
         """Moves a job that is not active to a new due time: 'done', 'refused' or 'not_found'."""

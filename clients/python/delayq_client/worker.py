@@ -28,9 +28,11 @@ DEFAULT_BACKOFF = {"type": "exponential", "delay": 1000, "maxDelay": 3600000, "j
 
 
 class Job:
-    """One hand-out: the job's id, name, data, attempt (1-based) and group, bound to its lease token."""
+    """One hand-out: the job's id, name, data, attempt (1-based) and group, bound to its lease token.
+    `aborted` is set (and `abort_reason` says why: 'timeout', 'cancelled', 'failed') when the
+    attempt was ended without the handler: a handler that runs long should check it."""
 
-    def __init__(self, id, data, attempt, due_ms, token, group, body):
+    def __init__(self, id, data, attempt, due_ms, token, group, body, default_timeout_ms=None):
         self.id = id
         self.data = data
         self.attempt = attempt
@@ -40,8 +42,16 @@ class Job:
         self.name = body.get("name")
         self.max_attempts = body["max_attempts"]
         self.backoff = decode_backoff(body["backoff"])
+        self.timeout_ms = body.get("timeout_ms") or default_timeout_ms
         self.extended_at = time.monotonic()
         self.lease_lost = False
+        self.aborted = threading.Event()
+        self.abort_reason = None
+
+    def abort(self, reason):
+        if not self.aborted.is_set():
+            self.abort_reason = reason
+            self.aborted.set()
 
     def __repr__(self):
         return "Job(%r, attempt=%d)" % (self.id, self.attempt)
@@ -96,7 +106,7 @@ def _route_by_name(handlers):
 
 class Worker:
     def __init__(self, redis_client, queue, handler, concurrency=1, batch=10, lease_ms=30000, attempts=3,
-                 prefix="dq", backoff=None, manifest_path=None, protocol=None, subscribe=True):
+                 prefix="dq", backoff=None, manifest_path=None, protocol=None, subscribe=True, timeout_ms=None):
         self.redis = redis_client
         self.queue = v.queue_name(queue, "queue")
         self.prefix = v.prefix(prefix)
@@ -110,6 +120,7 @@ class Worker:
         self.batch = v.whole(batch, "batch", 1, 1000)
         self.lease_ms = v.whole(lease_ms, "lease_ms", 100)
         self.attempts = v.whole(attempts, "attempts", 1, v.MAX_ATTEMPTS)
+        self.timeout_ms = None if timeout_ms is None else v.whole(timeout_ms, "timeout_ms", 1, v.MAX_DELAY_MS)
         self.backoff = dict(backoff or DEFAULT_BACKOFF)
         if self.backoff.get("type") not in ("fixed", "exponential"):
             v.fail("backoff.type", "must be 'fixed' or 'exponential'")
@@ -162,7 +173,7 @@ class Worker:
             except (ProtocolError, ValueError, UnicodeDecodeError) as e:
                 self._fail(r["id"], token, "corrupt job: %s" % e, 0, dead=True)
                 continue
-            jobs.append(Job(r["id"], data, int(r["attempt"]), int(r["due_ms"]), token, groups.get(pos), body))
+            jobs.append(Job(r["id"], data, int(r["attempt"]), int(r["due_ms"]), token, groups.get(pos), body, self.timeout_ms))
         return head, jobs
 
     def _server_now(self):
@@ -192,16 +203,65 @@ class Worker:
                 j.extended_at = time.monotonic()
 
     # --- running ----------------------------------------------------------------------------
+    def _timed_out(self, job):
+        """The attempt ran past its timeout: it fails now (retries apply) and the handler's outcome,
+        whenever it comes, is dropped. A Python thread cannot be stopped: `job.aborted` tells it."""
+        with self._lock:
+            if job.lease_lost or job.id not in self._inflight:
+                return
+            job.lease_lost = True
+        job.abort("timeout")
+        self.failed += 1
+        error = "HandlerTimeoutError: handler did not finish within %d ms" % job.timeout_ms
+        try:
+            self._fail(job.id, job.token, error, backoff_delay(job.backoff or self.backoff, job.attempt))
+        except Exception:  # noqa: BLE001 - the lease runs out and the job is recovered
+            log.exception("fail of %s after its timeout failed", job.id)
+
+    def _revoked(self, token, why):
+        """REVOKED_MESSAGE: a job of this worker was cancelled or failed from outside as it ran."""
+        with self._lock:
+            job = next((j for j in self._inflight.values() if j.token == token), None)
+            if job is None or job.lease_lost:
+                return
+            job.lease_lost = True
+        job.abort("cancelled" if why == "cancelled" else "failed")
+        log.info("%s: %s from outside as it ran", job.id, why)
+
+    def _on_wake(self, message):
+        data = message.get("data")
+        if isinstance(data, bytes):
+            data = data.decode("utf-8", "replace")
+        if isinstance(data, str) and data.startswith("r:"):
+            why, _, token = data[2:].partition(":")
+            if token:
+                self._revoked(token, why)
+            return
+        self._kick.set()
+
     def _process(self, job):
+        timer = None
+        if job.timeout_ms:
+            timer = threading.Timer(job.timeout_ms / 1000.0, self._timed_out, (job,))
+            timer.daemon = True
+            timer.start()
         try:
             try:
                 result = self.handler(job)
             except Exception as e:  # noqa: BLE001 - a handler's error fails the attempt
+                if timer:
+                    timer.cancel()
+                if job.lease_lost:
+                    return
                 self.failed += 1
                 b = job.backoff or self.backoff
                 error = "%s: %s\n%s" % (type(e).__name__, e, traceback.format_exc())
                 outcome = self._fail(job.id, job.token, error, backoff_delay(b, job.attempt))
             else:
+                if timer:
+                    timer.cancel()
+                if job.lease_lost:
+                    return
                 self.ran += 1
                 outcome = self._complete(job, result)
             if outcome in ("lease_lost", "not_found"):
@@ -229,7 +289,7 @@ class Worker:
             return
         try:
             self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-            self._pubsub.subscribe(**{self.protocol.wake_channel(self.prefix, self.queue): lambda _m: self._kick.set()})
+            self._pubsub.subscribe(**{self.protocol.wake_channel(self.prefix, self.queue): self._on_wake})
             self._pubsub_thread = self._pubsub.run_in_thread(sleep_time=0.2, daemon=True)
         except Exception:  # noqa: BLE001 - polling every second still works
             log.exception("SUBSCRIBE to the wake channel failed; polling")
