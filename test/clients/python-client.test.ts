@@ -715,9 +715,10 @@ test('job control: a Python worker honours a per-job timeout and a cancel of a r
   const run = py('job_control.py', [fx.redis.url, name, 'work'], 30_000);
   await until(async () => (await queue.get('hang'))?.state === 'active', 'the Python worker runs hang', 10_000);
   assert.deepEqual(await queue.cancel('hang', { running: true }), { id: 'hang', cancelled: true, state: 'active' });
-  const lines = ok(await run, 'job_control.py work');
+  const ran = await run;
+  const lines = ok(ran, 'job_control.py work');
   const reasons = Object.fromEntries(lines.filter((l) => 'aborted' in l).map((l) => [l.aborted, l.reason]));
-  assert.deepEqual(reasons, { slow: 'timeout', hang: 'cancelled' });
+  assert.deepEqual(reasons, { slow: 'timeout', hang: 'cancelled' }, ran.stderr);
   assert.equal(lines.find((l) => l.started === 'slow')?.timeout_ms, 200);
   const slow = await queue.get('slow');
   assert.equal(slow?.state, 'dead', 'one attempt, timed out');

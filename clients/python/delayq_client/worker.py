@@ -198,6 +198,8 @@ class Worker:
         for j, r in zip(jobs, rows):
             if r["deadline_ms"] in (codes["lease_lost"], codes["not_found"]):
                 j.lease_lost = True
+                # Also how a cancel or fail from outside is heard when its wake message was lost.
+                j.abort("lease lost")
                 log.warning("lease lost on %s", j.id)
             else:
                 j.extended_at = time.monotonic()
@@ -222,7 +224,7 @@ class Worker:
         """REVOKED_MESSAGE: a job of this worker was cancelled or failed from outside as it ran."""
         with self._lock:
             job = next((j for j in self._inflight.values() if j.token == token), None)
-            if job is None or job.lease_lost:
+            if job is None:
                 return
             job.lease_lost = True
         job.abort("cancelled" if why == "cancelled" else "failed")

@@ -24,7 +24,11 @@ if case == "work":
             return "late"
         return job.id
 
-    w = Worker(r, queue, handler, concurrency=4, lease_ms=2000, attempts=1)
+    import logging
+
+    logging.basicConfig(level=logging.INFO)
+    # A lease long enough that no extension (a third of it) comes before the cancel's message.
+    w = Worker(r, queue, handler, concurrency=4, lease_ms=30000, attempts=1)
     w.run_until_idle(idle_ms=1500, timeout_s=25)
     emit(done=True, ran=w.ran, failed=w.failed)
 elif case == "produce":
