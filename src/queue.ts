@@ -363,9 +363,10 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     return result;
   }
 
-  /** Cancels many scheduled jobs, a thousand per script run; one answer per id, in order. */
-  async cancelMany(ids: readonly string[]): Promise<CancelManyResult> {
-    const results = await this.#calls.cancel(this.name, cancelIds(ids));
+  /** Cancels many jobs as `cancel` does (running ones too with `running`), a thousand per script run; one answer per id, in order. */
+  async cancelMany(ids: readonly string[], opts?: CancelOptions): Promise<CancelManyResult> {
+    const o = parseOptions(cancelOptionsSchema, opts ?? {});
+    const results = await this.#calls.cancel(this.name, cancelIds(ids), o);
     for (const r of results) if (r.cancelled) this.#emit('cancelled', r);
     return { cancelled: results.filter((r) => r.cancelled).length, results };
   }

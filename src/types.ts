@@ -47,6 +47,8 @@ export interface JobInfo<T = unknown> {
   attempt: number;
   /** The job's own attempt limit, or undefined when the worker's default applies. */
   maxAttempts: number | undefined;
+  /** The job's own timeout per attempt (`add({ timeoutMs })`), or undefined when the worker's applies. */
+  timeoutMs: number | undefined;
   createdAtMs: number;
   /** Lease deadline while active. */
   leaseExpiresAtMs: number | undefined;

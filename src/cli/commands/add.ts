@@ -34,6 +34,7 @@ export function addCommand(program: Command): void {
     .option('--at <time>', 'run at this time: ISO 8601 or epoch ms')
     .option('--priority <n>', 'higher runs first among due jobs')
     .option('--attempts <n>', 'hand-outs before the dead set')
+    .option('--timeout <duration>', 'how long one attempt may run (30s, 5m): longer fails it (retries apply)')
     .option('--name <name>', "the job's name (send-email): shown in listings, searched by --name, routed by a Worker given handlers by name")
     .option('--group <id>', 'the group it belongs to (a tenant, a customer): groups take turns, each within its concurrency limit')
     .option('--cost <n>', `tokens of the rate limits the job takes when it starts (1-${MAX_RATE_TOKENS}; default 1)`)
@@ -69,6 +70,8 @@ Examples:
       if (attempts !== undefined) opts.attempts = attempts;
       if (o.group !== undefined) opts.group = o.group as string;
       if (o.name !== undefined) opts.name = o.name as string;
+      const timeout = duration('--timeout', o.timeout as string | undefined);
+      if (timeout !== undefined) opts.timeoutMs = timeout;
       if (o.replace) opts.replace = true;
       if (o.cost !== undefined) opts.cost = costArg(o.cost as string);
       const debounce = debounceArgs(o);

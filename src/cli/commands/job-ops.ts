@@ -4,7 +4,8 @@ import type { Queue } from '../../queue.js';
 import type { QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { RateLimit } from '../../store/store.js';
 import type { QueueStats } from '../../types.js';
-import { hint, notChanged, UsageError } from '../errors.js';
+import { EXIT, hint, notChanged, UsageError } from '../errors.js';
+import { JobCancelledError, JobFailedError, JobNotFoundError, WaitTimeoutError } from '../../errors.js';
 
 export function jobCommands(program: Command): void {
   program
@@ -26,6 +27,7 @@ export function jobCommands(program: Command): void {
           `attempt    ${job.attempt}${job.maxAttempts ? ` of ${job.maxAttempts}` : ''}`,
           `priority   ${job.priority}`,
           ...(job.group !== undefined ? [`group      ${job.group}`] : []),
+          ...(job.timeoutMs !== undefined ? [`timeout    ${ms(job.timeoutMs)} per attempt`] : []),
           `created    ${when(job.createdAtMs)}`,
           ...(job.leaseExpiresAtMs ? [`lease till ${when(job.leaseExpiresAtMs)}`] : []),
           ...(job.lastError ? [`last error ${job.lastError.split('\n')[0]}`] : []),
@@ -35,18 +37,32 @@ export function jobCommands(program: Command): void {
     });
 
   writes(program.command('cancel'))
-    .description('remove scheduled jobs (active, dead and completed jobs are left alone); a thousand ids per round trip')
+    .description('remove scheduled jobs (running ones too with --running; dead and completed jobs are left alone); a thousand ids per round trip')
     .argument('<ids...>')
-    .action(async (ids: string[], _o: unknown, cmd: Command) => {
+    .option('--running', "cancel a running job too: its lease ends now, its handler's signal aborts ('cancelled'), its slot frees")
+    .option('--reason <text>', 'why: kept in the cancelled event, told to anyone waiting for the job')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ delayq cancel order:123:timeout
+  $ delayq cancel wh:1 --running --reason "upstream is down"`,
+    )
+    .action(async (ids: string[], o: { running?: boolean; reason?: string }, cmd: Command) => {
       const g = globals(cmd);
+      const opts = { running: o.running === true, reason: o.reason };
       if (ids.length === 1) {
         const id = ids[0]!;
-        const r = await withQueue(g, (q) => q.cancel(id));
-        output(g, r, () => (r.cancelled ? `${paint('green', 'cancelled')} ${id}` : `not cancelled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`));
+        const r = await withQueue(g, (q) => q.cancel(id, opts));
+        output(g, r, () =>
+          r.cancelled
+            ? `${paint('green', 'cancelled')} ${id}${r.state === 'active' ? ' (it was running: its holder was told)' : ''}`
+            : `not cancelled: ${r.state ? `${id} is ${r.state}${r.state === 'active' ? ' (add --running to cancel it as it runs)' : ''}` : `no job ${id}`}`,
+        );
         if (!r.cancelled) notChanged();
         return;
       }
-      const r = await withQueue(g, (q) => q.cancelMany(ids));
+      const r = await withQueue(g, (q) => q.cancelMany(ids, opts));
       output(g, r, () =>
         [
           `cancelled ${r.cancelled} of ${ids.length}`,
@@ -54,6 +70,71 @@ export function jobCommands(program: Command): void {
         ].join('\n'),
       );
       if (r.cancelled < ids.length) notChanged();
+    });
+
+  writes(program.command('fail'))
+    .description("fail a job now, from anywhere: a running attempt ends as failed (retries apply; its handler's signal aborts), or --dead buries it now, running or not")
+    .argument('<id>')
+    .option('--reason <text>', "the failure's error text, kept as the job's last error", 'failed by delayq fail')
+    .option('--dead', 'to the dead set now, whatever attempts are left (also a job that has not started)')
+    .option('--retry-delay <duration>', 'when the failed attempt is retried (default: the default backoff for its attempt)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ delayq fail wh:1 --reason "hung on a dead upstream"
+  $ delayq fail wh:1 --dead --reason "poison message"`,
+    )
+    .action(async (id: string, o: { reason: string; dead?: boolean; retryDelay?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const retryDelayMs = duration('--retry-delay', o.retryDelay);
+      const r = await withQueue(g, (q) => q.fail(id, { reason: o.reason, dead: o.dead === true, retryDelayMs }));
+      output(g, r, () => {
+        if (r.outcome === 'retried') return `${paint('green', 'failed')} ${id}: retried ${when(r.dueAtMs)}`;
+        if (r.outcome === 'dead') return `${paint('green', 'failed')} ${id}: dead`;
+        if (r.outcome === 'not_found') return `not failed: no job ${id}`;
+        return `not failed: ${id} is ${r.state}${r.state === 'scheduled' ? ' (it has not started: add --dead to bury it)' : ''}`;
+      });
+      if (r.outcome === 'refused' || r.outcome === 'not_found') notChanged();
+    });
+
+  program
+    .command('wait')
+    .description("wait for a job to end: prints its result when it completes; exit 1 when it died or was cancelled, 2 when there is no such job or the wait timed out")
+    .argument('<id>')
+    .option('--timeout <duration>', 'how long to wait', '60s')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ delayq wait report:2026-11-28 --timeout 10m
+  $ delayq wait order:123 --json`,
+    )
+    .action(async (id: string, o: { timeout: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const timeoutMs = duration('--timeout', o.timeout);
+      if (timeoutMs === undefined || timeoutMs < 1) throw new UsageError('--timeout must be at least 1 ms');
+      const ended = await withQueue(g, (q) =>
+        q.waitFor(id, { timeoutMs }).then(
+          (result) => ({ id, outcome: 'completed' as const, result }),
+          (err: unknown) => {
+            if (err instanceof JobFailedError) return { id, outcome: 'dead' as const, reason: err.reason };
+            if (err instanceof JobCancelledError) return { id, outcome: 'cancelled' as const, reason: err.reason };
+            if (err instanceof JobNotFoundError) return { id, outcome: 'not_found' as const };
+            if (err instanceof WaitTimeoutError) return { id, outcome: 'timeout' as const };
+            throw err;
+          },
+        ),
+      );
+      output(g, ended, () => {
+        if (ended.outcome === 'completed') return ended.result === undefined ? `${paint('green', 'completed')} ${id}` : JSON.stringify(ended.result);
+        if (ended.outcome === 'dead') return `${id} died: ${(ended.reason ?? '').split('\n')[0]}`;
+        if (ended.outcome === 'cancelled') return `${id} was cancelled${ended.reason ? `: ${ended.reason}` : ''}`;
+        if (ended.outcome === 'not_found') return `no job ${id} (never added, or it ended before the wait and was not kept)`;
+        return `${id} did not end within ${ms(timeoutMs)}`;
+      });
+      if (ended.outcome === 'dead' || ended.outcome === 'cancelled') process.exitCode = EXIT.error;
+      else if (ended.outcome !== 'completed') notChanged();
     });
 
   writes(program.command('reschedule'))

@@ -224,6 +224,7 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
     priority: job.priority,
     attempt: job.attempts,
     maxAttempts: job.maxAttempts,
+    timeoutMs: job.timeoutMs,
     createdAtMs: job.created,
     leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
     lastError: job.lastError,

@@ -158,6 +158,7 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
     priority: body?.priority ?? 0,
     attempt: run?.attempts ?? 0,
     maxAttempts: body?.maxAttempts,
+    timeoutMs: body?.timeoutMs,
     createdAtMs: body?.createdAtMs ?? Number.NaN,
     leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,
     lastError: run?.lastError ?? bodyProblem,
