@@ -116,3 +116,12 @@ export class RateLimitSignal extends DelayqError {
     super(`rate limited: hold back for ${retryAfterMs} ms`);
   }
 }
+
+/**
+ * An isolated handler's thread or child process ended before its job did (it crashed, called
+ * process.exit, or ran out of memory): the attempt fails (and is retried while attempts are left),
+ * and the pool starts a fresh thread or process for the next job.
+ */
+export class IsolatedHandlerError extends DelayqError {
+  override name = 'IsolatedHandlerError';
+}

@@ -35,6 +35,7 @@ import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
 import { errorText, newWorkerId, readableThrown, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
+import { type IsolatedHandler, isolatedWorkerHandler } from './worker/isolation/pool.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
@@ -102,6 +103,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly batch: number;
   readonly leaseMs: number;
   readonly #handler: Handler<T>;
+  /** The pool of threads or processes of an isolated handler (`isolation`), closed by close(). */
+  readonly #isolated: IsolatedHandler<T> | undefined;
   readonly #store: Store;
   readonly #ownsStore: boolean;
   readonly #attempts: number;
@@ -148,17 +151,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /**
    * `handler` runs every job; or give handlers by job name (Handlers), with an optional `default`.
    * @example new Worker('orders', { 'cancel-unpaid': cancelUnpaid, default: logAndDrop })
+   * Or, with `isolation`, a module path (or file URL) run in threads or processes.
+   * @example new Worker('images', './resize.js', { isolation: 'thread' })
    */
-  constructor(queue: string, handler: Handler<T> | Handlers<T>, opts: WorkerOptions<T> = {}) {
+  constructor(queue: string, handler: Handler<T> | Handlers<T> | string | URL, opts: WorkerOptions<T> = {}) {
     super();
     // null is as good as nothing here (a common way to say "defaults").
     opts ??= {};
     this.queue = parseQueueName(queue);
-    if (typeof handler !== 'function' && (typeof handler !== 'object' || handler === null || Array.isArray(handler)))
+    if (typeof handler !== 'function' && typeof handler !== 'string' && (typeof handler !== 'object' || handler === null || Array.isArray(handler)))
       throw new TypeError('handler must be a function, or an object of handlers by job name');
     const o = parseOptions(workerOptionsSchema, opts);
-    this.#handler = typeof handler === 'function' ? handler : routeByName(handler);
     this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+    this.#isolated = isolatedWorkerHandler<T>(handler, o, this.concurrency);
+    this.#handler = this.#isolated?.handler ?? (typeof handler === 'function' ? handler : routeByName(handler as Handlers<T>));
     this.batch = o.batch ?? Math.min(this.concurrency, WORKER_DEFAULTS.batchMax);
     this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
     this.#attempts = o.attempts ?? WORKER_DEFAULTS.attempts;
@@ -626,6 +632,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // queue answers in its own time, so the last may come well after the first.
     if (this.#settling.size > 0) await inGrace(Promise.all([...this.#settling]));
     if (this.#ownsStore) await inGrace(this.#store.close());
+    await this.#isolated?.close();
     this.#emit('closed');
   }
 
