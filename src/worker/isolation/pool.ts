@@ -83,7 +83,7 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
   const moduleUrl = handlerModuleUrl(module);
   const graceMs = opts.graceMs ?? DEFAULT_ISOLATION_GRACE_MS;
   const all = new Set<Slot>();
-  /** Slots counted against `size`: all but those being terminated. */
+  /** Slots counted against `size`: all but those whose job was aborted (in their grace) or being terminated. */
   const counted = new Set<Slot>();
   const idle: Slot[] = [];
   const waiting: Waiter[] = [];
@@ -172,7 +172,14 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
     if (msg.type !== 'done' || slot.run !== msg.run) return;
     const run = end(msg.run);
     if (!run) return;
-    if (!slot.retired) free(slot);
+    if (!slot.retired) {
+      // A handler that stopped by itself within the grace keeps its slot, if there is room.
+      if (!counted.has(slot) && (closed || counted.size >= opts.size)) retire(slot);
+      else {
+        counted.add(slot);
+        free(slot);
+      }
+    }
     if (msg.snoozed) {
       // On the worker's own job, so the worker snoozes it exactly as in-process (a handler that
       // caught the SnoozeSignal and returned is snoozed all the same).
@@ -216,7 +223,12 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
       const onAbort = () => {
         slot.send({ type: 'abort', run: id, reason: cloneable(signal.reason) });
         const run = runs.get(id);
-        if (run) run.grace = setTimeout(() => retire(slot), graceMs);
+        if (!run) return;
+        run.grace = setTimeout(() => retire(slot), graceMs);
+        // The Worker freed this job's place at once (a timeout is a failure now): a job it hands
+        // out meanwhile gets a slot of its own rather than waiting out the grace.
+        counted.delete(slot);
+        refill();
       };
       const run: ActiveRun = { job: job as Job<unknown>, slot, resolve, reject, grace: undefined, unlisten: () => signal.removeEventListener('abort', onAbort) };
       runs.set(id, run);

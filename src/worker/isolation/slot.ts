@@ -22,8 +22,26 @@ export interface SlotOptions {
   onGone: (slot: Slot, why: IsolatedHandlerError) => void;
 }
 
-/** Node's flags that must not reach a child process (a debugger port taken twice, the test runner). */
-const NOT_INHERITED = /^--(inspect|debug|test|watch)/;
+/** Node's flags that must not reach a thread or child process (a debugger port taken twice, the test runner, a REPL). */
+const NOT_INHERITED = /^(--(inspect|debug|test|watch|input-type|interactive)|-i$)/;
+/** Flags whose value is the next argument and that must not be inherited: the parent's own script. */
+const NOT_INHERITED_WITH_VALUE = new Set(['-e', '--eval', '-p', '--print']);
+
+/**
+ * This process's Node flags that a slot keeps (a loader such as `--import tsx` for a TypeScript
+ * handler, `--enable-source-maps`…): not `-e <script>`, whose script would run in the slot
+ * instead of the slot's own entry, nor a debugger's or the test runner's.
+ */
+export function inheritedExecArgv(execArgv: readonly string[] = process.execArgv): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i]!;
+    if (NOT_INHERITED_WITH_VALUE.has(a)) i++;
+    else if (/^(-e|--eval|-p|--print)=/.test(a) || NOT_INHERITED.test(a)) continue;
+    else kept.push(a);
+  }
+  return kept;
+}
 
 export class Slot {
   readonly kind: IsolationKind;
@@ -62,6 +80,9 @@ export class Slot {
     if (opts.kind === 'thread') {
       const t = new Thread(new URL('./thread-entry.js', import.meta.url), {
         workerData: { moduleUrl: opts.moduleUrl },
+        // Flags a thread cannot take (V8's own, such as --max-old-space-size) are left out: a
+        // thread's heap is set by resourceLimits.
+        execArgv: inheritedExecArgv().filter((a) => !/^--(max-old-space-size|max-semi-space-size|stack-size)/.test(a)),
         ...(opts.memoryMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb } } : {}),
       });
       this.#thread = t;
@@ -74,7 +95,7 @@ export class Slot {
       });
       t.on('exit', (code) => gone(this.#crash ? 'crashed' : `exited with code ${code}`));
     } else {
-      const execArgv = process.execArgv.filter((a) => !NOT_INHERITED.test(a));
+      const execArgv = inheritedExecArgv();
       if (opts.memoryMb !== undefined) execArgv.push(`--max-old-space-size=${opts.memoryMb}`);
       const c = fork(fileURLToPath(new URL('./process-entry.js', import.meta.url)), [opts.moduleUrl], { serialization: 'advanced', execArgv });
       this.#child = c;
