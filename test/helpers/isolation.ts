@@ -26,14 +26,15 @@ export function handlerModule(name: string, source: string): string {
 export type Outcome =
   | { event: 'completed'; result: unknown }
   | { event: 'failed'; error: unknown }
+  | { event: 'retried'; dueAtMs: number }
   | { event: 'snoozed'; dueAtMs: number }
   | { event: 'dead'; reason: string }
   | { event: 'rateLimited'; holdMs: number }
   | { event: 'released' };
 
 /**
- * The first outcome of each job id a worker reports (completed, failed, snoozed, dead,
- * rateLimited, released), to wait on with a bound: `next(id)` settles with the outcome or fails
+ * The outcomes of each job id a worker reports, in order (completed, failed, retried, snoozed,
+ * dead, rateLimited, released), to wait on with a bound: `next(id)` settles with the outcome or fails
  * after `ms`.
  */
 export function outcomes(worker: Worker<unknown>): { next(id: string, ms?: number): Promise<Outcome>; all: Map<string, Outcome[]> } {
@@ -49,6 +50,7 @@ export function outcomes(worker: Worker<unknown>): { next(id: string, ms?: numbe
   };
   worker.on('completed', (job, result) => put(job.id, { event: 'completed', result }));
   worker.on('failed', (job, error) => put(job.id, { event: 'failed', error }));
+  worker.on('retried', (job, _err, dueAtMs) => put(job.id, { event: 'retried', dueAtMs }));
   worker.on('snoozed', (job, dueAtMs) => put(job.id, { event: 'snoozed', dueAtMs }));
   worker.on('dead', (job, reason) => put(job.id, { event: 'dead', reason }));
   worker.on('rateLimited', (job, holdMs) => put(job.id, { event: 'rateLimited', holdMs }));
