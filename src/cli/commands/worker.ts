@@ -11,7 +11,9 @@ import { UsageError } from '../errors.js';
 
 /**
  * Runs a handler module: its default export (or `handler` export) is called for each job, or its
- * `handlers` export (handlers by job name, Worker's Handlers) routes each job by its name.
+ * `handlers` export (handlers by job name, Worker's Handlers) routes each job by its name. With
+ * --isolation thread|process the module is loaded not here but in each thread or child process
+ * of a pool (src/worker/isolation/).
  * SIGTERM/SIGINT close the worker gracefully: no new claims, running jobs finish (or are
  * handed back after --close-timeout), then the process exits 0.
  */
