@@ -61,9 +61,21 @@ describe('delayq worker --isolation', () => {
 
   test('a bad --isolation, a missing handler file, --isolation-memory alone: usage errors (exit 64), nothing started', async () => {
     const g = ['--redis', fx.redis.url, '--queue', uniqueName('cli-iso')];
-    assert.match(assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation', 'fiber']), 64, '--isolation fiber').message, /--isolation must be thread or process \(got "fiber"\)/);
-    assert.match(assertFailure(await run([...g, 'worker', '--handler', './nope.mjs', '--isolation', 'thread']), 64, 'missing file').message, /--handler \.\/nope\.mjs: no such file/);
-    assert.match(assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation-memory', '64']), 64, 'memory alone').message, /--isolation-memory needs --isolation/);
-    assert.match(assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation', 'thread', '--isolation-memory', '4']), 64, 'memory 4').message, /isolationMemoryMb must be at least 16/);
+    assert.match(
+      assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation', 'fiber']), 64, '--isolation fiber').message,
+      /--isolation must be thread or process \(got "fiber"\)/,
+    );
+    assert.match(
+      assertFailure(await run([...g, 'worker', '--handler', './nope.mjs', '--isolation', 'thread']), 64, 'missing file').message,
+      /--handler \.\/nope\.mjs: no such file/,
+    );
+    assert.match(
+      assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation-memory', '64']), 64, 'memory alone').message,
+      /--isolation-memory needs --isolation/,
+    );
+    assert.match(
+      assertFailure(await run([...g, 'worker', '--handler', WHERE, '--isolation', 'thread', '--isolation-memory', '4']), 64, 'memory 4').message,
+      /isolationMemoryMb must be at least 16/,
+    );
   });
 });

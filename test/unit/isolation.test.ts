@@ -147,7 +147,10 @@ for (const kind of ['thread', 'process'] as const) {
           await queue.add(id, { id });
           const o = await seen.next(id);
           assert.equal(o.event, 'failed');
-          assert.match(String((o as { error: Error }).error.message), /handler module .*bad-load.* failed to load in its (thread|process): no config for the mailer/);
+          assert.match(
+            String((o as { error: Error }).error.message),
+            /handler module .*bad-load.* failed to load in its (thread|process): no config for the mailer/,
+          );
         }
       } finally {
         await close();
@@ -306,10 +309,12 @@ console.log('closed ' + n);`;
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
-      const code = await within(new Promise<number | null>((r) => child.on('exit', (c) => r(c))), 10_000, `the ${kind} script to exit by itself`).catch((err) => {
-        child.kill('SIGKILL');
-        throw err;
-      });
+      const code = await within(new Promise<number | null>((r) => child.on('exit', (c) => r(c))), 10_000, `the ${kind} script to exit by itself`).catch(
+        (err) => {
+          child.kill('SIGKILL');
+          throw err;
+        },
+      );
       assert.equal(code, 0, out);
       assert.match(out, /closed 3/);
     }
@@ -321,7 +326,10 @@ console.log('closed ' + n);`;
       () => new Worker('q', WHERE, { connection, isolation: 'fiber' as 'thread' }),
       (e: unknown) => e instanceof ValidationError && e.field === 'isolation' && /'thread' or 'process'/.test(e.message),
     );
-    assert.throws(() => new Worker('q', WHERE, { connection }), (e: unknown) => e instanceof TypeError && /needs isolation: 'thread' or 'process'/.test(e.message));
+    assert.throws(
+      () => new Worker('q', WHERE, { connection }),
+      (e: unknown) => e instanceof TypeError && /needs isolation: 'thread' or 'process'/.test(e.message),
+    );
     assert.throws(
       () => new Worker('q', () => 1, { connection, isolation: 'thread' }),
       (e: unknown) => e instanceof TypeError && /needs the handler as a module path/.test(e.message),

@@ -8,15 +8,7 @@
  * LeaseLostError, ValidationError, HandlerTimeoutError), so a handler in a thread means what it
  * means in-process.
  */
-import {
-  DelayqError,
-  HandlerTimeoutError,
-  LeaseLostError,
-  RateLimitSignal,
-  SnoozeSignal,
-  UnrecoverableError,
-  ValidationError,
-} from '../../errors.js';
+import { DelayqError, HandlerTimeoutError, LeaseLostError, RateLimitSignal, SnoozeSignal, UnrecoverableError, ValidationError } from '../../errors.js';
 import type { Job } from '../../job.js';
 
 /** The plain part of a Job: what a handler reads. */

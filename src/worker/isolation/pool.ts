@@ -230,7 +230,14 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
         counted.delete(slot);
         refill();
       };
-      const run: ActiveRun = { job: job as Job<unknown>, slot, resolve, reject, grace: undefined, unlisten: () => signal.removeEventListener('abort', onAbort) };
+      const run: ActiveRun = {
+        job: job as Job<unknown>,
+        slot,
+        resolve,
+        reject,
+        grace: undefined,
+        unlisten: () => signal.removeEventListener('abort', onAbort),
+      };
       runs.set(id, run);
       slot.run = id;
       signal.addEventListener('abort', onAbort, { once: true });
@@ -272,12 +279,18 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
  */
 export function isolatedWorkerHandler<T>(
   handler: unknown,
-  o: { isolation?: IsolationKind | undefined; isolationPoolSize?: number | undefined; isolationGraceMs?: number | undefined; isolationMemoryMb?: number | undefined },
+  o: {
+    isolation?: IsolationKind | undefined;
+    isolationPoolSize?: number | undefined;
+    isolationGraceMs?: number | undefined;
+    isolationMemoryMb?: number | undefined;
+  },
   concurrency: number,
 ): IsolatedHandler<T> | undefined {
   const path = typeof handler === 'string' || handler instanceof URL;
   if (o.isolation === undefined) {
-    if (path) throw new TypeError(`a handler given as a module path (${String(handler)}) needs isolation: 'thread' or 'process'; in-process, pass the function itself`);
+    if (path)
+      throw new TypeError(`a handler given as a module path (${String(handler)}) needs isolation: 'thread' or 'process'; in-process, pass the function itself`);
     return undefined;
   }
   if (!path) throw new TypeError(`isolation: '${o.isolation}' needs the handler as a module path or file URL (a function cannot be sent to a ${o.isolation})`);

@@ -4,4 +4,8 @@ import type { ToSlot } from './messages.js';
 import { serveSlot } from './slot-runtime.js';
 
 const port = parentPort!;
-serveSlot((workerData as { moduleUrl: string }).moduleUrl, { send: (m) => port.postMessage(m), onMessage: (fn) => port.on('message', (m: ToSlot) => fn(m)) }, 'thread');
+serveSlot(
+  (workerData as { moduleUrl: string }).moduleUrl,
+  { send: (m) => port.postMessage(m), onMessage: (fn) => port.on('message', (m: ToSlot) => fn(m)) },
+  'thread',
+);
