@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { HandlerTimeoutError, IsolatedHandlerError, MemoryStore, Queue, ValidationError, Worker } from '../../src/index.js';
@@ -254,11 +255,11 @@ describe('isolation: pool and options', () => {
     }
   });
 
-  test('close() terminates every slot: no thread or child process is left, the pool is empty', async () => {
+  test('close() terminates every slot: no thread or child process is left, the pool is empty, no listener is left on a signal', async () => {
     for (const kind of ['thread', 'process'] as const) {
       const pool = isolatedHandler(WHERE, { isolation: kind, size: 3 });
       const ac = new AbortController();
-      const job = (id: string, data: unknown) =>
+      const job = (id: string, data: unknown, signal = ac.signal) =>
         ({
           queue: 'q',
           id,
@@ -271,7 +272,7 @@ describe('isolation: pool and options', () => {
           name: undefined,
           createdAtMs: 0,
           token: 't',
-          signal: ac.signal,
+          signal,
           snooze: () => {
             throw new Error('no');
           },
@@ -280,14 +281,57 @@ describe('isolation: pool and options', () => {
           extendLease: async () => {},
         }) as Parameters<typeof pool.handler>[0];
       const results = (await Promise.all([1, 2, 3].map((i) => pool.handler(job(`j${i}`, i))))) as { pid: number }[];
+      assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'a finished run leaves no listener');
+      // A job waiting for a slot (all 3 busy) whose signal aborts stops waiting, with the reason, and leaves no listener.
+      const spinning = [1, 2, 3].map((i) => {
+        const own = new AbortController();
+        return { own, run: pool.handler(job(`spin${i}`, 'spin', own.signal)).catch((e: unknown) => e) };
+      });
+      const waiter = new AbortController();
+      const waiting = pool.handler(job('waits', 1, waiter.signal)).catch((e: unknown) => e);
+      waiter.abort('cancelled');
+      assert.equal(await within(waiting, 5_000, 'the waiting job'), 'cancelled');
+      assert.equal(getEventListeners(waiter.signal, 'abort').length, 0);
+      for (const s of spinning) s.own.abort('timeout');
+      for (const s of spinning) assert.equal(await within(s.run, 5_000, 'a spinning job to be stopped'), 'timeout');
+      for (const s of spinning) assert.equal(getEventListeners(s.own.signal, 'abort').length, 0);
       const stuck = pool.handler(job('s', 'throw-later')).catch((e: unknown) => e);
-      assert.equal(pool.slots().length, 3);
+      assert.equal(pool.slots().length, 1, 'the stopped slots are gone; the stuck job has a fresh one');
       await within(pool.close(), 5_000, 'pool.close()');
       assert.deepEqual(pool.slots(), []);
       assert.ok((await stuck) instanceof IsolatedHandlerError || (await stuck) instanceof Error);
       if (kind === 'process') for (const r of results) assert.equal(alive(r.pid), false, `process ${r.pid} is gone`);
       await assert.rejects(pool.handler(job('late', 1)), /pool is closed/);
       assert.equal(ac.signal.aborted, false);
+    }
+  });
+
+  test('kill -9 of the worker process: its child process stuck in while (true) {} does not live on as an orphan', async () => {
+    const pool = new URL('../../src/worker/isolation/pool.js', import.meta.url).href;
+    const script = `
+import { isolatedHandler } from ${JSON.stringify(pool)};
+const p = isolatedHandler(${JSON.stringify(WHERE)}, { isolation: 'process', size: 1 });
+const job = { queue: 'q', id: 'x', data: 'spin', attempt: 1, maxAttempts: 1, dueAtMs: 0, priority: 0, createdAtMs: 0, token: 't',
+  signal: new AbortController().signal, log: async (line) => console.log(line), progress: async () => {}, extendLease: async () => {} };
+p.handler(job);`;
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const pid = await within(
+      new Promise<number>((resolve) =>
+        parent.stdout.on('data', (d) => {
+          out += d;
+          const m = /spinning in \d+ (\d+)/.exec(out);
+          if (m) resolve(Number(m[1]));
+        }),
+      ),
+      10_000,
+      'the handler to start spinning',
+    ).finally(() => parent.kill('SIGKILL'));
+    assert.ok(alive(pid));
+    const deadline = Date.now() + 5_000;
+    while (alive(pid)) {
+      assert.ok(Date.now() < deadline, `process ${pid} still spinning 5 s after its parent was killed`);
+      await new Promise((r) => setTimeout(r, 20));
     }
   });
 

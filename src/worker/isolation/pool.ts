@@ -157,7 +157,8 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
       const run = runs.get(msg.run);
       const reply = (error?: unknown) => slot.send({ type: 'reply', run: msg.run, call: msg.call, ...(error !== undefined ? { error: toWire(error) } : {}) });
       if (!run || run.slot !== slot) {
-        reply(new IsolatedHandlerError(`job.${msg.method}() after the job's run ended`));
+        // As a job refuses its lease's calls once it is no longer this worker's.
+        reply(new IsolatedHandlerError(`job.${msg.method}() after the handler's run ended`));
         return;
       }
       const job = run.job as unknown as Record<string, (...a: unknown[]) => Promise<void>>;

@@ -20,6 +20,8 @@ export interface SlotPort {
 interface Run {
   controller: AbortController;
   calls: Map<number, { resolve: () => void; reject: (err: unknown) => void }>;
+  /** The handler ended; the run is forgotten once its last call is answered. */
+  done: boolean;
 }
 
 export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'process'): void {
@@ -42,7 +44,8 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
   const run = async (id: number, snap: JobSnapshot): Promise<void> => {
     const controller = new AbortController();
     const calls: Run['calls'] = new Map();
-    runs.set(id, { controller, calls });
+    const state: Run = { controller, calls, done: false };
+    runs.set(id, state);
     let snoozed: { delayMs: number; deadlineAtMs: number | undefined } | undefined;
     const call = (method: ProxiedMethod, args: unknown[]) =>
       new Promise<void>((resolve, reject) => {
@@ -72,7 +75,10 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
       const gaveUp = controller.signal.aborted && err === controller.signal.reason;
       msg = { type: 'done', run: id, ok: false, error: toWire(err), ...(gaveUp ? { gaveUp } : {}) };
     }
-    runs.delete(id);
+    // A call still on its way (a progress() not awaited) gets its answer: the pool refuses calls
+    // of an ended run, as a job refuses them once it is no longer this worker's.
+    state.done = true;
+    if (calls.size === 0) runs.delete(id);
     if (snoozed) msg.snoozed = snoozed;
     try {
       port.send(msg);
@@ -87,10 +93,11 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
     if (msg.type === 'run') void run(msg.run, msg.job);
     else if (msg.type === 'abort') runs.get(msg.run)?.controller.abort(msg.reason);
     else if (msg.type === 'reply') {
-      const pending = runs.get(msg.run)?.calls;
-      const c = pending?.get(msg.call);
+      const r = runs.get(msg.run);
+      const c = r?.calls.get(msg.call);
       if (!c) return;
-      pending!.delete(msg.call);
+      r!.calls.delete(msg.call);
+      if (r!.done && r!.calls.size === 0) runs.delete(msg.run);
       if (msg.error) c.reject(fromWire(msg.error));
       else c.resolve();
     }
