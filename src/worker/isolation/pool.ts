@@ -197,6 +197,7 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
   }
 
   const acquire = (signal: AbortSignal): Promise<Slot> => {
+    if (closed) return Promise.reject(new IsolatedHandlerError('the isolated handler pool is closed'));
     const slot = idle.pop();
     if (slot) return Promise.resolve(slot);
     if (counted.size < opts.size) return Promise.resolve(spawn());
@@ -219,6 +220,11 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
     let slot = await acquire(signal);
     // A slot handed over may have died on the way (its thread crashed while it changed hands).
     while (slot.gone) slot = await acquire(signal);
+    // The signal may have aborted while the slot changed hands (no listener was on it then).
+    if (signal.aborted || closed) {
+      if (!slot.retired && !closed) free(slot);
+      throw signal.aborted ? signal.reason : new IsolatedHandlerError('the isolated handler pool is closed');
+    }
     return new Promise<unknown>((resolve, reject) => {
       const id = nextRun++;
       const onAbort = () => {
