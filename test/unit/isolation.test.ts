@@ -170,12 +170,14 @@ export const handlers = {
   limited: () => { throw new RateLimitSignal(5_000); },
   plain: function failsHere() { throw new PaymentError('upstream 502'); },
   unsendable: () => ({ fn: () => 1 }),
+  string: () => { throw 'a plain string'; },
 };`,
       );
       const { queue, seen, close } = open(kind, { attempts: 3 }, mod);
       try {
         // 'limited' last: it holds the whole queue back for 5 s.
-        for (const name of ['snooze', 'caught', 'unrecoverable', 'plain', 'unsendable', 'limited']) await queue.add(name, { id: name, name });
+        for (const name of ['snooze', 'caught', 'unrecoverable', 'plain', 'unsendable', 'string', 'unknown-name', 'limited'])
+          await queue.add(name, { id: name, name });
         const now = Date.now();
         const snoozed = await seen.next('snooze');
         assert.equal(snoozed.event, 'snoozed');
@@ -194,6 +196,9 @@ export const handlers = {
         const unsendable = (await seen.next('unsendable')) as { event: string; error: Error };
         assert.equal(unsendable.event, 'failed');
         assert.match(unsendable.error.message, /result cannot be sent from its (thread|process)/);
+        assert.deepEqual(await seen.next('string'), { event: 'failed', error: 'a plain string' }, 'a thrown non-Error crosses as itself');
+        const unknown = (await seen.next('unknown-name')) as { event: string; error: Error };
+        assert.match(unknown.error.message, /no handler for job name "unknown-name": this worker handles "snooze", .* and has no 'default' handler/);
         assert.equal((await queue.get('limited'))?.attempt ?? 0, 0, 'a rate-limited attempt is unspent');
       } finally {
         await close();
@@ -203,11 +208,13 @@ export const handlers = {
     test('progress() and log() reach the real job; closing aborts the slot signal and a handler that stops hands the job back', async () => {
       const mod = handlerModule(
         `coop-${kind}`,
+        // The listener first: an abort that came while the calls were answered would not fire it.
         `export default async (job) => {
+  const stopped = new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
   await job.progress({ pct: 50 });
   await job.log('half way');
   await job.extendLease(60_000);
-  await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
+  await stopped;
 };`,
       );
       const { queue, worker, seen, close } = open(kind, { isolationGraceMs: 5_000 }, mod);
@@ -303,6 +310,36 @@ describe('isolation: pool and options', () => {
       if (kind === 'process') for (const r of results) assert.equal(alive(r.pid), false, `process ${r.pid} is gone`);
       await assert.rejects(pool.handler(job('late', 1)), /pool is closed/);
       assert.equal(ac.signal.aborted, false);
+    }
+  });
+
+  test('a handler that stops by itself within the grace keeps its thread for the next job', async () => {
+    const mod = handlerModule(
+      'stops',
+      `import { threadId } from 'node:worker_threads';
+export default async (job) => {
+  if (job.data !== 'wait') return threadId;
+  const stopped = new Promise((resolve) => job.signal.addEventListener('abort', () => resolve('stopped')));
+  await job.log('waiting');
+  return stopped;
+};`,
+    );
+    const pool = isolatedHandler(mod, { isolation: 'thread', size: 1, graceMs: 5_000 });
+    try {
+      let started!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const job = (data: unknown, signal: AbortSignal) =>
+        ({ id: 'x', data, signal, log: async () => started() }) as unknown as Parameters<typeof pool.handler>[0];
+      const first = await pool.handler(job('id', new AbortController().signal));
+      const ac = new AbortController();
+      const waiting = pool.handler(job('wait', ac.signal));
+      await within(running, 3_000, 'the handler to start');
+      ac.abort('timeout');
+      assert.equal(await within(waiting, 3_000, 'the handler to stop at its signal'), 'stopped');
+      assert.equal(await pool.handler(job('id', new AbortController().signal)), first, 'the same thread');
+      assert.equal(pool.slots().length, 1);
+    } finally {
+      await pool.close();
     }
   });
 
