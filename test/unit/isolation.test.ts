@@ -241,26 +241,33 @@ export const handlers = {
 }
 
 describe('isolation: pool and options', () => {
-  test('a thread past its heap cap fails its attempt as out of memory; other jobs run', async () => {
-    const mod = handlerModule(
-      'hog',
-      `export default (job) => { if (job.data !== 'hog') return 'fine'; const keep = []; for (;;) keep.push(new Array(1e5).fill(keep.length)); };`,
-    );
-    const { queue, seen, close } = open('thread', { isolationMemoryMb: 32, concurrency: 2 }, mod);
-    try {
-      await queue.add('hog', { id: 'hog' });
-      await queue.add('ok', { id: 'ok' });
-      assert.equal((await seen.next('ok')).event, 'completed');
-      const o = (await seen.next('hog', 20_000)) as { event: string; error: Error };
-      assert.equal(o.event, 'failed');
-      assert.ok(o.error instanceof IsolatedHandlerError);
-      assert.match(o.error.message, /thread crashed: ran out of memory \(its heap is capped at 32 MB\)/);
-      await queue.add('ok', { id: 'ok2' });
-      assert.equal((await seen.next('ok2')).event, 'completed');
-    } finally {
-      await close();
-    }
-  });
+  for (const kind of ['thread', 'process'] as const) {
+    test(`a ${kind} past its heap cap (isolationMemoryMb) fails its attempt as out of memory; other jobs run`, async () => {
+      const mod = handlerModule(
+        `hog-${kind}`,
+        `export default (job) => { if (job.data !== 'hog') return 'fine'; const keep = []; for (;;) keep.push(new Array(1e5).fill(keep.length)); };`,
+      );
+      const { queue, seen, close } = open(kind, { isolationMemoryMb: 32, concurrency: 2 }, mod);
+      try {
+        await queue.add('hog', { id: 'hog' });
+        await queue.add('ok', { id: 'ok' });
+        assert.equal((await seen.next('ok')).event, 'completed');
+        const o = (await seen.next('hog', 20_000)) as { event: string; error: Error };
+        assert.equal(o.event, 'failed');
+        assert.ok(o.error instanceof IsolatedHandlerError);
+        // A thread is told why; a process is ended by V8 (SIGABRT, "Reached heap limit" on its stderr).
+        const why =
+          kind === 'thread'
+            ? /thread crashed: ran out of memory \(its heap is capped at 32 MB\)/
+            : /process was ended by SIGABRT \(out of memory\? its heap is capped at 32 MB\)/;
+        assert.match(o.error.message, why);
+        await queue.add('ok', { id: 'ok2' });
+        assert.equal((await seen.next('ok2')).event, 'completed');
+      } finally {
+        await close();
+      }
+    });
+  }
 
   test('close() terminates every slot: no thread or child process is left, the pool is empty, no listener is left on a signal', async () => {
     for (const kind of ['thread', 'process'] as const) {
