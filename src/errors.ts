@@ -160,3 +160,12 @@ export class WaitTimeoutError extends DelayqError {
     super(`job ${jobId} did not end within ${timeoutMs} ms`);
   }
 }
+
+/**
+ * An isolated handler's thread or child process ended before its job did (it crashed, called
+ * process.exit, or ran out of memory): the attempt fails (and is retried while attempts are left),
+ * and the pool starts a fresh thread or process for the next job.
+ */
+export class IsolatedHandlerError extends DelayqError {
+  override name = 'IsolatedHandlerError';
+}

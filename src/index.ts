@@ -58,6 +58,7 @@ export {
   RateLimitSignal,
   ConnectionError,
   ShardError,
+  IsolatedHandlerError,
 } from './errors.js';
 export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { MemoryStore } from './store/memory/memory-store.js';

@@ -356,6 +356,30 @@ export interface WorkerOptions<T = unknown> extends ConnectionOptions {
   autostart?: boolean;
   /** Cap on the error text kept with a failed job. @default 8192 */
   maxErrorLength?: number;
+  /**
+   * Run the handler in a pool of worker threads (`'thread'`) or child processes (`'process'`)
+   * instead of in this process: the handler is then given as a module path (or file URL) whose
+   * default export (or `handler` export, or `handlers` by job name) runs each job. A timeout, a
+   * lost lease or close() aborts the job's signal there too, and after `isolationGraceMs` the
+   * thread or process is terminated for real; a crash or an out-of-memory fails only its attempt.
+   * @default undefined (the handler runs in this process)
+   * @example new Worker('images', './resize.js', { isolation: 'thread', timeoutMs: 60_000 })
+   */
+  isolation?: 'thread' | 'process';
+  /** Threads or processes in the pool of an isolated handler. @default concurrency */
+  isolationPoolSize?: number;
+  /**
+   * How long an isolated handler whose job's signal aborted may take to stop by itself before its
+   * thread or process is terminated.
+   * @default 200
+   */
+  isolationGraceMs?: number;
+  /**
+   * Heap cap of each isolated thread or process, MB (a thread's `resourceLimits.maxOldGenerationSizeMb`,
+   * a process's `--max-old-space-size`): a handler that allocates past it fails its attempt.
+   * @default Node's own
+   */
+  isolationMemoryMb?: number;
   /** Ignored; keeps `T` in the options type for inference. */
   readonly _data?: T;
 }
@@ -417,6 +441,12 @@ export const workerOptionsSchema = z.strictObject({
   timeoutMs: positiveInt(MAX_DELAY_MS).optional(),
   autostart: z.boolean(must('must be true or false')).optional(),
   maxErrorLength: positiveInt(MAX_ERROR_LENGTH).optional(),
+  isolation: z.enum(['thread', 'process'], must("must be 'thread' or 'process'")).optional(),
+  isolationPoolSize: positiveInt(MAX_CONCURRENCY).optional(),
+  isolationGraceMs: ms('1 minute', 60_000).optional(),
+  isolationMemoryMb: positiveInt(1 << 20)
+    .min(16, must('must be at least 16'))
+    .optional(),
 });
 
 /** Runs an options schema (nothing or null means no options) and turns its first issue into a ValidationError naming the field. */

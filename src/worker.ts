@@ -35,6 +35,8 @@ import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
 import { errorText, newWorkerId, readableThrown, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
+import { routeByName } from './worker/route-by-name.js';
+import { type IsolatedHandler, isolatedWorkerHandler } from './worker/isolation/pool.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
@@ -47,31 +49,6 @@ export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
  * @example new Worker('mail', { 'send-email': sendEmail, 'send-sms': sendSms })
  */
 export type Handlers<T, R = unknown> = { readonly [name: string]: Handler<T, R> };
-
-/** One handler that routes by name; throws a TypeError naming a handler that is not a function. */
-function routeByName<T>(handlers: Handlers<T>): Handler<T> {
-  const byName = new Map<string, Handler<T>>();
-  for (const [name, fn] of Object.entries(handlers)) {
-    if (typeof fn !== 'function') throw new TypeError(`handlers[${JSON.stringify(name)}] must be a function`);
-    byName.set(name, fn);
-  }
-  if (byName.size === 0) throw new TypeError('handlers must name at least one job name (or `default`)');
-  const fallback = byName.get('default');
-  const known = [...byName.keys()].filter((n) => n !== 'default');
-  const shown =
-    known.length > 10
-      ? `${known
-          .slice(0, 10)
-          .map((n) => JSON.stringify(n))
-          .join(', ')}, …`
-      : known.map((n) => JSON.stringify(n)).join(', ');
-  return (job) => {
-    const fn = (job.name !== undefined && byName.get(job.name)) || fallback;
-    if (fn) return fn(job);
-    const what = job.name === undefined ? 'job has no name' : `no handler for job name ${JSON.stringify(job.name)}`;
-    throw new Error(`${what}: this worker handles ${shown || 'no name'} and has no 'default' handler`);
-  };
-}
 
 export type { WorkerEvents };
 
@@ -102,6 +79,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly batch: number;
   readonly leaseMs: number;
   readonly #handler: Handler<T>;
+  /** The pool of threads or processes of an isolated handler (`isolation`), closed by close(). */
+  readonly #isolated: IsolatedHandler<T> | undefined;
   readonly #store: Store;
   readonly #ownsStore: boolean;
   readonly #attempts: number;
@@ -148,17 +127,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /**
    * `handler` runs every job; or give handlers by job name (Handlers), with an optional `default`.
    * @example new Worker('orders', { 'cancel-unpaid': cancelUnpaid, default: logAndDrop })
+   * Or, with `isolation`, a module path (or file URL) run in threads or processes.
+   * @example new Worker('images', './resize.js', { isolation: 'thread' })
    */
-  constructor(queue: string, handler: Handler<T> | Handlers<T>, opts: WorkerOptions<T> = {}) {
+  constructor(queue: string, handler: Handler<T> | Handlers<T> | string | URL, opts: WorkerOptions<T> = {}) {
     super();
     // null is as good as nothing here (a common way to say "defaults").
     opts ??= {};
     this.queue = parseQueueName(queue);
-    if (typeof handler !== 'function' && (typeof handler !== 'object' || handler === null || Array.isArray(handler)))
+    if (typeof handler !== 'function' && typeof handler !== 'string' && (typeof handler !== 'object' || handler === null || Array.isArray(handler)))
       throw new TypeError('handler must be a function, or an object of handlers by job name');
     const o = parseOptions(workerOptionsSchema, opts);
-    this.#handler = typeof handler === 'function' ? handler : routeByName(handler);
     this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+    this.#isolated = isolatedWorkerHandler<T>(handler, o, this.concurrency);
+    this.#handler = this.#isolated?.handler ?? (typeof handler === 'function' ? handler : (routeByName(handler as Handlers<T>) as Handler<T>));
     this.batch = o.batch ?? Math.min(this.concurrency, WORKER_DEFAULTS.batchMax);
     this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
     this.#attempts = o.attempts ?? WORKER_DEFAULTS.attempts;
@@ -643,6 +625,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // queue answers in its own time, so the last may come well after the first.
     if (this.#settling.size > 0) await inGrace(Promise.all([...this.#settling]));
     if (this.#ownsStore) await inGrace(this.#store.close());
+    await this.#isolated?.close();
     this.#emit('closed');
   }
 

@@ -73,7 +73,9 @@ Examples:
     });
 
   writes(program.command('fail'))
-    .description("fail a job now, from anywhere: a running attempt ends as failed (retries apply; its handler's signal aborts), or --dead buries it now, running or not")
+    .description(
+      "fail a job now, from anywhere: a running attempt ends as failed (retries apply; its handler's signal aborts), or --dead buries it now, running or not",
+    )
     .argument('<id>')
     .option('--reason <text>', "the failure's error text, kept as the job's last error", 'failed by delayq fail')
     .option('--dead', 'to the dead set now, whatever attempts are left (also a job that has not started)')
@@ -100,7 +102,9 @@ Examples:
 
   program
     .command('wait')
-    .description("wait for a job to end: prints its result when it completes; exit 1 when it died or was cancelled, 2 when there is no such job or the wait timed out")
+    .description(
+      'wait for a job to end: prints its result when it completes; exit 1 when it died or was cancelled, 2 when there is no such job or the wait timed out',
+    )
     .argument('<id>')
     .option('--timeout <duration>', 'how long to wait', '60s')
     .addHelpText(

@@ -11,7 +11,9 @@ import { UsageError } from '../errors.js';
 
 /**
  * Runs a handler module: its default export (or `handler` export) is called for each job, or its
- * `handlers` export (handlers by job name, Worker's Handlers) routes each job by its name.
+ * `handlers` export (handlers by job name, Worker's Handlers) routes each job by its name. With
+ * --isolation thread|process the module is loaded not here but in each thread or child process
+ * of a pool (src/worker/isolation/).
  * SIGTERM/SIGINT close the worker gracefully: no new claims, running jobs finish (or are
  * handed back after --close-timeout), then the process exits 0.
  */
@@ -26,6 +28,8 @@ export function workerCommand(program: Command): void {
     .option('--attempts <n>', 'default hand-outs per job', String(WORKER_DEFAULTS.attempts))
     .option('--close-timeout <duration>', 'on SIGTERM, wait this long for running jobs', seconds(WORKER_DEFAULTS.closeTimeoutMs))
     .option('--schedules', "also run the queue's recurring-schedule scheduler in this process")
+    .option('--isolation <kind>', 'run the handler in a pool of worker threads (thread) or child processes (process)')
+    .option('--isolation-memory <mb>', 'with --isolation: heap cap of each thread or process, MB')
     .addHelpText(
       'after',
       `
@@ -35,15 +39,28 @@ Example:
   or handlers by job name (add --name), with an optional default:
   export const handlers = { 'send-email': sendEmail, charge, default: (job) => log(job) };
   JS
-  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50`,
+  $ delayq worker --queue order-timeouts --handler ./cancel-order.mjs --concurrency 50
+  $ delayq worker --queue images --handler ./resize.mjs --isolation thread --concurrency 4`,
     )
     .action(async (o: Record<string, string>, cmd: Command) => {
       const g = globals(cmd);
-      const mod = await loadHandlerModule(o.handler!);
-      const handler = (typeof mod.default === 'function' ? mod.default : (mod.handlers ?? mod.handler)) as Handler<unknown> | Handlers<unknown> | undefined;
-      if (typeof handler !== 'function' && (typeof handler !== 'object' || handler === null))
-        throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function, nor a 'handlers' export of handlers by job name`);
+      const isolation = isolationOption(o.isolation);
+      if (o.isolationMemory !== undefined && !isolation) throw new UsageError('--isolation-memory needs --isolation thread or process');
+      let handler: Handler<unknown> | Handlers<unknown> | string;
+      if (isolation) {
+        // The module is loaded by each thread or process, not here (its top level runs there).
+        if (!existsSync(resolve(o.handler!))) throw new UsageError(`--handler ${o.handler}: no such file`);
+        handler = resolve(o.handler!);
+      } else {
+        const mod = await loadHandlerModule(o.handler!);
+        const h = (typeof mod.default === 'function' ? mod.default : (mod.handlers ?? mod.handler)) as Handler<unknown> | Handlers<unknown> | undefined;
+        if (typeof h !== 'function' && (typeof h !== 'object' || h === null))
+          throw new UsageError(`${o.handler} has no default export (or 'handler' export) that is a function, nor a 'handlers' export of handlers by job name`);
+        handler = h;
+      }
       const worker = new Worker<unknown>(g.queue, handler, {
+        ...(isolation ? { isolation } : {}),
+        ...(o.isolationMemory !== undefined ? { isolationMemoryMb: numberOption('--isolation-memory', o.isolationMemory)! } : {}),
         ...connectionOf(g),
         concurrency: numberOption('--concurrency', o.concurrency)!,
         ...(o.batch !== undefined ? { batch: numberOption('--batch', o.batch)! } : {}),
@@ -78,7 +95,7 @@ Example:
         log(`${paint('red', 'error', process.stderr)}: ${err.message}`);
       });
       log(
-        `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms (SIGTERM or Ctrl-C to stop)`,
+        `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms${isolation ? `, handler in a pool of ${isolation === 'thread' ? 'threads' : 'processes'}` : ''} (SIGTERM or Ctrl-C to stop)`,
       );
       const onSchedulerError = (err: Error) => {
         json({ event: 'error', source: 'scheduler', error: err.message });
@@ -103,6 +120,13 @@ Example:
       // (or its lease will run out), so nothing keeps the process.
       process.stdout.write('', () => process.exit(0));
     });
+}
+
+/** --isolation's value: thread, process, or none given. */
+function isolationOption(value: string | undefined): 'thread' | 'process' | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'thread' || value === 'process') return value;
+  throw new UsageError(`--isolation must be thread or process (got ${JSON.stringify(value)})`);
 }
 
 /** A default in milliseconds as --help shows it, in the duration syntax the option takes (`30s`). */
