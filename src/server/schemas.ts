@@ -4,7 +4,7 @@
  * and the OpenAPI document is generated from them (openapi.ts).
  */
 import * as z from 'zod';
-import { addOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
+import { addOptionsSchema, cancelOptionsSchema, failNowOptionsSchema, idSchema, rescheduleOptionsSchema } from '../options.js';
 import { SEARCH_CURSOR_CHARS, SEARCH_CURSOR_MAX } from '../inspect/search-scan.js';
 import { MAX_CONCURRENCY, MAX_RATE_TOKENS, MAX_RATE_WINDOW_MS, PAGE_LIMIT_MAX, SEARCH_BUDGET_MAX, TIMELINE_BUCKETS, TIMELINE_BUCKET_MS } from '../limits.js';
 import { specSchema } from '../schedules/definition.js';
@@ -65,6 +65,12 @@ export const addBody = z
   .refine((b) => 'data' in b, { error: 'is required (any JSON value, null included)', path: ['data'] });
 
 export const rescheduleBody = rescheduleOptionsSchema;
+
+/** A cancel's options: `running` cancels a running job too (its lease ends, its handler is told). */
+export const cancelBody = cancelOptionsSchema.optional();
+
+/** `queue.fail`'s options: the reason, dead now, or when the retry is due. */
+export const failBody = failNowOptionsSchema.optional();
 
 /** How many jobs the person confirmed; the action is refused when more would be touched. */
 const expect = z.number().int().min(0).optional();
@@ -159,6 +165,7 @@ export const jobInfo = z.object({
   priority: z.number().int(),
   attempt: z.number().int(),
   maxAttempts: z.number().int().optional(),
+  timeoutMs: z.number().int().optional(),
   createdAtMs: ms,
   leaseExpiresAtMs: ms.optional(),
   lastError: z.string().optional(),
@@ -327,6 +334,13 @@ export const addResult = z.object({
 export const changeResult = z.object({ id: z.string(), state: z.string().optional(), dueAtMs: ms.optional() });
 
 export const countResult = z.object({ count: z.number().int() });
+
+export const failResult = z.object({
+  id: z.string(),
+  outcome: z.enum(['retried', 'dead', 'refused', 'not_found']),
+  state: z.string().optional(),
+  dueAtMs: ms.optional(),
+});
 
 export const session = z.object({
   version: z.string(),

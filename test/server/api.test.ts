@@ -162,6 +162,55 @@ for (const backend of backends) {
       assert.ok(audit.every((a) => a.user === 'anonymous' && a.queue === name));
     });
 
+    test('a running job is cancelled ({ running: true }) or failed now through the API: its handler is told, the write is audited; refusals say why', async () => {
+      const { api, name, audit, q } = setUp();
+      await api.session();
+      const held = new Map<string, AbortSignal>();
+      const w = track(
+        new Worker(
+          name,
+          (job) => {
+            held.set(job.id, job.signal);
+            return new Promise(() => {});
+          },
+          { ...backend.options(), concurrency: 5 },
+        ),
+      );
+      await q.add({ n: 1 }, { id: 'run:1', attempts: 3 });
+      await q.add({ n: 2 }, { id: 'run:2', attempts: 3 });
+      await until(() => held.size === 2, 'both run');
+      const refused = await api.post(`/api/queues/${name}/jobs/run%3A1/cancel`);
+      assert.equal(refused.status, 409);
+      assert.match(refused.body.error.message, /is running: cancel it with \{ "running": true \}/);
+      const cancelled = await api.post(`/api/queues/${name}/jobs/run%3A1/cancel`, { running: true, reason: 'upstream is down' });
+      assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+      assert.deepEqual(cancelled.body, { id: 'run:1', cancelled: true, state: 'active' });
+      await until(() => held.get('run:1')!.aborted, 'the handler is told');
+      assert.equal(held.get('run:1')!.reason, 'cancelled');
+
+      const failed = await api.post(`/api/queues/${name}/jobs/run%3A2/fail`, { reason: 'hung', retryDelayMs: 3_600_000 });
+      assert.equal(failed.status, 200, JSON.stringify(failed.body));
+      assert.equal(failed.body.outcome, 'retried');
+      await until(() => held.get('run:2')!.aborted, 'the handler is told');
+      const notStarted = await api.post(`/api/queues/${name}/jobs/run%3A2/fail`, { reason: 'again' });
+      assert.equal(notStarted.status, 409);
+      assert.match(notStarted.body.error.message, /has not started: fail it with \{ "dead": true \}/);
+      assert.equal((await api.post(`/api/queues/${name}/jobs/run%3A2/fail`, { dead: true, reason: 'poison' })).body.outcome, 'dead');
+      assert.equal((await api.post(`/api/queues/${name}/jobs/run%3A2/fail`, { dead: true })).status, 409, 'dead: it has ended');
+      assert.equal((await api.post(`/api/queues/${name}/jobs/none/fail`, { dead: true })).status, 404);
+      const bad = await api.post(`/api/queues/${name}/jobs/run%3A2/fail`, { dead: 'yes' });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.summary, a.target]),
+        [
+          ['job.cancel', 'Cancels a scheduled job', 'run:1'],
+          ['job.fail', 'Fails a job now', 'run:2'],
+          ['job.fail', 'Fails a job now', 'run:2'],
+        ],
+      );
+      await w.close({ timeoutMs: 0 });
+    });
+
     test("the audit line's ip is the client as the dashboard knows it, never a header the client wrote", async () => {
       const forged = { 'x-forwarded-for': '203.0.113.66' };
       const plain = setUp();

@@ -1,5 +1,5 @@
 /**
- * The dashboard in Chromium (browser-harness.ts): jobs: the dead list (sorted, paged, searched by error text, retried in bulk), a search on a large queue, a schedule nobody enqueues, from a queue to a job, retrying a dead job, cancelling a scheduled one, and an HTML payload shown as text.
+ * The dashboard in Chromium (browser-harness.ts): jobs: the dead list (sorted, paged, searched by error text, retried in bulk), a search on a large queue, a schedule nobody enqueues, from a queue to a job, retrying a dead job, cancelling a scheduled one, cancelling or failing a running one, and an HTML payload shown as text.
  */
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
@@ -179,6 +179,57 @@ describe('the dashboard in Chromium: jobs', () => {
     await dialog.getByRole('button', { name: 'Cancel the job' }).click();
     await until(async () => (await dash.orders.get(id)) === null, `${id} gone from Redis`, STEP_MS);
     await until(() => page.url().endsWith('#/queues/orders'), 'back on the queue page', STEP_MS);
+  });
+
+  dash.test('a running job: Cancel… and Fail now… end it from its page (confirmed, with a reason); the handler is told', async () => {
+    const hung = new Queue<number>('hung-jobs', { connection: fx.redis.url });
+    const signals = new Map<string, AbortSignal>();
+    const w = new Worker<number>(
+      'hung-jobs',
+      (job) => {
+        signals.set(job.id, job.signal);
+        return new Promise(() => {});
+      },
+      { connection: fx.redis.url, concurrency: 5 },
+    );
+    errorLog.watch(w);
+    try {
+      await hung.add(1, { id: 'wh:1' });
+      await hung.add(2, { id: 'wh:2', attempts: 3 });
+      await until(() => signals.size === 2, 'both run', STEP_MS);
+
+      const page = await open(`${dash.dashboard.url}#/queues/hung-jobs/jobs/${encodeURIComponent('wh:1')}`);
+      await page.waitForSelector('h1.job-id');
+      await page.getByRole('button', { name: 'Cancel…' }).click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.waitFor();
+      assert.deepEqual(
+        (await dialog.getByRole('button').allTextContents()).map((t) => t.trim()),
+        ['Keep it running', 'Cancel the job'],
+      );
+      await dialog.getByLabel('Reason').fill('upstream is down');
+      await shot(page, 'dialog-cancel-running');
+      await dialog.getByRole('button', { name: 'Cancel the job' }).click();
+      await until(() => signals.get('wh:1')!.aborted, 'the handler is told', STEP_MS);
+      assert.equal(signals.get('wh:1')!.reason, 'cancelled');
+      await until(async () => (await hung.get('wh:1')) === null, 'wh:1 gone', STEP_MS);
+
+      const page2 = await open(`${dash.dashboard.url}#/queues/hung-jobs/jobs/${encodeURIComponent('wh:2')}`);
+      await page2.waitForSelector('h1.job-id');
+      await page2.getByRole('button', { name: 'Fail now…' }).click();
+      const failDialog = page2.locator('dialog[open]');
+      await failDialog.getByLabel('Reason').fill('hung on a dead upstream');
+      await failDialog.getByLabel('To the dead set now (no retry)').check();
+      await failDialog.getByRole('button', { name: 'Fail the attempt' }).click();
+      await until(() => signals.get('wh:2')!.aborted, 'the handler is told', STEP_MS);
+      assert.equal(signals.get('wh:2')!.reason, 'failed');
+      await until(async () => (await hung.get('wh:2'))?.state === 'dead', 'wh:2 dead', STEP_MS);
+      assert.equal((await hung.get('wh:2'))?.lastError, 'hung on a dead upstream');
+    } finally {
+      await w.close({ timeoutMs: 0 });
+      await hung.obliterate({ force: true });
+      await hung.close();
+    }
   });
 
   dash.test('shows an HTML payload as text and runs none of it', async () => {

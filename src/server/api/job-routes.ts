@@ -141,18 +141,45 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       handler: ({ queue, body }) => queue.add(body.data, body.opts as Parameters<Queue['add']>[1]),
       audit: (r) => ({ target: (r as { id: string }).id, count: (r as { added: boolean }).added ? 1 : 0 }),
     }),
-    route({
+    route<undefined, typeof s.cancelBody._zod.output>({
       method: 'post',
       code: 'job.cancel',
       path: '/queues/:queue/jobs/:id/cancel',
-      summary: 'Cancels a scheduled job',
+      summary: 'Cancels a scheduled job (with { running: true } a running one too: its lease ends at once, its handler is told)',
       tag: 'jobs',
       action: 'write',
+      body: s.cancelBody,
       response: s.changeResult,
       errors: STATE_ERRORS,
-      async handler({ queue, params }) {
-        const r = await queue.cancel(params.id!);
-        if (!r.cancelled) refuseState(r.id, r.state, 'cancelled');
+      async handler({ queue, params, body }) {
+        const r = await queue.cancel(params.id!, body ?? {});
+        if (r.cancelled) return r;
+        if (r.state === 'active') throw new HttpError(409, 'state', `job ${r.id} is running: cancel it with { "running": true }`);
+        refuseState(r.id, r.state, 'cancelled');
+        return r;
+      },
+      audit: (_r, { params }) => ({ target: params.id, count: 1 }),
+    }),
+    route<undefined, typeof s.failBody._zod.output>({
+      method: 'post',
+      code: 'job.fail',
+      path: '/queues/:queue/jobs/:id/fail',
+      summary:
+        'Fails a job now (a running attempt ends as failed with the reason, retries apply, its handler is told; { dead: true } buries the job now, running or not)',
+      tag: 'jobs',
+      action: 'write',
+      body: s.failBody,
+      response: s.failResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params, body }) {
+        const r = await queue.fail(params.id!, body ?? {});
+        if (r.outcome === 'not_found') throw new HttpError(404, 'not_found', `no job ${r.id}`);
+        if (r.outcome === 'refused')
+          throw new HttpError(
+            409,
+            'state',
+            r.state === 'scheduled' ? `job ${r.id} has not started: fail it with { "dead": true }` : `job ${r.id} is ${r.state}: it has ended`,
+          );
         return r;
       },
       audit: (_r, { params }) => ({ target: params.id, count: 1 }),

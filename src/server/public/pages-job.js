@@ -92,6 +92,7 @@ export function jobPage(main, route) {
         fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
         fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
         fact('Priority', String(j.priority)),
+        j.timeoutMs === undefined ? null : fact('Timeout', `${duration(j.timeoutMs)} per attempt`),
         // Its name: a link to the search for its queue's jobs of that name.
         j.name !== undefined ? fact('Name', h('a', { href: href.search(queue, { name: j.name }), class: 'mono wrap' }, j.name)) : null,
         // Its group: the Groups tab shows the group's running, waiting, limit and pause.
@@ -176,7 +177,56 @@ export function jobPage(main, route) {
       ];
     }
     if (j.state === 'completed') return [purgeButton()];
+    if (j.state === 'active') {
+      return [
+        button('Cancel…', () => endRunning('cancel'), { icon: 'x', tone: 'danger' }),
+        button('Fail now…', () => endRunning('fail'), { icon: 'bolt', tone: 'danger' }),
+      ];
+    }
     return [];
+  }
+
+  /**
+   * Ends a running job from here: cancel (the job is removed) or fail now (retries apply, or dead
+   * now). The holder's lease ends at once and its handler is told, on whichever host it runs.
+   */
+  async function endRunning(how) {
+    const cancel = how === 'cancel';
+    const values = await dialog({
+      title: cancel ? `Cancel ${id} while it runs?` : `Fail ${id} now?`,
+      confirm: cancel ? 'Cancel the job' : 'Fail the attempt',
+      tone: 'danger',
+      dismiss: 'Keep it running',
+      body: [
+        h(
+          'p',
+          null,
+          cancel
+            ? 'Its lease ends now and its handler is told to stop; the job is removed and will not run again.'
+            : 'Its lease ends now and its handler is told to stop; the attempt counts as failed and is retried while attempts are left.',
+        ),
+        h(
+          'label',
+          { class: 'field' },
+          'Reason',
+          h('input', { type: 'text', name: 'reason', maxlength: '2000', class: 'input', placeholder: cancel ? 'upstream is down' : 'hung on a dead upstream' }),
+        ),
+        cancel ? null : h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'dead' }), ' To the dead set now (no retry)'),
+      ],
+    });
+    if (!values) return;
+    const reason = String(values.reason ?? '').trim();
+    if (cancel) {
+      if (await act(() => api.cancel(queue, id, { running: true, ...(reason ? { reason } : {}) }), `Cancelled ${id}; its handler was told.`))
+        go(href.queue(queue));
+      return;
+    }
+    const dead = values.dead === 'on' || values.dead === true;
+    await act(
+      () => api.fail(queue, id, { dead, ...(reason ? { reason } : {}) }),
+      (r) => (r.outcome === 'dead' ? `${id} is in the dead set.` : `${id} failed; retry due ${localTime(r.dueAtMs)}.`),
+    );
+    load();
   }
 
   function purgeButton() {
