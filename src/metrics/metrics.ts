@@ -9,7 +9,7 @@
  *   http.createServer(async (_, res) => res.end(await metrics.registry.metrics()));
  */
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ValidationError } from '../errors.js';
+import { HandlerTimeoutError, ValidationError } from '../errors.js';
 import type { Queue } from '../queue.js';
 import type { ShardFigures } from '../store/shard-admin.js';
 import { ShardedStore } from '../store/sharded/sharded-store.js';
@@ -79,6 +79,8 @@ export class DelayqMetrics {
   readonly #retried: Counter<'queue'>;
   readonly #dead: Counter<'queue'>;
   readonly #leaseLost: Counter<'queue'>;
+  readonly #revoked: Counter<'queue' | 'why'>;
+  readonly #timedOut: Counter<'queue'>;
   readonly #shardErrors: Counter<'queue' | 'shard'>;
   /** Per sharding store watched: the observed queues whose ShardErrors are counted (each error once). */
   readonly #shardQueues = new WeakMap<ShardedStore, Set<string>>();
@@ -156,6 +158,13 @@ export class DelayqMetrics {
     this.#retried = counter('delayq_retried_total', 'Failed jobs scheduled again after their backoff');
     this.#dead = counter('delayq_dead_total', 'Jobs moved to the dead set by observed workers');
     this.#leaseLost = counter('delayq_lease_lost_total', "Hand-outs whose lease expired before the worker's ack (the job runs again elsewhere)");
+    this.#revoked = new prom.Counter({
+      name: 'delayq_revoked_total',
+      help: 'Running jobs of observed workers ended from outside (queue.cancel with running, queue.fail), by why: cancelled or failed',
+      labelNames: ['queue', 'why'],
+      registers,
+    });
+    this.#timedOut = counter('delayq_timed_out_total', "Attempts of observed workers failed for running past their timeout (the job's own, else the worker's)");
     this.#shardErrors = new prom.Counter({
       name: 'delayq_shard_errors_total',
       help: "ShardErrors of sharded queues, by shard: a shard whose claim failed while the others answered (each time it is asked again; the worker reports it on 'error'), or that refused an add past the re-route deadline",
@@ -389,9 +398,14 @@ export class DelayqMetrics {
       ended(job);
       this.#completed.inc(labels);
     });
-    w.on('failed', (job) => {
+    w.on('failed', (job, err) => {
       ended(job);
       this.#failed.inc(labels);
+      if (err instanceof HandlerTimeoutError) this.#timedOut.inc(labels);
+    });
+    w.on('revoked', (job, why) => {
+      ended(job);
+      this.#revoked.inc({ queue: w.queue, why });
     });
     w.on('snoozed', (job) => ended(job));
     w.on('released', (job) => ended(job));

@@ -86,6 +86,33 @@ describe('Prometheus metrics', () => {
     }
   });
 
+  test('revocations (by why) and timeouts are counted; a revoked hand-out is tracked no longer', async () => {
+    const store = new MemoryStore();
+    const registry = new Registry();
+    const metrics = await DelayqMetrics.create({ registry });
+    const name = uniqueName('m');
+    const queue = new Queue<number>(name, { store });
+    const worker = new Worker<number>(name, () => new Promise(() => {}), { store, concurrency: 5, attempts: 1 });
+    metrics.observeWorker(worker);
+    try {
+      await queue.add(1, { id: 'c' });
+      await queue.add(2, { id: 'f' });
+      await queue.add(3, { id: 't', timeoutMs: 50 });
+      await until(() => worker.running === 3, 'three run', 5_000);
+      await queue.cancel('c', { running: true });
+      await queue.fail('f', { dead: true });
+      await until(async () => (await queue.stats()).active === 0, 'all three ended', 5_000);
+      await until(() => metrics.trackedHandOuts === 0, 'no hand-out tracked', 5_000);
+      const m = parse(await registry.metrics());
+      const q = `queue="${name}"`;
+      assert.equal(m.get(`delayq_revoked_total{${q},why="cancelled"}`), 1);
+      assert.equal(m.get(`delayq_revoked_total{${q},why="failed"}`), 1);
+      assert.equal(m.get(`delayq_timed_out_total{${q}}`), 1);
+    } finally {
+      await worker.close({ timeoutMs: 0 });
+    }
+  });
+
   test("schedule lag is measured by the server's clock, not the worker host's", async () => {
     // The store's clock (the server's) is a minute behind this host's: a job due now runs now.
     const store = new MemoryStore({ clock: () => Date.now() - 60_000 });
