@@ -39,6 +39,9 @@ import { routeByName } from './worker/route-by-name.js';
 import { type IsolatedHandler, isolatedWorkerHandler } from './worker/isolation/pool.js';
 import { setLongTimeout, timerDelay } from './timers.js';
 
+/** How long a starting worker waits for its wake subscription before its first claim. */
+const FIRST_CLAIM_WAIT_MS = 2_000;
+
 export type Handler<T, R = unknown> = (job: Job<T>) => Promise<R> | R;
 
 /**
@@ -189,6 +192,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         onResubscribed: () => {
           this.#reachable();
           this.#wake();
+          // A cancel or fail of a running job told while the subscription was down was missed:
+          // renewing the leases now finds those that were ended (lease lost), not a third of a
+          // lease later.
+          void this.#leases.renew();
         },
         onError: (err) => this.#emitError(err),
       })
@@ -210,7 +217,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#unwatch = this.#store.watchConnection({ onDown: (err) => this.#emitError(err), onUp: () => this.#reachable() });
     this.#leases.start();
     this.#heartbeat.start();
-    this.#pump();
+    // The first claim waits for the subscription (a round trip; at most FIRST_CLAIM_WAIT_MS): a
+    // job handed out before it is live could be cancelled unheard, its holder learning only at
+    // its next lease renewal.
+    const first = setTimeout(() => this.#pump(), FIRST_CLAIM_WAIT_MS);
+    void this.#subscription.finally(() => {
+      clearTimeout(first);
+      this.#pump();
+    });
   }
 
   /**

@@ -80,8 +80,9 @@ export class JobWaiters {
     else if (answer.state === 'unknown') wait.reject(new JobNotFoundError(wait.id));
     else if (answer.state === 'timeout') {
       wait.reject(new WaitTimeoutError(wait.id, wait.timeoutMs));
-      // Its registration is pruned now rather than left to the next wait's call.
-      this.#store.watch(this.#queue, [], 0).catch(() => {});
+      // Its registration runs out REGISTRATION_SLACK_MS later: pruned then, rather than left to
+      // the next wait's or end's call.
+      setTimeout(() => this.#store.watch(this.#queue, [], 0).catch(() => {}), REGISTRATION_SLACK_MS + 50).unref();
     } else if (answer.end === 'completed') this.#resolveResult(wait, answer.payload);
     else if (answer.end === 'dead') wait.reject(new JobFailedError(wait.id, answer.payload));
     else wait.reject(new JobCancelledError(wait.id, answer.payload));
