@@ -26,14 +26,15 @@ KEYS (25):
   23 rate-wake = <prefix>:{<queue>}:rate-wake
   24 revoked = <prefix>:{<queue>}:revoked
   25 waiters = <prefix>:{<queue>}:waiters
-ARGV (3, then the items):
+ARGV (4, then the items):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
   3 wait_ms: integer (ms), 0..315360000000. how long the waiters are registered ('0': none, and prune those whose time is up)
-Items from ARGV[4], 1 fields each:
+  4 expect: flag, '0' or '1'. '1': register ids of no job too (a job about to be added: addAndWait watches before it adds)
+Items from ARGV[5], 1 fields each:
   +0 id: id. a job id: 1-256 characters of valid Unicode, no control characters
 Reply: an array: now_ms, then per item state, payload.
-  per id its state: 'waiting' (registered: its end is published on the wake channel as wire.ts FINISHED_MESSAGE until now + wait_ms), 'completed' (kept; payload its result JSON, '' for none), 'dead' (payload its last error) or '' (no such job: not added yet, cancelled, or completed and not kept; registered all the same)
+  per id its state: 'waiting' (registered: its end is published on the wake channel as wire.ts FINISHED_MESSAGE until now + wait_ms), 'completed' (kept; payload its result JSON, '' for none), 'dead' (payload its last error) or '' (no such job: not added yet, cancelled, or completed and not kept; registered only with expect)
 Refusals: every argument is checked before the first write; one outside what its line says fails the call
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
@@ -41,8 +42,8 @@ with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothi
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
-local A = { wait_ms = 3 }
-local EACH_FIRST = 4
+local A = { wait_ms = 3, expect = 4 }
+local EACH_FIRST = 5
 local EACH_SIZE = 1
 local E = { id = 0 }
 local CODE = {  }
@@ -50,7 +51,7 @@ local R = { now_ms = 1 }
 local R_EACH_FIRST = 2
 local R_EACH_SIZE = 2
 local RE = { state = 1, payload = 2 }
-local RULE = { wait_ms = { 'i', 0, 315360000000, false } }
+local RULE = { wait_ms = { 'i', 0, 315360000000, false }, expect = { 'f', nil, nil, false } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: watch takes 25 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
@@ -868,6 +869,7 @@ check_args()
 return (function()
 
 local wait_ms = arg_int('wait_ms')
+local expect = arg('expect') == '1'
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', K_WAITERS, '-inf', now)
 local out = reply({ now_ms = now })
@@ -882,9 +884,9 @@ for i = 1, each_count() do
     known, payload = PLACE.dead, (r and r.e) or ''
   else
     if state ~= nil then known = 'waiting' end
-    -- An unknown id is registered too: addAndWait watches before it adds, so no end falls
+    -- An unknown id only when expected: addAndWait watches before it adds, so no end falls
     -- between. GT: a second waiter with a shorter wait does not cut the first one's short.
-    if wait_ms > 0 then redis.call('ZADD', K_WAITERS, 'GT', now + wait_ms, id) end
+    if wait_ms > 0 and (state ~= nil or expect) then redis.call('ZADD', K_WAITERS, 'GT', now + wait_ms, id) end
   end
   local n = #out
   out[n + RE.state] = known

@@ -49,11 +49,14 @@ export class JobWaiters {
     const settled = new Promise<unknown>((resolve, reject) => {
       wait = { id, timeoutMs, deadline: Date.now() + timeoutMs, resolve, reject, timer: { clear: () => {} } };
     });
+    // It may settle before this function returns it (an end heard while the store answers):
+    // marked handled here, the caller still gets the rejection.
+    settled.catch(() => {});
     this.#hold(wait);
     wait.timer = setLongTimeout(() => this.#settle(wait, { state: 'timeout' }), timeoutMs);
     try {
       // Registered before anything else, so an end told meanwhile is heard.
-      const registered = this.#store.watch(this.#queue, [id], timeoutMs + REGISTRATION_SLACK_MS);
+      const registered = this.#store.watch(this.#queue, [id], timeoutMs + REGISTRATION_SLACK_MS, before !== undefined);
       if (before) {
         await registered;
         await before();

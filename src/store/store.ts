@@ -509,9 +509,10 @@ export interface Store {
   /**
    * Registers waiters for these jobs' ends for `waitMs` (then published to subscribers:
    * WakeHandlers.onFinished) and answers what is known now, in one step; `waitMs` 0 registers
-   * nothing and clears the waiters whose time is up.
+   * nothing and clears the waiters whose time is up. Ids of no job are registered only when
+   * `expect` (a job about to be added).
    */
-  watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]>;
+  watch(queue: string, ids: string[], waitMs: number, expect?: boolean): Promise<WatchAnswer[]>;
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
   /** One job with its logs and error history; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;

@@ -87,7 +87,7 @@ const BASELINES: Record<ScriptName, Baseline> = {
     seed: leased,
     args: () => ({ id: 'a', reason: 'r', dead: '0', retry_ms: 0, default_max: 3, history: 10, request_id: 'r1', memo_ms: 60_000 }),
   },
-  watch: { seed: scheduled, args: () => ({ wait_ms: 60_000 }), items: () => [{ id: 'a' }, { id: 'b' }] },
+  watch: { seed: scheduled, args: () => ({ wait_ms: 60_000, expect: '1' }), items: () => [{ id: 'a' }, { id: 'b' }] },
   reschedule: { seed: scheduled, args: () => ({ id: 'a', delay_ms: 1000, run_at: '', request_id: 'r1', memo_ms: 60_000 }) },
   get: { seed: scheduled, args: () => ({ logs: '1' }), items: () => [{ id: 'a' }] },
   list: { seed: scheduled, args: () => ({ state: 'scheduled', limit: 10, order: 'asc' }) },

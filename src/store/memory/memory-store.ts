@@ -534,13 +534,16 @@ export class MemoryStore implements Store {
     return { outcome: 'retried', state, dueAtMs: due };
   }
 
-  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
+  async watch(queue: string, ids: string[], waitMs: number, expect = false): Promise<WatchAnswer[]> {
     const q = this.#q(queue);
     const now = this.#now();
     for (const [id, until] of q.waiters) if (until <= now) q.waiters.delete(id);
     return ids.map((id): WatchAnswer => {
       const job = q.jobs.get(id);
-      if (!job) return { state: 'unknown' };
+      if (!job) {
+        if (expect && waitMs > 0) q.waiters.set(id, Math.max(q.waiters.get(id) ?? 0, now + waitMs));
+        return { state: 'unknown' };
+      }
       if (job.where === 'completed') return { state: 'completed', result: job.result ?? '' };
       if (job.where === 'dead') return { state: 'dead', error: job.lastError ?? '' };
       if (waitMs > 0) q.waiters.set(id, Math.max(q.waiters.get(id) ?? 0, now + waitMs));

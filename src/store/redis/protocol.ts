@@ -108,6 +108,7 @@ const ARGS: Record<string, ArgDoc> = {
   },
   reason: { type: 'text', notSet: "''", doc: 'why: the cancelled event and waiters hear it; fail-now keeps it as the last error' },
   wait_ms: { type: 'integer', unit: 'ms', doc: "how long the waiters are registered ('0': none, and prune those whose time is up)" },
+  expect: { type: 'flag', doc: "'1': register ids of no job too (a job about to be added: addAndWait watches before it adds)" },
   group: { type: 'id', notSet: "''", doc: 'a group id (add: the job belongs to it; limits: the group to change, or the queue)' },
   cost: { type: 'integer', notSet: "'' (1)", doc: 'tokens of the rate limits the job takes when handed out; above a limit max: CODE.too_costly' },
   debounce_key: { type: 'text', notSet: "''", doc: "fold the add into this key's pending burst (see add.lua's header); delay_ms and run_at are then ignored" },

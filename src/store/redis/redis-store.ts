@@ -438,12 +438,12 @@ export class RedisStore implements Store {
     return { outcome: codeName('failNow', fields.code), state: state === '' ? undefined : (state as JobState), dueAtMs: due < 0 ? undefined : due };
   }
 
-  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
+  async watch(queue: string, ids: string[], waitMs: number, expect = false): Promise<WatchAnswer[]> {
     const out: WatchAnswer[] = [];
     // wait_ms 0 with no ids: only the prune of waiters whose time is up.
     for (let at = 0; at < Math.max(ids.length, 1); at += LIMIT.ids_per_run) {
       const chunk = ids.slice(at, at + LIMIT.ids_per_run);
-      const { items } = await this.#reply(queue, 'watch', { wait_ms: waitMs }, { items: chunk.map((id) => ({ id })) });
+      const { items } = await this.#reply(queue, 'watch', { wait_ms: waitMs, expect: expect ? '1' : '0' }, { items: chunk.map((id) => ({ id })) });
       for (const row of items) out.push(watchAnswer(String(row.state), String(row.payload)));
     }
     return out;

@@ -291,12 +291,12 @@ export const WIRE = {
   },
   watch: {
     keys: [],
-    args: ['wait_ms'],
+    args: ['wait_ms', 'expect'],
     each: ['id'],
     reply: {
       fields: ['now_ms'],
       each: ['state', 'payload'],
-      note: "per id its state: 'waiting' (registered: its end is published on the wake channel as wire.ts FINISHED_MESSAGE until now + wait_ms), 'completed' (kept; payload its result JSON, '' for none), 'dead' (payload its last error) or '' (no such job: not added yet, cancelled, or completed and not kept; registered all the same)",
+      note: "per id its state: 'waiting' (registered: its end is published on the wake channel as wire.ts FINISHED_MESSAGE until now + wait_ms), 'completed' (kept; payload its result JSON, '' for none), 'dead' (payload its last error) or '' (no such job: not added yet, cancelled, or completed and not kept; registered only with expect)",
     },
   },
   reschedule: {
@@ -500,6 +500,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   running: { flag: true, unset: true },
   reason: { text: "kept as it is (the job's last error, or the cancel event's reason)" },
   wait_ms: ms(0),
+  expect: { flag: true },
   group: { id: true, unset: true },
   cost: { int: [1, MAX_RATE_TOKENS], unset: true },
   debounce_key: { id: true, unset: true },

@@ -333,11 +333,12 @@ export class ShardedStore implements Store, ShardAdmin {
   }
 
   /**
-   * Registers the waiters on every shard (a job not added yet, addAndWait's, may land on any; the
-   * others' entries run out unused) and answers from the shard that knows the job.
+   * Registers the waiters on every shard that holds the job, or with `expect` on every shard (a
+   * job not added yet, addAndWait's, may land on any; the others' entries run out unused), and
+   * answers from the shard that knows the job.
    */
-  async watch(queue: string, ids: string[], waitMs: number): Promise<WatchAnswer[]> {
-    const answers = await this.#layouts.everywhere(queue, (m) => this.inner.watch(m, ids, waitMs));
+  async watch(queue: string, ids: string[], waitMs: number, expect = false): Promise<WatchAnswer[]> {
+    const answers = await this.#layouts.everywhere(queue, (m) => this.inner.watch(m, ids, waitMs, expect));
     return ids.map((_, i) => {
       const known = answers.map((a) => a[i]!);
       return known.find((a) => a.state === 'completed' || a.state === 'dead') ?? known.find((a) => a.state === 'waiting') ?? { state: 'unknown' };

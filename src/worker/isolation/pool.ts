@@ -15,6 +15,7 @@ import { IsolatedHandlerError } from '../../errors.js';
 import type { Job } from '../../job.js';
 import { type FromSlot, fromWire, snapshot, toWire } from './messages.js';
 import { type IsolationKind, Slot } from './slot.js';
+import { timerDelay } from '../../timers.js';
 
 export type { IsolationKind };
 
@@ -231,7 +232,7 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
         slot.send({ type: 'abort', run: id, reason: cloneable(signal.reason) });
         const run = runs.get(id);
         if (!run) return;
-        run.grace = setTimeout(() => retire(slot), graceMs);
+        run.grace = setTimeout(() => retire(slot), timerDelay(graceMs));
         // The Worker freed this job's place at once (a timeout is a failure now): a job it hands
         // out meanwhile gets a slot of its own rather than waiting out the grace.
         counted.delete(slot);
