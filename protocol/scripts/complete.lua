@@ -892,7 +892,8 @@ end
 -- such job", which a re-sent ack also hears).
 local function lost_or_missing(id)
   if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
-  if redis.call('ZSCORE', K_REVOKED, id) then return CODE.lease_lost end
+  local kept_until = redis.call('ZSCORE', K_REVOKED, id)
+  if kept_until and tonumber(kept_until) > now_ms() then return CODE.lease_lost end
   return CODE.not_found
 end
 
@@ -985,16 +986,19 @@ end
 local REVOKED_KEEP_MS = 600000
 
 -- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
--- its group's slot, the run state (when `r`, a parsed run state, is given) keeps MARK.revoked ..
--- token so every later call of its holder answers lease lost, and the holder hears at once on
--- the wake channel (wire.ts REVOKED_MESSAGE) to abort its handler. `why` is cancelled, failed or
--- dead. Returns the token it ended.
+-- its group's slot, and the holder hears at once on the wake channel (wire.ts REVOKED_MESSAGE)
+-- to abort its handler. `why` is cancelled, failed or dead. A cancelled job is about to be
+-- deleted: it is remembered in `revoked` so its holder's later calls answer lease lost; a failed
+-- one keeps its run state, which the caller marks MARK.revoked .. token to the same end.
+-- Returns the token it ended.
 local function revoke(id, run, why, now)
   local token = held_token(run)
   local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) or now
   leave_active({ id })
-  redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
-  redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  if why == 'cancelled' then
+    redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
+    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  end
   if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
   return token
 end

@@ -899,7 +899,8 @@ end
 -- such job", which a re-sent ack also hears).
 local function lost_or_missing(id)
   if redis.call('HEXISTS', K_JOBS, id) == 1 then return CODE.lease_lost end
-  if redis.call('ZSCORE', K_REVOKED, id) then return CODE.lease_lost end
+  local kept_until = redis.call('ZSCORE', K_REVOKED, id)
+  if kept_until and tonumber(kept_until) > now_ms() then return CODE.lease_lost end
   return CODE.not_found
 end
 
@@ -992,16 +993,19 @@ end
 local REVOKED_KEEP_MS = 600000
 
 -- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
--- its group's slot, the run state (when `r`, a parsed run state, is given) keeps MARK.revoked ..
--- token so every later call of its holder answers lease lost, and the holder hears at once on
--- the wake channel (wire.ts REVOKED_MESSAGE) to abort its handler. `why` is cancelled, failed or
--- dead. Returns the token it ended.
+-- its group's slot, and the holder hears at once on the wake channel (wire.ts REVOKED_MESSAGE)
+-- to abort its handler. `why` is cancelled, failed or dead. A cancelled job is about to be
+-- deleted: it is remembered in `revoked` so its holder's later calls answer lease lost; a failed
+-- one keeps its run state, which the caller marks MARK.revoked .. token to the same end.
+-- Returns the token it ended.
 local function revoke(id, run, why, now)
   local token = held_token(run)
   local deadline = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) or now
   leave_active({ id })
-  redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
-  redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  if why == 'cancelled' then
+    redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
+    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+  end
   if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
   return token
 end
@@ -1138,7 +1142,10 @@ local dies = bury or corrupt ~= nil or attempts >= max
 -- Decided before the first write.
 local errors = errors_with(id, history, attempts, now, reason)
 
-local token = ''
+-- A job buried before it ever ran keeps its due time (a never-run job's has none in its run).
+local was_due = current_due(id, run)
+-- A waiting job keeps the mark its last holder left (a re-send of that holder's call answers as before).
+local token = r.k or ''
 if state == PLACE.active then
   token = MARK.revoked .. revoke(id, run, dies and 'dead' or 'failed', now)
 else
@@ -1146,7 +1153,7 @@ else
 end
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 if dies then
-  redis.call('HSET', K_RUNS, id, encode_run(attempts, r.t, token, text, r.s, r.w))
+  redis.call('HSET', K_RUNS, id, encode_run(attempts, was_due, token, text, r.s, r.w))
   finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', attempts, 'error', text, 'by', 'fail-now')
   return answer(CODE.dead, public, -1)

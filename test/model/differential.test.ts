@@ -42,6 +42,7 @@ const addArb = fc
     group: fc.constantFrom(undefined, undefined, 'g1', 'g2'),
     // A name of several bytes a character: the body counts its length in bytes.
     name: fc.constantFrom(undefined, undefined, 'send-email', 'é名🙂'),
+    timeoutMs: fc.constantFrom(undefined, undefined, 250),
     cost: fc.constantFrom(1, 1, 1, 2),
     debounce: fc.constantFrom(undefined, undefined, undefined, { key: 'd1', delayMs: 500, maxWaitMs: undefined }, { key: 'd1', delayMs: 1000, maxWaitMs: 700 }),
   })
@@ -71,7 +72,14 @@ const command = fc.oneof(
   },
   { arbitrary: fc.record({ c: fc.constant('release' as const), h: handout, holdMs: fc.constantFrom(0, 0, 700) }), weight: 1 },
   { arbitrary: fc.record({ c: fc.constant('extend' as const), h: handout, ms: fc.constantFrom(1000, 30_000) }), weight: 1 },
-  { arbitrary: fc.record({ c: fc.constant('cancel' as const), ids: fc.array(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }) }), weight: 2 },
+  {
+    arbitrary: fc.record({ c: fc.constant('cancel' as const), ids: fc.array(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }), running: fc.boolean() }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({ c: fc.constant('failNow' as const), id: fc.constantFrom(...IDS), dead: fc.boolean(), retryDelayMs: fc.constantFrom(0, 700) }),
+    weight: 2,
+  },
   { arbitrary: fc.record({ c: fc.constant('drain' as const), before: fc.constantFrom(undefined, 0, 1000) }), weight: 1 },
   {
     arbitrary: fc.record({ c: fc.constant('retain' as const), count: fc.constantFrom(0, 0, 1, 2), ageMs: fc.constantFrom(0, 0, 1000) }),
@@ -144,6 +152,7 @@ function newJob(a: ModelAdd): NewJob {
     traceContext: undefined,
     group: a.group,
     name: a.name,
+    timeoutMs: a.timeoutMs,
     cost: a.cost ?? 1,
     debounce: a.debounce,
   };
@@ -181,6 +190,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
           priority: j.priority,
           leaseExpiresAtMs: j.leaseExpiresAtMs,
           name: j.name,
+          timeoutMs: j.timeoutMs,
         })),
         more: r.more,
       };
@@ -213,7 +223,12 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
       if (model.handouts.length === 0) return 'skip';
       return (await s.store.extend(queue, [{ id: id(h), token: token(h) }], cmd.ms))[0];
     case 'cancel':
-      return (await s.store.cancel(queue, cmd.ids)).map((r: CancelResult) => ({ cancelled: r.cancelled, state: r.state }));
+      return (await s.store.cancel(queue, cmd.ids, { running: cmd.running, reason: 'r' })).map((r: CancelResult) => ({
+        cancelled: r.cancelled,
+        state: r.state,
+      }));
+    case 'failNow':
+      return s.store.failNow(queue, { id: cmd.id, reason: 'from outside', dead: cmd.dead, retryDelayMs: cmd.retryDelayMs, defaultMaxAttempts: DEFAULT_MAX });
     case 'drain':
       return s.store.drain(queue, cmd.before === undefined ? undefined : model.now + cmd.before);
     case 'retain':
@@ -273,7 +288,9 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'extend':
       return none ? 'skip' : model.extend(h, cmd.ms);
     case 'cancel':
-      return cmd.ids.map((id) => model.cancel(id));
+      return cmd.ids.map((id) => model.cancel(id, cmd.running));
+    case 'failNow':
+      return model.failNow(cmd.id, 'from outside', cmd.dead, cmd.retryDelayMs);
     case 'drain':
       return model.drain(cmd.before === undefined ? undefined : model.now + cmd.before);
     case 'retain':
@@ -324,6 +341,7 @@ async function snapshot(store: Store, queue: string, id: string) {
     errors: j.errors,
     group: j.group,
     name: j.name,
+    timeoutMs: j.timeoutMs,
   };
 }
 

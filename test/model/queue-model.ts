@@ -17,8 +17,8 @@ export interface ModelJob {
   state: ModelState;
   /** The hand-out holding it while active; the last one after. */
   handout: number;
-  /** How the last hand-out ended: 'live', 'gaveUp' (fail/snooze/release) or 'recovered' (lease ran out). */
-  mark: 'live' | 'gaveUp' | 'recovered' | 'none';
+  /** How the last hand-out ended: 'live', 'gaveUp' (fail/snooze/release), 'recovered' (lease ran out) or 'revoked' (failNow). */
+  mark: 'live' | 'gaveUp' | 'recovered' | 'revoked' | 'none';
   leaseDeadline: number;
   lastError: string | undefined;
   /** Time of death or of completion. */
@@ -30,6 +30,8 @@ export interface ModelJob {
   group: string | undefined;
   /** Its name, if any (kept as added, shown by get and claims). */
   name: string | undefined;
+  /** Its own timeout per attempt, if any (kept as added, handed out with it). */
+  timeoutMs: number | undefined;
   /** Tokens of the rate limits it takes when handed out. */
   cost: number;
   /** Its debounce key, if any. */
@@ -53,6 +55,7 @@ export interface ModelAdd {
   dedupKey: string | undefined;
   group?: string | undefined;
   name?: string | undefined;
+  timeoutMs?: number | undefined;
   cost?: number;
   debounce?: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
 }
@@ -90,6 +93,8 @@ const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.fr
 export class QueueModel {
   now: number;
   readonly jobs = new Map<string, ModelJob>();
+  /** Jobs cancelled as they ran: id -> until when their holders' calls answer lease lost. */
+  readonly revoked = new Map<string, number>();
   /** Dead jobs in order of death. */
   readonly deadOrder: string[] = [];
   readonly dedup = new Map<string, { id: string; due: number; expiresAt: number }>();
@@ -188,6 +193,7 @@ export class QueueModel {
         errors: [],
         group: a.group,
         name: a.name,
+        timeoutMs: a.timeoutMs,
         cost: a.cost ?? 1,
         debounceKey: a.debounce?.key,
         promoted: false,
@@ -261,6 +267,8 @@ export class QueueModel {
   }
 
   #bury(job: ModelJob): void {
+    // A job's end ends its debounce burst (finish); only one buried before it ran still had one.
+    if (job.debounceKey !== undefined && this.bursts.get(job.debounceKey)?.id === job.id) this.bursts.delete(job.debounceKey);
     job.state = 'dead';
     job.finishedAt = this.now;
     this.deadOrder.push(job.id);
@@ -347,7 +355,15 @@ export class QueueModel {
     job.handout = this.handouts.push(job.id) - 1;
     job.mark = 'live';
     job.leaseDeadline = this.now + leaseMs;
-    return { id: job.id, attempt: job.attempts, dueAtMs: job.due, priority: job.priority, leaseExpiresAtMs: job.leaseDeadline, name: job.name };
+    return {
+      id: job.id,
+      attempt: job.attempts,
+      dueAtMs: job.due,
+      priority: job.priority,
+      leaseExpiresAtMs: job.leaseDeadline,
+      name: job.name,
+      timeoutMs: job.timeoutMs,
+    };
   }
 
   claim(count: number, leaseMs: number) {
@@ -607,7 +623,7 @@ export class QueueModel {
 
   complete(handout: number, result: string): string {
     const { job, live } = this.#held(handout);
-    if (!job) return 'not_found';
+    if (!job) return this.#missing(handout);
     if (job.state === 'completed' && job.handout === handout) return 'ok';
     if (!live) return 'lease_lost';
     this.#endLease(job, () => {
@@ -634,6 +650,7 @@ export class QueueModel {
     for (const j of this.jobs.values()) counts[j.state]++;
     if (counts.active > 0 && !force) return { removed: false, counts };
     this.jobs.clear();
+    this.revoked.clear();
     this.deadOrder.length = 0;
     this.paused = false;
     this.keepCount = 0;
@@ -655,7 +672,7 @@ export class QueueModel {
 
   extend(handout: number, ms: number): string {
     const { job, live } = this.#held(handout);
-    if (!job) return 'not_found';
+    if (!job) return this.#missing(handout);
     if (!live) return 'lease_lost';
     job.leaseDeadline = this.now + ms;
     return 'ok';
@@ -671,7 +688,7 @@ export class QueueModel {
     const own = this.#ownGiveUp(handout);
     if (own) return own.state === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: own.due };
     const { job, live } = this.#held(handout);
-    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    if (!job) return { outcome: this.#missing(handout), dueAtMs: undefined };
     if (!live) return { outcome: 'lease_lost', dueAtMs: undefined };
     job.mark = 'gaveUp';
     job.lastError = error;
@@ -688,7 +705,7 @@ export class QueueModel {
     const own = this.#ownGiveUp(handout);
     if (own) return own.state === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: own.due };
     const { job, live } = this.#held(handout);
-    if (!job) return { outcome: 'not_found', dueAtMs: undefined };
+    if (!job) return { outcome: this.#missing(handout), dueAtMs: undefined };
     if (!live) return { outcome: 'lease_lost', dueAtMs: undefined };
     job.mark = 'gaveUp';
     const due = this.now + delayMs;
@@ -706,7 +723,7 @@ export class QueueModel {
   release(handout: number, holdMs = 0): string {
     if (this.#ownGiveUp(handout)) return 'ok';
     const { job, live } = this.#held(handout);
-    if (!job) return 'not_found';
+    if (!job) return this.#missing(handout);
     if (!live) return 'lease_lost';
     job.mark = 'gaveUp';
     job.attempts = Math.max(0, job.attempts - 1);
@@ -723,12 +740,42 @@ export class QueueModel {
     return 'ok';
   }
 
-  cancel(id: string) {
+  /** A lease call for a job that is gone: lease lost while it is remembered as cancelled as it ran (until 10 min past its lease), else not found. */
+  #missing(handout: number): 'lease_lost' | 'not_found' {
+    const until = this.revoked.get(this.handouts[handout]!);
+    return until !== undefined && until > this.now ? 'lease_lost' : 'not_found';
+  }
+
+  cancel(id: string, running = false) {
     const job = this.jobs.get(id);
     if (!job) return { cancelled: false, state: undefined };
+    if (job.state === 'active' && running) {
+      for (const [k, until] of this.revoked) if (until <= this.now) this.revoked.delete(k);
+      this.revoked.set(id, Math.max(job.leaseDeadline, this.now) + 600_000);
+      this.#endLease(job, () => this.#remove(job));
+      return { cancelled: true, state: 'active' };
+    }
     if (job.state !== 'scheduled') return { cancelled: false, state: job.state };
     this.#remove(job);
     return { cancelled: true, state: 'scheduled' };
+  }
+
+  /** Queue.fail: a running attempt fails from outside its holder (retried, or dead), or with `dead` a waiting job is buried too. */
+  failNow(id: string, reason: string, dead: boolean, retryDelayMs: number) {
+    const job = this.jobs.get(id);
+    if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
+    const state = job.state;
+    if (state === 'dead' || state === 'completed' || (state === 'scheduled' && !dead)) return { outcome: 'refused', state, dueAtMs: undefined };
+    job.lastError = reason;
+    job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error: reason }].slice(-MODEL_ERROR_HISTORY);
+    const end = (then: () => void) => (state === 'active' ? this.#endLease(job, then) : then());
+    if (state === 'active') job.mark = 'revoked';
+    if (dead || job.attempts >= this.#maxOf(job)) {
+      end(() => this.#bury(job));
+      return { outcome: 'dead', state, dueAtMs: undefined };
+    }
+    end(() => this.#schedule(job, this.now + retryDelayMs));
+    return { outcome: 'retried', state, dueAtMs: job.due };
   }
 
   reschedule(id: string, delayMs: number) {
@@ -783,6 +830,7 @@ export class QueueModel {
       errors: job.errors.length > 0 ? job.errors : undefined,
       group: job.group,
       name: job.name,
+      timeoutMs: job.timeoutMs,
     };
   }
 }

@@ -527,13 +527,15 @@ export class MemoryQueue {
 
   /**
    * As _lifecycle.lua revoke: the running job's lease ends from outside its holder; the holder
-   * hears (asynchronously, as over pub/sub), and a job about to be deleted is remembered a while
-   * so its holder's calls answer lease lost.
+   * hears (asynchronously, as over pub/sub), and a cancelled job (about to be deleted) is
+   * remembered a while so its holder's calls answer lease lost.
    */
   revoke(job: MemJob, why: 'cancelled' | 'failed' | 'dead', now: number): string {
     const token = job.token ?? '';
-    for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id);
-    this.revoked.set(job.id, Math.max(job.leaseDeadline ?? now, now) + REVOKED_KEEP_MS);
+    if (why === 'cancelled') {
+      for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id);
+      this.revoked.set(job.id, Math.max(job.leaseDeadline ?? now, now) + REVOKED_KEEP_MS);
+    }
     if (token !== '' && this.subscribers.size > 0) {
       const heard = why === 'cancelled' ? 'cancelled' : 'failed';
       setImmediate(() => {

@@ -53,7 +53,10 @@ local dies = bury or corrupt ~= nil or attempts >= max
 -- Decided before the first write.
 local errors = errors_with(id, history, attempts, now, reason)
 
-local token = ''
+-- A job buried before it ever ran keeps its due time (a never-run job's has none in its run).
+local was_due = current_due(id, run)
+-- A waiting job keeps the mark its last holder left (a re-send of that holder's call answers as before).
+local token = r.k or ''
 if state == PLACE.active then
   token = MARK.revoked .. revoke(id, run, dies and 'dead' or 'failed', now)
 else
@@ -61,7 +64,7 @@ else
 end
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 if dies then
-  redis.call('HSET', K_RUNS, id, encode_run(attempts, r.t, token, text, r.s, r.w))
+  redis.call('HSET', K_RUNS, id, encode_run(attempts, was_due, token, text, r.s, r.w))
   finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', attempts, 'error', text, 'by', 'fail-now')
   return answer(CODE.dead, public, -1)
