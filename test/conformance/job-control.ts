@@ -109,13 +109,14 @@ export function jobControlConformance(kind: StoreKind): void {
       await q.add(1, { id: 'f', attempts: 3 });
       const first = await within(h.started('f'), 5000, 'the job starts');
 
-      const r = await elsewhere(q, (o) => o.fail('f', { reason: 'stuck on a dead upstream', retryDelayMs: 0 }));
+      const r = await elsewhere(q, (o) => o.fail('f', { reason: 'stuck on a dead upstream', retryDelayMs: 300 }));
       assert.equal(r.outcome, 'retried');
       assert.equal(r.state, 'active');
+      // The old holder, while the job waits for its retry: lease lost.
+      assert.deepEqual(await q.store.complete(q.name, [{ id: 'f', token: first.token, result: '' }]), ['lease_lost']);
       assert.equal(await within(aborted(first.signal), 5000, 'the signal aborts'), 'failed');
       await within(completed.promise, 5000, 'the retry runs and completes');
       assert.equal(second?.attempt, 2);
-      assert.deepEqual(await q.store.complete(q.name, [{ id: 'f', token: first.token, result: '' }]), ['lease_lost']);
 
       // dead: true on a running job.
       await q.add(2, { id: 'g', attempts: 5 });
