@@ -38,6 +38,7 @@ export type {
   CancelResult,
   RescheduleResult,
   QueueStats,
+  HeldSummary,
   DueTimeline,
   RetentionRule,
   WorkerInfo,

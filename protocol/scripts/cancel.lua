@@ -581,10 +581,20 @@ has its own limit). Group ids never hold a control character, so '\0' ends one u
 A group's running count is changed only where a lease starts or ends (enter_active,
 leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
 or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+K_WAITING_DUE (`<root>waiting-due`, ZSET due ms -> group id) is what lets stats.lua say how long
+the oldest due job of any group has waited without walking the groups: each group with jobs in
+its line has a score at or below the due time of every job there (wait_in_line lowers it with
+ZADD LT; save_groups drops a group whose line is empty). Taking jobs from a line leaves the score
+low (a lower bound, not exact); stats.lua raises the first entry to its line's true earliest due
+until the first entry is exact, which is then the earliest of all (see stats.lua).
 ]]
 
 local UNGROUPED = ''
 local HUGE = 1e15
+-- K_WAITING_DUE's name (ROOT is set per call, so the name is made when used).
+local function k_waiting_due()
+  return ROOT .. 'waiting-due'
+end
 
 -- A rate limit { max, per } from two stored numbers, or false.
 local function rate_of(max, per)
@@ -682,6 +692,12 @@ local function GL()
     end
     hset_pairs(K_GROUPS, sets)
     if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    -- A line left empty leaves the index of earliest due times (K_WAITING_DUE).
+    local emptied = {}
+    for _, g in ipairs(L.dirty_list) do
+      if L.GROUPS[g].w <= 0 then emptied[#emptied + 1] = g end
+    end
+    if #emptied > 0 then call_chunked('ZREM', k_waiting_due(), emptied) end
     L.dirty, L.dirty_list = {}, {}
   end
 
@@ -764,6 +780,22 @@ local function GL()
       adds[#adds + 1] = m
     end
     call_chunked('ZADD', K_WAITING, adds)
+    -- Each group's score in K_WAITING_DUE goes down to the earliest due time put in its line.
+    local low, order = {}, {}
+    for i, m in ipairs(members) do
+      local g = groups[i]
+      local _, due = L.waiting_parts(m)
+      if low[g] == nil then order[#order + 1] = g end
+      if low[g] == nil or due < low[g] then low[g] = due end
+    end
+    local dues = {}
+    for _, g in ipairs(order) do
+      dues[#dues + 1] = int(low[g])
+      dues[#dues + 1] = g
+    end
+    for i = 1, #dues, CHUNK do
+      redis.call('ZADD', k_waiting_due(), 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
+    end
     L.load_groups(groups)
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1
