@@ -41,6 +41,7 @@ with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothi
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_MEMO = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
+local K_WAITING_DUE = ROOT .. 'waiting-due'
 local A = { request_id = 3, memo_ms = 4 }
 local EACH_FIRST = 5
 local EACH_SIZE = 1
@@ -581,7 +582,7 @@ has its own limit). Group ids never hold a control character, so '\0' ends one u
 A group's running count is changed only where a lease starts or ends (enter_active,
 leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
 or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
-K_WAITING_DUE (`<root>waiting-due`, ZSET due ms -> group id) is what lets stats.lua say how long
+K_WAITING_DUE (`<root>waiting-due`, ZSET due ms -> group id; wire.ts WAITING_DUE_SUFFIX) is what lets stats.lua say how long
 the oldest due job of any group has waited without walking the groups: each group with jobs in
 its line has a score at or below the due time of every job there (wait_in_line lowers it with
 ZADD LT; save_groups drops a group whose line is empty). Taking jobs from a line leaves the score
@@ -591,10 +592,6 @@ until the first entry is exact, which is then the earliest of all (see stats.lua
 
 local UNGROUPED = ''
 local HUGE = 1e15
--- K_WAITING_DUE's name (ROOT is set per call, so the name is made when used).
-local function k_waiting_due()
-  return ROOT .. 'waiting-due'
-end
 
 -- A rate limit { max, per } from two stored numbers, or false.
 local function rate_of(max, per)
@@ -697,7 +694,7 @@ local function GL()
     for _, g in ipairs(L.dirty_list) do
       if L.GROUPS[g].w <= 0 then emptied[#emptied + 1] = g end
     end
-    if #emptied > 0 then call_chunked('ZREM', k_waiting_due(), emptied) end
+    if #emptied > 0 then call_chunked('ZREM', K_WAITING_DUE, emptied) end
     L.dirty, L.dirty_list = {}, {}
   end
 
@@ -794,7 +791,7 @@ local function GL()
       dues[#dues + 1] = g
     end
     for i = 1, #dues, CHUNK do
-      redis.call('ZADD', k_waiting_due(), 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
+      redis.call('ZADD', K_WAITING_DUE, 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
     end
     L.load_groups(groups)
     for _, g in ipairs(groups) do

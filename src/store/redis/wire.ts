@@ -29,6 +29,15 @@ import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
  */
 export const DEDUP_SUFFIX = 'dedup:';
 
+/**
+ * `<root>waiting-due` (ZSET due ms -> group id): for each group with jobs in its line, a due time at
+ * or below theirs, so stats.lua finds the longest-waiting due job of any group without walking the
+ * groups (see _groups.lua). Written by the scripts that put jobs in lines, under this one name
+ * (K_WAITING_DUE in every script, keys.ts waitingDueKey), never declared as a KEY: it changes no
+ * script's wire.
+ */
+export const WAITING_DUE_SUFFIX = 'waiting-due';
+
 /** KEYS[1..23] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
@@ -609,6 +618,7 @@ export function luaPrologue(name: ScriptName): string {
   const lines = [`local ${p.keys.join(', ')} = ${p.keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
   lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
+  lines.push(`local K_WAITING_DUE = ROOT .. '${WAITING_DUE_SUFFIX}'`);
   for (const [local, value] of p.tables) lines.push(`local ${local} = ${value}`);
   lines.push(LUA_CONSTANTS);
   // A client whose lists are not this script's (another protocol version) fails loudly here,

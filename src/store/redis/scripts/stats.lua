@@ -51,7 +51,6 @@ local function line_earliest(g)
   return best
 end
 if flow().grouped then
-  local K_WAITING_DUE = k_waiting_due()
   for repairs = 0, REPAIRS_MAX do
     local head = redis.call('ZRANGE', K_WAITING_DUE, 0, 0, 'WITHSCORES')
     if not head[1] then break end
