@@ -133,9 +133,12 @@ export function heldPhrases(held) {
   if (held.queueAtLimit) out.push('queue at its concurrency limit');
   if (held.pausedGroups > 0) out.push(`${plural(held.pausedGroups, 'group')} paused with ${num(held.pausedGroupsWaiting)} waiting${floor}`);
   if (held.groupsAtLimit > 0)
-    out.push(`${plural(held.groupsAtLimit, 'group')} at ${held.groupsAtLimit === 1 ? 'its' : 'their'} limit with ${num(held.groupsAtLimitWaiting)} waiting${floor}`);
+    out.push(
+      `${plural(held.groupsAtLimit, 'group')} at ${held.groupsAtLimit === 1 ? 'its' : 'their'} limit with ${num(held.groupsAtLimitWaiting)} waiting${floor}`,
+    );
   if (held.rateLimitedUntilMs !== undefined) out.push(`rate limit holding until ${clock(held.rateLimitedUntilMs)}`);
-  if (held.rateLimitedGroups > 0) out.push(`${plural(held.rateLimitedGroups, 'group')} waiting for ${held.rateLimitedGroups === 1 ? 'its' : 'their'} rate limit`);
+  if (held.rateLimitedGroups > 0)
+    out.push(`${plural(held.rateLimitedGroups, 'group')} waiting for ${held.rateLimitedGroups === 1 ? 'its' : 'their'} rate limit`);
   return out;
 }
 
