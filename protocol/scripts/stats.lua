@@ -1108,6 +1108,45 @@ local function line_earliest(g)
   end
   return best
 end
+-- Why due jobs wait: the groups paused or at their limit, over at most GROUPS_READ_MAX states.
+local GROUPS_READ_MAX = 1000
+local g_read, g_paused, g_paused_waiting, g_full, g_full_waiting = 0, 0, 0, 0, 0
+local g_complete = 1
+local seeds = 0
+if flow().grouped then
+  local cursor = '0'
+  repeat
+    local step = redis.call('HSCAN', K_GROUPS, cursor, 'COUNT', 200)
+    cursor = step[1]
+    local lined = {}
+    for i = 1, #step[2], 2 do
+      local s = GL().parse_group(step[2][i + 1])
+      g_read = g_read + 1
+      if s.w > 0 then lined[#lined + 1] = step[2][i] end
+      if s.p then
+        g_paused = g_paused + 1
+        g_paused_waiting = g_paused_waiting + s.w
+      elseif s.w > 0 and GL().group_room(s) <= 0 then
+        g_full = g_full + 1
+        g_full_waiting = g_full_waiting + s.w
+      end
+    end
+    -- A group with jobs in its line and no entry in K_WAITING_DUE (its jobs went in before this
+    -- index existed) gets one, at most REPAIRS_MAX a read.
+    if #lined > 0 and seeds < REPAIRS_MAX then
+      local scores = redis.call('ZMSCORE', K_WAITING_DUE, unpack(lined))
+      for i, g in ipairs(lined) do
+        if not scores[i] and seeds < REPAIRS_MAX then
+          local exact = line_earliest(g)
+          if exact then redis.call('ZADD', K_WAITING_DUE, exact, g) end
+          seeds = seeds + 1
+        end
+      end
+    end
+  until cursor == '0' or g_read >= GROUPS_READ_MAX
+  if cursor ~= '0' then g_complete = 0 end
+end
+
 if flow().grouped then
   for repairs = 0, REPAIRS_MAX do
     local head = redis.call('ZRANGE', K_WAITING_DUE, 0, 0, 'WITHSCORES')
@@ -1126,30 +1165,6 @@ if flow().grouped then
       break
     end
   end
-end
-
--- Why due jobs wait: the groups paused or at their limit, over at most GROUPS_READ_MAX states.
-local GROUPS_READ_MAX = 1000
-local g_read, g_paused, g_paused_waiting, g_full, g_full_waiting = 0, 0, 0, 0, 0
-local g_complete = 1
-if flow().grouped then
-  local cursor = '0'
-  repeat
-    local step = redis.call('HSCAN', K_GROUPS, cursor, 'COUNT', 200)
-    cursor = step[1]
-    for i = 1, #step[2], 2 do
-      local s = GL().parse_group(step[2][i + 1])
-      g_read = g_read + 1
-      if s.p then
-        g_paused = g_paused + 1
-        g_paused_waiting = g_paused_waiting + s.w
-      elseif s.w > 0 and GL().group_room(s) <= 0 then
-        g_full = g_full + 1
-        g_full_waiting = g_full_waiting + s.w
-      end
-    end
-  until cursor == '0' or g_read >= GROUPS_READ_MAX
-  if cursor ~= '0' then g_complete = 0 end
 end
 
 -- The queue's own rate limiter now (as groups.lua reads it).

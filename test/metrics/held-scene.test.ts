@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { DelayqMetrics, Queue, Worker } from '../../src/index.js';
+import { queueKeys, waitingDueKey } from '../../src/store/redis/keys.js';
 import { run } from '../cli/run-cli.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -71,6 +72,13 @@ describe('held due jobs show their wait, and say why', () => {
           rateLimitedGroups: 0,
         },
       );
+      // A keyspace from before the index (or an index lost): the first read puts the lines back in it.
+      const index = waitingDueKey(queueKeys(prefix, tenants));
+      assert.equal(await fx.client.zcard(index), 2, 'both lines are in the index');
+      await fx.client.del(index);
+      const again = await q.stats();
+      assert.equal(again.oldestDueAgeMs! - (again.nowMs - s.nowMs), s.oldestDueAgeMs, 'the same oldest due job after the index was lost');
+      assert.equal(await fx.client.zcard(index), 2, 'the read put both lines back');
       const rs = await r.stats();
       assert.equal(rs.ready, 2);
       assert.ok((rs.oldestDueAgeMs ?? 0) >= 59_000, `rated: oldest due age ${rs.oldestDueAgeMs}`);
