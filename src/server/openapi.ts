@@ -70,7 +70,11 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
       },
     },
   });
-  const checks = { type: 'object', properties: { redis: { enum: ['ok', 'unreachable'] }, scripts: { enum: ['ok', 'failed', 'unknown'] } }, required: ['redis', 'scripts'] };
+  const checks = {
+    type: 'object',
+    properties: { redis: { enum: ['ok', 'unreachable'] }, scripts: { enum: ['ok', 'failed', 'unknown'] } },
+    required: ['redis', 'scripts'],
+  };
   paths[`${base}/healthz`] = health('Liveness', 'The process answers HTTP. No authentication.', {
     type: 'object',
     properties: { status: { const: 'ok' } },
