@@ -289,7 +289,10 @@ export function groupsCommands(program: Command): void {
     .description("set or remove the queue's limits (a limit not given stays as it is)")
     .option('--concurrency <n>', `most jobs of the queue running at once: 1-${MAX_CONCURRENCY}, or none`)
     .option('--group-concurrency <n>', `most jobs of any one group running at once (unless it has its own limit): 1-${MAX_CONCURRENCY}, or none`)
-    .option('--rate <max/window>', "most tokens the queue's jobs take in any window (a job takes 1, or its cost), the window in ms or with a unit: 100/1000, 100/1s, 6000/1m, or none")
+    .option(
+      '--rate <max/window>',
+      "most tokens the queue's jobs take in any window (a job takes 1, or its cost), the window in ms or with a unit: 100/1000, 100/1s, 6000/1m, or none",
+    )
     .option('--group-rate <max/window>', 'most tokens any one group takes in any window (unless it has its own rate limit), e.g. 10/60000 or 10/1m, or none')
     .option('--new-queue', 'the queue holds nothing yet: set it up before its first job')
     .action(async (o: { concurrency?: string; groupConcurrency?: string; rate?: string; groupRate?: string; newQueue?: boolean }, cmd: Command) => {
