@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { listQueues } from '../../queue.js';
 import { LIST_STATES, type JobInfo, type ListState, type QueueStats } from '../../types.js';
 import { describeHeld } from '../../store/held.js';
+import { jobsWithError } from '../error-filter.js';
 import {
   commandLine,
   DEFAULT_PREFIX,
@@ -126,9 +127,33 @@ export function inspectCommands(program: Command): void {
     .option('--limit <n>', 'most matches', '20')
     .option('--budget <n>', 'most jobs to read', '10000')
     .option('--cursor <cursor>', 'go on from where the previous search stopped')
+    .option('--error <text>', 'dead jobs (or --state completed) whose last error contains this text: all of them counted, the first --limit shown')
+    .option('--state <state>', 'with --error: dead or completed', 'dead')
     .action(
-      async (text: string | undefined, o: { path?: string; equals?: string; name?: string; limit: string; budget: string; cursor?: string }, cmd: Command) => {
+      async (
+        text: string | undefined,
+        o: { path?: string; equals?: string; name?: string; limit: string; budget: string; cursor?: string; error?: string; state: string },
+        cmd: Command,
+      ) => {
         const g = globals(cmd);
+        if (o.error !== undefined) {
+          if (text !== undefined || o.path !== undefined || o.name !== undefined || o.cursor !== undefined)
+            throw new UsageError('--error goes alone (with --state and --limit)');
+          if (o.state !== 'dead' && o.state !== 'completed')
+            throw new UsageError(`--state must be dead or completed with --error (got ${JSON.stringify(o.state)})`);
+          const set = o.state;
+          const limit = limitOption(o.limit, 1000)!;
+          const [found, now] = await withQueue(g, async (q) => [await jobsWithError(q, set, o.error!, limit), (await q.stats()).nowMs] as const);
+          const n = found.ids.length;
+          output(g, { count: n, jobs: found.first }, () =>
+            [
+              `${n} ${set} ${n === 1 ? 'job' : 'jobs'} whose last error contains ${JSON.stringify(o.error)}${n > found.first.length ? ` (the first ${found.first.length} below)` : ''}`,
+              ...found.first.map((j) => jobLine(j, now)),
+              ...(n > 0 && set === 'dead' ? [paint('dim', `retry them: ${commandLine(g, ['dead', 'retry', '--error', o.error!, '--expect', n])}`)] : []),
+            ].join('\n'),
+          );
+          return;
+        }
         if (text !== undefined && o.path !== undefined) throw new UsageError('give text, or --path with --equals, not both');
         if (text === undefined && o.path === undefined && o.name === undefined) throw new UsageError('give text, --path with --equals, or --name');
         if (o.path !== undefined && o.equals === undefined) throw new UsageError('--path needs --equals');
