@@ -11,7 +11,14 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Command the tests run → the Debian package that has it. */
-const NEEDED = { 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', 'redis-sentinel': 'redis-sentinel', chromium: 'chromium', jq: 'jq', promtool: 'prometheus' };
+const NEEDED = {
+  'redis-server': 'redis-server',
+  'redis-cli': 'redis-tools',
+  'redis-sentinel': 'redis-sentinel',
+  chromium: 'chromium',
+  jq: 'jq',
+  promtool: 'prometheus',
+};
 
 const onPath = (cmd) =>
   (process.env.PATH ?? '').split(delimiter).some((dir) => {
