@@ -646,6 +646,8 @@ local function GL()
         if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
+    -- Its waiting count as read: save_groups drops a line that this run emptied from K_WAITING_DUE.
+    g.w0 = g.w
     return g
   end
 
@@ -689,10 +691,14 @@ local function GL()
     end
     hset_pairs(K_GROUPS, sets)
     if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
-    -- A line left empty leaves the index of earliest due times (K_WAITING_DUE).
+    -- A line this run emptied leaves the index of earliest due times (K_WAITING_DUE); a group
+    -- whose line was empty already (an ack of one of its jobs) costs no call. A line filled and
+    -- emptied within one run keeps a stale entry, which stats drops when it meets it.
     local emptied = {}
     for _, g in ipairs(L.dirty_list) do
-      if L.GROUPS[g].w <= 0 then emptied[#emptied + 1] = g end
+      local s = L.GROUPS[g]
+      if s.w <= 0 and (s.w0 or 0) > 0 then emptied[#emptied + 1] = g end
+      s.w0 = s.w
     end
     if #emptied > 0 then call_chunked('ZREM', K_WAITING_DUE, emptied) end
     L.dirty, L.dirty_list = {}, {}
