@@ -214,6 +214,10 @@ export interface HeldSummary {
   groupsComplete: boolean;
   /** The queue's rate limiter gives no token until then (a RateLimitSignal's hold, or its window full); undefined when it gives tokens now. */
   rateLimitedUntilMs: number | undefined;
-  /** Groups waiting for their own rate limiter (a refill or a hold's end). */
+  /**
+   * Groups the rate limiter looks at again later (rateStatus().groupsHeld): held back by their
+   * rate limit or a RateLimitSignal, or only with tokens still to give back. An upper bound of the
+   * groups held, so the one-line summary leaves it out.
+   */
   rateLimitedGroups: number;
 }

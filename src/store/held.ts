@@ -72,7 +72,5 @@ export function describeHeld(h: HeldSummary): string[] {
       ),
     );
   if (h.rateLimitedUntilMs !== undefined) out.push(`rate limit holding until ${clockTime(h.rateLimitedUntilMs)}`);
-  if (h.rateLimitedGroups > 0)
-    out.push(`${plural(h.rateLimitedGroups, 'group', 'groups')} waiting for its rate limit`.replace('groups waiting for its', 'groups waiting for their'));
   return out;
 }

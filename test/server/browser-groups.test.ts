@@ -30,7 +30,7 @@ describe('the dashboard in Chromium: groups', () => {
         assert.match((await limitsLine.textContent())!, /Concurrency no limit · per group 1/);
         // The header says what holds the due jobs (stats().held), and counts their wait.
         await page.locator('.held-why', { hasText: '1 group at its limit with 2 waiting' }).waitFor();
-        assert.match((await page.locator('.due-line').textContent())!, /^2 jobs due now · oldest waiting .+ · held: 1 group at its limit with 2 waiting$/);
+        assert.match((await page.locator('.due-now').textContent())!, /^2 jobs due now · oldest waiting .+ · held: 1 group at its limit with 2 waiting$/);
         await page.locator('.tabs a', { hasText: 'Groups' }).click();
         await page.waitForURL(/#\/queues\/tenants\/groups$/);
         const row = page.locator('tbody tr[data-group="tenant-42"]');

@@ -137,8 +137,6 @@ export function heldPhrases(held) {
       `${plural(held.groupsAtLimit, 'group')} at ${held.groupsAtLimit === 1 ? 'its' : 'their'} limit with ${num(held.groupsAtLimitWaiting)} waiting${floor}`,
     );
   if (held.rateLimitedUntilMs !== undefined) out.push(`rate limit holding until ${clock(held.rateLimitedUntilMs)}`);
-  if (held.rateLimitedGroups > 0)
-    out.push(`${plural(held.rateLimitedGroups, 'group')} waiting for ${held.rateLimitedGroups === 1 ? 'its' : 'their'} rate limit`);
   return out;
 }
 
@@ -148,7 +146,7 @@ export function dueLine(stats) {
   if (stats.ready > 0)
     return h(
       'span',
-      { class: 'due-line' },
+      { class: 'due-now' },
       `${plural(stats.ready, 'job')} due now · oldest waiting `,
       h('strong', null, duration(stats.oldestDueAgeMs)),
       why.length > 0 ? h('span', { class: 'held-why' }, ` · held: ${why.join(' · ')}`) : null,
