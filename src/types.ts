@@ -196,7 +196,7 @@ export interface QueueStats {
 
 /**
  * Why due jobs of a queue are not running: what stats() sees holding them, read without walking
- * every group (the group figures sum at most the first 1,000 group states a read meets:
+ * every group (the group figures sum at most the first 200 group states a read meets:
  * `groupsComplete` says whether that was all). `describeHeld()` turns it into one line.
  */
 export interface HeldSummary {

@@ -60,7 +60,7 @@ export function clockTime(ms: number): string {
  */
 export function describeHeld(h: HeldSummary): string[] {
   const out: string[] = [];
-  const floor = h.groupsComplete ? '' : ' (in the first 1,000 groups read)';
+  const floor = h.groupsComplete ? '' : ' (in the first 200 groups read)';
   if (h.queuePaused) out.push('queue paused');
   if (h.queueAtLimit) out.push('queue at its concurrency limit');
   if (h.pausedGroups > 0) out.push(`${plural(h.pausedGroups, 'group', 'groups')} paused with ${h.pausedGroupsWaiting.toLocaleString('en-US')} waiting${floor}`);

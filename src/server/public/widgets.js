@@ -128,7 +128,7 @@ export function historyCharts(history, opts = {}) {
  */
 export function heldPhrases(held) {
   if (!held) return [];
-  const floor = held.groupsComplete ? '' : ' (in the first 1,000 groups read)';
+  const floor = held.groupsComplete ? '' : ' (in the first 200 groups read)';
   const out = [];
   if (held.queueAtLimit) out.push('queue at its concurrency limit');
   if (held.pausedGroups > 0) out.push(`${plural(held.pausedGroups, 'group')} paused with ${num(held.pausedGroupsWaiting)} waiting${floor}`);

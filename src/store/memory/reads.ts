@@ -114,7 +114,7 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
   };
 }
 
-/** What holds due jobs (as stats.lua, which sums at most the first 1,000 group states; here all). */
+/** What holds due jobs (as stats.lua, which sums at most the first 200 group states; here all). */
 function heldSummary(q: MemoryQueue, now: number, due: number, active: number): HeldSummary {
   const h = { ...NOTHING_HELD, queuePaused: q.paused, queueAtLimit: q.concurrency !== undefined && due > 0 && active >= q.concurrency };
   for (const g of q.groups.values()) {
