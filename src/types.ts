@@ -204,7 +204,7 @@ export interface HeldSummary {
   queuePaused: boolean;
   /** The queue runs as many jobs as its concurrency limit allows while jobs are due. */
   queueAtLimit: boolean;
-  /** Groups paused, and the due jobs in their lines. */
+  /** Groups paused with due jobs in their lines, and those jobs. */
   pausedGroups: number;
   pausedGroupsWaiting: number;
   /** Groups not paused running as many jobs as their limit allows, and the due jobs behind them. */

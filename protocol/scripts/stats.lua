@@ -1132,7 +1132,9 @@ if flow().grouped then
       g_read = g_read + 1
       if s.w > 0 then lined[#lined + 1] = step[2][i] end
       if s.p then
-        g_paused = g_paused + 1
+        -- A paused group holds something only with jobs in its line (a sharded queue keeps a
+        -- group's pause on shards where it has none: counted once, where its jobs are).
+        if s.w > 0 then g_paused = g_paused + 1 end
         g_paused_waiting = g_paused_waiting + s.w
       elseif s.w > 0 and GL().group_room(s) <= 0 then
         g_full = g_full + 1

@@ -119,7 +119,8 @@ function heldSummary(q: MemoryQueue, now: number, due: number, active: number): 
   const h = { ...NOTHING_HELD, queuePaused: q.paused, queueAtLimit: q.concurrency !== undefined && due > 0 && active >= q.concurrency };
   for (const g of q.groups.values()) {
     if (g.paused) {
-      h.pausedGroups++;
+      // As stats.lua: a paused group holds something only with jobs in its line.
+      if (g.waiting > 0) h.pausedGroups++;
       h.pausedGroupsWaiting += g.waiting;
     } else if (g.waiting > 0 && q.groupRoom(g) <= 0) {
       h.groupsAtLimit++;
