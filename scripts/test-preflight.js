@@ -1,6 +1,7 @@
 // Runs before `npm test` (pretest): the suite starts its own redis-server, redis-sentinel and
 // redis-cli processes, drives Debian's chromium (the dashboard's browser tests) and pipes the CLI
-// into jq (the docs' examples, test/docs/snippets.test.ts) and runs the Python client's drivers with Debian's
+// into jq (the docs' examples, test/docs/snippets.test.ts), checks the documented alert rules with
+// Debian's promtool (package prometheus: test/metrics/alert-rules.test.ts) and runs the Python client's drivers with Debian's
 // /usr/bin/python3 and its python3-redis (test/clients/python-client.test.ts), so it checks they are there first. When one is missing it installs
 // the Debian packages (as root, with apt-get), or else stops at once with one line saying what to
 // install, instead of a wall of failed and cancelled tests. DQ_PREFLIGHT_INSTALL=0 never installs
@@ -10,7 +11,14 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** Command the tests run → the Debian package that has it. */
-const NEEDED = { 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', 'redis-sentinel': 'redis-sentinel', chromium: 'chromium', jq: 'jq' };
+const NEEDED = {
+  'redis-server': 'redis-server',
+  'redis-cli': 'redis-tools',
+  'redis-sentinel': 'redis-sentinel',
+  chromium: 'chromium',
+  jq: 'jq',
+  promtool: 'prometheus',
+};
 
 const onPath = (cmd) =>
   (process.env.PATH ?? '').split(delimiter).some((dir) => {

@@ -39,6 +39,7 @@ export type {
   FailNowResult,
   RescheduleResult,
   QueueStats,
+  HeldSummary,
   DueTimeline,
   RetentionRule,
   WorkerInfo,

@@ -203,4 +203,34 @@ export interface QueueStats {
   completed: number;
   /** Workers whose heartbeat is live. 0 while jobs are due means nobody is taking them. */
   workers: number;
+  /** What holds due jobs back now (each figure on the server's clock). */
+  held: HeldSummary;
+}
+
+/**
+ * Why due jobs of a queue are not running: what stats() sees holding them, read without walking
+ * every group (the group figures sum at most the first 200 group states a read meets:
+ * `groupsComplete` says whether that was all). `describeHeld()` turns it into one line.
+ */
+export interface HeldSummary {
+  /** The queue is paused: workers claim nothing. */
+  queuePaused: boolean;
+  /** The queue runs as many jobs as its concurrency limit allows while jobs are due. */
+  queueAtLimit: boolean;
+  /** Groups paused with due jobs in their lines, and those jobs. */
+  pausedGroups: number;
+  pausedGroupsWaiting: number;
+  /** Groups not paused running as many jobs as their limit allows, and the due jobs behind them. */
+  groupsAtLimit: number;
+  groupsAtLimitWaiting: number;
+  /** False when the queue has more group states than one read sums: the group figures are a floor. */
+  groupsComplete: boolean;
+  /** The queue's rate limiter gives no token until then (a RateLimitSignal's hold, or its window full); undefined when it gives tokens now. */
+  rateLimitedUntilMs: number | undefined;
+  /**
+   * Groups the rate limiter looks at again later (rateStatus().groupsHeld): held back by their
+   * rate limit or a RateLimitSignal, or only with tokens still to give back. An upper bound of the
+   * groups held, so the one-line summary leaves it out.
+   */
+  rateLimitedGroups: number;
 }

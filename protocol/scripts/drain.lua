@@ -42,6 +42,7 @@ with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothi
 local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
+local K_WAITING_DUE = ROOT .. 'waiting-due'
 local A = { due_before = 3, limit = 4, ready_rank = 5, waiting_rank = 6 }
 local EACH_FIRST = 7
 local EACH_SIZE = 0
@@ -597,6 +598,12 @@ has its own limit). Group ids never hold a control character, so '\0' ends one u
 A group's running count is changed only where a lease starts or ends (enter_active,
 leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
 or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+K_WAITING_DUE (`<root>waiting-due`, ZSET due ms -> group id; wire.ts WAITING_DUE_SUFFIX) is what lets stats.lua say how long
+the oldest due job of any group has waited without walking the groups: each group with jobs in
+its line has a score at or below the due time of every job there (wait_in_line lowers it with
+ZADD LT; save_groups drops a group whose line is empty). Taking jobs from a line leaves the score
+low (a lower bound, not exact); stats.lua raises the first entry to its line's true earliest due
+until the first entry is exact, which is then the earliest of all (see stats.lua).
 ]]
 
 local UNGROUPED = ''
@@ -655,6 +662,8 @@ local function GL()
         if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
       end
     end
+    -- Its waiting count as read: save_groups drops a line that this run emptied from K_WAITING_DUE.
+    g.w0 = g.w
     return g
   end
 
@@ -698,6 +707,16 @@ local function GL()
     end
     hset_pairs(K_GROUPS, sets)
     if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    -- A line this run emptied leaves the index of earliest due times (K_WAITING_DUE); a group
+    -- whose line was empty already (an ack of one of its jobs) costs no call. A line filled and
+    -- emptied within one run keeps a stale entry, which stats drops when it meets it.
+    local emptied = {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.w <= 0 and (s.w0 or 0) > 0 then emptied[#emptied + 1] = g end
+      s.w0 = s.w
+    end
+    if #emptied > 0 then call_chunked('ZREM', K_WAITING_DUE, emptied) end
     L.dirty, L.dirty_list = {}, {}
   end
 
@@ -780,6 +799,22 @@ local function GL()
       adds[#adds + 1] = m
     end
     call_chunked('ZADD', K_WAITING, adds)
+    -- Each group's score in K_WAITING_DUE goes down to the earliest due time put in its line.
+    local low, order = {}, {}
+    for i, m in ipairs(members) do
+      local g = groups[i]
+      local _, due = L.waiting_parts(m)
+      if low[g] == nil then order[#order + 1] = g end
+      if low[g] == nil or due < low[g] then low[g] = due end
+    end
+    local dues = {}
+    for _, g in ipairs(order) do
+      dues[#dues + 1] = int(low[g])
+      dues[#dues + 1] = g
+    end
+    for i = 1, #dues, CHUNK do
+      redis.call('ZADD', K_WAITING_DUE, 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
+    end
     L.load_groups(groups)
     for _, g in ipairs(groups) do
       L.GROUPS[g].w = L.GROUPS[g].w + 1

@@ -10,6 +10,7 @@ import { Queue } from '../queue.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { UsageError, warn } from './errors.js';
+import { describeHeld } from '../store/held.js';
 
 /** The key prefix when --prefix is not given. */
 export const DEFAULT_PREFIX = 'dq';
@@ -100,6 +101,12 @@ export function notYetDue(s: { scheduled: number; ready: number }): number {
 export function nextDue(s: QueueStats): string {
   if (s.ready > 0) return `now (${s.ready} due, the oldest since ${ms(s.oldestDueAgeMs ?? 0)} ago)`;
   return s.nextDueInMs === undefined ? 'none scheduled' : `in ${ms(s.nextDueInMs)}`;
+}
+
+/** What holds due jobs ("held: 1 group paused with 3 waiting · rate limit holding until …"), as a line when something does. */
+export function heldLine(s: QueueStats): string[] {
+  const why = describeHeld(s.held);
+  return why.length > 0 ? [`held: ${why.join(' · ')}`] : [];
 }
 
 export function when(epochMs: number | undefined): string {

@@ -75,6 +75,10 @@ function fromCommander(err: CommanderError, cmd: Command | undefined): Failure {
   };
 }
 
+/** Redis's refusals of a connection's credentials (a wrong password or user, or none given). */
+const AUTH_REFUSED =
+  /\b(WRONGPASS|NOAUTH|ERR invalid password|ERR AUTH <password> called without any password configured|ERR Client sent AUTH, but no password is set)\b/;
+
 /** What an error means for the person at the terminal: message, hint, exit code. */
 export function describeFailure(err: unknown, cmd?: Command): Failure {
   if (err instanceof CommanderError) return fromCommander(err, cmd);
@@ -83,6 +87,14 @@ export function describeFailure(err: unknown, cmd?: Command): Failure {
   // The library's ValidationError is bad input by contract, and nothing was written.
   if (err instanceof ValidationError) return { exitCode: EXIT.usage, message: err.message };
   if (err instanceof ConnectionError) {
+    // Redis answered, and refused who we are: the server is there, the credentials are wrong.
+    if (AUTH_REFUSED.test(err.message)) {
+      return {
+        exitCode: EXIT.error,
+        message: `authentication failed: ${err.message}`,
+        hint: 'the password (or user) is wrong or missing: put them in the URL, redis://<user>:<password>@host:port (or $REDIS_URL); the server itself answered',
+      };
+    }
     return { exitCode: EXIT.error, message: err.message, hint: 'is Redis running there? --redis <url> or $REDIS_URL picks the server' };
   }
   if (err instanceof Error) return { exitCode: EXIT.error, message: err.message };

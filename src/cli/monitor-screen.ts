@@ -6,7 +6,7 @@
  */
 import { styleText } from 'node:util';
 import type { JobInfo, QueueStats, WorkerInfo } from '../types.js';
-import { ms, nextDue, notYetDue } from './context.js';
+import { heldLine, ms, nextDue, notYetDue } from './context.js';
 
 /** One good answer from `queue.stats()`, stamped with the local time it arrived. */
 export interface Sample {
@@ -79,6 +79,7 @@ export function renderMonitor(state: MonitorState, opts: { colour: boolean }): s
       `due in the next ${ms(s.windowMs)} ${num(s.dueWithinWindow, 8)}   next due: ${nextDue(s)}`,
       `completed ${rate(r.completedPerSec)} now, ${rate(r.completedPerSecMinute)} over the last minute   (${s.completedTotal} in all)`,
       `lag ${s.oldestDueAgeMs === undefined ? 'none (no job is due)' : paint(s.oldestDueAgeMs > 1000 ? 'yellow' : 'green', `${ms(s.oldestDueAgeMs)} (the oldest due job has waited this long)`)}`,
+      ...heldLine(s).map((l) => paint('yellow', l)),
       `event stream ${s.eventStreamLength === undefined ? 'off' : `on, ${s.eventStreamLength} entries`}   kept completed ${s.completed}`,
     );
     // The alarm a delay queue needs most: work is due and nobody is taking it.

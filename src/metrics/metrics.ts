@@ -143,7 +143,7 @@ export class DelayqMetrics {
     });
     this.#oldestDue = new prom.Gauge({
       name: 'delayq_oldest_ready_age_seconds',
-      help: 'How long the longest-waiting due job has waited for a worker (0 when none is due)',
+      help: 'How long the longest-waiting due job has waited (0 when none is due), whatever holds it: no free worker, a paused queue or group, a group or queue at its concurrency limit, a rate limit, priority',
       labelNames: ['queue'],
       registers,
       async collect() {

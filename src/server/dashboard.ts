@@ -105,6 +105,10 @@ export interface Dashboard {
 }
 
 const BODY_LIMIT = 1024 * 1024;
+/** The queue /readyz reads (read-only, nothing is written): a name no application uses. */
+export const READY_PROBE_QUEUE = 'delayq-readyz-probe';
+/** How long /readyz waits for Redis before it answers 503. */
+const READY_TIMEOUT_MS = 2_000;
 /** Queue objects kept open (a few KB each); see queue-directory.ts. */
 const QUEUE_CACHE = 1000;
 
@@ -175,6 +179,29 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
     return errorJson(c, 500, 'internal', 'internal error (see the server log)');
   });
   app.notFound((c) => errorJson(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
+
+  // ---- health (no authentication: a probe carries no token; the answers name no address or queue) ----
+  // Liveness: the process answers HTTP. Readiness: one read-only script of the library on a queue
+  // of no one's (READY_PROBE_QUEUE) went through, so Redis is reachable and the scripts run (the
+  // call loads the library when the server lacks it, as any call does).
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Bounded: a probe that hangs for the store's 5 s connect timeout is a probe timed out.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ConnectionError('redis', `no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      });
+      await Promise.race([store.rateStatus(READY_PROBE_QUEUE), late]);
+      return c.json({ status: 'ready', checks: { redis: 'ok', scripts: 'ok' } });
+    } catch (err) {
+      const redisDown = err instanceof ConnectionError;
+      logSafely(logger, 'warn', { err }, 'delayq dashboard: /readyz failed');
+      return c.json({ status: 'not ready', checks: { redis: redisDown ? 'unreachable' : 'ok', scripts: redisDown ? 'unknown' : 'failed' } }, 503);
+    } finally {
+      clearTimeout(timer);
+    }
+  });
 
   // ---- session ----
   app.get('/api/session', async (c) => {

@@ -57,6 +57,35 @@ export function openApiDocument(routes: readonly Route[], base: string, version:
     if (r.action === 'write') op.description = 'Needs the X-CSRF-Token header (from GET /api/session) unless sent with a bearer token.';
     paths[path] = { ...paths[path], [r.method]: op };
   }
+  const health = (summary: string, description: string, ok: JsonSchema, down?: JsonSchema) => ({
+    get: {
+      summary,
+      description,
+      tags: ['health'],
+      operationId: summary === 'Liveness' ? 'getHealthz' : 'getReadyz',
+      security: [],
+      responses: {
+        200: { description: 'OK', content: { 'application/json': { schema: ok } } },
+        ...(down ? { 503: { description: 'Not ready: Redis is unreachable or the scripts failed', content: { 'application/json': { schema: down } } } } : {}),
+      },
+    },
+  });
+  const checks = {
+    type: 'object',
+    properties: { redis: { enum: ['ok', 'unreachable'] }, scripts: { enum: ['ok', 'failed', 'unknown'] } },
+    required: ['redis', 'scripts'],
+  };
+  paths[`${base}/healthz`] = health('Liveness', 'The process answers HTTP. No authentication.', {
+    type: 'object',
+    properties: { status: { const: 'ok' } },
+    required: ['status'],
+  });
+  paths[`${base}/readyz`] = health(
+    'Readiness',
+    'Redis is reachable and the scripts run: one read-only script call. No authentication; the answer names no address or queue.',
+    { type: 'object', properties: { status: { const: 'ready' }, checks }, required: ['status', 'checks'] },
+    { type: 'object', properties: { status: { const: 'not ready' }, checks }, required: ['status', 'checks'] },
+  );
   return {
     openapi: '3.1.0',
     info: {

@@ -197,6 +197,18 @@ export const queueStats = z.object({
   eventStreamLength: z.number().int().optional(),
   completedTotal: z.number().int(),
   oldestDueAgeMs: ms.optional(),
+  /** What holds due jobs back now (see describeHeld in src/store/held.ts). */
+  held: z.object({
+    queuePaused: z.boolean(),
+    queueAtLimit: z.boolean(),
+    pausedGroups: z.number().int(),
+    pausedGroupsWaiting: z.number().int(),
+    groupsAtLimit: z.number().int(),
+    groupsAtLimitWaiting: z.number().int(),
+    groupsComplete: z.boolean(),
+    rateLimitedUntilMs: ms.optional(),
+    rateLimitedGroups: z.number().int(),
+  }),
 });
 
 export const jobPage = z.object({

@@ -244,6 +244,15 @@ describe('delayq groups and limits', () => {
         groupRateLimit: { max: 10, perMs: 60000 },
       });
       assert.equal((await run([...g, 'limits', 'set', '--rate', '100/1000'])).code, 2, 'the same rate: nothing changed');
+      // The window as every duration flag takes it: 1s is 1000 ms (the same rate), 1m is 60000.
+      assert.equal((await run([...g, 'limits', 'set', '--rate', '100/1s'])).code, 2, '100/1s is 100/1000');
+      const perMinute = await run([...g, 'limits', 'set', '--rate', '100/1m', '--group-rate', '10/1.5s']);
+      assert.equal(perMinute.code, 0, perMinute.stderr);
+      assert.deepEqual((await q.limits()).rateLimit, { max: 100, perMs: 60_000 });
+      assert.deepEqual((await q.limits()).groupRateLimit, { max: 10, perMs: 1_500 });
+      assert.equal((await run([...g, 'groups', 'limit', 'tenant-x', '--rate', '5/2m'])).code, 0);
+      assert.deepEqual((await q.groups.get('tenant-x')).rateLimit, { max: 5, perMs: 120_000 });
+      await q.setLimits({ groupRateLimit: { max: 10, perMs: 60_000 } });
       // A job handed out takes a token: `limits` shows it used, and when it comes back.
       await q.setLimits({ rateLimit: { max: 100, perMs: 600_000 } });
       assert.equal((await claim(q, 1)).length, 1);
@@ -383,23 +392,25 @@ describe('delayq groups and limits', () => {
         [[...g, 'limits', 'set'], /^give --concurrency, --group-concurrency, --rate, --group-rate or several/],
         [
           [...g, 'limits', 'set', '--rate', 'abc'],
-          /^--rate must be <max>\/<perMs>: 1-1000000 tokens per window of 1-604800000 ms \(a week\), e\.g\. 100\/1000, or none \(got "abc"\)$/,
+          /^--rate must be <max>\/<window>: 1-1000000 tokens per window of 1-604800000 ms \(a week\), the window in ms or with a unit, e\.g\. 100\/1000, 100\/1s or 6000\/1m, or none \(got "abc"\)$/,
         ],
-        [[...g, 'limits', 'set', '--rate', '100'], /^--rate must be <max>\/<perMs>.*\(got "100"\)$/],
-        [[...g, 'limits', 'set', '--rate', '0/1000'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', '10/0'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', '1000001/1000'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', '10/604800001'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', '1.5/1000'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', '10/1s'], /^--rate must be <max>\/<perMs>/],
-        [[...g, 'limits', 'set', '--rate', ' 10/1000'], /^--rate must be <max>\/<perMs>/],
+        [[...g, 'limits', 'set', '--rate', '100'], /^--rate must be <max>\/<window>.*\(got "100"\)$/],
+        [[...g, 'limits', 'set', '--rate', '0/1000'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '10/0'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '1000001/1000'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '10/604800001'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '1.5/1000'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '10/1x'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '10/8d'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', '10/-5'], /^--rate must be <max>\/<window>/],
+        [[...g, 'limits', 'set', '--rate', ' 10/1000'], /^--rate must be <max>\/<window>/],
         // A bad rate beside good limits: nothing is written.
         [
           [...g, 'limits', 'set', '--concurrency', '5', '--rate', '9/1000', '--group-rate', '10/1000/5'],
-          /^--group-rate must be <max>\/<perMs>.*\(got "10\/1000\/5"\)$/,
+          /^--group-rate must be <max>\/<window>.*\(got "10\/1000\/5"\)$/,
         ],
-        [[...g, 'groups', 'limit', 'tenant-a', '--rate', 'lots'], /^--rate must be <max>\/<perMs>.*\(got "lots"\)$/],
-        [[...g, 'groups', 'limit', 'tenant-a', '4', '--rate', '-1/1000'], /^--rate must be <max>\/<perMs>/],
+        [[...g, 'groups', 'limit', 'tenant-a', '--rate', 'lots'], /^--rate must be <max>\/<window>.*\(got "lots"\)$/],
+        [[...g, 'groups', 'limit', 'tenant-a', '4', '--rate', '-1/1000'], /^--rate must be <max>\/<window>/],
         [[...g, 'groups', 'limit', 'tenant-a', 'x', '--rate', '1/1000'], /^limit must be a whole number/],
         [[...g, 'add', '1', '--id', 'new-job', '--cost', '0'], /^--cost must be a whole number of tokens from 1 to 1000000 \(got "0"\)$/],
         [[...g, 'add', '1', '--id', 'new-job', '--cost', '2.5'], /^--cost must be a whole number of tokens/],

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type MonitorState, monitorRecord, rates, renderMonitor, type Sample, withSample } from '../../src/cli/monitor-screen.js';
+import { NOTHING_HELD } from '../../src/store/held.js';
 import type { QueueStats } from '../../src/types.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
@@ -22,6 +23,7 @@ function stats(over: Partial<QueueStats> = {}): QueueStats {
     oldestDueAgeMs: 1500,
     completed: 0,
     workers: 1,
+    held: { ...NOTHING_HELD },
     ...over,
   };
 }

@@ -28,6 +28,9 @@ describe('the dashboard in Chromium: groups', () => {
         const limitsLine = page.locator('.limits-line');
         await limitsLine.getByText('per group').waitFor();
         assert.match((await limitsLine.textContent())!, /Concurrency no limit · per group 1/);
+        // The header says what holds the due jobs (stats().held), and counts their wait.
+        await page.locator('.held-why', { hasText: '1 group at its limit with 2 waiting' }).waitFor();
+        assert.match((await page.locator('.due-now').textContent())!, /^2 jobs due now · oldest waiting .+ · held: 1 group at its limit with 2 waiting$/);
         await page.locator('.tabs a', { hasText: 'Groups' }).click();
         await page.waitForURL(/#\/queues\/tenants\/groups$/);
         const row = page.locator('tbody tr[data-group="tenant-42"]');
@@ -53,6 +56,7 @@ describe('the dashboard in Chromium: groups', () => {
         await row.locator('.badge', { hasText: 'Paused' }).waitFor();
         assert.equal(await row.getAttribute('class'), 'row-paused');
         assert.equal((await tenants.groups.get('tenant-42')).paused, true, 'paused in Redis');
+        await page.locator('.held-why', { hasText: '1 group paused with 2 waiting' }).waitFor();
         await page.getByRole('button', { name: 'Resume tenant-42' }).waitFor();
         await shot(page, 'queue-groups-paused');
 

@@ -28,8 +28,8 @@ function preflight(commands: string[], env: Record<string, string> = { DQ_PREFLI
 }
 
 describe('npm test preflight', () => {
-  test('passes quietly when redis-server, redis-cli, redis-sentinel, chromium and jq are on the PATH', () => {
-    const r = preflight(['redis-server', 'redis-cli', 'redis-sentinel', 'chromium', 'jq']);
+  test('passes quietly when redis-server, redis-cli, redis-sentinel, chromium, jq and promtool are on the PATH', () => {
+    const r = preflight(['redis-server', 'redis-cli', 'redis-sentinel', 'chromium', 'jq', 'promtool']);
     assert.equal(r.status, 0);
     assert.equal(r.stderr, '');
   });
@@ -39,21 +39,21 @@ describe('npm test preflight', () => {
     assert.equal(r.status, 1);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
-    assert.match(lines[0]!, /needs redis-server, redis-sentinel, chromium, jq on the PATH/);
-    assert.match(lines[0]!, /apt-get install redis-server redis-sentinel chromium jq/);
+    assert.match(lines[0]!, /needs redis-server, redis-sentinel, chromium, jq, promtool on the PATH/);
+    assert.match(lines[0]!, /apt-get install redis-server redis-sentinel chromium jq prometheus/);
   });
 
   const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
   test('as root it runs apt-get for what is missing; DQ_PREFLIGHT_INSTALL=0 never does', { skip: !asRoot && 'needs root' }, () => {
     const installs = preflight(['redis-cli', 'apt-get'], {});
-    assert.match(installs.aptGet, /install -y -qq --no-install-recommends redis-server redis-sentinel chromium jq/);
+    assert.match(installs.aptGet, /install -y -qq --no-install-recommends redis-server redis-sentinel chromium jq prometheus/);
     assert.equal(installs.status, 1, 'the fake apt-get installed nothing');
     assert.match(installs.stderr, /apt-get could not install them/);
 
     const optOut = preflight(['redis-cli', 'apt-get'], { DQ_PREFLIGHT_INSTALL: '0' });
     assert.equal(optOut.aptGet, '', 'apt-get was not run');
     assert.equal(optOut.status, 1);
-    assert.match(optOut.stderr, /^npm test needs redis-server, redis-sentinel, chromium, jq on the PATH: install them/);
+    assert.match(optOut.stderr, /^npm test needs redis-server, redis-sentinel, chromium, jq, promtool on the PATH: install them/);
   });
 
   test('the README says what npm test installs and how to opt out, where it says how to run the tests', () => {

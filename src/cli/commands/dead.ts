@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { duration, globals, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { commandLine, duration, globals, numberOption, output, paint, when, withQueue, writes } from '../context.js';
+import { confirmCount, expectOption, jobsWithError } from '../error-filter.js';
 import { notChanged, UsageError } from '../errors.js';
 
 export function deadCommands(program: Command): void {
@@ -27,9 +28,24 @@ export function deadCommands(program: Command): void {
     .description('put dead jobs back, due now, with fresh attempts')
     .argument('[ids...]')
     .option('--all', 'every dead job')
-    .action(async (ids: string[], o: { all?: boolean }, cmd: Command) => {
+    .option('--error <text>', 'the dead jobs whose last error contains this text (with --expect)')
+    .option('--expect <n>', 'with --error: the number of jobs you confirm; refused when more match')
+    .action(async (ids: string[], o: { all?: boolean; error?: string; expect?: string }, cmd: Command) => {
       const g = globals(cmd);
-      if (!o.all && ids.length === 0) throw new UsageError('give ids or --all');
+      if (o.error !== undefined) {
+        if (o.all || ids.length > 0) throw new UsageError('give ids, --all or --error, one of them');
+        const expect = expectOption(o.expect);
+        const n = await withQueue(g, async (q) => {
+          const { ids: matched } = await jobsWithError(q, 'dead', o.error!);
+          confirmCount(matched.length, expect, (m) => commandLine(g, ['dead', 'retry', '--error', o.error!, '--expect', m]));
+          return matched.length === 0 ? 0 : q.dead.retry(matched);
+        });
+        output(g, { retried: n }, () => `retried ${n} whose last error contains ${JSON.stringify(o.error)}`);
+        if (n === 0) notChanged();
+        return;
+      }
+      if (o.expect !== undefined) throw new UsageError('--expect goes with --error');
+      if (!o.all && ids.length === 0) throw new UsageError('give ids, --all or --error <text>');
       if (o.all && ids.length > 0) throw new UsageError('give ids or --all, not both');
       const unique = [...new Set(ids)];
       const { n, skipped } = await withQueue(g, async (q) => {
@@ -54,10 +70,24 @@ export function deadCommands(program: Command): void {
     .argument('[ids...]')
     .option('--all', 'every dead job')
     .option('--older-than <duration>', 'jobs that died longer ago than this')
-    .action(async (ids: string[], o: { all?: boolean; olderThan?: string }, cmd: Command) => {
+    .option('--error <text>', 'the dead jobs whose last error contains this text (with --expect)')
+    .option('--expect <n>', 'with --error: the number of jobs you confirm; refused when more match')
+    .action(async (ids: string[], o: { all?: boolean; olderThan?: string; error?: string; expect?: string }, cmd: Command) => {
       const g = globals(cmd);
-      const modes = [ids.length > 0, Boolean(o.all), o.olderThan !== undefined].filter(Boolean).length;
-      if (modes !== 1) throw new UsageError('give exactly one of: ids, --all, --older-than');
+      const modes = [ids.length > 0, Boolean(o.all), o.olderThan !== undefined, o.error !== undefined].filter(Boolean).length;
+      if (modes !== 1) throw new UsageError('give exactly one of: ids, --all, --older-than, --error');
+      if (o.error !== undefined) {
+        const expect = expectOption(o.expect);
+        const n = await withQueue(g, async (q) => {
+          const { ids: matched } = await jobsWithError(q, 'dead', o.error!);
+          confirmCount(matched.length, expect, (m) => commandLine(g, ['dead', 'purge', '--error', o.error!, '--expect', m]));
+          return matched.length === 0 ? 0 : q.dead.purge(matched);
+        });
+        output(g, { purged: n }, () => `purged ${n} whose last error contains ${JSON.stringify(o.error)}`);
+        if (n === 0) notChanged();
+        return;
+      }
+      if (o.expect !== undefined) throw new UsageError('--expect goes with --error');
       const n = await withQueue(g, (q) =>
         q.dead.purge(o.all ? { all: true } : o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan)! } : ids),
       );

@@ -15,7 +15,7 @@ import { parseId } from '../../options.js';
 import type { GroupInfo, QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { Queue } from '../../queue.js';
 import type { RateLimit, RateStatus, RateUse } from '../../store/store.js';
-import { commandLine, DEFAULT_PREFIX, type GlobalOptions, globals, ms, output, paint, withQueue, writes } from '../context.js';
+import { commandLine, DEFAULT_PREFIX, duration, type GlobalOptions, globals, ms, output, paint, withQueue, writes } from '../context.js';
 import { hint, notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
 import { limitOption } from './inspect.js';
@@ -39,12 +39,18 @@ export function limitArg(name: string, value: string): number | null {
  */
 export function rateArg(name: string, value: string): RateLimit | null {
   if (value === 'none') return null;
-  const m = /^(\d{1,7})\/(\d{1,9})$/.exec(value);
+  // The window as every other duration flag takes it: 1000, 1500ms, 30s, 1m, 2h, 1d.
+  const m = /^(\d{1,7})\/(\d{1,9}(?:\.\d+)?(?:ms|s|m|h|d)?)$/.exec(value);
   const max = m ? Number(m[1]) : Number.NaN;
-  const perMs = m ? Number(m[2]) : Number.NaN;
-  if (!(max >= 1 && max <= MAX_RATE_TOKENS && perMs >= 1 && perMs <= MAX_RATE_WINDOW_MS))
+  let perMs = Number.NaN;
+  if (m) {
+    try {
+      perMs = duration(name, m[2])!;
+    } catch {}
+  }
+  if (!(max >= 1 && max <= MAX_RATE_TOKENS && Number.isInteger(perMs) && perMs >= 1 && perMs <= MAX_RATE_WINDOW_MS))
     throw new UsageError(
-      `${name} must be <max>/<perMs>: 1-${MAX_RATE_TOKENS} tokens per window of 1-${MAX_RATE_WINDOW_MS} ms (a week), e.g. 100/1000, or none (got ${JSON.stringify(value)})`,
+      `${name} must be <max>/<window>: 1-${MAX_RATE_TOKENS} tokens per window of 1-${MAX_RATE_WINDOW_MS} ms (a week), the window in ms or with a unit, e.g. 100/1000, 100/1s or 6000/1m, or none (got ${JSON.stringify(value)})`,
     );
   return { max, perMs };
 }
@@ -232,7 +238,7 @@ export function groupsCommands(program: Command): void {
     .description("give a group a concurrency limit or a rate limit of its own (none: the queue's groupConcurrency / groupRateLimit applies again)")
     .argument('<id>', 'the group id')
     .argument('[limit]', `most jobs of the group running at once: 1-${MAX_CONCURRENCY}, or none`)
-    .option('--rate <max/perMs>', 'most tokens its jobs take in any window of perMs milliseconds (e.g. 10/60000), or none')
+    .option('--rate <max/window>', 'most tokens its jobs take in any window (ms, or with a unit: 10/60000, 10/1m), or none')
     .option('--new-queue', 'the queue holds nothing yet: set it up before its first job')
     .action(async (id: string, n: string | undefined, o: { rate?: string; newQueue?: boolean }, cmd: Command) => {
       const g = globals(cmd);
@@ -283,8 +289,11 @@ export function groupsCommands(program: Command): void {
     .description("set or remove the queue's limits (a limit not given stays as it is)")
     .option('--concurrency <n>', `most jobs of the queue running at once: 1-${MAX_CONCURRENCY}, or none`)
     .option('--group-concurrency <n>', `most jobs of any one group running at once (unless it has its own limit): 1-${MAX_CONCURRENCY}, or none`)
-    .option('--rate <max/perMs>', "most tokens the queue's jobs take in any window of perMs milliseconds (a job takes 1, or its cost), e.g. 100/1000, or none")
-    .option('--group-rate <max/perMs>', 'most tokens any one group takes in any window (unless it has its own rate limit), e.g. 10/60000, or none')
+    .option(
+      '--rate <max/window>',
+      "most tokens the queue's jobs take in any window (a job takes 1, or its cost), the window in ms or with a unit: 100/1000, 100/1s, 6000/1m, or none",
+    )
+    .option('--group-rate <max/window>', 'most tokens any one group takes in any window (unless it has its own rate limit), e.g. 10/60000 or 10/1m, or none')
     .option('--new-queue', 'the queue holds nothing yet: set it up before its first job')
     .action(async (o: { concurrency?: string; groupConcurrency?: string; rate?: string; groupRate?: string; newQueue?: boolean }, cmd: Command) => {
       const g = globals(cmd);

@@ -4,7 +4,9 @@
  */
 import type { Command } from 'commander';
 import { listQueues } from '../../queue.js';
-import { LIST_STATES, type JobInfo, type ListState } from '../../types.js';
+import { LIST_STATES, type JobInfo, type ListState, type QueueStats } from '../../types.js';
+import { describeHeld } from '../../store/held.js';
+import { jobsWithError } from '../error-filter.js';
 import {
   commandLine,
   DEFAULT_PREFIX,
@@ -54,6 +56,20 @@ export function limitOption(value: string | undefined, max: number): number | un
   return n;
 }
 
+/**
+ * The queues in trouble first, as the dashboard's overview orders them: jobs due and no live worker,
+ * then the longest wait of a due job (whatever holds it), then the most dead; alike, by name.
+ */
+export function troubleFirst<T extends { name: string; stats: QueueStats }>(rows: T[]): T[] {
+  const key = (s: QueueStats) => [s.ready > 0 && s.workers === 0 ? 1 : 0, s.oldestDueAgeMs ?? 0, s.dead];
+  return [...rows].sort((a, b) => {
+    const ka = key(a.stats);
+    const kb = key(b.stats);
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return kb[i]! - ka[i]!;
+    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+}
+
 export function inspectCommands(program: Command): void {
   program
     .command('queues')
@@ -61,14 +77,14 @@ export function inspectCommands(program: Command): void {
     .action(async (_o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const { store, owned } = openCliStore(g);
-      const rows = await listQueues({ store }).finally(() => owned && store.close());
+      const rows = troubleFirst(await listQueues({ store }).finally(() => owned && store.close()));
       output(g, rows, () =>
         rows.length === 0
           ? 'no queues yet (a queue is listed once a job is added to it or a worker runs on it)'
           : rows
               .map(
                 ({ name, stats: s }) =>
-                  `${paint('bold', name.padEnd(24))} scheduled ${String(notYetDue(s)).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}`,
+                  `${paint('bold', name.padEnd(24))} scheduled ${String(notYetDue(s)).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.oldestDueAgeMs !== undefined ? `  oldest wait ${ms(s.oldestDueAgeMs)}` : ''}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}${describeHeld({ ...s.held, queuePaused: false }).length > 0 ? paint('yellow', `  held: ${describeHeld({ ...s.held, queuePaused: false }).join(' · ')}`) : ''}`,
               )
               .join('\n'),
       );
@@ -111,9 +127,33 @@ export function inspectCommands(program: Command): void {
     .option('--limit <n>', 'most matches', '20')
     .option('--budget <n>', 'most jobs to read', '10000')
     .option('--cursor <cursor>', 'go on from where the previous search stopped')
+    .option('--error <text>', 'dead jobs (or --state completed) whose last error contains this text: all of them counted, the first --limit shown')
+    .option('--state <state>', 'with --error: dead or completed', 'dead')
     .action(
-      async (text: string | undefined, o: { path?: string; equals?: string; name?: string; limit: string; budget: string; cursor?: string }, cmd: Command) => {
+      async (
+        text: string | undefined,
+        o: { path?: string; equals?: string; name?: string; limit: string; budget: string; cursor?: string; error?: string; state: string },
+        cmd: Command,
+      ) => {
         const g = globals(cmd);
+        if (o.error !== undefined) {
+          if (text !== undefined || o.path !== undefined || o.name !== undefined || o.cursor !== undefined)
+            throw new UsageError('--error goes alone (with --state and --limit)');
+          if (o.state !== 'dead' && o.state !== 'completed')
+            throw new UsageError(`--state must be dead or completed with --error (got ${JSON.stringify(o.state)})`);
+          const set = o.state;
+          const limit = limitOption(o.limit, 1000)!;
+          const [found, now] = await withQueue(g, async (q) => [await jobsWithError(q, set, o.error!, limit), (await q.stats()).nowMs] as const);
+          const n = found.ids.length;
+          output(g, { count: n, jobs: found.first }, () =>
+            [
+              `${n} ${set} ${n === 1 ? 'job' : 'jobs'} whose last error contains ${JSON.stringify(o.error)}${n > found.first.length ? ` (the first ${found.first.length} below)` : ''}`,
+              ...found.first.map((j) => jobLine(j, now)),
+              ...(n > 0 && set === 'dead' ? [paint('dim', `retry them: ${commandLine(g, ['dead', 'retry', '--error', o.error!, '--expect', n])}`)] : []),
+            ].join('\n'),
+          );
+          return;
+        }
         if (text !== undefined && o.path !== undefined) throw new UsageError('give text, or --path with --equals, not both');
         if (text === undefined && o.path === undefined && o.name === undefined) throw new UsageError('give text, --path with --equals, or --name');
         if (o.path !== undefined && o.equals === undefined) throw new UsageError('--path needs --equals');

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { duration, globals, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import { duration, globals, heldLine, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { Queue } from '../../queue.js';
 import type { QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { RateLimit } from '../../store/store.js';
@@ -191,6 +191,7 @@ Examples:
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
           `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
+          ...heldLine(s),
           ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),
           ...(limited && (limits.rateLimit || limits.groupRateLimit)
             ? [`rate limits: rateLimit ${rate(limits.rateLimit)}  groupRateLimit ${rate(limits.groupRateLimit)}`]

@@ -2,7 +2,7 @@
  * The overview: one compact row per queue, the queue in trouble first. A queue is in trouble,
  * most first, when:
  *   1. jobs are due and no worker is alive to take them (stranded);
- *   2. its oldest due job has waited longest (lag);
+ *   2. its oldest due job has waited longest (lag), whatever holds it (the cell's title says what);
  *   3. more of its jobs went dead in the last hour;
  *   4. more jobs are dead;
  * and queues alike in all of that go by name. Any column sorts the table instead (click it
@@ -16,7 +16,7 @@ import { clock, duration, num, plural, serverNow } from './format.js';
 import * as live from './live.js';
 import { href } from './router.js';
 import { badge, emptyState, errorNote, loading } from './ui.js';
-import { stranded } from './widgets.js';
+import { heldPhrases, stranded } from './widgets.js';
 
 const HISTORY_EVERY_MS = 30_000;
 const HOUR_MS = 3_600_000;
@@ -153,7 +153,12 @@ export function overviewPage(main) {
           alert ? h('span', { class: 'sr-only' }, ' (due jobs, no live worker)') : null,
         ),
         h('td', { class: ['col-num', s.ready > 0 && (alert ? 'num-dead' : 'num-ready')] }, num(s.ready)),
-        h('td', { class: 'col-num' }, s.oldestDueAgeMs === undefined ? h('span', { class: 'muted' }, '–') : duration(s.oldestDueAgeMs)),
+        // What holds the due jobs (stats().held), as the cell's title: the row stays one line on a phone.
+        h(
+          'td',
+          { class: 'col-num', title: heldPhrases(s.held).length > 0 ? `held: ${heldPhrases(s.held).join(' · ')}` : undefined },
+          s.oldestDueAgeMs === undefined ? h('span', { class: 'muted' }, '–') : duration(s.oldestDueAgeMs),
+        ),
         h('td', { class: 'col-num' }, num(s.active)),
         h(
           'td',

@@ -338,7 +338,9 @@ export function queuePage(main, route) {
         ? ['Newest first', 'Oldest first']
         : state === 'scheduled'
           ? ['Latest first', 'Soonest first']
-          : ['Last first', 'First first'];
+          : state === 'ready'
+            ? ['Back of the line first', 'Next to run first']
+            : ['Lease ends latest first', 'Lease ends soonest first'];
     const pick = (order) => {
       if (v.order === order) return;
       orders[state] = order;

@@ -242,7 +242,17 @@ export function groupsTable(list, opts = {}) {
           : h(
               'span',
               { class: 'progress' },
-              h('meter', { min: '0', max: String(limit), value: String(Math.min(g.running, limit)), 'aria-label': `${g.running} of ${limit} running` }),
+              // A full group's bar is amber, not green: `high` just under the limit puts a full
+              // meter outside the optimum region (the browser's "suboptimal" colour).
+              h('meter', {
+                min: '0',
+                max: String(limit),
+                low: '0',
+                high: String(limit - 0.5),
+                optimum: String((limit - 0.5) / 2),
+                value: String(Math.min(g.running, limit)),
+                'aria-label': `${g.running} of ${limit} running${g.running >= limit ? ', at its limit' : ''}`,
+              }),
               h('span', null, `${num(g.running)} / ${num(limit)}`),
             ),
       ),

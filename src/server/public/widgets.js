@@ -122,9 +122,35 @@ export function historyCharts(history, opts = {}) {
   ];
 }
 
-/** One line on what is next: "next due in 4 min", "12 due now, oldest waiting 3 min". */
+/**
+ * What holds due jobs, one phrase each (as describeHeld in src/store/held.ts): "1 group paused with
+ * 3 waiting", "1 group at its limit with 28 waiting", "rate limit holding until 17:05:02".
+ */
+export function heldPhrases(held) {
+  if (!held) return [];
+  const floor = held.groupsComplete ? '' : ' (in the first 200 groups read)';
+  const out = [];
+  if (held.queueAtLimit) out.push('queue at its concurrency limit');
+  if (held.pausedGroups > 0) out.push(`${plural(held.pausedGroups, 'group')} paused with ${num(held.pausedGroupsWaiting)} waiting${floor}`);
+  if (held.groupsAtLimit > 0)
+    out.push(
+      `${plural(held.groupsAtLimit, 'group')} at ${held.groupsAtLimit === 1 ? 'its' : 'their'} limit with ${num(held.groupsAtLimitWaiting)} waiting${floor}`,
+    );
+  if (held.rateLimitedUntilMs !== undefined) out.push(`rate limit holding until ${clock(held.rateLimitedUntilMs)}`);
+  return out;
+}
+
+/** One line on what is next: "next due in 4 min", "12 due now, oldest waiting 3 min · held: 1 group paused with 3 waiting". */
 export function dueLine(stats) {
-  if (stats.ready > 0) return h('span', null, `${plural(stats.ready, 'job')} due now · oldest waiting `, h('strong', null, duration(stats.oldestDueAgeMs)));
+  const why = heldPhrases(stats.held);
+  if (stats.ready > 0)
+    return h(
+      'span',
+      { class: 'due-now' },
+      `${plural(stats.ready, 'job')} due now · oldest waiting `,
+      h('strong', null, duration(stats.oldestDueAgeMs)),
+      why.length > 0 ? h('span', { class: 'held-why' }, ` · held: ${why.join(' · ')}`) : null,
+    );
   if (stats.nextDueInMs !== undefined) return h('span', null, 'Next job due ', relTime(serverNow() + stats.nextDueInMs));
   return h('span', null, 'Nothing scheduled');
 }

@@ -2,7 +2,8 @@
  * What the memory store reads without changing anything: listings, scans, counts, the dead set,
  * the consistency check and the event reader, each the twin of a read-only Lua script.
  */
-import type { DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats } from '../../types.js';
+import type { DueTimeline, HeldSummary, JobInfo, JobState, ListOrder, ListState, QueueStats } from '../../types.js';
+import { NOTHING_HELD, rateLimitedUntil } from '../held.js';
 import type { DeadJob, EventReader, ListCursor, ScanStep, StoredPage, VerifyReport } from '../store.js';
 import { MARK } from '../lifecycle.js';
 import { timerDelay } from '../../timers.js';
@@ -87,8 +88,8 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
       scheduled++;
       if (job.where === 'ready' || job.where === 'waiting' || job.due <= now) {
         ready++;
-        // As stats.lua: the oldest among jobs of no group (a group's line is ordered by group).
-        if (job.where !== 'waiting') oldestDue = Math.min(oldestDue, job.due);
+        // Every due job, whatever holds it (a paused queue or group, a full group, a rate limit).
+        oldestDue = Math.min(oldestDue, job.due);
       }
       if (job.where === 'ready' || job.due <= now + windowMs) within++;
     }
@@ -109,7 +110,27 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
     oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
     completed: q.completedKept.size,
     workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
+    held: heldSummary(q, now, ready, active),
   };
+}
+
+/** What holds due jobs (as stats.lua, which sums at most the first 200 group states; here all). */
+function heldSummary(q: MemoryQueue, now: number, due: number, active: number): HeldSummary {
+  const h = { ...NOTHING_HELD, queuePaused: q.paused, queueAtLimit: q.concurrency !== undefined && due > 0 && active >= q.concurrency };
+  for (const g of q.groups.values()) {
+    if (g.paused) {
+      // As stats.lua: a paused group holds something only with jobs in its line.
+      if (g.waiting > 0) h.pausedGroups++;
+      h.pausedGroupsWaiting += g.waiting;
+    } else if (g.waiting > 0 && q.groupRoom(g) <= 0) {
+      h.groupsAtLimit++;
+      h.groupsAtLimitWaiting += g.waiting;
+    }
+  }
+  const until = q.rated ? rateLimitedUntil(q.rates.peek('', now), q.rateLimit?.max) : undefined;
+  h.rateLimitedUntilMs = until !== undefined && until > now ? until : undefined;
+  h.rateLimitedGroups = q.rates.wake.size;
+  return h;
 }
 
 /** Scheduled jobs not yet due, counted per bucket (as timeline.lua). */

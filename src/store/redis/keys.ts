@@ -23,6 +23,8 @@
  *                                  of the lanes that have due jobs and room
  *   <prefix>:{<queue>}:waiting     ZSET  0 -> '<group>\0<7-digit priority key><due:16><seq:16><id>':
  *                                  due jobs of groups, each group's line in hand-out order
+ *   <prefix>:{<queue>}:waiting-due ZSET due ms -> group id: for each group with jobs in its line, a
+ *                                  due time at or below theirs (stats' oldest due age; wire.ts WAITING_DUE_SUFFIX)
  *   <prefix>:{<queue>}:flow-of     HASH  job id -> wire.ts JOB_FLOW (cost, debounce key; jobs with either only)
  *   <prefix>:{<queue>}:debounce    HASH  debounce key -> '<job id>:<first add ms>' of its pending burst
  *   <prefix>:{<queue>}:rate        HASH  '' (the queue) or group id -> wire.ts RATE_STATE (tokens taken, hold)
@@ -42,7 +44,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS, DEDUP_SUFFIX } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX, WAITING_DUE_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -106,6 +108,11 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
 /** Where a script remembers the answer to the call with this request id. */
 export function requestKey(keys: QueueKeys, requestId: string): string {
   return keys.requestPrefix + requestId;
+}
+
+/** The index of the earliest due time of each group's line (the scripts build the same as K_WAITING_DUE). */
+export function waitingDueKey(keys: QueueKeys): string {
+  return keys.root + WAITING_DUE_SUFFIX;
 }
 
 /** The key that holds a dedup key's window (add.lua builds the same from DEDUP_PREFIX). */

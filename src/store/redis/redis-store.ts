@@ -4,7 +4,8 @@
  * the file stays one piece; decisions live in the scripts. The wake subscription and the event
  * reader open connections of their own (wake-subscriber.ts, event-reader.ts).
  */
-import type { CancelResult, DueTimeline, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import type { CancelResult, DueTimeline, HeldSummary, JobInfo, JobState, ListOrder, ListState, QueueStats, RescheduleResult, WorkerInfo } from '../../types.js';
+import { rateLimitedUntil } from '../held.js';
 import type {
   ClaimResult,
   CompleteRef,
@@ -597,6 +598,8 @@ export class RedisStore implements Store {
       num(f.stream_length),
     ];
     const readyTotal = ready + dueInScheduled;
+    const waitingDue = num(f.earliest_waiting_due_ms);
+    const active = num(f.active);
     return {
       scheduled: num(f.not_promoted) + ready,
       ready: readyTotal,
@@ -609,10 +612,15 @@ export class RedisStore implements Store {
       paused: f.paused === 1,
       eventStreamLength: streamLength < 0 ? undefined : streamLength,
       completedTotal: num(f.completed_total),
-      // The earliest due of the ready set (every priority) and of the due jobs not yet moved there.
-      oldestDueAgeMs: readyTotal === 0 ? undefined : Math.max(0, now - Math.min(dueInScheduled > 0 ? head : Infinity, readyDue >= 0 ? readyDue : Infinity)),
+      // The earliest due of the ready set (every priority), of the groups' lines (paused or full
+      // groups included) and of the due jobs not yet moved there (a paused queue's among them).
+      oldestDueAgeMs:
+        readyTotal === 0
+          ? undefined
+          : Math.max(0, now - Math.min(dueInScheduled > 0 ? head : Infinity, readyDue >= 0 ? readyDue : Infinity, waitingDue >= 0 ? waitingDue : Infinity)),
       completed: num(f.kept_completed),
       workers: num(f.live_workers),
+      held: heldFrom(f, now, readyTotal, active),
     };
   }
 
@@ -887,4 +895,22 @@ export class RedisStore implements Store {
     if (!this.#owned) return;
     if (!(await settlesWithin(this.#client.quit(), QUIT_WAIT_MS))) this.#client.disconnect();
   }
+}
+
+/** stats.lua's figures of what holds due jobs (see src/store/held.ts). */
+function heldFrom(f: Record<string, unknown>, now: number, due: number, active: number): HeldSummary {
+  const opt = (v: unknown) => (num(v) < 0 ? undefined : num(v));
+  const concurrency = opt(f.concurrency);
+  const until = rateLimitedUntil({ used: num(f.rate_used), heldUntilMs: opt(f.rate_held_until_ms), nextRefillMs: opt(f.rate_next_refill_ms) }, opt(f.rate_max));
+  return {
+    queuePaused: f.paused === 1,
+    queueAtLimit: concurrency !== undefined && due > 0 && active >= concurrency,
+    pausedGroups: num(f.groups_paused),
+    pausedGroupsWaiting: num(f.paused_waiting),
+    groupsAtLimit: num(f.groups_at_limit),
+    groupsAtLimitWaiting: num(f.at_limit_waiting),
+    groupsComplete: f.groups_complete === 1,
+    rateLimitedUntilMs: until !== undefined && until > now ? until : undefined,
+    rateLimitedGroups: num(f.groups_rate_held),
+  };
 }

@@ -18,7 +18,18 @@ import { readFileSync } from 'node:fs';
 import { Cluster } from 'ioredis';
 import type { Client } from './connection.js';
 import { VERSION } from '../../version.js';
-import { BASE_ARGS, BASE_KEYS, DEDUP_SUFFIX, LIFECYCLE_LINES, LUA_CONSTANTS, luaPrologue, luaWireParts, SCRIPT_NAMES, type ScriptName } from './wire.js';
+import {
+  BASE_ARGS,
+  BASE_KEYS,
+  DEDUP_SUFFIX,
+  WAITING_DUE_SUFFIX,
+  LIFECYCLE_LINES,
+  LUA_CONSTANTS,
+  luaPrologue,
+  luaWireParts,
+  SCRIPT_NAMES,
+  type ScriptName,
+} from './wire.js';
 
 export { SCRIPT_NAMES, type ScriptName };
 
@@ -115,7 +126,7 @@ export function librarySource(testClockKey?: string): Library {
     `-- delayq ${VERSION}: every script as a function of one library (src/store/redis/scripts.ts).`,
     'local KEYS, ARGV',
     `local ${[...base, ...own].join(', ')}`,
-    'local ROOT, WAKE_CHANNEL, DEDUP_PREFIX',
+    'local ROOT, WAKE_CHANNEL, DEDUP_PREFIX, K_WAITING_DUE',
     `local ${wireNames.join(', ')}`,
     LUA_CONSTANTS,
     LIFECYCLE_LINES,
@@ -134,6 +145,7 @@ export function librarySource(testClockKey?: string): Library {
     '  enter_keys(keys)',
     `  ROOT, WAKE_CHANNEL = args[${BASE_ARGS.indexOf('root') + 1}], args[${BASE_ARGS.indexOf('wake') + 1}]`,
     `  DEDUP_PREFIX = (ROOT or '') .. '${DEDUP_SUFFIX}'`,
+    `  K_WAITING_DUE = (ROOT or '') .. '${WAITING_DUE_SUFFIX}'`,
     `  ${wireNames.join(', ')} = ${wireNames.map((n) => `w.${n}`).join(', ')}`,
     perCall.length > 0 ? `  ${perCall.join(', ')} = ${perCall.map(() => 'nil').join(', ')}` : '',
     '  check_args()',

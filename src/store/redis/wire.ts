@@ -29,6 +29,15 @@ import { SEQ_FLOOR_TTL_MS, SEQ_LIFE } from '../store.js';
  */
 export const DEDUP_SUFFIX = 'dedup:';
 
+/**
+ * `<root>waiting-due` (ZSET due ms -> group id): for each group with jobs in its line, a due time at
+ * or below theirs, so stats.lua finds the longest-waiting due job of any group without walking the
+ * groups (see _groups.lua). Written by the scripts that put jobs in lines, under this one name
+ * (K_WAITING_DUE in every script, keys.ts waitingDueKey), never declared as a KEY: it changes no
+ * script's wire.
+ */
+export const WAITING_DUE_SUFFIX = 'waiting-due';
+
 /** KEYS[1..25] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
@@ -339,8 +348,21 @@ export const WIRE = {
         'earliest_ready_due_ms',
         'kept_completed',
         'live_workers',
+        'earliest_waiting_due_ms',
+        'concurrency',
+        'rate_max',
+        'rate_used',
+        'rate_held_until_ms',
+        'rate_next_refill_ms',
+        'groups_rate_held',
+        'groups_read',
+        'groups_complete',
+        'groups_paused',
+        'paused_waiting',
+        'groups_at_limit',
+        'at_limit_waiting',
       ],
-      note: 'paused is 1 or 0; stream_length is -1 when the stream is off',
+      note: "paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)",
     },
   },
   timeline: {
@@ -637,6 +659,7 @@ export function luaPrologue(name: ScriptName): string {
   const lines = [`local ${p.keys.join(', ')} = ${p.keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
   lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
+  lines.push(`local K_WAITING_DUE = ROOT .. '${WAITING_DUE_SUFFIX}'`);
   for (const [local, value] of p.tables) lines.push(`local ${local} = ${value}`);
   lines.push(LUA_CONSTANTS);
   // A client whose lists are not this script's (another protocol version) fails loudly here,

@@ -9,6 +9,7 @@ import type { DueTimeline, QueueStats } from '../../types.js';
 import type { DeadJob, ObliterateResult, ScanStep, Store, VerifyReport } from '../store.js';
 import { byteOrder } from '../zset-order.js';
 import { sum } from './grouping.js';
+import { mergeHeld } from '../held.js';
 import type { Resolved } from './layout-cache.js';
 import { everyShardName } from './layout.js';
 
@@ -52,6 +53,7 @@ export async function mergedStats(inner: Store, queue: string, r: Resolved, wind
     completed: total('completed'),
     // The worker registry is in the unsharded keys only.
     workers: all[0]!.workers,
+    held: mergeHeld(all.map((s) => s.held)),
   };
 }
 
