@@ -9,7 +9,8 @@
  * results as JSON on stdout), --cluster (the sharded-queue benchmark on a local Redis Cluster
  * instead: bench/cluster.ts, which takes --quick, --repeat, --shards and --json), --groups
  * (groups and concurrency limits: bench/groups.ts), --rates (rate limits and debounce beside
- * BullMQ: bench/rates.ts; both take --quick, --repeat and --json).
+ * BullMQ: bench/rates.ts; both take --quick, --repeat and --json), --waits (addAndWait beside
+ * BullMQ's waitUntilFinished: bench/waits.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,7 @@ const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poll
   --cluster            the sharded-queue benchmark on a local Redis Cluster (takes --quick, --repeat, --shards, --json)
   --groups             groups and concurrency limits beside the ungrouped queue (takes --quick, --repeat, --json)
   --rates              rate limits and debounce, delayq beside BullMQ (takes --quick, --repeat, --json)
+  --waits              add and wait for the result: addAndWait beside BullMQ's waitUntilFinished (takes --quick, --repeat, --json)
   --help               this text`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -48,6 +50,13 @@ if (process.argv.includes('--groups')) {
 if (process.argv.includes('--rates')) {
   const { runRatesBench } = await import('./rates.js');
   await runRatesBench(process.argv.slice(2));
+  process.exit(0);
+}
+
+// npm run bench -- --waits [--quick] [--repeat n]: addAndWait beside BullMQ's waitUntilFinished (bench/waits.ts).
+if (process.argv.includes('--waits')) {
+  const { runWaitsBench } = await import('./waits.js');
+  await runWaitsBench(process.argv.slice(2));
   process.exit(0);
 }
 

@@ -55,6 +55,8 @@ export interface JobInfo<T = unknown> {
   lastError: string | undefined;
   /** When the job was first handed out (server clock), once it ran. */
   startedAtMs: number | undefined;
+  /** While active: when this attempt began (server clock), so how long it has run is `now − runningSinceMs`. */
+  runningSinceMs: number | undefined;
   /** When it completed (kept completed jobs) or died (dead jobs). */
   finishedAtMs: number | undefined;
   /** The worker holding its lease (active), or the last one that did. */

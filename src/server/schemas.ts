@@ -166,6 +166,7 @@ export const jobInfo = z.object({
   attempt: z.number().int(),
   maxAttempts: z.number().int().optional(),
   timeoutMs: z.number().int().optional(),
+  runningSinceMs: ms.optional(),
   createdAtMs: ms,
   leaseExpiresAtMs: ms.optional(),
   lastError: z.string().optional(),

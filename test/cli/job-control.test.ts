@@ -35,6 +35,8 @@ describe('delayq cancel --running, fail, wait, add --timeout', () => {
     await q.add(1, { id: 'wh:2', attempts: 3 });
     await until(() => held.has('wh:1') && held.has('wh:2'), 'both run');
 
+    const listed = await run([...g, 'jobs', 'ls', '--state', 'active']);
+    assert.match(listed.stdout, /wh:1 .*running \d/);
     const refused = await run([...g, 'cancel', 'wh:1']);
     assert.equal(refused.code, 2);
     assert.match(refused.stdout, /not cancelled: wh:1 is active \(add --running/);

@@ -71,6 +71,10 @@ export function jobControlConformance(kind: StoreKind): void {
       await q.add(1, { id: 'hung', group: 'tenant' });
       const job = await within(h.started('hung'), 5000, 'the job starts');
       await q.add(2, { id: 'next', group: 'tenant' });
+      // An active job says since when this attempt runs (server clock).
+      const running = await q.get('hung');
+      assert.ok(running?.runningSinceMs !== undefined && running.runningSinceMs >= running.createdAtMs, JSON.stringify(running));
+      assert.equal((await q.get('next'))?.runningSinceMs, undefined);
 
       const before = await elsewhere(q, (o) => o.cancel('hung'));
       assert.deepEqual(before, { id: 'hung', cancelled: false, state: 'active' }, 'without running: left alone');

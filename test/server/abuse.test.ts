@@ -34,6 +34,8 @@ const BODIES: Record<string, unknown> = {
   'post /api/queues/{queue}/jobs': { data: { card: SECRET }, opts: { delay: 60_000 } },
   'post /api/queues/{queue}/jobs/{id}/reschedule': { delay: 120_000 },
   'post /api/queues/{queue}/cancel': { ids: ['job-1'] },
+  'post /api/queues/{queue}/jobs/{id}/cancel': { running: true, reason: 'abuse' },
+  'post /api/queues/{queue}/jobs/{id}/fail': { reason: 'abuse', dead: true },
   'post /api/queues/{queue}/dead/retry': { all: true, expect: 10 },
   'post /api/queues/{queue}/dead/purge': { all: true, expect: 10 },
   'post /api/queues/{queue}/completed/purge': { all: true, expect: 10 },

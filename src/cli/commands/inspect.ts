@@ -40,7 +40,14 @@ function jobLine(j: JobInfo<unknown>, now: number): string {
   const parts = [paint('bold', j.id)];
   if (j.name !== undefined) parts.push(paint('cyan', `[${j.name}]`));
   if (j.state === 'scheduled') parts.push(j.ready ? paint('yellow', `due ${ms(now - j.dueAtMs)} ago`) : `due in ${ms(j.dueAtMs - now)} (${when(j.dueAtMs)})`);
-  if (j.state === 'active') parts.push(`lease till ${when(j.leaseExpiresAtMs)}`, `worker ${j.workerId ?? '—'}`);
+  if (j.state === 'active') {
+    if (j.runningSinceMs !== undefined) {
+      const ran = Math.max(0, now - j.runningSinceMs);
+      const over = j.timeoutMs !== undefined && ran > j.timeoutMs;
+      parts.push(over ? paint('yellow', `running ${ms(ran)}, past its ${ms(j.timeoutMs)} timeout`) : `running ${ms(ran)}`);
+    }
+    parts.push(`lease till ${when(j.leaseExpiresAtMs)}`, `worker ${j.workerId ?? '—'}`);
+  }
   if (j.state === 'dead') parts.push(`died ${when(j.finishedAtMs)}`, paint('red', firstLine(j.lastError)));
   if (j.state === 'completed') parts.push(`finished ${when(j.finishedAtMs)}`, `result ${short(j.result, 40)}`);
   if (j.attempt > 0) parts.push(`attempt ${j.attempt}${j.maxAttempts ? `/${j.maxAttempts}` : ''}`);

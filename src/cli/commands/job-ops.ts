@@ -29,6 +29,7 @@ export function jobCommands(program: Command): void {
           ...(job.group !== undefined ? [`group      ${job.group}`] : []),
           ...(job.timeoutMs !== undefined ? [`timeout    ${ms(job.timeoutMs)} per attempt`] : []),
           `created    ${when(job.createdAtMs)}`,
+          ...(job.runningSinceMs !== undefined ? [`running    since ${when(job.runningSinceMs)}`] : []),
           ...(job.leaseExpiresAtMs ? [`lease till ${when(job.leaseExpiresAtMs)}`] : []),
           ...(job.lastError ? [`last error ${job.lastError.split('\n')[0]}`] : []),
           `data       ${JSON.stringify(job.data)}`,

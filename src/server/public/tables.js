@@ -4,7 +4,7 @@
  * hide on a phone (.hide-sm).
  */
 import { h, icon } from './dom.js';
-import { duration, firstLine, localTime, num, preview, relTime } from './format.js';
+import { duration, firstLine, localTime, num, preview, relTime, serverNow } from './format.js';
 import { holdLeft, rateText, rateUseText } from './pages-groups.js';
 import { href } from './router.js';
 import { button, displayState, stateChip } from './ui.js';
@@ -96,6 +96,19 @@ export function jobTable(queue, state, jobs, opts = {}) {
   return table(head, rows, `${state} jobs`);
 }
 
+/** How long this attempt has run; past the job's own timeout it says so (the worker's own timeout is not known here). */
+function runningFor(j) {
+  if (j.runningSinceMs === undefined) return h('span', { class: 'muted' }, '–');
+  const ran = Math.max(0, serverNow() - j.runningSinceMs);
+  const over = j.timeoutMs !== undefined && ran > j.timeoutMs;
+  return h(
+    'span',
+    { class: over ? 'late' : undefined, title: `since ${localTime(j.runningSinceMs)}` },
+    duration(ran),
+    over ? ` · past its ${duration(j.timeoutMs)} timeout` : '',
+  );
+}
+
 const payload = { label: 'Payload', cls: 'col-data hide-sm', cell: (j) => h('code', { class: 'data-preview' }, preview(j.data)) };
 const due = { label: 'Due', cls: 'col-time', cell: (j) => relTime(j.dueAtMs) };
 const tries = { label: 'Attempts', cls: 'col-num hide-sm', cell: attempts };
@@ -104,7 +117,7 @@ const COLUMNS = {
   scheduled: [due, { label: 'Priority', cls: 'col-num hide-sm', cell: (j) => (j.priority ? num(j.priority) : h('span', { class: 'muted' }, '0')) }, payload],
   ready: [{ label: 'Due', cls: 'col-time', cell: (j) => h('span', { class: 'late' }, relTime(j.dueAtMs)) }, tries, payload],
   active: [
-    { label: 'Started', cls: 'col-time', cell: (j) => relTime(j.startedAtMs) },
+    { label: 'Running for', cls: 'col-time', cell: runningFor },
     { label: 'Worker', cls: 'col-worker hide-sm', cell: (j) => h('span', { class: 'mono small' }, j.workerId ?? '–') },
     { label: 'Progress', cls: 'col-progress', cell: (j) => progressView(j.progress) },
     { label: 'Lease ends', cls: 'col-time hide-sm', cell: (j) => relTime(j.leaseExpiresAtMs) },

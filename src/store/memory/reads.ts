@@ -2,6 +2,7 @@
  * What the memory store reads without changing anything: listings, scans, counts, the dead set,
  * the consistency check and the event reader, each the twin of a read-only Lua script.
  */
+import { handedOutAtMs } from '../lease-token.js';
 import type { DueTimeline, HeldSummary, JobInfo, JobState, ListOrder, ListState, QueueStats } from '../../types.js';
 import { NOTHING_HELD, rateLimitedUntil } from '../held.js';
 import type { DeadJob, EventReader, ListCursor, ScanStep, StoredPage, VerifyReport } from '../store.js';
@@ -250,6 +251,7 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
     leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,
     lastError: job.lastError,
     startedAtMs: job.startedAt,
+    runningSinceMs: job.where === 'active' ? handedOutAtMs(job.token) : undefined,
     finishedAtMs: job.where === 'dead' || job.where === 'completed' ? job.diedAt : undefined,
     workerId: job.workerId || undefined,
     result: job.result,

@@ -8,6 +8,7 @@
  */
 import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
+import { handedOutAtMs } from '../lease-token.js';
 import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
 import { parseBody, parseErrors, parseRun, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
@@ -163,6 +164,7 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
     leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,
     lastError: run?.lastError ?? bodyProblem,
     startedAtMs: run?.startedAtMs,
+    runningSinceMs: state === 'active' ? handedOutAtMs(run?.token) : undefined,
     finishedAtMs: (state === 'dead' || state === 'completed') && score >= 0 ? score : undefined,
     workerId: run?.workerId || undefined,
     result: optStr(row.result),
