@@ -5,7 +5,9 @@
  * `{ n }` at once); the producer keeps `inFlight` calls going until `calls` have answered. Per
  * system: calls a second, and the round trip of one call (add → result in hand) p50/p99/max.
  * Interleaved per repeat, so drift on a shared machine spreads over both alike. BullMQ's waits
- * ride its events stream (QueueEvents, XREAD BLOCK); delayq's the queue's wake channel.
+ * ride its events stream (QueueEvents, XREAD BLOCK) and read the finished job back, so BullMQ
+ * keeps its completed jobs here; delayq's ride the queue's wake channel and carry the result, so
+ * it keeps none.
  *
  * Options: --quick (small sizes), --repeat <n>, --json.
  */
@@ -83,10 +85,14 @@ async function bullmqRun(url: string, p: Profile): Promise<WaitRun> {
   const q = new BullQueue(name, { connection });
   const events = new QueueEvents(name, { connection });
   const w = new BullWorker(name, async (job) => ({ n: job.data as number }), { connection, concurrency: CONCURRENCY });
+  // Each pending wait listens on the queue and its events (BullMQ's design); not a leak here.
+  q.setMaxListeners(p.inFlight + 10);
+  events.setMaxListeners(p.inFlight + 10);
   try {
     await events.waitUntilReady();
     return await drive(p, async (n) => {
-      const job = await q.add('w', n, { removeOnComplete: true, removeOnFail: true });
+      // BullMQ's wait reads the finished job back: completed jobs must be kept (delayq's need not).
+      const job = await q.add('w', n);
       const r = (await job.waitUntilFinished(events, 60_000)) as { n: number };
       if (r.n !== n) throw new Error(`bullmq: call ${n} got ${JSON.stringify(r)}`);
     });

@@ -109,6 +109,9 @@ function asRule(r: { maxCount: number; maxAgeMs: number }): RetentionRule | null
   return r.maxCount === 0 && r.maxAgeMs === 0 ? null : { count: r.maxCount || undefined, ageMs: r.maxAgeMs || undefined };
 }
 
+/** addAndWait's add was deduplicated: it waits for the job holding the key instead. */
+class DeduplicatedAdd extends Error {}
+
 /** How long waitFor and addAndWait wait by default. */
 const DEFAULT_WAIT_MS = 60_000;
 
@@ -354,13 +357,22 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     if (opts?.debounce !== undefined)
       throw new ValidationError('opts.debounce', "is not allowed in addAndWait (a debounced add runs as the burst's job, another id)");
     const id = opts?.id ?? randomUUID();
-    let added: AddResult | undefined;
-    const result = this.#waiters.wait(id, w.timeoutMs ?? DEFAULT_WAIT_MS, async () => {
-      added = await this.add(data, { ...opts, id });
-    });
-    await result.catch(() => {});
-    if (added?.duplicateOf !== undefined && added.duplicateOf !== id) return this.waitFor(added.duplicateOf, w);
-    return result;
+    let holder: string | undefined;
+    try {
+      return await this.#waiters.wait(id, w.timeoutMs ?? DEFAULT_WAIT_MS, async () => {
+        const added = await this.add(data, { ...opts, id });
+        if (added.duplicateOf !== undefined && added.duplicateOf !== id) {
+          holder = added.duplicateOf;
+          throw new DeduplicatedAdd();
+        }
+        // A job this add wrote: its end will be told. One that existed may have ended: ask.
+        return !added.added;
+      });
+    } catch (err) {
+      // Deduplicated: the job holding the key is the one to wait for.
+      if (err instanceof DeduplicatedAdd && holder !== undefined) return this.waitFor(holder, w);
+      throw err;
+    }
   }
 
   /** Cancels many jobs as `cancel` does (running ones too with `running`), a thousand per script run; one answer per id, in order. */

@@ -40,10 +40,11 @@ export class JobWaiters {
   /**
    * Resolves with the job's result once it completes; rejects with JobFailedError (dead),
    * JobCancelledError, JobNotFoundError or WaitTimeoutError. `before` runs once the wait is
-   * registered and before the store is asked (addAndWait adds the job there), so no end falls
-   * between.
+   * registered (addAndWait adds the job there), so no end falls between; it answers whether the
+   * store must be asked about the job after it (not for a job it added: that one's end will be
+   * told; yes for one that existed already, which may have ended).
    */
-  async wait(id: string, timeoutMs: number, before?: () => Promise<void>): Promise<unknown> {
+  async wait(id: string, timeoutMs: number, before?: () => Promise<boolean>): Promise<unknown> {
     await this.#subscribed();
     let wait!: Wait;
     const settled = new Promise<unknown>((resolve, reject) => {
@@ -57,14 +58,16 @@ export class JobWaiters {
     try {
       // Registered before anything else, so an end told meanwhile is heard.
       const registered = this.#store.watch(this.#queue, [id], timeoutMs + REGISTRATION_SLACK_MS, before !== undefined);
-      if (before) {
+      if (!before) this.#settle(wait, (await registered)[0]!);
+      else {
         await registered;
-        await before();
+        if (await before()) {
+          const [now] = await this.#store.watch(this.#queue, [id], timeoutMs + REGISTRATION_SLACK_MS);
+          // After `before` an unknown job is one that ended unkept since: its end was published
+          // to this registration and is on its way on the other connection.
+          this.#settle(wait, now!.state === 'unknown' ? { state: 'waiting' } : now!);
+        }
       }
-      const [now] = before ? await this.#store.watch(this.#queue, [id], timeoutMs + REGISTRATION_SLACK_MS) : await registered;
-      // After `before` an unknown job is one that ended unkept since it was added: its end was
-      // published to this registration and is on its way on the other connection.
-      this.#settle(wait, before && now!.state === 'unknown' ? { state: 'waiting' } : now!);
     } catch (err) {
       this.#drop(wait);
       wait.timer.clear();

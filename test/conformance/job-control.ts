@@ -215,6 +215,11 @@ export function jobControlConformance(kind: StoreKind): void {
       await q.add(4, { id: 'kept' });
       await until(async () => (await q.get('kept'))?.state === 'completed', 'kept completes');
       assert.deepEqual(await q.waitFor('kept'), { doubled: 8, attempt: 1 }, 'a kept completed job answers at once');
+      // addAndWait of an id that exists (kept, completed): its result, at once.
+      assert.deepEqual(await q.addAndWait(99, { id: 'kept' }, { timeoutMs: 5_000 }), { doubled: 8, attempt: 1 });
+      // Deduplicated: it waits for the job holding the key.
+      await q.add(7, { id: 'holder', delay: 200, dedup: { key: 'once', windowMs: 60_000 } });
+      assert.deepEqual(await q.addAndWait(8, { id: 'other', dedup: { key: 'once', windowMs: 60_000 } }, { timeoutMs: 10_000 }), { doubled: 14, attempt: 1 });
     });
 
     test('waitFor rejects with JobFailedError, JobCancelledError, JobNotFoundError and WaitTimeoutError; the job goes on after a wait times out', async () => {
