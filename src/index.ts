@@ -65,7 +65,7 @@ export { RedisStore, type RedisStoreOptions } from './store/redis/redis-store.js
 export { MemoryStore } from './store/memory/memory-store.js';
 export { ShardedStore } from './store/sharded/sharded-store.js';
 export type { ShardFigures, ShardStatus } from './store/shard-admin.js';
-export { aclRules } from './store/redis/acl.js';
+export { aclRules, aclSetUserLine } from './store/redis/acl.js';
 export type { Store, VerifyReport, ObliterateResult } from './store/store.js';
 export {
   importFromBullmq,

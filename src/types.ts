@@ -157,7 +157,10 @@ export interface AddResult {
 export interface CancelResult {
   id: string;
   cancelled: boolean;
-  /** The job's state when it was not cancelled; undefined when there is no such job. */
+  /**
+   * The job's state: the one it was cancelled in (`scheduled`, or `active` with `running`), or
+   * the one that stopped the cancel; undefined when there is no such job.
+   */
   state: JobState | undefined;
 }
 

@@ -25,6 +25,7 @@ describe('delayq cancel --running, fail, wait, add --timeout', () => {
         name,
         (job) => {
           if (job.data === 0) return { ok: job.id };
+          void job.log('holding');
           held.set(job.id, job);
           return new Promise(() => {});
         },
@@ -35,6 +36,9 @@ describe('delayq cancel --running, fail, wait, add --timeout', () => {
     await q.add(1, { id: 'wh:2', attempts: 3 });
     await until(() => held.has('wh:1') && held.has('wh:2'), 'both run');
 
+    await until(async () => (await q.get('wh:1'))?.logs?.length === 1, 'the log line lands');
+    const shown = (await run([...g, 'get', 'wh:1'])).stdout;
+    for (const line of [/^started {4}\S+ \(first hand-out\)$/m, /^running {4}since /m, /^worker {5}\S+$/m, /^logs\n {2}holding$/m]) assert.match(shown, line);
     const listed = await run([...g, 'jobs', 'ls', '--state', 'active']);
     assert.match(listed.stdout, /wh:1 .*running \d/);
     const refused = await run([...g, 'cancel', 'wh:1']);

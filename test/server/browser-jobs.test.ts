@@ -232,6 +232,28 @@ describe('the dashboard in Chromium: jobs', () => {
     }
   });
 
+  dash.test('the active list: how long each job has run, past its own timeout in amber, and an expired lease flagged with when it is recovered', async () => {
+    const stuck = new Queue<number>('stuck-jobs', { connection: fx.redis.url });
+    try {
+      await stuck.add(1, { id: 'timed', timeoutMs: 50 });
+      await stuck.add(2, { id: 'orphan' });
+      // A claim of this test: 'timed' holds a long lease, 'orphan' one that runs out (its worker "died").
+      const [first] = (await stuck.store.claim('stuck-jobs', 1, 600_000, 3)).jobs;
+      assert.equal(first?.id, 'timed');
+      await stuck.store.claim('stuck-jobs', 1, 50, 3);
+      await new Promise((r) => setTimeout(r, 150));
+      const page = await open(`${dash.dashboard.url}#/queues/stuck-jobs/active`);
+      await page.waitForSelector('tbody tr');
+      const row = (id: string) => page.locator('tbody tr', { has: page.locator('.id-link', { hasText: id }) });
+      assert.match((await row('timed').locator('td.col-time').first().textContent())!, /past its 50 ms timeout/);
+      assert.match((await row('orphan').textContent())!, /expired .* recovered at the next claim/);
+      await shot(page, 'queue-active-expired');
+    } finally {
+      await stuck.obliterate({ force: true });
+      await stuck.close();
+    }
+  });
+
   dash.test('shows an HTML payload as text and runs none of it', async () => {
     const page = await open(`${dash.dashboard.url}#/queues/orders/jobs/${encodeURIComponent(dash.seeded.xss)}`);
     await page.waitForSelector('h1.job-id');

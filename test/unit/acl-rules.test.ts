@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { aclRules } from '../../src/index.js';
+import { aclRules, aclSetUserLine } from '../../src/index.js';
 import { SCRIPT_COMMANDS } from '../../src/store/redis/acl.js';
 
 const root = new URL('../../../', import.meta.url);
@@ -22,5 +22,12 @@ describe('aclRules()', () => {
     const docs = readFileSync(new URL('docs/operations.md', root), 'utf8');
     const line = `ACL SETUSER delayq on >a-long-password ${aclRules('dq').join(' ')}`;
     assert.ok(docs.includes(`\n${line}\n`), `docs/operations.md should hold the line:\n${line}`);
+    assert.equal(aclSetUserLine('delayq', 'a-long-password'), line, 'aclSetUserLine gives that line');
+  });
+
+  test('aclSetUserLine refuses a user or password with a space (it could not go on one line)', () => {
+    assert.throws(() => aclSetUserLine('del ayq', 'pw'), TypeError);
+    assert.throws(() => aclSetUserLine('delayq', 'two words'), TypeError);
+    assert.match(aclSetUserLine('app', 'pw', 'jobs'), /^ACL SETUSER app on >pw resetkeys ~jobs:\* resetchannels &jobs:\* -@all \+fcall /);
   });
 });

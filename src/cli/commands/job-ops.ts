@@ -29,10 +29,17 @@ export function jobCommands(program: Command): void {
           ...(job.group !== undefined ? [`group      ${job.group}`] : []),
           ...(job.timeoutMs !== undefined ? [`timeout    ${ms(job.timeoutMs)} per attempt`] : []),
           `created    ${when(job.createdAtMs)}`,
+          ...(job.startedAtMs !== undefined ? [`started    ${when(job.startedAtMs)} (first hand-out)`] : []),
           ...(job.runningSinceMs !== undefined ? [`running    since ${when(job.runningSinceMs)}`] : []),
           ...(job.leaseExpiresAtMs ? [`lease till ${when(job.leaseExpiresAtMs)}`] : []),
+          ...(job.workerId !== undefined ? [`worker     ${job.workerId}${job.state === 'active' ? '' : ' (the last to hold it)'}`] : []),
+          ...(job.finishedAtMs !== undefined ? [`finished   ${when(job.finishedAtMs)}`] : []),
           ...(job.lastError ? [`last error ${job.lastError.split('\n')[0]}`] : []),
+          ...(job.progress !== undefined ? [`progress   ${JSON.stringify(job.progress)}`] : []),
           `data       ${JSON.stringify(job.data)}`,
+          ...(job.logs?.length
+            ? ['logs', ...job.logs.slice(-20).map((l) => `  ${l}`), ...(job.logs.length > 20 ? [`  (the last 20 of ${job.logs.length}; --json has all)`] : [])]
+            : []),
         ].join('\n'),
       );
     });

@@ -96,6 +96,19 @@ export function jobTable(queue, state, jobs, opts = {}) {
   return table(head, rows, `${state} jobs`);
 }
 
+/** The lease deadline; one that passed is flagged: its holder is gone or stalled, and the next claim of any worker recovers the job. */
+function leaseEnds(j) {
+  if (j.leaseExpiresAtMs === undefined) return h('span', { class: 'muted' }, '–');
+  if (j.leaseExpiresAtMs > serverNow()) return relTime(j.leaseExpiresAtMs);
+  return h(
+    'span',
+    { class: 'late', title: 'Its worker stopped renewing it: the next claim of a live worker takes the job back' },
+    'expired ',
+    relTime(j.leaseExpiresAtMs),
+    ' · recovered at the next claim',
+  );
+}
+
 /** How long this attempt has run; past the job's own timeout it says so (the worker's own timeout is not known here). */
 function runningFor(j) {
   if (j.runningSinceMs === undefined) return h('span', { class: 'muted' }, '–');
@@ -120,7 +133,7 @@ const COLUMNS = {
     { label: 'Running for', cls: 'col-time', cell: runningFor },
     { label: 'Worker', cls: 'col-worker hide-sm', cell: (j) => h('span', { class: 'mono small' }, j.workerId ?? '–') },
     { label: 'Progress', cls: 'col-progress', cell: (j) => progressView(j.progress) },
-    { label: 'Lease ends', cls: 'col-time hide-sm', cell: (j) => relTime(j.leaseExpiresAtMs) },
+    { label: 'Lease ends', cls: 'col-time hide-sm', cell: leaseEnds },
     tries,
   ],
   dead: [

@@ -77,3 +77,15 @@ export function aclRules(prefix = 'dq'): string[] {
   const commands = [...new Set([...CLIENT_COMMANDS, ...SCRIPT_COMMANDS])];
   return ['resetkeys', `~${prefix}:*`, 'resetchannels', `&${prefix}:*`, '-@all', ...commands.map((c) => `+${c}`)];
 }
+
+/**
+ * The whole `ACL SETUSER` command for a delayq user, ready to paste into redis-cli (or to send
+ * word by word with `client.call('ACL', ...line.split(' ').slice(1))`): `aclRules` with the
+ * user, `on` and its password. A password with a space cannot go on one line: refused.
+ * @example aclSetUserLine('delayq', process.env.DQ_PASSWORD) // "ACL SETUSER delayq on >… resetkeys ~dq:* …"
+ */
+export function aclSetUserLine(user: string, password: string, prefix = 'dq'): string {
+  if (!/^[^\s]+$/.test(user)) throw new TypeError('user must be one word (no spaces)');
+  if (!/^[^\s]+$/.test(password)) throw new TypeError('password must be one word (no spaces): send the rules with ACL SETUSER word by word instead');
+  return ['ACL', 'SETUSER', user, 'on', `>${password}`, ...aclRules(prefix)].join(' ');
+}
