@@ -9,21 +9,12 @@ import { Registry } from 'prom-client';
 import { DelayqMetrics, Queue, Worker } from '../../src/index.js';
 import { queueKeys, waitingDueKey } from '../../src/store/redis/keys.js';
 import { run } from '../cli/run-cli.js';
+import { parseScrape } from '../helpers/prometheus-text.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until } from '../helpers/wait.js';
 
 const fx = useRedis();
-
-function parse(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
 
 describe('held due jobs show their wait, and say why', () => {
   test('a paused group, a full group with hung handlers, a rate limit holding: stats(), the CLI and /metrics', async () => {
@@ -108,7 +99,7 @@ describe('held due jobs show their wait, and say why', () => {
       const registry = new Registry();
       const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0 });
       metrics.observeQueue(q).observeQueue(r);
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       assert.ok((m.get(`delayq_oldest_ready_age_seconds{queue="${tenants}"}`) ?? 0) >= 60, 'tenants lag in /metrics');
       assert.ok((m.get(`delayq_oldest_ready_age_seconds{queue="${rated}"}`) ?? 0) >= 59, 'rated lag in /metrics');
       assert.equal(m.get(`delayq_groups_paused{queue="${tenants}"}`), 1);

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { DelayqMetrics, MemoryStore, Queue, ShardError, UnrecoverableError, ValidationError, Worker, type Store } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
+import { parseScrape } from '../helpers/prometheus-text.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -12,17 +13,6 @@ import { until } from '../helpers/wait.js';
 
 const fx = useRedis();
 const errorLog = useErrorLog();
-
-/** Parses the text format into series -> value. */
-function parse(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
 
 describe('Prometheus metrics', () => {
   test('/metrics from a worker under load has every series, with sane values, and no job ids as labels', async () => {
@@ -59,7 +49,7 @@ describe('Prometheus metrics', () => {
       await until(() => done === n, `every job to end (${n})`, 20_000);
       await until(async () => (await queue.stats()).active === 0, 'acks to land');
       const text = await (await fetch(url)).text();
-      const m = parse(text);
+      const m = parseScrape(text);
       const q = `queue="${name}"`;
       assert.equal(m.get(`delayq_enqueued_total{${q}}`), n + 1);
       assert.equal(m.get(`delayq_completed_total{${q}}`), n - 50);
@@ -103,7 +93,7 @@ describe('Prometheus metrics', () => {
       await queue.fail('f', { dead: true });
       await until(async () => (await queue.stats()).active === 0, 'all three ended', 5_000);
       await until(() => metrics.trackedHandOuts === 0, 'no hand-out tracked', 5_000);
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const q = `queue="${name}"`;
       assert.equal(m.get(`delayq_revoked_total{${q},why="cancelled"}`), 1);
       assert.equal(m.get(`delayq_revoked_total{${q},why="failed"}`), 1);
@@ -126,7 +116,7 @@ describe('Prometheus metrics', () => {
     try {
       await queue.addBulk([{ data: 1 }, { data: 2 }, { data: 3 }]);
       await until(() => done === 3, 'three jobs to run', 5_000);
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const q = `queue="${name}"`;
       assert.equal(m.get(`delayq_schedule_lag_seconds_count{${q}}`), 3);
       const lagSum = m.get(`delayq_schedule_lag_seconds_sum{${q}}`)!;
@@ -163,7 +153,7 @@ describe('Prometheus metrics', () => {
       await until(() => settleFailed.length === 1, 'the failed ack to be reported', 5_000);
       assert.deepEqual(settleFailed, ['a']);
       assert.equal(errors[0], ackFails);
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const q = `queue="${name}"`;
       assert.equal(m.get(`delayq_job_duration_seconds_count{${q}}`), 1, 'the run time is observed once');
       assert.equal(m.get(`delayq_completed_total{${q}}`) ?? 0, 0, 'not counted as completed');
@@ -187,7 +177,7 @@ describe('Prometheus metrics', () => {
       metrics.observeQueue(sharded).observeQueue(plain);
       plainMetrics.observeQueue(sharded);
       await new Promise((r) => setTimeout(r, 20)); // the due jobs have waited a little
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const figures = await sharded.shardStats();
       for (const f of figures) {
         const l = `queue="${name}",shard="${f.name}"`;
@@ -206,7 +196,7 @@ describe('Prometheus metrics', () => {
         0,
         'no shard series for an unsharded queue',
       );
-      assert.equal([...parse(await plainMetrics.registry.metrics()).keys()].filter((k) => k.startsWith('delayq_shard_')).length, 0, 'off by default');
+      assert.equal([...parseScrape(await plainMetrics.registry.metrics()).keys()].filter((k) => k.startsWith('delayq_shard_')).length, 0, 'off by default');
     } finally {
       await Promise.all([sharded.close(), plain.close()]);
     }
@@ -235,7 +225,7 @@ describe('Prometheus metrics', () => {
     try {
       await until(() => reported.length >= 2, 'two ShardErrors', 10_000);
       await worker.close();
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       assert.equal(
         m.get(`delayq_shard_errors_total{queue="${name}",shard="${name}#1"}`),
         reported.length,
@@ -268,7 +258,7 @@ describe('Prometheus metrics', () => {
       const handed = (await queue.store.claim(name, 100, 60_000, 1)).jobs;
       assert.equal(handed.length, 11 + 2, 'one slot per tenant, three for tenant-11, none for the paused one');
 
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const q = `queue="${name}"`;
       const groups = (await queue.groups.list({ limit: 1000 })).groups;
       const sum = (f: (g: (typeof groups)[number]) => number) => groups.reduce((n, g) => n + f(g), 0);
@@ -317,7 +307,7 @@ describe('Prometheus metrics', () => {
       // A limit removed, a group gone from the top: their series go with them.
       await queue.setLimits({ concurrency: null });
       await queue.groups.pause('tenant-11');
-      const after = parse(await registry.metrics());
+      const after = parseScrape(await registry.metrics());
       assert.equal(after.has(`delayq_concurrency_limit{${q}}`), false);
       assert.equal(after.get(`delayq_group_concurrency_limit{${q}}`), 1);
       assert.equal(after.get(`delayq_groups_paused{${q}}`), 3);
@@ -345,7 +335,7 @@ describe('Prometheus metrics', () => {
       const claimed = await store.claim(name, 10, 60_000, 1);
       assert.equal(claimed.jobs.length, 2, "the job of no group and one of tenant-a's: its group rate limit holds the other back");
       now += 15_000;
-      const m = parse(await registry.metrics());
+      const m = parseScrape(await registry.metrics());
       const q = `queue="${name}"`;
       assert.equal(m.get(`delayq_rate_limit_max{${q}}`), 10);
       assert.equal(m.get(`delayq_rate_limit_window_seconds{${q}}`), 60);
@@ -377,14 +367,14 @@ describe('Prometheus metrics', () => {
       const free = claimed.jobs.find((j) => j.group === undefined)!;
       await store.release(name, [{ id: free.id, token: free.token }], 20_000);
       await queue.setLimits({ rateLimit: null });
-      const held = parse(await registry.metrics());
+      const held = parseScrape(await registry.metrics());
       assert.equal(held.get(`delayq_rate_held{${q}}`), 1);
       assert.equal(held.get(`delayq_rate_held_jobs{${q}}`), 2, "the queue held: every due job (the one released and tenant-a's)");
       assert.equal(held.has(`delayq_rate_limit_max{${q}}`), false);
       assert.equal(held.has(`delayq_rate_limit_window_seconds{${q}}`), false);
       assert.equal(held.get(`delayq_group_rate_limit_max{${q}}`), 1);
       now += 60_000;
-      const later = parse(await registry.metrics());
+      const later = parseScrape(await registry.metrics());
       assert.equal(later.get(`delayq_rate_held{${q}}`), 0, 'the hold is over');
       assert.equal(later.get(`delayq_rate_tokens_used{${q}}`), 0, 'the window passed');
       assert.equal(later.get(`delayq_rate_next_refill_seconds{${q}}`), 0);
@@ -415,7 +405,7 @@ describe('Prometheus metrics', () => {
           [true, true, true],
           'every shard is out of tokens',
         );
-        const m = parse(await registry.metrics());
+        const m = parseScrape(await registry.metrics());
         const q = `queue="${name}"`;
         assert.equal(m.get(`delayq_rate_tokens_used{${q}}`), 9);
         assert.equal(m.get(`delayq_rate_held_jobs{${q}}`), 21, 'the 21 due jobs all wait for a refill');
@@ -444,7 +434,7 @@ describe('Prometheus metrics', () => {
       const bounded = new Registry();
       (await DelayqMetrics.create({ registry: bounded, statsCacheMs: 0, groupPages: 1, topGroups: 0 })).observeQueue(queue);
       const text = await bounded.metrics();
-      const m = parse(text);
+      const m = parseScrape(text);
       const q = `queue="${name}"`;
       assert.equal(calls, 1, 'one page, shared by every group series of the scrape');
       assert.equal(m.get(`delayq_groups_walk_complete{${q}}`), 0);
@@ -459,7 +449,7 @@ describe('Prometheus metrics', () => {
       calls = 0;
       const whole = new Registry();
       (await DelayqMetrics.create({ registry: whole, statsCacheMs: 0 })).observeQueue(queue);
-      const w = parse(await whole.metrics());
+      const w = parseScrape(await whole.metrics());
       assert.ok(calls >= 3 && calls <= 10, `${calls} pages for 2500 groups`);
       assert.equal(w.get(`delayq_groups_walk_complete{${q}}`), 1);
       assert.equal(w.get(`delayq_groups_listed{${q}}`), 2500);

@@ -9,33 +9,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { JobCancelledError, Queue, RedisStore, Worker, type Job } from '../../src/index.js';
-import { protocolManifest } from '../../src/store/redis/protocol.js';
-import { runScript } from '../../src/store/redis/scripts.js';
-import type { ScriptName } from '../../src/store/redis/wire.js';
 import { useErrorLog } from '../helpers/errors.js';
 import { uniqueName } from '../helpers/names.js';
+import { callScript } from '../helpers/protocol-call.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { until, within } from '../helpers/wait.js';
 import { WorkerFleet } from '../helpers/worker-fleet.js';
 
 const fx = useRedis();
 const errorLog = useErrorLog();
-const manifest = protocolManifest();
-
-/** One script run as a client of another language builds it from the manifest. */
-function call(name: ScriptName, q: string, args: Record<string, string | number>, items: Record<string, string>[] = []) {
-  const s = manifest.scripts[name];
-  const root = `dq:{${q}}:`;
-  const keys = s.keys.map((k) =>
-    k.key
-      .replace('<prefix>', 'dq')
-      .replace('<queue>', q)
-      .replace(/req:<request id>.*$/, `req:${args.request_id || 'none'}`),
-  );
-  const argv = s.args.map((a) => (a.name === 'root' ? root : a.name === 'wake' ? `${root}wake` : String(args[a.name] ?? '')));
-  for (const item of items) for (const f of s.items!.fields) argv.push(String(item[f.name] ?? ''));
-  return runScript(fx.client, name, keys, argv);
-}
 
 async function verified(q: Queue<unknown>): Promise<void> {
   const report = await q.verify();
@@ -54,15 +36,15 @@ describe('job control on Redis, attacked', () => {
     const claimed = await store.claim(name, 2, 60_000, 3);
     assert.equal(claimed.jobs.length, 2);
     const args = { request_id: 'r-cancel', memo_ms: 60_000, running: '1', reason: 'lost reply' };
-    const first = await call('cancel', name, args, [{ id: 'c' }]);
-    const again = await call('cancel', name, args, [{ id: 'c' }]);
+    const first = await callScript(fx.client, 'cancel', name, args, [{ id: 'c' }]);
+    const again = await callScript(fx.client, 'cancel', name, args, [{ id: 'c' }]);
     assert.deepEqual(again, first, 'the re-send answers as the first run');
     assert.equal(await q.get('c'), null);
 
     const fArgs = { id: 'f', reason: 'hung', dead: '0', retry_ms: 60_000, default_max: 3, history: 10, request_id: 'r-fail', memo_ms: 60_000 };
-    const f1 = await call('fail-now', name, fArgs);
+    const f1 = await callScript(fx.client, 'fail-now', name, fArgs);
     const before = await q.get('f');
-    const f2 = await call('fail-now', name, fArgs);
+    const f2 = await callScript(fx.client, 'fail-now', name, fArgs);
     assert.deepEqual(f2, f1);
     const after = await q.get('f');
     assert.deepEqual(after?.errors, before?.errors, 'the re-send appended no second failure');

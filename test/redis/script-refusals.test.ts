@@ -16,9 +16,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RedisStore } from '../../src/index.js';
 import { protocolManifest } from '../../src/store/redis/protocol.js';
-import { runScript } from '../../src/store/redis/scripts.js';
 import type { ArgRule, ScriptName } from '../../src/store/redis/wire.js';
 import { uniqueName } from '../helpers/names.js';
+import { callScript } from '../helpers/protocol-call.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 
@@ -132,21 +132,6 @@ async function snapshot(q: string): Promise<Record<string, string | null>> {
   return out;
 }
 
-/** KEYS and ARGV as a foreign client builds them from the manifest. */
-function call(name: ScriptName, q: string, args: Values, items: Values[]) {
-  const s = manifest.scripts[name];
-  const root = `dq:{${q}}:`;
-  const keys = s.keys.map((k) =>
-    k.key
-      .replace('<prefix>', 'dq')
-      .replace('<queue>', q)
-      .replace(/req:<request id>.*$/, `req:${args.request_id || 'none'}`),
-  );
-  const argv = s.args.map((a) => (a.name === 'root' ? root : a.name === 'wake' ? `${root}wake` : String(args[a.name] ?? '')));
-  for (const item of items) for (const f of s.items!.fields) argv.push(String(item[f.name] ?? ''));
-  return runScript(fx.client, name, keys, argv);
-}
-
 interface Case {
   field: string;
   item?: number;
@@ -188,7 +173,7 @@ describe('every script refuses each bad argument before its first write (generat
         const shown = `${where} = ${JSON.stringify(c.value).slice(0, 30)}`;
         let error: unknown;
         try {
-          await call(name, q, a, its);
+          await callScript(fx.client, name, q, a, its);
         } catch (err) {
           error = err;
         }
@@ -203,7 +188,7 @@ describe('every script refuses each bad argument before its first write (generat
       }
       assert.deepEqual(failures, []);
       // The baseline itself is a valid call: each case differs from one only by its value.
-      await call(name, q, args, items);
+      await callScript(fx.client, name, q, args, items);
     });
   }
 });
