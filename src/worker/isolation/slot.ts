@@ -43,6 +43,39 @@ export function inheritedExecArgv(execArgv: readonly string[] = process.execArgv
   return kept;
 }
 
+/**
+ * A thread for the slot. Node refuses a thread any per-process flag in its execArgv
+ * (ERR_WORKER_INVALID_EXEC_ARGV names them), and some parents carry many: Node 24's test runner
+ * passes its children --secure-heap, --use-largepages, --tls-cipher-list… So a refused start is
+ * tried again without the flags named, and then without any.
+ */
+function newThread(opts: SlotOptions, execArgv: string[]): Thread {
+  const start = (argv: string[]) =>
+    new Thread(new URL('./thread-entry.js', import.meta.url), {
+      workerData: { moduleUrl: opts.moduleUrl },
+      execArgv: argv,
+      ...(opts.memoryMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb } } : {}),
+    });
+  try {
+    return start(execArgv);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw err;
+    const message = (err as Error).message;
+    const named = new Set(
+      message
+        .slice(message.indexOf(': ') + 2)
+        .split(', ')
+        .map((f) => f.trim()),
+    );
+    try {
+      return start(execArgv.filter((a) => !named.has(a)));
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw again;
+      return start([]);
+    }
+  }
+}
+
 export class Slot {
   readonly kind: IsolationKind;
   /** The run the pool gave this slot, if any. */
@@ -78,13 +111,12 @@ export class Slot {
       opts.onGone(this, err);
     };
     if (opts.kind === 'thread') {
-      const t = new Thread(new URL('./thread-entry.js', import.meta.url), {
-        workerData: { moduleUrl: opts.moduleUrl },
+      const t = newThread(
+        opts,
         // Flags a thread cannot take (V8's own, such as --max-old-space-size) are left out: a
         // thread's heap is set by resourceLimits.
-        execArgv: inheritedExecArgv().filter((a) => !/^--(max-old-space-size|max-semi-space-size|stack-size)/.test(a)),
-        ...(opts.memoryMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb } } : {}),
-      });
+        inheritedExecArgv().filter((a) => !/^--(max-old-space-size|max-semi-space-size|stack-size)/.test(a)),
+      );
       this.#thread = t;
       t.on('message', onMessage);
       t.on('error', (err) => {
