@@ -221,6 +221,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // job handed out before it is live could be cancelled unheard, its holder learning only at
     // its next lease renewal.
     const first = setTimeout(() => this.#pump(), FIRST_CLAIM_WAIT_MS);
+    first.unref();
     void this.#subscription.finally(() => {
       clearTimeout(first);
       this.#pump();

@@ -59,7 +59,7 @@ local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', a
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -1216,10 +1216,6 @@ local function renew_active(pairs_)
   end
 end
 
--- How long past its lease deadline a job cancelled as it ran stays in `revoked`: its holder's
--- calls within their lease (and re-sends a while after) answer lease lost.
-local REVOKED_KEEP_MS = 600000
-
 -- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
 -- its group's slot, and the holder hears at once on the wake channel (wire.ts REVOKED_MESSAGE)
 -- to abort its handler. `why` is cancelled, failed or dead. A cancelled job is about to be
@@ -1232,7 +1228,7 @@ local function revoke(id, run, why, now)
   leave_active({ id })
   if why == 'cancelled' then
     redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
-    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + LIMIT.revoked_keep_ms, id)
   end
   if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
   return token

@@ -86,6 +86,8 @@ export const LIMIT = {
   groups_per_sweep: 1000,
   /** Groups a claim looks at again per run when their tokens come back or their hold ends (rate-wake). */
   rate_visits: 100,
+  /** How long past its lease deadline a job cancelled as it ran is remembered (`revoked`), so its holder's calls answer lease lost (ms). */
+  revoked_keep_ms: 600_000,
 } as const;
 
 /**

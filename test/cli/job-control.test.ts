@@ -45,7 +45,7 @@ describe('delayq cancel --running, fail, wait, add --timeout', () => {
     assert.equal(refused.code, 2);
     assert.match(refused.stdout, /not cancelled: wh:1 is active \(add --running/);
     const waiting = run([...g, 'wait', 'wh:1', '--timeout', '10s', '--json']);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(async () => (await fx.client.zscore(`dq:{${name}}:waiters`, 'wh:1')) !== null, 'the CLI wait is registered');
     const cancelled = await run([...g, 'cancel', 'wh:1', '--running', '--reason', 'upstream is down']);
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.match(cancelled.stdout, /^cancelled wh:1 \(it was running/);

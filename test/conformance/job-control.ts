@@ -233,9 +233,9 @@ export function jobControlConformance(kind: StoreKind): void {
       assert.match(failed.reason, /boom doomed/);
       assert.match(((await q.waitFor('doomed').catch((e: unknown) => e)) as Error).name, /JobFailedError/, 'a dead job answers at once');
 
-      await q.add(2, { id: 'off', delay: 60_000 });
-      const waiting = q.waitFor('off', { timeoutMs: 10_000 }).catch((e: unknown) => e);
-      await new Promise((r) => setTimeout(r, 50));
+      // addAndWait registers its wait before it adds: once the job is there, the wait is too.
+      const waiting = q.addAndWait(2, { id: 'off', delay: 60_000 }, { timeoutMs: 10_000 }).catch((e: unknown) => e);
+      await until(async () => (await q.get('off')) !== null, 'the job is added');
       await elsewhere(q, (o) => o.cancel('off', { reason: 'paid' }));
       const cancelled = await waiting;
       assert.ok(cancelled instanceof JobCancelledError, String(cancelled));

@@ -138,8 +138,15 @@ describe('job control on Redis, attacked', () => {
     await q.add(1, { id: 'far', delay: 600_000 });
     await assert.rejects(q.waitFor('far', { timeoutMs: 100 }), { name: 'WaitTimeoutError' });
     await until(async () => (await fx.client.exists(`dq:{${name}}:waiters`)) === 0, 'the waiter pruned', 2_000);
-    const waits = [q.waitFor('far', { timeoutMs: 10_000 }), other.waitFor('far', { timeoutMs: 10_000 })].map((p) => p.catch((e: unknown) => e));
-    await until(async () => (await fx.client.zscore(`dq:{${name}}:waiters`, 'far')) !== null, 'registered');
+    // One registration after the other: the second, with the longer wait, raises the job's score
+    // (ZADD GT), so each is seen registered before the cancel.
+    const score = async () => Number((await fx.client.zscore(`dq:{${name}}:waiters`, 'far')) ?? 0);
+    const first = q.waitFor('far', { timeoutMs: 10_000 }).catch((e: unknown) => e);
+    await until(async () => (await score()) > 0, 'the first wait is registered');
+    const firstScore = await score();
+    const second = other.waitFor('far', { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    await until(async () => (await score()) > firstScore, 'the second wait is registered');
+    const waits = [first, second];
     await q.cancel('far', { reason: 'paid' });
     for (const e of await Promise.all(waits)) {
       assert.ok(e instanceof JobCancelledError, String(e));

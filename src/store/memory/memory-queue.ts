@@ -2,12 +2,9 @@
 import type { RateLimit, StreamEvent, WakeHandlers } from '../store.js';
 import { Rates } from './rates.js';
 import type { JobError } from '../../types.js';
-import { type EventName, type Finish, type Place, UNGROUPED_LANE } from '../lifecycle.js';
+import { type EventName, type Finish, LIMIT, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
 import { byteOrder } from '../zset-order.js';
-
-/** How long past its lease deadline a job cancelled as it ran stays in `revoked` (_lifecycle.lua REVOKED_KEEP_MS). */
-const REVOKED_KEEP_MS = 600_000;
 
 export interface MemJob {
   id: string;
@@ -534,7 +531,7 @@ export class MemoryQueue {
     const token = job.token ?? '';
     if (why === 'cancelled') {
       for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id);
-      this.revoked.set(job.id, Math.max(job.leaseDeadline ?? now, now) + REVOKED_KEEP_MS);
+      this.revoked.set(job.id, Math.max(job.leaseDeadline ?? now, now) + LIMIT.revoked_keep_ms);
     }
     if (token !== '' && this.subscribers.size > 0) {
       const heard = why === 'cancelled' ? 'cancelled' : 'failed';

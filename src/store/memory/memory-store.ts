@@ -74,6 +74,12 @@ import { byteOrder } from '../zset-order.js';
 
 const registry = new Map<string, MemoryStore>();
 
+/** A failed attempt (fail.lua, fail-now.lua errors_with): the job's last error, and an entry of its error history. */
+function recordFailure(job: MemJob, now: number, error: string): void {
+  job.lastError = error;
+  job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error }].slice(-ERROR_HISTORY_LENGTH);
+}
+
 export class MemoryStore implements Store {
   readonly #queues = new Map<string, MemoryQueue>();
   /** The registry of queue names (Store.queues). */
@@ -427,9 +433,8 @@ export class MemoryStore implements Store {
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     job.token = MARK.given_up + req.token;
-    job.lastError = req.error;
     // As fail.lua: both ways (retry, dead) are an entry; the re-send answered above adds none.
-    job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.error }].slice(-ERROR_HISTORY_LENGTH);
+    recordFailure(job, now, req.error);
     if (req.dead || job.attempts >= max) {
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
@@ -520,8 +525,7 @@ export class MemoryStore implements Store {
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     const dies = req.dead || job.attempts >= max;
     // As fail-now.lua: the failure is an entry of the history; a running job's token is marked revoked.
-    job.errors = [...(job.errors ?? []), { attempt: job.attempts, atMs: now, error: req.reason }].slice(-ERROR_HISTORY_LENGTH);
-    job.lastError = req.reason;
+    recordFailure(job, now, req.reason);
     if (state === 'active') job.token = MARK.revoked + q.revoke(job, dies ? 'dead' : 'failed', now);
     if (dies) {
       this.#bury(q, job, now);

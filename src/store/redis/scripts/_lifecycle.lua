@@ -114,10 +114,6 @@ local function renew_active(pairs_)
   end
 end
 
--- How long past its lease deadline a job cancelled as it ran stays in `revoked`: its holder's
--- calls within their lease (and re-sends a while after) answer lease lost.
-local REVOKED_KEEP_MS = 600000
-
 -- Ends a running job's lease from outside (cancel running, fail now): the job leaves active with
 -- its group's slot, and the holder hears at once on the wake channel (wire.ts REVOKED_MESSAGE)
 -- to abort its handler. `why` is cancelled, failed or dead. A cancelled job is about to be
@@ -130,7 +126,7 @@ local function revoke(id, run, why, now)
   leave_active({ id })
   if why == 'cancelled' then
     redis.call('ZREMRANGEBYSCORE', K_REVOKED, '-inf', now)
-    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + REVOKED_KEEP_MS, id)
+    redis.call('ZADD', K_REVOKED, math.max(deadline, now) + LIMIT.revoked_keep_ms, id)
   end
   if token ~= '' then redis.call('PUBLISH', WAKE_CHANNEL, 'r:' .. why .. ':' .. token) end
   return token
