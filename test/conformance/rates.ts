@@ -70,10 +70,10 @@ export function rateConformance(kind: StoreKind): void {
       assert.equal((await q.stats()).scheduled, 0, 'nothing written');
       await q.setLimits({ rateLimit: null, groupRateLimit: null });
       if (sharded) {
-        // Each of 3 shards takes max / 3 tokens a window: a max below 3 cannot be split.
+        // Split over 3 shards and the unsharded keys, each taking a token: a max below 4 cannot be.
         await assert.rejects(
-          q.setLimits({ rateLimit: { max: 2, perMs: 1000 } }),
-          (e: Error) => e instanceof ValidationError && /limits\.rateLimit\.max must be at least 3/.test(e.message),
+          q.setLimits({ rateLimit: { max: 3, perMs: 1000 } }),
+          (e: Error) => e instanceof ValidationError && /limits\.rateLimit\.max must be at least 4/.test(e.message),
         );
       }
       assert.deepEqual(await q.limits(), { concurrency: undefined, groupConcurrency: undefined, rateLimit: undefined, groupRateLimit: undefined });
@@ -371,7 +371,7 @@ export function rateConformance(kind: StoreKind): void {
 
     test('obliterate takes the rate limits, tokens, holds and bursts with it: the queue made again starts clean', async () => {
       const q = queue<string>();
-      await q.setLimits({ rateLimit: { max: 3, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });
+      await q.setLimits({ rateLimit: { max: 6, perMs: 60_000 }, groupRateLimit: { max: 1, perMs: 60_000 } });
       await q.groups.setLimits('g', { rateLimit: { max: 1, perMs: 60_000 } });
       await addDue(q, [{ id: 'a', group: 'g' }, { id: 'b' }]);
       await q.add('x', { debounce: { key: 'k', delayMs: 60_000 } });

@@ -101,21 +101,23 @@ for (const kind of kinds) {
       assert.throws(() => new Queue(name, { ...kind.process(), shards: 1.5 }), /shards/);
     });
 
-    test('a queue rate limit below the shard count is refused, by setLimits and by a reshard, and nothing changes', async () => {
-      // Each of N shards takes floor(max / N) tokens a window; with max < N that would be 0, and
-      // one token a shard would let N through: more than the limit the user set.
+    test('a queue rate limit below the number of store queues is refused, by setLimits and by a reshard, and nothing changes', async () => {
+      // Each store queue (the shards and the unsharded keys) takes a share of at least one token a
+      // window (limit-shares.ts): with fewer tokens than store queues, one token each would let
+      // more through than the limit the user set.
       const name = uniqueName('rsh');
       const a = queue<number>(name);
-      await a.setLimits({ rateLimit: { max: 2, perMs: 1000 } });
-      await assert.rejects(a.reshard(3), (e: Error) => e instanceof ValidationError && /rate limit of 2 .* cannot be split over 3 shards/.test(e.message));
+      await a.setLimits({ rateLimit: { max: 3, perMs: 1000 } });
+      await assert.rejects(a.reshard(3), (e: Error) => e instanceof ValidationError && /rate limit of 3 cannot be split over 4 store queues/.test(e.message));
       assert.deepEqual(await a.shards(), { shards: 1, names: [name], draining: [] }, 'still unsharded');
-      assert.equal((await a.reshard(2)).to, 2, 'one token a window on each of 2 shards');
-      assert.deepEqual((await a.limits()).rateLimit, { max: 2, perMs: 1000 });
+      assert.equal((await a.reshard(2)).to, 2, 'one token a window on each of 2 shards and the unsharded keys');
+      assert.deepEqual((await a.limits()).rateLimit, { max: 3, perMs: 1000 });
       await assert.rejects(
-        a.setLimits({ rateLimit: { max: 1, perMs: 1000 } }),
-        (e: Error) => e instanceof ValidationError && /limits.rateLimit.max must be at least 2 on this queue of 2 shards/.test(e.message),
+        a.setLimits({ rateLimit: { max: 2, perMs: 1000 } }),
+        (e: Error) =>
+          e instanceof ValidationError && /limits.rateLimit.max must be at least 3 on this queue: it is split over its 3 store queues/.test(e.message),
       );
-      assert.deepEqual((await a.limits()).rateLimit, { max: 2, perMs: 1000 }, 'unchanged');
+      assert.deepEqual((await a.limits()).rateLimit, { max: 3, perMs: 1000 }, 'unchanged');
       assert.equal(await a.setLimits({ rateLimit: null }), true);
       assert.equal((await a.reshard(3)).to, 3, 'without a rate limit, any count');
     });

@@ -254,7 +254,7 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       }
     });
 
-    test('a process with a stale layout is refused a rate limit below the shard count, as a fresh one is, and writes nothing', async () => {
+    test('a process with a stale layout is refused a rate limit below the number of store queues, as a fresh one is, and writes nothing', async () => {
       const name = uniqueName('rsplit');
       const [a, b] = [proc(), proc()];
       const qa = a.queue<number>(name, { shards: 2 });
@@ -262,8 +262,12 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       const qb = b.queue<number>(name);
       assert.equal((await qb.stats()).scheduled, 1, 'b has read the 2-shard layout');
       await a.reshard(name, 4);
-      await assert.rejects(qb.setLimits({ rateLimit: { max: 3, perMs: 1000 } }), /limits.rateLimit.max must be at least 4 on this queue of 4 shards/);
-      await assert.rejects(qa.setLimits({ rateLimit: { max: 3, perMs: 1000 } }), /must be at least 4/);
+      // 4 shards, the 2 old ones draining (a job on one keeps their set) and the unsharded keys: 7.
+      await assert.rejects(
+        qb.setLimits({ rateLimit: { max: 6, perMs: 1000 } }),
+        /limits.rateLimit.max must be at least 7 on this queue: it is split over its 7 store queues \(4 shards, 2 draining and the unsharded keys\)/,
+      );
+      await assert.rejects(qa.setLimits({ rateLimit: { max: 6, perMs: 1000 } }), /must be at least 7/);
       assert.equal((await qa.limits()).rateLimit, undefined, 'nothing written');
       for (const shard of (await qa.shards()).names) assert.equal((await a.store.inner.settings(shard)).limits.rateLimit, undefined, shard);
     });

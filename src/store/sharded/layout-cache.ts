@@ -8,6 +8,7 @@
  */
 import type { Store } from '../store.js';
 import { formatLayout, isUnsharded, type Layout, memberNames, parseLayout, shardNames, type ShardSet } from './layout.js';
+import { limitsFrom, settleShares } from './limit-shares.js';
 import { RESHARD_ATTEMPTS, reshardQueue } from './resharding.js';
 
 /** How long a process trusts the layout it read; a stale one is also caught by a refused add or a miss. */
@@ -99,7 +100,33 @@ export class LayoutCache {
     let raw = await this.#inner.layout(queue);
     const wanted = this.#declared.get(queue);
     if (wanted !== undefined && wanted > 1 && isUnsharded(parseLayout(raw))) raw = (await reshardQueue(this.#inner, queue, wanted, true)).raw;
-    return this.#keep(queue, await this.#finishDraining(queue, resolvedLayout(queue, raw)));
+    let r = await this.#finishDraining(queue, resolvedLayout(queue, raw));
+    const before = this.#layouts.get(queue);
+    if (!r.unsharded && (!r.layout.limits || !before || before.members.join('\n') !== r.members.join('\n'))) r = await this.#putSharesRight(queue, r);
+    return this.#keep(queue, r);
+  }
+
+  /**
+   * The first time this process reads a sharded layout, and each time its store queues changed
+   * since the last read, every store queue's share of the queue's limits is written again
+   * (limit-shares.ts; the same values, so nothing changes unless a process stopped halfway
+   * through a reshard or a drain's end). A layout an earlier version wrote keeps the limits on
+   * the unsharded keys, whole: they move into the layout first (a compare and set), then the
+   * shares are written. A process that may not write (a read-only user) leaves them as they are.
+   */
+  async #putSharesRight(queue: string, r: Resolved): Promise<Resolved> {
+    try {
+      if (!r.layout.limits) {
+        const text = formatLayout({ ...r.layout, limits: limitsFrom(await this.#inner.limits(queue)) });
+        if (!(await this.#inner.setLayout(queue, r.raw, text, r.layout.epoch))) return resolvedLayout(queue, await this.#inner.layout(queue));
+        await settleShares(this.#inner, queue, text);
+        return resolvedLayout(queue, text);
+      }
+      await settleShares(this.#inner, queue, r.raw);
+    } catch {
+      // Not allowed to write, or the server went away: the next read tries again.
+    }
+    return r;
   }
 
   /** Caches a layout read, and moves subscriptions over to its shards when they changed. */
@@ -136,6 +163,8 @@ export class LayoutCache {
     }
     if (empty.length === 0) return r;
     const next = formatLayout({ ...r.layout, retired: r.layout.retired.filter((s) => !empty.includes(s)) });
+    // The store queues left take the dropped ones' shares of the limits after the drop (#read:
+    // its store queues changed), so the shares grow only once the layout no longer names them.
     if (await this.#inner.setLayout(queue, r.raw, next, r.layout.epoch)) return resolvedLayout(queue, next);
     return resolvedLayout(queue, await this.#inner.layout(queue));
   }

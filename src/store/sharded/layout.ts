@@ -23,10 +23,18 @@
  * The unsharded keys stay in use on a sharded queue for what is not split: recurring schedules
  * (and the jobs they add, so the schedule guard stays atomic with the add), the worker registry,
  * the layout itself.
+ *
+ * `limits` is the queue's concurrency and rate limit as given (absent in a layout an earlier
+ * version wrote): each store queue enforces only its share of them (limit-shares.ts), so the
+ * limit as a whole lives here, beside the members it is split over, and changes with them by the
+ * same compare and set.
+ *
+ *   {"v":1,"epoch":"9f2c01ab77d3","current":{"from":0,"count":3},"retired":[],"limits":{"concurrency":10,"rate":{"max":9,"perMs":1000}}}
  */
 import { randomBytes } from 'node:crypto';
 import { ValidationError } from '../../errors.js';
 import { MAX_SHARDS } from '../../limits.js';
+import type { RateLimit } from '../store.js';
 
 export interface ShardSet {
   /** Number of the first shard; -1 (with count 1) for the unsharded keys. */
@@ -34,11 +42,19 @@ export interface ShardSet {
   count: number;
 }
 
+/** The queue's own limits, as given: what its store queues' shares add up to. */
+export interface LayoutLimits {
+  concurrency?: number;
+  rate?: RateLimit;
+}
+
 export interface Layout {
   /** This life of the queue (see above); undefined until it is first sharded. */
   epoch: string | undefined;
   current: ShardSet | null;
   retired: ShardSet[];
+  /** The queue's limits as given; undefined in a layout written before limits were split exactly. */
+  limits?: LayoutLimits | undefined;
 }
 
 /** Most shard sets left draining at once: each adds a lookup to adds and misses while it does. */
@@ -90,16 +106,41 @@ export function parseLayout(text: string | undefined): Layout {
       throw new Error(`stored shard layout has a bad shard set: ${text.slice(0, 80)}`);
     return { from: o.from, count: o.count };
   };
-  const o = v as { v?: unknown; epoch?: unknown; current?: unknown; retired?: unknown };
+  const o = v as { v?: unknown; epoch?: unknown; current?: unknown; retired?: unknown; limits?: unknown };
   if (typeof o !== 'object' || o === null || o.v !== 1 || !Array.isArray(o.retired))
     throw new Error(`stored shard layout is not version 1: ${text.slice(0, 80)}`);
   if (o.epoch !== undefined && (typeof o.epoch !== 'string' || !EPOCH.test(o.epoch)))
     throw new Error(`stored shard layout has a bad epoch: ${text.slice(0, 80)}`);
-  return { epoch: o.epoch, current: o.current === null ? null : set(o.current), retired: o.retired.map(set) };
+  const layout: Layout = { epoch: o.epoch, current: o.current === null ? null : set(o.current), retired: o.retired.map(set) };
+  if (o.limits !== undefined) layout.limits = layoutLimits(o.limits, text);
+  return layout;
+}
+
+const whole = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 1;
+
+function layoutLimits(l: unknown, text: string): LayoutLimits {
+  const o = l as { concurrency?: unknown; rate?: { max?: unknown; perMs?: unknown } };
+  const bad = () => new Error(`stored shard layout has bad limits: ${text.slice(0, 120)}`);
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw bad();
+  const out: LayoutLimits = {};
+  if (o.concurrency !== undefined) {
+    if (!whole(o.concurrency)) throw bad();
+    out.concurrency = o.concurrency;
+  }
+  if (o.rate !== undefined) {
+    if (typeof o.rate !== 'object' || o.rate === null || !whole(o.rate.max) || !whole(o.rate.perMs)) throw bad();
+    out.rate = { max: o.rate.max, perMs: o.rate.perMs };
+  }
+  return out;
 }
 
 export function formatLayout(layout: Layout): string {
-  return JSON.stringify({ v: 1, epoch: layout.epoch, current: layout.current, retired: layout.retired });
+  const { epoch, current, retired, limits } = layout;
+  if (!limits) return JSON.stringify({ v: 1, epoch, current, retired });
+  const l: LayoutLimits = {};
+  if (limits.concurrency !== undefined) l.concurrency = limits.concurrency;
+  if (limits.rate !== undefined) l.rate = { max: limits.rate.max, perMs: limits.rate.perMs };
+  return JSON.stringify({ v: 1, epoch, current, retired, limits: l });
 }
 
 /** A new epoch: 48 random bits, as 12 hex digits. */
@@ -150,7 +191,7 @@ export function reshardedLayout(layout: Layout, count: number): Layout {
   else if (!retired.some((s) => s.from < 0)) retired.push(PLAIN);
   if (retired.length > MAX_RETIRED)
     throw new ValidationError('shards', `${retired.length - 1} earlier shard sets are still draining: wait until they are empty (see queue.shards())`);
-  return { epoch: layout.epoch, current: { from: nextFrom(layout), count }, retired };
+  return { epoch: layout.epoch, current: { from: nextFrom(layout), count }, retired, limits: layout.limits };
 }
 
 /** Every store queue of the layout, the unsharded keys first, then current, then retired. */

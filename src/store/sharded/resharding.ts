@@ -5,46 +5,23 @@
  * twice and to stop after (see reshardQueue), because two processes may reshard one queue at once.
  */
 import { ValidationError } from '../../errors.js';
-import type { QueueSettings, RateLimit, Store } from '../store.js';
+import type { QueueSettings, Store } from '../store.js';
 import { formatLayout, isUnsharded, type Layout, memberNames, newEpoch, parseLayout, reshardedLayout, shardCount, shardFor, shardNames } from './layout.js';
+import { checkShares, limitsFrom, settleShares } from './limit-shares.js';
 
 /** Tries of a reshard (or an obliterate) whose compare-and-set of the layout lost to another process. */
 export const RESHARD_ATTEMPTS = 5;
 
-/** The settings a reshard copies to new shards are the same in both. */
+/**
+ * The settings a reshard copies to new shards (the queue's own concurrency and rate limit are
+ * not among them: they are split by the layout, limit-shares.ts) are the same in both.
+ */
 const sameSettings = (a: QueueSettings, b: QueueSettings) =>
   a.paused === b.paused &&
   a.eventsMaxLen === b.eventsMaxLen &&
   JSON.stringify(a.retention) === JSON.stringify(b.retention) &&
-  a.limits.concurrency === b.limits.concurrency &&
   a.limits.groupConcurrency === b.limits.groupConcurrency &&
-  JSON.stringify(a.limits.rateLimit) === JSON.stringify(b.limits.rateLimit) &&
   JSON.stringify(a.limits.groupRateLimit) === JSON.stringify(b.limits.groupRateLimit);
-
-/**
- * A shard's share of the queue's rate limit: max / N rounded down, so N shards never take more
- * than max tokens in a window together (a max below N is refused: checkRateSplit).
- */
-export const rateShare = (r: RateLimit, shards: number): RateLimit => ({ max: Math.max(1, Math.floor(r.max / shards)), perMs: r.perMs });
-
-/**
- * A queue rate limit a queue of `shards` shards can keep: max / N rounded down must leave each
- * shard a token, or the N shards would take N tokens a window, more than max. Refused before
- * anything is written.
- */
-export function checkRateSplit(rate: RateLimit | null | undefined, shards: number, field: 'shards' | 'limits.rateLimit.max'): void {
-  if (!rate || shards <= 1 || rate.max >= shards) return;
-  if (field === 'shards') {
-    throw new ValidationError(
-      'shards',
-      `the queue's rate limit of ${rate.max} a window cannot be split over ${shards} shards (each shard would take one token a window, ${shards} in all): reshard to at most ${rate.max}, or raise the limit first`,
-    );
-  }
-  throw new ValidationError(
-    'limits.rateLimit.max',
-    `must be at least ${shards} on this queue of ${shards} shards (each takes max / ${shards} tokens a window; got ${rate.max})`,
-  );
-}
 
 /** A retention count cap's share per shard (0 stays 0: no bound, or for completed jobs, none kept). */
 export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 0 : Math.ceil(maxCount / shards));
@@ -56,7 +33,9 @@ export const perShard = (maxCount: number, shards: number) => (maxCount === 0 ? 
  *    unsharded), so every process that shards it at once marks its shards for the same one.
  * 2. The new shards are marked live shards of the epoch (before anything else is written to
  *    them: a late obliterate of another life of the queue leaves them alone) and get the
- *    queue's settings, before any job can reach them.
+ *    queue's settings, before any job can reach them; every store queue takes its share of the
+ *    queue's limits in the new layout (limit-shares.ts): the old ones' shrink before any job can
+ *    reach the new ones.
  * 3. The layout names them (a compare and set), then the old set is marked retired. A process
  *    that reads the new layout marks it retired too before it uses it (LayoutCache's
  *    finishDraining), so no moment has two shards taking adds for one routing key: ids and dedup
@@ -70,7 +49,9 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
     // Another process got there first (a lost compare-and-set, then this read): its layout stands.
     if (creating ? !isUnsharded(layout) : attempt > 0 && layout.current !== null && shardCount(layout) === count) return { raw };
     const settings = await inner.settings(queue);
-    checkRateSplit(settings.limits.rateLimit, count, 'shards');
+    // The queue's limits as given: the layout keeps them once sharded; before, the unsharded keys.
+    const limits = layout.limits ?? limitsFrom(settings.limits);
+    checkShares(queue, { ...reshardedLayout(layout, count), limits }, limits, 'shards');
     if (layout.epoch === undefined) {
       const epoch = newEpoch();
       const reserved = formatLayout({ ...layout, epoch });
@@ -78,7 +59,7 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
       [raw, layout] = [reserved, { ...layout, epoch }];
     }
     const epoch = layout.epoch!;
-    const next = reshardedLayout(layout, count);
+    const next: Layout = { ...reshardedLayout(layout, count), limits };
     await Promise.all(
       shardNames(queue, next.current!).map(async (n) => {
         await inner.markShard(n, epoch);
@@ -87,15 +68,21 @@ export async function reshardQueue(inner: Store, queue: string, count: number, c
     );
     await copyGroupSettings(inner, queue, memberNames(queue, layout), next);
     const text = formatLayout(next);
+    // Shrink first: every store queue's share of the new layout before it names the new shards.
+    await settleShares(inner, queue, text, raw, false);
     if (await inner.setLayout(queue, raw, text, epoch)) {
       // From here no add reaches the old shards; workers and lookups still find their jobs.
       await Promise.all(memberNames(queue, { epoch, current: layout.current, retired: [] }).map((n) => inner.retire(n, epoch)));
       // A setting written meanwhile by a process that read the old layout: the new shards get it too.
       const now = await inner.settings(queue);
       if (!sameSettings(now, settings)) await Promise.all(shardNames(queue, next.current!).map((n) => applySettings(inner, n, now, count)));
+      // And shares another process wrote meanwhile by an older layout: put right.
+      await settleShares(inner, queue, text);
       return { raw: text };
     }
   }
+  // Lost every compare and set: the shares of the layout that stands, not of ours.
+  await settleShares(inner, queue, await inner.layout(queue));
   throw new ValidationError('shards', 'the layout kept changing while resharding (another reshard at the same time?): try again');
 }
 
@@ -128,11 +115,7 @@ async function applySettings(inner: Store, member: string, s: QueueSettings, sha
     inner.setEventStream(member, s.eventsMaxLen),
     inner.setRetention(member, 'dead', perShard(dead.maxCount, shards), dead.maxAgeMs),
     inner.setRetention(member, 'completed', perShard(completed.maxCount, shards), completed.maxAgeMs),
-    inner.setLimits(member, {
-      concurrency: s.limits.concurrency === undefined ? null : perShard(s.limits.concurrency, shards),
-      groupConcurrency: s.limits.groupConcurrency ?? null,
-      rateLimit: s.limits.rateLimit === undefined ? null : rateShare(s.limits.rateLimit, shards),
-      groupRateLimit: s.limits.groupRateLimit ?? null,
-    }),
+    // The queue's own concurrency and rate limit: its share, written by settleShares.
+    inner.setLimits(member, { groupConcurrency: s.limits.groupConcurrency ?? null, groupRateLimit: s.limits.groupRateLimit ?? null }),
   ]);
 }

@@ -1,24 +1,18 @@
 /**
- * Groups and concurrency limits on a sharded queue. A job of a group is routed by its group
- * (add-router.ts), so a group's running count, line, limit and pause live on one shard of each
- * shard set: its home there. The queue's `concurrency` is split over the shards as retention caps
- * are (each shard allows ceil(c / N), so the queue runs at most c rounded up to a multiple of N);
- * `groupConcurrency` holds per group, so every shard keeps it as given. The queue's `rateLimit`
- * is split too, rounded down (each shard takes floor(max / N) tokens a window; a max below N is
- * refused), so the shards together never take more than max; `groupRateLimit` and a group's own rate limit hold
- * per group on its home shard, exactly. The unsharded keys keep the limits as given (what
- * limits() answers).
+ * Groups and limits on a sharded queue. A job of a group is routed by its group (add-router.ts),
+ * so a group's running count, line, limit and pause live on one shard of each shard set: its home
+ * there. The queue's `concurrency` and `rateLimit` are the queue's: kept as given in the layout
+ * and split into shares over every store queue that hands out jobs (limit-shares.ts), so they
+ * add up to the limit. `groupConcurrency`, `groupRateLimit` and a group's own limits hold per
+ * group, so every store queue keeps them as given.
  */
-import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, RateLimit, RateStatus, RateUse, Store, StoredGroup } from '../store.js';
+import type { GroupChange, GroupsPage, LimitsChange, QueueLimits, RateStatus, RateUse, Store, StoredGroup } from '../store.js';
 import { ValidationError } from '../../errors.js';
-import { shardCount, shardFor, shardNumberOf } from './layout.js';
+import { shardFor, shardNumberOf } from './layout.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
-import { checkRateSplit, perShard, rateShare, RESHARD_ATTEMPTS } from './resharding.js';
-
-/** A shard's share of a concurrency limit (null and undefined pass through). */
-export function shardLimit(v: number | null | undefined, shards: number): number | null | undefined {
-  return typeof v === 'number' ? perShard(v, shards) : v;
-}
+import { formatLayout } from './layout.js';
+import { changedLimits, checkShares, givenLimits, limitsFrom, settleShares } from './limit-shares.js';
+import { RESHARD_ATTEMPTS } from './resharding.js';
 
 /** The store queues a group may have jobs on: the unsharded keys, its shard of the current set and of each retired one. */
 function homes(queue: string, r: Resolved, group: string): string[] {
@@ -45,11 +39,6 @@ function merged(id: string, r: Resolved, all: StoredGroup[]): StoredGroup {
   };
 }
 
-/** A rate limit's share on one shard (null and undefined pass through). */
-function shardRate(v: RateLimit | null | undefined, shards: number): RateLimit | null | undefined {
-  return v ? rateShare(v, shards) : v;
-}
-
 /** Limiters' use summed over shards: tokens added, the latest hold, the earliest refill. */
 function sumUse(all: RateUse[]): RateUse {
   const held = all.map((u) => u.heldUntilMs).filter((v): v is number => v !== undefined);
@@ -71,18 +60,41 @@ export class ShardedGroups {
   }
 
   async setLimits(queue: string, change: LimitsChange): Promise<boolean> {
-    // The layout as stored now: a cached one may predate a reshard to more shards than max.
-    const r = await this.#layouts.resolve(queue, true);
-    if (r.layout.current) checkRateSplit(change.rateLimit, shardCount(r.layout), 'limits.rateLimit.max');
-    const changed = await this.#layouts.everywhere(queue, (m, r) =>
-      this.#inner.setLimits(
-        m,
-        m === queue
-          ? change
-          : { ...change, concurrency: shardLimit(change.concurrency, shardCount(r.layout)), rateLimit: shardRate(change.rateLimit, shardCount(r.layout)) },
-      ),
-    );
-    return changed.some(Boolean);
+    const { concurrency, rateLimit, ...perGroup } = change;
+    let changed = false;
+    if (concurrency !== undefined || rateLimit !== undefined) changed = await this.#setQueueLimits(queue, { concurrency, rateLimit });
+    if (perGroup.groupConcurrency !== undefined || perGroup.groupRateLimit !== undefined) {
+      // Per group: every store queue keeps them as given.
+      if ((await this.#layouts.everywhere(queue, (m) => this.#inner.setLimits(m, perGroup))).some(Boolean)) changed = true;
+    }
+    return changed;
+  }
+
+  /**
+   * The queue's concurrency and rate limit. On a sharded queue: checked against the layout as
+   * stored now (a cached one may predate a reshard to more store queues than the limit), kept in
+   * the layout by a compare and set (so a reshard at the same moment either reads the new limit or
+   * is read again by this call), then each store queue's share written. On a queue not sharded:
+   * the unsharded keys keep it; if a reshard stored a layout meanwhile (it read the limit before
+   * this wrote it), the change goes into that layout too.
+   */
+  async #setQueueLimits(queue: string, change: LimitsChange): Promise<boolean> {
+    for (let attempt = 0; attempt < RESHARD_ATTEMPTS; attempt++) {
+      const r = await this.#layouts.load(queue);
+      if (r.unsharded) {
+        const changed = await this.#inner.setLimits(queue, change);
+        if ((await this.#inner.layout(queue)) === r.raw) return changed;
+        continue;
+      }
+      const given = r.layout.limits ?? limitsFrom(await this.#inner.limits(queue));
+      const next = changedLimits(given, change);
+      checkShares(queue, r.layout, next, 'limits');
+      const text = formatLayout({ ...r.layout, limits: next });
+      if (text !== r.raw && !(await this.#inner.setLayout(queue, r.raw, text, r.layout.epoch))) continue;
+      await settleShares(this.#inner, queue, text, r.raw);
+      return JSON.stringify(next) !== JSON.stringify(given);
+    }
+    throw new ValidationError('limits', 'the layout kept changing while setting the limits (a reshard at the same time?): try again');
   }
 
   /** The queue's limiter summed over every store queue (shards, and the unsharded keys). */
@@ -96,8 +108,10 @@ export class ShardedGroups {
     };
   }
 
-  limits(queue: string): Promise<QueueLimits> {
-    return this.#inner.limits(queue);
+  /** The limits as given: the queue's own from the layout as stored now, the per-group ones from the unsharded keys. */
+  async limits(queue: string): Promise<QueueLimits> {
+    const [r, home] = await Promise.all([this.#layouts.load(queue), this.#inner.limits(queue)]);
+    return givenLimits(r.layout, home);
   }
 
   /**
