@@ -1,6 +1,7 @@
 /**
- * The memory store's rate limiters: the twin of RL() in redis/scripts/_groups.lua. A limiter is
- * '' (the queue's) or a group id; it keeps the tokens taken in the window, a hold (RateLimitSignal),
+ * The memory store's rate limiters: the twin of RL() in redis/scripts/_rate.lua (and of
+ * _claim_rates.lua, what the limits do to a claim's picks). A limiter is '' (the queue's) or a
+ * group id; it keeps the tokens taken in the window, a hold (RateLimitSignal),
  * and its log: one entry per claim, given back once its expiry has passed (a sliding window: at
  * most `max` tokens taken in any window of `perMs`). `wake` is the rate-wake ZSET: when a claim
  * looks at a group again (a token comes back, its hold ends), ordered as Redis orders it (time,

@@ -1,6 +1,6 @@
 /**
- * The memory store's twin of claim.lua's pick_in_turns: on a queue with groups, lanes (each group,
- * and the jobs of no group) take turns. Each lane at the head of the rotation gives one job per
+ * The memory store's twin of _claim_turns.lua (claim's turns between groups): on a queue with
+ * groups, lanes (each group, and the jobs of no group) take turns. Each lane at the head of the rotation gives one job per
  * round, up to its room, until the hand-out is full; a lane served goes to the tail while it has
  * more due and room, and leaves the rotation when it has not; a lane whose picks were all put
  * back for want of the queue's tokens was not served, and keeps its place. Within a lane: priority, then due

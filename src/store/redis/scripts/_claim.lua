@@ -1,0 +1,332 @@
+--[[ _claim: the claim's own seams, pulled in by claim.lua only (after _lifecycle.lua): the
+writes a claim decides as it goes, the recovery of expired leases, the candidates and how they
+are read, and the pick of a queue without groups (one order over every due job). Turns between
+groups are in _claim_turns.lua, rate limits in _claim_rates.lua; claim.lua drives them.
+In the library these functions are made once, at load (the fields of CLAIM, so they take one
+of the library's 200 top-level names, not one each); what one claim decides lives in CS, which
+CLAIM.begin makes as the claim begins.
+]]
+
+-- The claim's functions (made once, at load, in the library).
+local CLAIM = {}
+
+-- What one claim decided so far (per call: set by CLAIM.begin): `now`; run states to write
+-- (`run_writes`, HSET K_RUNS pairs), members whose body is gone (`dropped`: their run states go
+-- too), jobs to bury (`buried`) and to reschedule (`rescheduled`), all written by flush_writes;
+-- groups held back by their rate limit in this claim (`rate_blocked`: their turn ends, rate-wake
+-- brings them back); the reply's lines naming the groups of the jobs handed out (`group_lines`,
+-- wire.ts CLAIM_GROUPS).
+local CS = nil
+
+function CLAIM.begin(now)
+  CS = { now = now, run_writes = {}, dropped = {}, buried = {}, rescheduled = {}, rate_blocked = {}, group_lines = {} }
+end
+
+-- One hand-out: wire.ts CLAIM_JOB, five reply elements; a job of a group is named in the
+-- `groups` field (CLAIM_GROUPS), so a queue without groups pays nothing per job for them. The
+-- body goes out as stored and the numbers as integers: no string is built per job.
+function CLAIM.hand_out(out, id, body, attempt, due, token_number, group)
+  local n = #out
+  if group ~= UNGROUPED then CS.group_lines[#CS.group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
+  out[n + RE.id] = id
+  out[n + RE.body] = body
+  out[n + RE.attempt] = attempt
+  out[n + RE.due_ms] = due
+  out[n + RE.token_number] = token_number
+end
+
+-- A re-sent claim's answer: the batch the first run handed out (memo
+-- '<now>:<deadline>:<first token number>:<count>'), those of its jobs still held by its tokens.
+function CLAIM.resent(memo)
+  local m_now, m_deadline, m_base, m_count = string.match(memo, '^(%d+):(%d+):(%d+):(%d+)$')
+  m_now, m_deadline, m_base, m_count = tonumber(m_now), tonumber(m_deadline), tonumber(m_base), tonumber(m_count)
+  local prefix = int(m_now) .. '-'
+  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix, groups = '' })
+  -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
+  local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
+  local runs, bodies, groups = hmget(K_RUNS, held), hmget(K_JOBS, held), groups_of(held)
+  for i, id in ipairs(held) do
+    local r = parse_run(runs[i])
+    if r and bodies[i] and string.sub(r.k, 1, #prefix) == prefix then
+      local k = as_int(string.sub(r.k, #prefix + 1))
+      if k and k > m_base and k <= m_base + m_count then CLAIM.hand_out(out, id, bodies[i], r.a, r.t or m_now, k, groups[i]) end
+    end
+  end
+  out[R.groups] = table.concat(CS.group_lines)
+  return out
+end
+
+-- Hands the picks out with fresh lease tokens `<now>-<n>` (n from the queue's seq): their run
+-- states, the active set (one deadline for the batch), the reply, and the memo a re-sent claim
+-- answers from. Returns the first token number less one.
+function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms)
+  local now = CS.now
+  local now_s = int(now)
+  local token_prefix = now_s .. '-'
+  local token_base = take_seq(#picked)
+  local actives, groups, run_writes, group_lines = {}, {}, CS.run_writes, CS.group_lines
+  -- The reply's positions read once (locals, not a table lookup per job and field).
+  local at_id, at_body, at_attempt, at_due, at_token = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
+  -- Scores as text: Redis turns a Lua number into text anyway, once per member.
+  local deadline_s = int(deadline)
+  for i, c in ipairs(picked) do
+    local group = c.lane or UNGROUPED
+    groups[i] = group
+    local r = c.r
+    local attempt = r.a + 1
+    local token = token_prefix .. int(token_base + i)
+    run_writes[#run_writes + 1] = c.id
+    if attempt == 1 and c.due_s and not r.s and not r.e then
+      -- A first hand-out, the common case: encode_run's text, from text already at hand.
+      run_writes[#run_writes + 1] = '1:' .. c.due_s .. ':' .. token .. ':' .. now_s .. ':' .. worker .. ':'
+    else
+      run_writes[#run_writes + 1] = encode_run(attempt, c.due, token, r.e, r.s or now, worker)
+    end
+    actives[#actives + 1] = deadline_s
+    actives[#actives + 1] = c.id
+    local n = #out
+    if group ~= UNGROUPED then group_lines[#group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
+    out[n + at_id] = c.id
+    out[n + at_body] = c.body
+    out[n + at_attempt] = attempt
+    out[n + at_due] = c.due
+    out[n + at_token] = token_base + i
+    if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
+  end
+  enter_active(actives, groups)
+  out[R.groups] = table.concat(group_lines)
+  memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
+  return token_base
+end
+
+-- A debounced job that starts ends its burst: the next add with its key starts a new one.
+-- `debounce_keys` by position in `picked`.
+function CLAIM.end_started_bursts(picked, debounce_keys)
+  local ended = {}
+  for i, c in ipairs(picked) do
+    local key = debounce_keys[i]
+    if key then
+      local held = redis.call('HGET', K_DEBOUNCE, key)
+      if held and string.sub(held, 1, #c.id + 1) == c.id .. ':' and not string.find(held, ':', #c.id + 2, true) then ended[#ended + 1] = key end
+    end
+  end
+  if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+end
+
+-- When the claiming workers should look again, and whether due jobs are left (`more`), in the
+-- reply `out`: at the queue's concurrency limit, when a slot frees (its next lease deadline);
+-- with its tokens gone, when they come back; else the next due time or lease deadline (or a
+-- group's tokens coming back).
+function CLAIM.wake(out, full, exhausted, grouped, f)
+  local now = CS.now
+  local next_due = head_score(K_SCHEDULED)
+  local next_lease = head_score(K_ACTIVE)
+  if full then
+    if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
+    return out
+  end
+  if exhausted then
+    -- Due jobs wait for the oldest tokens to come back (or the hold to end).
+    local wake = RL().free_at(UNGROUPED)
+    if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+    if wake ~= nil then out[R.next_wake_ms] = wake end
+    return out
+  end
+  local waiting_now
+  if grouped then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
+  if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
+  local wake = next_due
+  if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+  -- A group held back by its rate limit is looked at when its tokens come back.
+  if f.rated and grouped then
+    local look = head_score(K_RATE_WAKE)
+    if look ~= nil and (wake == nil or look < wake) then wake = look end
+  end
+  if wake ~= nil then out[R.next_wake_ms] = wake end
+  return out
+end
+
+-- `token` is the recovered lease's mark (MARK.recovered .. token), so its holder's later calls are stale.
+function CLAIM.bury_corrupt(id, reason, attempts, due, token, started, worker)
+  CS.run_writes[#CS.run_writes + 1] = id
+  CS.run_writes[#CS.run_writes + 1] = encode_run(attempts or 0, due, token or '', reason, started, worker)
+  CS.buried[#CS.buried + 1] = id
+  emit(EVENT.dead, id, 'error', reason)
+end
+
+-- Writes what was decided so far: run states, dropped members, burials, reschedules.
+function CLAIM.flush_writes()
+  hset_pairs(K_RUNS, CS.run_writes)
+  if #CS.dropped > 0 then call_chunked('HDEL', K_RUNS, CS.dropped) end
+  finish(FINISH.dead, CS.buried, CS.now)
+  schedule_many(CS.rescheduled)
+  CS.run_writes, CS.dropped, CS.buried, CS.rescheduled = {}, {}, {}, {}
+end
+
+-- Recovers up to `reap_limit` expired leases: back to scheduled (due now), or dead when no
+-- attempts are left. Decided here, written by the next flush_writes.
+function CLAIM.recover_expired(reap_limit, default_max)
+  local now = CS.now
+  local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, reap_limit)
+  if #expired == 0 then return end
+  leave_active(expired)
+  local runs, bodies = hmget(K_RUNS, expired), hmget(K_JOBS, expired)
+  for i, id in ipairs(expired) do
+    local r, bad_run = parse_run(runs[i])
+    local b, bad_body = parse_body(bodies[i])
+    if not bodies[i] then
+      CS.dropped[#CS.dropped + 1] = id
+    elseif not r or r.bad or not b then
+      CLAIM.bury_corrupt(id, bad_run or (r and r.bad) or bad_body, r and r.a, r and r.t, r and (MARK.recovered .. r.k), r and r.s, r and r.w)
+    else
+      local max = b.max or default_max
+      local recovered = MARK.recovered .. r.k
+      local why = 'lease expired during attempt ' .. r.a .. ' of ' .. max
+      CS.run_writes[#CS.run_writes + 1] = id
+      CS.run_writes[#CS.run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
+      emit(EVENT.leaseExpired, id, 'attempt', r.a)
+      if r.a >= max then
+        CS.buried[#CS.buried + 1] = id
+        emit(EVENT.dead, id, 'attempt', r.a, 'error', why)
+      else
+        CS.rescheduled[#CS.rescheduled + 1] = now
+        CS.rescheduled[#CS.rescheduled + 1] = id
+      end
+    end
+  end
+end
+
+-- A candidate with every field CLAIM.readable() sets, so the table is sized once (growing a Lua
+-- table's hash part rehashes it, which showed in the claim's profile).
+-- `due_s` is the due time as stored text when it is a plain whole number (a score or a short
+-- run state), so a first hand-out writes it back without formatting it again; false otherwise.
+function CLAIM.candidate(id, due, due_s)
+  return { id = id, due = due, due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
+end
+
+-- Plain digits, at most 16: the text of a whole-number due time as int() would write it.
+function CLAIM.plain_ms(s)
+  if #s < 17 and string.find(s, '^[1-9]%d*$') then return s end
+  return false
+end
+
+-- Reads candidates { id, due } (and `ids`, their ids in order) in one HMGET each of bodies and
+-- run states: those that can be handed out come back with { seq, priority, r = run state,
+-- body = packed body, ran = whether a run state was stored }; corrupt ones are buried, members
+-- whose body is gone are dropped. With `ordered` the candidates come from the ready set, whose
+-- members already hold the order: their bodies are not read for it (the body was read when it
+-- was promoted, and the worker buries one it cannot read).
+function CLAIM.readable(cands, ids, ordered)
+  local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
+  local out = {}
+  for i, c in ipairs(cands) do
+    local run, body = runs[i], bodies[i]
+    local r, bad_run = parse_run(run)
+    local seq_s, priority, bad_body = true, 0, nil
+    if not ordered then seq_s, priority, bad_body = body_order(body) end
+    if not body then
+      if run then CS.dropped[#CS.dropped + 1] = c.id end
+    elseif not r or r.bad or not seq_s then
+      CLAIM.bury_corrupt(c.id, bad_run or (r and r.bad) or bad_body, r and r.a, c.due)
+    else
+      c.priority, c.r, c.body, c.ran = priority, r, body, run ~= false
+      if not ordered then c.seq, c.seq_s = tonumber(seq_s), seq_s end
+      -- A ready job's short run state is its due time as int() wrote it when it was promoted; the
+      -- member's due time decides (this claim's promotions are not written yet, so the run state
+      -- read here may be one a reschedule left behind).
+      if ordered and r.t == c.due and r.a == 0 and not string.find(run, ':', 1, true) then c.due_s = CLAIM.plain_ms(run) end
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
+
+-- The hand-out order: priority, then due time, then add order.
+function CLAIM.before(x, y)
+  if x.priority ~= y.priority then return x.priority > y.priority end
+  if x.due ~= y.due then return x.due < y.due end
+  return x.seq < y.seq
+end
+
+-- A promoted job's run state: a job never run gets the short form (its due time alone), cheaper
+-- to write and to read.
+function CLAIM.promoted_run(c)
+  local run_writes = CS.run_writes
+  run_writes[#run_writes + 1] = c.id
+  if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+end
+
+-- A candidate's ready-set entry, appended to ZADD's score/member pairs.
+function CLAIM.ready_add(adds, c)
+  adds[#adds + 1] = -c.priority
+  if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+end
+
+-- Reads due members of the scheduled set (at most `limit`) as candidates and takes them out.
+function CLAIM.take_due(limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local due, due_ids = {}, {}
+  for i = 1, #flat, 2 do
+    local n = #due_ids + 1
+    due_ids[n] = flat[i]
+    due[n] = CLAIM.candidate(flat[i], tonumber(flat[i + 1]), CLAIM.plain_ms(flat[i + 1]))
+  end
+  if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
+  return due, due_ids
+end
+
+-- Pops the best `n` of the ready set as candidates. ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on
+-- Redis 7.0 ZPOPMIN removes each member by its score and member (~2.4 µs a member measured), the
+-- range removal walks the head once (~1.5).
+function CLAIM.pop_ready(n)
+  local popped = {}
+  if n > 0 then popped = redis.call('ZRANGE', K_READY, 0, n - 1) end
+  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
+  local cands, ids = {}, {}
+  for i, member in ipairs(popped) do
+    ids[i] = ready_id(member)
+    cands[i] = CLAIM.candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
+  end
+  return cands, ids
+end
+
+-- The pick of a queue without groups: one order over all its due jobs, `want` at most.
+function CLAIM.pick_in_order(want, promote_limit)
+  -- One read of the due members decides the path and feeds it: when the ready set is empty it
+  -- reads one more than a hand-out takes, to see whether all fit.
+  local ready_empty = redis.call('ZCARD', K_READY) == 0
+  local limit = promote_limit
+  if ready_empty then limit = math.max(promote_limit, want + 1) end
+  local due, due_ids = CLAIM.take_due(limit)
+  if ready_empty and #due <= want then
+    -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
+    local picked = CLAIM.readable(due, due_ids)
+    -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which
+    -- costs a tenth of a sort (Lua calls the comparison for each of n log n pairs).
+    local sorted = true
+    for i = 2, #picked do
+      if CLAIM.before(picked[i], picked[i - 1]) then
+        sorted = false
+        break
+      end
+    end
+    if not sorted then table.sort(picked, CLAIM.before) end
+    return picked
+  end
+  -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
+  -- priority order, and take the best from there. A ready job's run state holds its due time,
+  -- so its ready member can be found again by id.
+  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
+  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
+  local adds = {}
+  local run_writes = CS.run_writes
+  for _, c in ipairs(CLAIM.readable(due, due_ids)) do
+    adds[#adds + 1] = -c.priority
+    if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
+  end
+  if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
+  local cands, ids = CLAIM.pop_ready(want)
+  return CLAIM.readable(cands, ids, true)
+end
