@@ -15,7 +15,11 @@ function* layouts(): Generator<Layout> {
     for (const homeDraining of [false, true])
       for (const drainingSets of [[], [2], [3, 1]]) {
         let from = 0;
-        const retired = drainingSets.map((count) => ({ from: (from += count) - count, count }));
+        const retired = drainingSets.map((count) => {
+          const set = { from, count };
+          from += count;
+          return set;
+        });
         if (homeDraining) retired.push({ from: -1, count: 1 });
         yield { epoch: 'abcdefabcdef', current: { from, count: n }, retired };
       }
