@@ -120,7 +120,10 @@ export interface WorkerInfo {
   lastSeenAtMs: number;
   /** Its entry expires then unless it beats again (a worker that died drops out by itself). */
   expiresAtMs: number;
+  /** Its client's version (the delayq package's, for a Node worker). */
   version: string;
+  /** Its client's language: 'node', or what a protocol client says ('python'); '' when it said none. */
+  language: string;
 }
 
 /** How long a queue keeps finished jobs: at most `count` of them, none older than `ageMs`. */

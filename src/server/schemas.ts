@@ -241,6 +241,8 @@ export const workerInfo = z.object({
   lastSeenAtMs: ms,
   expiresAtMs: ms,
   version: z.string(),
+  /** 'node', 'python', … ('' when the worker said none). */
+  language: z.string(),
 });
 
 export const minutePoint = z.object({ t: ms, completed: z.number().int().optional(), lagMaxMs: ms.optional(), died: z.number().int().optional() });

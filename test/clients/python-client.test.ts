@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -758,4 +758,57 @@ test('job control: a Python worker honours a per-job timeout and a cancel of a r
   assert.equal(seen.get('timed')?.timeoutMs, 250);
   assert.equal((await q2.get('failing'))?.lastError, 'poison from python');
   assert.equal(await q2.get('bad'), null);
+});
+
+test('a Python worker beats like the Node one: listed by workers() with its language and host while idle and while busy (extend carries the beat), counted by stats and `delayq workers`, gone when it closes', async () => {
+  requirePython();
+  const name = uniqueName('py-beat');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const release = `${name}:release`;
+  await queue.add({ n: 1 }, { id: 'busy' });
+  await queue.add({ n: 2 }, { id: 'behind' });
+  const run = py('beat.py', [fx.redis.url, name, release], 60_000);
+  // The worker runs 'busy' (concurrency 1) and blocks; 'behind' is due and waits.
+  await until(async () => (await queue.get('busy'))?.state === 'active', 'the Python worker to start the job');
+  const listed = await until(async () => (await queue.workers()).find((w) => w.language === 'python'), 'the Python worker to be listed');
+  assert.equal(listed.host, hostname());
+  assert.equal(listed.queue, name);
+  assert.equal(listed.concurrency, 1);
+  assert.match(listed.id, /^py-/);
+  assert.ok(listed.pid > 0 && listed.pid !== process.pid, 'the Python process id');
+  assert.ok(listed.expiresAtMs - listed.lastSeenAtMs >= 29_000, 'kept for three beats');
+  // Busy: its lease renewals (every 300 ms) carry the beat, so its entry stays fresh (its own beat
+  // comes only every 10 s).
+  const busy = await until(async () => {
+    const w = (await queue.workers()).find((x) => x.id === listed.id);
+    return w && w.running === 1 && w.lastSeenAtMs > listed.lastSeenAtMs ? w : undefined;
+  }, 'a beat carried by a lease renewal while the handler runs');
+  assert.equal(busy.running, 1);
+  const stats = await queue.stats();
+  assert.equal(stats.workers, 1);
+  assert.ok(stats.ready >= 1, 'a job is due behind the busy one');
+  const cli = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), '--redis', fx.redis.url, '--queue', name, 'workers'],
+    {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(
+    cli.stdout,
+    new RegExp(`^${listed.id}  ${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} pid ${listed.pid}  running 1/1 .* python v0\\.1\\.0$`, 'm'),
+  );
+  assert.doesNotMatch(cli.stdout, /no live worker/);
+  // Released: both jobs run, the worker goes idle and closes, taking itself off the list at once.
+  await fx.client.rpush(release, '1', '1');
+  const lines = ok(await run, 'beat.py');
+  assert.deepEqual(
+    lines.filter((l) => typeof l.ran === 'string').map((l) => l.ran),
+    ['busy', 'behind'],
+  );
+  assert.deepEqual(await queue.workers(), [], 'a closed Python worker is off the list at once');
+  assert.equal((await queue.stats()).workers, 0);
 });

@@ -6,7 +6,9 @@ else (the lease ran out), complete, fail and extend answer lease_lost and the wo
 
 import json
 import logging
+import os
 import random
+import socket
 import threading
 import time
 import traceback
@@ -25,6 +27,11 @@ HISTORY = 10  # failed attempts kept per job, as the library sends it
 MAX_ERROR_LENGTH = 10000
 POLL_MS = 1000  # the longest sleep between claims without a wake message
 DEFAULT_BACKOFF = {"type": "exponential", "delay": 1000, "maxDelay": 3600000, "jitter": True}
+# The Node worker's heartbeat (src/worker/heartbeat.ts): a beat every 10 s, carried by extend
+# while the worker holds leases; its entry lives three beats, so a killed worker drops off alone.
+BEAT_MS = 10000
+BEAT_TTL_MS = 3 * BEAT_MS
+VERSION = "0.1.0"  # pyproject.toml's version
 
 
 class Job:
@@ -138,6 +145,10 @@ class Worker:
         self._stopped = threading.Event()
         self._pubsub = None
         self._pubsub_thread = None
+        self._host = socket.gethostname()
+        self._started_ms = int(time.time() * 1000)
+        self._last_beat = 0.0
+        self._registered = False
         self.ran = 0
         self.failed = 0
 
@@ -190,8 +201,28 @@ class Worker:
         head, _ = self.protocol.parse("fail", reply)
         return self.protocol.script("fail").code_names.get(head["code"], head["code"])
 
+    def _info(self):
+        """WORKER_INFO: what `queue.workers()`, `delayq workers` and the dashboard show of this worker."""
+        with self._lock:
+            running = len(self._inflight)
+        info = {"host": self._host, "pid": os.getpid(), "queue": self.queue, "concurrency": self.concurrency,
+                "running": running, "startedAtMs": self._started_ms, "version": VERSION, "language": "python"}
+        return json.dumps(info, separators=(",", ":"))
+
+    def _beat(self, gone=False):
+        """A heartbeat of its own (worker-beat.lua), when no extend carried one lately; gone=True
+        takes the worker off the list at once (info '')."""
+        self._last_beat = time.monotonic()
+        if not self._registered and not gone:
+            # As the Node worker's first beat: the queue named in the registry (`delayq queues`).
+            self.redis.zadd(self.protocol.registry_key(self.prefix), {self.queue: int(time.time() * 1000)}, nx=True)
+            self._registered = True
+        self._run("worker-beat", {"worker": self.id, "info": "" if gone else self._info(), "ttl_ms": BEAT_TTL_MS})
+
     def _extend(self, jobs):
-        reply = self._run("extend", {"lease_ms": self.lease_ms, "worker": "", "info": "", "ttl_ms": 0},
+        # The beat rides along: a busy worker pays no round trip of its own to stay listed.
+        self._last_beat = time.monotonic()
+        reply = self._run("extend", {"lease_ms": self.lease_ms, "worker": self.id, "info": self._info(), "ttl_ms": BEAT_TTL_MS},
                           [{"id": j.id, "token": j.token} for j in jobs])
         _, rows = self.protocol.parse("extend", reply)
         codes = self.protocol.script("extend").codes
@@ -276,6 +307,8 @@ class Worker:
             self._kick.set()
 
     def _keep_leases(self):
+        """Renews the leases of jobs in flight (a third of the lease after the last renewal) and
+        beats when no renewal carried a beat for about BEAT_MS."""
         third = self.lease_ms / 3000.0
         while not self._stopped.wait(min(third / 2, 1.0)):
             with self._lock:
@@ -285,6 +318,14 @@ class Worker:
                     self._extend(due)
                 except Exception:  # noqa: BLE001 - tried again on the next tick
                     log.exception("extend failed")
+            if time.monotonic() - self._last_beat >= BEAT_MS * 0.9 / 1000.0:
+                self._safe_beat()
+
+    def _safe_beat(self, gone=False):
+        try:
+            self._beat(gone)
+        except Exception:  # noqa: BLE001 - the next tick beats again; the entry outlives two misses
+            log.exception("heartbeat failed")
 
     def _start_wake(self):
         if not self._subscribe or self._pubsub_thread:
@@ -298,6 +339,7 @@ class Worker:
 
     def _loop(self, idle_ms=None, timeout_s=None):
         self._start_wake()
+        self._safe_beat()
         keeper = threading.Thread(target=self._keep_leases, daemon=True)
         keeper.start()
         self._offset_ms = 0
@@ -363,6 +405,10 @@ class Worker:
     def close(self):
         self.stop()
         self._pool.shutdown(wait=True)
+        if self._last_beat:
+            # Off the list of live workers at once, once the jobs in flight were acked.
+            self._last_beat = 0.0
+            self._safe_beat(gone=True)
         if self._pubsub_thread:
             # The thread closes its PubSub itself once it sees the stop; closing it here too
             # would hand one connection back to the pool twice.

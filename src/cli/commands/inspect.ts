@@ -222,7 +222,7 @@ export function inspectCommands(program: Command): void {
         return list
           .map(
             (w) =>
-              `${paint('bold', w.id)}  ${w.host} pid ${w.pid}  running ${w.running}/${w.concurrency}  up ${ms(s.nowMs - w.startedAtMs)}  seen ${ms(s.nowMs - w.lastSeenAtMs)} ago  v${w.version}`,
+              `${paint('bold', w.id)}  ${w.host} pid ${w.pid}  running ${w.running}/${w.concurrency}  up ${ms(s.nowMs - w.startedAtMs)}  seen ${ms(s.nowMs - w.lastSeenAtMs)} ago  ${w.language || '?'} v${w.version}`,
           )
           .join('\n');
       });
