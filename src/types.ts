@@ -105,6 +105,8 @@ export interface JobPage<T = unknown> {
   total: number;
   /** Pass it back for the next page; undefined when this page is the last. */
   cursor: string | undefined;
+  /** A filtered listing (by name; the dashboard's by last error): the jobs this call read. */
+  scanned?: number;
 }
 
 /** A worker of a queue, as its last heartbeat described it. */
