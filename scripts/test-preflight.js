@@ -37,7 +37,8 @@ const onPath = (cmd) =>
  */
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const PYTHON_REDIS = `${PYTHON} with its redis, venv, setuptools, wheel and mypy packages`;
-const pythonRedis = () => spawnSync(PYTHON, ['-c', 'import redis, venv, ensurepip, setuptools, wheel, mypy'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+const pythonRedis = () =>
+  spawnSync(PYTHON, ['-c', 'import redis, venv, ensurepip, setuptools, wheel, mypy'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 const missing = () => [...Object.keys(NEEDED).filter((cmd) => !onPath(cmd)), ...(pythonRedis() ? [] : [PYTHON_REDIS])];
 
 let absent = missing();
