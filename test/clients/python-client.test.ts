@@ -876,3 +876,24 @@ test('delayq_client.asyncio (redis.asyncio): the Queue adds, reads, reschedules 
   const report = await wq.verify();
   assert.equal(report.ok, true, report.problems.join('; '));
 });
+
+test('a Python worker stopped while a job runs (a deploy) keeps renewing its lease until the job ends and is acked: no other worker gets it', async () => {
+  requirePython();
+  const name = uniqueName('py-drain');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setRetention({ completed: { count: 10 } });
+  await queue.add({}, { id: 'long' });
+  const run = py('drain.py', [fx.redis.url, name], 30_000);
+  await until(async () => (await queue.get('long'))?.state === 'active', 'the Python worker to start the job');
+  // A Node worker on the same queue takes any job whose lease runs out.
+  const ranByNode: string[] = [];
+  const w = fx.track(new Worker(name, (job) => void ranByNode.push(job.id), { connection: fx.redis.url }));
+  errors.watch(w);
+  const lines = ok(await run, 'drain.py');
+  const done = lines.find((l) => l.done === true)!;
+  assert.deepEqual([done.ran, done.warnings], [1, []], JSON.stringify(lines));
+  assert.equal((await queue.get('long'))?.state, 'completed');
+  assert.deepEqual((await queue.get('long'))?.result, 'done');
+  assert.deepEqual(ranByNode, [], 'the job was not handed out again');
+  await w.close();
+});

@@ -46,6 +46,10 @@ class Worker(WorkerCalls):
         self._lock = threading.Lock()
         self._kick = threading.Event()
         self._stopped = threading.Event()
+        # The lease keeper outlives the claim loop: jobs in flight at stop() keep their leases
+        # (and the worker its heartbeat) until close() has seen them end.
+        self._keeper_stop = threading.Event()
+        self._keeper: Optional[threading.Thread] = None
         self._pubsub: Any = None
         self._pubsub_thread: Any = None
 
@@ -154,9 +158,9 @@ class Worker(WorkerCalls):
 
     def _keep_leases(self) -> None:
         """Renews the leases of jobs in flight (a third of the lease after the last renewal) and
-        beats when no renewal carried a beat for about BEAT_MS."""
+        beats when no renewal carried a beat for about BEAT_MS; until close() saw the jobs end."""
         third = self.lease_ms / 3000.0
-        while not self._stopped.wait(min(third / 2, 1.0)):
+        while not self._keeper_stop.wait(min(third / 2, 1.0)):
             with self._lock:
                 due = [j for j in self._inflight.values() if not j.lease_lost and time.monotonic() - j.extended_at >= third]
             if due:
@@ -186,8 +190,10 @@ class Worker(WorkerCalls):
     def _loop(self, idle_ms: Optional[int] = None, timeout_s: Optional[float] = None) -> None:
         self._start_wake()
         self._safe_beat()
-        keeper = threading.Thread(target=self._keep_leases, daemon=True)
-        keeper.start()
+        if self._keeper is None:
+            self._keeper_stop.clear()
+            self._keeper = threading.Thread(target=self._keep_leases, daemon=True)
+            self._keeper.start()
         self._offset_ms = 0
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         quiet_since = time.monotonic()
@@ -227,7 +233,6 @@ class Worker(WorkerCalls):
                 self._kick.wait(sleep_ms / 1000.0)
         finally:
             self._stopped.set()
-            keeper.join()
 
     def run(self) -> None:
         """Runs until stop(); jobs in flight then run to their end and are acked."""
@@ -240,9 +245,10 @@ class Worker(WorkerCalls):
         """Runs until nothing is in flight, nothing was claimed for idle_ms and nothing is due
         within idle_ms (server clock); raises TimeoutError after timeout_s."""
         self._stopped.clear()
-        self._loop(idle_ms, timeout_s)
-        self._pool.shutdown(wait=True)
-        self.close()
+        try:
+            self._loop(idle_ms, timeout_s)
+        finally:
+            self.close()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -251,6 +257,10 @@ class Worker(WorkerCalls):
     def close(self) -> None:
         self.stop()
         self._pool.shutdown(wait=True)
+        if self._keeper is not None:
+            self._keeper_stop.set()
+            self._keeper.join()
+            self._keeper = None
         if self._last_beat:
             # Off the list of live workers at once, once the jobs in flight were acked.
             self._last_beat = 0.0
