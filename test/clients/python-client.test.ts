@@ -850,6 +850,7 @@ test('delayq_client.asyncio (redis.asyncio): the Queue adds, reads, reschedules 
   await wq.add({}, { id: 'fail-1' });
   await wq.add({}, { id: 'hang-t', timeoutMs: 300, attempts: 1 });
   await wq.add({}, { id: 'hang-c' });
+  await wq.add({}, { id: 'hang-swallow', timeoutMs: 300, attempts: 1 });
   const run = py('async_client.py', [fx.redis.url, wname, 'work'], 40_000);
   await until(async () => (await wq.get('hang-c'))?.state === 'active', 'the asyncio worker runs hang-c');
   const listed = await until(async () => (await wq.workers()).find((w) => w.language === 'python'), 'the asyncio worker listed');
@@ -857,7 +858,11 @@ test('delayq_client.asyncio (redis.asyncio): the Queue adds, reads, reschedules 
   assert.deepEqual(await wq.cancel('hang-c', { running: true }), { id: 'hang-c', cancelled: true, state: 'active' });
   const worked = ok(await run, 'async_client.py work');
   const wby = (k: string) => worked.filter((l) => k in l && !('done' in l));
-  assert.deepEqual(Object.fromEntries(wby('handler_cancelled').map((l) => [l.handler_cancelled, l.reason])), { 'hang-t': 'timeout', 'hang-c': 'cancelled' });
+  assert.deepEqual(Object.fromEntries(wby('handler_cancelled').map((l) => [l.handler_cancelled, l.reason])), {
+    'hang-t': 'timeout',
+    'hang-c': 'cancelled',
+    'hang-swallow': 'timeout',
+  });
   assert.deepEqual(
     wby('started')
       .filter((l) => l.started === 'fail-1')
@@ -866,9 +871,11 @@ test('delayq_client.asyncio (redis.asyncio): the Queue adds, reads, reschedules 
   );
   assert.equal(wby('started').filter((l) => l.started === 'slow').length, 1, 'a renewed lease is not handed out again');
   for (const id of ['ok-1', 'slow']) assert.deepEqual((await wq.get(id))?.result, { by: 'python-asyncio', id });
-  const timedOut = await wq.get('hang-t');
-  assert.equal(timedOut?.state, 'dead');
-  assert.match(timedOut?.lastError ?? '', /^HandlerTimeoutError: handler did not finish within 300 ms/);
+  for (const id of ['hang-t', 'hang-swallow']) {
+    const timedOut = await wq.get(id);
+    assert.equal(timedOut?.state, 'dead', `${id}: one attempt, timed out (a swallowed cancellation too)`);
+    assert.match(timedOut?.lastError ?? '', /^HandlerTimeoutError: handler did not finish within 300 ms/);
+  }
   assert.equal((await wq.get('fail-1'))?.state, 'dead');
   assert.match((await wq.get('fail-1'))?.lastError ?? '', /RuntimeError: planned failure 2/);
   assert.equal(await wq.get('hang-c'), null);

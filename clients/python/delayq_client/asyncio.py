@@ -163,22 +163,23 @@ class Worker(WorkerCalls):
                     task = asyncio.ensure_future(out)
                     self._handlers[job.id] = task
                     out = await task
-            except asyncio.CancelledError:
-                if job.abort_reason != "timeout":
-                    return  # revoked: the lease is gone, nothing more is sent for it
-                self.failed += 1
-                job.lease_lost = True
-                error = "HandlerTimeoutError: handler did not finish within %d ms" % (job.timeout_ms or 0)
-                await self._do(self._fail_call(job.id, job.token, error, backoff_delay(job.backoff or self.backoff, job.attempt)))
-                return
-            except Exception as e:  # noqa: BLE001 - a handler's error fails the attempt
+            except BaseException as e:  # noqa: BLE001 - a handler's error (or its cancellation) ends the attempt
                 if job.lease_lost:
+                    return  # revoked: the lease is gone, nothing more is sent for it
+                if job.abort_reason == "timeout":
+                    await self._fail_timed_out(job)
                     return
+                if not isinstance(e, Exception):
+                    raise  # the worker itself was cancelled (the loop is closing)
                 self.failed += 1
                 error = "%s: %s\n%s" % (type(e).__name__, e, traceback.format_exc())
                 outcome = await self._do(self._fail_call(job.id, job.token, error, backoff_delay(job.backoff or self.backoff, job.attempt)))
             else:
                 if job.lease_lost:
+                    return
+                if job.abort_reason == "timeout":
+                    # A handler that swallowed its cancellation: the attempt timed out all the same.
+                    await self._fail_timed_out(job)
                     return
                 self.ran += 1
                 outcome = await self._do(self._complete_call(job, out))
@@ -193,6 +194,13 @@ class Worker(WorkerCalls):
             self._jobs.pop(job.id, None)
             if self._kick is not None:
                 self._kick.set()
+
+    async def _fail_timed_out(self, job: Job) -> None:
+        """The attempt ran past its timeout: it fails (retries apply); its handler was cancelled."""
+        self.failed += 1
+        job.lease_lost = True
+        error = "HandlerTimeoutError: handler did not finish within %d ms" % (job.timeout_ms or 0)
+        await self._do(self._fail_call(job.id, job.token, error, backoff_delay(job.backoff or self.backoff, job.attempt)))
 
     async def _keep_leases(self) -> None:
         """Renews the leases of jobs in flight (a third of the lease after the last renewal) and

@@ -3,7 +3,8 @@
         and cancels; bad input raises ValueError before anything is sent.
   work: the asyncio Worker until idle (lease 900 ms): 'fail-*' raises, 'slow' awaits 700 ms (its
         lease is renewed), 'hang-*' awaits for ever and says when it is cancelled (a timeout, a
-        cancel from outside); any other job returns its id. Lines: its id, one per start, one per
+        cancel from outside; 'hang-swallow' returns instead of re-raising); any other job returns
+        its id. Lines: its id, one per start, one per
         cancelled handler, then done."""
 
 import asyncio
@@ -51,6 +52,8 @@ async def work(r):
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 emit(handler_cancelled=job.id, reason=job.abort_reason)
+                if job.id == "hang-swallow":
+                    return "swallowed"  # a handler that ignores its cancellation
                 raise
         return {"by": "python-asyncio", "id": job.id}
 
