@@ -334,6 +334,7 @@ for (const backend of backends) {
         return r.body.length === 1 ? r.body : undefined;
       }, 'the worker listed');
       assert.equal(workers[0].id, w.id);
+      assert.equal(workers[0].language, 'node', 'the language a worker beats with, beside its host');
 
       const detail = await api.get(`/api/queues/${name}`);
       assert.equal(detail.status, 200);
