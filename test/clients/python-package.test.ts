@@ -107,10 +107,11 @@ ${wrong}
   };
   const good = check(program(''));
   assert.equal(good.status, 0, `a correct program:\n${good.stdout}${good.stderr}`);
-  const bad = check(program('q.add({"n": 1}, priority="high")\nq.reschedule("x", delay_ms="soon")'));
+  const bad = check(program('q.add({"n": 1}, priority="high")\nq.reschedule("x", delay_ms="soon")\nWorker(redis.Redis(), "orders", handle, concurrency="2")'));
   assert.equal(bad.status, 1, bad.stdout + bad.stderr);
   assert.match(bad.stdout, /consumer\.py:\d+: error: Argument "priority" to "add" of "Queue" has incompatible type "str"; expected "int"/);
   assert.match(bad.stdout, /consumer\.py:\d+: error: Argument "delay_ms" to "reschedule" of "Queue" has incompatible type "str"; expected "Optional\[float\]"/);
+  assert.match(bad.stdout, /consumer\.py:\d+: error: Argument "concurrency" to "Worker" has incompatible type "str"; expected "int"/);
 });
 
 test('the installed client works beside Node from outside the checkout: Python adds, Node runs; Node adds, Python runs', async () => {

@@ -178,6 +178,11 @@ class WorkerCalls:
         self._registered = False
         self.ran = 0
         self.failed = 0
+        self._setup()
+
+    def _setup(self) -> None:
+        """What a worker kind adds to the options (its pool, events, tasks): called by __init__, so
+        every kind keeps the one typed signature above."""
 
     def _running(self) -> int:
         """Jobs whose handlers run now (for the heartbeat)."""

@@ -88,8 +88,7 @@ class Worker(WorkerCalls):
     delayq_client.Worker. `await run()` until `stop()`; `await run_until_idle()` for scripts and
     tests. A handler that is a plain function runs on the loop (it must not block)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self._jobs: Dict[str, Job] = {}
         self._handlers: Dict[str, "asyncio.Task[Any]"] = {}
         self._tasks: "set[asyncio.Task[None]]" = set()

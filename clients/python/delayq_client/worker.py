@@ -39,8 +39,7 @@ class Worker(WorkerCalls):
     """Runs `handler(job)` (or handlers by job name: a dict, with 'default') on due jobs of
     `queue`, `concurrency` at a time in threads; see clients/python/README.md."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency)
         self._inflight: Dict[str, Job] = {}
         self._lock = threading.Lock()
