@@ -1,6 +1,6 @@
 // npm run check:package: the package as it would be published. Builds, packs into a temporary
 // directory, and runs on the tarball: publint, Are The Types Wrong, and the package tests
-// (test/package: contents, a CommonJS consumer, a strict TypeScript consumer).
+// (test/package: contents, a CommonJS consumer, a strict TypeScript consumer, the README snippet).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -32,16 +32,18 @@ const onPath = (cmd) =>
 /**
  * The Python client's tests run /usr/bin/python3 (else python3) with `import redis` (Debian's
  * python3-redis), and pip-install the client into a fresh venv with no network
- * (test/clients/python-package.test.ts: python3-venv, python3-setuptools, python3-wheel).
+ * (test/clients/python-package.test.ts: python3-venv, python3-setuptools, python3-wheel), whose
+ * type hints are checked with Debian's mypy (python3-mypy: the venv sees the system's packages).
  */
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const PYTHON_REDIS = `${PYTHON} with its redis, venv, setuptools and wheel packages`;
-const pythonRedis = () => spawnSync(PYTHON, ['-c', 'import redis, venv, ensurepip, setuptools, wheel'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+const PYTHON_REDIS = `${PYTHON} with its redis, venv, setuptools, wheel and mypy packages`;
+const pythonRedis = () =>
+  spawnSync(PYTHON, ['-c', 'import redis, venv, ensurepip, setuptools, wheel, mypy'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 const missing = () => [...Object.keys(NEEDED).filter((cmd) => !onPath(cmd)), ...(pythonRedis() ? [] : [PYTHON_REDIS])];
 
 let absent = missing();
 if (absent.length === 0) process.exit(0);
-const PYTHON_PACKAGES = ['python3-redis', 'python3-venv', 'python3-setuptools', 'python3-wheel'];
+const PYTHON_PACKAGES = ['python3-redis', 'python3-venv', 'python3-setuptools', 'python3-wheel', 'python3-mypy'];
 const packages = [...new Set(absent.flatMap((cmd) => (cmd === PYTHON_REDIS ? PYTHON_PACKAGES : [NEEDED[cmd]])))];
 
 const canInstall = process.env.DQ_PREFLIGHT_INSTALL !== '0' && process.platform === 'linux' && process.getuid?.() === 0 && onPath('apt-get');
@@ -58,6 +60,6 @@ if (canInstall) {
 
 console.error(
   `npm test needs ${absent.join(', ')} on the PATH${canInstall ? ' (apt-get could not install them)' : ''}: ` +
-    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` and \`pip install redis setuptools wheel\` (macOS), then run npm test again`,
+    `install them with \`sudo apt-get install ${packages.join(' ')}\` (Debian, Ubuntu) or \`brew install redis chromium jq\` and \`pip install redis setuptools wheel mypy\` (macOS), then run npm test again`,
 );
 process.exit(1);

@@ -105,6 +105,8 @@ export interface JobPage<T = unknown> {
   total: number;
   /** Pass it back for the next page; undefined when this page is the last. */
   cursor: string | undefined;
+  /** A filtered listing (by name; the dashboard's by last error): the jobs this call read. */
+  scanned?: number;
 }
 
 /** A worker of a queue, as its last heartbeat described it. */
@@ -120,7 +122,10 @@ export interface WorkerInfo {
   lastSeenAtMs: number;
   /** Its entry expires then unless it beats again (a worker that died drops out by itself). */
   expiresAtMs: number;
+  /** Its client's version (the delayq package's, for a Node worker). */
   version: string;
+  /** Its client's language: 'node', or what a protocol client says ('python'); '' when it said none. */
+  language: string;
 }
 
 /** How long a queue keeps finished jobs: at most `count` of them, none older than `ageMs`. */

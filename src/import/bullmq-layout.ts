@@ -109,7 +109,8 @@ export function readJobHash(hash: Record<string, string>): BullmqJob {
     throw new Error(`opts is not a JSON object (${(err as Error).message})`);
   }
   const priority = wholeField(hash, 'priority') ?? (typeof opts.priority === 'number' ? opts.priority : 0);
-  const attemptsMade = wholeField(hash, 'atm') ?? wholeField(hash, 'attemptsMade') ?? 0;
+  // As bullmq reads it (raw.attemptsMade || raw.atm): a legacy field, where there is one, first.
+  const attemptsMade = wholeField(hash, 'attemptsMade') ?? wholeField(hash, 'atm') ?? 0;
   const attempts = typeof opts.attempts === 'number' && Number.isInteger(opts.attempts) && opts.attempts >= 1 ? opts.attempts : 1;
   return { name: hash.name || undefined, data, priority, attempts, attemptsMade, backoff: backoffOf(opts.backoff) };
 }

@@ -24,7 +24,7 @@ export interface BullmqImportOptions {
   from: string | Redis;
   /** BullMQ's key prefix. @default 'bull' */
   bullmqPrefix?: string;
-  /** Import the failed jobs too (due now, with their full attempts, as BullMQ's job.retry()). @default false */
+  /** Import the failed jobs too (due now, with the attempts they have left, at least one, as BullMQ's job.retry() brings them back). @default false */
   failed?: boolean;
   /** Read and count, write nothing. @default false */
   dryRun?: boolean;
@@ -135,8 +135,10 @@ function priorityMap(used: Iterable<number>): { kind: 'negated' | 'ranked'; of: 
 }
 
 function addOptionsOf(ref: BullmqRef, job: BullmqJob, priority: number): AddOptions {
-  // Failed jobs come back as BullMQ's job.retry() does: attempts made start again.
-  const left = ref.state === 'failed' ? job.attempts : Math.max(1, job.attempts - job.attemptsMade);
+  // The attempts BullMQ would still make: opts.attempts less attempts made, and at least one. A
+  // failed job too, as BullMQ's job.retry() brings it back: it keeps attemptsMade (unless told
+  // resetAttemptsMade), so one that used all its attempts runs once more.
+  const left = Math.max(1, job.attempts - job.attemptsMade);
   const opts: AddOptions = { id: ref.id, priority, attempts: Math.min(left, MAX_ATTEMPTS) };
   if (job.name !== undefined) opts.name = job.name;
   if (job.backoff) opts.backoff = job.backoff;

@@ -4,14 +4,17 @@
  * and search by text or by a value at a JSON path, bounded by how many jobs one call reads.
  */
 import { decodeCursor, encodeCursor } from '../inspect/cursor.js';
+import { filteredPage } from '../inspect/filtered-page.js';
 import { matcher, type SearchQuery } from '../inspect/match.js';
 import { searchScan } from '../inspect/search-scan.js';
+import { ValidationError } from '../errors.js';
+import { idSchema, parseOptions } from '../options.js';
 import { decodeJob } from '../payload.js';
 import type { Store } from '../store/store.js';
 import type { JobInfo, JobPage, ListOrder, ListState } from '../types.js';
 import { listArgs, searchBounds } from './validation.js';
 
-/** Jobs a search reads by default per call (the caller sees how many it read). */
+/** Jobs a search, or a listing by name, reads by default per call (the caller sees how many it read). */
 const SEARCH_BUDGET = 10_000;
 
 export interface ListOptions {
@@ -22,6 +25,15 @@ export interface ListOptions {
   cursor?: string;
   /** `asc`: the state's order (oldest or soonest first); `desc`: the reverse (newest first). @default 'asc' */
   order?: ListOrder;
+  /**
+   * Only jobs of this name (`add({ name })`). The listing is read in its order until `limit` such
+   * jobs were found or `budget` jobs were read: a page may be short, even empty, with a cursor
+   * to go on, and says how many jobs it read (`scanned`).
+   * @example { state: 'scheduled', name: 'send-email' }
+   */
+  name?: string;
+  /** With `name`: the most jobs to read in this call. @default 10000 */
+  budget?: number;
 }
 
 export interface SearchOptions extends SearchQuery {
@@ -65,8 +77,17 @@ export function jobsInspector<T>(store: Store, queue: string): JobsInspector<T> 
   return {
     list: async (opts) => {
       const { state, limit, order } = listArgs(opts);
-      const page = await store.list(queue, state, decodeCursor(state, opts.cursor, order), limit, order);
-      return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next, order) };
+      const read = async (size: number, cursor: string | undefined): Promise<JobPage<T>> => {
+        const page = await store.list(queue, state, decodeCursor(state, cursor, order), size, order);
+        return { state, jobs: page.jobs.map((j) => decodeJob<T>(j)), total: page.total, cursor: page.next && encodeCursor(state, page.next, order) };
+      };
+      if (opts.name === undefined) {
+        if (opts.budget !== undefined) throw new ValidationError('budget', 'goes with name (the most jobs a listing by name reads)');
+        return read(limit, opts.cursor);
+      }
+      const name = parseOptions(idSchema, opts.name, 'name') as string;
+      const { budget } = searchBounds(limit, opts.budget ?? SEARCH_BUDGET);
+      return filteredPage(read, (j) => j.name === name, { limit, budget, cursor: opts.cursor });
     },
     search: async (opts) => {
       const match = matcher(opts);

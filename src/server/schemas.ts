@@ -34,7 +34,9 @@ export const jobsQuery = z.strictObject({
   cursor: cursorQuery(LIST_CURSOR_MAX, /^[A-Za-z0-9_-]+$/),
   /** Dead or completed jobs whose last error contains this text. */
   errorContains: z.string().min(1).max(1000).optional(),
-  /** With errorContains: the most jobs to read in this call. */
+  /** Only jobs of this name (`add({ name })`). */
+  name: idSchema.optional(),
+  /** With name or errorContains: the most jobs to read in this call. */
   budget: wholeQuery(1, FILTER_BUDGET_MAX).optional(),
 });
 
@@ -217,7 +219,7 @@ export const jobPage = z.object({
   jobs: z.array(jobInfo),
   total: z.number().int(),
   cursor: z.string().optional(),
-  /** With errorContains: the jobs read by this call. */
+  /** With name or errorContains: the jobs read by this call. */
   scanned: z.number().int().optional(),
 });
 
@@ -241,6 +243,8 @@ export const workerInfo = z.object({
   lastSeenAtMs: ms,
   expiresAtMs: ms,
   version: z.string(),
+  /** 'node', 'python', … ('' when the worker said none). */
+  language: z.string(),
 });
 
 export const minutePoint = z.object({ t: ms, completed: z.number().int().optional(), lagMaxMs: ms.optional(), died: z.number().int().optional() });

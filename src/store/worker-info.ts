@@ -20,5 +20,6 @@ export function readWorkerInfo(id: string, json: string, lastSeenAtMs: number, e
     lastSeenAtMs,
     expiresAtMs,
     version: String(info.version ?? ''),
+    language: String(info.language ?? ''),
   };
 }

@@ -73,6 +73,7 @@ export class Heartbeat {
       running: this.#p.running(),
       startedAtMs: this.#startedAtMs,
       version: VERSION,
+      language: 'node',
     };
     return { id: this.#p.id, info: JSON.stringify(info), ttlMs: BEAT_TTL_MS };
   }

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+import { Queue as BullQueue, UnrecoverableError, Worker as BullWorker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { importFromBullmq, type Job, Queue, Worker } from '../../src/index.js';
 import { uniqueName } from '../helpers/names.js';
@@ -287,6 +287,53 @@ describe("import: priorities over delayq's range", () => {
       assert.equal(report.imported, 4);
       const got = await Promise.all(jobs.map(async (j) => (await q.get(j.id!))?.priority));
       assert.deepEqual(got, [-3, -1, -2, -1]);
+    } finally {
+      await q.close();
+      await bq.close();
+    }
+  });
+});
+
+describe('import --from-bullmq: attempts made are carried', () => {
+  test("a failed job comes back with the attempts BullMQ's job.retry() gives it (attempts less attempts made, at least one), its made count read as BullMQ reads it", async () => {
+    const queue = uniqueName('bull-atm');
+    const bq = new BullQueue(queue, { connection: bullConnection() });
+    const q = new Queue(queue, { connection: fx.redis.url, prefix: uniqueName('dqa') });
+    try {
+      // spent: 3 attempts, all made. early: 4 attempts, given up after the first (unrecoverable).
+      await bq.add('spent', {}, { jobId: 'spent', attempts: 3 });
+      await bq.add('early', {}, { jobId: 'early', attempts: 4 });
+      let failed = 0;
+      let done!: () => void;
+      const allFailed = new Promise<void>((resolve) => (done = resolve));
+      const w = new BullWorker(
+        queue,
+        async (job) => {
+          throw job.name === 'early' ? new UnrecoverableError('no point') : new Error('boom');
+        },
+        { connection: bullConnection() },
+      );
+      w.on('failed', (job) => {
+        if (job && (job.name === 'early' || job.attemptsMade >= 3) && ++failed === 2) done();
+      });
+      try {
+        await within(allFailed, 10_000, 'both jobs failed for good in BullMQ');
+      } finally {
+        await w.close();
+      }
+      assert.deepEqual(await Promise.all(['spent', 'early'].map(async (id) => (await bq.getJob(id))?.attemptsMade)), [3, 1]);
+      // A legacy field (bullmq before atm) beside atm: read first, as bullmq does (attemptsMade || atm).
+      await bq.add('legacy', {}, { jobId: 'legacy', attempts: 5 });
+      await fx.client.hset(`bull:${queue}:legacy`, 'atm', '1', 'attemptsMade', '2');
+      assert.equal((await bq.getJob('legacy'))?.attemptsMade, 2);
+
+      const report = await importFromBullmq(q, { queue, from: fx.redis.url, failed: true });
+      assert.equal(report.imported, 3);
+      assert.deepEqual(
+        await Promise.all(['spent', 'early', 'legacy'].map(async (id) => (await q.get(id))?.maxAttempts)),
+        [1, 3, 3],
+        "what BullMQ would still run: job.retry() keeps attemptsMade, so 'spent' gets one more, 'early' three",
+      );
     } finally {
       await q.close();
       await bq.close();

@@ -111,6 +111,27 @@ describe('delayq CLI: see and clean up', () => {
         found.jobs.map((j) => [j.id, j.name]),
         [['c1', 'charge']],
       );
+      // jobs ls --name: that name only, in the state's order; a small budget pages on.
+      const lsNamed = await run([...g, 'jobs', 'ls', '--name', 'charge']);
+      assert.equal(lsNamed.code, 0, lsNamed.stderr);
+      assert.match(lsNamed.stdout, /^1 scheduled named "charge" \(read 3 of 3, to the end\)\nc1 {2}\[charge\] {2}due in/);
+      assert.doesNotMatch(lsNamed.stdout, /^(e1|p1) /m);
+      const small = await run([...g, 'jobs', 'ls', '--name', 'charge', '--budget', '1', '--limit', '1']);
+      assert.match(
+        small.stdout,
+        /^0 scheduled named "charge" \(read 1 of 3\)\n.*next page: delayq .*jobs ls --state scheduled --limit 1 --name charge --budget 1 --cursor /s,
+      );
+      const lsJson = JSON.parse((await run([...g, 'jobs', 'ls', '--name', 'send-email', '--json'])).stdout) as {
+        jobs: { id: string; name: string }[];
+        scanned: number;
+      };
+      assert.deepEqual([lsJson.jobs.map((j) => [j.id, j.name]), lsJson.scanned], [[['e1', 'send-email']], 3]);
+      const lsBad = await run([...g, 'jobs', 'ls', '--name', 'a\tb']);
+      assert.notEqual(lsBad.code, 0);
+      assert.match(lsBad.stderr, /name must not contain control characters/);
+      const budgetAlone = await run([...g, 'jobs', 'ls', '--budget', '5']);
+      assert.notEqual(budgetAlone.code, 0);
+      assert.match(budgetAlone.stderr, /--budget goes with --name/);
 
       for (const bad of ['', 'x'.repeat(257), 'a\tb']) {
         const r = await run([...g, 'add', '1', '--id', 'bad', '--name', bad]);

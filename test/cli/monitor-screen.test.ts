@@ -73,6 +73,7 @@ describe('monitor screen', () => {
       lastSeenAtMs: T0,
       expiresAtMs: T0 + 30_000,
       version: '0',
+      language: 'node',
     };
     const next = [
       { id: 'o1', dueAtMs: T0 + 2000 },

@@ -1,6 +1,6 @@
 /**
  * The reference Python client (clients/python/delayq_client), built only from the published
- * protocol, against a real redis-server beside the Node library: Python adds and Node runs,
+ * protocol and pip-installed into a fresh venv (every driver runs against that install), against a real redis-server beside the Node library: Python adds and Node runs,
  * Node adds and Python runs (acks, retries with backoff, the dead set), both at once on one
  * queue, an add re-sent after its reply was lost, the flow options of add (cost against a Node
  * rate limit, debounce, dedup), and bad input refused before any write. The
@@ -9,13 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Queue, ValidationError, Worker } from '../../src/index.js';
 import { useErrorLog } from '../helpers/errors.js';
+import { type InstalledClient, installPythonClient } from '../helpers/python-client.js';
 import { type PyRun, runDriver } from '../helpers/python-driver.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -25,25 +26,20 @@ import { deferred, serverTimeMs, until, within } from '../helpers/wait.js';
 const fx = useRedis();
 const errors = useErrorLog();
 
-// Debian's python3 has python3-redis (scripts/test-preflight.js installs it); another python3 on
-// the PATH may not.
-const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const drivers = fileURLToPath(new URL('../../../clients/python/tests/', import.meta.url));
+// The client as users get it: pip-installed into a fresh venv (test/helpers/python-client.ts),
+// once for the file; every driver runs against that install.
+let installed: InstalledClient | undefined;
+after(() => installed?.remove());
 
-/** Fails (never skips) with one clear line when Python or its redis package is missing. */
+/** Fails (never skips) with one clear line when Python or a package the install needs is missing. */
 function requirePython(): void {
-  const r = spawnSync(PYTHON, ['-c', 'import redis'], { timeout: 10_000, encoding: 'utf8' });
-  if (r.error || r.status !== 0) {
-    assert.fail(
-      `the Python client's tests need ${PYTHON} with the redis package (Debian: apt-get install python3-redis): ` +
-        `${r.error?.message ?? r.stderr.trim().split('\n').pop()}`,
-    );
-  }
+  installed ??= installPythonClient();
 }
 
-/** Runs a driver script of the source tree's client (test/helpers/python-driver.ts). */
+/** Runs a driver script against the installed client (test/helpers/python-driver.ts). */
 function py(script: string, args: string[], timeoutMs = 30_000): Promise<PyRun> {
-  return runDriver(PYTHON, `${drivers}${script}`, args, { timeoutMs });
+  requirePython();
+  return runDriver(installed!.python, join(installed!.drivers, script), args, { timeoutMs, env: installed!.env, cwd: installed!.dir });
 }
 
 function ok(r: PyRun, what: string): Record<string, unknown>[] {
@@ -758,4 +754,153 @@ test('job control: a Python worker honours a per-job timeout and a cancel of a r
   assert.equal(seen.get('timed')?.timeoutMs, 250);
   assert.equal((await q2.get('failing'))?.lastError, 'poison from python');
   assert.equal(await q2.get('bad'), null);
+});
+
+test('a Python worker beats like the Node one: listed by workers() with its language and host while idle and while busy (extend carries the beat), counted by stats and `delayq workers`, gone when it closes', async () => {
+  requirePython();
+  const name = uniqueName('py-beat');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const release = `${name}:release`;
+  await queue.add({ n: 1 }, { id: 'busy' });
+  await queue.add({ n: 2 }, { id: 'behind' });
+  const run = py('beat.py', [fx.redis.url, name, release], 60_000);
+  // The worker runs 'busy' (concurrency 1) and blocks; 'behind' is due and waits.
+  await until(async () => (await queue.get('busy'))?.state === 'active', 'the Python worker to start the job');
+  const listed = await until(async () => (await queue.workers()).find((w) => w.language === 'python'), 'the Python worker to be listed');
+  assert.equal(listed.host, hostname());
+  assert.equal(listed.queue, name);
+  assert.equal(listed.concurrency, 1);
+  assert.match(listed.id, /^py-/);
+  assert.ok(listed.pid > 0 && listed.pid !== process.pid, 'the Python process id');
+  assert.ok(listed.expiresAtMs - listed.lastSeenAtMs >= 29_000, 'kept for three beats');
+  // Busy: its lease renewals (every 300 ms) carry the beat, so its entry stays fresh (its own beat
+  // comes only every 10 s).
+  const busy = await until(async () => {
+    const w = (await queue.workers()).find((x) => x.id === listed.id);
+    return w && w.running === 1 && w.lastSeenAtMs > listed.lastSeenAtMs ? w : undefined;
+  }, 'a beat carried by a lease renewal while the handler runs');
+  assert.equal(busy.running, 1);
+  const stats = await queue.stats();
+  assert.equal(stats.workers, 1);
+  assert.ok(stats.ready >= 1, 'a job is due behind the busy one');
+  const cli = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), '--redis', fx.redis.url, '--queue', name, 'workers'],
+    {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(
+    cli.stdout,
+    new RegExp(`^${listed.id}  ${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} pid ${listed.pid}  running 1/1 .* python v0\\.1\\.0$`, 'm'),
+  );
+  assert.doesNotMatch(cli.stdout, /no live worker/);
+  // Released: both jobs run, the worker goes idle and closes, taking itself off the list at once.
+  await fx.client.rpush(release, '1', '1');
+  const lines = ok(await run, 'beat.py');
+  assert.deepEqual(
+    lines.filter((l) => typeof l.ran === 'string').map((l) => l.ran),
+    ['busy', 'behind'],
+  );
+  assert.deepEqual(await queue.workers(), [], 'a closed Python worker is off the list at once');
+  assert.equal((await queue.stats()).workers, 0);
+});
+
+test('delayq_client.asyncio (redis.asyncio): the Queue adds, reads, reschedules and cancels as the blocking one does, refusing bad input before any write; the Worker acks, retries, renews leases, beats, and really stops a handler past its timeout or cancelled from outside', async () => {
+  requirePython();
+  const name = uniqueName('py-async');
+  const queue = fx.track(new Queue<unknown>(name, { connection: fx.redis.url }));
+  const lines = ok(await py('async_client.py', [fx.redis.url, name, 'produce']), 'async_client.py produce');
+  const by = (k: string) => lines.filter((l) => k in l).map((l) => l[k]);
+  const added = by('added')[0] as { id: string; result: string; state: string; due_ms: number };
+  assert.deepEqual([added.id, added.result, added.state, typeof added.due_ms], ['mail-1', 'added', 'scheduled', 'number']);
+  assert.ok((await queue.get('mail-1'))!.dueAtMs >= added.due_ms + 60_000 - 1, 'rescheduled 2 min out');
+  assert.deepEqual(
+    (by('bulk')[0] as { result: string }[]).map((r) => r.result),
+    ['added', 'added'],
+  );
+  assert.equal((by('again')[0] as { result: string }).result, 'exists');
+  const got = by('got')[0] as { name?: string; data: unknown; state: string };
+  assert.deepEqual([got.data, got.state], [{ to: 'ada' }, 'scheduled']);
+  assert.equal((by('moved')[0] as { result: string }).result, 'done');
+  assert.deepEqual(by('cancelled')[0], { result: 'done', state: 'scheduled' });
+  assert.deepEqual(by('missing'), [null]);
+  assert.deepEqual(by('refused'), [
+    'delay_ms must not be negative (got -1)',
+    'id must be 1-256 characters (got 0)',
+    'name must not contain control characters (U+0009)',
+    'priority must be a whole number (got 1.5)',
+    'jobs[1].debounce.delay_ms must be given',
+  ]);
+  const mail = await queue.get('mail-1');
+  assert.equal(mail?.name, 'send-email');
+  assert.equal((await queue.get('b1'))?.data && (await queue.get('b1'))?.state, 'scheduled');
+  assert.equal(await queue.get('ok'), null, 'a refused bulk writes nothing');
+  assert.equal(await queue.get('b2'), null);
+  assert.equal((await queue.stats()).scheduled, 2);
+
+  const wname = uniqueName('py-async-w');
+  const wq = fx.track(new Queue<unknown>(wname, { connection: fx.redis.url }));
+  await wq.setRetention({ completed: { count: 100 } });
+  await wq.add({}, { id: 'ok-1' });
+  await wq.add({}, { id: 'slow' }); // 700 ms, longer than a third of the 900 ms lease: renewed
+  await wq.add({}, { id: 'fail-1' });
+  await wq.add({}, { id: 'hang-t', timeoutMs: 300, attempts: 1 });
+  await wq.add({}, { id: 'hang-c' });
+  await wq.add({}, { id: 'hang-swallow', timeoutMs: 300, attempts: 1 });
+  const run = py('async_client.py', [fx.redis.url, wname, 'work'], 40_000);
+  await until(async () => (await wq.get('hang-c'))?.state === 'active', 'the asyncio worker runs hang-c');
+  const listed = await until(async () => (await wq.workers()).find((w) => w.language === 'python'), 'the asyncio worker listed');
+  assert.equal(listed.host, hostname());
+  assert.deepEqual(await wq.cancel('hang-c', { running: true }), { id: 'hang-c', cancelled: true, state: 'active' });
+  const worked = ok(await run, 'async_client.py work');
+  const wby = (k: string) => worked.filter((l) => k in l && !('done' in l));
+  assert.deepEqual(Object.fromEntries(wby('handler_cancelled').map((l) => [l.handler_cancelled, l.reason])), {
+    'hang-t': 'timeout',
+    'hang-c': 'cancelled',
+    'hang-swallow': 'timeout',
+  });
+  assert.deepEqual(
+    wby('started')
+      .filter((l) => l.started === 'fail-1')
+      .map((l) => l.attempt),
+    [1, 2],
+  );
+  assert.equal(wby('started').filter((l) => l.started === 'slow').length, 1, 'a renewed lease is not handed out again');
+  for (const id of ['ok-1', 'slow']) assert.deepEqual((await wq.get(id))?.result, { by: 'python-asyncio', id });
+  for (const id of ['hang-t', 'hang-swallow']) {
+    const timedOut = await wq.get(id);
+    assert.equal(timedOut?.state, 'dead', `${id}: one attempt, timed out (a swallowed cancellation too)`);
+    assert.match(timedOut?.lastError ?? '', /^HandlerTimeoutError: handler did not finish within 300 ms/);
+  }
+  assert.equal((await wq.get('fail-1'))?.state, 'dead');
+  assert.match((await wq.get('fail-1'))?.lastError ?? '', /RuntimeError: planned failure 2/);
+  assert.equal(await wq.get('hang-c'), null);
+  assert.deepEqual(await wq.workers(), [], 'off the list once closed');
+  const report = await wq.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});
+
+test('a Python worker stopped while a job runs (a deploy) keeps renewing its lease until the job ends and is acked: no other worker gets it', async () => {
+  requirePython();
+  const name = uniqueName('py-drain');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.setRetention({ completed: { count: 10 } });
+  await queue.add({}, { id: 'long' });
+  const run = py('drain.py', [fx.redis.url, name], 30_000);
+  await until(async () => (await queue.get('long'))?.state === 'active', 'the Python worker to start the job');
+  // A Node worker on the same queue takes any job whose lease runs out.
+  const ranByNode: string[] = [];
+  const w = fx.track(new Worker(name, (job) => void ranByNode.push(job.id), { connection: fx.redis.url }));
+  errors.watch(w);
+  const lines = ok(await run, 'drain.py');
+  const done = lines.find((l) => l.done === true)!;
+  assert.deepEqual([done.ran, done.warnings], [1, []], JSON.stringify(lines));
+  assert.equal((await queue.get('long'))?.state, 'completed');
+  assert.deepEqual((await queue.get('long'))?.result, 'done');
+  assert.deepEqual(ranByNode, [], 'the job was not handed out again');
+  await w.close();
 });

@@ -49,6 +49,80 @@ export function nameConformance(kind: StoreKind): void {
       assert.deepEqual(Object.fromEntries(r.jobs.map((j) => [j.id, j.name])), { a: 'charge', b: undefined });
     });
 
+    test("jobs.list by name: only jobs of that name, in the state's order either way, paged by a cursor that neither repeats nor skips; each call reads at most its budget", async () => {
+      const q = queue<number>();
+      const nameOf = (i: number) => (i % 3 === 0 ? 'mail' : i % 3 === 1 ? 'charge' : undefined);
+      await q.addBulk(
+        Array.from({ length: 30 }, (_, i) => ({
+          data: i,
+          opts: { id: `s${String(i).padStart(2, '0')}`, delay: 60_000 + i * 1_000, name: i === 20 ? 'rare' : nameOf(i) },
+        })),
+      );
+      await q.addBulk(Array.from({ length: 6 }, (_, i) => ({ data: i, opts: { id: `r${i}`, name: nameOf(i) } })));
+      const mail = Array.from({ length: 30 }, (_, i) => i)
+        .filter((i) => i !== 20 && nameOf(i) === 'mail')
+        .map((i) => `s${String(i).padStart(2, '0')}`);
+
+      const walk = async (opts: { state: 'scheduled' | 'ready'; name: string; limit: number; order?: 'asc' | 'desc'; budget?: number }) => {
+        const ids: string[] = [];
+        const pages: { n: number; scanned: number | undefined; total: number }[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await q.jobs.list({ ...opts, cursor });
+          for (const j of page.jobs) assert.equal(j.name, opts.name, `${j.id} listed under ${opts.name}`);
+          ids.push(...page.jobs.map((j) => j.id));
+          pages.push({ n: page.jobs.length, scanned: page.scanned, total: page.total });
+          cursor = page.cursor;
+          assert.ok(pages.length < 100, 'the walk ends');
+        } while (cursor);
+        return { ids, pages };
+      };
+      const asc = await walk({ state: 'scheduled', name: 'mail', limit: 4 });
+      assert.deepEqual(asc.ids, mail, 'every mail job once, by due time');
+      assert.ok(asc.pages.length >= 3, `paged (${asc.pages.length} pages)`);
+      assert.ok(
+        asc.pages.every((p) => p.n <= 4 && p.total === 30 && p.scanned !== undefined && p.scanned > 0),
+        JSON.stringify(asc.pages),
+      );
+      assert.equal(
+        asc.pages.reduce((n, p) => n + p.scanned!, 0),
+        30,
+        'the whole state read once over the walk',
+      );
+      assert.deepEqual((await walk({ state: 'scheduled', name: 'mail', limit: 3, order: 'desc' })).ids, [...mail].reverse());
+      assert.deepEqual((await walk({ state: 'ready', name: 'mail', limit: 1 })).ids.sort(), ['r0', 'r3']);
+
+      // A budget bounds each call: pages without the one rare job, each with a cursor, then it.
+      const rare = await walk({ state: 'scheduled', name: 'rare', limit: 10, budget: 5 });
+      assert.deepEqual(rare.ids, ['s20']);
+      assert.ok(
+        rare.pages.every((p) => p.scanned! <= 5),
+        JSON.stringify(rare.pages),
+      );
+      assert.equal(rare.pages[0]!.n, 0, 'a short page, empty, with a cursor to go on');
+      const none = await q.jobs.list({ state: 'scheduled', name: 'nobody', limit: 10 });
+      assert.deepEqual([none.jobs, none.cursor, none.scanned], [[], undefined, 30]);
+
+      // Without a name, a listing is as it was (no scanned).
+      assert.equal((await q.jobs.list({ state: 'scheduled', limit: 5 })).scanned, undefined);
+      await assert.rejects(
+        q.jobs.list({ state: 'scheduled', name: '' }),
+        (e: Error) => e instanceof ValidationError && /^name must not be empty/.test(e.message),
+      );
+      await assert.rejects(
+        q.jobs.list({ state: 'scheduled', name: 'a\nb' }),
+        (e: Error) => e instanceof ValidationError && /name must not contain control characters/.test(e.message),
+      );
+      await assert.rejects(
+        q.jobs.list({ state: 'scheduled', budget: 10 }),
+        (e: Error) => e instanceof ValidationError && /budget goes with name/.test(e.message),
+      );
+      await assert.rejects(
+        q.jobs.list({ state: 'scheduled', name: 'mail', budget: 0 }),
+        (e: Error) => e instanceof ValidationError && /budget/.test(e.message),
+      );
+    });
+
     test('a bad name is refused at the call, naming the field, and nothing is written', async () => {
       const q = queue<number>();
       const bad: [unknown, RegExp][] = [

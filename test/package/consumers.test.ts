@@ -1,6 +1,7 @@
 /**
  * The packed package from a user's side: what it holds, a CommonJS consumer that require()s it,
- * and a strict TypeScript consumer (skipLibCheck: false) without the optional peers. No Redis.
+ * a strict TypeScript consumer (skipLibCheck: false) without the optional peers, and the README's
+ * order-timeout snippet compiled and run in a consumer project on the embedded store. No Redis.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -8,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { parsePage } from '../docs/snippets.js';
 import { packedProject, root, type PackedProject } from './packed.js';
 
 const run = promisify(execFile);
@@ -175,5 +177,61 @@ export {};
     );
     const tsc = join(project.dir, 'node_modules/typescript/bin/tsc');
     await inProject(process.execPath, [tsc, '-p', 'tsconfig.json'], 60_000);
+  });
+
+  test("the README's order-timeout snippet, compiled in a consumer project and run on the embedded store (REDIS_URL=memory://): the paid order is never cancelled, an unpaid one is, and SIGTERM ends the process", async () => {
+    const readme = parsePage('README.md', readFileSync(join(root, 'README.md'), 'utf8'));
+    const block = readme.blocks.find((b) => b.tag?.kind === 'snippet' && b.tag.value === 'readme-order-timeout');
+    assert.ok(block, 'the README has the readme-order-timeout snippet');
+    writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    writeFileSync(join(project.dir, 'order-timeout.ts'), block.code);
+    writeFileSync(
+      join(project.dir, 'tsconfig.snippet.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2023'],
+          types: ['node'],
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'out',
+        },
+        files: ['order-timeout.ts'],
+      }),
+    );
+    await inProject(process.execPath, [join(project.dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.snippet.json'], 60_000);
+    // The snippet as the app; beside it, in the same process (one embedded store), what a person
+    // would then do: look at the paid order, place an unpaid one, and deploy (SIGTERM).
+    writeFileSync(
+      join(project.dir, 'run-order-timeout.mjs'),
+      `await import('./out/order-timeout.js');
+const { Queue } = await import('delayq');
+const q = new Queue('order-timeouts');
+const until = async (check, what) => {
+  for (const deadline = Date.now() + 10000; !(await check()); await new Promise((r) => setTimeout(r, 5))) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for ' + what);
+  }
+};
+const paid = await q.get('order:123');
+await until(async () => (await q.workers()).length === 1, 'the worker to be live');
+await q.add({ orderId: '456' }, { id: 'order:456' });
+await until(async () => (await q.get('order:456')) === null, 'the unpaid order to be handled');
+const live = (await q.workers()).length;
+await q.close();
+console.log(JSON.stringify({ paid, live }));
+process.kill(process.pid, 'SIGTERM');
+`,
+    );
+    const { stdout, stderr } = await run(process.execPath, ['run-order-timeout.mjs'], {
+      cwd: project.dir,
+      timeout: 30_000,
+      encoding: 'utf8',
+      env: { ...process.env, REDIS_URL: 'memory://' },
+    });
+    assert.equal(stderr, '');
+    const lines = stdout.trim().split('\n');
+    assert.deepEqual(lines, ['order 456 cancelled', JSON.stringify({ paid: null, live: 1 })], 'order:123 was cancelled before it ran; order:456 ran once');
   });
 });

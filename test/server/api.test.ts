@@ -334,6 +334,7 @@ for (const backend of backends) {
         return r.body.length === 1 ? r.body : undefined;
       }, 'the worker listed');
       assert.equal(workers[0].id, w.id);
+      assert.equal(workers[0].language, 'node', 'the language a worker beats with, beside its host');
 
       const detail = await api.get(`/api/queues/${name}`);
       assert.equal(detail.status, 200);
@@ -545,6 +546,45 @@ for (const backend of backends) {
       assert.equal((await api.get(`/api/queues/${name}/dead/count`)).status, 400);
       const retried = await api.post(`/api/queues/${name}/dead/retry`, { errorContains: 'ETIMEDOUT', expect: count.body.count });
       assert.equal(retried.body.count, 3);
+    });
+
+    test("jobs listed by name (?name=), with redaction on too: only that name, in the state's order, paged within a budget; by name and last error together; a bad name is a 400", async () => {
+      const { api, name, q } = setUp({ redact: () => '[hidden]' });
+      await api.session();
+      await q.addBulk(
+        Array.from({ length: 9 }, (_, i) => ({ data: i, opts: { id: `j${i}`, delay: 60_000 + i * 1_000, name: i % 3 === 0 ? 'mail' : 'charge' } })),
+      );
+      const ids = (body: { jobs: { id: string }[] }) => body.jobs.map((j) => j.id);
+      const all = await api.get(`/api/queues/${name}/jobs?state=scheduled&name=mail`);
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.deepEqual([ids(all.body), all.body.scanned, all.body.total, all.body.cursor], [['j0', 'j3', 'j6'], 9, 9, undefined]);
+      assert.deepEqual(
+        all.body.jobs.map((j: { name: string; data: unknown }) => [j.name, j.data]),
+        [
+          ['mail', '[hidden]'],
+          ['mail', '[hidden]'],
+          ['mail', '[hidden]'],
+        ],
+      );
+      const found: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await api.get(`/api/queues/${name}/jobs?state=scheduled&order=desc&name=mail&budget=2&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.ok(page.body.scanned <= 2, `read ${page.body.scanned}, budget 2`);
+        found.push(...ids(page.body));
+        cursor = page.body.cursor;
+      } while (cursor);
+      assert.deepEqual(found, ['j6', 'j3', 'j0']);
+      const bad = await api.get(`/api/queues/${name}/jobs?state=scheduled&name=${encodeURIComponent('a\tb')}`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error.field, 'query.name');
+      await kill(q, ['k1', 'k2']);
+      await q.add({}, { id: 'k3', name: 'mail' });
+      await kill(q, ['k3']);
+      const both = await api.get(`/api/queues/${name}/jobs?state=dead&errorContains=provider&name=mail`);
+      assert.equal(both.status, 200, JSON.stringify(both.body));
+      assert.deepEqual(ids(both.body), ['k3']);
     });
 
     test('with redaction on, the error text is still searched (it is never redacted) but a count by payload is refused', async () => {

@@ -1,18 +1,21 @@
 """Decoders of the stored formats the manifest's `formats` names (JOB_BODY, RUN_STATE, CLAIM_GROUPS)."""
 
+from __future__ import annotations
+
 import json
+from typing import Any, Dict, Optional, Union
 
 from .protocol import ProtocolError
 
 
-def _int(text, what):
+def _int(text: Union[str, bytes], what: str) -> int:
     t = text.decode("ascii") if isinstance(text, bytes) else text
     if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
         raise ProtocolError("%s %r is not a whole number" % (what, t))
     return int(t)
 
 
-def decode_body(body):
+def decode_body(body: Union[str, bytes]) -> Dict[str, Any]:
     """JOB_BODY: <seq>:<created ms>:<priority>:<max attempts or empty>[/<timeout ms>]:<backoff
     length>:<trace length>[/<name length>]:<backoff><trace><name><data>. The lengths count bytes,
     so `body` is bytes. The timeout is only in the body of a job with one of its own, the name's
@@ -23,7 +26,7 @@ def decode_body(body):
     if len(parts) != 7:
         raise ProtocolError("unreadable body header")
     seq, created, priority, max_attempts, blen, tlen, rest = parts
-    timeout_ms = None
+    timeout_ms: Optional[int] = None
     if b"/" in max_attempts:
         max_attempts, timeout = max_attempts.split(b"/", 1)
         timeout_ms = _int(timeout, "timeout")
@@ -31,30 +34,30 @@ def decode_body(body):
             raise ProtocolError("timeout below 1")
     nlen = 0
     if b"/" in tlen:
-        tlen, nlen = tlen.split(b"/", 1)
-        nlen = _int(nlen, "name length")
+        tlen, nlen_text = tlen.split(b"/", 1)
+        nlen = _int(nlen_text, "name length")
         if nlen < 1:
             raise ProtocolError("name length below 1")
-    blen = _int(blen, "backoff length")
-    tlen = _int(tlen, "trace length")
-    if blen < 0 or tlen < 0 or blen + tlen + nlen > len(rest):
+    bl = _int(blen, "backoff length")
+    tl = _int(tlen, "trace length")
+    if bl < 0 or tl < 0 or bl + tl + nlen > len(rest):
         raise ProtocolError("body lengths past its end")
-    name = rest[blen + tlen : blen + tlen + nlen].decode("utf-8") if nlen else None
-    data_text = rest[blen + tlen + nlen :].decode("utf-8")
+    name = rest[bl + tl : bl + tl + nlen].decode("utf-8") if nlen else None
+    data_text = rest[bl + tl + nlen :].decode("utf-8")
     return {
         "seq": _int(seq, "seq"),
         "created_ms": _int(created, "created ms"),
         "priority": _int(priority, "priority"),
         "max_attempts": _int(max_attempts, "max attempts") if max_attempts else None,
         "timeout_ms": timeout_ms,
-        "backoff": rest[:blen].decode("utf-8") or None,
-        "trace": rest[blen : blen + tlen].decode("utf-8") or None,
+        "backoff": rest[:bl].decode("utf-8") or None,
+        "trace": rest[bl : bl + tl].decode("utf-8") or None,
         "name": name,
         "data_json": data_text,
     }
 
 
-def decode_run(run):
+def decode_run(run: Union[str, bytes, None]) -> Dict[str, Any]:
     """RUN_STATE: <attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>; '' when the job
     never left scheduled; the short form <due ms> (no colon) for a job promoted to ready."""
     if isinstance(run, bytes):
@@ -77,10 +80,10 @@ def decode_run(run):
     }
 
 
-def decode_claim_groups(text):
+def decode_claim_groups(text: Optional[str]) -> Dict[int, str]:
     """CLAIM_GROUPS: <job position>\\t<group>\\n… -> {position: group}. Positions count from 1
     (read from claim.lua: the manifest does not say)."""
-    out = {}
+    out: Dict[int, str] = {}
     for line in (text or "").split("\n"):
         if not line:
             continue
@@ -89,7 +92,7 @@ def decode_claim_groups(text):
     return out
 
 
-def decode_backoff(spec):
+def decode_backoff(spec: Optional[str]) -> Optional[Dict[str, Any]]:
     """A job's own backoff: the manifest's JSON form, or the compact f:<ms> / e:<ms>:<max>:<jitter>
     the Node library writes. None when neither reads."""
     if not spec:

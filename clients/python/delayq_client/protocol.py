@@ -4,11 +4,19 @@ KEYS and ARGV are built by name, in the manifest's order; replies are read by th
 reply field names; codes come from the manifest. Nothing here knows a script's positions.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import redis
+
+#: A script's reply as redis-py gives it: nested lists of bytes and ints.
+Reply = Any
+#: One row of a parsed reply: field name -> str (bytes for the raw fields), or an int.
+Row = Dict[str, Any]
 
 PROTOCOL_VERSION = 3
 
@@ -17,7 +25,7 @@ class ProtocolError(RuntimeError):
     """The manifest, a script or a reply is not what this client was built for."""
 
 
-def find_manifest(path=None):
+def find_manifest(path: Optional[str] = None) -> str:
     """The manifest given, else $DELAYQ_PROTOCOL/manifest.json, else ../../../protocol/ from here."""
     if path:
         return path
@@ -35,42 +43,46 @@ def find_manifest(path=None):
 class Script:
     """One published script: its source, SHA and the manifest entry that names its KEYS/ARGV."""
 
-    def __init__(self, name, entry, source):
+    def __init__(self, name: str, entry: Dict[str, Any], source: str) -> None:
         self.name = name
         self.entry = entry
         self.source = source
         self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()
-        self.key_names = [k["name"] for k in entry["keys"]]
-        self.key_templates = [k["key"] for k in entry["keys"]]
-        self.arg_names = [a["name"] for a in entry["args"]]
+        self.key_names: List[str] = [k["name"] for k in entry["keys"]]
+        self.key_templates: List[str] = [k["key"] for k in entry["keys"]]
+        self.arg_names: List[str] = [a["name"] for a in entry["args"]]
         items = entry.get("items")
-        self.item_fields = [f["name"] for f in items["fields"]] if items else None
+        self.item_fields: Optional[List[str]] = [f["name"] for f in items["fields"]] if items else None
         reply = entry.get("reply", {})
-        self.reply_fields = reply.get("fields", [])
-        self.reply_each = reply.get("each", [])
-        self.codes = entry.get("codes", {})
-        self.code_names = {v: k for k, v in self.codes.items()}
+        self.reply_fields: List[str] = reply.get("fields", [])
+        self.reply_each: List[str] = reply.get("each", [])
+        self.codes: Dict[str, Any] = entry.get("codes", {})
+        self.code_names: Dict[Any, str] = {v: k for k, v in self.codes.items()}
+
+    def code(self, value: Any) -> str:
+        """A reply's code by its name in the manifest (the value itself when it has none)."""
+        return self.code_names.get(value, value)
 
 
 class Protocol:
     """The manifest plus its scripts, loaded once."""
 
-    def __init__(self, manifest_path=None):
+    def __init__(self, manifest_path: Optional[str] = None) -> None:
         path = find_manifest(manifest_path)
         with open(path, encoding="utf-8") as f:
-            self.manifest = json.load(f)
+            self.manifest: Dict[str, Any] = json.load(f)
         if self.manifest.get("protocol") != PROTOCOL_VERSION:
             raise ProtocolError(
                 "manifest protocol %r, this client speaks %d" % (self.manifest.get("protocol"), PROTOCOL_VERSION)
             )
         self.dir = os.path.dirname(path)
-        self.not_set_number = self.manifest["notSet"]["number"]
-        self.not_set_text = self.manifest["notSet"]["text"]
-        self.formats = self.manifest["formats"]
-        self.keys = self.manifest["keys"]
-        self._scripts = {}
+        self.not_set_number: int = self.manifest["notSet"]["number"]
+        self.not_set_text: str = self.manifest["notSet"]["text"]
+        self.formats: Dict[str, str] = self.manifest["formats"]
+        self.keys: Dict[str, str] = self.manifest["keys"]
+        self._scripts: Dict[str, Script] = {}
 
-    def script(self, name):
+    def script(self, name: str) -> Script:
         s = self._scripts.get(name)
         if s is None:
             entry = self.manifest["scripts"].get(name)
@@ -83,7 +95,7 @@ class Protocol:
 
     # --- keys -------------------------------------------------------------------------------
     @staticmethod
-    def fill(template, prefix, queue, request_id=""):
+    def fill(template: str, prefix: str, queue: str, request_id: str = "") -> str:
         """A key template with <prefix>, <queue> and (for memo) <request id> filled in."""
         key = template.replace("<prefix>", prefix).replace("<queue>", queue)
         if "<request id>" in key:
@@ -92,18 +104,27 @@ class Protocol:
             key = head + request_id if request_id else head.rsplit("req:", 1)[0] + "scheduled"
         return key
 
-    def registry_key(self, prefix):
+    def registry_key(self, prefix: str) -> str:
         # keys.registry: "<prefix>:queues (ZSET first seen ms -> queue name; ZADD NX it ...)"
         return self.keys["registry"].split(" ", 1)[0].replace("<prefix>", prefix)
 
-    def root(self, prefix, queue):
+    def root(self, prefix: str, queue: str) -> str:
         return self.fill(self.keys["root"], prefix, queue)
 
-    def wake_channel(self, prefix, queue):
+    def wake_channel(self, prefix: str, queue: str) -> str:
         return self.fill(self.keys["wakeChannel"], prefix, queue)
 
     # --- calls ------------------------------------------------------------------------------
-    def build(self, name, prefix, queue, args, items=None, request_id="", item_fields=None):
+    def build(
+        self,
+        name: str,
+        prefix: str,
+        queue: str,
+        args: Mapping[str, Any],
+        items: Optional[Sequence[Mapping[str, Any]]] = None,
+        request_id: str = "",
+        item_fields: Optional[Sequence[str]] = None,
+    ) -> Tuple[List[str], List[str]]:
         """KEYS and ARGV for a call, by name. `args` maps ARGV names to values; `items` is a list
         of dicts mapping item field names to values; `item_fields` cuts the item field list
         (add's items end at `trace` when `flow` is '0')."""
@@ -128,7 +149,7 @@ class Protocol:
                     argv.append(_text(item[fname]))
         return keys, argv
 
-    def call(self, client, name, keys, argv):
+    def call(self, client: Any, name: str, keys: Sequence[str], argv: Sequence[str]) -> Reply:
         """EVALSHA, falling back to EVAL on NOSCRIPT (after a restart or SCRIPT FLUSH)."""
         s = self.script(name)
         try:
@@ -136,7 +157,15 @@ class Protocol:
         except redis.exceptions.NoScriptError:
             return client.eval(s.source, len(keys), *keys, *argv)
 
-    def load(self, client, names):
+    async def call_async(self, client: Any, name: str, keys: Sequence[str], argv: Sequence[str]) -> Reply:
+        """call() on a redis.asyncio client."""
+        s = self.script(name)
+        try:
+            return await client.evalsha(s.sha, len(keys), *keys, *argv)
+        except redis.exceptions.NoScriptError:
+            return await client.eval(s.source, len(keys), *keys, *argv)
+
+    def load(self, client: Any, names: Sequence[str]) -> None:
         """SCRIPT LOAD the named scripts (so the first EVALSHA finds them)."""
         for n in names:
             s = self.script(n)
@@ -144,7 +173,7 @@ class Protocol:
             if _str(sha) != s.sha:
                 raise ProtocolError("%s: server SHA %s differs from ours %s" % (n, sha, s.sha))
 
-    def parse(self, name, reply, raw=("body",)):
+    def parse(self, name: str, reply: Reply, raw: Sequence[str] = ("body",)) -> Tuple[Row, List[Row]]:
         """A reply as (fields dict, list of per-item dicts), by the manifest's names. Text comes
         back as str, except the names in `raw` (a packed body's lengths count bytes)."""
         s = self.script(name)
@@ -158,13 +187,13 @@ class Protocol:
         each = s.reply_each
         if each and len(rest) % len(each) != 0:
             raise ProtocolError("%s: %d per-item elements is not a multiple of %d" % (name, len(rest), len(each)))
-        rows = []
+        rows: List[Row] = []
         for at in range(0, len(rest), len(each) or 1):
             rows.append({f: v if f in raw else _str(v) for f, v in zip(each, rest[at : at + len(each)])})
         return fields, rows
 
 
-def _text(v):
+def _text(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -172,5 +201,5 @@ def _text(v):
     return str(v)
 
 
-def _str(v):
+def _str(v: Any) -> Any:
     return v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v

@@ -1,52 +1,99 @@
-"""Queue: a producer (add, add_bulk, cancel, reschedule, get) over the published scripts."""
+"""Queue: a producer (add, add_bulk, cancel, fail, reschedule, get) over the published scripts.
+
+Every method is planned as a `Call` (what to send, how to read the answer) by `QueueCalls`, which
+holds the checks and the wire code; `Queue` runs a call on a redis.Redis, and
+`delayq_client.asyncio.Queue` the same call on a redis.asyncio.Redis.
+"""
+
+from __future__ import annotations
 
 import json
 import uuid
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar
 
 import redis
 
 from . import validate as v
 from .formats import decode_body, decode_run
-from .protocol import Protocol, ProtocolError
+from .protocol import Protocol, ProtocolError, Reply
 
 MEMO_MS = 60000
+#: What add, cancel, fail and reschedule answer, as the Node library's results (snake_case keys).
+Result = Dict[str, Any]
+
+R = TypeVar("R")
 
 
-class Queue:
-    """One delayq queue, reached through `redis_client` (a redis.Redis)."""
+class Call(Generic[R]):
+    """One script call, planned: its script, arguments and items by the manifest's names, and how
+    its reply reads. `register` is set by `read` when the call made the queue's keys (name it in
+    the registry)."""
 
-    def __init__(self, redis_client, name, prefix="dq", manifest_path=None, protocol=None, max_payload_bytes=v.MAX_PAYLOAD_BYTES):
+    def __init__(
+        self,
+        script: str,
+        args: Mapping[str, Any],
+        read: Callable[[Call[R], Reply], R],
+        items: Optional[Sequence[Mapping[str, Any]]] = None,
+        request_id: str = "",
+        item_fields: Optional[Sequence[str]] = None,
+    ) -> None:
+        self.script = script
+        self.args = args
+        self.items = items
+        self.request_id = request_id
+        self.item_fields = item_fields
+        self._read = read
+        self.register = False
+
+    def read(self, reply: Reply) -> R:
+        return self._read(self, reply)
+
+
+class QueueCalls:
+    """The checks and wire code of a queue's calls, shared by the blocking and the asyncio Queue:
+    a bad input raises ValueError naming the field before anything is sent."""
+
+    def __init__(
+        self,
+        redis_client: Any,
+        name: str,
+        prefix: str = "dq",
+        manifest_path: Optional[str] = None,
+        protocol: Optional[Protocol] = None,
+        max_payload_bytes: int = v.MAX_PAYLOAD_BYTES,
+    ) -> None:
         self.redis = redis_client
         self.name = v.queue_name(name)
         self.prefix = v.prefix(prefix)
         self.protocol = protocol or Protocol(manifest_path)
         self.max_payload_bytes = v.whole(max_payload_bytes, "max_payload_bytes", 1)
 
-    # --- calling ----------------------------------------------------------------------------
-    def _run(self, name, args, items=None, request_id="", item_fields=None):
-        """One script call, re-sent once (same request id, same arguments) when the connection
-        drops before its reply: every published script answers a re-send as its first run did."""
-        keys, argv = self.protocol.build(name, self.prefix, self.name, args, items, request_id, item_fields)
-        try:
-            return self.protocol.call(self.redis, name, keys, argv)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            return self.protocol.call(self.redis, name, keys, argv)
+    def _wire(self, call: Call[Any]) -> "tuple[List[str], List[str]]":
+        return self.protocol.build(call.script, self.prefix, self.name, call.args, call.items, call.request_id, call.item_fields)
 
-    def server_now_ms(self):
-        s, us = self.redis.time()
-        return int(s) * 1000 + int(us) // 1000
-
-    # --- producing --------------------------------------------------------------------------
-    def add(self, data, id=None, delay_ms=None, run_at=None, priority=0, attempts=None, group=None, replace=False, cost=1, dedup=None, debounce=None, name=None, timeout_ms=None):
-        """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
-        'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
-        answers with the id of the burst's job, which took its data."""
+    # --- planning ---------------------------------------------------------------------------
+    def _add_call(
+        self,
+        data: Any,
+        id: Optional[str] = None,
+        delay_ms: Optional[float] = None,
+        run_at: Optional[float] = None,
+        priority: int = 0,
+        attempts: Optional[int] = None,
+        group: Optional[str] = None,
+        replace: bool = False,
+        cost: int = 1,
+        dedup: Optional[Mapping[str, Any]] = None,
+        debounce: Optional[Mapping[str, Any]] = None,
+        name: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+    ) -> Call[List[Result]]:
         job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
         job.update(cost=cost, dedup=dedup, debounce=debounce, name=name, timeout_ms=timeout_ms)
-        return self.add_bulk([job], _field="")[0]
+        return self._add_bulk_call([job], "")
 
-    def add_bulk(self, jobs, _field=None):
-        """Adds jobs in one call (one script run): each a dict with `data` and the options of add."""
+    def _add_bulk_call(self, jobs: Sequence[Mapping[str, Any]], _field: Optional[str] = None) -> Call[List[Result]]:
         if not isinstance(jobs, (list, tuple)) or not jobs:
             v.fail("jobs", "must be a non-empty list")
         prefixes = ["jobs[%d]." % i if _field is None else "" for i in range(len(jobs))]
@@ -56,37 +103,34 @@ class Queue:
         # add.lua's `flow`: items carry group, cost and the debounce fields only when a job of
         # the call has one of them; else they end at `timeout_ms`.
         flow = any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
-        fields = self.protocol.script("add").item_fields
+        script = self.protocol.script("add")
+        fields = script.item_fields or []
         if not flow:
             fields = fields[: fields.index("timeout_ms") + 1]
         request_id = str(uuid.uuid4())
-        reply = self._run(
-            "add",
-            {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if flow else "0"},
-            items,
-            request_id,
-            fields,
-        )
-        script = self.protocol.script("add")
-        if isinstance(reply, list) and len(reply) == 1:
-            code = script.code_names.get(reply[0], reply[0])
-            if code == "too_costly":
-                # The script names no job: name the costliest one of the call (nothing was written).
-                costs = [int(it["cost"] or 1) for it in items]
-                i = costs.index(max(costs))
-                raise v.TooCostlyError(
-                    "%scost is above the max of a rate limit that applies to the job (the queue's, or its group's) (got %d)"
-                    % (prefixes[i], costs[i])
-                )
-            raise ProtocolError("add refused: %s" % code)
-        head, rows = self.protocol.parse("add", reply)
-        if len(rows) != len(items):
-            raise ProtocolError("add: %d answers for %d jobs" % (len(rows), len(items)))
-        if head["made"] == 1:
-            self.redis.zadd(self.protocol.registry_key(self.prefix), {self.name: self.server_now_ms()}, nx=True)
-        return [_result(it["id"], script.code_names.get(r["code"], r["code"]), r, self.protocol) for it, r in zip(items, rows)]
 
-    def _item(self, job, f):
+        def read(call: Call[List[Result]], reply: Reply) -> List[Result]:
+            if isinstance(reply, list) and len(reply) == 1:
+                code = script.code(reply[0])
+                if code == "too_costly":
+                    # The script names no job: name the costliest one of the call (nothing was written).
+                    costs = [int(it["cost"] or 1) for it in items]
+                    i = costs.index(max(costs))
+                    raise v.TooCostlyError(
+                        "%scost is above the max of a rate limit that applies to the job (the queue's, or its group's) (got %d)"
+                        % (prefixes[i], costs[i])
+                    )
+                raise ProtocolError("add refused: %s" % code)
+            head, rows = self.protocol.parse("add", reply)
+            if len(rows) != len(items):
+                raise ProtocolError("add: %d answers for %d jobs" % (len(rows), len(items)))
+            call.register = head["made"] == 1
+            return [_result(it["id"], script.code(r["code"]), r, self.protocol) for it, r in zip(items, rows)]
+
+        args = {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if flow else "0"}
+        return Call("add", args, read, items, request_id, fields)
+
+    def _item(self, job: Any, f: str) -> Dict[str, Any]:
         if not isinstance(job, dict):
             v.fail(f.rstrip(".") or "job", "must be a dict")
         unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce", "name", "timeout_ms"}
@@ -100,17 +144,19 @@ class Queue:
         timeout_ms = job.get("timeout_ms")
         replace = v.flag(job.get("replace", False), f + "replace")
         cost = v.whole(1 if job.get("cost") is None else job["cost"], f + "cost", 1, v.MAX_RATE_TOKENS)
-        dedup = job.get("dedup")
-        if dedup is not None:
-            v.options(dedup, f + "dedup", ("key", "window_ms"), ("key", "window_ms"))
-            dedup = (v.job_id(dedup["key"], f + "dedup.key"), v.whole(dedup["window_ms"], f + "dedup.window_ms", 1, v.MAX_DELAY_MS))
-        debounce = job.get("debounce")
-        if debounce is not None:
-            v.options(debounce, f + "debounce", ("key", "delay_ms", "max_wait_ms"), ("key", "delay_ms"))
-            max_wait = debounce.get("max_wait_ms")
+        dedup_in = job.get("dedup")
+        dedup: Any = None
+        if dedup_in is not None:
+            v.options(dedup_in, f + "dedup", ("key", "window_ms"), ("key", "window_ms"))
+            dedup = (v.job_id(dedup_in["key"], f + "dedup.key"), v.whole(dedup_in["window_ms"], f + "dedup.window_ms", 1, v.MAX_DELAY_MS))
+        debounce_in = job.get("debounce")
+        debounce: Any = None
+        if debounce_in is not None:
+            v.options(debounce_in, f + "debounce", ("key", "delay_ms", "max_wait_ms"), ("key", "delay_ms"))
+            max_wait = debounce_in.get("max_wait_ms")
             debounce = (
-                v.job_id(debounce["key"], f + "debounce.key"),
-                v.whole(debounce["delay_ms"], f + "debounce.delay_ms", 0, v.MAX_DELAY_MS),
+                v.job_id(debounce_in["key"], f + "debounce.key"),
+                v.whole(debounce_in["delay_ms"], f + "debounce.delay_ms", 0, v.MAX_DELAY_MS),
                 "" if max_wait is None else v.whole(max_wait, f + "debounce.max_wait_ms", 1, v.MAX_DELAY_MS),
             )
             # The Node library's rule (src/options.ts): the debounce says when the job runs, and
@@ -144,25 +190,21 @@ class Queue:
             "debounce_first_ms": "",
         }
 
-    def cancel(self, id, running=False, reason=""):
-        """Cancels a job that has not started, and with running=True a running one too (its lease
-        ends, its holder is told): 'done', 'refused' (with the state) or 'not_found'."""
+    def _cancel_call(self, id: str, running: bool = False, reason: str = "") -> Call[Result]:
         v.job_id(id)
         running = v.flag(running, "running")
         if not isinstance(reason, str):
             v.fail("reason", "must be a string")
         request_id = str(uuid.uuid4())
         args = {"request_id": request_id, "memo_ms": MEMO_MS, "running": "1" if running else "0", "reason": reason}
-        reply = self._run("cancel", args, [{"id": id}], request_id)
-        _, rows = self.protocol.parse("cancel", reply)
-        codes = self.protocol.script("cancel").code_names
-        return {"result": codes.get(rows[0]["code"], rows[0]["code"]), "state": rows[0]["state"] or None}
 
-    def fail(self, id, reason="failed by Queue.fail", dead=False, retry_ms=1000, default_max=3):
-        """Fails a job now from outside its holder (fail-now.lua): a running attempt fails with the
-        reason (retried after retry_ms while attempts are left, else dead); dead=True buries the
-        job now, running or waiting. Returns {'result' ('retried', 'dead', 'refused',
-        'not_found'), 'state', 'due_ms'}."""
+        def read(_: Call[Result], reply: Reply) -> Result:
+            _head, rows = self.protocol.parse("cancel", reply)
+            return {"result": self.protocol.script("cancel").code(rows[0]["code"]), "state": rows[0]["state"] or None}
+
+        return Call("cancel", args, read, [{"id": id}], request_id)
+
+    def _fail_call(self, id: str, reason: str = "failed by Queue.fail", dead: bool = False, retry_ms: int = 1000, default_max: int = 3) -> Call[Result]:
         v.job_id(id)
         if not isinstance(reason, str):
             v.fail("reason", "must be a string")
@@ -172,27 +214,29 @@ class Queue:
         request_id = str(uuid.uuid4())
         args = {"id": id, "reason": reason, "dead": "1" if dead else "0", "retry_ms": retry_ms, "default_max": default_max,
                 "history": 10, "request_id": request_id, "memo_ms": MEMO_MS}
-        head, _ = self.protocol.parse("fail-now", self._run("fail-now", args, None, request_id))
-        codes = self.protocol.script("fail-now").code_names
-        return {"result": codes.get(head["code"], head["code"]), "state": head.get("state") or None, "due_ms": _num(self.protocol, head.get("due_ms"))}
+        return Call("fail-now", args, self._read_moved, None, request_id)
 
-    def reschedule(self, id, delay_ms=None, run_at=None):
-        """Moves a job that is not active to a new due time: 'done', 'refused' or 'not_found'."""
+    def _reschedule_call(self, id: str, delay_ms: Optional[float] = None, run_at: Optional[float] = None) -> Call[Result]:
         v.job_id(id)
         if delay_ms is None and run_at is None:
             v.fail("delay_ms", "or run_at must be given")
         delay, at = v.when(delay_ms, run_at)
         request_id = str(uuid.uuid4())
-        reply = self._run("reschedule", {"id": id, "delay_ms": delay, "run_at": at, "request_id": request_id, "memo_ms": MEMO_MS}, None, request_id)
-        head, _ = self.protocol.parse("reschedule", reply)
-        codes = self.protocol.script("reschedule").code_names
-        return {"result": codes.get(head["code"], head["code"]), "state": head.get("state") or None, "due_ms": _num(self.protocol, head.get("due_ms"))}
+        args = {"id": id, "delay_ms": delay, "run_at": at, "request_id": request_id, "memo_ms": MEMO_MS}
+        return Call("reschedule", args, self._read_moved, None, request_id)
 
-    def get(self, id, logs=False):
-        """A job's public view (JOB_ROW decoded), or None when there is no such job."""
+    def _read_moved(self, call: Call[Result], reply: Reply) -> Result:
+        """fail-now's and reschedule's answer: {'result', 'state', 'due_ms'}."""
+        head, _ = self.protocol.parse(call.script, reply)
+        code = self.protocol.script(call.script).code(head["code"])
+        return {"result": code, "state": head.get("state") or None, "due_ms": _num(self.protocol, head.get("due_ms"))}
+
+    def _get_call(self, id: str, logs: bool = False) -> Call[Optional[Dict[str, Any]]]:
         v.job_id(id)
-        reply = self._run("get", {"logs": "1" if logs else "0"}, [{"id": id}])
-        _, rows = self.protocol.parse("get", reply)
+        return Call("get", {"logs": "1" if logs else "0"}, self._read_job, [{"id": id}])
+
+    def _read_job(self, _: Call[Optional[Dict[str, Any]]], reply: Reply) -> Optional[Dict[str, Any]]:
+        _head, rows = self.protocol.parse("get", reply)
         row = rows[0]
         if not row["state"]:
             return None
@@ -220,12 +264,79 @@ class Queue:
             "group": row["group"] or None,
         }
 
+
+class Queue(QueueCalls):
+    """One delayq queue, reached through `redis_client` (a redis.Redis). Every call is one script
+    run, re-sent once (same request id, same arguments) when the connection drops before its
+    reply: every published script answers a re-send as its first run did."""
+
+    def _do(self, call: Call[R]) -> R:
+        keys, argv = self._wire(call)
+        try:
+            reply = self.protocol.call(self.redis, call.script, keys, argv)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            reply = self.protocol.call(self.redis, call.script, keys, argv)
+        out = call.read(reply)
+        if call.register:
+            self.redis.zadd(self.protocol.registry_key(self.prefix), {self.name: self.server_now_ms()}, nx=True)
+        return out
+
+    def server_now_ms(self) -> int:
+        s, us = self.redis.time()
+        return int(s) * 1000 + int(us) // 1000
+
+    def add(
+        self,
+        data: Any,
+        id: Optional[str] = None,
+        delay_ms: Optional[float] = None,
+        run_at: Optional[float] = None,
+        priority: int = 0,
+        attempts: Optional[int] = None,
+        group: Optional[str] = None,
+        replace: bool = False,
+        cost: int = 1,
+        dedup: Optional[Mapping[str, Any]] = None,
+        debounce: Optional[Mapping[str, Any]] = None,
+        name: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+    ) -> Result:
+        """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
+        'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
+        answers with the id of the burst's job, which took its data."""
+        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms)
+        return self._do(call)[0]
+
+    def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:
+        """Adds jobs in one call (one script run): each a dict with `data` and the options of add."""
+        return self._do(self._add_bulk_call(jobs))
+
+    def cancel(self, id: str, running: bool = False, reason: str = "") -> Result:
+        """Cancels a job that has not started, and with running=True a running one too (its lease
+        ends, its holder is told): 'done', 'refused' (with the state) or 'not_found'."""
+        return self._do(self._cancel_call(id, running, reason))
+
+    def fail(self, id: str, reason: str = "failed by Queue.fail", dead: bool = False, retry_ms: int = 1000, default_max: int = 3) -> Result:
+        """Fails a job now from outside its holder (fail-now.lua): a running attempt fails with the
+        reason (retried after retry_ms while attempts are left, else dead); dead=True buries the
+        job now, running or waiting. Returns {'result' ('retried', 'dead', 'refused',
+        'not_found'), 'state', 'due_ms'}."""
+        return self._do(self._fail_call(id, reason, dead, retry_ms, default_max))
+
+    def reschedule(self, id: str, delay_ms: Optional[float] = None, run_at: Optional[float] = None) -> Result:
+        """Moves a job that is not active to a new due time: 'done', 'refused' or 'not_found'."""
+        return self._do(self._reschedule_call(id, delay_ms, run_at))
+
+    def get(self, id: str, logs: bool = False) -> Optional[Dict[str, Any]]:
+        """A job's public view (JOB_ROW decoded), or None when there is no such job."""
+        return self._do(self._get_call(id, logs))
+
     # for the tests
-    def registered(self):
+    def registered(self) -> bool:
         return self.redis.zscore(self.protocol.registry_key(self.prefix), self.name) is not None
 
 
-def _result(id, code, row, protocol):
+def _result(id: str, code: str, row: Dict[str, Any], protocol: Protocol) -> Result:
     """One job's answer, as the Node library gives it (AddResult): a debounced add answers with
     the burst job's id (the reply's holder); a deduplicated one keeps its own id and names the
     holder of the dedup key in `duplicate_of`."""
@@ -238,7 +349,7 @@ def _result(id, code, row, protocol):
     return out
 
 
-def _num(protocol, n):
+def _num(protocol: Protocol, n: Any) -> Optional[int]:
     if n is None or n == "" or n == protocol.not_set_number:
         return None
     return int(n)

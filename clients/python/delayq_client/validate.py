@@ -1,8 +1,11 @@
 """Checks a call's inputs before anything is sent: a bad one raises ValueError naming the field."""
 
+from __future__ import annotations
+
 import json
 import math
 import re
+from typing import Any, Dict, NoReturn, Optional, Sequence, Set, Tuple, Union
 
 # The Node library's rules (src/options.ts); the manifest does not carry them.
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
@@ -18,7 +21,7 @@ MAX_RESULT_BYTES = 16384  # a kept result larger than this is replaced by a note
 MAX_RATE_TOKENS = 1000000  # a job's cost
 
 
-def fail(field, why):
+def fail(field: str, why: str) -> NoReturn:
     raise ValueError("%s %s" % (field, why))
 
 
@@ -27,7 +30,7 @@ class TooCostlyError(ValueError):
     limit that applies to it (the queue's, or its group's). Nothing was written."""
 
 
-def options(v, field, known, required=()):
+def options(v: Any, field: str, known: Sequence[str], required: Sequence[str] = ()) -> Dict[str, Any]:
     """A dict of only the `known` keys, with every `required` one given (not None)."""
     if not isinstance(v, dict):
         fail(field, "must be a dict with %s (got %s)" % (", ".join(known), type(v).__name__))
@@ -40,19 +43,19 @@ def options(v, field, known, required=()):
     return v
 
 
-def queue_name(v, field="queue name"):
+def queue_name(v: Any, field: str = "queue name") -> str:
     if not isinstance(v, str) or not _NAME.match(v):
         fail(field, "must be 1-100 characters of A-Z a-z 0-9 _ . : - (got %r)" % (v,))
     return v
 
 
-def prefix(v, field="prefix"):
+def prefix(v: Any, field: str = "prefix") -> str:
     if not isinstance(v, str) or not _PREFIX.match(v):
         fail(field, "must be 1-50 characters of A-Z a-z 0-9 _ . : - (got %r)" % (v,))
     return v
 
 
-def job_id(v, field="id"):
+def job_id(v: Any, field: str = "id") -> str:
     """1-256 characters of valid Unicode, no control characters (the manifest's `id` type)."""
     if not isinstance(v, str):
         fail(field, "must be a string (got %s)" % type(v).__name__)
@@ -67,7 +70,7 @@ def job_id(v, field="id"):
     return v
 
 
-def whole(v, field, low=None, high=None):
+def whole(v: Any, field: str, low: Optional[int] = None, high: Optional[int] = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         if isinstance(v, float) and v.is_integer():
             v = int(v)
@@ -80,7 +83,7 @@ def whole(v, field, low=None, high=None):
     return v
 
 
-def _ms(v, field):
+def _ms(v: Any, field: str) -> Union[int, float]:
     """A number of milliseconds as the Node library takes it: any finite number (not a bool),
     fractions rounded up (src/queue.ts Math.ceil)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
@@ -88,7 +91,7 @@ def _ms(v, field):
     return v
 
 
-def when(delay_ms, run_at, field=""):
+def when(delay_ms: Any, run_at: Any, field: str = "") -> Tuple[Union[int, str], Union[int, str]]:
     """Exactly one of delay_ms and run_at is sent; neither means now (delay 0). The bounds and
     the rounding are the Node library's (src/options.ts): a delay of 0 to 10 years, a run_at in
     epoch milliseconds from 2001 (a time in seconds is refused, not due in 1970) to 9999."""
@@ -110,7 +113,7 @@ def when(delay_ms, run_at, field=""):
     return int(math.ceil(d)), ""
 
 
-def _finite(v, seen):
+def _finite(v: Any, seen: Set[int]) -> Any:
     """`v` with every NaN and infinity as None, as JavaScript's JSON.stringify writes them (null);
     a container met again inside itself raises ValueError, as JSON.stringify throws."""
     if isinstance(v, float) and not math.isfinite(v):
@@ -128,7 +131,7 @@ def _finite(v, seen):
     return v
 
 
-def to_json(v):
+def to_json(v: Any) -> str:
     """JSON text as the Node library writes it (JSON.stringify): compact, non-ASCII as it is,
     NaN and infinities as null. Raises TypeError or ValueError for what JSON cannot hold
     (a set, a datetime, a Decimal, a circular list)."""
@@ -138,7 +141,7 @@ def to_json(v):
         raise ValueError("nested too deeply")
 
 
-def payload(data, field="data", max_bytes=MAX_PAYLOAD_BYTES):
+def payload(data: Any, field: str = "data", max_bytes: int = MAX_PAYLOAD_BYTES) -> str:
     try:
         text = to_json(data)
     except (TypeError, ValueError) as e:
@@ -152,7 +155,7 @@ def payload(data, field="data", max_bytes=MAX_PAYLOAD_BYTES):
     return text
 
 
-def flag(v, field):
+def flag(v: Any, field: str) -> bool:
     if not isinstance(v, bool):
         fail(field, "must be True or False (got %r)" % (v,))
     return v

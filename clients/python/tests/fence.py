@@ -13,9 +13,9 @@ queue = sys.argv[2]
 Queue(r, queue).add({"n": 1}, id="fenced")
 first = Worker(r, queue, lambda job: None, lease_ms=200)
 second = Worker(r, queue, lambda job: None, lease_ms=5000)
-_, [stale] = first._claim(1)
+_, [stale], _ = first._claim(1)
 time.sleep(0.4)  # the lease runs out
-_, [fresh] = second._claim(1)  # the claim recovers the expired lease, then hands the job out again
+_, [fresh], _ = second._claim(1)  # the claim recovers the expired lease, then hands the job out again
 emit(stale_attempt=stale.attempt, fresh_attempt=fresh.attempt, same_token=stale.token == fresh.token)
 emit(stale_complete=first._complete(stale, {"by": "stale"}))
 emit(stale_fail=first._fail(stale.id, stale.token, "late", 0))

@@ -104,21 +104,28 @@ export function inspectCommands(program: Command): void {
     .option('--state <state>', LIST_STATES.join(' | '), 'scheduled')
     .option('--limit <n>', 'jobs per page (1-1000)', '20')
     .option('--cursor <cursor>', 'the cursor the previous page printed')
-    .action(async (o: { state: string; limit: string; cursor?: string }, cmd: Command) => {
+    .option('--name <name>', 'only jobs of this name (add --name), reading at most --budget jobs of the state')
+    .option('--budget <n>', 'with --name: most jobs to read (default 10000)')
+    .action(async (o: { state: string; limit: string; cursor?: string; name?: string; budget?: string }, cmd: Command) => {
       const g = globals(cmd);
       if (!LIST_STATES.includes(o.state as ListState))
         throw new UsageError(`--state must be one of ${LIST_STATES.join(', ')} (got ${JSON.stringify(o.state)})`);
       const limit = limitOption(o.limit, 1000)!;
+      if (o.budget !== undefined && o.name === undefined) throw new UsageError('--budget goes with --name (the most jobs a listing by name reads)');
+      const budget = o.budget === undefined ? undefined : numberOption('--budget', o.budget);
       const [page, now] = await withQueue(
         g,
-        async (q) => [await q.jobs.list({ state: o.state as ListState, limit, cursor: o.cursor }), (await q.stats()).nowMs] as const,
+        async (q) => [await q.jobs.list({ state: o.state as ListState, limit, cursor: o.cursor, name: o.name, budget }), (await q.stats()).nowMs] as const,
       );
+      const named = o.name === undefined ? [] : ['--name', o.name, ...(budget === undefined ? [] : ['--budget', budget])];
       output(g, page, () =>
         [
-          `${page.total} ${page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`,
+          o.name === undefined
+            ? `${page.total} ${page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`
+            : `${page.jobs.length} ${page.state} named ${JSON.stringify(o.name)} (read ${page.scanned} of ${page.total}${page.cursor ? '' : ', to the end'})`,
           ...page.jobs.map((j) => jobLine(j, now)),
           ...(page.cursor
-            ? [paint('dim', `next page: ${commandLine(g, ['jobs', 'ls', '--state', page.state, '--limit', limit, '--cursor', page.cursor])}`)]
+            ? [paint('dim', `next page: ${commandLine(g, ['jobs', 'ls', '--state', page.state, '--limit', limit, ...named, '--cursor', page.cursor])}`)]
             : []),
         ].join('\n'),
       );
@@ -222,7 +229,7 @@ export function inspectCommands(program: Command): void {
         return list
           .map(
             (w) =>
-              `${paint('bold', w.id)}  ${w.host} pid ${w.pid}  running ${w.running}/${w.concurrency}  up ${ms(s.nowMs - w.startedAtMs)}  seen ${ms(s.nowMs - w.lastSeenAtMs)} ago  v${w.version}`,
+              `${paint('bold', w.id)}  ${w.host} pid ${w.pid}  running ${w.running}/${w.concurrency}  up ${ms(s.nowMs - w.startedAtMs)}  seen ${ms(s.nowMs - w.lastSeenAtMs)} ago  ${w.language || '?'} v${w.version}`,
           )
           .join('\n');
       });

@@ -3,9 +3,10 @@
  * filtered by their last error), search, one job, add, cancel, reschedule, promote, retry,
  * remove, and cancelling a list of ids. Payloads go out through the redaction hook.
  */
+import { filteredPage } from '../../inspect/filtered-page.js';
 import { passesFilter } from '../../inspect/retained-filter.js';
 import type { Queue } from '../../queue.js';
-import type { JobInfo, JobPage, ListOrder } from '../../types.js';
+import type { ListOrder, ListState } from '../../types.js';
 import { type ApiContext, refuseState, show, STATE_ERRORS } from './context.js';
 import { HttpError, route, type Route } from '../route.js';
 import * as s from '../schemas.js';
@@ -22,37 +23,6 @@ function parseEquals(text: string): unknown {
 /** Jobs a filtered listing reads per call unless told (`budget`), as a search does. */
 const FILTER_BUDGET = 10_000;
 
-/**
- * A page of a retained set (dead, completed) whose last error contains `text`: listing pages read
- * in the set's order until `limit` matched or `budget` jobs were read. Each read stops at a page
- * end, so the cursor is the listing's own (exact, and checked like any); the reads are sized by
- * the matches still wanted and how rare they were so far, so a page holds about `limit` matches
- * (never more than 1,000). `scanned` says how many jobs were read, of `total`.
- */
-async function filteredPage(
-  q: Queue<unknown>,
-  state: 'dead' | 'completed',
-  text: string,
-  opts: { order: ListOrder; limit: number; budget: number; cursor: string | undefined },
-): Promise<JobPage<unknown> & { scanned: number }> {
-  const jobs: JobInfo<unknown>[] = [];
-  let cursor = opts.cursor;
-  let scanned = 0;
-  let total = 0;
-  do {
-    const want = opts.limit - jobs.length;
-    // Rare matches so far: read further per call (at most 1,000 jobs, and the budget left).
-    const rarity = (scanned + 1) / (jobs.length + 1);
-    const size = Math.max(1, Math.min(1000, opts.budget - scanned, Math.ceil(want * rarity)));
-    const page = await q.jobs.list({ state, order: opts.order, limit: size, cursor });
-    total = page.total;
-    scanned += page.jobs.length;
-    for (const j of page.jobs) if (passesFilter({ errorContains: text }, j)) jobs.push(j);
-    cursor = page.cursor;
-  } while (cursor && jobs.length < opts.limit && scanned < opts.budget);
-  return { state, jobs, total, cursor, scanned };
-}
-
 export function jobRoutes(ctx: ApiContext): Route[] {
   return [
     route<typeof s.jobsQuery._zod.output>({
@@ -60,7 +30,7 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       code: 'jobs.list',
       path: '/queues/:queue/jobs',
       summary:
-        "A page of jobs in a state, in that state's order or (`order=desc`) newest first; dead and completed jobs may be filtered by their last error (`errorContains`, reading at most `budget` jobs per call)",
+        "A page of jobs in a state, in that state's order or (`order=desc`) newest first; filtered by job name (`name`), and dead and completed jobs by their last error (`errorContains`), reading at most `budget` jobs per call",
       tag: 'jobs',
       action: 'read',
       query: s.jobsQuery,
@@ -68,21 +38,30 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       errors: [400],
       async handler({ queue, query }) {
         const order = (query.order ?? 'asc') as ListOrder;
-        if (query.errorContains !== undefined) {
+        const state = query.state as ListState;
+        const { errorContains: text, name } = query;
+        if (text !== undefined) {
           // The last error is never redacted (only payloads are), so it may be searched with redaction on.
-          if (query.state !== 'dead' && query.state !== 'completed') {
+          if (state !== 'dead' && state !== 'completed') {
             throw new HttpError(400, 'validation', 'filters only dead and completed jobs (by their last error)', 'query.errorContains');
           }
-          const page = await filteredPage(queue, query.state, query.errorContains, {
-            order,
-            limit: query.limit ?? 50,
-            budget: query.budget ?? FILTER_BUDGET,
-            cursor: query.cursor,
-          });
+          const page = await filteredPage(
+            (limit, cursor) => queue.jobs.list({ state, order, limit, cursor }),
+            (j) => passesFilter({ errorContains: text }, j) && (name === undefined || j.name === name),
+            { limit: query.limit ?? 50, budget: query.budget ?? FILTER_BUDGET, cursor: query.cursor },
+          );
           return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
         }
-        if (query.budget !== undefined) throw new HttpError(400, 'validation', 'goes with errorContains', 'query.budget');
-        const page = await queue.jobs.list({ state: query.state as 'scheduled', order, limit: query.limit, cursor: query.cursor });
+        if (query.budget !== undefined && name === undefined) throw new HttpError(400, 'validation', 'goes with name or errorContains', 'query.budget');
+        // A job's name is not payload: it may be filtered by with redaction on.
+        const page = await queue.jobs.list({
+          state,
+          order,
+          limit: query.limit,
+          cursor: query.cursor,
+          name,
+          budget: name === undefined ? undefined : (query.budget ?? FILTER_BUDGET),
+        });
         return { ...page, jobs: page.jobs.map((j) => show(queue, ctx, j)) };
       },
     }),

@@ -327,7 +327,7 @@ export function workersTable(list) {
       ),
       td('col-time', relTime(w.lastSeenAtMs)),
       td('col-time hide-sm', relTime(w.startedAtMs)),
-      td('hide-sm mono small', w.version),
+      td('hide-sm mono small', w.language ? `${w.language} ${w.version}` : w.version),
       td('col-worker hide-sm', h('span', { class: 'mono small' }, w.id)),
     ),
   );

@@ -32,6 +32,7 @@ import {
   type ScriptWire,
   WIRE,
   WORKER_ENTRY,
+  WORKER_INFO,
 } from './wire.js';
 
 /**
@@ -239,6 +240,9 @@ export function protocolManifest() {
       GROUP_STATE,
       ERROR_HISTORY,
       WORKER_ENTRY,
+      WORKER_INFO,
+      WORKER_INFO_NOTE:
+        "a worker beats every 10 s with ttl_ms 30000 (three missed beats and it drops off by itself): extend carries the beat while it holds leases (worker, info, ttl_ms), worker-beat otherwise; worker-beat with info '' when it closes takes it off at once",
       REVOKED_MESSAGE,
       FINISHED_MESSAGE,
       WAKE_MESSAGES_NOTE:

@@ -197,6 +197,12 @@ export const RATE_STATE = '<taken>:<held until>';
 /** A worker's entry in the `worker-info` hash: `<last seen ms>:<WorkerInfo JSON>`. */
 export const WORKER_ENTRY = '<last seen ms>:<info JSON>';
 /**
+ * The info JSON a worker sends with its heartbeat (worker-beat, extend), read back by `workers`
+ * as WorkerInfo: every field shown by `queue.workers()`, `delayq workers` and the dashboard.
+ */
+export const WORKER_INFO =
+  '{"host": <host name>, "pid": <process id>, "queue": <queue>, "concurrency": <slots>, "running": <jobs in flight>, "startedAtMs": <ms>, "version": <client version>, "language": "node" | "python" | …}';
+/**
  * What the `wake` channel carries: a due time in ms ('0': now), 's' (schedules changed), 'L'
  * (the layout changed), and these two (a subscriber ignores any other message):
  * - REVOKED_MESSAGE: the lease of `token` was ended from outside its holder (a cancel of a
