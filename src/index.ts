@@ -39,6 +39,7 @@ export type {
   FailNowResult,
   RescheduleResult,
   QueueStats,
+  HistoryMinute,
   HeldSummary,
   DueTimeline,
   RetentionRule,

@@ -44,7 +44,18 @@ import {
   type StoredAddResult,
   type VerifyReport,
 } from './store/store.js';
-import type { AddResult, CancelResult, FailNowResult, DueTimeline, JobInfo, QueueStats, RescheduleResult, RetentionRule, WorkerInfo } from './types.js';
+import type {
+  AddResult,
+  CancelResult,
+  FailNowResult,
+  DueTimeline,
+  HistoryMinute,
+  JobInfo,
+  QueueStats,
+  RescheduleResult,
+  RetentionRule,
+  WorkerInfo,
+} from './types.js';
 import { completedSet, type CompletedSet } from './queue/completed-set.js';
 import { deadSet, type DeadSet } from './queue/dead-set.js';
 import { groupsApi, setQueueLimits, type Groups, type QueueLimitsInfo } from './queue/groups-api.js';
@@ -52,7 +63,18 @@ import { jobsInspector, type JobsInspector } from './queue/jobs-inspector.js';
 import { AddBatcher, afterPendingAdds } from './queue/add-batcher.js';
 import { JobWaiters } from './queue/job-waiters.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
-import { bulkArray, bulkEntry, cancelIds, drainBefore, obliterateForce, retentionRules, statsWindow, timelineArgs } from './queue/validation.js';
+import {
+  bulkArray,
+  bulkEntry,
+  cancelIds,
+  drainBefore,
+  historyMinutes,
+  obliterateForce,
+  retentionRules,
+  statsWindow,
+  timelineArgs,
+} from './queue/validation.js';
+import { publicMinute } from './store/history-minutes.js';
 
 export type { DeadFilter, DeadJobInfo } from './queue/dead-set.js';
 export type { GroupInfo, Groups, QueueLimitsInfo } from './queue/groups-api.js';
@@ -509,6 +531,18 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   /** Counts by state, by the server's clock; `windowMs` sets `dueWithinWindow`. */
   async stats(opts: { windowMs?: number } | null = {}): Promise<QueueStats> {
     return this.#calls.stats(this.name, statsWindow(opts));
+  }
+
+  /**
+   * The queue's last `minutes` minutes (60 by default, at most 1,440: the store keeps 24 hours),
+   * oldest first, one entry a minute by the server's clock: jobs completed, failed attempts, jobs
+   * that went dead, jobs started and how late after their due time. Recorded by the calls
+   * workers make anyway (no extra round trip per job), so it outlives any process that reads
+   * it: a dashboard restarted, a CLI run once. Minutes with nothing recorded read as zeros.
+   */
+  async history(opts: { minutes?: number } | null = {}): Promise<HistoryMinute[]> {
+    const { minutes } = await this.#calls.history(this.name, historyMinutes(opts));
+    return minutes.map(publicMinute);
   }
 
   /**

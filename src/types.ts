@@ -187,6 +187,26 @@ export interface RescheduleResult {
   dueAtMs: number | undefined;
 }
 
+/**
+ * One minute of a queue's history (`queue.history()`), kept in the store for 24 hours by the calls
+ * workers make anyway, so charts and the CLI do not start empty when a dashboard restarts.
+ */
+export interface HistoryMinute {
+  /** Start of the minute, epoch ms (server clock). */
+  atMs: number;
+  /** Jobs completed in it. */
+  completed: number;
+  /** Failed attempts in it, retried or not (a job that fails three times counts three). */
+  failed: number;
+  /** Jobs that ended dead in it: out of attempts, failed for good, corrupt, or their last lease lost. */
+  dead: number;
+  /** Jobs handed to a worker in it (first runs and retries). */
+  started: number;
+  /** How late after their due time those jobs started, on average and at most (ms); undefined when none started. */
+  lateMeanMs: number | undefined;
+  lateMaxMs: number | undefined;
+}
+
 export interface QueueStats {
   /** Jobs waiting, due or not (the ready ones included). */
   scheduled: number;

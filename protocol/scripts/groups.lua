@@ -43,6 +43,7 @@ local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_E
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local K_WAITING_DUE = ROOT .. 'waiting-due'
+local K_HISTORY = ROOT .. 'history'
 local A = { cursor = 3, count = 4 }
 local EACH_FIRST = 5
 local EACH_SIZE = 1
@@ -59,7 +60,7 @@ local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', a
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000, history_minutes = 1440 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)

@@ -46,6 +46,7 @@ local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_E
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local K_WAITING_DUE = ROOT .. 'waiting-due'
+local K_HISTORY = ROOT .. 'history'
 local A = { force = 3, epoch = 4 }
 local EACH_FIRST = 5
 local EACH_SIZE = 0
@@ -63,7 +64,7 @@ local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', a
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000, history_minutes = 1440 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -614,7 +615,7 @@ end
 local seq = as_int(redis.call('GET', K_SEQ)) or 0
 seq = math.ceil(seq / SEQ_LIFE) * SEQ_LIFE
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
-  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE)
+  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE, K_HISTORY)
 if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
 -- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
 redis.call('PUBLISH', WAKE_CHANNEL, 's')

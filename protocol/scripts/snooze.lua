@@ -43,6 +43,7 @@ local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_E
 local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local K_WAITING_DUE = ROOT .. 'waiting-due'
+local K_HISTORY = ROOT .. 'history'
 local A = { id = 3, token = 4, delay_ms = 5, deadline = 6 }
 local EACH_FIRST = 7
 local EACH_SIZE = 0
@@ -60,7 +61,7 @@ local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', a
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
-local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000 }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000, history_minutes = 1440 }
 --[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
 script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
   K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
@@ -1068,12 +1069,26 @@ local function tell_waiters(outcome, ids, told)
   end
 end
 
+-- The queue's history (wire.ts HISTORY_SUFFIX, HISTORY_MINUTE): adds this call's counts to its
+-- minute's field, one HGET and one HSET a call whatever its jobs. A field that holds another
+-- minute (a day older: the field is the minute's number modulo history_minutes) starts afresh,
+-- and so does one that does not read (stored data is never trusted), so the hash keeps at most
+-- a day of minutes and a bad field costs nothing but its own counts.
+local function note_history(now, completed, failed, dead, late_n, late_sum, late_max)
+  local minute = math.floor(now / 60000)
+  local field = minute % LIMIT.history_minutes
+  local m, c, f, d, n, s, x = string.match(redis.call('HGET', K_HISTORY, field) or '', '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
+  if m ~= int(minute) or #c > 15 or #f > 15 or #d > 15 or #n > 15 or #s > 15 or #x > 15 then c, f, d, n, s, x = 0, 0, 0, 0, 0, 0 end
+  redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)))
+end
+
 local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
   tell_waiters(outcome, ids, told)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
+    note_history(now or now_ms(), #ids, 0, 0, 0, 0, 0)
     if not kept then return forget(ids, true) end
     local finished = {}
     for _, id in ipairs(ids) do
@@ -1085,6 +1100,7 @@ local function finish(outcome, ids, now, kept, told)
     hset_pairs(K_RESULTS, kept.results)
     trim_completed(now, #ids)
   elseif outcome == FINISH.dead then
+    note_history(now or now_ms(), 0, 0, #ids, 0, 0, 0)
     end_bursts(ids)
     local adds = {}
     for _, id in ipairs(ids) do

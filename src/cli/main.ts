@@ -16,6 +16,7 @@ import { groupsCommands } from './commands/groups.js';
 import { importCommand } from './commands/import.js';
 import { inspectCommands } from './commands/inspect.js';
 import { jobCommands } from './commands/job-ops.js';
+import { historyCommand } from './commands/history.js';
 import { monitorCommand } from './commands/monitor.js';
 import { serveCommand } from './commands/serve.js';
 import { workerCommand } from './commands/worker.js';
@@ -51,6 +52,7 @@ Exit codes: 0 ok, 1 error (e.g. Redis unreachable), 2 not found / not changed, 6
     );
   addCommand(program);
   jobCommands(program);
+  historyCommand(program);
   deadCommands(program);
   inspectCommands(program);
   groupsCommands(program);

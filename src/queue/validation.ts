@@ -9,6 +9,7 @@
  */
 import * as z from 'zod';
 import { ValidationError } from '../errors.js';
+import { LIMIT } from '../store/lifecycle.js';
 import type { DeadFilter } from './dead-set.js';
 import {
   DEAD_PAGE_MAX,
@@ -155,6 +156,17 @@ export function searchBounds(limit: unknown, budget: unknown): { limit: number; 
 export function statsWindow(opts: { windowMs?: number } | null): number {
   const windowMs = opts?.windowMs ?? 60_000;
   return parseValue(numberIn(0, Number.MAX_VALUE, 'must be a non-negative number of milliseconds', false), windowMs, 'windowMs') as number;
+}
+
+/** How many minutes of history to read: a whole number from 1 to LIMIT.history_minutes (24 h), 60 by default. */
+export function historyMinutes(opts: unknown): number {
+  opts ??= {};
+  if (typeof opts !== 'object' || Array.isArray(opts)) throw new ValidationError('opts', 'must be { minutes? }');
+  for (const k of Object.keys(opts as object)) if (k !== 'minutes') throw new ValidationError(k, 'is not a history option (minutes)');
+  const minutes = (opts as { minutes?: unknown }).minutes ?? 60;
+  if (typeof minutes !== 'number' || !Number.isInteger(minutes) || minutes < 1 || minutes > LIMIT.history_minutes)
+    throw new ValidationError('minutes', `must be a whole number from 1 to ${LIMIT.history_minutes} (the history keeps 24 hours; got ${String(minutes)})`);
+  return minutes;
 }
 
 /** A timeline's buckets and start (floored to whole ms). */

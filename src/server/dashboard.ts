@@ -15,6 +15,7 @@ import { VERSION } from '../version.js';
 import { apiRoutes } from './api.js';
 import { loadAssets } from './assets.js';
 import { Sampler } from './history.js';
+import { publicMinute } from '../store/history-minutes.js';
 import { liveStreams } from './live.js';
 import { openApiDocument } from './openapi.js';
 import { QueueDirectory } from './queue-directory.js';
@@ -141,7 +142,12 @@ export function createDashboard(opts: DashboardOptions = {}, tuning: DashboardTu
   const { store, owned } = openStore(opts, { connectTimeoutMs: 5_000, commandTimeoutMs: 5_000 });
   const directory = new QueueDirectory(store, allowed, tuning.queueCache ?? QUEUE_CACHE);
   const names = () => directory.names();
-  const sampler = new Sampler(names, (n) => store.stats(n, 60_000), opts.sampleMs ?? 2000);
+  const sampler = new Sampler(
+    names,
+    (n) => store.stats(n, 60_000),
+    opts.sampleMs ?? 2000,
+    async (n) => (await store.history(n, 60)).minutes.map(publicMinute),
+  );
   const routes = apiRoutes({ sampler, maxBulk, redact: opts.redact, sealer: security });
   const assets = loadAssets();
   const live = liveStreams(sampler, allowed);

@@ -1,16 +1,14 @@
 /**
- * The dashboard's memory of the last hour: it samples every queue's stats on a timer (one
- * stats script per queue per tick), keeps an hour of samples in this process, and answers
- * "completed per minute", "went dead per minute" and "worst lag per minute" for the charts and
- * the overview. The same samples feed the live stream, so a hundred open pages cost Redis no
- * more than one.
- *
- * The history starts when the server starts: it is not stored in Redis. Every answer says since
- * when it holds samples (`since`), so a page labels it honestly ("12 completed since 11:03")
- * rather than calling an hour what is two minutes.
+ * The dashboard's last hour. Completed, dead and lateness per minute come from the queue's
+ * history kept in the store (queue.history(): written by the workers' own calls, 24 h), so the
+ * charts are full the moment `delayq serve` (re)starts. Beside it the dashboard samples every
+ * queue's stats on a timer (one stats script per queue per tick) and keeps an hour of samples in
+ * this process: the worst wait of a due job per minute (a stuck queue starts nothing, so only a
+ * sample sees its jobs wait), and the live stream, so a hundred open pages cost Redis no more
+ * than one. `mergedMinutes` puts the two together.
  */
 import { EventEmitter } from 'node:events';
-import type { QueueStats } from '../types.js';
+import type { HistoryMinute, QueueStats } from '../types.js';
 import { timerDelay } from '../timers.js';
 
 export interface Sample {
@@ -33,12 +31,17 @@ export interface MinutePoint {
   died: number | undefined;
 }
 
-/** One queue's last hour, summed: what the overview's table shows. */
-export interface HistorySummary {
-  /** The first sample still held (server clock), or undefined before any: the figures cover [since, now]. */
-  since: number | undefined;
-  completed: number;
-  died: number;
+/**
+ * The stored minutes (completed, dead, how late jobs started) with the samples' worst wait per
+ * minute, by minute: the worse of a sampled wait and a stored late start is the minute's
+ * lateness. Stored minutes are never "no sample": the store counted them, zero included.
+ */
+export function mergedMinutes(stored: HistoryMinute[], sampled: MinutePoint[]): MinutePoint[] {
+  const lag = new Map(sampled.map((p) => [p.t, p.lagMaxMs]));
+  return stored.map((m) => {
+    const waits = [lag.get(m.atMs), m.lateMaxMs].filter((v): v is number => v !== undefined);
+    return { t: m.atMs, completed: m.completed, died: m.dead, lagMaxMs: waits.length > 0 ? Math.max(...waits) : 0 };
+  });
 }
 
 export interface Snapshot {
@@ -91,16 +94,6 @@ export class QueueHistory {
     }
     return out;
   }
-
-  /** The last hour up to `now`, summed (less when the samples start later: see `since`). */
-  summary(now: number): HistorySummary {
-    const points = this.perMinute(now);
-    return {
-      since: this.since,
-      completed: points.reduce((n, p) => n + (p.completed ?? 0), 0),
-      died: points.reduce((n, p) => n + (p.died ?? 0), 0),
-    };
-  }
 }
 
 interface SamplerEvents {
@@ -111,17 +104,38 @@ interface SamplerEvents {
 export class Sampler extends EventEmitter<SamplerEvents> {
   readonly #names: () => Promise<string[]>;
   readonly #stats: (name: string) => Promise<QueueStats>;
+  readonly #stored: ((name: string) => Promise<HistoryMinute[]>) | undefined;
   readonly #intervalMs: number;
   readonly #histories = new Map<string, QueueHistory>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #snapshot: Snapshot = { takenAt: 0, queues: [], error: undefined };
 
-  constructor(names: () => Promise<string[]>, stats: (name: string) => Promise<QueueStats>, intervalMs: number) {
+  /** `stored`: a queue's last hour as the store keeps it (queue.history()), read when a page asks. */
+  constructor(
+    names: () => Promise<string[]>,
+    stats: (name: string) => Promise<QueueStats>,
+    intervalMs: number,
+    stored?: (name: string) => Promise<HistoryMinute[]>,
+  ) {
     super();
     this.#names = names;
     this.#stats = stats;
     this.#intervalMs = intervalMs;
+    this.#stored = stored;
+  }
+
+  /**
+   * A queue's last hour per minute: the stored history merged with this process's samples, and
+   * since when the figures go back (the hour's first minute; the first sample when the store
+   * keeps no history, as a store of an older version did not).
+   */
+  async lastHour(name: string, now: number): Promise<{ since: number | undefined; points: MinutePoint[] }> {
+    const sampled = this.#histories.get(name);
+    const points = sampled?.perMinute(now) ?? [];
+    if (!this.#stored) return { since: sampled?.since, points };
+    const stored = await this.#stored(name);
+    return { since: stored[0]?.atMs, points: mergedMinutes(stored, points) };
   }
 
   get intervalMs(): number {

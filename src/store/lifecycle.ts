@@ -88,6 +88,8 @@ export const LIMIT = {
   rate_visits: 100,
   /** How long past its lease deadline a job cancelled as it ran is remembered (`revoked`), so its holder's calls answer lease lost (ms). */
   revoked_keep_ms: 600_000,
+  /** Minutes the queue's per-minute history keeps (24 h): its fields (Redis) or slots (memory) are a minute's number modulo this. */
+  history_minutes: 1440,
 } as const;
 
 /**

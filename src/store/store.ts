@@ -360,6 +360,23 @@ export interface GroupsPage {
   next: string | undefined;
 }
 
+/** A minute of the queue's history as stored: sums, so shards merge (history-minutes.ts). */
+export interface StoredHistoryMinute {
+  /** The minute's number: epoch ms / 60,000, rounded down. */
+  minute: number;
+  completed: number;
+  failed: number;
+  dead: number;
+  started: number;
+  lateSumMs: number;
+  lateMaxMs: number;
+}
+
+export interface StoredHistory {
+  nowMs: number;
+  minutes: StoredHistoryMinute[];
+}
+
 export interface QueueSettings {
   paused: boolean;
   /** The concurrency limits (copied to new shards by a reshard). */
@@ -586,6 +603,11 @@ export interface Store {
   limits(queue: string): Promise<QueueLimits>;
   /** The queue's rate limiter now: tokens taken, a hold, the next refill; groups held back. */
   rateStatus(queue: string): Promise<RateStatus>;
+  /**
+   * The queue's last `minutes` minutes (at most LIMIT.history_minutes), oldest first, one entry a
+   * minute (zeros where nothing was recorded), on the server clock (history-minutes.ts).
+   */
+  history(queue: string, minutes: number): Promise<StoredHistory>;
   /** Sets or removes one group's limit, pauses or resumes it; returns whether something changed. */
   setGroup(queue: string, group: string, change: GroupChange): Promise<boolean>;
   /** These groups' states (a group with none reads as nothing running or waiting, no limit, not paused). */

@@ -2,6 +2,7 @@ import { MemoryStore } from '../../src/index.js';
 import { groupConformance } from './groups.js';
 import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
+import { historyConformance } from './history.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
@@ -19,4 +20,5 @@ conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
 nameConformance(kind1);
+historyConformance(kind1);
 jobControlConformance(kind1);

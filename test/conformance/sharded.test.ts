@@ -9,6 +9,7 @@ import { serverTimeMs } from '../helpers/wait.js';
 import { groupConformance } from './groups.js';
 import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
+import { historyConformance } from './history.js';
 import { rateConformance } from './rates.js';
 import { conformance, type StoreKind } from './suite.js';
 
@@ -26,6 +27,7 @@ conformance(kind1);
 groupConformance(kind1);
 rateConformance(kind1);
 nameConformance(kind1);
+historyConformance(kind1);
 jobControlConformance(kind1);
 
 const fx = useRedis();
@@ -41,4 +43,5 @@ conformance(kind2);
 groupConformance(kind2);
 rateConformance(kind2);
 nameConformance(kind2);
+historyConformance(kind2);
 jobControlConformance(kind2);

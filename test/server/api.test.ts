@@ -603,10 +603,27 @@ for (const backend of backends) {
       assert.equal(byData.body.error.field, 'dataContains');
     });
 
-    test('the history of every queue in one request, saying since when; a schedule no Scheduler enqueues is overdue', async () => {
+    test('the history of every queue in one request, kept in the store: a dashboard started after the work shows it; a schedule no Scheduler enqueues is overdue', async () => {
       const { api, name, q } = setUp();
-      await api.session();
       await q.add({ a: 1 }, { delay: 60_000 });
+      // Work done before this dashboard reads anything: two completed, one dead.
+      await q.addBulk([{ data: { ok: 1 } }, { data: { ok: 2 } }, { data: { doomed: true }, opts: { id: 'gone' } }]);
+      const w = new Worker(
+        q.name,
+        (job) => {
+          if ((job.data as { doomed?: boolean }).doomed) throw new UnrecoverableError('no');
+        },
+        backend.options(),
+      );
+      try {
+        await until(async () => {
+          const done = await q.history({ minutes: 2 });
+          return done.reduce((n, m) => n + m.completed, 0) === 2 && done.reduce((n, m) => n + m.dead, 0) === 1;
+        }, 'two completions and a death recorded');
+      } finally {
+        await w.close();
+      }
+      await api.session();
       const other = uniqueName('api');
       const q2 = track(new Queue(other, backend.options()));
       await q2.add({ b: 1 }, { delay: 60_000 });
@@ -616,12 +633,22 @@ for (const backend of backends) {
       assert.equal(mine.length, 2, 'both queues in one answer');
       for (const x of mine) {
         assert.equal(typeof x.since, 'number');
-        assert.ok(x.since <= Date.now() + 5000 && x.since > Date.now() - 60_000, 'the samples start now, not an hour ago');
+        assert.ok(x.since < Date.now() - 58 * 60_000 && x.since > Date.now() - 61 * 60_000, 'the whole hour: the store kept it');
         assert.equal(x.history.length, 60);
-        assert.deepEqual([x.completed, x.died], [0, 0]);
+        assert.ok(
+          x.history.every((p: { completed?: number }) => typeof p.completed === 'number'),
+          'every minute is known',
+        );
       }
+      const byName = Object.fromEntries(mine.map((x: { name: string; completed: number; died: number }) => [x.name, [x.completed, x.died]]));
+      assert.deepEqual(byName[name], [2, 1], 'what happened before the dashboard started');
+      assert.deepEqual(byName[other], [0, 0]);
       const detail = await api.get(`/api/queues/${name}`);
-      assert.equal(typeof detail.body.historySince, 'number');
+      assert.equal(detail.body.historySince, mine.find((x: { name: string }) => x.name === name).since);
+      assert.equal(
+        detail.body.history.reduce((n: number, p: { completed: number }) => n + p.completed, 0),
+        2,
+      );
 
       // Made now, nobody running them: not late yet (the first occurrence is not a minute past).
       await q.schedules.upsert('often', { every: 2000 });

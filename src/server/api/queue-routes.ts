@@ -36,17 +36,21 @@ export function queueRoutes(ctx: ApiContext): Route[] {
         await ctx.sampler.start();
         const snap = ctx.sampler.snapshot;
         if (snap.error && snap.takenAt === 0) throw new HttpError(503, 'unavailable', snap.error);
-        // The queues the sampler holds (the shown ones), each with the hour it has seen.
+        // The queues the sampler holds (the shown ones), each with its last hour: kept in the
+        // store, with the samples' waits.
         return {
-          queues: snap.queues.map(({ name, stats }) => {
-            const h = ctx.sampler.history(name);
-            return {
-              name,
-              since: h?.since,
-              ...(h?.summary(stats.nowMs) ?? { completed: 0, died: 0 }),
-              history: h?.perMinute(stats.nowMs) ?? [],
-            };
-          }),
+          queues: await Promise.all(
+            snap.queues.map(async ({ name, stats }) => {
+              const { since, points } = await ctx.sampler.lastHour(name, stats.nowMs);
+              return {
+                name,
+                since,
+                completed: points.reduce((n, p) => n + (p.completed ?? 0), 0),
+                died: points.reduce((n, p) => n + (p.died ?? 0), 0),
+                history: points,
+              };
+            }),
+          ),
         };
       },
     }),
@@ -67,6 +71,7 @@ export function queueRoutes(ctx: ApiContext): Route[] {
           queue.limits(),
           queue.rateStatus(),
         ]);
+        const hour = await ctx.sampler.lastHour(queue.name, stats.nowMs);
         return {
           name: queue.name,
           stats,
@@ -75,8 +80,8 @@ export function queueRoutes(ctx: ApiContext): Route[] {
           retention,
           shards: shards.shards,
           drainingShards: shards.draining.length,
-          history: ctx.sampler.history(queue.name)?.perMinute(stats.nowMs) ?? [],
-          historySince: ctx.sampler.history(queue.name)?.since,
+          history: hour.points,
+          historySince: hour.since,
         };
       },
     }),

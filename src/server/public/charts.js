@@ -93,7 +93,7 @@ function frame(svg, values, max, opts) {
     'figure',
     { class: ['chart', opts.small && 'chart-small'], role: 'img', 'aria-label': `${opts.label ?? 'chart'}: ${summary}` },
     opts.small ? null : h('div', { class: 'chart-peak' }, known.length ? fmt(max) : ''),
-    // The history starts with the dashboard process: say so rather than draw a flat line.
+    // No figure at all (nothing recorded yet): say so rather than draw a flat line.
     known.length === 0 && opts.emptyText ? h('div', { class: 'chart-empty' }, h('span', null, opts.emptyText)) : null,
     h('div', { class: 'chart-plot' }, svg),
     opts.ticks ? h('div', { class: 'chart-ticks', 'aria-hidden': 'true' }, ...opts.ticks.map((t) => h('span', null, t))) : null,

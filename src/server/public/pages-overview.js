@@ -96,9 +96,7 @@ export function overviewPage(main) {
       sorting.key === 'trouble'
         ? 'Sorted by trouble: due jobs with no live worker first, then the longest wait, then the most failures in the last hour, then the most dead. '
         : '',
-      partial
-        ? `Failures are counted since ${clock(since)}, when this dashboard started sampling (its history is not kept in Redis).`
-        : 'Failures: jobs that went dead in the last hour.',
+      partial ? `Failures are counted since ${clock(since)}: the store keeps no history before that.` : 'Failures: jobs that went dead in the last hour.',
     );
   }
 

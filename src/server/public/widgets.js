@@ -62,13 +62,14 @@ export function countCards(name, stats) {
   ];
 }
 
-const NO_SAMPLE = 'no sample (the dashboard was not running)';
-const EMPTY_HISTORY = 'Collecting… the history starts with the dashboard';
+const NO_SAMPLE = 'no data for this minute';
+const EMPTY_HISTORY = 'No data yet';
 
 /**
- * Throughput (completed per minute) and lateness (worst wait of a due job) over the last hour.
- * opts.since: when the dashboard's samples start (they are not kept in Redis); while that is
- * less than an hour ago the figures say "since 11:03", not "in the last hour".
+ * Throughput (completed per minute) and lateness (worst wait of a due job) over the last hour,
+ * from the queue's history kept in Redis and the dashboard's samples. opts.since: where the
+ * figures start; while that is less than an hour ago (a store that keeps no history: the samples
+ * start with the dashboard) they say "since 11:03", not "in the last hour".
  */
 export function historyCharts(history, opts = {}) {
   const points = history ?? [];

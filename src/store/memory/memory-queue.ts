@@ -4,6 +4,7 @@ import { Rates } from './rates.js';
 import type { JobError } from '../../types.js';
 import { type EventName, type Finish, LIMIT, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
+import { HistoryBook } from '../history-minutes.js';
 import { byteOrder } from '../zset-order.js';
 
 export interface MemJob {
@@ -186,6 +187,8 @@ export class MemoryQueue {
   /** An add wrote to this life of the queue (Redis: its keys exist). */
   made = false;
   completed = 0;
+  /** The per-minute history (the `history` hash's twin). */
+  readonly history = new HistoryBook();
   readonly schedules = new Map<string, string>();
   readonly scheduleLast = new Map<string, number>();
   #lastEvent: [number, number] = [0, 0];
@@ -382,6 +385,7 @@ export class MemoryQueue {
     switch (outcome) {
       case 'completed':
         this.completed++;
+        this.history.note(now, { completed: 1 });
         if (!keep) {
           this.remove(job);
           return;
@@ -391,6 +395,7 @@ export class MemoryQueue {
         this.completedKept.set(job.id, job);
         return;
       case 'dead':
+        this.history.note(now, { dead: 1 });
         this.#endBurst(job);
         this.#move(job, 'dead');
         job.diedAt = now;

@@ -60,6 +60,7 @@ import type {
   RateStatus,
   RateUse,
   StoredGroup,
+  StoredHistory,
 } from '../store.js';
 import { ERROR_HISTORY_LENGTH, SEQ_LIFE, ShardMovedError } from '../store.js';
 import { tooCostly } from '../too-costly.js';
@@ -359,8 +360,12 @@ export class MemoryStore implements Store {
         timeoutMs: job.timeoutMs,
       });
     }
-    // 3. Hand them out with fresh lease tokens.
+    // 3. Hand them out with fresh lease tokens; how late they start goes in the history.
     q.nextSeq(jobs.length);
+    if (jobs.length > 0) {
+      const late = picked.map((job) => Math.max(0, now - job.due));
+      q.history.note(now, { started: late.length, lateSumMs: late.reduce((a, b) => a + b, 0), lateMaxMs: Math.max(...late) });
+    }
     jobs.forEach((c, i) => {
       const job = q.jobs.get(c.id)!;
       job.attempts += 1;
@@ -433,8 +438,10 @@ export class MemoryStore implements Store {
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     job.token = MARK.given_up + req.token;
-    // As fail.lua: both ways (retry, dead) are an entry; the re-send answered above adds none.
+    // As fail.lua: both ways (retry, dead) are an entry and a failed attempt in the history; the
+    // re-send answered above adds none.
     recordFailure(job, now, req.error);
+    q.history.note(now, { failed: 1 });
     if (req.dead || job.attempts >= max) {
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
@@ -526,7 +533,10 @@ export class MemoryStore implements Store {
     const dies = req.dead || job.attempts >= max;
     // As fail-now.lua: the failure is an entry of the history; a running job's token is marked revoked.
     recordFailure(job, now, req.reason);
-    if (state === 'active') job.token = MARK.revoked + q.revoke(job, dies ? 'dead' : 'failed', now);
+    if (state === 'active') {
+      job.token = MARK.revoked + q.revoke(job, dies ? 'dead' : 'failed', now);
+      q.history.note(now, { failed: 1 });
+    }
     if (dies) {
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.reason, by: 'fail-now' });
@@ -874,6 +884,10 @@ export class MemoryStore implements Store {
   async limits(queue: string): Promise<QueueLimits> {
     const q = this.#q(queue);
     return { concurrency: q.concurrency, groupConcurrency: q.groupConcurrency, rateLimit: q.rateLimit, groupRateLimit: q.groupRateLimit };
+  }
+
+  async history(queue: string, minutes: number): Promise<StoredHistory> {
+    return this.#q(queue).history.read(this.#now(), minutes);
   }
 
   async rateStatus(queue: string): Promise<RateStatus> {

@@ -25,6 +25,8 @@
  *                                  due jobs of groups, each group's line in hand-out order
  *   <prefix>:{<queue>}:waiting-due ZSET due ms -> group id: for each group with jobs in its line, a
  *                                  due time at or below theirs (stats' oldest due age; wire.ts WAITING_DUE_SUFFIX)
+ *   <prefix>:{<queue>}:history     HASH  minute % 1440 -> wire.ts HISTORY_MINUTE: the last 24 h a minute at a
+ *                                  time (completed, failed, dead, lateness; wire.ts HISTORY_SUFFIX)
  *   <prefix>:{<queue>}:flow-of     HASH  job id -> wire.ts JOB_FLOW (cost, debounce key; jobs with either only)
  *   <prefix>:{<queue>}:debounce    HASH  debounce key -> '<job id>:<first add ms>' of its pending burst
  *   <prefix>:{<queue>}:rate        HASH  '' (the queue) or group id -> wire.ts RATE_STATE (tokens taken, hold)
@@ -44,7 +46,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS, DEDUP_SUFFIX, WAITING_DUE_SUFFIX } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX, HISTORY_SUFFIX, WAITING_DUE_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -113,6 +115,11 @@ export function requestKey(keys: QueueKeys, requestId: string): string {
 /** The index of the earliest due time of each group's line (the scripts build the same as K_WAITING_DUE). */
 export function waitingDueKey(keys: QueueKeys): string {
   return keys.root + WAITING_DUE_SUFFIX;
+}
+
+/** The queue's per-minute history (the scripts build the same as K_HISTORY). */
+export function historyKey(keys: QueueKeys): string {
+  return keys.root + HISTORY_SUFFIX;
 }
 
 /** The key that holds a dedup key's window (add.lua builds the same from DEDUP_PREFIX). */

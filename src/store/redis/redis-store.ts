@@ -47,6 +47,7 @@ import type {
   QueueLimits,
   RateStatus,
   StoredGroup,
+  StoredHistory,
 } from '../store.js';
 import { limitArg, parseGroupState, parseRateUse, rateArgs } from './group-state.js';
 import { ERROR_HISTORY_LENGTH, ShardMovedError } from '../store.js';
@@ -59,7 +60,8 @@ import { LRUCache } from 'lru-cache';
 import { Cluster } from 'ioredis';
 import { ConnectionGuard } from './connection-guard.js';
 import { settlesWithin } from '../../settles-within.js';
-import { dedupKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
+import { dedupKey, historyKey, queueKeys, registryKey, requestKey, type QueueKeys } from './keys.js';
+import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes.js';
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
@@ -781,6 +783,16 @@ export class RedisStore implements Store {
   async limits(queue: string): Promise<QueueLimits> {
     const { fields } = await this.#reply(queue, 'groups', { cursor: '', count: 0 });
     return limitsOf(fields);
+  }
+
+  /** The server's clock, then the minutes' fields (one HMGET of at most LIMIT.history_minutes); no script: it only reads. */
+  async history(queue: string, minutes: number): Promise<StoredHistory> {
+    const key = historyKey(this.keys(queue));
+    const [sec, usec] = await this.#guard.run(() => this.#client.time());
+    const nowMs = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const wanted = minutesUpTo(nowMs, minutes);
+    const values = await this.#guard.run(() => this.#client.hmget(key, ...wanted.map(historyField)));
+    return { nowMs, minutes: wanted.map((m, i) => parseHistoryField(values[i], m)) };
   }
 
   async rateStatus(queue: string): Promise<RateStatus> {

@@ -38,6 +38,26 @@ export const DEDUP_SUFFIX = 'dedup:';
  */
 export const WAITING_DUE_SUFFIX = 'waiting-due';
 
+/**
+ * `<root>history` (HASH): the queue's last 24 hours a minute at a time, so charts and the CLI
+ * read throughput, failures and lateness from Redis, not from whatever process sampled them.
+ * Field: a minute's number (epoch ms / 60,000) modulo LIMIT.history_minutes; value: HISTORY_MINUTE.
+ * Written by the calls workers make anyway (claim: lateness; complete and every death through
+ * `finish`: completed, dead; fail and fail-now: failed), one HGET and one HSET a call, under this
+ * one name (K_HISTORY in every script, keys.ts historyKey), never declared as a KEY: it changes no
+ * script's wire.
+ */
+export const HISTORY_SUFFIX = 'history';
+
+/**
+ * A minute of the history: `<minute>:<completed>:<failed>:<dead>:<late jobs>:<late ms summed>:<late ms at most>`.
+ * `minute` is the minute's number, so a field that still holds one a day older is read as empty
+ * and started afresh; `failed` counts failed attempts (retried or not), `dead` jobs that ended
+ * dead (out of attempts, failed for good, corrupt, lease lost on the last attempt); the late
+ * figures are of the jobs handed out that minute: how long after their due time.
+ */
+export const HISTORY_MINUTE = '<minute>:<completed>:<failed>:<dead>:<late jobs>:<late ms summed>:<late ms at most>';
+
 /** KEYS[1..25] of every script: the queue's own keys (see keys.ts for what each holds). */
 export const BASE_KEYS = [
   'scheduled',
@@ -666,6 +686,7 @@ export function luaPrologue(name: ScriptName): string {
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
   lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
   lines.push(`local K_WAITING_DUE = ROOT .. '${WAITING_DUE_SUFFIX}'`);
+  lines.push(`local K_HISTORY = ROOT .. '${HISTORY_SUFFIX}'`);
   for (const [local, value] of p.tables) lines.push(`local ${local} = ${value}`);
   lines.push(LUA_CONSTANTS);
   // A client whose lists are not this script's (another protocol version) fails loudly here,

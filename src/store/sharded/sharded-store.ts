@@ -63,7 +63,9 @@ import type {
   QueueLimits,
   RateStatus,
   StoredGroup,
+  StoredHistory,
 } from '../store.js';
+import { mergeHistories } from '../history-minutes.js';
 import { NO_EPOCH, outOfTokens, ShardMovedError } from '../store.js';
 import { AddRouter } from './add-router.js';
 import { ClaimFanOut } from './claim-fan-out.js';
@@ -505,6 +507,12 @@ export class ShardedStore implements Store, ShardAdmin {
 
   rateStatus(queue: string): Promise<RateStatus> {
     return this.#groups.rateStatus(queue);
+  }
+
+  /** Every store queue's history (the unsharded keys' too: schedule jobs), merged minute by minute. */
+  async history(queue: string, minutes: number): Promise<StoredHistory> {
+    const r = await this.#layouts.resolve(queue);
+    return mergeHistories(await Promise.all(r.members.map((m) => this.inner.history(m, minutes))));
   }
 
   async setGroup(queue: string, group: string, change: GroupChange): Promise<boolean> {

@@ -57,8 +57,9 @@ function CLAIM.resent(memo)
 end
 
 -- Hands the picks out with fresh lease tokens `<now>-<n>` (n from the queue's seq): their run
--- states, the active set (one deadline for the batch), the reply, and the memo a re-sent claim
--- answers from. Returns the first token number less one.
+-- states, the active set (one deadline for the batch), the reply, the memo a re-sent claim
+-- answers from, and how late they start in the queue's history. Returns the first token number
+-- less one.
 function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms)
   local now = CS.now
   local now_s = int(now)
@@ -69,7 +70,14 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
   local at_id, at_body, at_attempt, at_due, at_token = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
   -- Scores as text: Redis turns a Lua number into text anyway, once per member.
   local deadline_s = int(deadline)
+  -- How late the jobs start, for the queue's history.
+  local late_sum, late_max = 0, 0
   for i, c in ipairs(picked) do
+    local late = now - c.due
+    if late > 0 then
+      late_sum = late_sum + late
+      if late > late_max then late_max = late end
+    end
     local group = c.lane or UNGROUPED
     groups[i] = group
     local r = c.r
@@ -94,6 +102,7 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
   end
   enter_active(actives, groups)
+  note_history(now, 0, 0, 0, #picked, late_sum, late_max)
   out[R.groups] = table.concat(group_lines)
   memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
   return token_base

@@ -165,12 +165,26 @@ local function tell_waiters(outcome, ids, told)
   end
 end
 
+-- The queue's history (wire.ts HISTORY_SUFFIX, HISTORY_MINUTE): adds this call's counts to its
+-- minute's field, one HGET and one HSET a call whatever its jobs. A field that holds another
+-- minute (a day older: the field is the minute's number modulo history_minutes) starts afresh,
+-- and so does one that does not read (stored data is never trusted), so the hash keeps at most
+-- a day of minutes and a bad field costs nothing but its own counts.
+local function note_history(now, completed, failed, dead, late_n, late_sum, late_max)
+  local minute = math.floor(now / 60000)
+  local field = minute % LIMIT.history_minutes
+  local m, c, f, d, n, s, x = string.match(redis.call('HGET', K_HISTORY, field) or '', '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
+  if m ~= int(minute) or #c > 15 or #f > 15 or #d > 15 or #n > 15 or #s > 15 or #x > 15 then c, f, d, n, s, x = 0, 0, 0, 0, 0, 0 end
+  redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)))
+end
+
 local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
   tell_waiters(outcome, ids, told)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
+    note_history(now or now_ms(), #ids, 0, 0, 0, 0, 0)
     if not kept then return forget(ids, true) end
     local finished = {}
     for _, id in ipairs(ids) do
@@ -182,6 +196,7 @@ local function finish(outcome, ids, now, kept, told)
     hset_pairs(K_RESULTS, kept.results)
     trim_completed(now, #ids)
   elseif outcome == FINISH.dead then
+    note_history(now or now_ms(), 0, 0, #ids, 0, 0, 0)
     end_bursts(ids)
     local adds = {}
     for _, id in ipairs(ids) do

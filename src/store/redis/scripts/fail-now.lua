@@ -59,6 +59,8 @@ local was_due = current_due(id, run)
 local token = r.k or ''
 if state == PLACE.active then
   token = MARK.revoked .. revoke(id, run, dies and 'dead' or 'failed', now)
+  -- A running attempt failed from outside counts as a failed attempt in the history.
+  note_history(now, 0, 1, 0, 0, 0, 0)
 else
   unlink_waiting(id, state, body, run)
 end

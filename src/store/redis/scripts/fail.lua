@@ -11,6 +11,7 @@ body or attempt count sends the job to the dead set.
 Both ways (retried, dead) append { attempt, atMs = now, error as sent } to the job's entry in
 K_ERRORS (wire.ts ERROR_HISTORY), keeping the last `history` entries. A stored entry that does
 not parse is started afresh, never a reason to fail the call.
+Both ways count a failed attempt in the queue's history (note_history, _lifecycle.lua).
 Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
@@ -36,6 +37,7 @@ local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
 -- prefixed with why the job is corrupt).
 local errors = errors_with(id, history, r.a, now, error_text)
 leave_active({ id })
+note_history(now, 0, 1, 0, 0, 0, 0)
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 local corrupt = r.bad or bad_body
 if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
