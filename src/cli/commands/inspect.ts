@@ -24,7 +24,7 @@ import {
 } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
-import { queueKnown } from './job-ops.js';
+import { getCommand, queueKnown } from './job-ops.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -97,7 +97,8 @@ export function inspectCommands(program: Command): void {
       );
     });
 
-  const jobs = program.command('jobs').description('list and find jobs');
+  const jobs = program.command('jobs').description('list, find and show jobs');
+  getCommand(jobs);
   jobs
     .command('ls')
     .description(`one page of the jobs in a state (${LIST_STATES.join(', ')})`)

@@ -3,6 +3,7 @@
  * filtered by their last error), search, one job, add, cancel, reschedule, promote, retry,
  * remove, and cancelling a list of ids. Payloads go out through the redaction hook.
  */
+import { explainWait } from '../../inspect/why-waiting.js';
 import { passesFilter } from '../../inspect/retained-filter.js';
 import type { Queue } from '../../queue.js';
 import type { JobInfo, JobPage, ListOrder } from '../../types.js';
@@ -116,15 +117,15 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'job.get',
       path: '/queues/:queue/jobs/:id',
-      summary: 'One job: state, times, attempts, errors, progress, logs',
+      summary: 'One job: state, times, attempts, errors, progress, logs, and why a scheduled job is not running (`why`)',
       tag: 'jobs',
       action: 'read',
-      response: s.jobInfo,
+      response: s.jobDetail,
       errors: [400, 404],
       async handler({ queue, params }) {
         const job = await queue.get(params.id!);
         if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
-        return show(queue, ctx, job);
+        return { ...show(queue, ctx, job), why: await explainWait(queue, job) };
       },
     }),
     route<undefined, typeof s.addBody._zod.output>({
