@@ -106,13 +106,14 @@ export class DelayqMetrics {
     if (opts.perShard) {
       new prom.Gauge({
         name: 'delayq_shard_jobs',
-        help: 'Jobs by state in each shard of a sharded queue (scheduled includes ready)',
+        help: 'Jobs by state in each shard of a sharded queue (scheduled = ready + upcoming)',
         labelNames: ['queue', 'shard', 'state'],
         registers,
         async collect() {
           this.reset();
           await self.#collectShards((queue, f) => {
             for (const state of ['scheduled', 'ready', 'active', 'dead'] as const) this.set({ queue, shard: f.name, state }, f[state]);
+            this.set({ queue, shard: f.name, state: 'upcoming' }, f.scheduled - f.ready);
           });
         },
       });
@@ -129,13 +130,14 @@ export class DelayqMetrics {
     }
     this.#jobs = new prom.Gauge({
       name: 'delayq_jobs',
-      help: 'Jobs by state (scheduled includes ready; ready = due and waiting for a worker)',
+      help: 'Jobs by state: scheduled = every job waiting to run (ready + upcoming); ready = due (its time passed), not running yet; upcoming = not due yet; active; dead',
       labelNames: ['queue', 'state'],
       registers,
       async collect() {
         await self.#collect((q, s) => {
           this.set({ queue: q, state: 'scheduled' }, s.scheduled);
           this.set({ queue: q, state: 'ready' }, s.ready);
+          this.set({ queue: q, state: 'upcoming' }, s.scheduled - s.ready);
           this.set({ queue: q, state: 'active' }, s.active);
           this.set({ queue: q, state: 'dead' }, s.dead);
         });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { duration, globals, heldLine, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import { duration, globals, heldLine, nextDue, scheduledCounts, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { Queue } from '../../queue.js';
 import type { QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { RateLimit } from '../../store/store.js';
@@ -208,7 +208,7 @@ Examples:
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
-          `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
+          `${scheduledCounts(s)}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
           ...heldLine(s),
           ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),
