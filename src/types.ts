@@ -55,7 +55,10 @@ export interface JobInfo<T = unknown> {
   /** Lease deadline while active. */
   leaseExpiresAtMs: number | undefined;
   lastError: string | undefined;
-  /** When the job was first handed out (server clock), once it ran. */
+  /**
+   * When the job was first handed out (server clock), once it ran; a retry from the dead set
+   * clears it, so for a dead job `finishedAtMs − startedAtMs` is its last run since it was put back.
+   */
   startedAtMs: number | undefined;
   /** While active: when this attempt began (server clock), so how long it has run is `now − runningSinceMs`. */
   runningSinceMs: number | undefined;
