@@ -30,24 +30,38 @@ async function noSidewaysScroll(page: Page, what: string): Promise<void> {
  * re-render with each live sample, so separate reads could meet two different elements).
  */
 async function withinScreen(el: Locator, what: string): Promise<void> {
-  const m = await el.evaluate((e) => {
-    const r = e.getBoundingClientRect();
-    return { x: r.x, width: r.width, height: r.height, cut: e.scrollWidth > e.clientWidth + 1 };
-  });
+  const measure = () =>
+    el.evaluate((e) => {
+      const r = e.getBoundingClientRect();
+      return { connected: e.isConnected, x: r.x, width: r.width, height: r.height, cut: e.scrollWidth > e.clientWidth + 1 };
+    });
+  // A live sample may re-render the list between finding the element and measuring it: a
+  // measure of an element no longer on the page (zero-sized) is taken again.
+  let m = await measure();
+  for (let tries = 0; !m.connected && tries < 20; tries++) m = await measure();
+  assert.ok(m.connected, `${what}: measured on the page`);
   assert.ok(m.width > 0 && m.height > 0, `${what} is shown`);
   assert.ok(m.x >= 0 && m.x + m.width <= PHONE.width + 0.5, `${what} is inside the screen (x ${m.x.toFixed(1)}, width ${m.width.toFixed(1)})`);
   assert.ok(!m.cut, `${what} is not cut (its text is wider than its box)`);
 }
 
+/** Every badge shown on the page is whole and inside the screen (read in one step); how many are shown. */
 async function badgesWithinScreen(page: Page, what: string): Promise<number> {
-  const badges = await page.locator('main .badge').all();
-  let shown = 0;
-  for (const [i, b] of badges.entries()) {
-    if (!(await b.isVisible().catch(() => false))) continue;
-    shown++;
-    await withinScreen(b, `${what}: badge ${i} "${(await b.textContent())?.trim()}"`);
+  const badges = await page.locator('main .badge').evaluateAll((els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { text: (e.textContent ?? '').trim(), x: r.x, width: r.width, height: r.height, cut: e.scrollWidth > e.clientWidth + 1 };
+    }),
+  );
+  const shown = badges.filter((b) => b.width > 0 && b.height > 0);
+  for (const b of shown) {
+    assert.ok(
+      b.x >= 0 && b.x + b.width <= PHONE.width + 0.5,
+      `${what}: badge "${b.text}" is inside the screen (x ${b.x.toFixed(1)}, width ${b.width.toFixed(1)})`,
+    );
+    assert.ok(!b.cut, `${what}: badge "${b.text}" is not cut`);
   }
-  return shown;
+  return shown.length;
 }
 
 describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
@@ -57,6 +71,7 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
       // The scene of issue 38: one tenant's group paused, another's full with a hung handler.
       const name = 'tenant-jobs-with-a-long-queue-name';
       const q = new Queue<{ n: number }>(name, { connection: fx.redis.url });
+      const stranded = new Queue<{ n: number }>('notifications-for-the-enterprise-tenants-eu-west', { connection: fx.redis.url });
       let release!: () => void;
       const hung = new Promise<void>((r) => (release = r));
       const w = errorLog.watch(new Worker<{ n: number }>(name, () => hung, { connection: fx.redis.url, concurrency: 4, leaseMs: 120_000 }));
@@ -70,6 +85,8 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
           { data: { n: 99 }, opts: { id: 'later', delay: 600_000 } },
         ]);
         await until(async () => (await q.stats()).active === 1, 'one of tenant-b running', STEP_MS);
+        await stranded.addBulk(Array.from({ length: 12 }, (_, i) => ({ data: { n: i }, opts: { id: `n-${i}`, runAt: past + i } })));
+        await stranded.pause();
 
         // The overview: due, failing and dead counts shown for every queue.
         const page = await open(dash.dashboard.url, PHONE.width, PHONE.height);
@@ -99,13 +116,13 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         await badgesWithinScreen(page, 'queue page');
         await withinScreen(page.locator('.due-now'), 'the due line');
         await shot(page, 'phone-queue');
-        // A queue with due jobs and nobody to take them: its alarm badge whole.
-        await page.goto(`${dash.dashboard.url}#/queues/emails`);
-        const alarm = page.locator('main .badge', { hasText: 'No live workers' });
-        await alarm.first().waitFor();
-        await noSidewaysScroll(page, 'a queue with no live worker');
-        assert.ok((await badgesWithinScreen(page, 'a queue with no live worker')) >= 1);
+        // A long-named queue, paused, with due jobs and nobody to take them: its badges whole.
+        await page.goto(`${dash.dashboard.url}#/queues/${stranded.name}`);
+        await page.locator('main .badge', { hasText: 'No live workers' }).first().waitFor();
+        await page.locator('main .badge', { hasText: 'Paused' }).first().waitFor();
         await shot(page, 'phone-queue-no-worker');
+        await noSidewaysScroll(page, 'a paused queue with no live worker');
+        assert.ok((await badgesWithinScreen(page, 'a paused queue with no live worker')) >= 2);
 
         // The Groups tab: every column shown for each group (a card a group, a line a column), inside the screen.
         await page.goto(`${dash.dashboard.url}#/queues/${name}/groups`);
@@ -114,9 +131,31 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         await noSidewaysScroll(page, 'Groups tab');
         const labels = await full.locator('td[data-label]').evaluateAll((tds) => tds.map((td) => td.getAttribute('data-label')));
         assert.deepEqual(labels, ['Group', 'Running', 'Waiting', 'Limit', 'Rate', 'Paused']);
-        for (const group of ['tenant-a-paused-by-support', 'tenant-b-with-hung-handlers']) {
-          const cells = page.locator(`tbody tr[data-group="${group}"] td`);
-          for (const [i, cell] of (await cells.all()).entries()) await withinScreen(cell, `${group}: ${labels[i] ?? 'actions'}`);
+        // Every cell of both groups, read in one step (the list re-renders with each live sample;
+        // a read in the middle of one is taken again, for at most STEP_MS).
+        const readCells = () =>
+          page.locator('tbody tr[data-group] td').evaluateAll((tds) =>
+            tds.map((td) => {
+              const r = td.getBoundingClientRect();
+              return {
+                what: `${td.parentElement?.getAttribute('data-group')}: ${td.getAttribute('data-label') ?? 'actions'}`,
+                x: r.x,
+                width: r.width,
+                height: r.height,
+                cut: td.scrollWidth > td.clientWidth + 1,
+              };
+            }),
+          );
+        type Cell = Awaited<ReturnType<typeof readCells>>[number];
+        const fine = (c: Cell) => c.width > 0 && c.height > 0 && c.x >= 0 && c.x + c.width <= PHONE.width + 0.5 && !c.cut;
+        let cells = await readCells();
+        const deadline = Date.now() + STEP_MS;
+        while (!(cells.length === 2 * (labels.length + 1) && cells.every(fine)) && Date.now() < deadline) cells = await readCells();
+        assert.equal(cells.length, 2 * (labels.length + 1), 'two groups, each with its columns and its actions');
+        for (const c of cells) {
+          assert.ok(c.width > 0 && c.height > 0, `${c.what} is shown`);
+          assert.ok(c.x >= 0 && c.x + c.width <= PHONE.width + 0.5, `${c.what} is inside the screen (x ${c.x.toFixed(1)}, width ${c.width.toFixed(1)})`);
+          assert.ok(!c.cut, `${c.what} is not cut`);
         }
         assert.equal((await full.locator('td[data-label="Limit"]').textContent())?.trim(), '1');
         assert.match((await full.locator('td[data-label="Rate"]').textContent())!, /^\d+ \/ 50 per 1 min$/);
@@ -144,6 +183,8 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         await w.close();
         await q.obliterate({ force: true });
         await q.close();
+        await stranded.obliterate({ force: true });
+        await stranded.close();
       }
     },
     { timeoutMs: 60_000 },
