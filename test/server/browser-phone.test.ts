@@ -45,15 +45,25 @@ async function withinScreen(el: Locator, what: string): Promise<void> {
   assert.ok(!m.cut, `${what} is not cut (its text is wider than its box)`);
 }
 
-/** Every badge shown on the page is whole and inside the screen (read in one step); how many are shown. */
-async function badgesWithinScreen(page: Page, what: string): Promise<number> {
-  const badges = await page.locator('main .badge').evaluateAll((els) =>
-    els.map((e) => {
-      const r = e.getBoundingClientRect();
-      return { text: (e.textContent ?? '').trim(), x: r.x, width: r.width, height: r.height, cut: e.scrollWidth > e.clientWidth + 1 };
-    }),
-  );
-  const shown = badges.filter((b) => b.width > 0 && b.height > 0);
+/**
+ * Every badge shown on the page is whole and inside the screen, read in one step; `atLeast` of them
+ * (a header draws its badges as their figures arrive: read again until they are there, for at most
+ * STEP_MS). Returns how many are shown.
+ */
+async function badgesWithinScreen(page: Page, what: string, atLeast = 0): Promise<number> {
+  const read = () =>
+    page.locator('main .badge').evaluateAll((els) =>
+      els
+        .map((e) => {
+          const r = e.getBoundingClientRect();
+          return { text: (e.textContent ?? '').trim(), x: r.x, width: r.width, height: r.height, cut: e.scrollWidth > e.clientWidth + 1 };
+        })
+        .filter((b) => b.width > 0 && b.height > 0),
+    );
+  let shown = await read();
+  const deadline = Date.now() + STEP_MS;
+  while (shown.length < atLeast && Date.now() < deadline) shown = await read();
+  assert.ok(shown.length >= atLeast, `${what}: at least ${atLeast} badges shown (${shown.map((b) => b.text).join(', ')})`);
   for (const b of shown) {
     assert.ok(
       b.x >= 0 && b.x + b.width <= PHONE.width + 0.5,
@@ -115,6 +125,8 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         await noSidewaysScroll(page, 'queue page');
         await badgesWithinScreen(page, 'queue page');
         await withinScreen(page.locator('.due-now'), 'the due line');
+        // The rate limits start a line of their own, not with a stray dot.
+        assert.equal(await page.locator('.limits-line .lead-sep').isVisible(), false, 'no dot leads the rate line');
         await shot(page, 'phone-queue');
         // A long-named queue, paused, with due jobs and nobody to take them: its badges whole.
         await page.goto(`${dash.dashboard.url}#/queues/${stranded.name}`);
@@ -122,7 +134,7 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         await page.locator('main .badge', { hasText: 'Paused' }).first().waitFor();
         await shot(page, 'phone-queue-no-worker');
         await noSidewaysScroll(page, 'a paused queue with no live worker');
-        assert.ok((await badgesWithinScreen(page, 'a paused queue with no live worker')) >= 2);
+        await badgesWithinScreen(page, 'a paused queue with no live worker', 2);
 
         // The Groups tab: every column shown for each group (a card a group, a line a column), inside the screen.
         await page.goto(`${dash.dashboard.url}#/queues/${name}/groups`);
@@ -167,7 +179,7 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
         const why = page.locator('.why-waiting');
         await why.getByText('group at its limit 1/1').waitFor();
         await noSidewaysScroll(page, 'job page');
-        assert.ok((await badgesWithinScreen(page, 'job page')) >= 1);
+        await badgesWithinScreen(page, 'job page', 1);
         await shot(page, 'phone-job-held');
         await page.goto(`${dash.dashboard.url}#/queues/${name}/jobs/a-0`);
         await page.locator('.why-waiting').getByText('group paused').waitFor();
@@ -177,6 +189,8 @@ describe('the dashboard in Chromium: a phone at 3 a.m. (390 × 844)', () => {
           .getByText(/^due in \d+ min$/)
           .waitFor();
         await noSidewaysScroll(page, 'job page, not due');
+        // One word: the job is scheduled, not due yet: "upcoming", as its tab says.
+        assert.equal((await page.locator('h1.job-id + .chip-scheduled').textContent())?.trim(), 'upcoming');
         await shot(page, 'phone-job-upcoming');
       } finally {
         release();

@@ -10,7 +10,7 @@ import { bothTimes, duration, localTime, pretty, relTime, serverNow } from './fo
 import * as live from './live.js';
 import { go, href } from './router.js';
 import { attempts, progressView } from './tables.js';
-import { act, badge, button, confirmAction, dialog, displayState, emptyState, errorNote, loading, session, stateChip } from './ui.js';
+import { act, badge, button, confirmAction, dialog, displayState, emptyState, errorNote, loading, session, stateChip, stateWord } from './ui.js';
 
 export function jobPage(main, route) {
   const { queue, id } = route;
@@ -73,7 +73,7 @@ export function jobPage(main, route) {
           h('span', { 'aria-hidden': 'true' }, '/'),
           h('a', { href: href.queue(queue) }, queue),
           h('span', { 'aria-hidden': 'true' }, '/'),
-          state ? h('a', { href: href.queue(queue, state) }, state) : null,
+          state ? h('a', { href: href.queue(queue, state) }, stateWord(state)) : null,
         ),
         h('div', { class: 'title-row' }, h('h1', { class: 'mono job-id' }, id), state ? stateChip(state) : null),
       ),
