@@ -80,6 +80,23 @@ describe('why a job is not running', () => {
     });
   }
 
+  test('a sharded queue during a live reshard: a job left on a retired shard, and a second process with the old layout', async () => {
+    const name = uniqueName('whyrs');
+    const options = { connection: fx.redis.url, shards: 2 };
+    const q = new Queue<string>(name, options);
+    const stale = new Queue<string>(name, options);
+    open.push(q, stale);
+    const past = (await q.stats()).nowMs - 60_000;
+    await q.groups.pause('tenant-a');
+    await q.addBulk(['a1', 'a2', 'a3', 'a4'].map((id, i) => ({ data: id, opts: { id, group: 'tenant-a', runAt: past + i } })));
+    await stale.get('a1');
+    // No worker runs: nothing drains the retired shards, so the jobs stay where they were added.
+    assert.deepEqual((await q.reshard(3)).to, 3);
+    for (const queue of [q, stale]) for (const id of ['a1', 'a2', 'a3', 'a4']) assert.deepEqual(await codes(queue, id), ['group_paused', 'no_worker'], `${id}`);
+    await q.add('a5', { id: 'a5', group: 'tenant-a', runAt: past });
+    assert.deepEqual(await codes(stale, 'a5'), ['group_paused', 'no_worker'], 'a job added after the reshard, read by the stale process');
+  });
+
   test('redis: the CLI (get, jobs get, --json) and the HTTP API say it, for each reason', async () => {
     const prefix = uniqueName('whyp');
     const options = { connection: fx.redis.url, prefix };
