@@ -149,5 +149,15 @@ describe('why a job is not running', () => {
     assert.deepEqual(await why(capped.name, 'k2'), ['queue_at_limit']);
     assert.deepEqual(await why(idle.name, 'n1'), ['no_worker']);
     assert.deepEqual(await why(tenants.name, 'b0'), []);
+
+    // A group held by its own rate limit: one token in ten minutes, taken by the job running.
+    const grated = new Queue<string>(uniqueName('grated'), options);
+    open.push(grated);
+    await grated.groups.setLimits('g', { rateLimit: { max: 1, perMs: 600_000 } });
+    await grated.addBulk(['g1', 'g2'].map((id, i) => ({ data: id, opts: { id, group: 'g', runAt: past + i } })));
+    open.push(new Worker<string>(grated.name, hang, { ...options, concurrency: 5, leaseMs: 120_000 }));
+    await until(async () => (await grated.stats()).active === 1, 'g1 running', 10_000);
+    assert.deepEqual(await why(grated.name, 'g2'), ['group_rate_limited']);
+    assert.match(await get(grated.name, 'g2', 'get'), /^waiting {4}group's rate limit holding until \d\d:\d\d:\d\d UTC$/m);
   });
 });
