@@ -3,7 +3,8 @@
  *
  * - job: one unit of work, with an id, a JSON payload (`data`) and a due time.
  * - due time (`dueAtMs`): when the job may run, in epoch milliseconds of the Redis server's clock.
- * - scheduled: waiting for its due time, or due and waiting for a worker ("ready").
+ * - scheduled: waiting to run: not due yet ("upcoming"), or due and not running yet ("ready", also
+ *   said "due"). The words mean the same in stats(), the CLI, the dashboard and /metrics.
  * - active: handed to a worker under a lease; the worker must ack, nack or extend before
  *   the lease deadline, or the job is handed out again.
  * - lease token: a fresh string per hand-out. Every ack/nack/extend carries it; a stale token
@@ -20,8 +21,9 @@
 export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
 
 /**
- * What a listing can ask for: 'scheduled' = waiting for its due time; 'ready' = due and waiting
- * for a worker (both have the public state 'scheduled'); the others as in JobState.
+ * What a listing can ask for: 'scheduled' = the upcoming jobs, not due yet (the name kept from
+ * before the words were settled); 'ready' = due and not running yet (both have the public state
+ * 'scheduled'); the others as in JobState.
  */
 export type ListState = 'scheduled' | 'ready' | 'active' | 'dead' | 'completed';
 export const LIST_STATES: readonly ListState[] = ['scheduled', 'ready', 'active', 'dead', 'completed'];
@@ -53,7 +55,10 @@ export interface JobInfo<T = unknown> {
   /** Lease deadline while active. */
   leaseExpiresAtMs: number | undefined;
   lastError: string | undefined;
-  /** When the job was first handed out (server clock), once it ran. */
+  /**
+   * When the job was first handed out (server clock), once it ran; a retry from the dead set
+   * clears it, so for a dead job `finishedAtMs − startedAtMs` is its last run since it was put back.
+   */
   startedAtMs: number | undefined;
   /** While active: when this attempt began (server clock), so how long it has run is `now − runningSinceMs`. */
   runningSinceMs: number | undefined;
@@ -208,9 +213,9 @@ export interface HistoryMinute {
 }
 
 export interface QueueStats {
-  /** Jobs waiting, due or not (the ready ones included). */
+  /** Jobs waiting to run, due or not: ready + upcoming (upcoming = scheduled − ready: not due yet). */
   scheduled: number;
-  /** Scheduled jobs whose due time has passed. */
+  /** Scheduled jobs whose due time has passed ("due"), not running yet. */
   ready: number;
   active: number;
   dead: number;

@@ -603,8 +603,9 @@ for i, id in ipairs(dead) do
   if bodies[i] then
     local r = parse_run(runs[i])
     run_writes[#run_writes + 1] = id
-    -- A body that was corrupt stays corrupt: it comes back here with the reason.
-    run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, r and r.s, r and r.w)
+    -- A body that was corrupt stays corrupt: it comes back here with the reason. The start is
+    -- cleared: the next hand-out starts the job afresh, so its time to death is that run's.
+    run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, nil, r and r.w)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = id
     emit(EVENT.deadRetried, id)

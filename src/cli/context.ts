@@ -89,12 +89,19 @@ export function ms(n: number | undefined): string {
 }
 
 /**
- * Jobs waiting for their time, not yet due: what "scheduled" means in every listing, page and
- * line the CLI prints (`jobs ls --state scheduled`, the dashboard's tab). The library's
- * `stats().scheduled` also counts the due ones (`ready`), so the displays take them out.
+ * Scheduled jobs not yet due: "upcoming". One meaning per word on every surface (stats() JSON,
+ * /metrics, the CLI, the dashboard): scheduled = every job waiting to run, due or not
+ * (`stats().scheduled`); ready = due = scheduled and its due time passed (`stats().ready`);
+ * upcoming = scheduled − ready. The listing `jobs ls --state scheduled` (kept for the scripts that
+ * use it) lists the upcoming ones; `--state upcoming` says the same.
  */
-export function notYetDue(s: { scheduled: number; ready: number }): number {
+export function upcoming(s: { scheduled: number; ready: number }): number {
   return s.scheduled - s.ready;
+}
+
+/** The waiting jobs in words, as every count line prints them: `scheduled 29 (ready 29, upcoming 0)`. */
+export function scheduledCounts(s: { scheduled: number; ready: number }): string {
+  return `scheduled ${s.scheduled} (ready ${s.ready}, upcoming ${upcoming(s)})`;
 }
 
 /** When the next job is due: "now" while jobs are due (with how long the oldest has been), else in how long. */

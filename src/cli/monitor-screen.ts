@@ -6,7 +6,7 @@
  */
 import { styleText } from 'node:util';
 import type { JobInfo, QueueStats, WorkerInfo } from '../types.js';
-import { heldLine, ms, nextDue, notYetDue } from './context.js';
+import { heldLine, ms, nextDue, upcoming } from './context.js';
 
 /** One good answer from `queue.stats()`, stamped with the local time it arrived. */
 export interface Sample {
@@ -75,7 +75,7 @@ export function renderMonitor(state: MonitorState, opts: { colour: boolean }): s
   if (s) {
     const r = rates(state.history);
     lines.push(
-      `scheduled ${num(notYetDue(s), 8)}   ready ${num(s.ready, 8)}   active ${num(s.active, 6)}   dead ${paint(s.dead > 0 ? 'red' : 'green', num(s.dead, 6))}`,
+      `scheduled ${num(s.scheduled, 8)}   ready ${num(s.ready, 8)}   upcoming ${num(upcoming(s), 8)}   active ${num(s.active, 6)}   dead ${paint(s.dead > 0 ? 'red' : 'green', num(s.dead, 6))}`,
       `due in the next ${ms(s.windowMs)} ${num(s.dueWithinWindow, 8)}   next due: ${nextDue(s)}`,
       `completed ${rate(r.completedPerSec)} now, ${rate(r.completedPerSecMinute)} over the last minute   (${s.completedTotal} in all)`,
       `lag ${s.oldestDueAgeMs === undefined ? 'none (no job is due)' : paint(s.oldestDueAgeMs > 1000 ? 'yellow' : 'green', `${ms(s.oldestDueAgeMs)} (the oldest due job has waited this long)`)}`,

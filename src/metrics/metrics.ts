@@ -14,7 +14,7 @@ import type { Queue } from '../queue.js';
 import type { ShardFigures } from '../store/shard-admin.js';
 import { ShardedStore } from '../store/sharded/sharded-store.js';
 import type { Store } from '../store/store.js';
-import type { QueueStats } from '../types.js';
+import type { DueTimeline, QueueStats } from '../types.js';
 import type { Worker } from '../worker.js';
 import { GROUP_PAGE_SIZE, type GroupFigures, readGroupFigures } from './group-figures.js';
 
@@ -64,6 +64,10 @@ function wholeOption(v: unknown, field: string, min: number, max: number, fallba
   return v;
 }
 
+/** The windows of the forecast gauge, in minutes. */
+const FORECAST_MINUTES = [1, 5, 15] as const;
+const sumFirst = (xs: readonly number[], n: number) => xs.slice(0, n).reduce((a, b) => a + b, 0);
+
 /** Seconds; from 1 ms (a delay queue's lag is measured in ms) to a minute. */
 const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -90,6 +94,7 @@ export class DelayqMetrics {
   readonly #statsCache = new Map<string, { at: number; value: Promise<QueueStats> }>();
   readonly #shardCache = new Map<string, { at: number; value: Promise<ShardFigures[]> }>();
   readonly #groupCache = new Map<string, { at: number; value: Promise<GroupFigures> }>();
+  readonly #forecastCache = new Map<string, { at: number; value: Promise<DueTimeline> }>();
   readonly #statsCacheMs: number;
   readonly #topGroups: number;
   readonly #groupPages: number;
@@ -106,13 +111,14 @@ export class DelayqMetrics {
     if (opts.perShard) {
       new prom.Gauge({
         name: 'delayq_shard_jobs',
-        help: 'Jobs by state in each shard of a sharded queue (scheduled includes ready)',
+        help: 'Jobs by state in each shard of a sharded queue (scheduled = ready + upcoming)',
         labelNames: ['queue', 'shard', 'state'],
         registers,
         async collect() {
           this.reset();
           await self.#collectShards((queue, f) => {
             for (const state of ['scheduled', 'ready', 'active', 'dead'] as const) this.set({ queue, shard: f.name, state }, f[state]);
+            this.set({ queue, shard: f.name, state: 'upcoming' }, f.scheduled - f.ready);
           });
         },
       });
@@ -129,16 +135,35 @@ export class DelayqMetrics {
     }
     this.#jobs = new prom.Gauge({
       name: 'delayq_jobs',
-      help: 'Jobs by state (scheduled includes ready; ready = due and waiting for a worker)',
+      help: 'Jobs by state: scheduled = every job waiting to run (ready + upcoming); ready = due (its time passed), not running yet; upcoming = not due yet; active; dead',
       labelNames: ['queue', 'state'],
       registers,
       async collect() {
         await self.#collect((q, s) => {
           this.set({ queue: q, state: 'scheduled' }, s.scheduled);
           this.set({ queue: q, state: 'ready' }, s.ready);
+          this.set({ queue: q, state: 'upcoming' }, s.scheduled - s.ready);
           this.set({ queue: q, state: 'active' }, s.active);
           this.set({ queue: q, state: 'dead' }, s.dead);
         });
+      },
+    });
+    // The forecast only a delay queue has: what falls due soon, so workers can scale before the
+    // backlog builds. One timeline read (a ZCOUNT of the scheduled set per minute, 15 of them; no
+    // job read) per queue per statsCacheMs.
+    new prom.Gauge({
+      name: 'delayq_upcoming_due_jobs',
+      help: 'Upcoming jobs (scheduled, not due yet) that fall due within the next within_seconds (60, 300, 900), by the server clock; due jobs are delayq_jobs{state="ready"}',
+      labelNames: ['queue', 'within_seconds'],
+      registers,
+      async collect() {
+        await self.#eachQueue(
+          self.#forecastCache,
+          (q) => q.timeline({ bucketMs: 60_000, buckets: 15 }),
+          (queue, t) => {
+            for (const minutes of FORECAST_MINUTES) this.set({ queue, within_seconds: String(minutes * 60) }, sumFirst(t.counts, minutes));
+          },
+        );
       },
     });
     this.#oldestDue = new prom.Gauge({

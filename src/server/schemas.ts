@@ -185,6 +185,18 @@ export const jobInfo = z.object({
   name: z.string().optional(),
 });
 
+/** What keeps a scheduled job from running (`whyWaiting`), most binding first. */
+export const waitReason = z.object({
+  code: z.enum(['not_due', 'queue_paused', 'group_paused', 'no_worker', 'queue_at_limit', 'group_at_limit', 'rate_limited', 'group_rate_limited', 'in_line']),
+  text: z.string(),
+  untilMs: ms.optional(),
+  running: z.number().int().optional(),
+  limit: z.number().int().optional(),
+});
+
+/** One job as `GET /queues/{q}/jobs/{id}` gives it: a listing's job, and `why` ([] unless scheduled). */
+export const jobDetail = jobInfo.extend({ why: z.array(waitReason) });
+
 export const queueStats = z.object({
   scheduled: z.number().int(),
   ready: z.number().int(),

@@ -51,11 +51,12 @@ describe('delayq CLI against a real redis-server', () => {
     const stats = JSON.parse((await run([...g, 'stats', '--json'])).stdout) as { scheduled: number; ready: number };
     assert.deepEqual([stats.scheduled, stats.ready], [2, 1]);
     const statsText = (await run([...g, 'stats'])).stdout;
-    // One meaning of "scheduled" everywhere: not yet due, as in jobs ls and the dashboard.
-    assert.match(statsText, /scheduled 1 {2}ready 1 {2}/);
-    assert.match((await run([...g, 'jobs', 'ls', '--state', 'scheduled'])).stdout, /^1 scheduled\n/);
-    assert.match((await run([...g, 'jobs', 'ls', '--state', 'ready'])).stdout, /^1 ready\n/);
-    assert.match((await run([...g, 'queues'])).stdout, new RegExp(`${q}\\s+scheduled\\s+1  ready\\s+1 `));
+    // One meaning of "scheduled" everywhere: every job waiting to run, as in stats() and /metrics;
+    // ready = due, upcoming = not yet due (the listing named scheduled).
+    assert.match(statsText, /scheduled 2 \(ready 1, upcoming 1\) {2}/);
+    assert.match((await run([...g, 'jobs', 'ls', '--state', 'scheduled'])).stdout, /^1 upcoming \(scheduled, not yet due\)\n/);
+    assert.match((await run([...g, 'jobs', 'ls', '--state', 'ready'])).stdout, /^1 ready \(due\)\n/);
+    assert.match((await run([...g, 'queues'])).stdout, new RegExp(`${q}\\s+scheduled\\s+2  ready\\s+1  upcoming\\s+1 `));
     // A due job is not "next due in 0 ms": it is due now, and has waited.
     assert.match(statsText, /next due: now \(1 due, the oldest since [\d.]+ (ms|s) ago\)/);
 
@@ -177,7 +178,7 @@ describe('delayq CLI against a real redis-server', () => {
     const plain = await run(['--redis', fx.redis.url, '--queue', q, 'monitor', '--interval', '50ms', '--count', '2']);
     const lines = plain.stdout.trim().split('\n');
     assert.equal(lines.length, 2);
-    assert.match(lines[0]!, /^delayq monitor — \S+ \S+Z \| scheduled 0 ready 0 active 0 dead 0 \|/);
+    assert.match(lines[0]!, /^delayq monitor — \S+ \S+Z \| scheduled 0 ready 0 upcoming 0 active 0 dead 0 \|/);
   });
 
   test('worker runs a handler module and stops cleanly on SIGTERM without losing a job', async () => {
@@ -239,7 +240,7 @@ describe('delayq CLI against a real redis-server', () => {
     const shown = await run([...g, 'shards']);
     assert.match(shown.stdout, new RegExp(`3 shards  ${q}#0 ${q}#1 ${q}#2\n  draining ${q}: 1 jobs left`));
     // One row per shard: the home keys (where the job added before the reshard still waits), the three new ones.
-    assert.match(shown.stdout, /SHARD\s+ROLE\s+NODE\s+SCHEDULED\s+READY\s+ACTIVE\s+DEAD\s+COMPLETED\s+LAG/);
+    assert.match(shown.stdout, /SHARD\s+ROLE\s+NODE\s+SCHEDULED\s+READY\s+UPCOMING\s+ACTIVE\s+DEAD\s+COMPLETED\s+LAG/);
     assert.match(shown.stdout, new RegExp(`\n${q}\\s+draining\\s+127\\.0\\.0\\.1:\\d+\\s+1\\s`));
     for (let i = 0; i < 3; i++) assert.match(shown.stdout, new RegExp(`\n${q}#${i}\\s+current\\s+127\\.0\\.0\\.1:\\d+\\s+0\\s`));
     assert.equal((await run([...g, 'shards', '--set', '3'])).code, 2);

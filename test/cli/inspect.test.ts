@@ -47,13 +47,13 @@ describe('delayq CLI: see and clean up', () => {
       assert.equal(second.code, 0, second.stderr);
       assert.match(
         second.stdout,
-        /^5 scheduled, showing 2\no2 .*\no3 .*\nnext page: delayq --redis \S+ --queue \S+ jobs ls --state scheduled --limit 2 --cursor \S+$/m,
+        /^5 upcoming \(scheduled, not yet due\), showing 2\no2 .*\no3 .*\nnext page: delayq --redis \S+ --queue \S+ jobs ls --state scheduled --limit 2 --cursor \S+$/m,
       );
       // The hint pastes: run as printed, it gives the next page of the same queue and limit.
       const hint = /^next page: (delayq .*)$/m.exec(second.stdout)![1]!;
       const third = await run(shellWords(hint).slice(1));
       assert.equal(third.code, 0, third.stderr);
-      assert.match(third.stdout, /^5 scheduled, showing 1\no4 /);
+      assert.match(third.stdout, /^5 upcoming \(scheduled, not yet due\), showing 1\no4 /);
       assert.doesNotMatch(third.stdout, /next page/);
       const bad = await run([...g, 'jobs', 'ls', '--state', 'nope']);
       assert.notEqual(bad.code, 0);
@@ -167,7 +167,7 @@ describe('delayq CLI: see and clean up', () => {
       for (let i = 0; i < 4; i++) await q.add(i, { delay: 60_000 });
       const refused = await run([...g, 'drain']);
       assert.notEqual(refused.code, 0);
-      assert.match(refused.stderr, /drain removes all 4 waiting \(4 scheduled, 0 ready\) jobs .*add --yes/);
+      assert.match(refused.stderr, /drain removes all 4 scheduled \(0 ready, 4 upcoming\) jobs .*add --yes/);
       assert.equal((await q.stats()).scheduled, 4, 'nothing removed without --yes');
       const drained = await run([...g, 'drain', '--yes']);
       assert.equal(drained.code, 0, drained.stderr);

@@ -36,7 +36,7 @@ describe('monitor screen', () => {
     const state: MonitorState = { queue: 'orders', nowMs: T0 + 31_250, history };
     assert.deepEqual(renderMonitor(state, { colour: false }), [
       'delayq monitor — orders   2030-01-01T00:00:31.250Z',
-      'scheduled      113   ready        7   active      3   dead      2',
+      'scheduled      120   ready        7   upcoming      113   active      3   dead      2',
       'due in the next 60.0 s       40   next due: now (7 due, the oldest since 1.5 s ago)',
       'completed 100/s now, 32/s over the last minute   (2000 in all)',
       'lag 1.5 s (the oldest due job has waited this long)',
@@ -98,7 +98,7 @@ describe('monitor screen', () => {
     assert.equal(later.at(-2), 'reconnecting… for 8.0 s: Redis at 127.0.0.1:1: no connection within 2000 ms');
     assert.equal(later.at(-1), 'last sample 2030-01-01T00:00:00.000Z (9.0 s ago): the figures above are from then');
     // The old figures stay on screen, marked by the line above as old.
-    assert.match(later[1]!, /^scheduled\s+113/);
+    assert.match(later[1]!, /^scheduled\s+120\s+ready\s+7\s+upcoming\s+113/);
 
     const record = monitorRecord({ queue: 'q', nowMs: T0 + 9000, history, outage });
     assert.deepEqual(record, {

@@ -59,7 +59,7 @@ describe('delayq monitor in a terminal', { skip: !hasTmux && 'tmux is not instal
     // If the monitor dies, the pane says so (and keeps its last output) instead of vanishing.
     tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '30', `${monitor}; echo "${EXITED} $?]"; read _`);
     try {
-      const counts = (pane: string) => /scheduled\s+3\s+ready\s+1\s+active\s+0\s+dead\s+0/.test(pane);
+      const counts = (pane: string) => /scheduled\s+4\s+ready\s+1\s+upcoming\s+3\s+active\s+0\s+dead\s+0/.test(pane);
       const first = await waitForPane(session, 'the counts', counts);
       assert.match(first, /lag \d+(\.\d)? (ms|s) \(the oldest due job/);
       assert.match(first, /last sample \S+Z \(\d+ ms ago\)/);

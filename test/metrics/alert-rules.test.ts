@@ -2,7 +2,8 @@
  * The monitoring the docs give, tested: the alert rules of docs/metrics.md through `promtool test
  * rules` on series taken from a real scrape (the stuck tenant of issue 38 must fire the backlog
  * alert, a calm queue must not), and docs/grafana/delayq.json, whose every query must name a
- * metric a real scrape exports. promtool is Debian's `prometheus` package (.ci/run and the test
+ * metric a real scrape exports, and the KEDA recipe's query of docs/operations.md on a real scrape
+ * exported by two processes. promtool is Debian's `prometheus` package (.ci/run and the test
  * preflight install it): without it locally the rules test skips and says so.
  */
 import assert from 'node:assert/strict';
@@ -147,6 +148,58 @@ describe('monitoring, tested', () => {
         queries.some((q) => q.expr.includes(n)),
         `${n} (an alert's) has a panel`,
       );
+    }
+  });
+
+  test("the KEDA recipe's query (docs/operations.md), through promtool, on a real scrape exported by two processes", async (t) => {
+    if (!promtool) return t.skip('promtool not found: install Debian\'s "prometheus" package (CI installs it: .ci/run)');
+    const doc = readFileSync(new URL('operations.md', DOCS), 'utf8');
+    const section = doc.slice(doc.indexOf('## Scaling workers before the jobs fall due'));
+    const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(block, 'docs/operations.md has the ScaledObject');
+    const folded = /query: >-\n((?: {10}\S.*\n)+)/.exec(block)?.[1];
+    assert.ok(folded, 'the ScaledObject has a folded query');
+    const name = uniqueName('keda');
+    const query = folded
+      .trim()
+      .split(/\s*\n\s*/)
+      .join(' ')
+      .replaceAll('queue="orders"', `queue="${name}"`);
+    // 3 due now, 10 due within 5 minutes, 6 later: 3 + 10 / 5 = 5 jobs to run in the next minute.
+    const q = new Queue<number>(name, { connection: fx.redis.url });
+    let text: string;
+    try {
+      const past = (await q.stats()).nowMs - 1000;
+      await q.addBulk([
+        ...Array.from({ length: 3 }, (_, i) => ({ data: i, opts: { runAt: past } })),
+        ...Array.from({ length: 10 }, (_, i) => ({ data: i, opts: { delay: 30_000 + i * 20_000 } })),
+        ...Array.from({ length: 6 }, (_, i) => ({ data: i, opts: { delay: 600_000 + i } })),
+      ]);
+      const registry = new Registry();
+      (await DelayqMetrics.create({ registry, statsCacheMs: 0 })).observeQueue(q);
+      text = await registry.metrics();
+    } finally {
+      await q.close();
+    }
+    const { samples } = parse(text);
+    assert.equal(samples.get(`delayq_upcoming_due_jobs{queue="${name}",within_seconds="300"}`), 10);
+    // Two processes observe the queue (a worker and a dashboard): each exports the same gauges.
+    const series = [...samples]
+      .filter(([s]) => s.includes(`queue="${name}"`))
+      .flatMap(([s, v]) => ['worker', 'dashboard'].map((instance) => ({ series: s.replace(/}$/, `,instance="${instance}"}`), values: `${v}x5` })));
+    const dir = mkdtempSync(join(tmpdir(), 'delayq-promtool-'));
+    try {
+      writeFileSync(join(dir, 'rules.yml'), 'groups: []\n');
+      const tests = {
+        rule_files: ['rules.yml'],
+        evaluation_interval: '1m',
+        tests: [{ interval: '1m', input_series: series, promql_expr_test: [{ expr: query, eval_time: '2m', exp_samples: [{ labels: '{}', value: 5 }] }] }],
+      };
+      writeFileSync(join(dir, 'tests.yml'), JSON.stringify(tests, null, 2));
+      const r = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yml')], { encoding: 'utf8', timeout: 60_000, cwd: dir });
+      assert.equal(r.status, 0, `promtool test rules (${query}):\n${r.stdout}${r.stderr}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -69,6 +69,9 @@ describe('the dashboard in Chromium: overview', () => {
     const s = await dash.orders.stats();
     assert.equal(Number(await page.locator('.stat-ready .stat-value').textContent()), s.ready);
     assert.equal(Number(await page.locator('.stat-scheduled .stat-value').textContent()), s.scheduled - s.ready);
+    // The words of stats() and /metrics: the Upcoming card says of how many scheduled (ready included).
+    assert.equal((await page.locator('.stat-scheduled .stat-label').textContent())?.trim(), 'Upcoming');
+    assert.match((await page.locator('.stat-scheduled .stat-note').textContent())!, new RegExp(`^of ${s.scheduled} scheduled`));
     await page.getByText(/completed in the last hour/).waitFor();
     assert.equal(await page.getByText(/completed since \d\d:\d\d/).count(), 0, 'the whole hour, though the dashboard just started');
   });

@@ -7,24 +7,10 @@ import { listQueues } from '../../queue.js';
 import { LIST_STATES, type JobInfo, type ListState, type QueueStats } from '../../types.js';
 import { describeHeld } from '../../store/held.js';
 import { jobsWithError } from '../error-filter.js';
-import {
-  commandLine,
-  DEFAULT_PREFIX,
-  globals,
-  instant,
-  ms,
-  notYetDue,
-  numberOption,
-  openCliStore,
-  output,
-  paint,
-  when,
-  withQueue,
-  writes,
-} from '../context.js';
+import { commandLine, DEFAULT_PREFIX, globals, instant, ms, upcoming, numberOption, openCliStore, output, paint, when, withQueue, writes } from '../context.js';
 import { notChanged, UsageError } from '../errors.js';
 import { table } from '../table.js';
-import { queueKnown } from './job-ops.js';
+import { getCommand, queueKnown } from './job-ops.js';
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n')[0]!;
@@ -91,25 +77,28 @@ export function inspectCommands(program: Command): void {
           : rows
               .map(
                 ({ name, stats: s }) =>
-                  `${paint('bold', name.padEnd(24))} scheduled ${String(notYetDue(s)).padStart(8)}  ready ${String(s.ready).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.oldestDueAgeMs !== undefined ? `  oldest wait ${ms(s.oldestDueAgeMs)}` : ''}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}${describeHeld({ ...s.held, queuePaused: false }).length > 0 ? paint('yellow', `  held: ${describeHeld({ ...s.held, queuePaused: false }).join(' · ')}`) : ''}`,
+                  `${paint('bold', name.padEnd(24))} scheduled ${String(s.scheduled).padStart(8)}  ready ${String(s.ready).padStart(7)}  upcoming ${String(upcoming(s)).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.oldestDueAgeMs !== undefined ? `  oldest wait ${ms(s.oldestDueAgeMs)}` : ''}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}${describeHeld({ ...s.held, queuePaused: false }).length > 0 ? paint('yellow', `  held: ${describeHeld({ ...s.held, queuePaused: false }).join(' · ')}`) : ''}`,
               )
               .join('\n'),
       );
     });
 
-  const jobs = program.command('jobs').description('list and find jobs');
+  const jobs = program.command('jobs').description('list, find and show jobs');
+  getCommand(jobs);
   jobs
     .command('ls')
-    .description(`one page of the jobs in a state (${LIST_STATES.join(', ')})`)
-    .option('--state <state>', LIST_STATES.join(' | '), 'scheduled')
+    .description(`one page of the jobs in a state (${LIST_STATES.join(', ')}; upcoming = scheduled: not yet due)`)
+    .option('--state <state>', `${LIST_STATES.join(' | ')} | upcoming`, 'scheduled')
     .option('--limit <n>', 'jobs per page (1-1000)', '20')
     .option('--cursor <cursor>', 'the cursor the previous page printed')
     .option('--name <name>', 'only jobs of this name (add --name), reading at most --budget jobs of the state')
     .option('--budget <n>', 'with --name: most jobs to read (default 10000)')
     .action(async (o: { state: string; limit: string; cursor?: string; name?: string; budget?: string }, cmd: Command) => {
       const g = globals(cmd);
+      // The listing named `scheduled` holds the jobs not yet due: `upcoming` is its other name.
+      if (o.state === 'upcoming') o.state = 'scheduled';
       if (!LIST_STATES.includes(o.state as ListState))
-        throw new UsageError(`--state must be one of ${LIST_STATES.join(', ')} (got ${JSON.stringify(o.state)})`);
+        throw new UsageError(`--state must be one of ${LIST_STATES.join(', ')} or upcoming (got ${JSON.stringify(o.state)})`);
       const limit = limitOption(o.limit, 1000)!;
       if (o.budget !== undefined && o.name === undefined) throw new UsageError('--budget goes with --name (the most jobs a listing by name reads)');
       const budget = o.budget === undefined ? undefined : numberOption('--budget', o.budget);
@@ -121,7 +110,7 @@ export function inspectCommands(program: Command): void {
       output(g, page, () =>
         [
           o.name === undefined
-            ? `${page.total} ${page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`
+            ? `${page.total} ${page.state === 'scheduled' ? 'upcoming (scheduled, not yet due)' : page.state === 'ready' ? 'ready (due)' : page.state}${page.jobs.length < page.total ? `, showing ${page.jobs.length}` : ''}`
             : `${page.jobs.length} ${page.state} named ${JSON.stringify(o.name)} (read ${page.scanned} of ${page.total}${page.cursor ? '' : ', to the end'})`,
           ...page.jobs.map((j) => jobLine(j, now)),
           ...(page.cursor
@@ -256,13 +245,14 @@ export function inspectCommands(program: Command): void {
           ...r.draining.map((d) => `  draining ${d.name}: ${d.jobs} jobs left`),
           '',
           ...table(
-            ['SHARD', 'ROLE', 'NODE', 'SCHEDULED', 'READY', 'ACTIVE', 'DEAD', 'COMPLETED', 'LAG'],
+            ['SHARD', 'ROLE', 'NODE', 'SCHEDULED', 'READY', 'UPCOMING', 'ACTIVE', 'DEAD', 'COMPLETED', 'LAG'],
             r.perShard.map((f) => [
               f.name,
               f.role,
               f.node ?? '-',
-              String(notYetDue(f)),
+              String(f.scheduled),
               String(f.ready),
+              String(upcoming(f)),
               String(f.active),
               String(f.dead),
               String(f.completed),
@@ -284,7 +274,7 @@ export function inspectCommands(program: Command): void {
       if (!o.yes) {
         const s = await withQueue(g, (q) => q.stats());
         throw new UsageError(
-          `drain removes ${dueBefore === undefined ? `all ${s.scheduled} waiting (${notYetDue(s)} scheduled, ${s.ready} ready)` : 'the waiting'} jobs of ${g.queue}${dueBefore === undefined ? '' : ` due before ${when(dueBefore)}`}: add --yes`,
+          `drain removes ${dueBefore === undefined ? `all ${s.scheduled} scheduled (${s.ready} ready, ${upcoming(s)} upcoming)` : 'the waiting'} jobs of ${g.queue}${dueBefore === undefined ? '' : ` due before ${when(dueBefore)}`}: add --yes`,
         );
       }
       const r = await withQueue(g, (q) => q.drain(dueBefore === undefined ? {} : { dueBefore }));

@@ -1,20 +1,26 @@
 import type { Command } from 'commander';
-import { duration, globals, heldLine, nextDue, notYetDue, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
+import { duration, globals, heldLine, nextDue, scheduledCounts, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { Queue } from '../../queue.js';
 import type { QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { RateLimit } from '../../store/store.js';
 import type { QueueStats } from '../../types.js';
+import { explainWait } from '../../inspect/why-waiting.js';
 import { EXIT, hint, notChanged, UsageError } from '../errors.js';
 import { JobCancelledError, JobFailedError, JobNotFoundError, WaitTimeoutError } from '../../errors.js';
 
-export function jobCommands(program: Command): void {
-  program
+/** `get <id>` (also `jobs get <id>`): one job, and why it is not running when it is scheduled. */
+export function getCommand(parent: Command): void {
+  parent
     .command('get')
-    .description('show one job: state, due time, attempts, last error, data')
+    .description('show one job: state, due time, why it is not running yet, attempts, last error, data')
     .argument('<id>')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const job = await withQueue(g, (q) => q.get(id));
+      // Why a scheduled job is not running: three more reads, only for a scheduled job.
+      const job = await withQueue(g, async (q) => {
+        const job = await q.get(id);
+        return job ? { ...job, why: await explainWait(q, job) } : null;
+      });
       if (!job) {
         output(g, null, () => `no job ${id} (never added, completed, cancelled or purged)`);
         notChanged();
@@ -22,8 +28,9 @@ export function jobCommands(program: Command): void {
       }
       output(g, job, () =>
         [
-          `${paint('bold', job.id)}  ${job.state}${job.ready ? ' (due, waiting for a worker)' : ''}`,
+          `${paint('bold', job.id)}  ${job.state}${job.ready ? ' (ready: due, not running yet)' : ''}`,
           `due        ${when(job.dueAtMs)}`,
+          ...(job.why.length > 0 ? [`waiting    ${paint('yellow', job.why.map((r) => r.text).join(' · '))}`] : []),
           `attempt    ${job.attempt}${job.maxAttempts ? ` of ${job.maxAttempts}` : ''}`,
           `priority   ${job.priority}`,
           ...(job.group !== undefined ? [`group      ${job.group}`] : []),
@@ -43,6 +50,10 @@ export function jobCommands(program: Command): void {
         ].join('\n'),
       );
     });
+}
+
+export function jobCommands(program: Command): void {
+  getCommand(program);
 
   writes(program.command('cancel'))
     .description('remove scheduled jobs (running ones too with --running; dead and completed jobs are left alone); a thousand ids per round trip')
@@ -197,7 +208,7 @@ Examples:
       output(g, s, () =>
         [
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
-          `scheduled ${notYetDue(s)}  ready ${s.ready}  active ${s.active}  dead ${s.dead}`,
+          `${scheduledCounts(s)}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
           ...heldLine(s),
           ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),

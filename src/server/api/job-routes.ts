@@ -4,6 +4,7 @@
  * remove, and cancelling a list of ids. Payloads go out through the redaction hook.
  */
 import { filteredPage } from '../../inspect/filtered-page.js';
+import { explainWait } from '../../inspect/why-waiting.js';
 import { passesFilter } from '../../inspect/retained-filter.js';
 import type { Queue } from '../../queue.js';
 import type { ListOrder, ListState } from '../../types.js';
@@ -95,15 +96,15 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'job.get',
       path: '/queues/:queue/jobs/:id',
-      summary: 'One job: state, times, attempts, errors, progress, logs',
+      summary: 'One job: state, times, attempts, errors, progress, logs, and why a scheduled job is not running (`why`)',
       tag: 'jobs',
       action: 'read',
-      response: s.jobInfo,
+      response: s.jobDetail,
       errors: [400, 404],
       async handler({ queue, params }) {
         const job = await queue.get(params.id!);
         if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
-        return show(queue, ctx, job);
+        return { ...show(queue, ctx, job), why: await explainWait(queue, job) };
       },
     }),
     route<undefined, typeof s.addBody._zod.output>({

@@ -127,7 +127,9 @@ export function limitsLine(name, limits, changed, rate) {
       ? h(
           'span',
           { class: 'rate-line' },
-          ' · Rate ',
+          // On a phone the rate goes on a line of its own, without the dot that would lead it.
+          h('span', { class: 'lead-sep' }, ' · '),
+          'Rate ',
           h('strong', null, rateText(limits.rateLimit)),
           ' · group rate ',
           h('strong', null, rateText(limits.groupRateLimit)),

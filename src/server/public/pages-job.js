@@ -10,7 +10,7 @@ import { bothTimes, duration, localTime, pretty, relTime, serverNow } from './fo
 import * as live from './live.js';
 import { go, href } from './router.js';
 import { attempts, progressView } from './tables.js';
-import { act, button, confirmAction, dialog, displayState, emptyState, errorNote, loading, session, stateChip } from './ui.js';
+import { act, badge, button, confirmAction, dialog, displayState, emptyState, errorNote, loading, session, stateChip, stateWord } from './ui.js';
 
 export function jobPage(main, route) {
   const { queue, id } = route;
@@ -31,8 +31,9 @@ export function jobPage(main, route) {
     try {
       const next = await api.job(queue, id);
       if (stopped) return;
-      // Re-render only when something changed: a focused button keeps its focus otherwise.
-      if (JSON.stringify(next) !== JSON.stringify(job)) {
+      // Re-render only when something changed: a focused button keeps its focus otherwise
+      // (a reason's text counts down — "due in 4 s" — so reasons compare by what they say of the job).
+      if (sameness(next) !== sameness(job)) {
         job = next;
         render();
       }
@@ -72,7 +73,7 @@ export function jobPage(main, route) {
           h('span', { 'aria-hidden': 'true' }, '/'),
           h('a', { href: href.queue(queue) }, queue),
           h('span', { 'aria-hidden': 'true' }, '/'),
-          state ? h('a', { href: href.queue(queue, state) }, state) : null,
+          state ? h('a', { href: href.queue(queue, state) }, stateWord(state)) : null,
         ),
         h('div', { class: 'title-row' }, h('h1', { class: 'mono job-id' }, id), state ? stateChip(state) : null),
       ),
@@ -90,6 +91,7 @@ export function jobPage(main, route) {
         'dl',
         { class: 'facts' },
         fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
+        j.why?.length ? fact('Not running because', whyBadges(j.why)) : null,
         fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
         fact('Priority', String(j.priority)),
         j.timeoutMs === undefined ? null : fact('Timeout', `${duration(j.timeoutMs)} per attempt`),
@@ -281,6 +283,28 @@ export function jobPage(main, route) {
     stopped = true;
     offStats();
   };
+}
+
+/** What decides a re-render: the job, its reasons without their counting-down text. */
+function sameness(j) {
+  return j === undefined ? '' : JSON.stringify({ ...j, why: j.why?.map(({ text: _text, ...r }) => r) });
+}
+
+const WHY_TONE = { no_worker: 'danger', not_due: 'muted', in_line: 'muted' };
+
+/** Why a scheduled job is not running, one badge a reason (the API's `why`, most binding first). */
+function whyBadges(why) {
+  return h(
+    'div',
+    { class: ['badges', 'why-waiting'] },
+    ...why.map((r) =>
+      badge(
+        r.code === 'not_due' ? h('span', null, 'due ', relTime(r.untilMs)) : r.text,
+        WHY_TONE[r.code] ?? 'warning',
+        r.code === 'no_worker' ? 'alert' : undefined,
+      ),
+    ),
+  );
 }
 
 function fact(label, ...value) {

@@ -32,12 +32,12 @@ function trouble(row) {
 const COLUMNS = [
   { key: 'name', label: 'Queue', cls: 'col-id', value: (r) => r.name },
   { key: 'due', label: 'Due now', cls: 'col-num', value: (r) => r.stats.ready },
-  { key: 'wait', label: 'Oldest wait', cls: 'col-num', value: (r) => r.stats.oldestDueAgeMs ?? -1 },
-  { key: 'running', label: 'Running', cls: 'col-num', value: (r) => r.stats.active },
+  { key: 'wait', label: 'Oldest wait', cls: 'col-num hide-sm', value: (r) => r.stats.oldestDueAgeMs ?? -1 },
+  { key: 'running', label: 'Running', cls: 'col-num hide-sm', value: (r) => r.stats.active },
   { key: 'failed', label: 'Failed, 1 h', cls: 'col-num', value: (r) => r.died ?? -1 },
   { key: 'dead', label: 'Dead', cls: 'col-num', value: (r) => r.stats.dead },
-  { key: 'workers', label: 'Workers', cls: 'col-num', value: (r) => r.stats.workers },
-  { key: 'paused', label: 'Paused', cls: 'col-state', value: (r) => (r.stats.paused ? 1 : 0) },
+  { key: 'workers', label: 'Workers', cls: 'col-num hide-sm', value: (r) => r.stats.workers },
+  { key: 'paused', label: 'Paused', cls: 'col-state hide-sm', value: (r) => (r.stats.paused ? 1 : 0) },
 ];
 
 function compare(a, b) {
@@ -149,23 +149,36 @@ export function overviewPage(main) {
           { class: 'col-id' },
           h('a', { href: href.queue(r.name), class: 'mono id-link' }, r.name),
           alert ? h('span', { class: 'sr-only' }, ' (due jobs, no live worker)') : null,
+          // On a phone the columns after the dead count are hidden: their figures, as a line here.
+          h(
+            'span',
+            { class: 'show-sm muted small', 'aria-hidden': 'true' },
+            [
+              s.oldestDueAgeMs === undefined ? null : `oldest wait ${duration(s.oldestDueAgeMs)}`,
+              `${num(s.active)} running`,
+              plural(s.workers, 'worker'),
+              s.paused ? 'paused' : null,
+            ]
+              .filter(Boolean)
+              .join(' · '),
+          ),
         ),
         h('td', { class: ['col-num', s.ready > 0 && (alert ? 'num-dead' : 'num-ready')] }, num(s.ready)),
         // What holds the due jobs (stats().held), as the cell's title: the row stays one line on a phone.
         h(
           'td',
-          { class: 'col-num', title: heldPhrases(s.held).length > 0 ? `held: ${heldPhrases(s.held).join(' · ')}` : undefined },
+          { class: 'col-num hide-sm', title: heldPhrases(s.held).length > 0 ? `held: ${heldPhrases(s.held).join(' · ')}` : undefined },
           s.oldestDueAgeMs === undefined ? h('span', { class: 'muted' }, '–') : duration(s.oldestDueAgeMs),
         ),
-        h('td', { class: 'col-num' }, num(s.active)),
+        h('td', { class: 'col-num hide-sm' }, num(s.active)),
         h(
           'td',
           { class: ['col-num', r.died > 0 && 'num-dead'], title: r.died === undefined ? 'not sampled yet' : `${plural(r.died, 'job')} went dead ${hourTitle}` },
           r.died === undefined ? h('span', { class: 'muted' }, '–') : num(r.died),
         ),
         h('td', { class: ['col-num', s.dead > 0 && 'num-dead'] }, h('a', { href: href.queue(r.name, 'dead'), class: 'num-link' }, num(s.dead))),
-        h('td', { class: ['col-num', alert && 'num-dead'] }, num(s.workers)),
-        h('td', { class: 'col-state' }, s.paused ? badge('Paused', 'warning', 'pause') : null),
+        h('td', { class: ['col-num hide-sm', alert && 'num-dead'] }, num(s.workers)),
+        h('td', { class: 'col-state hide-sm' }, s.paused ? badge('Paused', 'warning', 'pause') : null),
       );
     });
     return h(

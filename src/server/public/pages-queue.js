@@ -33,7 +33,8 @@ const defaultOrder = (state) => (state === 'dead' || state === 'completed' ? 'de
 const orders = {};
 
 const TAB_LABELS = {
-  scheduled: 'Scheduled',
+  // The listing named `scheduled` (its API name kept) holds the jobs not due yet: upcoming.
+  scheduled: 'Upcoming',
   ready: 'Ready',
   active: 'Active',
   dead: 'Dead',
@@ -44,7 +45,7 @@ const TAB_LABELS = {
   shards: 'Shards',
 };
 
-/** How many jobs a tab holds, from the stats ("scheduled" there counts the ready ones too). */
+/** How many jobs a tab holds, from the stats (`stats.scheduled` is ready + upcoming). */
 function tabCount(tab, stats) {
   if (!stats) return undefined;
   if (tab === 'scheduled') return stats.scheduled - stats.ready;
@@ -823,7 +824,7 @@ export function queuePage(main, route) {
 }
 
 const EMPTY = {
-  scheduled: ['Nothing scheduled', 'Jobs added with a delay or a runAt wait here until they fall due.', 'clock'],
+  scheduled: ['Nothing upcoming', 'Jobs added with a delay or a runAt wait here until they fall due.', 'clock'],
   ready: ['Nothing waiting', 'No job is past its due time: the workers are keeping up.', 'bolt'],
   active: ['Nothing running', 'Jobs show here while a worker holds their lease.', 'cpu'],
   dead: ['No dead jobs', 'Jobs that run out of attempts land here with their errors, to retry or purge.', 'alert'],

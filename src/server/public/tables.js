@@ -9,13 +9,25 @@ import { holdLeft, rateText, rateUseText } from './pages-groups.js';
 import { href } from './router.js';
 import { button, displayState, stateChip } from './ui.js';
 
-function table(head, rows, caption) {
+/**
+ * A table. opts.stack: on a phone each row becomes a card, each cell a line led by its column's
+ * name (`data-label`), so every column shows without sideways scroll (app.css `.table-stack`).
+ */
+function table(head, rows, caption, opts = {}) {
+  if (opts.stack) {
+    for (const row of rows) {
+      [...row.children].forEach((cell, i) => {
+        const label = head[i]?.[0];
+        if (typeof label === 'string') cell.dataset.label = label;
+      });
+    }
+  }
   return h(
     'div',
     { class: 'table-wrap' },
     h(
       'table',
-      { class: 'table', tabindex: '-1' },
+      { class: ['table', opts.stack && 'table-stack'], tabindex: '-1' },
       caption ? h('caption', { class: 'sr-only' }, caption) : null,
       h('thead', null, h('tr', null, ...head.map(([label, cls]) => h('th', { scope: 'col', class: cls }, label)))),
       h('tbody', null, ...rows),
@@ -250,8 +262,8 @@ export function groupsTable(list, opts = {}) {
     ['Group', 'col-id'],
     ['Running', 'col-progress'],
     ['Waiting', 'col-num'],
-    ['Limit', 'col-num hide-sm'],
-    ['Rate', 'col-rate hide-sm'],
+    ['Limit', 'col-num'],
+    ['Rate', 'col-rate'],
     ['Paused', ''],
   ];
   if (opts.rowActions) head.push([h('span', { class: 'sr-only' }, 'Actions'), 'col-actions']);
@@ -283,21 +295,21 @@ export function groupsTable(list, opts = {}) {
             ),
       ),
       td('col-num', num(g.waiting)),
-      // On a phone the limit shows in the running column ("1 / 3").
       td(
-        'col-num hide-sm',
+        'col-num',
         g.concurrency !== undefined
           ? h('span', { class: 'strong' }, num(g.concurrency))
           : shared !== undefined
             ? h('span', { class: 'muted', title: "The queue's limit per group" }, `${num(shared)} (queue's)`)
             : h('span', { class: 'muted' }, 'none'),
       ),
-      td('col-rate hide-sm', groupRate(g, sharedRate)),
+      td('col-rate', groupRate(g, sharedRate)),
       td('', g.paused ? h('span', { class: 'badge badge-warning' }, icon('pause'), 'Paused') : h('span', { class: 'muted' }, 'no')),
       opts.rowActions ? td('col-actions', h('div', { class: 'row-actions' }, ...opts.rowActions(g))) : null,
     );
   });
-  return table(head, rows, 'Groups');
+  // On a phone every column shows, each group a card (its id, running, waiting, limit, rate, paused, actions).
+  return table(head, rows, 'Groups', { stack: true });
 }
 
 export function workersTable(list) {

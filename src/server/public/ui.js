@@ -9,13 +9,21 @@ import { num } from './format.js';
 /** What the session allows; set once at start-up (app.js). */
 export const session = { canWrite: false, readOnly: true, maxBulk: 1000, version: '', user: '', redacted: false };
 
-/** The state a person thinks of: a scheduled job whose time has come is "ready". */
+/**
+ * The state a person thinks of: a scheduled job whose time has come is "ready"; one whose time has
+ * not come is listed under 'scheduled' (the listing's name) and shown as "upcoming".
+ */
 export function displayState(job) {
   return job.state === 'scheduled' && job.ready ? 'ready' : job.state;
 }
 
+/** A state's word on the page: the listing named `scheduled` holds the upcoming jobs. */
+export function stateWord(state) {
+  return state === 'scheduled' ? 'upcoming' : state;
+}
+
 export function stateChip(state) {
-  return h('span', { class: ['chip', `chip-${state}`] }, state);
+  return h('span', { class: ['chip', `chip-${state}`] }, stateWord(state));
 }
 
 export function badge(text, tone, iconName) {

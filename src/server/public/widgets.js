@@ -36,25 +36,22 @@ export function queueBadges(stats, { name, schedules = [] } = {}) {
 }
 
 /**
- * The counts per state as stat cards linking to their tabs. `scheduled` in the stats counts
- * the ready jobs too; the cards show them apart (waiting vs due) so the numbers add up.
+ * The counts per state as stat cards linking to their tabs. One meaning per word, as in stats()
+ * and /metrics: scheduled = every job waiting to run = ready (due) + upcoming (not due yet). The
+ * cards show ready and upcoming apart, each saying the scheduled total they add up to.
  */
 export function countCards(name, stats) {
-  const waiting = stats.scheduled - stats.ready;
+  const upcoming = stats.scheduled - stats.ready;
   return [
-    stat('Scheduled', waiting, {
+    stat('Upcoming', upcoming, {
       href: href.queue(name, 'scheduled'),
       tone: 'scheduled',
-      note: !waiting
-        ? 'none waiting'
-        : stats.ready > 0 || stats.nextDueInMs === undefined
-          ? 'waiting for their time'
-          : `next in ${duration(stats.nextDueInMs)}`,
+      note: `of ${num(stats.scheduled)} scheduled${upcoming && stats.nextDueInMs !== undefined && stats.ready === 0 ? ` · next in ${duration(stats.nextDueInMs)}` : ''}`,
     }),
     stat('Ready', stats.ready, {
       href: href.queue(name, 'ready'),
       tone: stats.ready > 0 && stats.workers === 0 ? 'danger' : 'ready',
-      note: stats.oldestDueAgeMs === undefined ? 'nothing due' : `oldest waiting ${duration(stats.oldestDueAgeMs)}`,
+      note: stats.oldestDueAgeMs === undefined ? 'nothing due' : `due · oldest waiting ${duration(stats.oldestDueAgeMs)}`,
     }),
     stat('Active', stats.active, { href: href.queue(name, 'active'), tone: 'active', note: plural(stats.workers, 'worker') }),
     stat('Dead', stats.dead, { href: href.queue(name, 'dead'), tone: 'dead', note: stats.dead ? 'need a look' : 'all clear' }),

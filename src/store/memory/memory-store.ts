@@ -717,6 +717,8 @@ export class MemoryStore implements Store {
       if (seen.has(job.id)) continue;
       seen.add(job.id);
       job.attempts = 0;
+      // Started afresh: its next hand-out is its start (dead-retry.lua clears it too).
+      job.startedAt = undefined;
       q.schedule(job, now);
       q.emit(now, 'deadRetried', job.id, {});
       n++;
