@@ -12,6 +12,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { ValidationError } from '../../src/index.js';
 import { formatLayout, parseLayout } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
 import { type SimProcess, startWorld, type World, type WorldKind } from '../helpers/two-processes.js';
 import { deferred, until } from '../helpers/wait.js';
 
@@ -205,22 +206,7 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       await until(async () => (await qa.shards()).draining.length === 0, 'the unsharded keys (empty) dropped from the drain');
       // Jobs where a schedule puts its jobs (the unsharded keys, each add under its guard), and jobs on the shards.
       for (let i = 0; i < 6; i++) {
-        const job = {
-          id: `sched-${i}`,
-          data: String(i),
-          delayMs: 0,
-          runAtMs: undefined,
-          priority: 0,
-          maxAttempts: undefined,
-          backoff: undefined,
-          replace: false,
-          dedup: undefined,
-          traceContext: undefined,
-          group: undefined,
-          name: undefined,
-          cost: 1,
-          debounce: undefined,
-        };
+        const job = newJob(`sched-${i}`);
         assert.ok(await a.store.inner.add(name, [job], { name: 'nightly', occurrenceMs: i + 1 }));
       }
       await qa.addBulk(Array.from({ length: 6 }, (_, i) => ({ data: i, opts: { id: `shard-${i}` } })));
