@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { backoffDelay, DEFAULT_BACKOFF, encodeBackoff } from './backoff.js';
 import {
-  addOptionsSchema,
+  parseAddOptions,
   cancelOptionsSchema,
   failNowOptionsSchema,
   waitOptionsSchema,
@@ -243,7 +243,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   #toNewJob(data: unknown, opts: AddOptions | undefined, field: string): NewJob {
-    const o = parseOptions(addOptionsSchema, opts, field);
+    const o = parseAddOptions(opts, field);
     const delay = o.delay === undefined ? undefined : Math.ceil(o.delay);
     return {
       id: o.id ?? randomUUID(),
