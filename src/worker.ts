@@ -29,7 +29,7 @@ import { AckBatcher } from './worker/ack-batcher.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { logWorkerEvent } from './worker/event-log.js';
 import type { WorkerEvents } from './worker/events.js';
-import { HandedJob, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, type JobCalls, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
@@ -95,7 +95,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #tracing: Tracing | undefined;
 
   readonly #running = new Map<string, HandedJob<T>>();
-  readonly #acks: AckBatcher;
+  readonly #acks: AckBatcher<HandedJob<T>>;
+  /** What every HandedJob of this worker calls back (one object, not closures per job). */
+  readonly #calls: JobCalls;
   readonly #timer: WakeTimer;
   readonly #leases: LeaseKeeper;
   readonly #heartbeat: Heartbeat;
@@ -158,10 +160,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     shards.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
-    this.#acks = new AckBatcher(
+    this.#acks = new AckBatcher<HandedJob<T>>(
       (leases) => this.#store.complete(this.queue, leases),
+      (job, result, sentAt, outcome, err) => this.#acked(job, result, sentAt, outcome, err),
       (err) => this.#emitError(err),
     );
+    this.#calls = {
+      extend: (job, ms) => this.#extendOne(job as HandedJob<T>, ms),
+      update: (job, progress, lines) => this.#update(job, progress, lines),
+    };
     this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
@@ -305,7 +312,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         // A claim that comes back after close() began brings jobs no one will run: close
         // hands them back at once instead of leaving them to their lease.
         if (this.#closing) this.#lateClaims.push(...res.jobs.map((c): LeaseRef => ({ id: c.id, token: c.token })));
-        else for (const c of res.jobs) this.#start(c);
+        else this.#startAll(res.jobs);
         for (const u of res.unreadable) this.#buryCorrupt(u, u.reason);
         for (const e of res.errors ?? []) this.#emitError(e);
         if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
@@ -326,7 +333,26 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     void claim.finally(() => this.#claimsInFlight.delete(claim));
   }
 
-  #start(c: ClaimedJob): void {
+  /**
+   * Starts a claim's jobs: each is running (and 'claimed') at once; their handlers run in claim
+   * order in one microtask, each as it would after an await (one microtask per claim, not a
+   * closure and a microtask per job).
+   */
+  #startAll(claimed: ClaimedJob[]): void {
+    const ready: HandedJob<T>[] = [];
+    for (const c of claimed) {
+      const job = this.#start(c);
+      if (job) ready.push(job);
+    }
+    if (ready.length > 0) {
+      queueMicrotask(() => {
+        for (const job of ready) this.#run(job);
+      });
+    }
+  }
+
+  /** A claimed job made ready to run, or undefined when it went on its own way (corrupt, or run traced). */
+  #start(c: ClaimedJob): HandedJob<T> | undefined {
     let data: unknown;
     let corrupt: string | undefined;
     if (c.data === undefined) corrupt = 'corrupt job: the body has no data field (d)';
@@ -339,19 +365,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     if (corrupt !== undefined) {
       this.#buryCorrupt(c, corrupt);
-      return;
+      return undefined;
     }
-    const job = new HandedJob<T>(
-      this.queue,
-      c,
-      data as T,
-      this.#attempts,
-      this.#timeoutMs,
-      (j, ms) => this.#extendOne(j, ms),
-      (j, progress, lines) => this.#update(j, progress, lines),
-    );
+    const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, this.#timeoutMs, this.#calls);
     this.#running.set(job.token, job);
-    this.#emit('claimed', job);
+    if (this.#heard('claimed')) this.#emit('claimed', job);
     if (this.#tracing) {
       const traced = this.#tracing.process(this.queue, job, c.traceContext, () => Promise.resolve().then(() => this.#handler(job)));
       const span = traced.span;
@@ -363,32 +381,36 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         },
       );
       this.#awaitHandler(job, traced.result);
+      return undefined;
+    }
+    return job;
+  }
+
+  /**
+   * Runs a job's handler (in #startAll's microtask); a handler that returns without a promise is
+   * settled at once, with no promise made for it (at tens of thousands of jobs a second,
+   * promises per job are much of the worker's garbage). A handler that throws fails its job only.
+   */
+  #run(job: HandedJob<T>): void {
+    let result: unknown;
+    try {
+      result = this.#handler(job);
+    } catch (err) {
+      this.#finish(job, () => this.#failOrSnooze(job, err));
       return;
     }
-    // The handler runs in a microtask, as it would after an await; a handler that returns
-    // without a promise is settled at once, with no promise made for it (at tens of thousands
-    // of jobs a second, promises per job are much of the worker's garbage).
-    queueMicrotask(() => {
-      let result: unknown;
-      try {
-        result = this.#handler(job);
-      } catch (err) {
-        this.#finish(job, () => this.#failOrSnooze(job, err));
-        return;
-      }
-      // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
-      // `then` may throw, or call back twice). Reading `then` may throw too (a getter, a trapping
-      // Proxy): that fails the attempt, as the handler's own throw would.
-      let thenable: boolean;
-      try {
-        thenable = isThenable(result);
-      } catch (err) {
-        this.#finish(job, () => this.#failOrSnooze(job, err));
-        return;
-      }
-      if (thenable) this.#awaitHandler(job, Promise.resolve(result));
-      else this.#succeeded(job, result);
-    });
+    // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
+    // `then` may throw, or call back twice). Reading `then` may throw too (a getter, a trapping
+    // Proxy): that fails the attempt, as the handler's own throw would.
+    let thenable: boolean;
+    try {
+      thenable = isThenable(result);
+    } catch (err) {
+      this.#finish(job, () => this.#failOrSnooze(job, err));
+      return;
+    }
+    if (thenable) this.#awaitHandler(job, Promise.resolve(result));
+    else this.#succeeded(job, result);
   }
 
   /** Waits for a handler's promise, bounded by the worker's timeout when it has one. */
@@ -472,17 +494,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** Acks the job; the AckBatcher sends the acks of one turn of the event loop together (close() drains it). */
   #complete(job: HandedJob<T>, result: unknown): void {
-    const sentAt = this.#timer.serverNow();
-    this.#acks.ack(job.id, job.token, resultText(result), (outcome, err) => {
-      if (err !== undefined) {
-        this.#emitError(err);
-        this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
-      }
-      // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
-      // finished after this lease ran out: which one, the lease deadline tells.
-      else if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
-      else this.#emit('completed', job, result);
-    });
+    this.#acks.ack(job, resultText(result), result, this.#timer.serverNow());
+  }
+
+  /** An ack's answer (AckBatcher's one handler for all acks); `sentAt`: the server clock when the job was acked. */
+  #acked(job: HandedJob<T>, result: unknown, sentAt: number, outcome: LeaseOutcome | undefined, err: unknown): void {
+    if (err !== undefined) {
+      this.#emitError(err);
+      this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+    }
+    // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
+    // finished after this lease ran out: which one, the lease deadline tells.
+    else if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
+    else if (this.#heard('completed')) this.#emit('completed', job, result);
   }
 
   async #fail(job: HandedJob<T>, err: unknown): Promise<void> {
@@ -655,6 +679,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** The store this worker claims from (shared with a Queue through the `store` option); metrics watch it. */
   get store(): Store {
     return this.#store;
+  }
+
+  /**
+   * Whether an event has anyone to hear it (a listener, or the logger): the per-job events
+   * ('claimed', 'completed') are made only then.
+   */
+  #heard(event: keyof WorkerEvents<T>): boolean {
+    return this.#logger !== undefined || this.listenerCount(event) > 0;
   }
 
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
