@@ -1,7 +1,7 @@
 /**
  * Reads the packed strings of the layout (wire.ts JOB_BODY, RUN_STATE). Hand-written
- * with indexOf and one anchored regex, not a generic parser: a claim reads one line per job, and
- * this is the worker's hot path.
+ * with scans of digits and indexOf, not a generic parser or a regex: a claim reads one line per
+ * job, and this is the worker's hot path.
  */
 import { StoreError } from '../../errors.js';
 import type { JobError } from '../../types.js';
@@ -31,9 +31,6 @@ export interface RunState {
   lastError: string | undefined;
 }
 
-// The trace length may be followed by '/<name length>' (a named job's body, wire.ts JOB_BODY).
-// The max attempts may be followed by '/<timeout ms>' (a job with a timeout of its own).
-const BODY_HEAD = /^(\d{1,16}):(\d{1,16}):(-?\d{1,16}):(\d{0,16})(?:\/(\d{1,16}))?:(\d{1,16}):(\d{1,16})(?:\/(\d{1,16}))?:/;
 const ASCII = /^\p{ASCII}*$/u;
 
 /** What is wrong with a body header that does not read, in the words the scripts use. */
@@ -74,37 +71,117 @@ function utf8End(s: string, from: number, bytes: number): number {
   return n === bytes ? i : -1;
 }
 
-/** A packed body; throws a StoreError naming what is wrong. */
-export function parseBody(s: string): JobBody {
-  const m = BODY_HEAD.exec(s);
-  if (!m || m[4] === '0' || (m[5] !== undefined && Number(m[5]) < 1) || (m[8] !== undefined && Number(m[8]) < 1)) throw new StoreError(bodyProblem(s));
-  const start = m[0].length;
-  const bl = Number(m[6]);
-  const xl = Number(m[7]);
+/**
+ * Where the run of digits that starts at `at` ends (the index after it), or -1 when it is
+ * shorter than `min` or longer than 16 digits (the most a body's numbers are written with).
+ */
+function digitsEnd(s: string, at: number, min: number): number {
+  let i = at;
+  while (i < s.length && i - at <= 16) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    i++;
+  }
+  return i - at < min || i - at > 16 ? -1 : i;
+}
+
+/** The whole number written in `s` from `from` to `to` (digits only, as digitsEnd found them). */
+function wholeAt(s: string, from: number, to: number): number {
+  // Up to 15 digits the sum is exact (below 2^53); 16 are read as Number reads them.
+  if (to - from > 15) return Number(s.slice(from, to));
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + (s.charCodeAt(i) - 48);
+  return n;
+}
+
+/** The fields of a body that readBody writes (a JobBody, or a claim's hand-out, which has them all but seq). */
+export interface BodyFields {
+  createdAtMs: number;
+  priority: number;
+  maxAttempts: number | undefined;
+  timeoutMs?: number | undefined;
+  backoff: string | undefined;
+  traceContext: string | undefined;
+  name: string | undefined;
+  data: string | undefined;
+}
+
+/**
+ * Reads a packed body into `into` (its fields in place: a claim builds no object per job on
+ * the way) and returns its sequence number; throws a StoreError naming what is wrong. The
+ * header, `seq:created:priority:max[/timeout]:backoff len:trace len[/name len]:` (wire.ts
+ * JOB_BODY), is read with indexOf-free scans of its digits, not a regex: this is the worker's
+ * hot path.
+ */
+export function readBody(s: string, into: BodyFields): number {
+  const seqEnd = digitsEnd(s, 0, 1);
+  const createdEnd = seqEnd < 0 || s.charCodeAt(seqEnd) !== 58 ? -1 : digitsEnd(s, seqEnd + 1, 1);
+  const minus = createdEnd >= 0 && s.charCodeAt(createdEnd) === 58 && s.charCodeAt(createdEnd + 1) === 45 ? 1 : 0;
+  const priorityEnd = createdEnd < 0 || s.charCodeAt(createdEnd) !== 58 ? -1 : digitsEnd(s, createdEnd + 1 + minus, 1);
+  const maxEnd = priorityEnd < 0 || s.charCodeAt(priorityEnd) !== 58 ? -1 : digitsEnd(s, priorityEnd + 1, 0);
+  const timeoutEnd = maxEnd >= 0 && s.charCodeAt(maxEnd) === 47 ? digitsEnd(s, maxEnd + 1, 1) : maxEnd;
+  const blEnd = timeoutEnd < 0 || s.charCodeAt(timeoutEnd) !== 58 ? -1 : digitsEnd(s, timeoutEnd + 1, 1);
+  const xlEnd = blEnd < 0 || s.charCodeAt(blEnd) !== 58 ? -1 : digitsEnd(s, blEnd + 1, 1);
+  const nlEnd = xlEnd >= 0 && s.charCodeAt(xlEnd) === 47 ? digitsEnd(s, xlEnd + 1, 1) : xlEnd;
+  if (nlEnd < 0 || s.charCodeAt(nlEnd) !== 58) throw new StoreError(bodyProblem(s));
+  const maxAt = priorityEnd + 1;
+  const timed = timeoutEnd !== maxEnd;
+  const named = nlEnd !== xlEnd;
+  // A max of attempts written '0', a timeout or name length of 0: never written by an add.
+  if (
+    (maxEnd - maxAt === 1 && s.charCodeAt(maxAt) === 48) ||
+    (timed && wholeAt(s, maxEnd + 1, timeoutEnd) < 1) ||
+    (named && wholeAt(s, xlEnd + 1, nlEnd) < 1)
+  )
+    throw new StoreError(bodyProblem(s));
+  const start = nlEnd + 1;
+  const bl = wholeAt(s, timeoutEnd + 1, blEnd);
+  const xl = wholeAt(s, blEnd + 1, xlEnd);
   // Lengths count bytes; backoff and trace are written as ASCII (asciiOnly), so they count
   // characters here too. One that is not (a hand-written body) is not read as something else.
-  const backoff = s.slice(start, start + bl);
-  const trace = s.slice(start + bl, start + bl + xl);
-  if (start + bl + xl > s.length || ((bl > 0 || xl > 0) && !ASCII.test(backoff + trace))) throw new StoreError('bad field lengths');
   let dataStart = start + bl + xl;
+  if (dataStart > s.length) throw new StoreError('bad field lengths');
+  let backoff: string | undefined;
+  let trace: string | undefined;
+  if (bl > 0 || xl > 0) {
+    backoff = s.slice(start, start + bl);
+    trace = s.slice(start + bl, dataStart);
+    if (!ASCII.test(backoff) || !ASCII.test(trace)) throw new StoreError('bad field lengths');
+  }
   let name: string | undefined;
-  if (m[8] !== undefined) {
-    const end = utf8End(s, dataStart, Number(m[8]));
+  if (named) {
+    const end = utf8End(s, dataStart, wholeAt(s, xlEnd + 1, nlEnd));
     if (end < 0) throw new StoreError('bad field lengths');
     name = s.slice(dataStart, end);
     dataStart = end;
   }
-  return {
-    seq: Number(m[1]),
-    createdAtMs: Number(m[2]),
-    priority: Number(m[3]),
-    maxAttempts: m[4] === '' ? undefined : Number(m[4]),
-    timeoutMs: m[5] === undefined ? undefined : Number(m[5]),
-    backoff: bl > 0 ? backoff : undefined,
-    traceContext: xl > 0 ? trace : undefined,
-    name,
-    data: s.slice(dataStart),
+  into.createdAtMs = wholeAt(s, seqEnd + 1, createdEnd);
+  const priority = wholeAt(s, createdEnd + 1 + minus, priorityEnd);
+  into.priority = minus === 1 ? -priority : priority;
+  into.maxAttempts = maxEnd === maxAt ? undefined : wholeAt(s, maxAt, maxEnd);
+  into.timeoutMs = timed ? wholeAt(s, maxEnd + 1, timeoutEnd) : undefined;
+  into.backoff = bl > 0 ? backoff : undefined;
+  into.traceContext = xl > 0 ? trace : undefined;
+  into.name = name;
+  into.data = s.slice(dataStart);
+  return wholeAt(s, 0, seqEnd);
+}
+
+/** A packed body; throws a StoreError naming what is wrong. */
+export function parseBody(s: string): JobBody {
+  const body: JobBody = {
+    seq: 0,
+    createdAtMs: 0,
+    priority: 0,
+    maxAttempts: undefined,
+    timeoutMs: undefined,
+    backoff: undefined,
+    traceContext: undefined,
+    name: undefined,
+    data: '',
   };
+  body.seq = readBody(s, body as BodyFields);
+  return body;
 }
 
 /** A body, or undefined when it cannot be read (listings show what they can, never throw). */
