@@ -128,11 +128,7 @@ export function readBody(s: string, into: BodyFields): number {
   const timed = timeoutEnd !== maxEnd;
   const named = nlEnd !== xlEnd;
   // A max of attempts written '0', a timeout or name length of 0: never written by an add.
-  if (
-    (maxEnd - maxAt === 1 && s.charCodeAt(maxAt) === 48) ||
-    (timed && wholeAt(s, maxEnd + 1, timeoutEnd) < 1) ||
-    (named && wholeAt(s, xlEnd + 1, nlEnd) < 1)
-  )
+  if ((maxEnd - maxAt === 1 && s.charCodeAt(maxAt) === 48) || (timed && wholeAt(s, maxEnd + 1, timeoutEnd) < 1) || (named && wholeAt(s, xlEnd + 1, nlEnd) < 1))
     throw new StoreError(bodyProblem(s));
   const start = nlEnd + 1;
   const bl = wholeAt(s, timeoutEnd + 1, blEnd);
