@@ -33,6 +33,7 @@ import { HandedJob, type JobCalls, rateHoldProblem, roundedHold, roundedSnooze, 
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
+import { RunningJobs } from './worker/running-jobs.js';
 import { errorText, newWorkerId, readableThrown, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { routeByName } from './worker/route-by-name.js';
@@ -94,7 +95,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #logger: Logger | undefined;
   readonly #tracing: Tracing | undefined;
 
-  readonly #running = new Map<string, HandedJob<T>>();
+  readonly #running = new RunningJobs<HandedJob<T>>();
   readonly #acks: AckBatcher<HandedJob<T>>;
   /** What every HandedJob of this worker calls back (one object, not closures per job). */
   readonly #calls: JobCalls;
@@ -172,7 +173,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
-      running: () => [...this.#running.values()].filter((j) => !j.leaseGone),
+      running: () => this.#running.values().filter((j) => !j.leaseGone),
       extend: (leases) => this.#extend(leases as HandedJob<T>[], this.leaseMs),
       onLost: (job) => this.#leaseLost(job as HandedJob<T>),
       onError: (err) => this.#emitError(err),
@@ -368,7 +369,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       return undefined;
     }
     const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, this.#timeoutMs, this.#calls);
-    this.#running.set(job.token, job);
+    this.#running.add(job);
     if (this.#heard('claimed')) this.#emit('claimed', job);
     if (this.#tracing) {
       const traced = this.#tracing.process(this.queue, job, c.traceContext, () => Promise.resolve().then(() => this.#handler(job)));
@@ -396,7 +397,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     try {
       result = this.#handler(job);
     } catch (err) {
-      this.#finish(job, () => this.#failOrSnooze(job, err));
+      this.#threw(job, err);
       return;
     }
     // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
@@ -406,7 +407,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     try {
       thenable = isThenable(result);
     } catch (err) {
-      this.#finish(job, () => this.#failOrSnooze(job, err));
+      this.#threw(job, err);
       return;
     }
     if (thenable) this.#awaitHandler(job, Promise.resolve(result));
@@ -426,8 +427,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     run.then(
       (result) => this.#succeeded(job, result),
-      (err) => this.#finish(job, () => this.#failOrSnooze(job, err)),
+      (err) => this.#threw(job, err),
     );
+  }
+
+  /**
+   * The handler threw (or its promise rejected): the attempt fails, or snoozes. Apart, so that
+   * #run makes no closure, nor a context for one, for a handler that returns.
+   */
+  #threw(job: HandedJob<T>, err: unknown): void {
+    this.#finish(job, () => this.#failOrSnooze(job, err));
   }
 
   #failOrSnooze(job: HandedJob<T>, thrown: unknown): Promise<void> {
@@ -456,13 +465,17 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** The handler returned: the job is acked (no promise per job), or snoozed if it asked to be. */
   #succeeded(job: HandedJob<T>, result: unknown): void {
     if (job.snoozed) {
-      const snoozed = job.snoozed;
-      this.#finish(job, () => this.#snooze(job, snoozed));
+      this.#snoozed(job, job.snoozed);
       return;
     }
     if (!this.#end(job)) return;
     if (!job.leaseGone) this.#complete(job, result);
     this.#pump();
+  }
+
+  /** The handler called job.snooze() and returned (it caught the signal): the snooze holds. Apart, as #threw is. */
+  #snoozed(job: HandedJob<T>, snoozed: SnoozeSignal): void {
+    this.#finish(job, () => this.#snooze(job, snoozed));
   }
 
   /** Ends the job's run with `settle` (a fail, snooze or release call), which close() waits for. */
@@ -487,7 +500,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #end(job: HandedJob<T>): boolean {
     if (job.settled) return false;
     job.settled = true;
-    this.#running.delete(job.token);
+    this.#running.delete(job);
     if (this.#running.size === 0) this.#idle?.resolve();
     return true;
   }
@@ -649,7 +662,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // left raced the timer that ended the wait, and a job then waited out its whole lease.)
     const graceUntil = this.#running.size > 0 ? Math.max(deadline, performance.now() + CLOSE_GRACE_MS) : deadline;
     const inGrace = (p: Promise<unknown>) => settlesWithin(p, graceUntil - performance.now());
-    const unfinished = [...this.#running.values()];
+    const unfinished = this.#running.values();
     await inGrace(
       this.#release(unfinished).catch((err: unknown) => {
         this.#emitError(err);

@@ -74,6 +74,8 @@ export class HandedJob<T> implements Job<T> {
   settled = false;
   /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
   leaseGone = false;
+  /** Its slot in the worker's RunningJobs; -1 when it is not running. */
+  runningAt = -1;
   #controller: AbortController | undefined;
   #abortReason: string | undefined;
   readonly #calls: JobCalls;
