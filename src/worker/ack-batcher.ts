@@ -13,11 +13,15 @@ import type { CompleteRef, LeaseOutcome, LeaseRef } from '../store/store.js';
 export type AckDone<J> = (job: J, value: unknown, sentAtMs: number, outcome: LeaseOutcome | undefined, err?: unknown) => void;
 
 export class AckBatcher<J extends LeaseRef> {
-  // One batch in parallel arrays: the acks as the store reads them, and what `done` is told.
-  #refs: CompleteRef[] = [];
+  // One batch in parallel arrays. The jobs are the store's acks as they are (a job has the id
+  // and token an ack sends); result texts and values are kept only once one is not empty (a
+  // handler that returns nothing, the common case, costs them nothing).
   #jobs: J[] = [];
-  #values: unknown[] = [];
   #sentAt: number[] = [];
+  /** Acks in the batch: the arrays are made as long as the last batch, and filled up to this. */
+  #count = 0;
+  #texts: string[] | undefined;
+  #values: unknown[] | undefined;
   #scheduled = false;
   #inFlight = new Set<Promise<void>>();
   readonly #send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>;
@@ -34,14 +38,21 @@ export class AckBatcher<J extends LeaseRef> {
 
   /**
    * `result`: the handler's result as JSON text, kept when the queue's retention keeps the job
-   * ('' for none: the job itself is then the store's ack, with no object made for it). `value`
-   * and `sentAtMs` are handed back to `done` as they are.
+   * ('' for none). `value` and `sentAtMs` are handed back to `done` as they are.
    */
   ack(job: J, result: string, value: unknown, sentAtMs: number): void {
-    this.#refs.push(result === '' ? job : { id: job.id, token: job.token, result });
-    this.#jobs.push(job);
-    this.#values.push(value);
-    this.#sentAt.push(sentAtMs);
+    const n = this.#count++;
+    if (n < this.#jobs.length) {
+      this.#jobs[n] = job;
+      this.#sentAt[n] = sentAtMs;
+    } else {
+      this.#jobs.push(job);
+      this.#sentAt.push(sentAtMs);
+    }
+    if (result !== '' && !this.#texts) this.#texts = new Array<string>(n).fill('');
+    this.#texts?.push(result);
+    if (value !== undefined && !this.#values) this.#values = new Array<unknown>(n).fill(undefined);
+    this.#values?.push(value);
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(this.#flushNow);
@@ -50,21 +61,28 @@ export class AckBatcher<J extends LeaseRef> {
 
   #flush(): void {
     this.#scheduled = false;
-    const refs = this.#refs;
-    if (refs.length === 0) return;
+    const n = this.#count;
+    if (n === 0) return;
     const jobs = this.#jobs;
-    const values = this.#values;
     const sentAt = this.#sentAt;
-    this.#refs = [];
-    this.#jobs = [];
-    this.#values = [];
-    this.#sentAt = [];
-    const p = this.#send(refs).then(
+    const texts = this.#texts;
+    const values = this.#values;
+    jobs.length = n;
+    sentAt.length = n;
+    // The next batch is likely of this one's size: its arrays are made that long at once, not
+    // grown ack by ack (a hundred acks a batch grew two arrays through four sizes).
+    this.#jobs = new Array<J>(n);
+    this.#sentAt = new Array<number>(n).fill(0);
+    this.#count = 0;
+    this.#texts = undefined;
+    this.#values = undefined;
+    const acks: CompleteRef[] = texts ? jobs.map((j, i) => (texts[i] === '' ? j : { id: j.id, token: j.token, result: texts[i] })) : jobs;
+    const p = this.#send(acks).then(
       (outcomes) => {
-        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values[i], sentAt[i]!, outcomes[i], undefined);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, outcomes[i], undefined);
       },
       (err) => {
-        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values[i], sentAt[i]!, undefined, err);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, undefined, err);
       },
     );
     this.#inFlight.add(p);
