@@ -71,28 +71,39 @@ function utf8End(s: string, from: number, bytes: number): number {
   return n === bytes ? i : -1;
 }
 
+/** Where readBody's scan of a body header is (one module-wide cursor: the scan is synchronous). */
+let cursor = 0;
+
 /**
- * Where the run of digits that starts at `at` ends (the index after it), or -1 when it is
- * shorter than `min` or longer than 16 digits (the most a body's numbers are written with).
+ * The whole number written with `min` to 16 digits at the cursor in `s`, the cursor moved past
+ * its digits; -1 when there are fewer or more digits than that (the most a body writes is 16).
  */
-function digitsEnd(s: string, at: number, min: number): number {
-  let i = at;
-  while (i < s.length && i - at <= 16) {
+function digitsAt(s: string, min: number): number {
+  const from = cursor;
+  let n = 0;
+  let i = from;
+  for (; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 48 || c > 57) break;
-    i++;
+    n = n * 10 + (c - 48);
   }
-  return i - at < min || i - at > 16 ? -1 : i;
+  cursor = i;
+  const digits = i - from;
+  if (digits < min || digits > 16) return -1;
+  // Up to 15 digits the sum is exact (below 2^53); 16 are read as Number reads them.
+  return digits > 15 ? Number(s.slice(from, i)) : n;
 }
 
-/** The whole number written in `s` from `from` to `to` (digits only, as digitsEnd found them). */
-function wholeAt(s: string, from: number, to: number): number {
-  // Up to 15 digits the sum is exact (below 2^53); 16 are read as Number reads them.
-  if (to - from > 15) return Number(s.slice(from, to));
-  let n = 0;
-  for (let i = from; i < to; i++) n = n * 10 + (s.charCodeAt(i) - 48);
-  return n;
+/** Whether the character at the cursor is `code`; the cursor moves past it when it is. */
+function takes(s: string, code: number): boolean {
+  if (s.charCodeAt(cursor) !== code) return false;
+  cursor++;
+  return true;
 }
+
+const COLON = 58;
+const SLASH = 47;
+const MINUS = 45;
 
 /** The fields of a body that readBody writes (a JobBody, or a claim's hand-out, which has them all but seq). */
 export interface BodyFields {
@@ -110,29 +121,29 @@ export interface BodyFields {
  * Reads a packed body into `into` (its fields in place: a claim builds no object per job on
  * the way) and returns its sequence number; throws a StoreError naming what is wrong. The
  * header, `seq:created:priority:max[/timeout]:backoff len:trace len[/name len]:` (wire.ts
- * JOB_BODY), is read with indexOf-free scans of its digits, not a regex: this is the worker's
- * hot path.
+ * JOB_BODY), is read in one pass over its characters, each number summed as it is scanned:
+ * no regex match, no string per field (this is the worker's hot path).
  */
 export function readBody(s: string, into: BodyFields): number {
-  const seqEnd = digitsEnd(s, 0, 1);
-  const createdEnd = seqEnd < 0 || s.charCodeAt(seqEnd) !== 58 ? -1 : digitsEnd(s, seqEnd + 1, 1);
-  const minus = createdEnd >= 0 && s.charCodeAt(createdEnd) === 58 && s.charCodeAt(createdEnd + 1) === 45 ? 1 : 0;
-  const priorityEnd = createdEnd < 0 || s.charCodeAt(createdEnd) !== 58 ? -1 : digitsEnd(s, createdEnd + 1 + minus, 1);
-  const maxEnd = priorityEnd < 0 || s.charCodeAt(priorityEnd) !== 58 ? -1 : digitsEnd(s, priorityEnd + 1, 0);
-  const timeoutEnd = maxEnd >= 0 && s.charCodeAt(maxEnd) === 47 ? digitsEnd(s, maxEnd + 1, 1) : maxEnd;
-  const blEnd = timeoutEnd < 0 || s.charCodeAt(timeoutEnd) !== 58 ? -1 : digitsEnd(s, timeoutEnd + 1, 1);
-  const xlEnd = blEnd < 0 || s.charCodeAt(blEnd) !== 58 ? -1 : digitsEnd(s, blEnd + 1, 1);
-  const nlEnd = xlEnd >= 0 && s.charCodeAt(xlEnd) === 47 ? digitsEnd(s, xlEnd + 1, 1) : xlEnd;
-  if (nlEnd < 0 || s.charCodeAt(nlEnd) !== 58) throw new StoreError(bodyProblem(s));
-  const maxAt = priorityEnd + 1;
-  const timed = timeoutEnd !== maxEnd;
-  const named = nlEnd !== xlEnd;
+  cursor = 0;
+  const seq = digitsAt(s, 1);
+  const created = seq >= 0 && takes(s, COLON) ? digitsAt(s, 1) : -1;
+  const afterCreated = created >= 0 && takes(s, COLON);
+  const negative = afterCreated && takes(s, MINUS);
+  const priority = afterCreated ? digitsAt(s, 1) : -1;
+  const afterPriority = priority >= 0 && takes(s, COLON);
+  const maxAt = cursor;
+  const max = afterPriority ? digitsAt(s, 0) : -1;
+  const maxDigits = cursor - maxAt;
+  const timeout = max >= 0 && takes(s, SLASH) ? digitsAt(s, 1) : undefined;
+  const bl = max >= 0 && timeout !== -1 && takes(s, COLON) ? digitsAt(s, 1) : -1;
+  const xl = bl >= 0 && takes(s, COLON) ? digitsAt(s, 1) : -1;
+  const nameBytes = xl >= 0 && takes(s, SLASH) ? digitsAt(s, 1) : undefined;
+  if (xl < 0 || nameBytes === -1 || !takes(s, COLON)) throw new StoreError(bodyProblem(s));
   // A max of attempts written '0', a timeout or name length of 0: never written by an add.
-  if ((maxEnd - maxAt === 1 && s.charCodeAt(maxAt) === 48) || (timed && wholeAt(s, maxEnd + 1, timeoutEnd) < 1) || (named && wholeAt(s, xlEnd + 1, nlEnd) < 1))
+  if ((maxDigits === 1 && max === 0) || (timeout !== undefined && timeout < 1) || (nameBytes !== undefined && nameBytes < 1))
     throw new StoreError(bodyProblem(s));
-  const start = nlEnd + 1;
-  const bl = wholeAt(s, timeoutEnd + 1, blEnd);
-  const xl = wholeAt(s, blEnd + 1, xlEnd);
+  const start = cursor;
   // Lengths count bytes; backoff and trace are written as ASCII (asciiOnly), so they count
   // characters here too. One that is not (a hand-written body) is not read as something else.
   let dataStart = start + bl + xl;
@@ -145,22 +156,21 @@ export function readBody(s: string, into: BodyFields): number {
     if (!ASCII.test(backoff) || !ASCII.test(trace)) throw new StoreError('bad field lengths');
   }
   let name: string | undefined;
-  if (named) {
-    const end = utf8End(s, dataStart, wholeAt(s, xlEnd + 1, nlEnd));
+  if (nameBytes !== undefined) {
+    const end = utf8End(s, dataStart, nameBytes);
     if (end < 0) throw new StoreError('bad field lengths');
     name = s.slice(dataStart, end);
     dataStart = end;
   }
-  into.createdAtMs = wholeAt(s, seqEnd + 1, createdEnd);
-  const priority = wholeAt(s, createdEnd + 1 + minus, priorityEnd);
-  into.priority = minus === 1 ? -priority : priority;
-  into.maxAttempts = maxEnd === maxAt ? undefined : wholeAt(s, maxAt, maxEnd);
-  into.timeoutMs = timed ? wholeAt(s, maxEnd + 1, timeoutEnd) : undefined;
+  into.createdAtMs = created;
+  into.priority = negative ? -priority : priority;
+  into.maxAttempts = maxDigits === 0 ? undefined : max;
+  into.timeoutMs = timeout;
   into.backoff = bl > 0 ? backoff : undefined;
   into.traceContext = xl > 0 ? trace : undefined;
   into.name = name;
   into.data = s.slice(dataStart);
-  return wholeAt(s, 0, seqEnd);
+  return seq;
 }
 
 /** A packed body; throws a StoreError naming what is wrong. */
