@@ -340,12 +340,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * closure and a microtask per job).
    */
   #startAll(claimed: ClaimedJob[]): void {
-    const ready: HandedJob<T>[] = [];
+    const ready = new Array<HandedJob<T>>(claimed.length);
+    let n = 0;
     for (const c of claimed) {
       const job = this.#start(c);
-      if (job) ready.push(job);
+      if (job) ready[n++] = job;
     }
-    if (ready.length > 0) {
+    ready.length = n;
+    if (n > 0) {
       queueMicrotask(() => {
         for (const job of ready) this.#run(job);
       });

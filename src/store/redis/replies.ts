@@ -203,13 +203,16 @@ export function claimResult(reply: unknown[]): ClaimResult {
   const wake = num(reply[CF.next_wake_ms]);
   const deadline = num(reply[CF.deadline_ms]);
   const tokenPrefix = String(reply[CF.token_prefix]);
-  const jobs: ClaimedJob[] = [];
+  // Made as long as the reply's jobs at once (not grown job by job), cut to those read.
+  const jobs = new Array<ClaimedJob>((reply.length - CLAIM.first) / CLAIM.size);
+  let read = 0;
   const unreadable: UnreadableJob[] = [];
   const groups = claimGroups(String(reply[CF.groups] ?? ''));
   // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
   for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
-      jobs.push(claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n)));
+      jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n));
+      read++;
     } catch (err) {
       unreadable.push({
         id: String(reply[i + C.id]),
@@ -218,6 +221,7 @@ export function claimResult(reply: unknown[]): ClaimResult {
       });
     }
   }
+  jobs.length = read;
   return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
 }
 
