@@ -29,10 +29,11 @@ import { AckBatcher } from './worker/ack-batcher.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { logWorkerEvent } from './worker/event-log.js';
 import type { WorkerEvents } from './worker/events.js';
-import { HandedJob, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, type JobCalls, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
+import { RunningJobs } from './worker/running-jobs.js';
 import { errorText, newWorkerId, readableThrown, resultText } from './worker/outcome-text.js';
 import { WakeTimer } from './worker/wake-timer.js';
 import { routeByName } from './worker/route-by-name.js';
@@ -94,8 +95,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #logger: Logger | undefined;
   readonly #tracing: Tracing | undefined;
 
-  readonly #running = new Map<string, HandedJob<T>>();
-  readonly #acks: AckBatcher;
+  readonly #running = new RunningJobs<HandedJob<T>>();
+  readonly #acks: AckBatcher<HandedJob<T>>;
+  /** What every HandedJob of this worker calls back (one object, not closures per job). */
+  readonly #calls: JobCalls;
   readonly #timer: WakeTimer;
   readonly #leases: LeaseKeeper;
   readonly #heartbeat: Heartbeat;
@@ -158,14 +161,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     shards.declare(this.queue, o.shards);
     this.#store = store;
     this.#ownsStore = owned;
-    this.#acks = new AckBatcher(
+    this.#acks = new AckBatcher<HandedJob<T>>(
       (leases) => this.#store.complete(this.queue, leases),
+      (job, result, sentAt, outcome, err) => this.#acked(job, result, sentAt, outcome, err),
       (err) => this.#emitError(err),
     );
+    this.#calls = {
+      extend: (job, ms) => this.#extendOne(job as HandedJob<T>, ms),
+      update: (job, progress, lines) => this.#update(job, progress, lines),
+    };
     this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({
       intervalMs: Math.max(50, Math.floor(this.leaseMs / 3)),
-      running: () => [...this.#running.values()].filter((j) => !j.leaseGone),
+      running: () => this.#running.values().filter((j) => !j.leaseGone),
       extend: (leases) => this.#extend(leases as HandedJob<T>[], this.leaseMs),
       onLost: (job) => this.#leaseLost(job as HandedJob<T>),
       onError: (err) => this.#emitError(err),
@@ -305,7 +313,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         // A claim that comes back after close() began brings jobs no one will run: close
         // hands them back at once instead of leaving them to their lease.
         if (this.#closing) this.#lateClaims.push(...res.jobs.map((c): LeaseRef => ({ id: c.id, token: c.token })));
-        else for (const c of res.jobs) this.#start(c);
+        else this.#startAll(res.jobs);
         for (const u of res.unreadable) this.#buryCorrupt(u, u.reason);
         for (const e of res.errors ?? []) this.#emitError(e);
         if (!res.more && this.#wakes === wakesBefore) this.#workAvailable = false;
@@ -326,7 +334,28 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     void claim.finally(() => this.#claimsInFlight.delete(claim));
   }
 
-  #start(c: ClaimedJob): void {
+  /**
+   * Starts a claim's jobs: each is running (and 'claimed') at once; their handlers run in claim
+   * order in one microtask, each as it would after an await (one microtask per claim, not a
+   * closure and a microtask per job).
+   */
+  #startAll(claimed: ClaimedJob[]): void {
+    const ready = new Array<HandedJob<T>>(claimed.length);
+    let n = 0;
+    for (const c of claimed) {
+      const job = this.#start(c);
+      if (job) ready[n++] = job;
+    }
+    ready.length = n;
+    if (n > 0) {
+      queueMicrotask(() => {
+        for (const job of ready) this.#run(job);
+      });
+    }
+  }
+
+  /** A claimed job made ready to run, or undefined when it went on its own way (corrupt, or run traced). */
+  #start(c: ClaimedJob): HandedJob<T> | undefined {
     let data: unknown;
     let corrupt: string | undefined;
     if (c.data === undefined) corrupt = 'corrupt job: the body has no data field (d)';
@@ -339,19 +368,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     if (corrupt !== undefined) {
       this.#buryCorrupt(c, corrupt);
-      return;
+      return undefined;
     }
-    const job = new HandedJob<T>(
-      this.queue,
-      c,
-      data as T,
-      this.#attempts,
-      this.#timeoutMs,
-      (j, ms) => this.#extendOne(j, ms),
-      (j, progress, lines) => this.#update(j, progress, lines),
-    );
-    this.#running.set(job.token, job);
-    this.#emit('claimed', job);
+    const job = new HandedJob<T>(this.queue, c, data as T, this.#attempts, this.#timeoutMs, this.#calls);
+    this.#running.add(job);
+    if (this.#heard('claimed')) this.#emit('claimed', job);
     if (this.#tracing) {
       const traced = this.#tracing.process(this.queue, job, c.traceContext, () => Promise.resolve().then(() => this.#handler(job)));
       const span = traced.span;
@@ -363,32 +384,36 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         },
       );
       this.#awaitHandler(job, traced.result);
+      return undefined;
+    }
+    return job;
+  }
+
+  /**
+   * Runs a job's handler (in #startAll's microtask); a handler that returns without a promise is
+   * settled at once, with no promise made for it (at tens of thousands of jobs a second,
+   * promises per job are much of the worker's garbage). A handler that throws fails its job only.
+   */
+  #run(job: HandedJob<T>): void {
+    let result: unknown;
+    try {
+      result = this.#handler(job);
+    } catch (err) {
+      this.#threw(job, err);
       return;
     }
-    // The handler runs in a microtask, as it would after an await; a handler that returns
-    // without a promise is settled at once, with no promise made for it (at tens of thousands
-    // of jobs a second, promises per job are much of the worker's garbage).
-    queueMicrotask(() => {
-      let result: unknown;
-      try {
-        result = this.#handler(job);
-      } catch (err) {
-        this.#finish(job, () => this.#failOrSnooze(job, err));
-        return;
-      }
-      // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
-      // `then` may throw, or call back twice). Reading `then` may throw too (a getter, a trapping
-      // Proxy): that fails the attempt, as the handler's own throw would.
-      let thenable: boolean;
-      try {
-        thenable = isThenable(result);
-      } catch (err) {
-        this.#finish(job, () => this.#failOrSnooze(job, err));
-        return;
-      }
-      if (thenable) this.#awaitHandler(job, Promise.resolve(result));
-      else this.#succeeded(job, result);
-    });
+    // Promise.resolve: a native promise as it is; any other thenable is taken in safely (its
+    // `then` may throw, or call back twice). Reading `then` may throw too (a getter, a trapping
+    // Proxy): that fails the attempt, as the handler's own throw would.
+    let thenable: boolean;
+    try {
+      thenable = isThenable(result);
+    } catch (err) {
+      this.#threw(job, err);
+      return;
+    }
+    if (thenable) this.#awaitHandler(job, Promise.resolve(result));
+    else this.#succeeded(job, result);
   }
 
   /** Waits for a handler's promise, bounded by the worker's timeout when it has one. */
@@ -404,8 +429,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
     run.then(
       (result) => this.#succeeded(job, result),
-      (err) => this.#finish(job, () => this.#failOrSnooze(job, err)),
+      (err) => this.#threw(job, err),
     );
+  }
+
+  /**
+   * The handler threw (or its promise rejected): the attempt fails, or snoozes. Apart, so that
+   * #run makes no closure, nor a context for one, for a handler that returns.
+   */
+  #threw(job: HandedJob<T>, err: unknown): void {
+    this.#finish(job, () => this.#failOrSnooze(job, err));
   }
 
   #failOrSnooze(job: HandedJob<T>, thrown: unknown): Promise<void> {
@@ -434,13 +467,17 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** The handler returned: the job is acked (no promise per job), or snoozed if it asked to be. */
   #succeeded(job: HandedJob<T>, result: unknown): void {
     if (job.snoozed) {
-      const snoozed = job.snoozed;
-      this.#finish(job, () => this.#snooze(job, snoozed));
+      this.#snoozed(job, job.snoozed);
       return;
     }
     if (!this.#end(job)) return;
     if (!job.leaseGone) this.#complete(job, result);
     this.#pump();
+  }
+
+  /** The handler called job.snooze() and returned (it caught the signal): the snooze holds. Apart, as #threw is. */
+  #snoozed(job: HandedJob<T>, snoozed: SnoozeSignal): void {
+    this.#finish(job, () => this.#snooze(job, snoozed));
   }
 
   /** Ends the job's run with `settle` (a fail, snooze or release call), which close() waits for. */
@@ -465,24 +502,26 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #end(job: HandedJob<T>): boolean {
     if (job.settled) return false;
     job.settled = true;
-    this.#running.delete(job.token);
+    this.#running.delete(job);
     if (this.#running.size === 0) this.#idle?.resolve();
     return true;
   }
 
   /** Acks the job; the AckBatcher sends the acks of one turn of the event loop together (close() drains it). */
   #complete(job: HandedJob<T>, result: unknown): void {
-    const sentAt = this.#timer.serverNow();
-    this.#acks.ack(job.id, job.token, resultText(result), (outcome, err) => {
-      if (err !== undefined) {
-        this.#emitError(err);
-        this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
-      }
-      // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
-      // finished after this lease ran out: which one, the lease deadline tells.
-      else if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
-      else this.#emit('completed', job, result);
-    });
+    this.#acks.ack(job, resultText(result), result, this.#timer.serverNow());
+  }
+
+  /** An ack's answer (AckBatcher's one handler for all acks); `sentAt`: the server clock when the job was acked. */
+  #acked(job: HandedJob<T>, result: unknown, sentAt: number, outcome: LeaseOutcome | undefined, err: unknown): void {
+    if (err !== undefined) {
+      this.#emitError(err);
+      this.#emit('settleFailed', job, err instanceof Error ? err : new Error(String(err)));
+    }
+    // 'not_found' is a re-sent ack whose first run landed, or a job that another worker
+    // finished after this lease ran out: which one, the lease deadline tells.
+    else if (outcome === 'lease_lost' || (outcome === 'not_found' && sentAt >= job.leaseDeadlineMs)) this.#leaseLost(job);
+    else if (this.#heard('completed')) this.#emit('completed', job, result);
   }
 
   async #fail(job: HandedJob<T>, err: unknown): Promise<void> {
@@ -625,7 +664,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // left raced the timer that ended the wait, and a job then waited out its whole lease.)
     const graceUntil = this.#running.size > 0 ? Math.max(deadline, performance.now() + CLOSE_GRACE_MS) : deadline;
     const inGrace = (p: Promise<unknown>) => settlesWithin(p, graceUntil - performance.now());
-    const unfinished = [...this.#running.values()];
+    const unfinished = this.#running.values();
     await inGrace(
       this.#release(unfinished).catch((err: unknown) => {
         this.#emitError(err);
@@ -655,6 +694,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   /** The store this worker claims from (shared with a Queue through the `store` option); metrics watch it. */
   get store(): Store {
     return this.#store;
+  }
+
+  /**
+   * Whether an event has anyone to hear it (a listener, or the logger): the per-job events
+   * ('claimed', 'completed') are made only then.
+   */
+  #heard(event: keyof WorkerEvents<T>): boolean {
+    return this.#logger !== undefined || this.listenerCount(event) > 0;
   }
 
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {

@@ -3,62 +3,95 @@
  * and sends them in one script run: with a fast handler, acking one job per round trip would
  * make the Node process, not Redis, the limit.
  */
-import type { CompleteRef, LeaseOutcome } from '../store/store.js';
+import type { CompleteRef, LeaseOutcome, LeaseRef } from '../store/store.js';
 
-/** Told the ack's outcome, or the error that kept it from being written. */
-export type AckDone = (outcome: LeaseOutcome | undefined, err?: unknown) => void;
+/**
+ * Told an ack's outcome, or the error that kept it from being written, with what ack() was
+ * given: one handler for every ack, not a callback per ack (at tens of thousands of acks a
+ * second, a promise or a closure per ack was a measurable share of the worker's garbage).
+ */
+export type AckDone<J> = (job: J, value: unknown, sentAtMs: number, outcome: LeaseOutcome | undefined, err?: unknown) => void;
 
-interface Pending extends CompleteRef {
-  done: AckDone;
-}
-
-export class AckBatcher {
-  #pending: Pending[] = [];
+export class AckBatcher<J extends LeaseRef> {
+  // One batch in parallel arrays. The jobs are the store's acks as they are (a job has the id
+  // and token an ack sends); result texts and values are kept only once one is not empty (a
+  // handler that returns nothing, the common case, costs them nothing).
+  #jobs: J[] = [];
+  #sentAt: number[] = [];
+  /** Acks in the batch: the arrays are made as long as the last batch, and filled up to this. */
+  #count = 0;
+  #texts: string[] | undefined;
+  #values: unknown[] | undefined;
   #scheduled = false;
   #inFlight = new Set<Promise<void>>();
   readonly #send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>;
+  readonly #done: AckDone<J>;
   readonly #onError: (err: unknown) => void;
+  readonly #flushNow = () => this.#flush();
 
-  /** `onError` is told of a callback that threw; the other acks of its batch are told theirs all the same. */
-  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>, onError: (err: unknown) => void) {
+  /** `onError` is told of a `done` that threw; the other acks of its batch are told theirs all the same. */
+  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>, done: AckDone<J>, onError: (err: unknown) => void) {
     this.#send = send;
+    this.#done = done;
     this.#onError = onError;
   }
 
   /**
-   * `result`: the handler's result as JSON text, kept when the queue's retention keeps the job.
-   * A callback, not a promise: at tens of thousands of acks a second, a promise and its closures
-   * per ack were a measurable share of the worker's garbage.
+   * `result`: the handler's result as JSON text, kept when the queue's retention keeps the job
+   * ('' for none). `value` and `sentAtMs` are handed back to `done` as they are.
    */
-  ack(id: string, token: string, result: string | undefined, done: AckDone): void {
-    this.#pending.push({ id, token, result, done });
+  ack(job: J, result: string, value: unknown, sentAtMs: number): void {
+    const n = this.#count++;
+    if (n < this.#jobs.length) {
+      this.#jobs[n] = job;
+      this.#sentAt[n] = sentAtMs;
+    } else {
+      this.#jobs.push(job);
+      this.#sentAt.push(sentAtMs);
+    }
+    if (result !== '' && !this.#texts) this.#texts = new Array<string>(n).fill('');
+    this.#texts?.push(result);
+    if (value !== undefined && !this.#values) this.#values = new Array<unknown>(n).fill(undefined);
+    this.#values?.push(value);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(() => this.#flush());
+      setImmediate(this.#flushNow);
     }
   }
 
   #flush(): void {
     this.#scheduled = false;
-    const batch = this.#pending;
-    this.#pending = [];
-    if (batch.length === 0) return;
-    // The pending entries are CompleteRefs: the store reads id, token and result from them.
-    const p = this.#send(batch).then(
+    const n = this.#count;
+    if (n === 0) return;
+    const jobs = this.#jobs;
+    const sentAt = this.#sentAt;
+    const texts = this.#texts;
+    const values = this.#values;
+    jobs.length = n;
+    sentAt.length = n;
+    // The next batch is likely of this one's size: its arrays are made that long at once, not
+    // grown ack by ack (a hundred acks a batch grew two arrays through four sizes).
+    this.#jobs = new Array<J>(n);
+    this.#sentAt = new Array<number>(n).fill(0);
+    this.#count = 0;
+    this.#texts = undefined;
+    this.#values = undefined;
+    const acks: CompleteRef[] = texts ? jobs.map((j, i) => (texts[i] === '' ? j : { id: j.id, token: j.token, result: texts[i] })) : jobs;
+    const p = this.#send(acks).then(
       (outcomes) => {
-        for (let i = 0; i < batch.length; i++) this.#report(batch[i]!, outcomes[i], undefined);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, outcomes[i], undefined);
       },
       (err) => {
-        for (const b of batch) this.#report(b, undefined, err);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, undefined, err);
       },
     );
     this.#inFlight.add(p);
     void p.finally(() => this.#inFlight.delete(p));
   }
 
-  #report(p: Pending, outcome: LeaseOutcome | undefined, err: unknown): void {
+  #report(job: J, value: unknown, sentAtMs: number, outcome: LeaseOutcome | undefined, err: unknown): void {
     try {
-      p.done(outcome, err);
+      this.#done(job, value, sentAtMs, outcome, err);
     } catch (e) {
       this.#onError(e);
     }

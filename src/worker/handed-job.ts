@@ -39,8 +39,16 @@ export function roundedSnooze(delayMs: number, deadlineAtMs: number | undefined)
   return new SnoozeSignal(Math.ceil(delayMs), deadlineAtMs === undefined ? undefined : Math.floor(deadlineAtMs));
 }
 
-/** What a hand-out writes about itself while it runs (progress, log lines); false when the lease is gone. */
-export type JobUpdate = (job: HandedJob<unknown>, progress: string | undefined, lines: string[]) => Promise<boolean>;
+/**
+ * The worker's calls a hand-out makes for its handler: one object per worker, not two closures
+ * per job (at tens of thousands of jobs a second, closures per job are much of the garbage).
+ */
+export interface JobCalls {
+  /** Extends the job's lease by `ms` (the worker's leaseMs when undefined); false when the lease is gone. */
+  extend(job: HandedJob<unknown>, ms: number | undefined): Promise<boolean>;
+  /** Writes what a hand-out tells about itself while it runs (progress, log lines); false when the lease is gone. */
+  update(job: HandedJob<unknown>, progress: string | undefined, lines: string[]): Promise<boolean>;
+}
 
 export class HandedJob<T> implements Job<T> {
   readonly queue: string;
@@ -66,20 +74,13 @@ export class HandedJob<T> implements Job<T> {
   settled = false;
   /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
   leaseGone = false;
+  /** Its slot in the worker's RunningJobs; -1 when it is not running. */
+  runningAt = -1;
   #controller: AbortController | undefined;
   #abortReason: string | undefined;
-  readonly #extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>;
-  readonly #update: JobUpdate;
+  readonly #calls: JobCalls;
 
-  constructor(
-    queue: string,
-    c: ClaimedJob,
-    data: T,
-    defaultMaxAttempts: number,
-    defaultTimeoutMs: number | undefined,
-    extend: (job: HandedJob<T>, ms: number | undefined) => Promise<boolean>,
-    update: JobUpdate,
-  ) {
+  constructor(queue: string, c: ClaimedJob, data: T, defaultMaxAttempts: number, defaultTimeoutMs: number | undefined, calls: JobCalls) {
     this.queue = queue;
     this.id = c.id;
     this.data = data;
@@ -94,8 +95,7 @@ export class HandedJob<T> implements Job<T> {
     this.token = c.token;
     this.leaseDeadlineMs = c.leaseExpiresAtMs;
     this.backoffSpec = c.backoff;
-    this.#extend = extend;
-    this.#update = update;
+    this.#calls = calls;
   }
 
   get signal(): AbortSignal {
@@ -133,13 +133,13 @@ export class HandedJob<T> implements Job<T> {
     if (text === undefined) throw new ValidationError('progress', `must be a number or a JSON value (got ${typeof value})`);
     if (Buffer.byteLength(text) > PROGRESS_MAX_BYTES)
       throw new ValidationError('progress', `must be at most ${PROGRESS_MAX_BYTES} bytes as JSON (got ${Buffer.byteLength(text)})`);
-    if (this.leaseGone || !(await this.#update(this as HandedJob<unknown>, text, []))) throw new LeaseLostError(this.id, this.token);
+    if (this.leaseGone || !(await this.#calls.update(this as HandedJob<unknown>, text, []))) throw new LeaseLostError(this.id, this.token);
   }
 
   async log(line: string): Promise<void> {
     if (typeof line !== 'string') throw new ValidationError('line', `must be a string (got ${typeof line})`);
     const cut = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX - 1)}…` : line;
-    if (this.leaseGone || !(await this.#update(this as HandedJob<unknown>, undefined, [cut]))) throw new LeaseLostError(this.id, this.token);
+    if (this.leaseGone || !(await this.#calls.update(this as HandedJob<unknown>, undefined, [cut]))) throw new LeaseLostError(this.id, this.token);
   }
 
   async extendLease(ms?: number): Promise<void> {
@@ -148,6 +148,6 @@ export class HandedJob<T> implements Job<T> {
       throw new ValidationError('ms', `must be a number of milliseconds above 0 and at most ${MAX_DELAY_MS} (got ${String(ms)})`);
     }
     if (ms !== undefined) ms = Math.ceil(ms);
-    if (this.leaseGone || !(await this.#extend(this, ms))) throw new LeaseLostError(this.id, this.token);
+    if (this.leaseGone || !(await this.#calls.extend(this as HandedJob<unknown>, ms))) throw new LeaseLostError(this.id, this.token);
   }
 }

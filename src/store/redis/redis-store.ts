@@ -252,8 +252,8 @@ export class RedisStore implements Store {
     return num(replyValue(name, await this.#call(queue, name, args, extra)));
   }
 
-  /** complete, extend, release: their items as flat rows, built by the caller (the ack hot path builds no item objects). */
-  #rowsCall<N extends 'complete' | 'extend' | 'release'>(queue: string, name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>, rows: string[]) {
+  /** extend, release: their items as flat rows, built by the caller (no item objects). */
+  #rowsCall<N extends 'extend' | 'release'>(queue: string, name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>, rows: string[]) {
     const call = encodeCall(name, this.keys(queue), keys, args);
     for (const v of rows) call.args.push(v);
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
@@ -348,9 +348,18 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    const rows: string[] = [];
-    for (const l of leases) rows.push(l.id, l.token, l.result ?? '');
-    return leaseOutcomes('complete', await this.#rowsCall(queue, 'complete', {}, {}, rows));
+    const call = encodeCall('complete', this.keys(queue), {}, {});
+    // The rows go straight into the call's arguments, sized once (the ack hot path: no array of
+    // rows, no growing array, on the way).
+    const args = call.args;
+    let at = args.length;
+    args.length = at + 3 * leases.length;
+    for (const l of leases) {
+      args[at++] = l.id;
+      args[at++] = l.token;
+      args[at++] = l.result ?? '';
+    }
+    return leaseOutcomes('complete', await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, args, this.#testClockKey)));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {

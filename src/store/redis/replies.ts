@@ -10,7 +10,7 @@ import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
 import { handedOutAtMs } from '../lease-token.js';
 import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
-import { parseBody, parseErrors, parseRun, tryParseBody } from './packed.js';
+import { parseErrors, parseRun, readBody, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
 type Shape<N extends ScriptName> = (typeof WIRE)[N]['reply'];
@@ -104,23 +104,29 @@ const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline
 
 /** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
 function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number, group: string | undefined): ClaimedJob {
-  const body = parseBody(String(reply[i + C.body]));
-  return {
-    id: String(reply[i + C.id]),
+  // Made whole, then its body's fields read into it (no JobBody object per job on the way).
+  const job: ClaimedJob = {
+    id: '',
     group,
-    token: tokenPrefix + String(reply[i + C.token_number]),
-    data: body.data,
-    attempt: num(reply[i + C.attempt]),
-    maxAttempts: body.maxAttempts,
-    backoff: body.backoff,
-    dueAtMs: num(reply[i + C.due_ms]),
-    priority: body.priority,
-    createdAtMs: body.createdAtMs,
+    token: '',
+    data: undefined,
+    attempt: 0,
+    maxAttempts: undefined,
+    backoff: undefined,
+    dueAtMs: 0,
+    priority: 0,
+    createdAtMs: 0,
     leaseExpiresAtMs,
-    traceContext: body.traceContext,
-    name: body.name,
-    timeoutMs: body.timeoutMs,
+    traceContext: undefined,
+    name: undefined,
+    timeoutMs: undefined,
   };
+  readBody(String(reply[i + C.body]), job);
+  job.id = String(reply[i + C.id]);
+  job.token = tokenPrefix + String(reply[i + C.token_number]);
+  job.attempt = num(reply[i + C.attempt]);
+  job.dueAtMs = num(reply[i + C.due_ms]);
+  return job;
 }
 
 /** One wire.ts JOB_ROW, or null when there is no such job. Never throws on stored data. */
@@ -197,13 +203,16 @@ export function claimResult(reply: unknown[]): ClaimResult {
   const wake = num(reply[CF.next_wake_ms]);
   const deadline = num(reply[CF.deadline_ms]);
   const tokenPrefix = String(reply[CF.token_prefix]);
-  const jobs: ClaimedJob[] = [];
+  // Made as long as the reply's jobs at once (not grown job by job), cut to those read.
+  const jobs = new Array<ClaimedJob>((reply.length - CLAIM.first) / CLAIM.size);
+  let read = 0;
   const unreadable: UnreadableJob[] = [];
   const groups = claimGroups(String(reply[CF.groups] ?? ''));
   // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
   for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
-      jobs.push(claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n)));
+      jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n));
+      read++;
     } catch (err) {
       unreadable.push({
         id: String(reply[i + C.id]),
@@ -212,6 +221,7 @@ export function claimResult(reply: unknown[]): ClaimResult {
       });
     }
   }
+  jobs.length = read;
   return { nowMs, jobs, unreadable, more: reply[CF.more] === 1, nextWakeMs: wake < 0 ? undefined : wake };
 }
 

@@ -28,8 +28,18 @@ export function memberOfToken(queue: string, token: string): { member: string; t
   return { member: tag === 'p' ? queue : `${queue}#${tag}`, token: token.slice(slash + 1) };
 }
 
-/** Runs a lease call per shard for the leases it handed out; answers in the leases' order. */
-export async function byLease<L extends LeaseRef, R>(queue: string, leases: L[], op: (member: string, leases: L[]) => Promise<R[]>): Promise<R[]> {
+/**
+ * Runs a lease call per shard for the leases it handed out; answers in the leases' order. Each
+ * lease reaches its shard as `retoken` makes it with the shard's own token (by default a copy of
+ * all its fields: an ack's lease may be the worker's whole job, so complete copies only what it
+ * sends).
+ */
+export async function byLease<L extends LeaseRef, R>(
+  queue: string,
+  leases: L[],
+  op: (member: string, leases: L[]) => Promise<R[]>,
+  retoken: (lease: L, token: string) => L = (l, token) => ({ ...l, token }),
+): Promise<R[]> {
   // Tokens of an unsharded queue carry no shard: the common case goes straight through.
   if (leases.every((l) => !l.token.includes('/'))) return op(queue, leases);
   const routed = leases.map((l) => ({ l, ...memberOfToken(queue, l.token) }));
@@ -39,7 +49,7 @@ export async function byLease<L extends LeaseRef, R>(queue: string, leases: L[],
     [...groups].map(async ([member, at]) => {
       const res = await op(
         member,
-        at.map((i) => ({ ...routed[i]!.l, token: routed[i]!.token })),
+        at.map((i) => retoken(routed[i]!.l, routed[i]!.token)),
       );
       at.forEach((i, k) => {
         out[i] = res[k]!;

@@ -212,7 +212,13 @@ export class ShardedStore implements Store, ShardAdmin {
   }
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
-    return this.#fenceMisses(queue, leases, await byLease(queue, leases, (m, l) => this.inner.complete(m, l)));
+    const out = await byLease(
+      queue,
+      leases,
+      (m, l) => this.inner.complete(m, l),
+      (l, token) => ({ id: l.id, token, result: l.result }),
+    );
+    return this.#fenceMisses(queue, leases, out);
   }
 
   /**
