@@ -20,14 +20,11 @@ export interface Sample {
 export interface MinutePoint {
   /** Start of the minute, epoch ms (server clock). */
   t: number;
-  /** Jobs completed in that minute (undefined: no samples then). */
+  /** Jobs completed in that minute (the store's history). */
   completed: number | undefined;
-  /** Worst age of the oldest due job seen in that minute, ms (undefined: no samples). */
+  /** The minute's lateness: the worse of the sampled wait of the oldest due job and the latest start the store recorded, ms. */
   lagMaxMs: number | undefined;
-  /**
-   * Jobs that went dead in that minute, as the samples saw it: the rise of the dead count from
-   * one sample to the next (a retry or purge in the same interval hides as many). Undefined: no samples.
-   */
+  /** Jobs that went dead in that minute (the store's history). */
   died: number | undefined;
 }
 
@@ -36,8 +33,7 @@ export interface MinutePoint {
  * minute, by minute: the worse of a sampled wait and a stored late start is the minute's
  * lateness. Stored minutes are never "no sample": the store counted them, zero included.
  */
-export function mergedMinutes(stored: HistoryMinute[], sampled: MinutePoint[]): MinutePoint[] {
-  const lag = new Map(sampled.map((p) => [p.t, p.lagMaxMs]));
+export function mergedMinutes(stored: HistoryMinute[], lag: Map<number, number>): MinutePoint[] {
   return stored.map((m) => {
     const waits = [lag.get(m.atMs), m.lateMaxMs].filter((v): v is number => v !== undefined);
     return { t: m.atMs, completed: m.completed, died: m.dead, lagMaxMs: waits.length > 0 ? Math.max(...waits) : 0 };
@@ -55,19 +51,11 @@ export interface Snapshot {
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
 
-/** An hour of one queue's samples, oldest first. */
+/** An hour of one queue's samples, oldest first: what they tell that the store does not, the waits. */
 export class QueueHistory {
   readonly #samples: Sample[] = [];
 
-  /** When the samples held start (server clock): the history covers the hour, or less since then. */
-  get since(): number | undefined {
-    return this.#samples[0]?.t;
-  }
-
   push(sample: Sample): void {
-    const last = this.#samples.at(-1);
-    // A counter that went down means the queue was obliterated and started again.
-    if (last && sample.stats.completedTotal < last.stats.completedTotal) this.#samples.length = 0;
     this.#samples.push(sample);
     const cutoff = sample.t - HOUR_MS - MINUTE_MS;
     let drop = 0;
@@ -75,22 +63,12 @@ export class QueueHistory {
     if (drop > 0) this.#samples.splice(0, drop);
   }
 
-  /** The last `minutes` whole minutes up to `now`, oldest first. */
-  perMinute(now: number, minutes = 60): MinutePoint[] {
-    const first = Math.floor(now / MINUTE_MS) * MINUTE_MS - (minutes - 1) * MINUTE_MS;
-    const out: MinutePoint[] = [];
-    for (let i = 0; i < minutes; i++) out.push({ t: first + i * MINUTE_MS, completed: undefined, lagMaxMs: undefined, died: undefined });
-    let prev: Sample | undefined;
+  /** The worst wait of the oldest due job seen in each minute (start of the minute -> ms). */
+  lagPerMinute(): Map<number, number> {
+    const out = new Map<number, number>();
     for (const s of this.#samples) {
-      const i = Math.floor((s.t - first) / MINUTE_MS);
-      if (i >= 0 && i < minutes) {
-        const p = out[i]!;
-        p.lagMaxMs = Math.max(p.lagMaxMs ?? 0, s.stats.oldestDueAgeMs ?? 0);
-        // The jobs completed between two samples are counted in the later one's minute.
-        p.completed = (p.completed ?? 0) + (prev ? Math.max(0, s.stats.completedTotal - prev.stats.completedTotal) : 0);
-        p.died = (p.died ?? 0) + (prev ? Math.max(0, s.stats.dead - prev.stats.dead) : 0);
-      }
-      prev = s;
+      const t = Math.floor(s.t / MINUTE_MS) * MINUTE_MS;
+      out.set(t, Math.max(out.get(t) ?? 0, s.stats.oldestDueAgeMs ?? 0));
     }
     return out;
   }
@@ -104,7 +82,7 @@ interface SamplerEvents {
 export class Sampler extends EventEmitter<SamplerEvents> {
   readonly #names: () => Promise<string[]>;
   readonly #stats: (name: string) => Promise<QueueStats>;
-  readonly #stored: ((name: string) => Promise<HistoryMinute[]>) | undefined;
+  readonly #stored: (name: string) => Promise<HistoryMinute[]>;
   readonly #intervalMs: number;
   readonly #histories = new Map<string, QueueHistory>();
   #timer: NodeJS.Timeout | undefined;
@@ -116,7 +94,7 @@ export class Sampler extends EventEmitter<SamplerEvents> {
     names: () => Promise<string[]>,
     stats: (name: string) => Promise<QueueStats>,
     intervalMs: number,
-    stored?: (name: string) => Promise<HistoryMinute[]>,
+    stored: (name: string) => Promise<HistoryMinute[]>,
   ) {
     super();
     this.#names = names;
@@ -125,17 +103,10 @@ export class Sampler extends EventEmitter<SamplerEvents> {
     this.#stored = stored;
   }
 
-  /**
-   * A queue's last hour per minute: the stored history merged with this process's samples, and
-   * since when the figures go back (the hour's first minute; the first sample when the store
-   * keeps no history, as a store of an older version did not).
-   */
-  async lastHour(name: string, now: number): Promise<{ since: number | undefined; points: MinutePoint[] }> {
-    const sampled = this.#histories.get(name);
-    const points = sampled?.perMinute(now) ?? [];
-    if (!this.#stored) return { since: sampled?.since, points };
+  /** A queue's last hour per minute: the stored history with this process's sampled waits, and since when it goes back (its first minute). */
+  async lastHour(name: string): Promise<{ since: number | undefined; points: MinutePoint[] }> {
     const stored = await this.#stored(name);
-    return { since: stored[0]?.atMs, points: mergedMinutes(stored, points) };
+    return { since: stored[0]?.atMs, points: mergedMinutes(stored, this.#histories.get(name)?.lagPerMinute() ?? new Map()) };
   }
 
   get intervalMs(): number {
@@ -159,10 +130,6 @@ export class Sampler extends EventEmitter<SamplerEvents> {
 
   get snapshot(): Snapshot {
     return this.#snapshot;
-  }
-
-  history(name: string): QueueHistory | undefined {
-    return this.#histories.get(name);
   }
 
   /** One round of samples; a round still running is joined rather than doubled. */

@@ -40,8 +40,8 @@ export function queueRoutes(ctx: ApiContext): Route[] {
         // store, with the samples' waits.
         return {
           queues: await Promise.all(
-            snap.queues.map(async ({ name, stats }) => {
-              const { since, points } = await ctx.sampler.lastHour(name, stats.nowMs);
+            snap.queues.map(async ({ name }) => {
+              const { since, points } = await ctx.sampler.lastHour(name);
               return {
                 name,
                 since,
@@ -71,7 +71,7 @@ export function queueRoutes(ctx: ApiContext): Route[] {
           queue.limits(),
           queue.rateStatus(),
         ]);
-        const hour = await ctx.sampler.lastHour(queue.name, stats.nowMs);
+        const hour = await ctx.sampler.lastHour(queue.name);
         return {
           name: queue.name,
           stats,
