@@ -3,6 +3,23 @@
  * `id` + `token` name this hand-out uniquely, so they can serve as an idempotency key downstream.
  */
 
+/** How a held job was released (Job.hold). */
+export interface JobHold {
+  /** Its deadline came before every dependency had ended. */
+  timedOut: boolean;
+  /** The dependencies that had not ended when it was released. */
+  pending: string[];
+}
+
+/** How one dependency ended (Job.childResults). */
+export type ChildResult<R = unknown> =
+  | { outcome: 'completed'; result: R | undefined }
+  | { outcome: 'dead' | 'cancelled'; reason: string }
+  | { outcome: 'pending' };
+
+/** Each dependency's end, by id. */
+export type ChildResults<R = unknown> = Record<string, ChildResult<R>>;
+
 export interface Job<T = unknown> {
   readonly queue: string;
   readonly id: string;
@@ -22,6 +39,19 @@ export interface Job<T = unknown> {
   readonly createdAtMs: number;
   /** This hand-out's lease token. */
   readonly token: string;
+  /**
+   * How its hold ended, for a job added with `dependsOn` (or a flow's parent): `timedOut` when
+   * its deadline (waitAtMostMs, waitUntil) came first, with the dependencies that had not ended
+   * in `pending`. Undefined for a job added without dependencies.
+   */
+  readonly hold: JobHold | undefined;
+  /**
+   * How each of its dependencies ended (a flow's children, `dependsOn`), by id in the order
+   * given: `{ outcome: 'completed', result }`, `{ outcome: 'dead' | 'cancelled', reason }` (under
+   * onChildFailure 'ignore'), or `{ outcome: 'pending' }` (its deadline came first). Empty for a
+   * job added without dependencies.
+   */
+  childResults<R = unknown>(): Promise<ChildResults<R>>;
   /**
    * Aborted when the worker starts closing ('worker closing'), the attempt times out
    * ('timeout'), the job is cancelled or failed from outside as it runs ('cancelled',

@@ -2,6 +2,7 @@
  * Every option of Queue, Worker and add(), documented once, with its schema. Validation happens
  * at the call, before anything is written; the error names the field.
  */
+import { LIMIT } from './store/lifecycle.js';
 import * as z from 'zod';
 import type { BackoffFunction, BackoffOptions } from './backoff.js';
 import { ValidationError } from './errors.js';
@@ -180,6 +181,23 @@ export interface AddOptions {
    * @example { key: `recompute:${docId}`, delayMs: 2000, maxWaitMs: 5000 }
    */
   debounce?: { key: string; delayMs: number; maxWaitMs?: number };
+  /**
+   * Holds the job until these jobs have ended (docs/flows.md): it is in state 'held', then runs
+   * at its own due time or when the last one completes, whichever is later. Each id is a job
+   * that exists and is not dead (a completed one kept by retention counts as done), or an
+   * earlier job of the same addBulk. Exclusive with replace, dedup and debounce.
+   * @example ['charge:123', 'reserve:123']
+   */
+  dependsOn?: string[];
+  /** With dependsOn: run anyway this many ms after the add if the jobs have not all ended (`job.hold.timedOut`). */
+  waitAtMostMs?: number;
+  /** With dependsOn: run anyway at this time (epoch ms or a Date) if the jobs have not all ended. */
+  waitUntil?: number | Date;
+  /**
+   * With dependsOn: what a dependency that ends dead or cancelled does. 'fail' (the default)
+   * buries this job with the reason; 'ignore' counts it as ended (`job.childResults()` marks it).
+   */
+  onChildFailure?: 'fail' | 'ignore';
 }
 
 export const prioritySchema = z
@@ -232,6 +250,15 @@ export const addOptionsSchema = z
         must('must be { key, delayMs, maxWaitMs? }'),
       )
       .optional(),
+    dependsOn: z
+      .array(idSchema, must('must be an array of job ids'))
+      .min(1, must('must name at least one job'))
+      .max(LIMIT.ids_per_run, must(`must name at most ${LIMIT.ids_per_run} jobs`))
+      .refine((ids) => new Set(ids).size === ids.length, must('names a job twice'))
+      .optional(),
+    waitAtMostMs: wholeMs(0).optional(),
+    waitUntil: runAtSchema.optional(),
+    onChildFailure: z.enum(['fail', 'ignore'], must("must be 'fail' or 'ignore'")).optional(),
   })
   .refine((o) => o.delay === undefined || o.runAt === undefined, {
     error: 'and runAt cannot both be given',
@@ -240,6 +267,18 @@ export const addOptionsSchema = z
   .refine((o) => o.debounce === undefined || (o.delay === undefined && o.runAt === undefined && o.dedup === undefined && !o.replace), {
     error: 'cannot be given with delay, runAt, dedup or replace (debounce.delayMs says when the job runs)',
     path: ['debounce'],
+  })
+  .refine((o) => o.dependsOn === undefined || (o.dedup === undefined && o.debounce === undefined && !o.replace), {
+    error: 'cannot be given with dedup, debounce or replace',
+    path: ['dependsOn'],
+  })
+  .refine((o) => o.dependsOn !== undefined || (o.waitAtMostMs === undefined && o.waitUntil === undefined && o.onChildFailure === undefined), {
+    error: 'waitAtMostMs, waitUntil and onChildFailure need dependsOn',
+    path: ['dependsOn'],
+  })
+  .refine((o) => o.waitAtMostMs === undefined || o.waitUntil === undefined, {
+    error: 'and waitUntil cannot both be given',
+    path: ['waitAtMostMs'],
   });
 
 export interface RescheduleOptions {

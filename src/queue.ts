@@ -27,6 +27,7 @@ import {
 } from './options.js';
 import { EventFeed } from './event-feed.js';
 import { ValidationError } from './errors.js';
+import { dependencyOrder } from './store/holds.js';
 import { Schedules } from './schedules/schedules.js';
 import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
@@ -97,6 +98,19 @@ export interface CancelManyResult {
   cancelled: number;
   /** One answer per id, in order. */
   results: CancelResult[];
+}
+
+/** One job of a flow (Queue.addFlow): its data and options, and the jobs it waits for. */
+export interface FlowJob<T> {
+  data: T;
+  opts?: AddOptions;
+  /** Jobs that run before it: it is held until every one has ended (docs/flows.md). */
+  children?: FlowJob<T>[];
+}
+
+/** What addFlow did with each job of the flow, in the same tree. */
+export interface FlowResult extends AddResult {
+  children: FlowResult[];
 }
 
 export interface BulkJob<T> {
@@ -261,12 +275,23 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       cost: o.cost ?? 1,
       debounce: o.debounce && { key: o.debounce.key, delayMs: o.debounce.delayMs, maxWaitMs: o.debounce.maxWaitMs },
       traceContext: undefined,
+      hold: o.dependsOn && {
+        dependsOn: o.dependsOn,
+        deadlineMs: o.waitAtMostMs === undefined ? undefined : Math.ceil(o.waitAtMostMs),
+        deadlineAtMs: o.waitUntil === undefined ? undefined : Math.ceil(o.waitUntil),
+        onChildFailure: o.onChildFailure ?? 'fail',
+      },
     };
   }
 
   /** Adds one job. Resolves once the job is stored; `added: false` when the id existed or the add was deduplicated. */
   async add(data: T, opts?: AddOptions): Promise<AddResult> {
     const job = this.#toNewJob(data, opts, '');
+    // A held one goes alone, after the adds before it (the jobs it waits for may be among those).
+    if (job.hold) {
+      this.#adds.flush();
+      return (await this.#addHeld([job]))[0]!;
+    }
     // Traced adds go alone: each has its own producer span, whose context the job carries.
     const r = this.#tracing ? (await this.#send([job]))[0]! : await this.#adds.add(job);
     const result = addResult(job.id, r);
@@ -286,6 +311,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       return this.#toNewJob(entry.data, entry.opts, `jobs[${i}].opts`);
     });
     this.#adds.flush();
+    // Jobs with dependencies go in one call, each after the jobs of the call it waits for.
+    if (news.some((n) => n.hold)) return this.#addHeld(news);
     const stored = await this.#send(news).catch((err: unknown) => {
       if (err instanceof TooCostlyError) throw tooCostly(news);
       // Shards that wrote their part stay written (re-adding with the same ids is safe).
@@ -296,12 +323,71 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     return results;
   }
 
+  /**
+   * Adds jobs of which some wait for others (addBulk with dependsOn, addFlow): in one call, so
+   * they are written together or not at all, and in an order where each comes after the jobs of
+   * the call it waits for (a cycle is refused, naming it). Results in the caller's order.
+   */
+  async #addHeld(news: NewJob[]): Promise<AddResult[]> {
+    const order = dependencyOrder(news.map((n) => ({ id: n.id, dependsOn: n.hold?.dependsOn })));
+    const sorted = order.map((i) => news[i]!);
+    const stored = await this.#send(sorted, Infinity).catch((err: unknown) => {
+      if (err instanceof TooCostlyError) throw tooCostly(news);
+      throw err instanceof PartialAddError ? err.cause : err;
+    });
+    const results = new Array<AddResult>(news.length);
+    order.forEach((i, k) => {
+      results[i] = addResult(news[i]!.id, stored[k]!);
+    });
+    if (this.listenerCount('added') > 0) for (const r of results) if (r.added) this.#emit('added', r);
+    return results;
+  }
+
+  /**
+   * Adds a flow (docs/flows.md): a parent and its children (and theirs), written at once. Each
+   * job waits for its children (dependsOn) with the parent's `onChildFailure`, `waitAtMostMs` and
+   * `waitUntil`; children run first, the parent once they have ended. A child without an id gets
+   * `<parent id>/<its index>`, so a flow whose root has an id is idempotent: added again, nothing
+   * doubles. Returns each job's AddResult, in the same tree.
+   */
+  async addFlow(flow: FlowJob<T>): Promise<FlowResult> {
+    const news: NewJob[] = [];
+    interface Node {
+      at: number;
+      children: Node[];
+    }
+    const tree = (node: unknown, field: string, id: string | undefined): Node => {
+      if (node === null || typeof node !== 'object' || Array.isArray(node)) throw new ValidationError(field || 'flow', 'must be { data, opts?, children? }');
+      const { data, opts, children, ...rest } = node as FlowJob<T>;
+      const extra = Object.keys(rest)[0];
+      if (extra !== undefined) throw new ValidationError(`${field ? `${field}.` : ''}${extra}`, 'is not a flow field (data, opts, children)');
+      if (children !== undefined && !Array.isArray(children)) throw new ValidationError(`${field ? `${field}.` : ''}children`, 'must be an array');
+      if (opts !== undefined && (opts === null || typeof opts !== 'object')) throw new ValidationError(`${field ? `${field}.` : ''}opts`, 'must be an object');
+      const ownId = (opts as AddOptions | undefined)?.id ?? id ?? randomUUID();
+      const kids = (children ?? []).map((c, k) => {
+        const childId = `${ownId}/${k}`;
+        return tree(c, `${field ? `${field}.` : ''}children[${k}]`, childId.length <= 256 ? childId : undefined);
+      });
+      const dependsOn = kids.map((k) => news[k.at]!.id);
+      const given = opts as AddOptions | undefined;
+      const withDeps: AddOptions =
+        dependsOn.length === 0 ? { ...given, id: ownId } : { ...given, id: ownId, dependsOn: [...(given?.dependsOn ?? []), ...dependsOn] };
+      news.push(this.#toNewJob(data, withDeps, field ? `${field}.opts` : 'opts'));
+      return { at: news.length - 1, children: kids };
+    };
+    const root = tree(flow, '', undefined);
+    this.#adds.flush();
+    const results = await this.#addHeld(news);
+    const shape = (n: Node): FlowResult => ({ ...results[n.at]!, children: n.children.map(shape) });
+    return shape(root);
+  }
+
   /** Writes jobs, one script run per chunk, inside a producer span when tracing is on. */
-  #send(jobs: NewJob[]): Promise<StoredAddResult[]> {
+  #send(jobs: NewJob[], chunkSize = BULK_CHUNK): Promise<StoredAddResult[]> {
     const write = async (traceContext: string | undefined) => {
       const chunks: Promise<StoredAddResult[]>[] = [];
-      for (let i = 0; i < jobs.length; i += BULK_CHUNK) {
-        const chunk = jobs.slice(i, i + BULK_CHUNK);
+      for (let i = 0; i < jobs.length; i += chunkSize) {
+        const chunk = jobs.slice(i, i + chunkSize);
         if (traceContext !== undefined) for (const j of chunk) j.traceContext = traceContext;
         chunks.push(this.#store.add(this.name, chunk));
       }

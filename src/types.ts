@@ -18,7 +18,7 @@
  */
 
 /** The states a job can be in. Each is a sorted set in Redis named after the state. */
-export type JobState = 'scheduled' | 'active' | 'dead' | 'completed';
+export type JobState = 'scheduled' | 'active' | 'dead' | 'completed' | 'held';
 
 /**
  * What a listing can ask for: 'scheduled' = the upcoming jobs, not due yet (the name kept from
@@ -240,6 +240,8 @@ export interface QueueStats {
   workers: number;
   /** What holds due jobs back now (each figure on the server's clock). */
   held: HeldSummary;
+  /** Jobs in state 'held': added with dependencies that have not all ended (docs/flows.md). */
+  heldJobs: number;
 }
 
 /**

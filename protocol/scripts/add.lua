@@ -36,8 +36,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`
-Items from ARGV[9], 19 fields each:
+  8 item_fields: undefined, one of base controls holds. undefined
+Items from ARGV[9], 23 fields each:
   +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
@@ -57,6 +57,10 @@ Items from ARGV[9], 19 fields each:
   +16 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
   +17 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
   +18 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
+  +19 depends_on: undefined. undefined
+  +20 deadline_ms: undefined, 0..315360000000. undefined
+  +21 deadline_at: undefined, 0..8640000000000000. undefined
+  +22 on_child_failure: undefined, one of fail ignore. undefined
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
@@ -69,19 +73,20 @@ local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
 local DEDUP_PREFIX = ROOT .. 'dedup:'
 local K_WAITING_DUE = ROOT .. 'waiting-due'
 local K_HISTORY = ROOT .. 'history'
-local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
+local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, item_fields = 8 }
 local EACH_FIRST = 9
-local EACH_SIZE = 19
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, timeout_ms = 12, group = 13, cost = 14, debounce_key = 15, debounce_ms = 16, debounce_max_ms = 17, debounce_first_ms = 18 }
+local EACH_SIZE = 23
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, timeout_ms = 12, group = 13, cost = 14, debounce_key = 15, debounce_ms = 16, debounce_max_ms = 17, debounce_first_ms = 18, depends_on = 19, deadline_ms = 20, deadline_at = 21, on_child_failure = 22 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST = 2
 local R_EACH_SIZE = 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
-local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, timeout_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, item_fields = { 'o', { ['base'] = true, ['controls'] = true, ['holds'] = true }, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, timeout_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true }, deadline_ms = { 'i', 0, 315360000000, true }, deadline_at = { 'i', 0, 8640000000000000, true }, on_child_failure = { 'o', { ['fail'] = true, ['ignore'] = true }, nil, true } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 27 then error('delayq protocol: add takes 27 KEYS, got ' .. #KEYS) end
-local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
@@ -470,6 +475,20 @@ local function forget_extras(ids)
   for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
 end
 
 -- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
@@ -647,7 +666,7 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -657,6 +676,7 @@ local function flow()
       rate = rate_of(m[6], m[7]),
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
+      holds = m[11] == '1',
     }
   end
   return flow_cache
@@ -862,8 +882,8 @@ local function groups_of(ids)
   return out
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
@@ -871,6 +891,7 @@ local function job_state(id)
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t then
@@ -883,7 +904,7 @@ local function job_state(id)
   return nil, body, run
 end
 
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
 -- A job leaving its group's line is no longer counted as waiting there; its group stays in the
 -- rotation until a claim finds the line empty.
 local function unlink_waiting(id, state, body, run)
@@ -903,6 +924,8 @@ local function unlink_waiting(id, state, body, run)
     GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
   end
 end
 
@@ -926,13 +949,311 @@ end
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
 end
+--[[ _holds: jobs held for other jobs (docs/flows.md): a job added with dependencies waits in
+`held` until each has ended, then is scheduled — or its deadline passes first, or a dependency
+fails under onChildFailure 'fail' and it is buried. Pulled in after _rate.lua and before
+_lifecycle.lua, whose `finish` calls HOLDS.settle for every end of a job (the one seam, so a hold
+settles in the script that ended its last dependency, exactly once). The memory store's twin is
+memory/holds.ts.
+Keys (wire.ts HOLD_SUFFIXES, built from ROOT: no script declares them): `held` ZSET (deadline or
++inf -> id), `holds` HASH (id -> HOLD_STATE), `hold-deps` HASH (id -> dependency ids, tab-
+separated), `dependents` HASH (id -> ids of the held jobs waiting for it), `child-results` HASH
+('<held id>\t<dependency id>' -> CHILD_OUTCOME). Only a queue whose meta says `holds` = '1' (set by
+the first add with dependencies) reads any of them: a queue without holds pays nothing.
+In the library these functions are made once, at load (the fields of HOLDS: one top-level name).
+]]
+
+local HOLDS = {}
+
+-- A hold key of this call's queue.
+function HOLDS.key(name)
+  return ROOT .. HOLD_KEY[name]
+end
+
+-- Ids separated by tabs (ids never hold a control character).
+function HOLDS.split(s)
+  local out = {}
+  for id in string.gmatch(s or '', '[^\t]+') do out[#out + 1] = id end
+  return out
+end
+
+-- HOLD_STATE as { pending, failed, policy, due, phase }, or nil when it does not read.
+function HOLDS.parse(v)
+  if not v then return nil end
+  local p, f, policy, due, phase = string.match(v, '^(%d+):(%d+):([fi]):(%d+):([hrtd])$')
+  if not p or #p > 15 or #f > 15 or #due > 16 then return nil end
+  return { pending = tonumber(p), failed = tonumber(f), policy = policy, due = tonumber(due), phase = phase }
+end
+
+function HOLDS.encode(h)
+  return int(h.pending) .. ':' .. int(h.failed) .. ':' .. h.policy .. ':' .. int(h.due) .. ':' .. h.phase
+end
+
+-- An add's item with dependencies, checked before anything is written: `deps_s` its ids
+-- (tab-separated), `first_at` the position of each id's first item in the call. Each must be an
+-- id, not the job's own, named once, and either an earlier item of this call or a job that
+-- exists and is not dead. Returns the ids in order.
+function HOLDS.check(i, id, deps_s, first_at)
+  local deps, seen = {}, {}
+  for dep in string.gmatch(deps_s, '[^\t]+') do
+    local ok, err = pcall(check, 'id', dep, i)
+    if not ok then error((string.gsub(tostring(err), '^.-delayq: argument id', 'delayq: argument depends_on', 1)), 0) end
+    if dep == id then refuse('depends_on', i, 'must not name the job itself', dep) end
+    if seen[dep] then refuse('depends_on', i, 'names a job twice', dep) end
+    seen[dep] = true
+    deps[#deps + 1] = dep
+  end
+  if #deps == 0 then refuse('depends_on', i, "must name at least one job (or be '')", deps_s) end
+  if #deps > LIMIT.ids_per_run then refuse('depends_on', i, 'must name at most ' .. LIMIT.ids_per_run .. ' jobs', #deps) end
+  for _, dep in ipairs(deps) do
+    local at = first_at[dep]
+    if not (at and at < i) then
+      local state = job_state(dep)
+      if state == PLACE.dead then refuse('depends_on', i, 'names a dead job', dep) end
+      if state == nil then
+        if at then refuse('depends_on', i, 'names a job that comes later in the call (list dependencies first)', dep) end
+        refuse('depends_on', i, 'names no job (not added, or ended and not kept)', dep)
+      end
+    end
+  end
+  return deps
+end
+
+-- Which of an added job's dependencies have not ended: `written` are the jobs this call writes
+-- (by id). A completed one counts as done, with its result. Returns the pending ids and the
+-- done ones' outcomes as CHILD_OUTCOME pairs for `child-results`.
+function HOLDS.plan(id, deps, written)
+  local pending, done = {}, {}
+  for _, dep in ipairs(deps) do
+    local state = nil
+    if not written[dep] then state = job_state(dep) end
+    if state == nil and not written[dep] then
+      -- An earlier item of this call that was not written (deduplicated): nothing to wait for.
+      refuse('depends_on', nil, 'of job ' .. id .. ' names a job this call did not add (deduplicated)', dep)
+    elseif state == PLACE.completed then
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'c' .. (redis.call('HGET', K_RESULTS, dep) or '')
+    elseif state == PLACE.dead then
+      -- Died since the check (an item of this call could not do that): counted as a failure below.
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'd' .. ((parse_run(redis.call('HGET', K_RUNS, dep)) or {}).e or '')
+    else
+      pending[#pending + 1] = dep
+    end
+  end
+  return pending, done
+end
+
+-- Writes a new job's hold: `pending` from HOLDS.plan (none: it is scheduled as usual, its hold
+-- 'r' so its runs read what it waited for), its deadline (nil: none), its policy ('f' or 'i').
+-- Returns true when the job is held (the caller then does not schedule it).
+function HOLDS.write(id, deps, pending, done, due, deadline, policy)
+  local h = { pending = #pending, failed = 0, policy = policy, due = due, phase = 'h' }
+  if #pending == 0 then h.phase = 'r' end
+  redis.call('HSET', HOLDS.key('holds'), id, HOLDS.encode(h))
+  redis.call('HSET', HOLDS.key('deps'), id, table.concat(deps, '\t'))
+  if #done > 0 then hset_pairs(HOLDS.key('results'), done) end
+  if not flow().holds then redis.call('HSET', K_META, 'holds', '1') end
+  if #pending == 0 then return false end
+  local key = HOLDS.key('dependents')
+  for _, dep in ipairs(pending) do
+    local waiting = redis.call('HGET', key, dep)
+    redis.call('HSET', key, dep, waiting and (waiting .. '\t' .. id) or id)
+  end
+  redis.call('ZADD', HOLDS.key('held'), deadline and int(deadline) or '+inf', id)
+  if deadline then wake_if_earlier(head_score(K_SCHEDULED), deadline) end
+  return true
+end
+
+-- Every end of a job, from finish (before it writes the end): the held jobs waiting for those
+-- that ended are told, in this script. A completed dependency counts down its dependents' pending
+-- count; a dead or cancelled one too under policy 'i' (counted as failed), or buries them under
+-- 'f'. A dependent whose count reaches 0 is released: scheduled at the later of now and the time
+-- it was added to run at. `told` as finish's (results, or the reasons of a cancel).
+-- Returns what finish does after its own writes: the held jobs to bury (their run states written
+-- here, with the reason) and the dependencies of cancelled held jobs that are now nobody's.
+function HOLDS.settle(outcome, ids, told, now)
+  local after = { bury = {}, orphans = {} }
+  local K_HOLDS = HOLDS.key('holds')
+  if outcome == FINISH.cancelled then
+    -- A cancelled held job takes with it its waiting dependencies that no one else waits for.
+    local recs = hmget(K_HOLDS, ids)
+    for i, id in ipairs(ids) do
+      local h = HOLDS.parse(recs[i])
+      if h and h.phase == 'h' then
+        for _, dep in ipairs(HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))) do after.orphans[#after.orphans + 1] = dep end
+      end
+    end
+  end
+  local key = HOLDS.key('dependents')
+  local lists = hmget(key, ids)
+  local ended, results, changed, order, release = {}, {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    if lists[i] then
+      ended[#ended + 1] = id
+      local told_i = told and told[i] or ''
+      local text
+      if outcome == FINISH.completed then
+        text = 'c' .. told_i
+      elseif outcome == FINISH.dead then
+        told_i = (parse_run(redis.call('HGET', K_RUNS, id)) or {}).e or ''
+        text = 'd' .. told_i
+      else
+        text = 'x' .. told_i
+      end
+      for _, parent in ipairs(HOLDS.split(lists[i])) do
+        local h = changed[parent]
+        if not h then
+          h = HOLDS.parse(redis.call('HGET', K_HOLDS, parent))
+          if h then
+            changed[parent] = h
+            order[#order + 1] = parent
+          end
+        end
+        if h then
+          results[#results + 1] = parent .. '\t' .. id
+          results[#results + 1] = text
+          if h.phase == 'h' then
+            h.pending = math.max(0, h.pending - 1)
+            if outcome ~= FINISH.completed then
+              if h.policy == 'f' then
+                h.phase = 'd'
+                local why = 'dependency ' .. id .. (outcome == FINISH.dead and ' died' or ' was cancelled') .. (told_i ~= '' and (': ' .. told_i) or '')
+                after.bury[#after.bury + 1] = parent
+                redis.call('HSET', K_RUNS, parent, encode_run(0, h.due, '', why, nil, ''))
+                emit(EVENT.dead, parent, 'error', why)
+              else
+                h.failed = h.failed + 1
+              end
+            end
+            if h.phase == 'h' and h.pending == 0 then
+              h.phase = 'r'
+              release[#release + 1] = parent
+            end
+          end
+        end
+      end
+    end
+  end
+  if #ended == 0 then return after end
+  call_chunked('HDEL', key, ended)
+  hset_pairs(HOLDS.key('results'), results)
+  local states = {}
+  for _, parent in ipairs(order) do
+    states[#states + 1] = parent
+    states[#states + 1] = HOLDS.encode(changed[parent])
+  end
+  hset_pairs(K_HOLDS, states)
+  local gone = {}
+  for _, p in ipairs(release) do gone[#gone + 1] = p end
+  for _, p in ipairs(after.bury) do gone[#gone + 1] = p end
+  if #gone > 0 then call_chunked('ZREM', HOLDS.key('held'), gone) end
+  local due = {}
+  for _, p in ipairs(release) do
+    due[#due + 1] = math.max(now, changed[p].due)
+    due[#due + 1] = p
+  end
+  schedule_many(due)
+  return after
+end
+
+-- Releases held jobs whose deadline has passed (at most `limit`, from the claim): each is
+-- scheduled at the later of now and the time it was added to run at, its hold marked 't' (its
+-- runs see `timedOut`). Dependencies that end later still record how they ended.
+function HOLDS.release_expired(now, limit)
+  local key = HOLDS.key('held')
+  local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
+  if #expired == 0 then return end
+  call_chunked('ZREM', key, expired)
+  local K_HOLDS = HOLDS.key('holds')
+  local recs = hmget(K_HOLDS, expired)
+  local states, due = {}, {}
+  for i, id in ipairs(expired) do
+    local h = HOLDS.parse(recs[i])
+    if h and h.phase == 'h' then
+      h.phase = 't'
+      states[#states + 1] = id
+      states[#states + 1] = HOLDS.encode(h)
+      due[#due + 1] = math.max(now, h.due)
+      due[#due + 1] = id
+    elseif not h and redis.call('HEXISTS', K_JOBS, id) == 1 then
+      -- A held job whose hold does not read runs rather than waiting forever (verify() reports it).
+      due[#due + 1] = now
+      due[#due + 1] = id
+    end
+  end
+  hset_pairs(K_HOLDS, states)
+  schedule_many(due)
+end
+
+-- The earliest deadline of a held job, or nil.
+function HOLDS.next_deadline()
+  local t = head_score(HOLDS.key('held'))
+  if t and t < math.huge then return t end
+  return nil
+end
+
+-- The claim reply's holds field (wire.ts CLAIM_HOLDS) for jobs handed out: `ids` and their
+-- positions in the reply. Jobs not added with dependencies have no line.
+function HOLDS.claim_lines(ids, positions)
+  if #ids == 0 then return '' end
+  local recs = hmget(HOLDS.key('holds'), ids)
+  local lines = {}
+  for i, id in ipairs(ids) do
+    local h = HOLDS.parse(recs[i])
+    if h then
+      local line = positions[i] .. '\t' .. (h.phase == 't' and 't' or 'r')
+      if h.phase == 't' then
+        local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+        local fields = {}
+        for k, dep in ipairs(deps) do fields[k] = id .. '\t' .. dep end
+        local ended = hmget(HOLDS.key('results'), fields)
+        for k, dep in ipairs(deps) do
+          if not ended[k] then line = line .. '\t' .. dep end
+        end
+      end
+      lines[#lines + 1] = line .. '\n'
+    end
+  end
+  return table.concat(lines)
+end
+
+-- The dependencies of cancelled held jobs (`deps`, after their holds were forgotten) that no
+-- held job waits for any more and that have not started: taken out of their sets, for finish to
+-- cancel (a running one runs on; an ended one is gone).
+function HOLDS.take_orphans(deps)
+  local out, seen = {}, {}
+  local K_HOLDS = HOLDS.key('holds')
+  for _, dep in ipairs(deps) do
+    if not seen[dep] then
+      seen[dep] = true
+      local waiting = HOLDS.split(redis.call('HGET', HOLDS.key('dependents'), dep))
+      local needed = false
+      for _, h in ipairs(#waiting > 0 and hmget(K_HOLDS, waiting) or {}) do
+        local parsed = HOLDS.parse(h)
+        if parsed and parsed.phase == 'h' then needed = true end
+      end
+      if not needed then
+        local state, body, run = job_state(dep)
+        if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting or state == PLACE.held then
+          unlink_waiting(dep, state, body, run)
+          emit(EVENT.cancelled, dep, 'reason', 'the job waiting for it was cancelled')
+          out[#out + 1] = dep
+        end
+      end
+    end
+  end
+  return out
+end
 check_args()
 return (function()
 
--- Items end at `timeout_ms` unless `flow` says they carry group, cost and debounce. EACH_SIZE is
--- the prologue's local, which each_count and each_arg read.
-local with_flow = arg('flow') == '1'
-if not with_flow then EACH_SIZE = E.timeout_ms + 1 end
+-- Items end at `timeout_ms` unless `item_fields` says they carry the flow-control fields, and the
+-- hold's. EACH_SIZE is the prologue's local, which each_count and each_arg read.
+local item_fields = arg('item_fields')
+local with_flow = item_fields ~= 'base'
+local with_holds = item_fields == 'holds'
+if not with_flow then EACH_SIZE = E.timeout_ms + 1 elseif not with_holds then EACH_SIZE = E.debounce_first_ms + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -971,6 +1292,18 @@ for i = 1, each_count() do
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
       if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
+    end
+  end
+  if with_holds then
+    j.deps_s = each_arg(i, 'depends_on')
+    local d_ms, d_at = each_valid(i, 'deadline_ms'), each_valid(i, 'deadline_at')
+    j.policy = each_valid(i, 'on_child_failure') == 'ignore' and 'i' or 'f'
+    if d_ms ~= '' and d_at ~= '' then error('delayq: arguments deadline_ms and deadline_at of item ' .. i .. ': at most one may be set') end
+    if j.deps_s ~= '' then
+      if j.replace or j.dedup or j.debounce then error('delayq: argument depends_on of item ' .. i .. ': not with replace, dedup_key or debounce_key') end
+      j.deadline_ms, j.deadline_at = as_int(d_ms), as_int(d_at)
+    elseif d_ms ~= '' or d_at ~= '' then
+      error('delayq: arguments deadline_ms and deadline_at of item ' .. i .. ': only with depends_on')
     end
   end
   jobs[i] = j
@@ -1025,7 +1358,9 @@ if memo then
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
-      answer(code, PLACE.scheduled, due_of(j, m_now), '')
+      -- An item with dependencies may still be held (or ended since: then it was scheduled).
+      local state = j.deps_s and j.deps_s ~= '' and public_state(job_state(j.id)) or nil
+      answer(code, state == PLACE.held and PLACE.held or PLACE.scheduled, due_of(j, m_now), '')
     elseif code == CODE.debounced then
       -- The burst this add's data went into, not the key's burst now (it may have started since,
       -- and another add begun a new one).
@@ -1050,6 +1385,17 @@ end
 if arg('schedule') == '' then
   local meta = redis.call('HMGET', K_META, 'moved', 'epoch')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+end
+
+-- Dependencies are checked before anything is written (an unknown or dead one refuses the call).
+if with_holds then
+  local first_at = {}
+  for i, j in ipairs(jobs) do
+    if not first_at[j.id] then first_at[j.id] = i end
+  end
+  for i, j in ipairs(jobs) do
+    if j.deps_s ~= '' then j.deps = HOLDS.check(i, j.id, j.deps_s, first_at) end
+  end
 end
 
 -- A cost above a rate limit's max could never start: refused before anything is written.
@@ -1181,6 +1527,10 @@ for i, j in ipairs(jobs) do
     if folded then
       j.folded = true
       answer(CODE.debounced, PLACE.scheduled, j.due, j.id)
+    elseif j.deps then
+      -- Dependencies not ended yet hold it (an earlier item of this call has not ended).
+      j.pending, j.done = HOLDS.plan(j.id, j.deps, pending)
+      answer(code, #j.pending > 0 and PLACE.held or PLACE.scheduled, j.due, '')
     else
       answer(code, PLACE.scheduled, j.due, '')
     end
@@ -1241,9 +1591,16 @@ for _, j in ipairs(jobs) do
         due_s = int(j.due)
         due_text[j.due] = due_s
       end
-      scheduled[#scheduled + 1] = due_s
-      scheduled[#scheduled + 1] = j.id
-      if not earliest or j.due < earliest then earliest = j.due end
+      local held = false
+      if j.deps then
+        local deadline = j.deadline_at or (j.deadline_ms and now + j.deadline_ms)
+        held = HOLDS.write(j.id, j.deps, j.pending, j.done, j.due, deadline, j.policy)
+      end
+      if not held then
+        scheduled[#scheduled + 1] = due_s
+        scheduled[#scheduled + 1] = j.id
+        if not earliest or j.due < earliest then earliest = j.due end
+      end
       if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
   end

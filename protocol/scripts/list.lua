@@ -59,7 +59,8 @@ local RULE = { state = { 'o', { ['scheduled'] = true, ['ready'] = true, ['active
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: list takes 25 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 8 then error('delayq protocol: list takes 8 ARGV, got ' .. #ARGV) end
-local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
@@ -448,6 +449,20 @@ local function forget_extras(ids)
   for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
 end
 
 -- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
@@ -625,7 +640,7 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -635,6 +650,7 @@ local function flow()
       rate = rate_of(m[6], m[7]),
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
+      holds = m[11] == '1',
     }
   end
   return flow_cache
@@ -840,8 +856,8 @@ local function groups_of(ids)
   return out
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
@@ -849,6 +865,7 @@ local function job_state(id)
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t then
@@ -861,7 +878,7 @@ local function job_state(id)
   return nil, body, run
 end
 
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
 -- A job leaving its group's line is no longer counted as waiting there; its group stays in the
 -- rotation until a claim finds the line empty.
 local function unlink_waiting(id, state, body, run)
@@ -881,6 +898,8 @@ local function unlink_waiting(id, state, body, run)
     GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
   end
 end
 

@@ -60,7 +60,8 @@ local RULE = { force = { 'f', nil, nil, false } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 29 then error('delayq protocol: obliterate takes 29 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 4 then error('delayq protocol: obliterate takes 4 ARGV, got ' .. #ARGV) end
-local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
@@ -449,6 +450,20 @@ local function forget_extras(ids)
   for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
 end
 
 -- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
@@ -590,7 +605,7 @@ check_args()
 return (function()
 
 local counts = {
-  scheduled = redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_READY) + redis.call('ZCARD', K_WAITING),
+  scheduled = redis.call('ZCARD', K_SCHEDULED) + redis.call('ZCARD', K_READY) + redis.call('ZCARD', K_WAITING) + redis.call('ZCARD', ROOT .. HOLD_KEY.held),
   active = redis.call('ZCARD', K_ACTIVE),
   dead = redis.call('ZCARD', K_DEAD),
   completed = redis.call('ZCARD', K_COMPLETED),
@@ -615,7 +630,8 @@ end
 local seq = as_int(redis.call('GET', K_SEQ)) or 0
 seq = math.ceil(seq / SEQ_LIFE) * SEQ_LIFE
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
-  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE, K_HISTORY)
+  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE, K_HISTORY,
+  ROOT .. HOLD_KEY.held, ROOT .. HOLD_KEY.holds, ROOT .. HOLD_KEY.deps, ROOT .. HOLD_KEY.dependents, ROOT .. HOLD_KEY.results)
 if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
 -- Sleeping workers look again (and find nothing); schedulers reload their (now empty) schedules.
 redis.call('PUBLISH', WAKE_CHANNEL, 's')

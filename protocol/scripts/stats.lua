@@ -31,8 +31,8 @@ ARGV (3):
   1 root: text. the queue's key root, <prefix>:{<queue>}:
   2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
   3 window_ms: integer (ms), 0..8640000000000000. the window of due-soon counts
-Reply: an array: now_ms, not_promoted, ready, due_in_scheduled, active, dead, earliest_due_ms, due_within_window, paused, stream_length, completed_total, earliest_ready_due_ms, kept_completed, live_workers, earliest_waiting_due_ms, concurrency, rate_max, rate_used, rate_held_until_ms, rate_next_refill_ms, groups_rate_held, groups_read, groups_complete, groups_paused, paused_waiting, groups_at_limit, at_limit_waiting.
-  paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)
+Reply: an array: now_ms, not_promoted, ready, due_in_scheduled, active, dead, earliest_due_ms, due_within_window, paused, stream_length, completed_total, earliest_ready_due_ms, kept_completed, live_workers, earliest_waiting_due_ms, concurrency, rate_max, rate_used, rate_held_until_ms, rate_next_refill_ms, groups_rate_held, groups_read, groups_complete, groups_paused, paused_waiting, groups_at_limit, at_limit_waiting, held.
+  held counts the jobs held for other jobs (docs/flows.md); paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)
 Refusals: every argument is checked before the first write; one outside what its line says fails the call
 with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
 ]]
@@ -47,15 +47,16 @@ local EACH_FIRST = 4
 local EACH_SIZE = 0
 local E = {  }
 local CODE = {  }
-local R = { now_ms = 1, not_promoted = 2, ready = 3, due_in_scheduled = 4, active = 5, dead = 6, earliest_due_ms = 7, due_within_window = 8, paused = 9, stream_length = 10, completed_total = 11, earliest_ready_due_ms = 12, kept_completed = 13, live_workers = 14, earliest_waiting_due_ms = 15, concurrency = 16, rate_max = 17, rate_used = 18, rate_held_until_ms = 19, rate_next_refill_ms = 20, groups_rate_held = 21, groups_read = 22, groups_complete = 23, groups_paused = 24, paused_waiting = 25, groups_at_limit = 26, at_limit_waiting = 27 }
-local R_EACH_FIRST = 28
+local R = { now_ms = 1, not_promoted = 2, ready = 3, due_in_scheduled = 4, active = 5, dead = 6, earliest_due_ms = 7, due_within_window = 8, paused = 9, stream_length = 10, completed_total = 11, earliest_ready_due_ms = 12, kept_completed = 13, live_workers = 14, earliest_waiting_due_ms = 15, concurrency = 16, rate_max = 17, rate_used = 18, rate_held_until_ms = 19, rate_next_refill_ms = 20, groups_rate_held = 21, groups_read = 22, groups_complete = 23, groups_paused = 24, paused_waiting = 25, groups_at_limit = 26, at_limit_waiting = 27, held = 28 }
+local R_EACH_FIRST = 29
 local R_EACH_SIZE = 0
 local RE = {  }
 local RULE = { window_ms = { 'i', 0, 8640000000000000, false } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 26 then error('delayq protocol: stats takes 26 KEYS, got ' .. #KEYS) end
 if #ARGV ~= 3 then error('delayq protocol: stats takes 3 ARGV, got ' .. #ARGV) end
-local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
@@ -444,6 +445,20 @@ local function forget_extras(ids)
   for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
 end
 
 -- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
@@ -621,7 +636,7 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -631,6 +646,7 @@ local function flow()
       rate = rate_of(m[6], m[7]),
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
+      holds = m[11] == '1',
     }
   end
   return flow_cache
@@ -836,8 +852,8 @@ local function groups_of(ids)
   return out
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
@@ -845,6 +861,7 @@ local function job_state(id)
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t then
@@ -857,7 +874,7 @@ local function job_state(id)
   return nil, body, run
 end
 
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
 -- A job leaving its group's line is no longer counted as waiting there; its group stays in the
 -- rotation until a claim finds the line empty.
 local function unlink_waiting(id, state, body, run)
@@ -877,6 +894,8 @@ local function unlink_waiting(id, state, body, run)
     GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
   end
 end
 
@@ -1227,6 +1246,7 @@ return reply({
   paused_waiting = g_paused_waiting,
   groups_at_limit = g_full,
   at_limit_waiting = g_full_waiting,
+  held = flow().holds and redis.call('ZCARD', ROOT .. HOLD_KEY.held) or 0,
 })
 
 end)()

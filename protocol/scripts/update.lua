@@ -58,7 +58,8 @@ local RE = {  }
 local RULE = { log_cap = { 'i', 0, 10000, false } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 25 then error('delayq protocol: update takes 25 KEYS, got ' .. #KEYS) end
-local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
 local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
 local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
 local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
@@ -447,6 +448,20 @@ local function forget_extras(ids)
   for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
 end
 
 -- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
@@ -624,7 +639,7 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -634,6 +649,7 @@ local function flow()
       rate = rate_of(m[6], m[7]),
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
+      holds = m[11] == '1',
     }
   end
   return flow_cache
@@ -839,8 +855,8 @@ local function groups_of(ids)
   return out
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
@@ -848,6 +864,7 @@ local function job_state(id)
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t then
@@ -860,7 +877,7 @@ local function job_state(id)
   return nil, body, run
 end
 
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
 -- A job leaving its group's line is no longer counted as waiting there; its group stays in the
 -- rotation until a claim finds the line empty.
 local function unlink_waiting(id, state, body, run)
@@ -880,6 +897,8 @@ local function unlink_waiting(id, state, body, run)
     GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
   end
 end
 
@@ -902,6 +921,302 @@ end
 -- is a due time that has passed, so every worker with room claims at once.
 local function wake_now()
   redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end
+--[[ _holds: jobs held for other jobs (docs/flows.md): a job added with dependencies waits in
+`held` until each has ended, then is scheduled — or its deadline passes first, or a dependency
+fails under onChildFailure 'fail' and it is buried. Pulled in after _rate.lua and before
+_lifecycle.lua, whose `finish` calls HOLDS.settle for every end of a job (the one seam, so a hold
+settles in the script that ended its last dependency, exactly once). The memory store's twin is
+memory/holds.ts.
+Keys (wire.ts HOLD_SUFFIXES, built from ROOT: no script declares them): `held` ZSET (deadline or
++inf -> id), `holds` HASH (id -> HOLD_STATE), `hold-deps` HASH (id -> dependency ids, tab-
+separated), `dependents` HASH (id -> ids of the held jobs waiting for it), `child-results` HASH
+('<held id>\t<dependency id>' -> CHILD_OUTCOME). Only a queue whose meta says `holds` = '1' (set by
+the first add with dependencies) reads any of them: a queue without holds pays nothing.
+In the library these functions are made once, at load (the fields of HOLDS: one top-level name).
+]]
+
+local HOLDS = {}
+
+-- A hold key of this call's queue.
+function HOLDS.key(name)
+  return ROOT .. HOLD_KEY[name]
+end
+
+-- Ids separated by tabs (ids never hold a control character).
+function HOLDS.split(s)
+  local out = {}
+  for id in string.gmatch(s or '', '[^\t]+') do out[#out + 1] = id end
+  return out
+end
+
+-- HOLD_STATE as { pending, failed, policy, due, phase }, or nil when it does not read.
+function HOLDS.parse(v)
+  if not v then return nil end
+  local p, f, policy, due, phase = string.match(v, '^(%d+):(%d+):([fi]):(%d+):([hrtd])$')
+  if not p or #p > 15 or #f > 15 or #due > 16 then return nil end
+  return { pending = tonumber(p), failed = tonumber(f), policy = policy, due = tonumber(due), phase = phase }
+end
+
+function HOLDS.encode(h)
+  return int(h.pending) .. ':' .. int(h.failed) .. ':' .. h.policy .. ':' .. int(h.due) .. ':' .. h.phase
+end
+
+-- An add's item with dependencies, checked before anything is written: `deps_s` its ids
+-- (tab-separated), `first_at` the position of each id's first item in the call. Each must be an
+-- id, not the job's own, named once, and either an earlier item of this call or a job that
+-- exists and is not dead. Returns the ids in order.
+function HOLDS.check(i, id, deps_s, first_at)
+  local deps, seen = {}, {}
+  for dep in string.gmatch(deps_s, '[^\t]+') do
+    local ok, err = pcall(check, 'id', dep, i)
+    if not ok then error((string.gsub(tostring(err), '^.-delayq: argument id', 'delayq: argument depends_on', 1)), 0) end
+    if dep == id then refuse('depends_on', i, 'must not name the job itself', dep) end
+    if seen[dep] then refuse('depends_on', i, 'names a job twice', dep) end
+    seen[dep] = true
+    deps[#deps + 1] = dep
+  end
+  if #deps == 0 then refuse('depends_on', i, "must name at least one job (or be '')", deps_s) end
+  if #deps > LIMIT.ids_per_run then refuse('depends_on', i, 'must name at most ' .. LIMIT.ids_per_run .. ' jobs', #deps) end
+  for _, dep in ipairs(deps) do
+    local at = first_at[dep]
+    if not (at and at < i) then
+      local state = job_state(dep)
+      if state == PLACE.dead then refuse('depends_on', i, 'names a dead job', dep) end
+      if state == nil then
+        if at then refuse('depends_on', i, 'names a job that comes later in the call (list dependencies first)', dep) end
+        refuse('depends_on', i, 'names no job (not added, or ended and not kept)', dep)
+      end
+    end
+  end
+  return deps
+end
+
+-- Which of an added job's dependencies have not ended: `written` are the jobs this call writes
+-- (by id). A completed one counts as done, with its result. Returns the pending ids and the
+-- done ones' outcomes as CHILD_OUTCOME pairs for `child-results`.
+function HOLDS.plan(id, deps, written)
+  local pending, done = {}, {}
+  for _, dep in ipairs(deps) do
+    local state = nil
+    if not written[dep] then state = job_state(dep) end
+    if state == nil and not written[dep] then
+      -- An earlier item of this call that was not written (deduplicated): nothing to wait for.
+      refuse('depends_on', nil, 'of job ' .. id .. ' names a job this call did not add (deduplicated)', dep)
+    elseif state == PLACE.completed then
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'c' .. (redis.call('HGET', K_RESULTS, dep) or '')
+    elseif state == PLACE.dead then
+      -- Died since the check (an item of this call could not do that): counted as a failure below.
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'd' .. ((parse_run(redis.call('HGET', K_RUNS, dep)) or {}).e or '')
+    else
+      pending[#pending + 1] = dep
+    end
+  end
+  return pending, done
+end
+
+-- Writes a new job's hold: `pending` from HOLDS.plan (none: it is scheduled as usual, its hold
+-- 'r' so its runs read what it waited for), its deadline (nil: none), its policy ('f' or 'i').
+-- Returns true when the job is held (the caller then does not schedule it).
+function HOLDS.write(id, deps, pending, done, due, deadline, policy)
+  local h = { pending = #pending, failed = 0, policy = policy, due = due, phase = 'h' }
+  if #pending == 0 then h.phase = 'r' end
+  redis.call('HSET', HOLDS.key('holds'), id, HOLDS.encode(h))
+  redis.call('HSET', HOLDS.key('deps'), id, table.concat(deps, '\t'))
+  if #done > 0 then hset_pairs(HOLDS.key('results'), done) end
+  if not flow().holds then redis.call('HSET', K_META, 'holds', '1') end
+  if #pending == 0 then return false end
+  local key = HOLDS.key('dependents')
+  for _, dep in ipairs(pending) do
+    local waiting = redis.call('HGET', key, dep)
+    redis.call('HSET', key, dep, waiting and (waiting .. '\t' .. id) or id)
+  end
+  redis.call('ZADD', HOLDS.key('held'), deadline and int(deadline) or '+inf', id)
+  if deadline then wake_if_earlier(head_score(K_SCHEDULED), deadline) end
+  return true
+end
+
+-- Every end of a job, from finish (before it writes the end): the held jobs waiting for those
+-- that ended are told, in this script. A completed dependency counts down its dependents' pending
+-- count; a dead or cancelled one too under policy 'i' (counted as failed), or buries them under
+-- 'f'. A dependent whose count reaches 0 is released: scheduled at the later of now and the time
+-- it was added to run at. `told` as finish's (results, or the reasons of a cancel).
+-- Returns what finish does after its own writes: the held jobs to bury (their run states written
+-- here, with the reason) and the dependencies of cancelled held jobs that are now nobody's.
+function HOLDS.settle(outcome, ids, told, now)
+  local after = { bury = {}, orphans = {} }
+  local K_HOLDS = HOLDS.key('holds')
+  if outcome == FINISH.cancelled then
+    -- A cancelled held job takes with it its waiting dependencies that no one else waits for.
+    local recs = hmget(K_HOLDS, ids)
+    for i, id in ipairs(ids) do
+      local h = HOLDS.parse(recs[i])
+      if h and h.phase == 'h' then
+        for _, dep in ipairs(HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))) do after.orphans[#after.orphans + 1] = dep end
+      end
+    end
+  end
+  local key = HOLDS.key('dependents')
+  local lists = hmget(key, ids)
+  local ended, results, changed, order, release = {}, {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    if lists[i] then
+      ended[#ended + 1] = id
+      local told_i = told and told[i] or ''
+      local text
+      if outcome == FINISH.completed then
+        text = 'c' .. told_i
+      elseif outcome == FINISH.dead then
+        told_i = (parse_run(redis.call('HGET', K_RUNS, id)) or {}).e or ''
+        text = 'd' .. told_i
+      else
+        text = 'x' .. told_i
+      end
+      for _, parent in ipairs(HOLDS.split(lists[i])) do
+        local h = changed[parent]
+        if not h then
+          h = HOLDS.parse(redis.call('HGET', K_HOLDS, parent))
+          if h then
+            changed[parent] = h
+            order[#order + 1] = parent
+          end
+        end
+        if h then
+          results[#results + 1] = parent .. '\t' .. id
+          results[#results + 1] = text
+          if h.phase == 'h' then
+            h.pending = math.max(0, h.pending - 1)
+            if outcome ~= FINISH.completed then
+              if h.policy == 'f' then
+                h.phase = 'd'
+                local why = 'dependency ' .. id .. (outcome == FINISH.dead and ' died' or ' was cancelled') .. (told_i ~= '' and (': ' .. told_i) or '')
+                after.bury[#after.bury + 1] = parent
+                redis.call('HSET', K_RUNS, parent, encode_run(0, h.due, '', why, nil, ''))
+                emit(EVENT.dead, parent, 'error', why)
+              else
+                h.failed = h.failed + 1
+              end
+            end
+            if h.phase == 'h' and h.pending == 0 then
+              h.phase = 'r'
+              release[#release + 1] = parent
+            end
+          end
+        end
+      end
+    end
+  end
+  if #ended == 0 then return after end
+  call_chunked('HDEL', key, ended)
+  hset_pairs(HOLDS.key('results'), results)
+  local states = {}
+  for _, parent in ipairs(order) do
+    states[#states + 1] = parent
+    states[#states + 1] = HOLDS.encode(changed[parent])
+  end
+  hset_pairs(K_HOLDS, states)
+  local gone = {}
+  for _, p in ipairs(release) do gone[#gone + 1] = p end
+  for _, p in ipairs(after.bury) do gone[#gone + 1] = p end
+  if #gone > 0 then call_chunked('ZREM', HOLDS.key('held'), gone) end
+  local due = {}
+  for _, p in ipairs(release) do
+    due[#due + 1] = math.max(now, changed[p].due)
+    due[#due + 1] = p
+  end
+  schedule_many(due)
+  return after
+end
+
+-- Releases held jobs whose deadline has passed (at most `limit`, from the claim): each is
+-- scheduled at the later of now and the time it was added to run at, its hold marked 't' (its
+-- runs see `timedOut`). Dependencies that end later still record how they ended.
+function HOLDS.release_expired(now, limit)
+  local key = HOLDS.key('held')
+  local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
+  if #expired == 0 then return end
+  call_chunked('ZREM', key, expired)
+  local K_HOLDS = HOLDS.key('holds')
+  local recs = hmget(K_HOLDS, expired)
+  local states, due = {}, {}
+  for i, id in ipairs(expired) do
+    local h = HOLDS.parse(recs[i])
+    if h and h.phase == 'h' then
+      h.phase = 't'
+      states[#states + 1] = id
+      states[#states + 1] = HOLDS.encode(h)
+      due[#due + 1] = math.max(now, h.due)
+      due[#due + 1] = id
+    elseif not h and redis.call('HEXISTS', K_JOBS, id) == 1 then
+      -- A held job whose hold does not read runs rather than waiting forever (verify() reports it).
+      due[#due + 1] = now
+      due[#due + 1] = id
+    end
+  end
+  hset_pairs(K_HOLDS, states)
+  schedule_many(due)
+end
+
+-- The earliest deadline of a held job, or nil.
+function HOLDS.next_deadline()
+  local t = head_score(HOLDS.key('held'))
+  if t and t < math.huge then return t end
+  return nil
+end
+
+-- The claim reply's holds field (wire.ts CLAIM_HOLDS) for jobs handed out: `ids` and their
+-- positions in the reply. Jobs not added with dependencies have no line.
+function HOLDS.claim_lines(ids, positions)
+  if #ids == 0 then return '' end
+  local recs = hmget(HOLDS.key('holds'), ids)
+  local lines = {}
+  for i, id in ipairs(ids) do
+    local h = HOLDS.parse(recs[i])
+    if h then
+      local line = positions[i] .. '\t' .. (h.phase == 't' and 't' or 'r')
+      if h.phase == 't' then
+        local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+        local fields = {}
+        for k, dep in ipairs(deps) do fields[k] = id .. '\t' .. dep end
+        local ended = hmget(HOLDS.key('results'), fields)
+        for k, dep in ipairs(deps) do
+          if not ended[k] then line = line .. '\t' .. dep end
+        end
+      end
+      lines[#lines + 1] = line .. '\n'
+    end
+  end
+  return table.concat(lines)
+end
+
+-- The dependencies of cancelled held jobs (`deps`, after their holds were forgotten) that no
+-- held job waits for any more and that have not started: taken out of their sets, for finish to
+-- cancel (a running one runs on; an ended one is gone).
+function HOLDS.take_orphans(deps)
+  local out, seen = {}, {}
+  local K_HOLDS = HOLDS.key('holds')
+  for _, dep in ipairs(deps) do
+    if not seen[dep] then
+      seen[dep] = true
+      local waiting = HOLDS.split(redis.call('HGET', HOLDS.key('dependents'), dep))
+      local needed = false
+      for _, h in ipairs(#waiting > 0 and hmget(K_HOLDS, waiting) or {}) do
+        local parsed = HOLDS.parse(h)
+        if parsed and parsed.phase == 'h' then needed = true end
+      end
+      if not needed then
+        local state, body, run = job_state(dep)
+        if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting or state == PLACE.held then
+          unlink_waiting(dep, state, body, run)
+          emit(EVENT.cancelled, dep, 'reason', 'the job waiting for it was cancelled')
+          out[#out + 1] = dep
+        end
+      end
+    end
+  end
+  return out
 end
 --[[ _lifecycle: the one way into and out of the active set, what a lease token becomes when
 its lease ends, and the one way a job's life ends (finish). Pulled in by `--@include
@@ -1083,9 +1398,8 @@ local function note_history(now, completed, failed, dead, late_n, late_sum, late
   redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)))
 end
 
-local function finish(outcome, ids, now, kept, told)
-  if #ids == 0 then return end
-  tell_waiters(outcome, ids, told)
+-- The writes of a job's end (finish, below), by outcome.
+local function finish_writes(outcome, ids, now, kept)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
@@ -1114,6 +1428,23 @@ local function finish(outcome, ids, now, kept, told)
     forget(ids)
   else
     error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
+end
+
+local function finish(outcome, ids, now, kept, told)
+  if #ids == 0 then return end
+  tell_waiters(outcome, ids, told)
+  -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
+  -- still hold their reasons; what it decides to end next ends after this call's own writes.
+  local after = nil
+  if flow().holds then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
+  finish_writes(outcome, ids, now, kept)
+  if after then
+    finish(FINISH.dead, after.bury, now or now_ms())
+    local orphans = HOLDS.take_orphans(after.orphans)
+    local reasons = {}
+    for i = 1, #orphans do reasons[i] = 'the job waiting for it was cancelled' end
+    finish(FINISH.cancelled, orphans, nil, nil, reasons)
   end
 end
 

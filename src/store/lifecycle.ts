@@ -15,9 +15,10 @@
  * Where a job is. `ready` and `waiting` are internal, both shown as `scheduled`: a job whose time
  * has come, moved to be ordered by priority. An ungrouped one goes to the ready set (Redis) or
  * heap (memory); a job of a group goes to its group's line in `waiting`, from which a claim takes
- * it when the group's turn comes and it has room (docs/groups.md).
+ * it when the group's turn comes and it has room (docs/groups.md). `held`: added with
+ * dependencies that have not all ended (docs/flows.md); a public state of its own.
  */
-export const PLACES = ['scheduled', 'ready', 'waiting', 'active', 'dead', 'completed'] as const;
+export const PLACES = ['scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', 'held'] as const;
 export type Place = (typeof PLACES)[number];
 
 /**

@@ -97,6 +97,37 @@ export interface NewJob {
    * moving a burst off a retired shard keeps its maxWaitMs bound); at most now.
    */
   debounce: { key: string; delayMs: number; maxWaitMs: number | undefined; firstMs?: number | undefined } | undefined;
+  /** Held until these jobs have ended, or its deadline passes (docs/flows.md); exclusive with replace, dedup and debounce. */
+  hold?: NewHold | undefined;
+}
+
+/** A new job's hold: what it waits for, until when at most, and what a failed dependency does. */
+export interface NewHold {
+  /** Ids of the jobs it waits for (at least one, each once): earlier jobs of the same add, or existing jobs not dead. */
+  dependsOn: string[];
+  /** Runs anyway this long after the add (server clock)… */
+  deadlineMs?: number | undefined;
+  /** …or at this epoch ms; at most one of the two. */
+  deadlineAtMs?: number | undefined;
+  /** A dependency that ends dead or cancelled: 'fail' buries the job with the reason, 'ignore' counts it and goes on. */
+  onChildFailure: 'fail' | 'ignore';
+}
+
+/** How a held job was released, as its runs see it (job.hold). */
+export interface HoldRelease {
+  /** Its deadline passed before every dependency ended. */
+  timedOut: boolean;
+  /** The dependencies that had not ended when it was released (empty unless timedOut). */
+  pending: string[];
+}
+
+/** How one dependency of a held job ended (job.childResults()), in the order they were given. */
+export interface StoredChildOutcome {
+  id: string;
+  /** undefined while it has not ended. */
+  outcome: 'completed' | 'dead' | 'cancelled' | undefined;
+  /** The result JSON ('' for none) when completed; the reason when dead or cancelled. */
+  value: string;
 }
 
 export interface StoredAddResult {
@@ -130,6 +161,8 @@ export interface ClaimedJob {
   name: string | undefined;
   /** Its own timeout per attempt (add({ timeoutMs })), if any. */
   timeoutMs?: number | undefined;
+  /** How its hold ended, when it was added with dependencies (docs/flows.md). */
+  hold?: HoldRelease | undefined;
 }
 
 /** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
@@ -533,6 +566,8 @@ export interface Store {
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
   /** One job with its logs and error history; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
+  /** How the dependencies of a job added with them ended; undefined when it has no hold (none, or gone). */
+  childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined>;
   /** Jobs by id (null for none), raw stored text in data, result and progress; logs and error history only when asked. */
   getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]>;
   /**

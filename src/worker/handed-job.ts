@@ -1,8 +1,8 @@
 /** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
 import { LeaseLostError, SnoozeSignal, ValidationError } from '../errors.js';
 import { LOG_LINE_MAX, MAX_DELAY_MS, MAX_RATE_WINDOW_MS, MAX_RUN_AT_MS, PROGRESS_MAX_BYTES } from '../limits.js';
-import type { Job } from '../job.js';
-import type { ClaimedJob } from '../store/store.js';
+import type { ChildResults, Job, JobHold } from '../job.js';
+import type { ClaimedJob, StoredChildOutcome } from '../store/store.js';
 
 /**
  * What is wrong with a snooze's values, or undefined. Checked in job.snooze() (field names as
@@ -48,6 +48,8 @@ export interface JobCalls {
   extend(job: HandedJob<unknown>, ms: number | undefined): Promise<boolean>;
   /** Writes what a hand-out tells about itself while it runs (progress, log lines); false when the lease is gone. */
   update(job: HandedJob<unknown>, progress: string | undefined, lines: string[]): Promise<boolean>;
+  /** How the job's dependencies ended (store childResults), read when a handler asks. */
+  childResults(job: HandedJob<unknown>): Promise<StoredChildOutcome[] | undefined>;
 }
 
 export class HandedJob<T> implements Job<T> {
@@ -64,6 +66,7 @@ export class HandedJob<T> implements Job<T> {
   readonly timeoutMs: number | undefined;
   readonly createdAtMs: number;
   readonly token: string;
+  readonly hold: JobHold | undefined;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
   leaseDeadlineMs: number;
   /** The job's own backoff spec as stored, if it has one. */
@@ -93,9 +96,20 @@ export class HandedJob<T> implements Job<T> {
     this.timeoutMs = c.timeoutMs ?? defaultTimeoutMs;
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
+    this.hold = c.hold;
     this.leaseDeadlineMs = c.leaseExpiresAtMs;
     this.backoffSpec = c.backoff;
     this.#calls = calls;
+  }
+
+  async childResults<R = unknown>(): Promise<ChildResults<R>> {
+    const out: ChildResults<R> = {};
+    for (const c of (await this.#calls.childResults(this)) ?? []) {
+      if (c.outcome === 'completed') out[c.id] = { outcome: 'completed', result: c.value === '' ? undefined : (JSON.parse(c.value) as R) };
+      else if (c.outcome === undefined) out[c.id] = { outcome: 'pending' };
+      else out[c.id] = { outcome: c.outcome, reason: c.value };
+    }
+    return out;
   }
 
   get signal(): AbortSignal {

@@ -24,6 +24,7 @@ function stats(over: Partial<QueueStats> = {}): QueueStats {
     completed: 0,
     workers: 1,
     held: { ...NOTHING_HELD },
+    heldJobs: 0,
     ...over,
   };
 }

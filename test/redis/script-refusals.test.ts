@@ -46,12 +46,13 @@ const scheduled = async (s: RedisStore, q: string): Promise<Values> => {
   return {};
 };
 const DEBOUNCE = new Set(['debounce_key', 'debounce_ms', 'debounce_max_ms']);
+const HOLD = new Set(['depends_on', 'deadline_ms', 'deadline_at', 'on_child_failure']);
 
 /** A valid call of each script; the table changes one value of it. */
 const BASELINES: Record<ScriptName, Baseline> = {
   add: {
     seed: scheduled,
-    args: () => ({ request_id: 'r1', memo_ms: 60_000, flow: '1' }),
+    args: () => ({ request_id: 'r1', memo_ms: 60_000, item_fields: 'holds' }),
     // The first item replaces a scheduled job (a write that would come first), the second takes a
     // dedup key with a group and a cost, the third debounces.
     items: (): Values[] => [
@@ -70,8 +71,10 @@ const BASELINES: Record<ScriptName, Baseline> = {
         cost: 2,
       },
       { id: 'y', data: '3', delay_ms: 0, priority: 0, replace: '0', debounce_key: 'd', debounce_ms: 100, debounce_max_ms: 1000 },
+      // The fourth waits for the first (docs/flows.md).
+      { id: 'z', data: '4', delay_ms: 0, priority: 0, replace: '0', depends_on: 'a', deadline_ms: 60_000, on_child_failure: 'ignore' },
     ],
-    itemOf: (f) => (DEBOUNCE.has(f) ? 3 : 2),
+    itemOf: (f) => (DEBOUNCE.has(f) ? 3 : HOLD.has(f) ? 4 : 2),
   },
   claim: {
     seed: scheduled,
@@ -90,6 +93,7 @@ const BASELINES: Record<ScriptName, Baseline> = {
   watch: { seed: scheduled, args: () => ({ wait_ms: 60_000, expect: '1' }), items: () => [{ id: 'a' }, { id: 'b' }] },
   reschedule: { seed: scheduled, args: () => ({ id: 'a', delay_ms: 1000, run_at: '', request_id: 'r1', memo_ms: 60_000 }) },
   get: { seed: scheduled, args: () => ({ logs: '1' }), items: () => [{ id: 'a' }] },
+  'child-results': { seed: scheduled, args: () => ({ id: 'a' }) },
   list: { seed: scheduled, args: () => ({ state: 'scheduled', limit: 10, order: 'asc' }) },
   stats: { seed: scheduled, args: () => ({ window_ms: 1000 }) },
   timeline: { seed: scheduled, args: () => ({ from: '', bucket_ms: 1000, buckets: 10 }) },

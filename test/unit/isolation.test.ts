@@ -288,6 +288,8 @@ describe('isolation: pool and options', () => {
           timeoutMs: undefined,
           createdAtMs: 0,
           token: 't',
+          hold: undefined,
+          childResults: async () => ({}),
           signal,
           snooze: () => {
             throw new Error('no');

@@ -127,7 +127,7 @@ class Protocol:
     ) -> Tuple[List[str], List[str]]:
         """KEYS and ARGV for a call, by name. `args` maps ARGV names to values; `items` is a list
         of dicts mapping item field names to values; `item_fields` cuts the item field list
-        (add's items end at `trace` when `flow` is '0')."""
+        (add's items end where `item_fields` says)."""
         s = self.script(name)
         keys = [self.fill(t, prefix, queue, request_id) for t in s.key_templates]
         values = dict(args)

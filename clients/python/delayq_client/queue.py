@@ -100,13 +100,15 @@ class QueueCalls:
         items = [self._item(j, f) for j, f in zip(jobs, prefixes)]
         if len({it["id"] for it in items}) != len(items):
             v.fail("jobs", "must not repeat an id")
-        # add.lua's `flow`: items carry group, cost and the debounce fields only when a job of
-        # the call has one of them; else they end at `timeout_ms`.
-        flow = any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
+        # add.lua's `item_fields`: items carry group, cost and the debounce fields only when a
+        # job of the call has one of them ('controls'), and the hold's fields only when one
+        # waits for other jobs ('holds'); else they end at `timeout_ms` ('base').
+        holds = any(it["depends_on"] for it in items)
+        controls = holds or any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
         script = self.protocol.script("add")
         fields = script.item_fields or []
-        if not flow:
-            fields = fields[: fields.index("timeout_ms") + 1]
+        if not holds:
+            fields = fields[: fields.index("debounce_first_ms" if controls else "timeout_ms") + 1]
         request_id = str(uuid.uuid4())
 
         def read(call: Call[List[Result]], reply: Reply) -> List[Result]:
@@ -127,13 +129,31 @@ class QueueCalls:
             call.register = head["made"] == 1
             return [_result(it["id"], script.code(r["code"]), r, self.protocol) for it, r in zip(items, rows)]
 
-        args = {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "flow": "1" if flow else "0"}
+        kind = "holds" if holds else "controls" if controls else "base"
+        args = {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "item_fields": kind}
         return Call("add", args, read, items, request_id, fields)
 
     def _item(self, job: Any, f: str) -> Dict[str, Any]:
         if not isinstance(job, dict):
             v.fail(f.rstrip(".") or "job", "must be a dict")
-        unknown = set(job) - {"data", "id", "delay_ms", "run_at", "priority", "attempts", "group", "replace", "cost", "dedup", "debounce", "name", "timeout_ms"}
+        unknown = set(job) - {
+            "data",
+            "id",
+            "delay_ms",
+            "run_at",
+            "priority",
+            "attempts",
+            "group",
+            "replace",
+            "cost",
+            "dedup",
+            "debounce",
+            "name",
+            "timeout_ms",
+            "depends_on",
+            "wait_at_most_ms",
+            "on_child_failure",
+        }
         if unknown:
             v.fail(f + sorted(unknown, key=str)[0], "is not an option of add")
         job_id = job.get("id")
@@ -163,6 +183,23 @@ class QueueCalls:
             # a folded add replaces the burst's job by design.
             if job.get("delay_ms") is not None or job.get("run_at") is not None or dedup is not None or replace:
                 v.fail(f + "debounce", "cannot be given with delay_ms, run_at, dedup or replace (debounce.delay_ms says when the job runs)")
+        # Holds (docs/flows.md): the jobs this one waits for, at most how long, and what a failed one does.
+        depends_in = job.get("depends_on")
+        depends: List[str] = []
+        if depends_in is not None:
+            if not isinstance(depends_in, list) or not depends_in:
+                v.fail(f + "depends_on", "must be a non-empty list of job ids")
+            depends = [v.job_id(d, "%sdepends_on[%d]" % (f, i)) for i, d in enumerate(depends_in)]
+            if len(set(depends)) != len(depends):
+                v.fail(f + "depends_on", "names a job twice")
+            if dedup is not None or debounce is not None or replace:
+                v.fail(f + "depends_on", "cannot be given with dedup, debounce or replace")
+        wait = job.get("wait_at_most_ms")
+        policy = job.get("on_child_failure")
+        if (wait is not None or policy is not None) and not depends:
+            v.fail(f + "depends_on", "wait_at_most_ms and on_child_failure need depends_on")
+        if policy is not None and policy not in ("fail", "ignore"):
+            v.fail(f + "on_child_failure", "must be 'fail' or 'ignore'")
         return {
             "id": str(uuid.uuid4()) if job_id is None else v.job_id(job_id, f + "id"),
             "data": v.payload(job.get("data"), f + "data", self.max_payload_bytes),
@@ -188,6 +225,11 @@ class QueueCalls:
             "debounce_max_ms": debounce[2] if debounce else "",
             # Only a sharded producer moving a burst off a retired shard sets it.
             "debounce_first_ms": "",
+            # Sent only when a job of the call has depends_on (ids joined by tabs).
+            "depends_on": "\t".join(depends),
+            "deadline_ms": "" if wait is None else v.whole(wait, f + "wait_at_most_ms", 0, v.MAX_DELAY_MS),
+            "deadline_at": "",
+            "on_child_failure": policy or "",
         }
 
     def _cancel_call(self, id: str, running: bool = False, reason: str = "") -> Call[Result]:

@@ -5,6 +5,7 @@ import type { JobError } from '../../types.js';
 import { type EventName, type Finish, LIMIT, type Place, UNGROUPED_LANE } from '../lifecycle.js';
 import { Heap } from './heap.js';
 import { HistoryBook } from '../history-minutes.js';
+import { MemHolds } from './holds.js';
 import { byteOrder } from '../zset-order.js';
 
 export interface MemJob {
@@ -218,7 +219,20 @@ export class MemoryQueue {
   }
 
   /** Jobs per state, to tell when a heap is mostly stale entries. */
-  readonly #count = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0 };
+  readonly #count = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, held: 0 };
+
+  /** Jobs held for other jobs (docs/flows.md; Redis: _holds.lua). */
+  readonly holds = new MemHolds();
+
+  /** Jobs in place 'held'. */
+  heldCount(): number {
+    return this.#count.held;
+  }
+
+  /** Puts a new job in place 'held' (its hold was just written). */
+  hold(job: MemJob): void {
+    this.#move(job, 'held');
+  }
 
   /**
    * Every move of a job between places goes through here (and its deletion through remove):
@@ -382,6 +396,15 @@ export class MemoryQueue {
    */
   finish(outcome: Finish, job: MemJob, now: number, keep = false, told = ''): void {
     this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : told);
+    // Held jobs waiting for this one are told first; what that ends ends after this one.
+    const after = this.holds.used ? this.holds.settle(this, outcome, job, told, now) : undefined;
+    this.#finishWrites(outcome, job, now, keep);
+    if (!after) return;
+    for (const parent of after.bury) this.finish('dead', parent, now);
+    for (const orphan of this.holds.takeOrphans(this, after.orphans, now)) this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
+  }
+
+  #finishWrites(outcome: Finish, job: MemJob, now: number, keep: boolean): void {
     switch (outcome) {
       case 'completed':
         this.completed++;
@@ -414,6 +437,7 @@ export class MemoryQueue {
    */
   remove(job: MemJob, keepBurst = false): void {
     if (!keepBurst) this.#endBurst(job);
+    this.holds.forget(job.id);
     this.#leave(job);
     job.version++;
     this.jobs.delete(job.id);

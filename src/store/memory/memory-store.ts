@@ -47,6 +47,7 @@ import type {
   SnoozeResult,
   Store,
   StoredAddResult,
+  StoredChildOutcome,
   StreamEvent,
   VerifyReport,
   WakeHandlers,
@@ -143,6 +144,8 @@ export class MemoryStore implements Store {
       const limit = j.group === undefined ? undefined : q.groupRate(q.groups.get(j.group));
       if ((q.rateLimit && j.cost > q.rateLimit.max) || (limit && j.cost > limit.max)) throw tooCostly(jobs);
     }
+    // As add.lua: every item's dependencies are checked before anything is written.
+    if (jobs.some((j) => j.hold !== undefined)) q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
     q.expireDedup(now);
     const prevHead = q.headDue();
     let minDue: number | undefined;
@@ -223,12 +226,17 @@ export class MemoryStore implements Store {
         version: 0,
       };
       q.jobs.set(job.id, job);
-      q.place(job, due);
-      if (minDue === undefined || due < minDue) minDue = due;
+      const held = j.hold !== undefined && q.holds.write(q, job, j.hold, due, now, new Set([...written.keys()].filter((w) => w !== job.id)));
+      if (!held) {
+        q.place(job, due);
+        if (minDue === undefined || due < minDue) minDue = due;
+      }
       written.delete(job.id);
       written.set(job.id, due);
       out.push(
-        folded ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id } : { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined },
+        folded
+          ? { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id }
+          : { code, state: held ? 'held' : 'scheduled', dueAtMs: due, duplicateOf: undefined },
       );
     });
     for (const [id, due] of written) {
@@ -268,6 +276,8 @@ export class MemoryStore implements Store {
         q.schedule(lease, now);
       }
     }
+    // Held jobs whose deadline passed are scheduled, so this claim can hand them out (claim.lua).
+    if (q.holds.used) q.holds.releaseExpired(q, now, LIMIT.reap_per_claim);
     // A paused queue hands out nothing, nor does one at its concurrency limit (claim.lua).
     let want = count;
     let atLimit = false;
@@ -359,6 +369,10 @@ export class MemoryStore implements Store {
         name: job.name,
         timeoutMs: job.timeoutMs,
       });
+      if (q.holds.used) {
+        const hold = q.holds.release(job.id);
+        if (hold) jobs[jobs.length - 1]!.hold = hold;
+      }
     }
     // 3. Hand them out with fresh lease tokens; how late they start goes in the history.
     q.nextSeq(jobs.length);
@@ -401,6 +415,8 @@ export class MemoryStore implements Store {
     const more = (turns ? q.lanes.size > 0 : q.readyCount() > 0) || (head !== undefined && head <= now);
     let wake = earliest(head, lease);
     if (q.rated && turns) wake = earliest(wake, q.rates.nextVisit());
+    // A held job runs when its deadline passes.
+    if (q.holds.used) wake = earliest(wake, q.holds.nextDeadline());
     return { nowMs: now, jobs, unreadable: [], more, nextWakeMs: wake };
   }
 
@@ -527,7 +543,8 @@ export class MemoryStore implements Store {
     const job = q.jobs.get(req.id);
     if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
     const state: JobState = job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where;
-    if (state === 'dead' || state === 'completed' || (state !== 'active' && !req.dead)) return { outcome: 'refused', state, dueAtMs: undefined };
+    if (state === 'dead' || state === 'completed' || state === 'held' || (state !== 'active' && !req.dead))
+      return { outcome: 'refused', state, dueAtMs: undefined };
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     const dies = req.dead || job.attempts >= max;
@@ -617,9 +634,10 @@ export class MemoryStore implements Store {
     // As obliterate.lua: the keys of another layout epoch are left alone.
     if (epoch !== undefined && epoch !== '' && q.epoch !== undefined && q.epoch !== epoch) throw new ShardMovedError(queue);
     const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: q.jobs.size };
-    for (const job of q.jobs.values()) counts[job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where]++;
+    for (const job of q.jobs.values()) counts[job.where === 'ready' || job.where === 'waiting' || job.where === 'held' ? 'scheduled' : job.where]++;
     if (counts.active > 0 && !force) return { removed: false, counts };
     for (const job of [...q.jobs.values()]) q.remove(job);
+    q.holds.clear();
     this.#queues.delete(queue);
     if (queueOf(queue) === queue) this.#registered.delete(queue);
     // Schedulers and sleeping workers look again, as after the Redis store's publish, and stay
@@ -675,6 +693,10 @@ export class MemoryStore implements Store {
 
   async stats(queue: string, windowMs: number): Promise<QueueStats> {
     return queueStats(this.#q(queue), this.#now(), windowMs);
+  }
+
+  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
+    return this.#q(queue).holds.results(id);
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {

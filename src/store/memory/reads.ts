@@ -84,7 +84,7 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
   for (const job of q.jobs.values()) {
     if (job.where === 'active') active++;
     else if (job.where === 'dead') dead++;
-    else if (job.where === 'completed') continue;
+    else if (job.where === 'completed' || job.where === 'held') continue;
     else {
       scheduled++;
       if (job.where === 'ready' || job.where === 'waiting' || job.due <= now) {
@@ -111,6 +111,7 @@ export function queueStats(q: MemoryQueue, now: number, windowMs: number): Queue
     oldestDueAgeMs: ready === 0 ? undefined : Math.max(0, now - oldestDue),
     completed: q.completedKept.size,
     workers: [...q.workers.values()].filter((w) => w.expiresAt > now).length,
+    heldJobs: q.heldCount(),
     held: heldSummary(q, now, ready, active),
   };
 }
@@ -170,7 +171,7 @@ export function deadPage(q: MemoryQueue, offset: number, limit: number): { total
 /** The queue's own consistency check (verify.ts is Redis's). */
 export function verifyMemoryQueue(q: MemoryQueue): VerifyReport {
   const problems: string[] = [];
-  const counts = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, bodies: q.jobs.size };
+  const counts = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, held: 0, bodies: q.jobs.size };
   const groups = new Map<string, { running: number; waiting: number }>();
   for (const job of q.jobs.values()) {
     counts[job.where]++;

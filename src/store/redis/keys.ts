@@ -46,7 +46,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS, DEDUP_SUFFIX, HISTORY_SUFFIX, WAITING_DUE_SUFFIX } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX, HISTORY_SUFFIX, HOLD_SUFFIXES, WAITING_DUE_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -115,6 +115,17 @@ export function requestKey(keys: QueueKeys, requestId: string): string {
 /** The index of the earliest due time of each group's line (the scripts build the same as K_WAITING_DUE). */
 export function waitingDueKey(keys: QueueKeys): string {
   return keys.root + WAITING_DUE_SUFFIX;
+}
+
+/** The keys of holds (docs/flows.md; the scripts build the same from HOLD_KEY). */
+export function holdKeys(keys: QueueKeys): Record<keyof typeof HOLD_SUFFIXES, string> {
+  return {
+    held: keys.root + HOLD_SUFFIXES.held,
+    holds: keys.root + HOLD_SUFFIXES.holds,
+    deps: keys.root + HOLD_SUFFIXES.deps,
+    dependents: keys.root + HOLD_SUFFIXES.dependents,
+    results: keys.root + HOLD_SUFFIXES.results,
+  };
 }
 
 /** The queue's per-minute history (the scripts build the same as K_HISTORY). */

@@ -34,6 +34,7 @@ import type {
   NewJob,
   Store,
   StoredAddResult,
+  StoredChildOutcome,
   WakeHandlers,
   ConnectionWatcher,
   WakeSubscription,
@@ -92,10 +93,28 @@ function limitsOf(fields: Record<string, unknown>): QueueLimits {
   };
 }
 
-/** add's item fields when no job of the call has a group, cost or debounce (add.lua `flow` = '0'): up to `timeout_ms`. */
-const ADD_FIELDS_WITHOUT_FLOW = WIRE.add.each.slice(0, WIRE.add.each.indexOf('timeout_ms') + 1);
+/**
+ * add.lua's refusal of a dependency (HOLDS.check: unknown, dead, later in the call) as the
+ * ValidationError the memory store throws for it (memory/holds.ts), or undefined for any other error.
+ */
+function dependencyRefusal(err: unknown): ValidationError | undefined {
+  const m = err instanceof Error ? /delayq: argument depends_on (.*?)(?: script: .*)?$/s.exec(err.message) : null;
+  return m ? new ValidationError('dependsOn', m[1]!) : undefined;
+}
+
+/**
+ * add's item fields, as far as a call needs them (add.lua `item_fields`): up to `timeout_ms`
+ * ('base') when no job of the call has a group, cost, debounce or hold, up to
+ * `debounce_first_ms` ('controls') when none has a hold, all of them ('holds') else.
+ */
+const ADD_FIELDS = {
+  base: WIRE.add.each.slice(0, WIRE.add.each.indexOf('timeout_ms') + 1),
+  controls: WIRE.add.each.slice(0, WIRE.add.each.indexOf('debounce_first_ms') + 1),
+  holds: undefined,
+} as const;
 
 import { verifyQueue } from './verify.js';
+import { childOutcome } from '../holds.js';
 import { tooCostly } from '../too-costly.js';
 import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
@@ -270,9 +289,14 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    // Items carry a group, cost and debounce only when one of them has one (add.lua's `flow`): an
-    // argument per job costs the producer and Redis ~4% of a bulk add (bench: bulk enqueue).
-    const flow = jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined);
+    // Items carry a group, cost, debounce or hold only when one of them has one (add.lua's
+    // `item_fields`): an argument per job costs the producer and Redis ~4% of a bulk add (bench:
+    // bulk enqueue).
+    const fields = jobs.some((j) => j.hold !== undefined)
+      ? 'holds'
+      : jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined)
+        ? 'controls'
+        : 'base';
     const reply = (await this.#call(
       queue,
       'add',
@@ -282,10 +306,10 @@ export class RedisStore implements Store {
         request_id: rid,
         memo_ms: REQUEST_MEMO_MS,
         epoch: epoch ?? '',
-        flow: flow ? '1' : '0',
+        item_fields: fields,
       },
       {
-        each: flow ? undefined : ADD_FIELDS_WITHOUT_FLOW,
+        each: ADD_FIELDS[fields],
         keys: { memo: requestKey(k, rid), schedule_last: k.scheduleLast },
         items: jobs.map((j) => ({
           id: j.id,
@@ -307,9 +331,15 @@ export class RedisStore implements Store {
           debounce_ms: j.debounce?.delayMs ?? '',
           debounce_max_ms: j.debounce?.maxWaitMs ?? '',
           debounce_first_ms: j.debounce?.firstMs ?? '',
+          depends_on: j.hold?.dependsOn.join('\t') ?? '',
+          deadline_ms: j.hold?.deadlineMs ?? '',
+          deadline_at: j.hold?.deadlineAtMs ?? '',
+          on_child_failure: j.hold?.onChildFailure ?? '',
         })),
       },
-    )) as unknown[];
+    ).catch((err: unknown) => {
+      throw dependencyRefusal(err) ?? err;
+    })) as unknown[];
     if (reply.length === 1 && reply[0] === CODES.add.too_costly) throw tooCostly(jobs);
     // A reply of one element is a code (wire.ts add note), not the made flag of an empty batch.
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
@@ -632,7 +662,14 @@ export class RedisStore implements Store {
       completed: num(f.kept_completed),
       workers: num(f.live_workers),
       held: heldFrom(f, now, readyTotal, active),
+      heldJobs: num(f.held),
     };
+  }
+
+  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
+    const { fields, items } = await this.#reply(queue, 'child-results', { id });
+    if (fields.found !== 1) return undefined;
+    return items.map((row) => childOutcome(String(row.dependency), String(row.outcome)));
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {

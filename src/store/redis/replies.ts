@@ -9,7 +9,7 @@
 import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
 import { handedOutAtMs } from '../lease-token.js';
-import type { ClaimedJob, ClaimResult, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
+import type { ClaimedJob, ClaimResult, HoldRelease, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
 import { parseErrors, parseRun, readBody, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
@@ -100,7 +100,7 @@ export function optStr(v: unknown): string | undefined {
  */
 const CLAIM = REPLY_AT.claim;
 const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
-const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix' | 'groups', number>;
+const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix' | 'groups' | 'holds', number>;
 
 /** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
 function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number, group: string | undefined): ClaimedJob {
@@ -196,6 +196,17 @@ function claimGroups(text: string): Map<number, string> | undefined {
   return out;
 }
 
+/** The holds of a claim's jobs by position (wire.ts CLAIM_HOLDS); undefined when none was added with dependencies. */
+export function claimHolds(text: string): Map<number, HoldRelease> | undefined {
+  if (text === '') return undefined;
+  const out = new Map<number, HoldRelease>();
+  for (const line of text.split('\n')) {
+    const [position, how, ...pending] = line.split('\t');
+    if (position && how) out.set(Number(position), { timedOut: how === 't', pending });
+  }
+  return out;
+}
+
 /** claim's reply as the store's ClaimResult: each job on its own (one that cannot be read is reported, not thrown). */
 export function claimResult(reply: unknown[]): ClaimResult {
   replyArray('claim', reply);
@@ -208,10 +219,12 @@ export function claimResult(reply: unknown[]): ClaimResult {
   let read = 0;
   const unreadable: UnreadableJob[] = [];
   const groups = claimGroups(String(reply[CF.groups] ?? ''));
+  const holds = claimHolds(String(reply[CF.holds] ?? ''));
   // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
   for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
       jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n));
+      if (holds !== undefined) jobs[read]!.hold = holds.get(n);
       read++;
     } catch (err) {
       unreadable.push({

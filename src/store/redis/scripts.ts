@@ -43,7 +43,16 @@ export interface Script {
 const INCLUDE = /^--@include (\S+)\s*$/gm;
 
 /** The helper files, in the order a script includes them (each may use those before it). */
-const HELPER_FILES = ['_helpers.lua', '_groups.lua', '_rate.lua', '_lifecycle.lua', '_claim.lua', '_claim_turns.lua', '_claim_rates.lua'] as const;
+const HELPER_FILES = [
+  '_helpers.lua',
+  '_groups.lua',
+  '_rate.lua',
+  '_holds.lua',
+  '_lifecycle.lua',
+  '_claim.lua',
+  '_claim_turns.lua',
+  '_claim_rates.lua',
+] as const;
 
 function readScript(file: string): string {
   return readFileSync(new URL(`./scripts/${file}`, import.meta.url), 'utf8');

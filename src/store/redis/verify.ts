@@ -8,7 +8,7 @@
  */
 import type { Client } from './connection.js';
 import type { VerifyReport } from '../store.js';
-import type { QueueKeys } from './keys.js';
+import { holdKeys, type QueueKeys } from './keys.js';
 import { parseRun, tryParseBody } from './packed.js';
 import { readyMember } from '../zset-order.js';
 import { parseGroupState } from './group-state.js';
@@ -56,6 +56,14 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       zsetMembers(client, keys.rateLog),
       hashEntries(client, keys.debounce),
     ]);
+  const hk = holdKeys(keys);
+  const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
+    zsetMembers(client, hk.held),
+    hashEntries(client, hk.holds),
+    hashEntries(client, hk.deps),
+    hashEntries(client, hk.dependents),
+    hashEntries(client, hk.results),
+  ]);
   const problems: string[] = [];
   const states = new Map<string, string[]>();
   const note = (id: string, state: string) => {
@@ -68,6 +76,23 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   active.forEach((id) => note(id, 'active'));
   dead.forEach((id) => note(id, 'dead'));
   completed.forEach((id) => note(id, 'completed'));
+  held.forEach((id) => note(id, 'held'));
+  // Holds (HOLD_STATE): a held job's hold is 'h' and counts as pending exactly its dependencies
+  // with no outcome recorded, each of which exists and names it among its dependents.
+  for (const id of held) {
+    const m = /^(\d+):(\d+):([fi]):(\d+):([hrtd])$/.exec(holds.get(id) ?? '');
+    if (!m || m[5] !== 'h') {
+      problems.push(`job ${id} is held without a hold in phase h`);
+      continue;
+    }
+    const open = (holdDeps.get(id) ?? '').split('\t').filter((d) => d !== '' && !childResults.has(`${id}\t${d}`));
+    if (Number(m[1]) !== open.length) problems.push(`held job ${id} counts ${m[1]} pending, but ${open.length} of its dependencies have not ended`);
+    for (const d of open) {
+      if (!bodies.has(d)) problems.push(`held job ${id} waits for ${d}, which has no body`);
+      else if (!(dependents.get(d) ?? '').split('\t').includes(id)) problems.push(`held job ${id} waits for ${d}, which does not name it among its dependents`);
+    }
+  }
+  for (const id of holds.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a hold but no body`);
   // A waiting member: '<group>\0<7-digit priority key><due:16><seq:16><id>'.
   const lines = new Map<string, number>();
   for (const m of waitingMembers) {

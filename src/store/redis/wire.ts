@@ -50,6 +50,50 @@ export const WAITING_DUE_SUFFIX = 'waiting-due';
 export const HISTORY_SUFFIX = 'history';
 
 /**
+ * The keys of holds (docs/flows.md), `<root><suffix>`, made only by a queue that holds a job
+ * (meta `holds` = '1'): built from these suffixes in every script (HOLD_KEY in the prologue, keys.ts
+ * holdKey), never declared as KEYS, like waiting-due and history, so no script's wire grows for a
+ * queue that never holds a job.
+ * - `held` (ZSET deadline ms, or +inf for none -> job id): jobs held for other jobs.
+ * - `holds` (HASH job id -> HOLD_STATE): every job added with dependencies, from its add until its
+ *   life ends (so a released job's runs read what it waited for).
+ * - `hold-deps` (HASH job id -> its dependencies' ids, tab-separated): written once, by the add.
+ * - `dependents` (HASH job id -> the ids of the held jobs waiting for it, tab-separated): removed
+ *   when the job's life ends and its dependents were told.
+ * - `child-results` (HASH `<held id>\t<dependency id>` -> CHILD_OUTCOME): how each dependency ended.
+ */
+export const HOLD_SUFFIXES = {
+  held: 'held',
+  holds: 'holds',
+  deps: 'hold-deps',
+  dependents: 'dependents',
+  results: 'child-results',
+} as const;
+
+/**
+ * A held job's state, its field in `holds`: `<pending>:<failed>:<on child failure f|i>:<due ms>:<phase>`.
+ * pending = dependencies not ended yet; failed = those that ended dead or cancelled under
+ * `onChildFailure: 'ignore'`; due = the time the job was added to run at (released, it runs at
+ * the later of that and the release); phase `h` held, `r` released (every dependency ended), `t`
+ * released by its deadline, `d` buried because a dependency failed.
+ */
+export const HOLD_STATE = '<pending>:<failed>:<f|i>:<due ms>:<h|r|t|d>';
+
+/**
+ * How a dependency ended, its field in `child-results`: `c<result JSON, or empty>` (completed),
+ * `d<reason>` (dead) or `x<reason>` (cancelled).
+ */
+export const CHILD_OUTCOME = 'c<result> | d<reason> | x<reason>';
+
+/**
+ * The holds of a claim's jobs, one reply field like CLAIM_GROUPS (a queue that holds no job pays
+ * nothing per job): `<job position, from 1>\t<r|t>\t<pending ids, tab-separated>\n` for each job
+ * handed out that was added with dependencies; `t` when its deadline released it, and then the
+ * dependencies that had not ended.
+ */
+export const CLAIM_HOLDS = '<job position in the reply, from 1>\t<r|t>\t<pending id>\t…\n…';
+
+/**
  * A minute of the history: `<minute>:<completed>:<failed>:<dead>:<late jobs>:<late ms summed>:<late ms at most>`.
  * `minute` is the minute's number, so a field that still holds one a day older is read as empty
  * and started afresh; `failed` counts failed attempts (retried or not), `dead` jobs that ended
@@ -237,7 +281,7 @@ export const FINISHED_MESSAGE = 'f:<end>:<id length>:<id><payload>';
 export const WIRE = {
   add: {
     keys: ['memo', 'schedule_last'],
-    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'flow'],
+    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'item_fields'],
     each: [
       'id',
       'data',
@@ -258,6 +302,10 @@ export const WIRE = {
       'debounce_ms',
       'debounce_max_ms',
       'debounce_first_ms',
+      'depends_on',
+      'deadline_ms',
+      'deadline_at',
+      'on_child_failure',
     ],
     reply: {
       fields: ['made'],
@@ -270,9 +318,9 @@ export const WIRE = {
     keys: ['memo'],
     args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id', 'worker'],
     reply: {
-      fields: ['now_ms', 'next_wake_ms', 'more', 'deadline_ms', 'token_prefix', 'groups'],
+      fields: ['now_ms', 'next_wake_ms', 'more', 'deadline_ms', 'token_prefix', 'groups', 'holds'],
       each: CLAIM_JOB,
-      note: "more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB",
+      note: "more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); holds the holds of the jobs added with dependencies, as CLAIM_HOLDS ('' when none was); per job wire.ts CLAIM_JOB",
     },
   },
   complete: {
@@ -340,6 +388,15 @@ export const WIRE = {
     reply: { fields: ['code', 'state', 'due_ms'] },
     codes: 'change',
   },
+  'child-results': {
+    keys: [],
+    args: ['id'],
+    reply: {
+      fields: ['found', 'hold'],
+      each: ['dependency', 'outcome'],
+      note: "found is 0 when the job has no hold (never added with dependencies, or gone); hold is its HOLD_STATE; per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)",
+    },
+  },
   get: {
     keys: [],
     args: ['logs'],
@@ -387,8 +444,9 @@ export const WIRE = {
         'paused_waiting',
         'groups_at_limit',
         'at_limit_waiting',
+        'held',
       ],
-      note: "paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)",
+      note: "held counts the jobs held for other jobs (docs/flows.md); paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)",
     },
   },
   timeline: {
@@ -526,7 +584,11 @@ export const ARG_RULES: Record<string, ArgRule> = {
   request_id: { text: "any text unique to the call ('': none)" },
   memo_ms: ms(1, true),
   epoch: { text: "a layout epoch, compared with the shard's ('': unsharded)" },
-  flow: { flag: true },
+  item_fields: { oneOf: ['base', 'controls', 'holds'] },
+  depends_on: { text: "ids separated by tabs ('': none); each is checked as add.id" },
+  deadline_ms: ms(0, true),
+  deadline_at: epochMs,
+  on_child_failure: { oneOf: ['fail', 'ignore'], unset: true },
   id: { text: 'an id no job has answers not_found (add checks its ids: add.id)' },
   'add.id': { id: true },
   data: { text: 'JSON text; a payload that does not parse is moved to the dead set by the worker, with the reason' },
@@ -757,6 +819,7 @@ function luaRule(script: ScriptName, name: string): string[] {
 /** The job lifecycle (lifecycle.ts) as Lua tables: PLACE.<place>, FINISH.<end>, EVENT.<event>, MARK.<mark>, LIMIT.<bound>. */
 const luaTable = (entries: [string, string][]) => `{ ${entries.map(([k, v]) => `${k} = '${v}'`).join(', ')} }`;
 export const LIFECYCLE_LINES = [
+  `local HOLD_KEY = ${luaTable(Object.entries(HOLD_SUFFIXES))}`,
   `local PLACE = ${luaTable(PLACES.map((p) => [p, p]))}`,
   `local FINISH = ${luaTable(FINISHES.map((f) => [f, f]))}`,
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,

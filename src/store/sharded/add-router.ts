@@ -23,6 +23,7 @@ import {
 import type { ClaimFanOut } from './claim-fan-out.js';
 import { groupBy, groupIndices } from './grouping.js';
 import { shardFor } from './layout.js';
+import { holdRoutes } from './hold-routing.js';
 import type { LayoutCache, Resolved } from './layout-cache.js';
 
 /**
@@ -121,7 +122,9 @@ export class AddRouter {
         checked = r.raw;
       }
       const routed = r;
-      const groups = groupIndices(left, (i) => shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
+      // Jobs joined by dependencies go to one shard (hold-routing.ts).
+      const held = await holdRoutes(this.#inner, queue, routed, jobs, left, routeKey);
+      const groups = groupIndices(left, (i) => held.get(i) ?? shardFor(queue, routed.layout.current, routeKey(jobs[i]!)));
       await this.#checkCosts(groups, jobs);
       const refused: number[] = [];
       let refusedBy = '';

@@ -36,8 +36,10 @@ export async function mergedStats(inner: Store, queue: string, r: Resolved, wind
   const next = defined(all.map((s) => s.nextDueInMs));
   const lag = defined(all.map((s) => s.oldestDueAgeMs));
   const streams = defined([...all, ...gone].map((s) => s.eventStreamLength));
-  const total = (k: 'scheduled' | 'ready' | 'active' | 'dead' | 'dueWithinWindow' | 'completedTotal' | 'completed' | 'workers') => sum(all.map((s) => s[k]));
+  const total = (k: 'scheduled' | 'ready' | 'active' | 'dead' | 'dueWithinWindow' | 'completedTotal' | 'completed' | 'workers' | 'heldJobs') =>
+    sum(all.map((s) => s[k]));
   return {
+    heldJobs: total('heldJobs'),
     scheduled: total('scheduled'),
     ready: total('ready'),
     active: total('active'),

@@ -49,6 +49,7 @@ import type {
   SnoozeResult,
   Store,
   StoredAddResult,
+  StoredChildOutcome,
   StoredPage,
   StoredSchedule,
   UpdateRequest,
@@ -370,6 +371,17 @@ export class ShardedStore implements Store, ShardAdmin {
 
   async get(queue: string, id: string): Promise<JobInfo<string> | null> {
     return (await this.getMany(queue, [id], true))[0] ?? null;
+  }
+
+  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
+    const [found] = await byId(
+      this.#layouts,
+      queue,
+      [id],
+      async (m, x) => [await this.inner.childResults(m, x[0]!)],
+      (r) => r !== undefined,
+    );
+    return found;
   }
 
   getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]> {

@@ -9,7 +9,7 @@
  * means in-process.
  */
 import { DelayqError, HandlerTimeoutError, LeaseLostError, RateLimitSignal, SnoozeSignal, UnrecoverableError, ValidationError } from '../../errors.js';
-import type { Job } from '../../job.js';
+import type { Job, JobHold } from '../../job.js';
 
 /** The plain part of a Job: what a handler reads. */
 export interface JobSnapshot {
@@ -25,10 +25,11 @@ export interface JobSnapshot {
   timeoutMs: number | undefined;
   createdAtMs: number;
   token: string;
+  hold: JobHold | undefined;
 }
 
 /** The Job methods a handler in a thread calls on the parent's real job. */
-export type ProxiedMethod = 'progress' | 'log' | 'extendLease';
+export type ProxiedMethod = 'progress' | 'log' | 'extendLease' | 'childResults';
 
 /** A thrown value on the wire: an Error's name, message, stack and the fields our classes carry. */
 export interface WireError {
@@ -54,7 +55,7 @@ export type ToSlot =
   /** The parent job's signal aborted: the slot's job signal aborts with the same reason. */
   | { type: 'abort'; run: number; reason: unknown }
   /** The answer to a proxied call. */
-  | { type: 'reply'; run: number; call: number; error?: WireError };
+  | { type: 'reply'; run: number; call: number; error?: WireError; value?: unknown };
 
 /** From a slot to the pool. */
 export type FromSlot =
@@ -89,6 +90,7 @@ export function snapshot(job: Job<unknown>): JobSnapshot {
     timeoutMs: job.timeoutMs,
     createdAtMs: job.createdAtMs,
     token: job.token,
+    hold: job.hold,
   };
 }
 

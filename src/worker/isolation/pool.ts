@@ -156,17 +156,24 @@ export function isolatedHandler<T = unknown>(module: string | URL, opts: Isolati
   function onMessage(slot: Slot, msg: FromSlot): void {
     if (msg.type === 'call') {
       const run = runs.get(msg.run);
-      const reply = (error?: unknown) => slot.send({ type: 'reply', run: msg.run, call: msg.call, ...(error !== undefined ? { error: toWire(error) } : {}) });
+      const reply = (error?: unknown, value?: unknown) =>
+        slot.send({
+          type: 'reply',
+          run: msg.run,
+          call: msg.call,
+          ...(error !== undefined ? { error: toWire(error) } : {}),
+          ...(value !== undefined ? { value } : {}),
+        });
       if (!run || run.slot !== slot) {
         // As a job refuses its lease's calls once it is no longer this worker's.
         reply(new IsolatedHandlerError(`job.${msg.method}() after the handler's run ended`));
         return;
       }
-      const job = run.job as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+      const job = run.job as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
       Promise.resolve()
         .then(() => job[msg.method]!(...msg.args))
         .then(
-          () => reply(),
+          (value) => reply(undefined, msg.method === 'childResults' ? value : undefined),
           (err: unknown) => reply(err ?? new Error(String(err))),
         );
       return;

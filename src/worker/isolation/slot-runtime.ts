@@ -6,7 +6,7 @@
  * One slot runs one job at a time (the pool sees to it), but nothing here depends on that.
  */
 import { pathToFileURL } from 'node:url';
-import type { Job } from '../../job.js';
+import type { ChildResults, Job } from '../../job.js';
 import { roundedSnooze, snoozeProblem } from '../handed-job.js';
 import { handlerOfModule } from '../route-by-name.js';
 import { type FromSlot, fromWire, type JobSnapshot, type ProxiedMethod, type ToSlot, toWire } from './messages.js';
@@ -19,7 +19,7 @@ export interface SlotPort {
 
 interface Run {
   controller: AbortController;
-  calls: Map<number, { resolve: () => void; reject: (err: unknown) => void }>;
+  calls: Map<number, { resolve: (value: unknown) => void; reject: (err: unknown) => void }>;
   /** The handler ended; the run is forgotten once its last call is answered. */
   done: boolean;
 }
@@ -47,10 +47,10 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
     const state: Run = { controller, calls, done: false };
     runs.set(id, state);
     let snoozed: { delayMs: number; deadlineAtMs: number | undefined } | undefined;
-    const call = (method: ProxiedMethod, args: unknown[]) =>
-      new Promise<void>((resolve, reject) => {
+    const call = <V = void>(method: ProxiedMethod, args: unknown[]) =>
+      new Promise<V>((resolve, reject) => {
         const c = nextCall++;
-        calls.set(c, { resolve, reject });
+        calls.set(c, { resolve: resolve as (value: unknown) => void, reject });
         port.send({ type: 'call', run: id, call: c, method, args });
       });
     const job: Job<unknown> = {
@@ -66,6 +66,7 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
       progress: (value) => call('progress', [value]),
       log: (line) => call('log', [line]),
       extendLease: (ms) => call('extendLease', ms === undefined ? [] : [ms]),
+      childResults: <R>() => call<ChildResults<R>>('childResults', []),
     };
     let msg: FromSlot & { type: 'done' };
     try {
@@ -99,7 +100,7 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
       r!.calls.delete(msg.call);
       if (r!.done && r!.calls.size === 0) runs.delete(msg.run);
       if (msg.error) c.reject(fromWire(msg.error));
-      else c.resolve();
+      else c.resolve(msg.value);
     }
   });
   port.send({ type: 'ready' });

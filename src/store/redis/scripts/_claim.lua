@@ -41,7 +41,7 @@ function CLAIM.resent(memo)
   local m_now, m_deadline, m_base, m_count = string.match(memo, '^(%d+):(%d+):(%d+):(%d+)$')
   m_now, m_deadline, m_base, m_count = tonumber(m_now), tonumber(m_deadline), tonumber(m_base), tonumber(m_count)
   local prefix = int(m_now) .. '-'
-  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix, groups = '' })
+  local out = reply({ now_ms = m_now, next_wake_ms = -1, more = 1, deadline_ms = m_deadline, token_prefix = prefix, groups = '', holds = '' })
   -- The batch's jobs share its deadline (their holder never got the reply, so none was extended).
   local held = redis.call('ZRANGEBYSCORE', K_ACTIVE, m_deadline, m_deadline)
   local runs, bodies, groups = hmget(K_RUNS, held), hmget(K_JOBS, held), groups_of(held)
@@ -53,6 +53,14 @@ function CLAIM.resent(memo)
     end
   end
   out[R.groups] = table.concat(CS.group_lines)
+  if flow().holds then
+    local ids, positions = {}, {}
+    for i = R_EACH_FIRST, #out, R_EACH_SIZE do
+      ids[#ids + 1] = out[i + RE.id - 1]
+      positions[#positions + 1] = (i - R_EACH_FIRST) / R_EACH_SIZE + 1
+    end
+    out[R.holds] = HOLDS.claim_lines(ids, positions)
+  end
   return out
 end
 
@@ -146,6 +154,11 @@ function CLAIM.wake(out, full, exhausted, grouped, f)
   if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
   local wake = next_due
   if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
+  -- A held job runs when its deadline passes.
+  if f.holds then
+    local deadline = HOLDS.next_deadline()
+    if deadline ~= nil and (wake == nil or deadline < wake) then wake = deadline end
+  end
   -- A group held back by its rate limit is looked at when its tokens come back.
   if f.rated and grouped then
     local look = head_score(K_RATE_WAKE)

@@ -38,7 +38,7 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -48,6 +48,7 @@ local function flow()
       rate = rate_of(m[6], m[7]),
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
+      holds = m[11] == '1',
     }
   end
   return flow_cache
@@ -253,8 +254,8 @@ local function groups_of(ids)
   return out
 end
 
--- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed', or
--- nil; with its body and run state as stored (strings or false).
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
@@ -262,6 +263,7 @@ local function job_state(id)
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
   local b = parse_body(body)
   local r = parse_run(run)
   if b and r and r.t then
@@ -274,7 +276,7 @@ local function job_state(id)
   return nil, body, run
 end
 
--- Takes a job that is not active out of its set (scheduled, ready, waiting, dead or completed).
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
 -- A job leaving its group's line is no longer counted as waiting there; its group stays in the
 -- rotation until a claim finds the line empty.
 local function unlink_waiting(id, state, body, run)
@@ -294,6 +296,8 @@ local function unlink_waiting(id, state, body, run)
     GL().save_groups()
   elseif state == PLACE.dead then
     redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
   end
 end
 

@@ -178,9 +178,8 @@ local function note_history(now, completed, failed, dead, late_n, late_sum, late
   redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)))
 end
 
-local function finish(outcome, ids, now, kept, told)
-  if #ids == 0 then return end
-  tell_waiters(outcome, ids, told)
+-- The writes of a job's end (finish, below), by outcome.
+local function finish_writes(outcome, ids, now, kept)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
     redis.call('HINCRBY', K_META, 'completed', #ids)
@@ -209,6 +208,23 @@ local function finish(outcome, ids, now, kept, told)
     forget(ids)
   else
     error('delayq: no such end of a job: ' .. tostring(outcome))
+  end
+end
+
+local function finish(outcome, ids, now, kept, told)
+  if #ids == 0 then return end
+  tell_waiters(outcome, ids, told)
+  -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
+  -- still hold their reasons; what it decides to end next ends after this call's own writes.
+  local after = nil
+  if flow().holds then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
+  finish_writes(outcome, ids, now, kept)
+  if after then
+    finish(FINISH.dead, after.bury, now or now_ms())
+    local orphans = HOLDS.take_orphans(after.orphans)
+    local reasons = {}
+    for i = 1, #orphans do reasons[i] = 'the job waiting for it was cancelled' end
+    finish(FINISH.cancelled, orphans, nil, nil, reasons)
   end
 end
 

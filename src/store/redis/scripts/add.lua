@@ -1,7 +1,7 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
-ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, flow
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, timeout_ms, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms
+ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, item_fields
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, timeout_ms, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms, depends_on, deadline_ms, deadline_at, on_child_failure
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -14,9 +14,17 @@ or one obliterated since), so it names the queue in the registry again (docs/dat
 if this occurrence is later than the schedule's last one, which it then becomes. Per job,
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace, name,
 timeout_ms and group may be ''; replace is '1' or '0'. `name` ('': none) is the job's name, kept in its body
-(wire.ts JOB_BODY). `flow` is '1' when the items carry `group`, `cost`,
-`debounce_key`, `debounce_ms`, `debounce_max_ms` and `debounce_first_ms`, '0' when they end at `name` (a call with
-none of them sends no argument per job for them). A job of a group has its group id in
+(wire.ts JOB_BODY). `item_fields` says where each item ends: 'base' at `timeout_ms`, 'controls'
+at `debounce_first_ms` (the flow-control fields: `group`, `cost`, `debounce_key`, `debounce_ms`,
+`debounce_max_ms`, `debounce_first_ms`), 'holds' at `on_child_failure` (those and the hold's
+fields): a call that uses none of them sends no argument per job for them.
+Holds (docs/flows.md, _holds.lua): an item with `depends_on` (ids separated by tabs) is held
+until each of those jobs has ended — completed, or dead or cancelled, which under
+`on_child_failure` 'fail' ('' is 'fail') buries it instead — or until its deadline
+(`deadline_ms` after now, or `deadline_at`, at most one) passes; then it is scheduled at the later
+of then and its own due time. Each dependency must be an earlier item of the call or a job that
+exists and is not dead (one completed and kept counts as done, with its result); `depends_on` is
+refused with `replace`, `dedup_key` or `debounce_key`. The state answered is 'held'. A job of a group has its group id in
 K_GROUP_OF, and the queue is marked as having groups (meta grouped = '1'), so claims take turns
 between them. `cost` ('' for 1) is the tokens of the rate limits the job takes when it starts; a
 job with a cost above 1 or a debounce key has its JOB_FLOW in K_FLOW_OF (meta flowed = '1').
@@ -46,11 +54,14 @@ answers exists).
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 
--- Items end at `timeout_ms` unless `flow` says they carry group, cost and debounce. EACH_SIZE is
--- the prologue's local, which each_count and each_arg read.
-local with_flow = arg('flow') == '1'
-if not with_flow then EACH_SIZE = E.timeout_ms + 1 end
+-- Items end at `timeout_ms` unless `item_fields` says they carry the flow-control fields, and the
+-- hold's. EACH_SIZE is the prologue's local, which each_count and each_arg read.
+local item_fields = arg('item_fields')
+local with_flow = item_fields ~= 'base'
+local with_holds = item_fields == 'holds'
+if not with_flow then EACH_SIZE = E.timeout_ms + 1 elseif not with_holds then EACH_SIZE = E.debounce_first_ms + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -89,6 +100,18 @@ for i = 1, each_count() do
       j.delay, j.run_at = each_int(i, 'debounce_ms'), nil
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
       if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
+    end
+  end
+  if with_holds then
+    j.deps_s = each_arg(i, 'depends_on')
+    local d_ms, d_at = each_valid(i, 'deadline_ms'), each_valid(i, 'deadline_at')
+    j.policy = each_valid(i, 'on_child_failure') == 'ignore' and 'i' or 'f'
+    if d_ms ~= '' and d_at ~= '' then error('delayq: arguments deadline_ms and deadline_at of item ' .. i .. ': at most one may be set') end
+    if j.deps_s ~= '' then
+      if j.replace or j.dedup or j.debounce then error('delayq: argument depends_on of item ' .. i .. ': not with replace, dedup_key or debounce_key') end
+      j.deadline_ms, j.deadline_at = as_int(d_ms), as_int(d_at)
+    elseif d_ms ~= '' or d_at ~= '' then
+      error('delayq: arguments deadline_ms and deadline_at of item ' .. i .. ': only with depends_on')
     end
   end
   jobs[i] = j
@@ -143,7 +166,9 @@ if memo then
   for i, j in ipairs(jobs) do
     local code = tonumber(string.sub(codes, i, i))
     if code == CODE.added or code == CODE.replaced then
-      answer(code, PLACE.scheduled, due_of(j, m_now), '')
+      -- An item with dependencies may still be held (or ended since: then it was scheduled).
+      local state = j.deps_s and j.deps_s ~= '' and public_state(job_state(j.id)) or nil
+      answer(code, state == PLACE.held and PLACE.held or PLACE.scheduled, due_of(j, m_now), '')
     elseif code == CODE.debounced then
       -- The burst this add's data went into, not the key's burst now (it may have started since,
       -- and another add begun a new one).
@@ -168,6 +193,17 @@ end
 if arg('schedule') == '' then
   local meta = redis.call('HMGET', K_META, 'moved', 'epoch')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+end
+
+-- Dependencies are checked before anything is written (an unknown or dead one refuses the call).
+if with_holds then
+  local first_at = {}
+  for i, j in ipairs(jobs) do
+    if not first_at[j.id] then first_at[j.id] = i end
+  end
+  for i, j in ipairs(jobs) do
+    if j.deps_s ~= '' then j.deps = HOLDS.check(i, j.id, j.deps_s, first_at) end
+  end
 end
 
 -- A cost above a rate limit's max could never start: refused before anything is written.
@@ -299,6 +335,10 @@ for i, j in ipairs(jobs) do
     if folded then
       j.folded = true
       answer(CODE.debounced, PLACE.scheduled, j.due, j.id)
+    elseif j.deps then
+      -- Dependencies not ended yet hold it (an earlier item of this call has not ended).
+      j.pending, j.done = HOLDS.plan(j.id, j.deps, pending)
+      answer(code, #j.pending > 0 and PLACE.held or PLACE.scheduled, j.due, '')
     else
       answer(code, PLACE.scheduled, j.due, '')
     end
@@ -359,9 +399,16 @@ for _, j in ipairs(jobs) do
         due_s = int(j.due)
         due_text[j.due] = due_s
       end
-      scheduled[#scheduled + 1] = due_s
-      scheduled[#scheduled + 1] = j.id
-      if not earliest or j.due < earliest then earliest = j.due end
+      local held = false
+      if j.deps then
+        local deadline = j.deadline_at or (j.deadline_ms and now + j.deadline_ms)
+        held = HOLDS.write(j.id, j.deps, j.pending, j.done, j.due, deadline, j.policy)
+      end
+      if not held then
+        scheduled[#scheduled + 1] = due_s
+        scheduled[#scheduled + 1] = j.id
+        if not earliest or j.due < earliest then earliest = j.due end
+      end
       if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
   end

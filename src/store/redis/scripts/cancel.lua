@@ -15,6 +15,7 @@ thousand).
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local memo_key, memo_ms = '', 0

@@ -25,6 +25,7 @@ still held by those tokens) instead of handing out a second batch.
 --@include _helpers.lua
 --@include _groups.lua
 --@include _rate.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 --@include _claim.lua
 --@include _claim_turns.lua
@@ -51,11 +52,14 @@ if memo then return CLAIM.resent(memo) end
 -- Recovered jobs are due now: written before the pick, so this claim can hand them out.
 CLAIM.recover_expired(reap_limit, default_max)
 CLAIM.flush_writes()
+-- Held jobs whose deadline passed are scheduled (due now at the latest), so this claim can hand
+-- them out (_holds.lua).
+local f = flow()
+if f.holds then HOLDS.release_expired(now, reap_limit) end
 
 -- A paused queue hands out nothing, nor does one at its concurrency limit; workers sleep until a
 -- lease needs recovering or the resume signal comes (or, at the limit, until a slot frees:
 -- leave_active tells them).
-local f = flow()
 local at_limit = false
 if f.limit and not f.paused then
   local room = f.limit - redis.call('ZCARD', K_ACTIVE)
@@ -63,7 +67,7 @@ if f.limit and not f.paused then
 end
 if f.paused or want == 0 then
   local next_lease = head_score(K_ACTIVE)
-  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
+  return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '', holds = '' })
 end
 
 -- The queue's rate limiter (and a hold a RateLimitSignal put on it): a claim takes no more jobs
@@ -77,7 +81,7 @@ if f.rated then
     local wake = RL().free_at('')
     local next_lease = head_score(K_ACTIVE)
     if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
-    return reply({ now_ms = now, next_wake_ms = wake or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '' })
+    return reply({ now_ms = now, next_wake_ms = wake or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '', holds = '' })
   end
   if q_left < want then want, at_limit = q_left, false end
 end
@@ -110,11 +114,16 @@ if f.rated and #picked > 0 then
 end
 
 -- 3. Hand them out with fresh lease tokens.
-local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now + lease_ms, token_prefix = int(now) .. '-', groups = '' })
+local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now + lease_ms, token_prefix = int(now) .. '-', groups = '', holds = '' })
 if #picked > 0 then
   local token_base = CLAIM.hand_out_picked(out, picked, now + lease_ms, worker, memo_key, lease_ms)
   if charged then RATES.log(picked, f, charged, token_base) end
   if f.flowed then CLAIM.end_started_bursts(picked, debounce_keys) end
+  if f.holds then
+    local ids, positions = {}, {}
+    for i, c in ipairs(picked) do ids[i], positions[i] = c.id, i end
+    out[R.holds] = HOLDS.claim_lines(ids, positions)
+  end
 end
 CLAIM.flush_writes()
 

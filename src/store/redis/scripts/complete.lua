@@ -14,6 +14,7 @@ with retention one ZADD and two HSETs and a bounded trim.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local ids, tokens, results = {}, {}, {}

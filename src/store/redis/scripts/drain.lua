@@ -11,6 +11,7 @@ returned rank while more may be left. The groups' lines (K_WAITING) are drained 
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local limit = arg_int('limit')

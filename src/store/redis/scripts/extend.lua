@@ -10,6 +10,7 @@ sets the same kind of deadline again.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local now = now_ms()

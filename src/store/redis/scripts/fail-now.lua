@@ -17,6 +17,7 @@ queue's earliest due job.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local id, reason = arg('id'), arg('reason')

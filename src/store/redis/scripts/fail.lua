@@ -16,6 +16,7 @@ Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local id, token, error_text = arg('id'), arg('token'), arg('error')

@@ -19,6 +19,7 @@ Events: PUBLISH <wake> when a released job became the queue's earliest due job.
 --@include _helpers.lua
 --@include _groups.lua
 --@include _rate.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local now = now_ms()

@@ -11,6 +11,7 @@ Events: PUBLISH <wake> when the job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local id, token = arg('id'), arg('token')

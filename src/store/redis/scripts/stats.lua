@@ -146,4 +146,5 @@ return reply({
   paused_waiting = g_paused_waiting,
   groups_at_limit = g_full,
   at_limit_waiting = g_full_waiting,
+  held = flow().holds and redis.call('ZCARD', ROOT .. HOLD_KEY.held) or 0,
 })

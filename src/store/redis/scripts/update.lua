@@ -10,6 +10,7 @@ Codes: ok, lease_lost (the token is not the job's: a stale holder writes nothing
 ]]
 --@include _helpers.lua
 --@include _groups.lua
+--@include _holds.lua
 --@include _lifecycle.lua
 
 local id, token, progress = arg('id'), arg('token'), arg('progress')

@@ -1,0 +1,1235 @@
+--[[ delayq protocol 3 · child-results (delayq 0.1.0) · run it as it is with EVAL or EVALSHA.
+Generated from src/store/redis/wire.ts (npm run protocol); protocol/manifest.json has the same in JSON.
+KEYS (25):
+  1 scheduled = <prefix>:{<queue>}:scheduled
+  2 ready = <prefix>:{<queue>}:ready
+  3 active = <prefix>:{<queue>}:active
+  4 dead = <prefix>:{<queue>}:dead
+  5 seq = <prefix>:{<queue>}:seq
+  6 jobs = <prefix>:{<queue>}:jobs
+  7 runs = <prefix>:{<queue>}:runs
+  8 meta = <prefix>:{<queue>}:meta
+  9 events = <prefix>:{<queue>}:events
+  10 completed = <prefix>:{<queue>}:completed
+  11 results = <prefix>:{<queue>}:results
+  12 progress = <prefix>:{<queue>}:progress
+  13 logs = <prefix>:{<queue>}:logs
+  14 errors = <prefix>:{<queue>}:errors
+  15 group-of = <prefix>:{<queue>}:group-of
+  16 groups = <prefix>:{<queue>}:groups
+  17 lanes = <prefix>:{<queue>}:lanes
+  18 waiting = <prefix>:{<queue>}:waiting
+  19 flow-of = <prefix>:{<queue>}:flow-of
+  20 debounce = <prefix>:{<queue>}:debounce
+  21 rate = <prefix>:{<queue>}:rate
+  22 rate-log = <prefix>:{<queue>}:rate-log
+  23 rate-wake = <prefix>:{<queue>}:rate-wake
+  24 revoked = <prefix>:{<queue>}:revoked
+  25 waiters = <prefix>:{<queue>}:waiters
+ARGV (3):
+  1 root: text. the queue's key root, <prefix>:{<queue>}:
+  2 wake: text. the queue's wake channel, <prefix>:{<queue>}:wake
+  3 id: id. a job id: 1-256 characters of valid Unicode, no control characters
+Reply: an array: found, hold, then per item dependency, outcome.
+  found is 0 when the job has no hold (never added with dependencies, or gone); hold is its HOLD_STATE; per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)
+Refusals: every argument is checked before the first write; one outside what its line says fails the call
+with `delayq: argument <name>[ of item <n>] <why>, got <value>` and writes nothing (docs/protocol.md).
+]]
+-- delayq 0.1.0 child-results
+local K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25]
+local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]
+local DEDUP_PREFIX = ROOT .. 'dedup:'
+local K_WAITING_DUE = ROOT .. 'waiting-due'
+local K_HISTORY = ROOT .. 'history'
+local A = { id = 3 }
+local EACH_FIRST = 4
+local EACH_SIZE = 0
+local E = {  }
+local CODE = {  }
+local R = { found = 1, hold = 2 }
+local R_EACH_FIRST = 3
+local R_EACH_SIZE = 2
+local RE = { dependency = 1, outcome = 2 }
+local RULE = {  }
+local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
+if #KEYS ~= 25 then error('delayq protocol: child-results takes 25 KEYS, got ' .. #KEYS) end
+if #ARGV ~= 3 then error('delayq protocol: child-results takes 3 ARGV, got ' .. #ARGV) end
+local HOLD_KEY = { held = 'held', holds = 'holds', deps = 'hold-deps', dependents = 'dependents', results = 'child-results' }
+local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed', held = 'held' }
+local FINISH = { completed = 'completed', dead = 'dead', cancelled = 'cancelled' }
+local EVENT = { added = 'added', claimed = 'claimed', completed = 'completed', retried = 'retried', dead = 'dead', leaseExpired = 'leaseExpired', released = 'released', snoozed = 'snoozed', rescheduled = 'rescheduled', cancelled = 'cancelled', drained = 'drained', purged = 'purged', deadRetried = 'deadRetried', paused = 'paused', resumed = 'resumed' }
+local MARK = { given_up = '-', recovered = '~', kept = '+', revoked = '!' }
+local LIMIT = { promote_per_claim = 1000, reap_per_claim = 100, ids_per_run = 1000, jobs_per_sweep = 1000, trim_per_run = 100, groups_per_sweep = 1000, rate_visits = 100, revoked_keep_ms = 600000, history_minutes = 1440 }
+--[[ _helpers: pulled into every script by its `--@include _helpers.lua` line, after the
+script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV:
+  K_SCHEDULED (ZSET due ms -> id)   K_READY (ZSET -priority -> due|seq|id)
+  K_ACTIVE (ZSET lease deadline -> id)   K_DEAD (ZSET time of death -> id)
+  K_SEQ (STRING counter: FIFO order and lease tokens; obliterate leaves it at a floor, expiring,
+    so a later life of the queue never hands out a token a stale holder still has: take_seq)
+  K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
+  K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
+  K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
+    doneMaxAge, the retention of dead and completed jobs; completed total)
+  K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
+  K_COMPLETED (ZSET finish time -> id: completed jobs kept by the retention rule)
+  K_RESULTS (HASH id -> a kept job's result JSON)   K_PROGRESS (HASH id -> progress JSON)
+  K_LOGS (HASH id -> the job's log lines, a JSON array, capped)
+  K_ERRORS (HASH id -> the job's last failed attempts, wire.ts ERROR_HISTORY: written by fail)
+  K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING: groups (see _groups.lua)
+  A.<name>: the ARGV index of each script argument; E.<name>, EACH_FIRST, EACH_SIZE for items;
+  CODE.<name>: the script's return codes.
+Every script makes a fixed number of Redis calls per batch, whatever its size (the event
+stream, when turned on, adds one XADD per event). Other keys of the queue share ROOT and its
+hash tag: `dedup:<key>` (STRING '<due ms>:<job id>', expiring with its window), `schedules`,
+`schedule-last`, and `req:<request id>` (a request memo: a non-idempotent call's answer, so a
+call ioredis re-sends after a lost reply gets the truth instead of a second run).
+Lease tokens are '<now ms>-<n>'; what they become when a lease ends, and the one way into and
+out of the active set, are in _lifecycle.lua (scripts that move a job include it after this).
+Stored data is never trusted: numbers are read with as_int (Lua's tonumber takes nan, inf and
+0x1A), bodies with parse_body and run states with parse_run, and every script decides
+everything before its first write, because Redis keeps the writes a script made before an error.
+]]
+
+-- Stored numbers are whole numbers delayq wrote; anything else (nan, inf, 1e400, 0x1A, '',
+-- text, fractions) is corrupt and gives nil. At most 16 digits, so the value is exact.
+local function as_int(s)
+  if type(s) == 'number' then
+    if s == s and s > -1e16 and s < 1e16 and s == math.floor(s) then return s end
+    return nil
+  end
+  if type(s) ~= 'string' or #s == 0 or #s > 17 or not string.find(s, '^%-?%d+$') then return nil end
+  return tonumber(s)
+end
+
+local function arg(name)
+  return ARGV[A[name]]
+end
+
+-- A whole-number argument; a bad one fails the script before it writes anything.
+local function arg_int(name)
+  local v = as_int(ARGV[A[name]])
+  if v == nil then error('delayq: argument ' .. name .. ' must be a whole number, got ' .. tostring(ARGV[A[name]])) end
+  return v
+end
+
+-- The items of a batched call; a call whose ARGV is not whole items after the script's own
+-- arguments fails (a client of another protocol version: docs/protocol.md).
+local function each_count()
+  if EACH_SIZE == 0 then return 0 end
+  local n = #ARGV - EACH_FIRST + 1
+  if n < 0 or n % EACH_SIZE ~= 0 then error('delayq protocol: items of ' .. EACH_SIZE .. ' arguments each after ARGV[' .. (EACH_FIRST - 1) .. '], got ' .. #ARGV .. ' ARGV') end
+  return n / EACH_SIZE
+end
+
+local function each_arg(i, name)
+  return ARGV[EACH_FIRST + (i - 1) * EACH_SIZE + E[name]]
+end
+
+
+-- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
+-- given, so a reply never goes out short of one.
+local function reply(named)
+  local out = {}
+  for name, i in pairs(R) do
+    local v = named[name]
+    if v == nil then error('delayq: reply field ' .. name .. ' is not set') end
+    out[i] = v
+  end
+  return out
+end
+
+-- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
+-- fails the call before the script does anything, so a refused call writes nothing. `item` is the
+-- item's number, or nil for the script's own arguments (the text naming it is made only for a
+-- refusal: a string per field and job is much of what checking costs). Lua's tonumber takes
+-- 'nan', 'inf', '0x1A' and ' 1': as_int does not.
+local function refuse(name, item, why, v)
+  v = tostring(v)
+  if #v > 40 then v = string.sub(v, 1, 40) .. '...' end
+  error('delayq: argument ' .. name .. (item and ' of item ' .. item or '') .. ' ' .. why .. ', got ' .. v)
+end
+local function check(name, v, item)
+  local r = RULE[name]
+  if not r or (v == '' and r[4]) then return v end
+  local kind = r[1]
+  if kind == 'i' then
+    local n = as_int(v)
+    if n == nil then refuse(name, item, 'must be a whole number', v) end
+    if n < r[2] then refuse(name, item, r[5] or (r[2] == 0 and 'must not be negative' or 'must be at least ' .. int(r[2])), v) end
+    if n > r[3] then refuse(name, item, 'must be at most ' .. int(r[3]), v) end
+    return v, n
+  elseif kind == 'f' then
+    if v ~= '0' and v ~= '1' then refuse(name, item, "must be '0' or '1'" .. (r[4] and " or ''" or ''), v) end
+  elseif kind == 'o' then
+    if type(v) ~= 'string' or not r[2][v] then
+      local names = {}
+      for k in pairs(r[2]) do names[#names + 1] = k end
+      table.sort(names)
+      refuse(name, item, 'must be one of ' .. table.concat(names, ', '), v)
+    end
+  elseif kind == 'd' then
+    if type(v) ~= 'string' or #v > 20 or not string.find(v, '^%d+$') then refuse(name, item, 'must be a cursor (digits)', v) end
+  else
+    -- An id (wire.ts ARG_RULES id): as the Node library's idSchema, bar its Unicode check.
+    if type(v) ~= 'string' or v == '' then refuse(name, item, 'must not be empty', v) end
+    if string.find(v, '[%z\1-\31\127]') or string.find(v, '\194[\128-\159]') then refuse(name, item, 'must not contain control characters', v) end
+    if #v > 256 then
+      -- UTF-16 units, as JavaScript counts them: bytes less continuation bytes, and a 4-byte
+      -- character (its lead byte) counts twice.
+      local _, cont = string.gsub(v, '[\128-\191]', '')
+      local _, wide = string.gsub(v, '[\240-\247]', '')
+      if #v - cont + wide > 256 then refuse(name, item, 'must be at most 256 characters', v) end
+    end
+  end
+  return v
+end
+
+-- The script's own arguments, checked before the script's body runs (items: each_int,
+-- each_valid): a script calls it right after its includes, a library function as it enters.
+local function check_args()
+  for name, i in pairs(A) do
+    check(name, ARGV[i], nil)
+  end
+end
+
+-- An item's field, checked against its rule; each_int also reads it as a number.
+local function each_valid(i, name)
+  return check(name, each_arg(i, name), i)
+end
+
+-- A whole-number field that must be given ('' fails too); read once, by its check when it has one.
+local function each_int(i, name)
+  local s, n = each_valid(i, name)
+  if n == nil then n = as_int(s) end
+  if n == nil then refuse(name, i, 'must be a whole number', '') end
+  return n
+end
+
+-- Takes n sequence numbers (n > 0) and returns the number before the first, and true when that
+-- number is a multiple of SEQ_LIFE (wire.ts): 0 for a new queue, the floor an obliterate left
+-- (obliterate.lua) for a queue made again, so the queue's keys are this call's. The floor
+-- expires; the life that starts on it keeps the counter for good.
+local function take_seq(n)
+  local base = redis.call('INCRBY', K_SEQ, n) - n
+  if base % SEQ_LIFE ~= 0 then return base, false end
+  if base > 0 then redis.call('PERSIST', K_SEQ) end
+  return base, true
+end
+
+-- The one clock of the contract: the Redis server's.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- unpack() is bounded by Lua's C stack; variadic calls go in chunks below that bound (one call
+-- per 4,000 arguments: still a fixed number per batch, as batches are at most 1,000 jobs).
+-- CHUNK is even, so pairs (score and member, field and value) are never split.
+local CHUNK = 4000
+local function call_chunked(cmd, key, items)
+  local n = #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + CHUNK - 1, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end
+
+-- HMGET of many fields; returns the values in order (false for absent).
+local function hmget(key, ids)
+  if #ids == 0 then return {} end
+  if #ids <= CHUNK then return redis.call('HMGET', key, unpack(ids)) end
+  local out = {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('HMGET', key, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for _, v in ipairs(part) do out[#out + 1] = v end
+  end
+  return out
+end
+
+-- A packed body (wire.ts JOB_BODY) as a table { seq, created, priority, max (or nil), backoff,
+-- trace and name lengths, data start }, or nil and why it cannot be read. The name's length
+-- follows the trace's after a '/' only in a named job's body (older bodies never have one).
+local function parse_body(body)
+  if type(body) ~= 'string' then return nil, 'corrupt job: no body' end
+  -- The hot path: a well-formed header (digits only, at most 16 each) needs no further checks.
+  local q, c, p, m, bl, xl, after = string.match(body, '^(%d+):(%d+):(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  local nl, start, tl = '', nil, ''
+  -- A job with a timeout of its own: '<max attempts or empty>/<timeout ms>'.
+  if q and string.find(m, '/', 1, true) then
+    m, tl = string.match(m, '^(%d*)/(%d+)$')
+    if not m then q = nil end
+  end
+  if q then
+    if string.byte(body, after) == 58 then
+      start = after + 1
+    else
+      nl, start = string.match(body, '^/(%d+):()', after)
+    end
+  end
+  if start and #q < 17 and #c < 17 and #p < 18 and #m < 17 and #tl < 17 and #bl < 17 and #xl < 17 and #nl < 17 then
+    local b = { seq = tonumber(q), created = tonumber(c), priority = tonumber(p), bl = tonumber(bl), xl = tonumber(xl), nl = tonumber(nl) or 0, start = start }
+    if m ~= '' then b.max = tonumber(m) end
+    if tl ~= '' then b.timeout = tonumber(tl) end
+    if (b.max == nil or b.max >= 1) and (b.timeout == nil or b.timeout >= 1) and (nl == '' or b.nl >= 1) and start + b.bl + b.xl + b.nl - 1 <= #body then return b, nil end
+  end
+  -- Otherwise say what is wrong.
+  q, c, p, m, bl, xl, start = string.match(body, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not q then return nil, 'corrupt job: unreadable body header' end
+  local xs, ns = string.match(xl, '^([^/]*)/(.*)$')
+  if xs then xl, nl = xs, ns else nl = nil end
+  local b = { seq = as_int(q), created = as_int(c), priority = as_int(p), bl = as_int(bl), xl = as_int(xl), nl = 0, start = start }
+  if not b.seq or b.seq < 0 then return nil, 'corrupt job: bad sequence' end
+  if not b.created then return nil, 'corrupt job: bad created time' end
+  if not b.priority then return nil, 'corrupt job: bad priority' end
+  local ms, ts = string.match(m, '^([^/]*)/(.*)$')
+  if ms then
+    m = ms
+    b.timeout = as_int(ts)
+    if not b.timeout or b.timeout < 1 then return nil, 'corrupt job: bad timeout' end
+  end
+  if m ~= '' then
+    b.max = as_int(m)
+    if not b.max or b.max < 1 then return nil, 'corrupt job: bad max attempts' end
+  end
+  if nl then
+    b.nl = as_int(nl)
+    if not b.nl or b.nl < 1 then return nil, 'corrupt job: bad name length' end
+  end
+  if not b.bl or not b.xl or b.bl < 0 or b.xl < 0 or start + b.bl + b.xl + b.nl - 1 > #body then return nil, 'corrupt job: bad field lengths' end
+  return b, nil
+end
+
+-- The two body fields a claim orders by: seq (as its text, digits) and priority. A claim reads
+-- only these (a full parse is ~2 µs a job in Redis's Lua); the worker reads the rest and buries
+-- a body it cannot read. nil and the reason when even these cannot be read.
+local function body_order(body)
+  if type(body) ~= 'string' then return nil, nil, 'corrupt job: no body' end
+  local q, p = string.match(body, '^(%d+):%d+:(%-?%d+):')
+  if q and #q < 17 and #p < 18 then return q, tonumber(p), nil end
+  local _, why = parse_body(body)
+  return nil, nil, why or 'corrupt job: unreadable body header'
+end
+
+-- A packed body (wire.ts JOB_BODY) from its numbers as int() writes them (text, made once per
+-- call where it can be: add writes thousands of bodies a call) and its strings. A job without a
+-- name ('') gets the body of the versions before names, so they can still read it.
+local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backoff, trace, name, data)
+  local limits = max_s or ''
+  if timeout_s then limits = limits .. '/' .. timeout_s end
+  if name == '' then
+    return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. ':' .. backoff .. trace .. data
+  end
+  return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
+end
+
+-- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
+-- (ms or nil), worker id ('' when none), last error. An absent one is a job never run. nil and
+-- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
+-- token can still be compared, so its holder's call settles it).
+-- The run state of a job never handed out; shared, so callers must not change it.
+local NEVER_RUN = { a = 0, k = '', w = '' }
+local function parse_run(run)
+  if not run then return NEVER_RUN, nil end
+  -- The short form '<due ms>': promoted to ready, never handed out.
+  if not string.find(run, ':', 1, true) then
+    local t = as_int(run)
+    if not t then return nil, 'corrupt job: unreadable run state' end
+    return { a = 0, t = t, k = '', w = '' }, nil
+  end
+  local a, t, k, s, w, rest = string.match(run, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):()')
+  if not a then return nil, 'corrupt job: unreadable run state' end
+  local r = { a = as_int(a), t = as_int(t), k = k, s = as_int(s), w = w, e = string.sub(run, rest) }
+  if r.e == '' then r.e = nil end
+  if not r.a then
+    r.a, r.bad = 0, 'corrupt job: bad attempt count'
+  elseif t ~= '' and not r.t then
+    r.bad = 'corrupt job: bad due time in its run state'
+  end
+  return r, nil
+end
+
+-- `s` (first started ms) and `w` (worker id) carry over from the run before, so callers that
+-- move a job pass r.s and r.w on.
+local function encode_run(a, t, k, e, s, w)
+  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
+end
+
+-- Ready members sort (within one priority score) by due time, then by the order jobs were
+-- added: fixed-width digits compare the same as numbers, and ZSET ties sort by member.
+-- From the due time and seq as plain digits (claim's plain_ms, body_order): padded, not
+-- formatted, as the claim promotes up to a thousand jobs a call.
+local ZEROS = '0000000000000000' -- 16 zeros (a literal: a library's load may call no function)
+local function ready_member_text(due_s, seq_s, id)
+  return string.sub(ZEROS, #due_s + 1) .. due_s .. string.sub(ZEROS, #seq_s + 1) .. seq_s .. id
+end
+
+-- ready_member_text from numbers (a due time below 0, or missing, counts as 0).
+local function ready_member(due, seq, id)
+  return ready_member_text(int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+end
+
+local function ready_id(member)
+  return string.sub(member, 33)
+end
+
+-- The score at a rank (-1: the last), or nil when the set is shorter.
+local function head_score_at(zset, rank)
+  local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
+  if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
+  return nil
+end
+
+local function head_score(zset)
+  return head_score_at(zset, 0)
+end
+
+-- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
+local function wake_if_earlier(prev_head, due)
+  if prev_head == nil or due < prev_head then
+    redis.call('PUBLISH', WAKE_CHANNEL, int(due))
+  end
+end
+
+-- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }, each due a number,
+-- or its text as int() writes it when the caller passes the earliest due as `min_due`.
+local function schedule_many(pairs_, min_due)
+  if #pairs_ == 0 then return end
+  local prev_head = head_score(K_SCHEDULED)
+  if min_due == nil then
+    for i = 1, #pairs_, 2 do
+      if min_due == nil or pairs_[i] < min_due then min_due = pairs_[i] end
+    end
+  end
+  call_chunked('ZADD', K_SCHEDULED, pairs_)
+  wake_if_earlier(prev_head, min_due)
+end
+
+-- The answer a re-sent call finds, or nil. `memo_key` is '' when the caller sent no request id.
+local function memo_get(memo_key)
+  if memo_key == '' then return nil end
+  return redis.call('GET', memo_key) or nil
+end
+
+local function memo_set(memo_key, value, ttl_ms)
+  if memo_key == '' then return end
+  redis.call('SET', memo_key, value, 'PX', ttl_ms)
+end
+
+-- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.
+-- Hot loops ask events_on() first, so a queue without the stream builds no event arguments.
+local events_max = nil
+local function events_on()
+  if events_max == nil then events_max = as_int(redis.call('HGET', K_META, 'events')) or 0 end
+  return events_max > 0
+end
+local function emit(event, id, ...)
+  if events_on() then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', events_max, '*', 'event', event, 'id', id, ...)
+  end
+end
+
+-- What a job carries besides its body and run state: result, progress, logs, error history,
+-- its group.
+-- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.
+-- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
+-- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
+local function forget_extras(ids)
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
+    if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
+  end
+  -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
+  -- Its dependents, if any, were told by finish; a dependency still running names it in
+  -- `dependents` until it ends, and finds no hold then.
+  local holds = ROOT .. HOLD_KEY.holds
+  if redis.call('EXISTS', holds) == 0 then return end
+  local deps_key = ROOT .. HOLD_KEY.deps
+  local deps, fields = hmget(deps_key, ids), {}
+  for i, id in ipairs(ids) do
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+  end
+  if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
+  call_chunked('HDEL', holds, ids)
+  call_chunked('HDEL', deps_key, ids)
+  call_chunked('ZREM', ROOT .. HOLD_KEY.held, ids)
+end
+
+-- Ends the debounce bursts whose job is among `ids` (cancelled, drained, purged, replaced or
+-- buried before it started), so no debounce key outlives its job; a burst names its job as
+-- '<id>:<first add ms>'. Only on a queue that has a burst open (K_DEBOUNCE exists).
+local function end_bursts(ids)
+  if #ids == 0 or redis.call('EXISTS', K_DEBOUNCE) == 0 then return end
+  local ended = {}
+  for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
+    local key = v and string.match(v, '^%d*:(.+)$')
+    if key then
+      local held, id = redis.call('HGET', K_DEBOUNCE, key), ids[i]
+      if held and string.sub(held, 1, #id + 1) == id .. ':' and not string.find(held, ':', #id + 2, true) then ended[#ended + 1] = key end
+    end
+  end
+  if #ended > 0 then call_chunked('HDEL', K_DEBOUNCE, ended) end
+end
+
+-- Deletes jobs for good: their bodies, run states and extras, and the bursts they hold.
+-- `started`: jobs that ran (complete), whose bursts ended when they were claimed.
+local function forget(ids, started)
+  if #ids == 0 then return end
+  if not started then end_bursts(ids) end
+  call_chunked('HDEL', K_JOBS, ids)
+  call_chunked('HDEL', K_RUNS, ids)
+  forget_extras(ids)
+end
+
+-- The retention rules of the dead and completed sets: meta `<prefix>Max` = most jobs kept,
+-- `<prefix>MaxAge` = longest kept (ms). Trimmed a bounded amount per call, oldest first, so one
+-- script never stalls Redis; `budget` is at least LIMIT.trim_per_run (a batch that added more trims
+-- as many as it added, so a set never outgrows its cap by more than one batch).
+local function trim_set(zset, prefix, now, budget, reason)
+  local caps = redis.call('HMGET', K_META, prefix .. 'Max', prefix .. 'MaxAge')
+  local max_count, max_age = as_int(caps[1]), as_int(caps[2])
+  if not max_count and not max_age then return end
+  local limit = math.max(LIMIT.trim_per_run, budget or 0)
+  local victims = {}
+  if max_age then
+    victims = redis.call('ZRANGEBYSCORE', zset, '-inf', now - max_age, 'LIMIT', 0, limit)
+  end
+  if max_count and #victims < limit then
+    local over = redis.call('ZCARD', zset) - #victims - max_count
+    if over > 0 then
+      local more = redis.call('ZRANGE', zset, #victims, #victims + math.min(over, limit - #victims) - 1)
+      for _, id in ipairs(more) do victims[#victims + 1] = id end
+    end
+  end
+  if #victims == 0 then return end
+  call_chunked('ZREM', zset, victims)
+  forget(victims)
+  if events_on() then
+    for _, id in ipairs(victims) do emit(EVENT.purged, id, 'reason', reason) end
+  end
+end
+
+local function trim_dead(now, budget)
+  trim_set(K_DEAD, 'dead', now, budget, 'dead set cap')
+end
+
+local function trim_completed(now, budget)
+  trim_set(K_COMPLETED, 'done', now, budget, 'retention')
+end
+
+-- Whether completed jobs are kept (meta doneMax or doneMaxAge set).
+local function keeps_completed()
+  local caps = redis.call('HMGET', K_META, 'doneMax', 'doneMaxAge')
+  return caps[1] ~= false or caps[2] ~= false
+end
+
+-- Byte order, as ZSETs order members of equal score (Lua's < uses the locale's collation).
+local function lex_lt(a, b)
+  if a == b then return false end
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- HSET of { field, value, ... } pairs, chunked.
+local function hset_pairs(key, items)
+  if #items > 0 then call_chunked('HSET', key, items) end
+end
+
+-- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).
+local function members_of(zset, ids)
+  local out, seen = {}, {}
+  for i = 1, #ids, CHUNK do
+    local part = redis.call('ZMSCORE', zset, unpack(ids, i, math.min(i + CHUNK - 1, #ids)))
+    for j, s in ipairs(part) do
+      local id = ids[i + j - 1]
+      if s and not seen[id] then
+        seen[id] = true
+        out[#out + 1] = id
+      end
+    end
+  end
+  return out
+end
+
+-- One job of a get or list reply (wire.ts JOB_ROW, written through RE): `score` is the lease deadline,
+-- time of death or finish time (-1 when none), extras as stored or ''.
+local function job_row(out, id, state, score, body, run, due, result, progress, logs, errors, group)
+  local n = #out
+  out[n + RE.id] = id
+  out[n + RE.state] = state or ''
+  out[n + RE.score] = score or -1
+  out[n + RE.body] = body or ''
+  out[n + RE.run] = run or ''
+  out[n + RE.due_ms] = due or -1
+  out[n + RE.result] = result or ''
+  out[n + RE.progress] = progress or ''
+  out[n + RE.logs] = logs or ''
+  out[n + RE.errors] = errors or ''
+  out[n + RE.group] = group or ''
+end
+
+-- A worker's heartbeat, for the scripts whose KEYS name `workers` (ZSET expiry ms -> worker id)
+-- and `worker_info` (HASH worker id -> wire.ts WORKER_ENTRY). An empty `info` takes the worker
+-- out (it closed). Entries of workers that stopped beating are pruned a bounded amount per beat.
+local WORKER_PRUNE = 100
+local function worker_beat(now, worker, info, ttl_ms)
+  if worker == '' then return end
+  if info == '' then
+    redis.call('ZREM', K_WORKERS, worker)
+    redis.call('HDEL', K_WORKER_INFO, worker)
+    return
+  end
+  redis.call('ZADD', K_WORKERS, now + ttl_ms, worker)
+  redis.call('HSET', K_WORKER_INFO, worker, int(now) .. ':' .. info)
+  local gone = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', now, 'LIMIT', 0, WORKER_PRUNE)
+  if #gone > 0 then
+    call_chunked('ZREM', K_WORKERS, gone)
+    call_chunked('HDEL', K_WORKER_INFO, gone)
+  end
+end
+--[[ _groups: where a job waits, and the flow control of groups (the rate limiters are in
+_rate.lua). Pulled in by `--@include _groups.lua` after _helpers.lua (and before _lifecycle.lua, which uses it) in every script that
+looks a job up by id, moves a waiting job, or starts or ends a lease.
+A job of a group (K_GROUP_OF holds its group id) waits, once due, in its group's line: members
+of K_WAITING (all scored 0, so ordered by their bytes) that start with '<group>\0', then a
+priority key (higher first), due time and add order, as ready members do. The groups that have
+due jobs and room, and the lane of the jobs of no group (UNGROUPED, the empty member), take
+turns in K_LANES (score = turn: a lane served goes to the tail). K_GROUPS holds each group's
+state (wire.ts GROUP_STATE: running, waiting, limit, paused); a group with nothing running or
+waiting, no limit of its own and no pause has no field. Meta fields: `grouped` ('1' once a job
+of a group was added, so queues without groups take none of these paths), `concurrency` (most
+jobs of the queue active at once) and `groupConcurrency` (most of one group, unless the group
+has its own limit). Group ids never hold a control character, so '\0' ends one unambiguously.
+A group's running count is changed only where a lease starts or ends (enter_active,
+leave_active in _lifecycle.lua) and its waiting count only where a member of K_WAITING is added
+or removed (wait_in_line, take_from_lines, unlink_waiting): verify() checks both against the sets.
+K_WAITING_DUE (`<root>waiting-due`, ZSET due ms -> group id; wire.ts WAITING_DUE_SUFFIX) is what lets stats.lua say how long
+the oldest due job of any group has waited without walking the groups: each group with jobs in
+its line has a score at or below the due time of every job there (wait_in_line lowers it with
+ZADD LT; save_groups drops a group whose line is empty). Taking jobs from a line leaves the score
+low (a lower bound, not exact); stats.lua raises the first entry to its line's true earliest due
+until the first entry is exact, which is then the earliest of all (see stats.lua).
+]]
+
+local UNGROUPED = ''
+local HUGE = 1e15
+
+-- A rate limit { max, per } from two stored numbers, or false.
+local function rate_of(max, per)
+  max, per = as_int(max), as_int(per)
+  if max and per and max > 0 and per > 0 then return { max = max, per = per } end
+  return false
+end
+
+-- The queue's flow settings (meta), read once per run. `rated` ('1' once a rate limit was set or
+-- a RateLimitSignal held something back) and `flowed` ('1' once a job with a cost or a debounce
+-- key was added) keep the rate and flow-of paths off for queues that never used them.
+local flow_cache = nil
+local function flow()
+  if not flow_cache then
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
+    flow_cache = {
+      paused = m[1] == '1',
+      grouped = m[2] == '1',
+      limit = as_int(m[3]),
+      group_limit = as_int(m[4]),
+      rated = m[5] == '1',
+      rate = rate_of(m[6], m[7]),
+      group_rate = rate_of(m[8], m[9]),
+      flowed = m[10] == '1',
+      holds = m[11] == '1',
+    }
+  end
+  return flow_cache
+end
+
+-- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is
+-- made again on every call (measured: ~35 ns each, more for those that capture many upvalues),
+-- so a queue without groups builds none of these.
+local LIB = nil
+local function GL()
+  if LIB then return LIB end
+  local L = {}
+  LIB = L
+  -- Group states (wire.ts GROUP_STATE), loaded with one HMGET per batch and written back with one
+  -- HSET (and one HDEL for those back to nothing) by save_groups.
+  L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
+
+  function L.parse_group(s)
+    local g = { r = 0, w = 0, l = false, p = false, rate = false }
+    if s then
+      local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
+      -- A state that does not read starts from nothing (verify() reports the counts that disagree).
+      if r and #r < 17 and #w < 17 and #l < 17 then
+        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
+        if l ~= '' then g.l = tonumber(l) end
+        -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
+        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+      end
+    end
+    -- Its waiting count as read: save_groups drops a line that this run emptied from K_WAITING_DUE.
+    g.w0 = g.w
+    return g
+  end
+
+  -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
+  function L.load_groups(ids)
+    local need, seen = {}, {}
+    for _, g in ipairs(ids) do
+      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+        seen[g] = true
+        need[#need + 1] = g
+      end
+    end
+    local vals = hmget(K_GROUPS, need)
+    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+  end
+
+  function L.group_state(g)
+    if L.GROUPS[g] == nil then L.load_groups({ g }) end
+    return L.GROUPS[g]
+  end
+
+  function L.touch_group(g)
+    if not L.dirty[g] then
+      L.dirty[g] = true
+      L.dirty_list[#L.dirty_list + 1] = g
+    end
+  end
+
+  function L.save_groups()
+    local sets, dels = {}, {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
+        dels[#dels + 1] = g
+      else
+        sets[#sets + 1] = g
+        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
+        sets[#sets + 1] = text
+      end
+    end
+    hset_pairs(K_GROUPS, sets)
+    if #dels > 0 then call_chunked('HDEL', K_GROUPS, dels) end
+    -- A line this run emptied leaves the index of earliest due times (K_WAITING_DUE); a group
+    -- whose line was empty already (an ack of one of its jobs) costs no call. A line filled and
+    -- emptied within one run keeps a stale entry, which stats drops when it meets it.
+    local emptied = {}
+    for _, g in ipairs(L.dirty_list) do
+      local s = L.GROUPS[g]
+      if s.w <= 0 and (s.w0 or 0) > 0 then emptied[#emptied + 1] = g end
+      s.w0 = s.w
+    end
+    if #emptied > 0 then call_chunked('ZREM', K_WAITING_DUE, emptied) end
+    L.dirty, L.dirty_list = {}, {}
+  end
+
+  -- How many more jobs of the group may run now (0 while paused; HUGE without a limit).
+  function L.group_room(s)
+    if s.p then return 0 end
+    local l = s.l or flow().group_limit
+    if not l then return HUGE end
+    return l - s.r
+  end
+
+  -- A group with due jobs waiting and room belongs in the rotation.
+  function L.group_eligible(s)
+    return s.w > 0 and L.group_room(s) > 0
+  end
+
+  -- The rate limit a group's jobs take tokens of: its own, else the queue's groupRateLimit.
+  function L.group_rate(s)
+    return s.rate or flow().group_rate
+  end
+
+  -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
+  function L.next_turn()
+    if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
+    L.last_turn = L.last_turn + 1
+    return L.last_turn
+  end
+
+  -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
+  -- (`to_tail`) move there.
+  function L.lanes_add(list, to_tail)
+    if #list == 0 then return end
+    local adds = {}
+    for _, lane in ipairs(list) do
+      adds[#adds + 1] = L.next_turn()
+      adds[#adds + 1] = lane
+    end
+    for i = 1, #adds, CHUNK do
+      if to_tail then
+        redis.call('ZADD', K_LANES, unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      else
+        redis.call('ZADD', K_LANES, 'NX', unpack(adds, i, math.min(i + CHUNK - 1, #adds)))
+      end
+    end
+  end
+
+  function L.lanes_remove(list)
+    if #list > 0 then call_chunked('ZREM', K_LANES, list) end
+  end
+
+  -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
+  -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  function L.priority_key(p)
+    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+  end
+
+  -- A job's member in its group's line, from the due time and seq as plain digits.
+  function L.waiting_member_text(g, priority, due_s, seq_s, id)
+    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+  end
+
+  function L.waiting_member(g, priority, due, seq, id)
+    return L.waiting_member_text(g, priority, int(math.max(0, due or 0)), int(math.max(0, seq or 0)), id)
+  end
+
+  -- The parts of a waiting member: group, due time, seq and id.
+  function L.waiting_parts(member)
+    local z = string.find(member, '\0', 1, true)
+    local rest = string.sub(member, z + 8)
+    return string.sub(member, 1, z - 1), tonumber(string.sub(rest, 1, 16)), tonumber(string.sub(rest, 17, 32)), string.sub(rest, 33)
+  end
+
+  -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
+  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups)
+    if #members == 0 then return end
+    local adds = {}
+    for _, m in ipairs(members) do
+      adds[#adds + 1] = 0
+      adds[#adds + 1] = m
+    end
+    call_chunked('ZADD', K_WAITING, adds)
+    -- Each group's score in K_WAITING_DUE goes down to the earliest due time put in its line.
+    local low, order = {}, {}
+    for i, m in ipairs(members) do
+      local g = groups[i]
+      local _, due = L.waiting_parts(m)
+      if low[g] == nil then order[#order + 1] = g end
+      if low[g] == nil or due < low[g] then low[g] = due end
+    end
+    local dues = {}
+    for _, g in ipairs(order) do
+      dues[#dues + 1] = int(low[g])
+      dues[#dues + 1] = g
+    end
+    for i = 1, #dues, CHUNK do
+      redis.call('ZADD', K_WAITING_DUE, 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
+    end
+    L.load_groups(groups)
+    for _, g in ipairs(groups) do
+      L.GROUPS[g].w = L.GROUPS[g].w + 1
+      L.touch_group(g)
+    end
+  end
+  return L
+end
+
+-- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
+-- never had a job of a group.
+local function groups_of(ids)
+  local out = {}
+  if not flow().grouped or #ids == 0 then
+    for i = 1, #ids do out[i] = UNGROUPED end
+    return out
+  end
+  local vals = hmget(K_GROUP_OF, ids)
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  return out
+end
+
+-- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
+-- 'held', or nil; with its body and run state as stored (strings or false).
+local function job_state(id)
+  local body = redis.call('HGET', K_JOBS, id)
+  local run = redis.call('HGET', K_RUNS, id)
+  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
+  if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
+  if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
+  if flow().holds and redis.call('ZSCORE', ROOT .. HOLD_KEY.held, id) then return PLACE.held, body, run end
+  local b = parse_body(body)
+  local r = parse_run(run)
+  if b and r and r.t then
+    if redis.call('ZSCORE', K_READY, ready_member(r.t, b.seq, id)) then return PLACE.ready, body, run end
+    if flow().grouped then
+      local g = redis.call('HGET', K_GROUP_OF, id)
+      if g and redis.call('ZSCORE', K_WAITING, GL().waiting_member(g, b.priority, r.t, b.seq, id)) then return PLACE.waiting, body, run end
+    end
+  end
+  return nil, body, run
+end
+
+-- Takes a job that is not active out of its set (scheduled, ready, waiting, dead, completed or held).
+-- A job leaving its group's line is no longer counted as waiting there; its group stays in the
+-- rotation until a claim finds the line empty.
+local function unlink_waiting(id, state, body, run)
+  if state == PLACE.completed then
+    redis.call('ZREM', K_COMPLETED, id)
+  elseif state == PLACE.scheduled then
+    redis.call('ZREM', K_SCHEDULED, id)
+  elseif state == PLACE.ready then
+    redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
+  elseif state == PLACE.waiting then
+    local g = redis.call('HGET', K_GROUP_OF, id)
+    local b = parse_body(body)
+    redis.call('ZREM', K_WAITING, GL().waiting_member(g, b.priority, parse_run(run).t, b.seq, id))
+    local s = GL().group_state(g)
+    s.w = s.w - 1
+    GL().touch_group(g)
+    GL().save_groups()
+  elseif state == PLACE.dead then
+    redis.call('ZREM', K_DEAD, id)
+  elseif state == PLACE.held then
+    redis.call('ZREM', ROOT .. HOLD_KEY.held, id)
+  end
+end
+
+-- The public state: a ready or waiting job is a scheduled job whose time has come.
+local function public_state(state)
+  if state == PLACE.ready or state == PLACE.waiting then return PLACE.scheduled end
+  return state
+end
+
+-- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
+-- active, dead); nil when neither is known.
+local function current_due(id, run)
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  if score then return tonumber(score) end
+  local r = parse_run(run)
+  return r and r.t
+end
+
+-- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'
+-- is a due time that has passed, so every worker with room claims at once.
+local function wake_now()
+  redis.call('PUBLISH', WAKE_CHANNEL, '0')
+end
+--[[ _holds: jobs held for other jobs (docs/flows.md): a job added with dependencies waits in
+`held` until each has ended, then is scheduled — or its deadline passes first, or a dependency
+fails under onChildFailure 'fail' and it is buried. Pulled in after _rate.lua and before
+_lifecycle.lua, whose `finish` calls HOLDS.settle for every end of a job (the one seam, so a hold
+settles in the script that ended its last dependency, exactly once). The memory store's twin is
+memory/holds.ts.
+Keys (wire.ts HOLD_SUFFIXES, built from ROOT: no script declares them): `held` ZSET (deadline or
++inf -> id), `holds` HASH (id -> HOLD_STATE), `hold-deps` HASH (id -> dependency ids, tab-
+separated), `dependents` HASH (id -> ids of the held jobs waiting for it), `child-results` HASH
+('<held id>\t<dependency id>' -> CHILD_OUTCOME). Only a queue whose meta says `holds` = '1' (set by
+the first add with dependencies) reads any of them: a queue without holds pays nothing.
+In the library these functions are made once, at load (the fields of HOLDS: one top-level name).
+]]
+
+local HOLDS = {}
+
+-- A hold key of this call's queue.
+function HOLDS.key(name)
+  return ROOT .. HOLD_KEY[name]
+end
+
+-- Ids separated by tabs (ids never hold a control character).
+function HOLDS.split(s)
+  local out = {}
+  for id in string.gmatch(s or '', '[^\t]+') do out[#out + 1] = id end
+  return out
+end
+
+-- HOLD_STATE as { pending, failed, policy, due, phase }, or nil when it does not read.
+function HOLDS.parse(v)
+  if not v then return nil end
+  local p, f, policy, due, phase = string.match(v, '^(%d+):(%d+):([fi]):(%d+):([hrtd])$')
+  if not p or #p > 15 or #f > 15 or #due > 16 then return nil end
+  return { pending = tonumber(p), failed = tonumber(f), policy = policy, due = tonumber(due), phase = phase }
+end
+
+function HOLDS.encode(h)
+  return int(h.pending) .. ':' .. int(h.failed) .. ':' .. h.policy .. ':' .. int(h.due) .. ':' .. h.phase
+end
+
+-- An add's item with dependencies, checked before anything is written: `deps_s` its ids
+-- (tab-separated), `first_at` the position of each id's first item in the call. Each must be an
+-- id, not the job's own, named once, and either an earlier item of this call or a job that
+-- exists and is not dead. Returns the ids in order.
+function HOLDS.check(i, id, deps_s, first_at)
+  local deps, seen = {}, {}
+  for dep in string.gmatch(deps_s, '[^\t]+') do
+    local ok, err = pcall(check, 'id', dep, i)
+    if not ok then error((string.gsub(tostring(err), '^.-delayq: argument id', 'delayq: argument depends_on', 1)), 0) end
+    if dep == id then refuse('depends_on', i, 'must not name the job itself', dep) end
+    if seen[dep] then refuse('depends_on', i, 'names a job twice', dep) end
+    seen[dep] = true
+    deps[#deps + 1] = dep
+  end
+  if #deps == 0 then refuse('depends_on', i, "must name at least one job (or be '')", deps_s) end
+  if #deps > LIMIT.ids_per_run then refuse('depends_on', i, 'must name at most ' .. LIMIT.ids_per_run .. ' jobs', #deps) end
+  for _, dep in ipairs(deps) do
+    local at = first_at[dep]
+    if not (at and at < i) then
+      local state = job_state(dep)
+      if state == PLACE.dead then refuse('depends_on', i, 'names a dead job', dep) end
+      if state == nil then
+        if at then refuse('depends_on', i, 'names a job that comes later in the call (list dependencies first)', dep) end
+        refuse('depends_on', i, 'names no job (not added, or ended and not kept)', dep)
+      end
+    end
+  end
+  return deps
+end
+
+-- Which of an added job's dependencies have not ended: `written` are the jobs this call writes
+-- (by id). A completed one counts as done, with its result. Returns the pending ids and the
+-- done ones' outcomes as CHILD_OUTCOME pairs for `child-results`.
+function HOLDS.plan(id, deps, written)
+  local pending, done = {}, {}
+  for _, dep in ipairs(deps) do
+    local state = nil
+    if not written[dep] then state = job_state(dep) end
+    if state == nil and not written[dep] then
+      -- An earlier item of this call that was not written (deduplicated): nothing to wait for.
+      refuse('depends_on', nil, 'of job ' .. id .. ' names a job this call did not add (deduplicated)', dep)
+    elseif state == PLACE.completed then
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'c' .. (redis.call('HGET', K_RESULTS, dep) or '')
+    elseif state == PLACE.dead then
+      -- Died since the check (an item of this call could not do that): counted as a failure below.
+      done[#done + 1] = id .. '\t' .. dep
+      done[#done + 1] = 'd' .. ((parse_run(redis.call('HGET', K_RUNS, dep)) or {}).e or '')
+    else
+      pending[#pending + 1] = dep
+    end
+  end
+  return pending, done
+end
+
+-- Writes a new job's hold: `pending` from HOLDS.plan (none: it is scheduled as usual, its hold
+-- 'r' so its runs read what it waited for), its deadline (nil: none), its policy ('f' or 'i').
+-- Returns true when the job is held (the caller then does not schedule it).
+function HOLDS.write(id, deps, pending, done, due, deadline, policy)
+  local h = { pending = #pending, failed = 0, policy = policy, due = due, phase = 'h' }
+  if #pending == 0 then h.phase = 'r' end
+  redis.call('HSET', HOLDS.key('holds'), id, HOLDS.encode(h))
+  redis.call('HSET', HOLDS.key('deps'), id, table.concat(deps, '\t'))
+  if #done > 0 then hset_pairs(HOLDS.key('results'), done) end
+  if not flow().holds then redis.call('HSET', K_META, 'holds', '1') end
+  if #pending == 0 then return false end
+  local key = HOLDS.key('dependents')
+  for _, dep in ipairs(pending) do
+    local waiting = redis.call('HGET', key, dep)
+    redis.call('HSET', key, dep, waiting and (waiting .. '\t' .. id) or id)
+  end
+  redis.call('ZADD', HOLDS.key('held'), deadline and int(deadline) or '+inf', id)
+  if deadline then wake_if_earlier(head_score(K_SCHEDULED), deadline) end
+  return true
+end
+
+-- Every end of a job, from finish (before it writes the end): the held jobs waiting for those
+-- that ended are told, in this script. A completed dependency counts down its dependents' pending
+-- count; a dead or cancelled one too under policy 'i' (counted as failed), or buries them under
+-- 'f'. A dependent whose count reaches 0 is released: scheduled at the later of now and the time
+-- it was added to run at. `told` as finish's (results, or the reasons of a cancel).
+-- Returns what finish does after its own writes: the held jobs to bury (their run states written
+-- here, with the reason) and the dependencies of cancelled held jobs that are now nobody's.
+function HOLDS.settle(outcome, ids, told, now)
+  local after = { bury = {}, orphans = {} }
+  local K_HOLDS = HOLDS.key('holds')
+  if outcome == FINISH.cancelled then
+    -- A cancelled held job takes with it its waiting dependencies that no one else waits for.
+    local recs = hmget(K_HOLDS, ids)
+    for i, id in ipairs(ids) do
+      local h = HOLDS.parse(recs[i])
+      if h and h.phase == 'h' then
+        for _, dep in ipairs(HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))) do after.orphans[#after.orphans + 1] = dep end
+      end
+    end
+  end
+  local key = HOLDS.key('dependents')
+  local lists = hmget(key, ids)
+  local ended, results, changed, order, release = {}, {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    if lists[i] then
+      ended[#ended + 1] = id
+      local told_i = told and told[i] or ''
+      local text
+      if outcome == FINISH.completed then
+        text = 'c' .. told_i
+      elseif outcome == FINISH.dead then
+        told_i = (parse_run(redis.call('HGET', K_RUNS, id)) or {}).e or ''
+        text = 'd' .. told_i
+      else
+        text = 'x' .. told_i
+      end
+      for _, parent in ipairs(HOLDS.split(lists[i])) do
+        local h = changed[parent]
+        if not h then
+          h = HOLDS.parse(redis.call('HGET', K_HOLDS, parent))
+          if h then
+            changed[parent] = h
+            order[#order + 1] = parent
+          end
+        end
+        if h then
+          results[#results + 1] = parent .. '\t' .. id
+          results[#results + 1] = text
+          if h.phase == 'h' then
+            h.pending = math.max(0, h.pending - 1)
+            if outcome ~= FINISH.completed then
+              if h.policy == 'f' then
+                h.phase = 'd'
+                local why = 'dependency ' .. id .. (outcome == FINISH.dead and ' died' or ' was cancelled') .. (told_i ~= '' and (': ' .. told_i) or '')
+                after.bury[#after.bury + 1] = parent
+                redis.call('HSET', K_RUNS, parent, encode_run(0, h.due, '', why, nil, ''))
+                emit(EVENT.dead, parent, 'error', why)
+              else
+                h.failed = h.failed + 1
+              end
+            end
+            if h.phase == 'h' and h.pending == 0 then
+              h.phase = 'r'
+              release[#release + 1] = parent
+            end
+          end
+        end
+      end
+    end
+  end
+  if #ended == 0 then return after end
+  call_chunked('HDEL', key, ended)
+  hset_pairs(HOLDS.key('results'), results)
+  local states = {}
+  for _, parent in ipairs(order) do
+    states[#states + 1] = parent
+    states[#states + 1] = HOLDS.encode(changed[parent])
+  end
+  hset_pairs(K_HOLDS, states)
+  local gone = {}
+  for _, p in ipairs(release) do gone[#gone + 1] = p end
+  for _, p in ipairs(after.bury) do gone[#gone + 1] = p end
+  if #gone > 0 then call_chunked('ZREM', HOLDS.key('held'), gone) end
+  local due = {}
+  for _, p in ipairs(release) do
+    due[#due + 1] = math.max(now, changed[p].due)
+    due[#due + 1] = p
+  end
+  schedule_many(due)
+  return after
+end
+
+-- Releases held jobs whose deadline has passed (at most `limit`, from the claim): each is
+-- scheduled at the later of now and the time it was added to run at, its hold marked 't' (its
+-- runs see `timedOut`). Dependencies that end later still record how they ended.
+function HOLDS.release_expired(now, limit)
+  local key = HOLDS.key('held')
+  local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
+  if #expired == 0 then return end
+  call_chunked('ZREM', key, expired)
+  local K_HOLDS = HOLDS.key('holds')
+  local recs = hmget(K_HOLDS, expired)
+  local states, due = {}, {}
+  for i, id in ipairs(expired) do
+    local h = HOLDS.parse(recs[i])
+    if h and h.phase == 'h' then
+      h.phase = 't'
+      states[#states + 1] = id
+      states[#states + 1] = HOLDS.encode(h)
+      due[#due + 1] = math.max(now, h.due)
+      due[#due + 1] = id
+    elseif not h and redis.call('HEXISTS', K_JOBS, id) == 1 then
+      -- A held job whose hold does not read runs rather than waiting forever (verify() reports it).
+      due[#due + 1] = now
+      due[#due + 1] = id
+    end
+  end
+  hset_pairs(K_HOLDS, states)
+  schedule_many(due)
+end
+
+-- The earliest deadline of a held job, or nil.
+function HOLDS.next_deadline()
+  local t = head_score(HOLDS.key('held'))
+  if t and t < math.huge then return t end
+  return nil
+end
+
+-- The claim reply's holds field (wire.ts CLAIM_HOLDS) for jobs handed out: `ids` and their
+-- positions in the reply. Jobs not added with dependencies have no line.
+function HOLDS.claim_lines(ids, positions)
+  if #ids == 0 then return '' end
+  local recs = hmget(HOLDS.key('holds'), ids)
+  local lines = {}
+  for i, id in ipairs(ids) do
+    local h = HOLDS.parse(recs[i])
+    if h then
+      local line = positions[i] .. '\t' .. (h.phase == 't' and 't' or 'r')
+      if h.phase == 't' then
+        local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+        local fields = {}
+        for k, dep in ipairs(deps) do fields[k] = id .. '\t' .. dep end
+        local ended = hmget(HOLDS.key('results'), fields)
+        for k, dep in ipairs(deps) do
+          if not ended[k] then line = line .. '\t' .. dep end
+        end
+      end
+      lines[#lines + 1] = line .. '\n'
+    end
+  end
+  return table.concat(lines)
+end
+
+-- The dependencies of cancelled held jobs (`deps`, after their holds were forgotten) that no
+-- held job waits for any more and that have not started: taken out of their sets, for finish to
+-- cancel (a running one runs on; an ended one is gone).
+function HOLDS.take_orphans(deps)
+  local out, seen = {}, {}
+  local K_HOLDS = HOLDS.key('holds')
+  for _, dep in ipairs(deps) do
+    if not seen[dep] then
+      seen[dep] = true
+      local waiting = HOLDS.split(redis.call('HGET', HOLDS.key('dependents'), dep))
+      local needed = false
+      for _, h in ipairs(#waiting > 0 and hmget(K_HOLDS, waiting) or {}) do
+        local parsed = HOLDS.parse(h)
+        if parsed and parsed.phase == 'h' then needed = true end
+      end
+      if not needed then
+        local state, body, run = job_state(dep)
+        if state == PLACE.scheduled or state == PLACE.ready or state == PLACE.waiting or state == PLACE.held then
+          unlink_waiting(dep, state, body, run)
+          emit(EVENT.cancelled, dep, 'reason', 'the job waiting for it was cancelled')
+          out[#out + 1] = dep
+        end
+      end
+    end
+  end
+  return out
+end
+check_args()
+return (function()
+
+local id = arg('id')
+local hold = redis.call('HGET', HOLDS.key('holds'), id)
+if not hold then return reply({ found = 0, hold = '' }) end
+local out = reply({ found = 1, hold = hold })
+local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+local fields = {}
+for i, dep in ipairs(deps) do fields[i] = id .. '\t' .. dep end
+local ended = hmget(HOLDS.key('results'), fields)
+for i, dep in ipairs(deps) do
+  local n = #out
+  out[n + RE.dependency] = dep
+  out[n + RE.outcome] = ended[i] or ''
+end
+return out
+
+end)()

@@ -1,0 +1,25 @@
+--[[ child-results: how the dependencies of a job added with them ended (docs/flows.md).
+KEYS: base
+ARGV: base, id
+Returns: { found, hold, then per item: dependency, outcome }; found is 0 when the job has no hold (never added with dependencies, or gone); hold is its HOLD_STATE; per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)
+What `job.childResults()` reads: one HGET of the job's hold and its dependencies, one HMGET of
+their outcomes. Only reads.
+]]
+--@include _helpers.lua
+--@include _groups.lua
+--@include _holds.lua
+
+local id = arg('id')
+local hold = redis.call('HGET', HOLDS.key('holds'), id)
+if not hold then return reply({ found = 0, hold = '' }) end
+local out = reply({ found = 1, hold = hold })
+local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+local fields = {}
+for i, dep in ipairs(deps) do fields[i] = id .. '\t' .. dep end
+local ended = hmget(HOLDS.key('results'), fields)
+for i, dep in ipairs(deps) do
+  local n = #out
+  out[n + RE.dependency] = dep
+  out[n + RE.outcome] = ended[i] or ''
+end
+return out

@@ -1,0 +1,229 @@
+/**
+ * The conformance suite of holds (docs/flows.md): jobs that wait for other jobs (`dependsOn`,
+ * `addFlow`), with a deadline and a policy for a failed dependency, settled exactly once in the
+ * call that ends the last dependency. Run on every store by the files that run the group suite.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ValidationError, type Job } from '../../src/index.js';
+import { deferred, until, within } from '../helpers/wait.js';
+import { useHarness } from './harness.js';
+import type { StoreKind } from './suite.js';
+
+export function flowConformance(kind: StoreKind): void {
+  describe(`flows [${kind.name}]`, () => {
+    const { queue, worker } = useHarness(kind, 'fl');
+
+    /** Claims every due job and acks it with `result(id)`; returns the ids in claim order. */
+    async function runDue(q: ReturnType<typeof queue<unknown>>, result: (id: string) => unknown = (id) => ({ of: id })): Promise<string[]> {
+      const ids: string[] = [];
+      for (;;) {
+        const c = await q.store.claim(q.name, 100, 30_000, 3);
+        if (c.jobs.length === 0) return ids;
+        for (const j of c.jobs) ids.push(j.id);
+        await q.store.complete(
+          q.name,
+          c.jobs.map((j) => ({ id: j.id, token: j.token, result: JSON.stringify(result(j.id)) })),
+        );
+      }
+    }
+
+    test('dependsOn holds a job until every dependency completed, then it runs with their results; a completed one kept counts as done', async () => {
+      const q = queue<unknown>();
+      await q.setRetention({ completed: { count: 100 } });
+      await q.add(0, { id: 'done-before' });
+      assert.deepEqual(await runDue(q), ['done-before']);
+      await q.addBulk([
+        { data: 1, opts: { id: 'a' } },
+        { data: 2, opts: { id: 'b', delay: 60_000 } },
+        { data: 3, opts: { id: 'p', dependsOn: ['a', 'b', 'done-before'] } },
+      ]);
+      assert.equal((await q.get('p'))?.state, 'held');
+      assert.equal((await q.stats()).heldJobs, 1);
+      assert.deepEqual(await runDue(q), ['a'], 'the held job does not run while b waits');
+      assert.equal((await q.get('p'))?.state, 'held');
+      await q.promote('b');
+      const c = await q.store.claim(q.name, 10, 30_000, 3);
+      assert.deepEqual(
+        c.jobs.map((j) => j.id),
+        ['b'],
+      );
+      await q.store.complete(q.name, [{ id: 'b', token: c.jobs[0]!.token, result: '2' }]);
+      assert.equal((await q.get('p'))?.state, 'scheduled', 'released by the ack of its last dependency, in the same call');
+      assert.equal((await q.stats()).heldJobs, 0);
+    });
+
+    test("a worker's handler reads job.hold and job.childResults(); a flow's parent runs after its children", async () => {
+      const q = queue<string>();
+      const seen: { id: string; hold: Job['hold']; results: unknown }[] = [];
+      const r = await q.addFlow({
+        data: 'ship',
+        opts: { id: 'order:1' },
+        children: [{ data: 'charge' }, { data: 'reserve', children: [{ data: 'count-stock' }] }],
+      });
+      assert.deepEqual(
+        [r.id, r.state, r.children.map((c) => [c.id, c.state]), r.children[1]!.children.map((c) => [c.id, c.state])],
+        [
+          'order:1',
+          'held',
+          [
+            ['order:1/0', 'scheduled'],
+            ['order:1/1', 'held'],
+          ],
+          [['order:1/1/0', 'scheduled']],
+        ],
+      );
+      const all = deferred();
+      worker(q, async (job: Job<string>) => {
+        seen.push({ id: job.id, hold: job.hold, results: await job.childResults() });
+        if (job.id === 'order:1') all.resolve();
+        return `${job.data} done`;
+      });
+      await within(all.promise, 10_000, 'the flow to run');
+      const order = seen.map((s) => s.id);
+      assert.ok(order.indexOf('order:1/1/0') < order.indexOf('order:1/1'));
+      assert.equal(order.at(-1), 'order:1');
+      const root = seen.at(-1)!;
+      assert.deepEqual(root.hold, { timedOut: false, pending: [] });
+      assert.deepEqual(root.results, {
+        'order:1/0': { outcome: 'completed', result: 'charge done' },
+        'order:1/1': { outcome: 'completed', result: 'reserve done' },
+      });
+      assert.equal(seen.find((s) => s.id === 'order:1/0')!.hold, undefined, 'a job without dependencies has no hold');
+    });
+
+    test('addFlow again with the same root id changes nothing: every job exists', async () => {
+      const q = queue<string>();
+      const flow = { data: 'p', opts: { id: 'f' }, children: [{ data: 'c1' }, { data: 'c2' }] };
+      await q.addFlow(flow);
+      const again = await q.addFlow(flow);
+      assert.deepEqual([again.added, ...again.children.map((c) => c.added)], [false, false, false]);
+      assert.equal((await q.stats()).scheduled, 2);
+      assert.equal((await q.stats()).heldJobs, 1);
+    });
+
+    test("onChildFailure 'fail' buries the parent with the child's reason; 'ignore' runs it and marks the child", async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'c1' } },
+        { data: 2, opts: { id: 'c2' } },
+        { data: 3, opts: { id: 'strict', dependsOn: ['c1'] } },
+        { data: 4, opts: { id: 'lenient', dependsOn: ['c1', 'c2'], onChildFailure: 'ignore' } },
+      ]);
+      const c = await q.store.claim(q.name, 10, 30_000, 3);
+      const c1 = c.jobs.find((j) => j.id === 'c1')!;
+      const c2 = c.jobs.find((j) => j.id === 'c2')!;
+      await q.store.fail(q.name, { id: 'c1', token: c1.token, error: 'card declined', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+      const strict = await q.get('strict');
+      assert.equal(strict?.state, 'dead');
+      assert.match(strict?.lastError ?? '', /^dependency c1 died: card declined/);
+      assert.equal((await q.get('lenient'))?.state, 'held');
+      await q.store.complete(q.name, [{ id: 'c2', token: c2.token, result: '"ok"' }]);
+      assert.equal((await q.get('lenient'))?.state, 'scheduled');
+      assert.deepEqual(await q.store.childResults(q.name, 'lenient'), [
+        { id: 'c1', outcome: 'dead', value: 'card declined' },
+        { id: 'c2', outcome: 'completed', value: '"ok"' },
+      ]);
+    });
+
+    test('a deadline releases a held job at its time with timedOut and the pending dependencies; a later end records its outcome', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'slow', delay: 60_000 } },
+        { data: 2, opts: { id: 'w', dependsOn: ['slow'], waitAtMostMs: 200 } },
+      ]);
+      const first = await q.store.claim(q.name, 10, 30_000, 3);
+      assert.deepEqual(first.jobs, []);
+      assert.ok(first.nextWakeMs !== undefined && first.nextWakeMs - first.nowMs <= 200, 'workers wake for the deadline');
+      const got = await until(async () => {
+        const c = await q.store.claim(q.name, 10, 30_000, 3);
+        return c.jobs.length > 0 ? c : undefined;
+      }, 'the deadline to release the job');
+      assert.deepEqual(
+        got.jobs.map((j) => [j.id, j.hold]),
+        [['w', { timedOut: true, pending: ['slow'] }]],
+      );
+      assert.deepEqual(await q.store.childResults(q.name, 'w'), [{ id: 'slow', outcome: undefined, value: '' }]);
+    });
+
+    test('cancelling a held parent cancels its waiting children no one else waits for; cancelling a child is its failure', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'shared', delay: 60_000 } },
+        { data: 2, opts: { id: 'mine', delay: 60_000 } },
+        { data: 3, opts: { id: 'p', dependsOn: ['shared', 'mine'] } },
+        { data: 4, opts: { id: 'other', dependsOn: ['shared'] } },
+      ]);
+      await q.cancel('p');
+      assert.equal(await q.get('mine'), null, 'its own child went with it');
+      assert.equal((await q.get('shared'))?.state, 'scheduled', 'one another job waits for stays');
+      await q.cancel('shared');
+      const other = await q.get('other');
+      assert.equal(other?.state, 'dead');
+      assert.match(other?.lastError ?? '', /^dependency shared was cancelled/);
+      const v = await q.verify();
+      assert.deepEqual(v.problems, []);
+    });
+
+    test('bad dependencies are refused with an error naming them, writing nothing', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'x' });
+      const bad: [string, () => Promise<unknown>, RegExp][] = [
+        ['unknown', () => q.add(1, { id: 'j', dependsOn: ['nope'] }), /dependsOn.*names no job.*nope/],
+        ['itself', () => q.add(1, { id: 'j', dependsOn: ['j'] }), /dependsOn.*itself/],
+        ['twice', () => q.add(1, { id: 'j', dependsOn: ['x', 'x'] }), /dependsOn.*twice/],
+        ['empty', () => q.add(1, { id: 'j', dependsOn: [] }), /dependsOn/],
+        ['with replace', () => q.add(1, { id: 'j', dependsOn: ['x'], replace: true }), /dependsOn/],
+        ['deadline alone', () => q.add(1, { id: 'j', waitAtMostMs: 5 }), /dependsOn/],
+        [
+          'a cycle',
+          () =>
+            q.addBulk([
+              { data: 1, opts: { id: 'c1', dependsOn: ['c2'] } },
+              { data: 2, opts: { id: 'c2', dependsOn: ['c1'] } },
+            ]),
+          /cycle/,
+        ],
+      ];
+      for (const [what, call, message] of bad) {
+        await assert.rejects(call(), (err: unknown) => {
+          assert.ok(err instanceof ValidationError && message.test(err.message), `${what}: ${String(err)}`);
+          return true;
+        });
+      }
+      assert.equal(await q.get('j'), null);
+      assert.equal(await q.get('c1'), null);
+      const s = await q.stats();
+      assert.deepEqual([s.scheduled, s.heldJobs], [1, 0]);
+    });
+
+    test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'gone' });
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      await q.store.fail(q.name, { id: 'gone', token: c.jobs[0]!.token, error: 'x', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+      await assert.rejects(q.add(1, { id: 'j', dependsOn: ['gone'] }), /dead/);
+      const r = await q.addBulk([
+        { data: 1, opts: { id: 'parent', dependsOn: ['child'] } },
+        { data: 2, opts: { id: 'child' } },
+      ]);
+      assert.deepEqual(
+        r.map((x) => [x.id, x.state]),
+        [
+          ['parent', 'held'],
+          ['child', 'scheduled'],
+        ],
+      );
+    });
+
+    test('drain and obliterate leave no hold behind', async () => {
+      const q = queue<unknown>();
+      await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2, opts: { delay: 60_000 } }] });
+      await q.obliterate({ force: true });
+      assert.equal((await q.stats()).heldJobs, 0);
+      assert.equal(await q.store.childResults(q.name, 'r'), undefined);
+      await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2 }] });
+      assert.equal((await q.get('r'))?.state, 'held', 'a fresh flow under the same ids holds again');
+    });
+  });
+}
