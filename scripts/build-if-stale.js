@@ -22,7 +22,17 @@ function signature() {
     hash.update(`${relative(root, path)}\0${s.isDirectory() ? 'dir' : s.size}\0${s.mtimeMs}\n`);
     if (s.isDirectory()) for (const name of readdirSync(path).sort()) add(join(path, name));
   };
-  for (const p of ['src', 'test', 'bench', 'tsconfig.json', 'package.json', 'scripts/clean.js', 'scripts/tsc.js', 'scripts/copy-assets.js']) {
+  for (const p of [
+    'src',
+    'test',
+    'bench',
+    'tsconfig.json',
+    'package.json',
+    'scripts/clean.js',
+    'scripts/tsc.js',
+    'scripts/copy-assets.js',
+    'scripts/protocol.js',
+  ]) {
     if (existsSync(join(root, p))) add(join(root, p));
   }
   const ts = JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8'));

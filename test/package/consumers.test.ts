@@ -1,7 +1,8 @@
 /**
  * The packed package from a user's side: what it holds, a CommonJS consumer that require()s it,
  * a strict TypeScript consumer (skipLibCheck: false) without the optional peers, and the README's
- * order-timeout snippet compiled and run in a consumer project on the embedded store. No Redis.
+ * order-timeout snippet compiled and run in a consumer project on the embedded store, and the
+ * published protocol as this build makes it (its scripts are built, not kept in git). No Redis.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parsePage } from '../docs/snippets.js';
+import { protocolManifest, protocolScript } from '../../src/store/redis/protocol.js';
+import { SCRIPT_NAMES } from '../../src/store/redis/wire.js';
 import { packedProject, root, type PackedProject } from './packed.js';
 
 const run = promisify(execFile);
@@ -55,9 +58,19 @@ describe('the packed package', () => {
       'no compiled tests or benchmark',
     );
     // docs/protocol.md tells clients in other languages where the published protocol is.
-    assert.ok(files.includes('protocol/manifest.json'));
-    assert.ok(files.includes('protocol/scripts/add.lua'));
     assert.match(readFileSync(join(project.pkgDir, 'docs/protocol.md'), 'utf8'), /node_modules\/delayq\/protocol/);
+  });
+
+  test('ships the published protocol as the build makes it: the manifest and every script, nothing else', () => {
+    // The scripts are not in git: the build writes them (npm pack builds first), so what ships is
+    // what this build's protocol.ts makes, byte for byte.
+    assert.deepEqual(
+      project.files.filter((f) => f.startsWith('protocol/')).sort(),
+      ['protocol/manifest.json', ...SCRIPT_NAMES.map((n) => `protocol/scripts/${n}.lua`)].sort(),
+    );
+    const shipped = (f: string) => readFileSync(join(project.pkgDir, 'protocol', f), 'utf8');
+    assert.deepEqual(JSON.parse(shipped('manifest.json')), JSON.parse(JSON.stringify(protocolManifest())), 'manifest.json');
+    for (const name of SCRIPT_NAMES) assert.equal(shipped(`scripts/${name}.lua`), protocolScript(name), `scripts/${name}.lua`);
   });
 
   test('every source map points at sources that ship', () => {

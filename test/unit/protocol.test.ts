@@ -1,12 +1,14 @@
 /**
- * The published protocol (protocol/manifest.json, protocol/scripts/*.lua) is what
- * src/store/redis/protocol.ts makes from wire.ts: a change of a script's wire, a format or the key
- * layout that is not published again (`npm run protocol`) fails here. And what is published holds
- * together: every script the manifest names is there, every argument is documented, and a
- * self-contained script is the library's own source under its header.
+ * The published protocol is what src/store/redis/protocol.ts makes from wire.ts. The manifest
+ * (protocol/manifest.json) is kept in git: a change of a script's wire, a format or the key layout
+ * that is not published again (`npm run protocol`) fails here. The scripts (protocol/scripts/*.lua)
+ * are not: `npm run build` writes them, and this checks it did, every one as the build makes it
+ * (test/package/consumers.test.ts checks the packed ones). And what is published holds together:
+ * every script the manifest names is there, every argument is documented, and a self-contained
+ * script is the library's own source under its header.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { PROTOCOL_VERSION, protocolManifest, protocolScript } from '../../src/store/redis/protocol.js';
 import { loadScriptSource } from '../../src/store/redis/scripts.js';
@@ -22,7 +24,8 @@ describe('the published protocol', () => {
     assert.equal(committed.protocol, PROTOCOL_VERSION);
   });
 
-  test('protocol/scripts holds every script, each as the build makes it, and nothing else', () => {
+  test('npm run build wrote protocol/scripts: every script, each as the build makes it, and nothing else', () => {
+    assert.ok(existsSync(new URL('scripts/', root)), 'protocol/scripts is missing: npm run build writes it (scripts/protocol.js)');
     const files = readdirSync(new URL('scripts/', root)).sort();
     assert.deepEqual(files, SCRIPT_NAMES.map((n) => `${n}.lua`).sort());
     for (const name of SCRIPT_NAMES) {
@@ -31,6 +34,12 @@ describe('the published protocol', () => {
       assert.ok(text.endsWith(loadScriptSource(name)), `${name}.lua runs the library's own source`);
       assert.doesNotMatch(text, /^--@include/m, `${name}.lua is self-contained`);
     }
+  });
+
+  test('the generated scripts are not kept in git; the manifest is', () => {
+    const ignored = readFileSync(new URL('../.gitignore', root), 'utf8').split('\n');
+    assert.ok(ignored.includes('/protocol/scripts/'), '.gitignore has /protocol/scripts/');
+    assert.ok(!ignored.some((l) => /^\/?protocol\/?(manifest\.json)?$/.test(l)), 'the manifest is not ignored');
   });
 
   test('every argument and item field of every script is documented with its type', () => {

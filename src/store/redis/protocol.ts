@@ -1,9 +1,10 @@
 /**
  * The published wire protocol: what a client in another language needs to run delayq's scripts
  * without this library (docs/protocol.md). Generated from wire.ts, keys.ts and lifecycle.ts, so it
- * cannot drift from what the library sends: `npm run protocol` writes protocol/manifest.json and
- * protocol/scripts/<name>.lua, and test/unit/protocol.test.ts fails when the committed files are
- * not what this module makes.
+ * cannot drift from what the library sends. `npm run build` writes protocol/scripts/<name>.lua
+ * (scripts/protocol.js; not kept in git, shipped in the package); `npm run protocol` writes
+ * protocol/manifest.json too, which is kept in git. test/unit/protocol.test.ts fails when either
+ * is not what this module makes, test/package/consumers.test.ts when the packed scripts are not.
  */
 import { VERSION } from '../../version.js';
 import { EVENTS, LIMIT, MARK, PLACES, UNGROUPED_LANE } from '../lifecycle.js';
