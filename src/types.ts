@@ -47,7 +47,10 @@ export interface JobInfo<T = unknown> {
   priority: number;
   /** Hand-outs so far, the current one included. */
   attempt: number;
-  /** The job's own attempt limit, or undefined when the worker's default applies. */
+  /**
+   * The job's own attempt limit, or undefined when the worker's default applies. A dead job that
+   * ran out of attempts shows the limit it ran out of: the worker's default when it had none.
+   */
   maxAttempts: number | undefined;
   /** The job's own timeout per attempt (`add({ timeoutMs })`), or undefined when the worker's applies. */
   timeoutMs: number | undefined;

@@ -231,6 +231,7 @@ export interface DeadJob {
   /** Serialised payload; undefined when the body had none. */
   data: string | undefined;
   attempt: number;
+  /** The limit it ran out of (its own, or the worker's default that applied); else its own limit, if any. */
   maxAttempts: number | undefined;
   lastError: string | undefined;
   dueAtMs: number | undefined;

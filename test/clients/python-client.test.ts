@@ -114,6 +114,11 @@ test('Node adds; the Python worker runs them and acks; a failing job retries wit
   await queue.add({ n: 4 }, { id: 'fail-1' });
   const lines = ok(await py('work.py', [fx.redis.url, name, '800', '3', '100']), 'work.py');
   const runs = lines.filter((l) => 'ran' in l && !('done' in l));
+  // Out of the Python worker's 3 attempts (it has none of its own): the max that applied is kept.
+  assert.deepEqual(
+    lines.filter((l) => 'got' in l),
+    [{ got: 'fail-1', state: 'dead', attempts: 3, max_attempts: 3 }],
+  );
   const count = (id: string) => runs.filter((r) => r.ran === id).length;
   assert.equal(count('ok-1'), 1);
   assert.equal(count('ok-slow'), 1, 'an extended lease is not handed out again');
@@ -131,7 +136,7 @@ test('Node adds; the Python worker runs them and acks; a failing job retries wit
   }
   const dead = await queue.get('fail-1');
   assert.equal(dead?.state, 'dead');
-  assert.equal(dead?.attempt, 3);
+  assert.deepEqual([dead?.attempt, dead?.maxAttempts], [3, 3]);
   assert.match(dead?.lastError ?? '', /RuntimeError: planned failure 3/);
   const errors = dead?.errors ?? [];
   assert.deepEqual(
@@ -143,8 +148,8 @@ test('Node adds; the Python worker runs them and acks; a failing job retries wit
   assert.ok(errors[2]!.atMs - errors[1]!.atMs >= 200, `second retry after ${errors[2]!.atMs - errors[1]!.atMs} ms`);
   const list = await queue.dead.list();
   assert.deepEqual(
-    list.jobs.map((j) => j.id),
-    ['fail-1'],
+    list.jobs.map((j) => [j.id, j.maxAttempts]),
+    [['fail-1', 3]],
   );
   const report = await queue.verify();
   assert.equal(report.ok, true, report.problems.join('; '));

@@ -1,4 +1,5 @@
 import { MemoryStore } from '../../src/index.js';
+import { attemptsConformance } from './attempts.js';
 import { groupConformance } from './groups.js';
 import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
@@ -24,3 +25,4 @@ nameConformance(kind1);
 flowConformance(kind1);
 historyConformance(kind1);
 jobControlConformance(kind1);
+attemptsConformance(kind1);

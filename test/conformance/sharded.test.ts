@@ -6,6 +6,7 @@
 import { MemoryStore } from '../../src/index.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
+import { attemptsConformance } from './attempts.js';
 import { groupConformance } from './groups.js';
 import { jobControlConformance } from './job-control.js';
 import { nameConformance } from './names.js';
@@ -31,6 +32,7 @@ nameConformance(kind1);
 flowConformance(kind1);
 historyConformance(kind1);
 jobControlConformance(kind1);
+attemptsConformance(kind1);
 
 const fx = useRedis();
 const kind2: StoreKind = {
@@ -48,3 +50,4 @@ nameConformance(kind2);
 flowConformance(kind2);
 historyConformance(kind2);
 jobControlConformance(kind2);
+attemptsConformance(kind2);

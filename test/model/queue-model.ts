@@ -14,6 +14,8 @@ export interface ModelJob {
   priority: number;
   maxAttempts: number | undefined;
   attempts: number;
+  /** The max attempts it ran out of (its own or the default), once it went dead so; the reads show it. */
+  spentMax: number | undefined;
   state: ModelState;
   /** The hand-out holding it while active; the last one after. */
   handout: number;
@@ -183,6 +185,7 @@ export class QueueModel {
         priority: a.priority,
         maxAttempts: a.maxAttempts,
         attempts: 0,
+        spentMax: undefined,
         state: 'scheduled',
         handout: -1,
         mark: 'none',
@@ -374,7 +377,10 @@ export class QueueModel {
       this.#endLease(job, () => {
         job.mark = 'recovered';
         job.lastError = `lease expired during attempt ${job.attempts} of ${this.#maxOf(job)}`;
-        if (job.attempts >= this.#maxOf(job)) this.#bury(job);
+        if (job.attempts >= this.#maxOf(job)) {
+          job.spentMax = this.#maxOf(job);
+          this.#bury(job);
+        }
         else this.#schedule(job, this.now);
       });
     }
@@ -694,6 +700,7 @@ export class QueueModel {
     job.lastError = error;
     job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error }].slice(-MODEL_ERROR_HISTORY);
     if (dead || job.attempts >= this.#maxOf(job)) {
+      if (job.attempts >= this.#maxOf(job)) job.spentMax = this.#maxOf(job);
       this.#endLease(job, () => this.#bury(job));
       return { outcome: 'dead', dueAtMs: undefined };
     }
@@ -771,6 +778,7 @@ export class QueueModel {
     const end = (then: () => void) => (state === 'active' ? this.#endLease(job, then) : then());
     if (state === 'active') job.mark = 'revoked';
     if (dead || job.attempts >= this.#maxOf(job)) {
+      if (job.attempts >= this.#maxOf(job)) job.spentMax = this.#maxOf(job);
       end(() => this.#bury(job));
       return { outcome: 'dead', state, dueAtMs: undefined };
     }
@@ -792,6 +800,7 @@ export class QueueModel {
       const job = this.jobs.get(id)!;
       this.deadOrder.splice(this.deadOrder.indexOf(id), 1);
       job.attempts = 0;
+      job.spentMax = undefined;
       this.#schedule(job, this.now);
     }
     return targets.length;
@@ -822,7 +831,7 @@ export class QueueModel {
       ready: job.state === 'scheduled' && job.due <= this.now,
       priority: job.priority,
       attempt: job.attempts,
-      maxAttempts: job.maxAttempts,
+      maxAttempts: job.spentMax ?? job.maxAttempts,
       leaseExpiresAtMs: job.state === 'active' ? job.leaseDeadline : undefined,
       lastError: job.lastError,
       finishedAtMs: job.state === 'dead' || job.state === 'completed' ? job.finishedAt : undefined,

@@ -48,3 +48,34 @@ test('bodies of the version before names read, claim, retry and complete beside 
   assert.equal(report.ok, true, report.problems.join('; '));
   assert.equal((await queue.stats()).scheduled, 0);
 });
+
+test('dead jobs of the version before protocol 4 (a run state without `/<max attempts>`) read as before, beside one of this version', async () => {
+  const name = uniqueName('old-runs');
+  const k = (s: string) => `dq:{${name}}:${s}`;
+  const queue = fx.track(new Queue<{ v: string }>(name, { connection: fx.redis.url }));
+  await queue.add({ v: 'new' }, { id: 'new' });
+  const now = await serverTimeMs(fx.client);
+  // As the previous fail.lua wrote a job that ran out of the worker's attempts: `<attempts>:<due>:-<token>:<started>:<worker>:<error>`.
+  await fx.client.hset(k('jobs'), 'old', `100:${now}:0::0:0:{"v":"old"}`);
+  await fx.client.hset(k('runs'), 'old', `3:${now}:-${now}-7:${now}:w1:Error: boom`);
+  await fx.client.zadd(k('dead'), now, 'old');
+  await fx.client.set(k('seq'), '100');
+  // This version's: the max that applied kept after the attempts.
+  await fx.client.hset(k('jobs'), 'spent', `101:${now}:0::0:0:{"v":"spent"}`);
+  await fx.client.hset(k('runs'), 'spent', `3/3:${now}:-${now}-8:${now}:w1:Error: boom`);
+  await fx.client.zadd(k('dead'), now, 'spent');
+
+  const dead = (await queue.dead.list()).jobs.map((j) => [j.id, j.attempt, j.maxAttempts, j.lastError]);
+  assert.deepEqual(dead, [
+    ['old', 3, undefined, 'Error: boom'],
+    ['spent', 3, 3, 'Error: boom'],
+  ]);
+  const got = await queue.get('old');
+  assert.deepEqual([got?.state, got?.attempt, got?.maxAttempts, got?.workerId, got?.startedAtMs], ['dead', 3, undefined, 'w1', now]);
+  assert.deepEqual([(await queue.get('spent'))?.attempt, (await queue.get('spent'))?.maxAttempts], [3, 3]);
+  // Put back, both start afresh: no attempts, no max of the last life.
+  assert.equal(await queue.dead.retry({ all: true }), 2);
+  for (const id of ['old', 'spent']) assert.deepEqual([(await queue.get(id))?.attempt, (await queue.get(id))?.maxAttempts], [0, undefined]);
+  const report = await queue.verify();
+  assert.equal(report.ok, true, report.problems.join('; '));
+});

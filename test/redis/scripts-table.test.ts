@@ -344,6 +344,57 @@ const rows: Row[] = [
     },
   },
   {
+    name: 'claim: an active job with attempts "1/0" (a max below 1) is recovered into the dead set with the reason',
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 1, 3);
+      await fx.client.hset(key(q, 'runs'), 'x', `1/0:1:${await tokenOf(q, 'x')}:::`);
+      await new Promise((r) => setTimeout(r, 5));
+    },
+    run: (s, q) => s.claim(q, 1, 1000, 3),
+    expect: (_a, _b, after, q) => {
+      assert.match(entry(after, key(q, 'runs'), 'x')!, /^0:1:~\d+-\d+:\d*:[^:]*:corrupt job: bad attempt count$/);
+      assert.equal((after[key(q, 'dead')] as { v: string[] }).v[0], 'x');
+    },
+  },
+  {
+    name: "claim: a lease that ran out on the last of the worker's attempts keeps the max that applied in the run state",
+    seed: async (s, q) => {
+      await s.add(q, [job('x')]);
+      await s.claim(q, 1, 1, 1);
+      await new Promise((r) => setTimeout(r, 5));
+    },
+    run: (s, q) => s.claim(q, 1, 1000, 1),
+    expect: (_a, _b, after, q) => {
+      assert.match(entry(after, key(q, 'runs'), 'x')!, /^1\/1:\d+:~\d+-\d+:\d+::lease expired during attempt 1 of 1$/);
+      assert.equal((after[key(q, 'dead')] as { v: string[] }).v[0], 'x');
+    },
+  },
+  {
+    name: "fail: out of attempts, the run state keeps the max that applied (the worker's default, or the job's own); one buried by request keeps none",
+    seed: async (s, q) => {
+      await s.add(q, [job('x'), newJob('y', { data: '1', maxAttempts: 1 }), job('z')]);
+      await s.claim(q, 3, 60_000, 1);
+    },
+    run: async (s, q) => {
+      const req = { error: 'boom', retryDelayMs: 0, defaultMaxAttempts: 1 };
+      return [
+        await s.fail(q, { id: 'x', token: await tokenOf(q, 'x'), dead: false, ...req }),
+        await s.fail(q, { id: 'y', token: await tokenOf(q, 'y'), dead: false, ...req, defaultMaxAttempts: 5 }),
+        await s.fail(q, { id: 'z', token: await tokenOf(q, 'z'), dead: true, ...req, defaultMaxAttempts: 5 }),
+      ];
+    },
+    expect: (a, _b, after, q) => {
+      assert.deepEqual(
+        (a as { outcome: string }[]).map((r) => r.outcome),
+        ['dead', 'dead', 'dead'],
+      );
+      assert.match(entry(after, key(q, 'runs'), 'x')!, /^1\/1:\d+:-\d+-\d+:\d+::boom$/);
+      assert.match(entry(after, key(q, 'runs'), 'y')!, /^1\/1:/);
+      assert.match(entry(after, key(q, 'runs'), 'z')!, /^1:\d+:-\d+-\d+:\d+::boom$/);
+    },
+  },
+  {
     name: 'complete: an unreadable run state answers lease lost and changes nothing',
     seed: async (s, q) => {
       await s.add(q, [job('x')]);

@@ -58,20 +58,30 @@ def decode_body(body: Union[str, bytes]) -> Dict[str, Any]:
 
 
 def decode_run(run: Union[str, bytes, None]) -> Dict[str, Any]:
-    """RUN_STATE: <attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>; '' when the job
-    never left scheduled; the short form <due ms> (no colon) for a job promoted to ready."""
+    """RUN_STATE: <attempts>[/<max attempts>]:<due ms>:<token>:<started ms>:<worker>:<last error>;
+    '' when the job never left scheduled; the short form <due ms> (no colon) for a job promoted to
+    ready. The max attempts is there only for a job that went dead out of attempts: the max that
+    applied (its own, or the worker's default)."""
     if isinstance(run, bytes):
         run = run.decode("utf-8", "replace")
+    none = {"attempts": 0, "max_attempts": None, "due_ms": None, "token": "", "started_ms": None, "worker": "", "last_error": None}
     if not run:
-        return {"attempts": 0, "due_ms": None, "token": "", "started_ms": None, "worker": "", "last_error": None}
+        return none
     if ":" not in run:
-        return {"attempts": 0, "due_ms": _int(run, "due ms"), "token": "", "started_ms": None, "worker": "", "last_error": None}
+        return dict(none, due_ms=_int(run, "due ms"))
     parts = run.split(":", 5)
     if len(parts) != 6:
         raise ProtocolError("unreadable run state")
     attempts, due, token, started, worker, last_error = parts
+    max_attempts = None
+    if "/" in attempts:
+        attempts, max_text = attempts.split("/", 1)
+        max_attempts = _int(max_text, "max attempts")
+        if max_attempts < 1:
+            raise ProtocolError("max attempts below 1")
     return {
         "attempts": _int(attempts, "attempts"),
+        "max_attempts": max_attempts,
         "due_ms": _int(due, "due ms") if due else None,
         "token": token,
         "started_ms": _int(started, "started ms") if started else None,

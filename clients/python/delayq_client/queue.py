@@ -293,7 +293,8 @@ class QueueCalls:
             "state": state,
             "data": json.loads(body["data_json"]) if body else None,
             "priority": body["priority"] if body else None,
-            "max_attempts": body["max_attempts"] if body else None,
+            # A job that ran out of attempts: the max that applied (the worker's default when it had none).
+            "max_attempts": run["max_attempts"] if run["max_attempts"] is not None else body["max_attempts"] if body else None,
             "created_ms": body["created_ms"] if body else None,
             "attempts": run["attempts"],
             "last_error": run["last_error"],

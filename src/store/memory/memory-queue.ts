@@ -20,6 +20,11 @@ export interface MemJob {
   maxAttempts: number | undefined;
   backoff: string | undefined;
   attempts: number;
+  /**
+   * The max attempts it ran out of (its own, or the worker's default that applied), once it died
+   * so; cleared by a retry from the dead set (the run state's `/<max attempts>` in Redis).
+   */
+  spentMaxAttempts: number | undefined;
   /** The current lease token; '-' + token once its holder gave it up, '~' + token once a claim recovered it. */
   token: string | undefined;
   lastError: string | undefined;

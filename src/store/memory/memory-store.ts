@@ -206,6 +206,7 @@ export class MemoryStore implements Store {
         maxAttempts: j.maxAttempts,
         backoff: j.backoff,
         attempts: 0,
+        spentMaxAttempts: undefined,
         token: undefined,
         lastError: undefined,
         traceContext: j.traceContext,
@@ -270,6 +271,7 @@ export class MemoryStore implements Store {
       lease.lastError = why;
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
+        lease.spentMaxAttempts = max;
         this.#bury(q, lease, now);
         q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
       } else {
@@ -459,6 +461,8 @@ export class MemoryStore implements Store {
     recordFailure(job, now, req.error);
     q.history.note(now, { failed: 1 });
     if (req.dead || job.attempts >= max) {
+      // Out of attempts (not only buried by request): the max that applied is kept for the reads.
+      if (job.attempts >= max) job.spentMaxAttempts = max;
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.error });
       return { outcome: 'dead', dueAtMs: undefined };
@@ -555,6 +559,7 @@ export class MemoryStore implements Store {
       q.history.note(now, { failed: 1 });
     }
     if (dies) {
+      if (job.attempts >= max) job.spentMaxAttempts = max;
       this.#bury(q, job, now);
       q.emit(now, 'dead', job.id, { attempt: String(job.attempts), error: req.reason, by: 'fail-now' });
       return { outcome: 'dead', state, dueAtMs: undefined };
@@ -739,6 +744,7 @@ export class MemoryStore implements Store {
       if (seen.has(job.id)) continue;
       seen.add(job.id);
       job.attempts = 0;
+      job.spentMaxAttempts = undefined;
       // Started afresh: its next hand-out is its start (dead-retry.lua clears it too).
       job.startedAt = undefined;
       q.schedule(job, now);

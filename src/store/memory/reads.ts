@@ -159,7 +159,7 @@ export function deadPage(q: MemoryQueue, offset: number, limit: number): { total
       diedAtMs: j.diedAt,
       data: j.data,
       attempt: j.attempts,
-      maxAttempts: j.maxAttempts,
+      maxAttempts: j.spentMaxAttempts ?? j.maxAttempts,
       lastError: j.lastError,
       name: j.name,
       dueAtMs: j.due,
@@ -246,7 +246,8 @@ export function jobInfo(job: MemJob, now: number, withLogs: boolean): JobInfo<st
     ready: job.where === 'ready' || job.where === 'waiting' || (job.where === 'scheduled' && job.due <= now),
     priority: job.priority,
     attempt: job.attempts,
-    maxAttempts: job.maxAttempts,
+    // A job that ran out of attempts: the max that applied (the worker's default when it had none).
+    maxAttempts: job.spentMaxAttempts ?? job.maxAttempts,
     timeoutMs: job.timeoutMs,
     createdAtMs: job.created,
     leaseExpiresAtMs: job.where === 'active' ? job.leaseDeadline : undefined,

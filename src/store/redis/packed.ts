@@ -22,6 +22,8 @@ export interface JobBody {
 
 export interface RunState {
   attempts: number | undefined;
+  /** The max attempts a job that ran out of them had (its own or the worker's default); undefined otherwise. */
+  maxAttempts: number | undefined;
   dueAtMs: number | undefined;
   token: string;
   /** When the job was first handed out. */
@@ -207,7 +209,15 @@ export function parseRun(s: string | undefined): RunState | undefined {
   if (!s) return undefined;
   // The short form '<due ms>': promoted to ready, never handed out.
   if (!s.includes(':'))
-    return { attempts: 0, dueAtMs: WHOLE.test(s) ? Number(s) : undefined, token: '', startedAtMs: undefined, workerId: '', lastError: undefined };
+    return {
+      attempts: 0,
+      maxAttempts: undefined,
+      dueAtMs: WHOLE.test(s) ? Number(s) : undefined,
+      token: '',
+      startedAtMs: undefined,
+      workerId: '',
+      lastError: undefined,
+    };
   const cuts: number[] = [];
   let at = -1;
   for (let i = 0; i < 5; i++) {
@@ -216,12 +226,16 @@ export function parseRun(s: string | undefined): RunState | undefined {
     cuts.push(at);
   }
   const [a, b, c, d, e] = cuts as [number, number, number, number, number];
-  const attempts = s.slice(0, a);
+  // `<attempts>/<max>`: a job that went dead out of attempts, with the max that applied.
+  const slash = s.lastIndexOf('/', a);
+  const attempts = s.slice(0, slash >= 0 ? slash : a);
+  const max = slash >= 0 ? s.slice(slash + 1, a) : '';
   const due = s.slice(a + 1, b);
   const started = s.slice(c + 1, d);
   const lastError = s.slice(e + 1);
   return {
     attempts: WHOLE.test(attempts) ? Number(attempts) : undefined,
+    maxAttempts: WHOLE.test(max) && Number(max) >= 1 ? Number(max) : undefined,
     dueAtMs: WHOLE.test(due) ? Number(due) : undefined,
     token: s.slice(b + 1, c),
     startedAtMs: WHOLE.test(started) ? Number(started) : undefined,

@@ -45,7 +45,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';

@@ -695,7 +695,7 @@ export class RedisStore implements Store {
         diedAtMs: num(row.died_ms),
         data: body?.data,
         attempt: run?.attempts ?? 0,
-        maxAttempts: body?.maxAttempts,
+        maxAttempts: run?.maxAttempts ?? body?.maxAttempts,
         lastError: run?.lastError ?? (body ? undefined : bodyText ? 'corrupt job: unreadable body' : 'corrupt job: no body'),
         dueAtMs: run?.dueAtMs,
         createdAtMs: body?.createdAtMs,

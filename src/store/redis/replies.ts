@@ -164,7 +164,8 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
     ready: isReady,
     priority: body?.priority ?? 0,
     attempt: run?.attempts ?? 0,
-    maxAttempts: body?.maxAttempts,
+    // A job that ran out of attempts: the max that applied (the worker's default when it had none).
+    maxAttempts: run?.maxAttempts ?? body?.maxAttempts,
     timeoutMs: body?.timeoutMs,
     createdAtMs: body?.createdAtMs ?? Number.NaN,
     leaseExpiresAtMs: state === 'active' && score >= 0 ? score : undefined,

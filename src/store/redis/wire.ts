@@ -223,9 +223,12 @@ export const JOB_BODY =
  *   `<attempts>:<due ms of that run>:<token>:<first started ms or empty>:<worker id or empty>:<last error>`
  * where the token is the lease token, '-'..token once given up, '~'..token once recovered,
  * '+'..token once completed and kept, '!'..token once ended from outside its holder (Queue.fail), or empty; the worker is the last lease holder's id. Or the
- * short form `<due ms>` for a job promoted to ready that never ran.
+ * short form `<due ms>` for a job promoted to ready that never ran. A job that went dead out of
+ * attempts (fail, fail-now, a lease a claim recovered) has `/<max attempts>` after its attempts:
+ * the max that applied, its own or the worker's default (`default_max`); a run state without it
+ * reads as before.
  */
-export const RUN_STATE = '<attempts>:<due ms>:<token>:<started ms>:<worker>:<last error>';
+export const RUN_STATE = '<attempts>[/<max attempts>]:<due ms>:<token>:<started ms>:<worker>:<last error>';
 /**
  * A job's failed attempts, the value of its field in the `errors` hash: a JSON array, oldest
  * first, of at most ERROR_HISTORY_LENGTH (store.ts) entries, each written by fail.lua as

@@ -205,7 +205,8 @@ function CLAIM.recover_expired(reap_limit, default_max)
       local recovered = MARK.recovered .. r.k
       local why = 'lease expired during attempt ' .. r.a .. ' of ' .. max
       CS.run_writes[#CS.run_writes + 1] = id
-      CS.run_writes[#CS.run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w)
+      -- Out of attempts: the max that applied is kept in the run state (the reads show it).
+      CS.run_writes[#CS.run_writes + 1] = encode_run(r.a, r.t, recovered, why, r.s, r.w, r.a >= max and max or nil)
       emit(EVENT.leaseExpired, id, 'attempt', r.a)
       if r.a >= max then
         CS.buried[#CS.buried + 1] = id

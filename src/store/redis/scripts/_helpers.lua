@@ -267,8 +267,10 @@ local function encode_body(seq_s, created_s, priority_s, max_s, timeout_s, backo
   return seq_s .. ':' .. created_s .. ':' .. priority_s .. ':' .. limits .. ':' .. #backoff .. ':' .. #trace .. '/' .. #name .. ':' .. backoff .. trace .. name .. data
 end
 
--- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e }: attempts, due, token, first started
--- (ms or nil), worker id ('' when none), last error. An absent one is a job never run. nil and
+-- A run state (wire.ts RUN_STATE) as { a, t, k, s, w, e, m }: attempts, due, token, first started
+-- (ms or nil), worker id ('' when none), last error, and the max attempts a job that ran out of
+-- them had (`<attempts>/<max>`, only a dead job's; nil otherwise, and in every run state written
+-- before it). An absent one is a job never run. nil and
 -- why when its shape cannot be read; r.bad says why when only a number in it is corrupt (its
 -- token can still be compared, so its holder's call settles it).
 -- The run state of a job never handed out; shared, so callers must not change it.
@@ -286,7 +288,12 @@ local function parse_run(run)
   local r = { a = as_int(a), t = as_int(t), k = k, s = as_int(s), w = w, e = string.sub(run, rest) }
   if r.e == '' then r.e = nil end
   if not r.a then
-    r.a, r.bad = 0, 'corrupt job: bad attempt count'
+    -- Only a job that ran out of attempts has '/<max>' (the common case never looks for it).
+    local spent, max = string.match(a, '^(%d+)/(%d+)$')
+    r.a, r.m = as_int(spent), as_int(max)
+  end
+  if not r.a or (r.m and r.m < 1) then
+    r.a, r.m, r.bad = 0, nil, 'corrupt job: bad attempt count'
   elseif t ~= '' and not r.t then
     r.bad = 'corrupt job: bad due time in its run state'
   end
@@ -294,9 +301,10 @@ local function parse_run(run)
 end
 
 -- `s` (first started ms) and `w` (worker id) carry over from the run before, so callers that
--- move a job pass r.s and r.w on.
-local function encode_run(a, t, k, e, s, w)
-  return int(a) .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
+-- move a job pass r.s and r.w on. `m` is given only by the calls that bury a job out of
+-- attempts: the max that applied (its own, or the worker's default), which the reads show.
+local function encode_run(a, t, k, e, s, w, m)
+  return int(a) .. (m and '/' .. int(m) or '') .. ':' .. (t and int(t) or '') .. ':' .. (k or '') .. ':' .. (s and int(s) or '') .. ':' .. (w or '') .. ':' .. (e or '')
 end
 
 -- Ready members sort (within one priority score) by due time, then by the order jobs were

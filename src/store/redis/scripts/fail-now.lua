@@ -11,7 +11,8 @@ The running job's lease ends as cancel's does (_lifecycle.lua revoke): its group
 at once, its holder hears on the wake channel ('failed' or 'dead') and every later call with its
 token answers lease lost (the run state keeps MARK.revoked .. token). The failure is an entry of
 the job's error history, as fail.lua's. `default_max` applies when the job has no limit of its
-own. Safe to re-send: with a request id the answer is remembered for memo_ms.
+own; a job that runs out of attempts keeps the max that applied in its run state
+('<attempts>/<max>'). Safe to re-send: with a request id the answer is remembered for memo_ms.
 Events: 'retried' or 'dead' (with `by` = 'fail-now'); PUBLISH <wake> when the retry became the
 queue's earliest due job.
 ]]
@@ -67,7 +68,8 @@ else
 end
 if errors then redis.call('HSET', K_ERRORS, id, errors) end
 if dies then
-  redis.call('HSET', K_RUNS, id, encode_run(attempts, was_due, token, text, r.s, r.w))
+  -- Out of attempts: the max that applied is kept in the run state (the reads show it).
+  redis.call('HSET', K_RUNS, id, encode_run(attempts, was_due, token, text, r.s, r.w, not corrupt and attempts >= max and max or nil))
   finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', attempts, 'error', text, 'by', 'fail-now')
   return answer(CODE.dead, public, -1)

@@ -11,7 +11,8 @@ body or attempt count sends the job to the dead set.
 Both ways (retried, dead) append { attempt, atMs = now, error as sent } to the job's entry in
 K_ERRORS (wire.ts ERROR_HISTORY), keeping the last `history` entries. A stored entry that does
 not parse is started afresh, never a reason to fail the call.
-Both ways count a failed attempt in the queue's history (note_history, _lifecycle.lua).
+Both ways count a failed attempt in the queue's history (note_history, _lifecycle.lua). A job
+that ran out of attempts keeps the max that applied in its run state ('<attempts>/<max>').
 Events: PUBLISH <wake> when the retry became the queue's earliest due job.
 ]]
 --@include _helpers.lua
@@ -44,7 +45,8 @@ local corrupt = r.bad or bad_body
 if corrupt and error_text ~= corrupt then error_text = corrupt .. '; last error: ' .. error_text end
 local max = (b and b.max) or default_max
 if arg('dead') == '1' or corrupt or r.a >= max then
-  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), error_text, r.s, r.w))
+  -- Out of attempts: the max that applied is kept in the run state (the reads show it).
+  redis.call('HSET', K_RUNS, id, encode_run(r.a, r.t, given_up(token), error_text, r.s, r.w, not corrupt and r.a >= max and max or nil))
   finish(FINISH.dead, { id }, now)
   emit(EVENT.dead, id, 'attempt', r.a, 'error', error_text)
   return reply({ code = CODE.dead, due_ms = -1 })
