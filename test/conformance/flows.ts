@@ -154,6 +154,8 @@ export function flowConformance(kind: StoreKind): void {
         { data: 3, opts: { id: 'p', dependsOn: ['shared', 'mine'] } },
         { data: 4, opts: { id: 'other', dependsOn: ['shared'] } },
       ]);
+      const moved = await q.reschedule('other', { delay: 0 });
+      assert.deepEqual([moved.rescheduled, moved.state], [false, 'held'], 'a held job runs when its hold ends, not before');
       await q.cancel('p');
       assert.equal(await q.get('mine'), null, 'its own child went with it');
       assert.equal((await q.get('shared'))?.state, 'scheduled', 'one another job waits for stays');

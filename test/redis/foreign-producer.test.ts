@@ -70,8 +70,8 @@ class ProtocolProducer {
     const s = manifest.scripts.add!;
     const reply = await this.run(
       'add',
-      // Every item carries the flow fields (group, cost, debounce; '' for none): flow = '1'.
-      { request_id: requestId, memo_ms: 60_000, flow: '1' },
+      // Every item carries every field (group, cost, debounce, hold; '' for none): item_fields = 'holds'.
+      { request_id: requestId, memo_ms: 60_000, item_fields: 'holds' },
       [{ id, data: JSON.stringify(data), run_at: runAt, priority, replace: '0' }].map((j) => ({ ...j, delay_ms: '' })),
       requestId,
     );

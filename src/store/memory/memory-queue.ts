@@ -401,39 +401,41 @@ export class MemoryQueue {
    */
   finish(outcome: Finish, job: MemJob, now: number, keep = false, told = ''): void {
     this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : told);
-    // Held jobs waiting for this one are told first; what that ends ends after this one.
+    // Held jobs waiting for this one are told first (memory/holds.ts); what that ends ends after
+    // this one's own writes.
     const after = this.holds.used ? this.holds.settle(this, outcome, job, told, now) : undefined;
-    this.#finishWrites(outcome, job, now, keep);
-    if (!after) return;
-    for (const parent of after.bury) this.finish('dead', parent, now);
-    for (const orphan of this.holds.takeOrphans(this, after.orphans, now)) this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
-  }
-
-  #finishWrites(outcome: Finish, job: MemJob, now: number, keep: boolean): void {
     switch (outcome) {
       case 'completed':
         this.completed++;
         this.history.note(now, { completed: 1 });
         if (!keep) {
           this.remove(job);
-          return;
+          break;
         }
         this.#move(job, 'completed');
         job.diedAt = now;
         this.completedKept.set(job.id, job);
-        return;
+        break;
       case 'dead':
         this.history.note(now, { dead: 1 });
         this.#endBurst(job);
         this.#move(job, 'dead');
         job.diedAt = now;
         this.dead.set(job.id, job);
-        return;
+        break;
       case 'cancelled':
         this.remove(job);
-        return;
+        break;
     }
+    if (after) this.#afterHolds(after, now);
   }
+
+  /** What a hold decided as a job ended: held jobs to bury, dependencies left to no one to cancel. */
+  #afterHolds(after: { bury: MemJob[]; orphans: string[] }, now: number): void {
+    for (const parent of after.bury) this.finish('dead', parent, now);
+    for (const orphan of this.holds.takeOrphans(this, after.orphans, now)) this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
+  }
+
 
   /**
    * Deletes the job; the version bump makes any heap entry of it stale. Its debounce burst ends

@@ -80,9 +80,9 @@ const ARGS: Record<string, ArgDoc> = {
   },
   memo_ms: { type: 'integer', unit: 'ms', doc: 'how long the answer is remembered for a re-send (60000 by the library)' },
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
-  flow: {
-    type: 'flag',
-    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`",
+  item_fields: {
+    type: 'text',
+    doc: "where each item ends: 'base' at timeout_ms, 'controls' at debounce_first_ms (group, cost and the debounce fields), 'holds' at on_child_failure (those and the hold's fields: depends_on, deadline_ms, deadline_at, on_child_failure)",
   },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
@@ -125,6 +125,19 @@ const ARGS: Record<string, ArgDoc> = {
     notSet: "'' (now)",
     doc: 'the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound',
   },
+  depends_on: {
+    type: 'text',
+    notSet: "''",
+    doc: 'the ids of the jobs this one waits for, tab-separated (docs/flows.md): each an earlier item of the call or a job that exists and is not dead; the job is held until they have ended',
+  },
+  deadline_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "with depends_on: run anyway this long after now if they have not all ended (at most one of deadline_ms and deadline_at)" },
+  deadline_at: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'with depends_on: run anyway at this time if they have not all ended' },
+  on_child_failure: {
+    type: 'text',
+    notSet: "'' ('fail')",
+    doc: "with depends_on: 'fail' buries the job when a dependency ends dead or cancelled, 'ignore' counts it as ended",
+  },
+  'child-results.id': { type: 'id', doc: 'the held (or released) job whose dependencies to read' },
   hold_ms: { type: 'integer', unit: 'ms', doc: "0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs" },
   rate_max: {
     type: 'integer',

@@ -4,7 +4,7 @@ KEYS: base, memo
 ARGV: base, id, delay_ms, run_at, request_id, memo_ms
 Returns: { code, state, due_ms }
 Exactly one of delay_ms and run_at is set.
-Codes: done (rescheduled), refused (state says why: active or dead; due is its run's), not_found.
+Codes: done (rescheduled), refused (state says why: active, dead, completed or held — a held job runs when its hold ends; due is its run's), not_found.
 Events: PUBLISH <wake> when the job became the queue's earliest due job.
 Safe to re-send: with a request id a done reschedule is remembered for memo_ms ('<due ms>'), so
 a re-send answers it again and does not move a relative due time twice.
@@ -23,7 +23,7 @@ if memo then return reply({ code = CODE.done, state = PLACE.scheduled, due_ms = 
 
 local state, body, run = job_state(id)
 if state == nil then return reply({ code = CODE.not_found, state = '', due_ms = -1 }) end
-if state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
+if state == PLACE.active or state == PLACE.dead or state == PLACE.completed or state == PLACE.held then
   local r = parse_run(run)
   return reply({ code = CODE.refused, state = state, due_ms = (r and r.t) or -1 })
 end
