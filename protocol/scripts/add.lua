@@ -36,8 +36,8 @@ ARGV (8, then the items):
   5 request_id: text, not set: ''. a unique id of this call, so a re-send after a lost reply answers as the first run did; memo is then <root>req:<request id>
   6 memo_ms: integer (ms), 1..315360000000. how long the answer is remembered for a re-send (60000 by the library)
   7 epoch: text, not set: ''. the shard layout's epoch the add was routed by ('' for an unsharded queue)
-  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`
-Items from ARGV[9], 19 fields each:
+  8 flow: flag, '0' or '1'. '1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms and attempts_made, '0' when items end at `timeout_ms`
+Items from ARGV[9], 20 fields each:
   +0 id: id, 1-256 characters, no control characters. a job id: 1-256 characters of valid Unicode, no control characters
   +1 data: json. the payload as JSON text (the worker JSON.parse's it)
   +2 delay_ms: integer (ms), not set: '', 0..315360000000. from the server's now; exactly one of delay_ms and run_at is set
@@ -57,6 +57,7 @@ Items from ARGV[9], 19 fields each:
   +16 debounce_ms: integer (ms), not set: '' (with no debounce_key), 0..315360000000. the job runs this long after the burst's last add
   +17 debounce_max_ms: integer (ms), not set: '' (no bound), 1..315360000000. and no later than this after the burst's first add
   +18 debounce_first_ms: integer (ms), not set: '' (now), 0..8640000000000000. the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound
+  +19 attempts_made: integer, not set: '' (0), 0..999999. attempts the job made before it was added (a job moved from another queue): it is written with a run state of that many attempts (formats.RUN_STATE), so its next hand-out is attempt attempts_made + 1; below max_attempts when that is given
 Reply: an array: made, then per item code, state, due_ms, holder.
   made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 Codes: added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3
@@ -71,14 +72,14 @@ local K_WAITING_DUE = ROOT .. 'waiting-due'
 local K_HISTORY = ROOT .. 'history'
 local A = { schedule = 3, occurrence = 4, request_id = 5, memo_ms = 6, epoch = 7, flow = 8 }
 local EACH_FIRST = 9
-local EACH_SIZE = 19
-local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, timeout_ms = 12, group = 13, cost = 14, debounce_key = 15, debounce_ms = 16, debounce_max_ms = 17, debounce_first_ms = 18 }
+local EACH_SIZE = 20
+local E = { id = 0, data = 1, delay_ms = 2, run_at = 3, priority = 4, max_attempts = 5, backoff = 6, replace = 7, dedup_key = 8, dedup_ms = 9, trace = 10, name = 11, timeout_ms = 12, group = 13, cost = 14, debounce_key = 15, debounce_ms = 16, debounce_max_ms = 17, debounce_first_ms = 18, attempts_made = 19 }
 local CODE = { added = 1, exists = 0, replaced = 2, deduplicated = 3, debounced = 4, guard_refused = -1, moved = -2, too_costly = -3 }
 local R = { made = 1 }
 local R_EACH_FIRST = 2
 local R_EACH_SIZE = 4
 local RE = { code = 1, state = 2, due_ms = 3, holder = 4 }
-local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, timeout_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true } }
+local RULE = { occurrence = { 'i', 0, 8640000000000000, true }, memo_ms = { 'i', 1, 315360000000, true }, flow = { 'f', nil, nil, false }, id = { 'n', nil, nil, false }, delay_ms = { 'i', 0, 315360000000, true }, run_at = { 'i', 978307200000, 253402300799999, true, 'must be epoch milliseconds, not seconds: before 2001 (978307200000)' }, priority = { 'i', -1000000, 1000000, false }, max_attempts = { 'i', 1, 1000000, true }, replace = { 'f', nil, nil, false }, dedup_key = { 'n', nil, nil, true }, dedup_ms = { 'i', 1, 315360000000, true }, name = { 'n', nil, nil, true }, timeout_ms = { 'i', 1, 315360000000, true }, group = { 'n', nil, nil, true }, cost = { 'i', 1, 1000000, true }, debounce_key = { 'n', nil, nil, true }, debounce_ms = { 'i', 0, 315360000000, true }, debounce_max_ms = { 'i', 1, 315360000000, true }, debounce_first_ms = { 'i', 0, 8640000000000000, true }, attempts_made = { 'i', 0, 999999, true } }
 local SEQ_LIFE, SEQ_FLOOR_TTL_MS = 16777216, 2592000000
 if #KEYS ~= 27 then error('delayq protocol: add takes 27 KEYS, got ' .. #KEYS) end
 local PLACE = { scheduled = 'scheduled', ready = 'ready', waiting = 'waiting', active = 'active', dead = 'dead', completed = 'completed' }
@@ -980,6 +981,8 @@ for i = 1, each_count() do
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
       if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
     end
+    if each_valid(i, 'attempts_made') ~= '' then j.made = each_int(i, 'attempts_made') end
+    if j.made and j.max and j.made >= j.max then error('delayq: arguments attempts_made and max_attempts of item ' .. i .. ': attempts_made must be below max_attempts, got ' .. j.made .. ' and ' .. j.max) end
   end
   jobs[i] = j
   ids[i] = j.id
@@ -1210,7 +1213,7 @@ if writes > 0 then
   if made then out[R.made] = 1 end
 end
 local dedup_until = 0
-local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
+local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
@@ -1251,6 +1254,11 @@ for _, j in ipairs(jobs) do
       end
       scheduled[#scheduled + 1] = due_s
       scheduled[#scheduled + 1] = j.id
+      -- Attempts made before it was added: a run state that counts on from them (RUN_STATE).
+      if j.made and j.made > 0 then
+        made_runs[#made_runs + 1] = j.id
+        made_runs[#made_runs + 1] = int(j.made) .. ':' .. due_s .. '::::'
+      end
       if not earliest or j.due < earliest then earliest = j.due end
       if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
@@ -1263,6 +1271,8 @@ if #replaced > 0 then
   end_bursts(unfolded)
   forget_extras(replaced)
 end
+-- After the replaced jobs' run states are gone: a replacing job's attempts made are its own.
+hset_pairs(K_RUNS, made_runs)
 if dedup_until > 0 then
   local known = as_int(redis.call('HGET', K_META, 'dedupUntil'))
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end

@@ -87,6 +87,38 @@ const rows: Row[] = [
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
+    name: 'add: attempts_made not below max_attempts in the second job refuses the whole call, the first job included',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const first = addItem('x', '0', '0');
+      first[at('attempts_made')] = '2';
+      const second = addItem('y', '0', '0');
+      [second[at('max_attempts')], second[at('attempts_made')]] = ['3', '3'];
+      return raw(q, 'add', ['', '', '', '', '', '1', ...first, ...second], ['', key(q, 'schedule-last')]);
+    },
+    expect: /delayq: arguments attempts_made and max_attempts of item 2: attempts_made must be below max_attempts, got 3 and 3/,
+  },
+  {
+    name: 'add: attempts_made writes a run state with that many attempts (none for 0); replacing a job with a run state writes its own',
+    seed: async (s, q) => {
+      await s.add(q, [job('r', 60_000)]);
+      await fx.client.hset(key(q, 'runs'), 'r', '5:1:-1-1:1:w:old error');
+    },
+    run: (s, q) =>
+      s.add(q, [
+        newJob('x', { data: '1', delayMs: 60_000, attemptsMade: 2 }),
+        newJob('z', { data: '1', delayMs: 60_000, attemptsMade: 0 }),
+        newJob('r', { data: '1', delayMs: 60_000, replace: true, attemptsMade: 1 }),
+      ]),
+    expect: (_a, _b, after, q) => {
+      const due = (after[key(q, 'scheduled')] as { v: string[] }).v;
+      const dueOf = (id: string) => due[due.indexOf(id) + 1];
+      assert.equal(entry(after, key(q, 'runs'), 'x'), `2:${dueOf('x')}::::`);
+      assert.equal(entry(after, key(q, 'runs'), 'z'), undefined);
+      assert.equal(entry(after, key(q, 'runs'), 'r'), `1:${dueOf('r')}::::`);
+    },
+  },
+  {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
     run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),

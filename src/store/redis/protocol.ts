@@ -81,7 +81,7 @@ const ARGS: Record<string, ArgDoc> = {
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
   flow: {
     type: 'flag',
-    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms and debounce_first_ms, '0' when items end at `timeout_ms`",
+    doc: "'1' when each item carries group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms and attempts_made, '0' when items end at `timeout_ms`",
   },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
@@ -123,6 +123,11 @@ const ARGS: Record<string, ArgDoc> = {
     unit: 'ms',
     notSet: "'' (now)",
     doc: 'the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound',
+  },
+  attempts_made: {
+    type: 'integer',
+    notSet: "'' (0)",
+    doc: 'attempts the job made before it was added (a job moved from another queue): it is written with a run state of that many attempts (formats.RUN_STATE), so its next hand-out is attempt attempts_made + 1; below max_attempts when that is given',
   },
   hold_ms: { type: 'integer', unit: 'ms', doc: "0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs" },
   rate_max: {

@@ -270,9 +270,9 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    // Items carry a group, cost and debounce only when one of them has one (add.lua's `flow`): an
+    // Items carry a group, cost, debounce and attempts made only when one of them has one (add.lua's `flow`): an
     // argument per job costs the producer and Redis ~4% of a bulk add (bench: bulk enqueue).
-    const flow = jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined);
+    const flow = jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined || j.attemptsMade);
     const reply = (await this.#call(
       queue,
       'add',
@@ -307,6 +307,7 @@ export class RedisStore implements Store {
           debounce_ms: j.debounce?.delayMs ?? '',
           debounce_max_ms: j.debounce?.maxWaitMs ?? '',
           debounce_first_ms: j.debounce?.firstMs ?? '',
+          attempts_made: j.attemptsMade || '',
         })),
       },
     )) as unknown[];

@@ -261,6 +261,7 @@ export const WIRE = {
       'debounce_ms',
       'debounce_max_ms',
       'debounce_first_ms',
+      'attempts_made',
     ],
     reply: {
       fields: ['made'],
@@ -558,6 +559,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   debounce_ms: ms(0, true),
   debounce_max_ms: ms(1, true),
   debounce_first_ms: epochMs,
+  attempts_made: { int: [0, MAX_ATTEMPTS - 1], unset: true },
   hold_ms: { int: [0, MAX_RATE_WINDOW_MS] },
   rate_max: { int: [0, MAX_RATE_TOKENS], unset: true },
   rate_per: { int: [0, MAX_RATE_WINDOW_MS], unset: true },
