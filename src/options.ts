@@ -103,6 +103,13 @@ export const attemptsSchema = z
   .min(1, must('must be at least 1'))
   .max(MAX_ATTEMPTS, must(`must be at most ${MAX_ATTEMPTS}`));
 
+/** Attempts a job made before it was added (add({ attemptsMade })): 0 up to one below the most a job may make. */
+export const attemptsMadeSchema = z
+  .number(must('must be a whole number'))
+  .int(must('must be a whole number'))
+  .min(0, must('must not be negative'))
+  .max(MAX_ATTEMPTS - 1, must(`must be at most ${MAX_ATTEMPTS - 1}`));
+
 export interface AddOptions {
   /**
    * The job's id. Adding an id that exists changes nothing (see `replace`), so an id derived
@@ -127,6 +134,16 @@ export interface AddOptions {
   priority?: number;
   /** How many times the job may be handed out before it goes dead. @default the worker's `attempts` */
   attempts?: number;
+  /**
+   * Attempts the job has already made elsewhere (a job moved from another queue, as the BullMQ
+   * importer does): its next run is attempt `attemptsMade + 1`, and it runs only the attempts it
+   * has left (`attempts` 5 with 2 made: 3 more). A whole number from 0, below `attempts` when
+   * that is given (without it the worker's `attempts` counts, and a job with as many made as that
+   * still runs once). A job it replaces (`replace`) does not lend it its count.
+   * @default 0
+   * @example { attempts: 5, attemptsMade: 2 }
+   */
+  attemptsMade?: number;
   /** Delay between attempts. @default the worker's `backoff` */
   backoff?: BackoffOptions;
   /**
@@ -225,6 +242,7 @@ export const addOptionsSchema = z
     runAt: runAtSchema.optional(),
     priority: prioritySchema.optional(),
     attempts: attemptsSchema.optional(),
+    attemptsMade: attemptsMadeSchema.optional(),
     backoff: backoffSchema.optional(),
     replace: z.boolean(must('must be true or false')).optional(),
     group: idSchema.optional(),
@@ -263,6 +281,13 @@ export const addOptionsSchema = z
   .refine((o) => o.delay === undefined || o.runAt === undefined, {
     error: 'and runAt cannot both be given',
     path: ['delay'],
+  })
+  .refine((o) => o.attemptsMade === undefined || o.attempts === undefined || o.attemptsMade < o.attempts, {
+    error: (iss) => {
+      const o = iss.input as { attempts: number; attemptsMade: number };
+      return `must be below attempts (${o.attempts}) (got ${o.attemptsMade})`;
+    },
+    path: ['attemptsMade'],
   })
   .refine((o) => o.debounce === undefined || (o.delay === undefined && o.runAt === undefined && o.dedup === undefined && !o.replace), {
     error: 'cannot be given with delay, runAt, dedup or replace (debounce.delayMs says when the job runs)',

@@ -266,6 +266,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
       runAtMs: o.runAt === undefined ? undefined : Math.ceil(o.runAt),
       priority: o.priority ?? 0,
       maxAttempts: o.attempts,
+      attemptsMade: o.attemptsMade || undefined,
       group: o.group,
       name: o.name,
       timeoutMs: o.timeoutMs,

@@ -1,7 +1,7 @@
 /**
  * importFromBullmq copies the jobs of a BullMQ queue into a delayq queue: delayed, waiting,
- * prioritized and (when asked) failed, with their ids, names, data, due times, attempts and
- * priorities. It reads BullMQ's keys itself (bullmq-layout.ts) and writes through Queue.addBulk,
+ * prioritized and (when asked) failed, with their ids, names, data, due times, attempts (and the
+ * attempts made) and priorities. It reads BullMQ's keys itself (bullmq-layout.ts) and writes through Queue.addBulk,
  * so the delayq side is one idempotent add per job: run it twice, nothing doubles.
  *
  * Constraints: nothing is written before every check passed (the source answers, the queue is
@@ -24,7 +24,7 @@ export interface BullmqImportOptions {
   from: string | Redis;
   /** BullMQ's key prefix. @default 'bull' */
   bullmqPrefix?: string;
-  /** Import the failed jobs too (due now, with the attempts they have left, at least one, as BullMQ's job.retry() brings them back). @default false */
+  /** Import the failed jobs too (due now, with the attempts they have left, at least one, as BullMQ's job.retry() brings them back: a job that used all its attempts runs once more, as its last). @default false */
   failed?: boolean;
   /** Read and count, write nothing. @default false */
   dryRun?: boolean;
@@ -135,11 +135,14 @@ function priorityMap(used: Iterable<number>): { kind: 'negated' | 'ranked'; of: 
 }
 
 function addOptionsOf(ref: BullmqRef, job: BullmqJob, priority: number): AddOptions {
-  // The attempts BullMQ would still make: opts.attempts less attempts made, and at least one. A
+  // The job's own attempts, and the count BullMQ made of them carried (add({ attemptsMade })), so
+  // its next run is attempt attemptsMade + 1 and it runs the attempts BullMQ would still make. A
   // failed job too, as BullMQ's job.retry() brings it back: it keeps attemptsMade (unless told
-  // resetAttemptsMade), so one that used all its attempts runs once more.
-  const left = Math.max(1, job.attempts - job.attemptsMade);
-  const opts: AddOptions = { id: ref.id, priority, attempts: Math.min(left, MAX_ATTEMPTS) };
+  // resetAttemptsMade), so one that used all its attempts runs once more, as its last.
+  const attempts = Math.min(job.attempts, MAX_ATTEMPTS);
+  const made = Math.min(job.attemptsMade, attempts - 1);
+  const opts: AddOptions = { id: ref.id, priority, attempts };
+  if (made > 0) opts.attemptsMade = made;
   if (job.name !== undefined) opts.name = job.name;
   if (job.backoff) opts.backoff = job.backoff;
   // Delayed jobs keep their absolute due time; the others are due now (on the server's clock).

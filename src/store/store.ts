@@ -89,6 +89,8 @@ export interface NewJob {
   name: string | undefined;
   /** Its own timeout per attempt (add({ timeoutMs })), or undefined. */
   timeoutMs?: number | undefined;
+  /** Attempts it made before it was added (add({ attemptsMade })): its run state starts with them; undefined or 0 for none. */
+  attemptsMade?: number | undefined;
   /** Tokens of the rate limits the job takes when it starts (1 unless add({ cost }) said more). */
   cost: number;
   /** Fold a burst of adds with one key into one run (see AddOptions.debounce); exclusive with delay, runAt, dedup, replace. */

@@ -146,7 +146,7 @@ describe('import --from-bullmq, ~1,000 jobs made by bullmq', () => {
     try {
       assert.equal((await q.stats()).scheduled, made.total);
       const flaky = await q.get('flaky-0');
-      assert.equal(flaky?.maxAttempts, 2, 'attempts 3, one made in BullMQ: two left');
+      assert.deepEqual([flaky?.maxAttempts, flaky?.attempt], [3, 1], 'attempts 3, one made in BullMQ: carried, two left');
       assert.equal(flaky?.name, 'flaky');
       const charge = await q.get(made.prioritizedOrder[0]!);
       assert.equal(charge?.priority, -1);
@@ -295,10 +295,11 @@ describe("import: priorities over delayq's range", () => {
 });
 
 describe('import --from-bullmq: attempts made are carried', () => {
-  test("a failed job comes back with the attempts BullMQ's job.retry() gives it (attempts less attempts made, at least one), its made count read as BullMQ reads it", async () => {
+  test('a failed job comes back with its attempts and the count BullMQ made of them (job.retry() keeps it; one that used all runs once more), read as BullMQ reads it; a delayq worker runs what is left', async () => {
     const queue = uniqueName('bull-atm');
     const bq = new BullQueue(queue, { connection: bullConnection() });
-    const q = new Queue(queue, { connection: fx.redis.url, prefix: uniqueName('dqa') });
+    const dqPrefix = uniqueName('dqa');
+    const q = new Queue(queue, { connection: fx.redis.url, prefix: dqPrefix });
     try {
       // spent: 3 attempts, all made. early: 4 attempts, given up after the first (unrecoverable).
       await bq.add('spent', {}, { jobId: 'spent', attempts: 3 });
@@ -330,10 +331,30 @@ describe('import --from-bullmq: attempts made are carried', () => {
       const report = await importFromBullmq(q, { queue, from: fx.redis.url, failed: true });
       assert.equal(report.imported, 3);
       assert.deepEqual(
-        await Promise.all(['spent', 'early', 'legacy'].map(async (id) => (await q.get(id))?.maxAttempts)),
-        [1, 3, 3],
-        "what BullMQ would still run: job.retry() keeps attemptsMade, so 'spent' gets one more, 'early' three",
+        await Promise.all(['spent', 'early', 'legacy'].map(async (id) => [(await q.get(id))?.attempt, (await q.get(id))?.maxAttempts])),
+        [
+          [2, 3],
+          [1, 4],
+          [2, 5],
+        ],
+        "the job's own attempts and the attempts made; 'spent' (3 of 3 made) keeps one to run, as job.retry() gives it",
       );
+      // What BullMQ would still run, counted on from what it made: each run's job.attempt.
+      const seen: string[] = [];
+      const dw = new Worker(
+        q.name,
+        (job) => {
+          seen.push(`${job.id}:${job.attempt}/${job.maxAttempts}`);
+          throw new Error('still failing');
+        },
+        { connection: fx.redis.url, prefix: dqPrefix, backoff: { type: 'fixed', delay: 1 } },
+      );
+      try {
+        await until(async () => (await q.stats()).dead === 3, 'all three dead again');
+      } finally {
+        await dw.close();
+      }
+      assert.deepEqual(seen.sort(), ['early:2/4', 'early:3/4', 'early:4/4', 'legacy:3/5', 'legacy:4/5', 'legacy:5/5', 'spent:3/3']);
     } finally {
       await q.close();
       await bq.close();

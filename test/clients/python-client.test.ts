@@ -529,6 +529,51 @@ test("a debounced add that started a burst, its reply lost, is re-sent: 'added' 
   assert.equal(report.ok, true, report.problems.join('; '));
 });
 
+test('Python adds with attempts_made: a Node worker counts on from them (attempts 5 with 2 made: runs 3, 4, 5); bad counts raise ValueError naming the field and write nothing', async () => {
+  requirePython();
+  const name = uniqueName('py-made');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  const lines = ok(await py('add_options.py', [fx.redis.url, name, 'attempts_made']), 'add_options.py attempts_made');
+  assert.deepEqual(
+    lines.filter((l) => 'result' in l).map((l) => [l.id, l.result]),
+    [
+      ['m', 'added'],
+      ['n', 'added'],
+      ['p', 'added'],
+    ],
+  );
+  assert.deepEqual(
+    lines.filter((l) => 'error' in l).map((l) => [l.value_error, l.error]),
+    [
+      [true, 'attempts_made must be below attempts (5) (got 5)'],
+      [true, 'jobs[1].attempts_made must not be negative (got -1)'],
+    ],
+  );
+  assert.deepEqual(
+    lines.filter((l) => 'got' in l),
+    [{ got: 'm', attempts: 2, max_attempts: 5 }],
+  );
+  assert.deepEqual([await queue.get('bad'), await queue.get('bad2'), await queue.get('ok2')], [null, null, null], 'a refused add writes nothing');
+  const seen: string[] = [];
+  const done = deferred();
+  const w = new Worker(
+    name,
+    (job) => {
+      seen.push(`${job.id}:${job.attempt}/${job.maxAttempts}`);
+      throw new Error('no');
+    },
+    { connection: fx.redis.url, attempts: 3, backoff: { type: 'fixed', delay: 1 } },
+  );
+  errors.watch(w);
+  w.on('dead', () => void queue.stats().then((s) => s.dead === 3 && done.resolve()));
+  try {
+    await within(done.promise, 10_000, 'the three jobs dead');
+  } finally {
+    await w.close();
+  }
+  assert.deepEqual(seen.sort(), ['m:3/5', 'm:4/5', 'm:5/5', 'n:2/3', 'n:3/3', 'p:1/3', 'p:2/3', 'p:3/3']);
+});
+
 /** A parity table in a file for parity.py (a payload at the size limit is too long for argv). */
 function tableFile(cases: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'dq-parity-')), 'cases.json');
@@ -586,10 +631,18 @@ const ADD_CASES: AddCase[] = [
   { kwargs: { cost: 2 } },
   { kwargs: { cost: 1_000_001 } },
   { kwargs: { replace: 1 } },
+  { kwargs: { attempts_made: 0 } },
+  { kwargs: { attempts_made: 2 } },
+  { kwargs: { attempts_made: 999_999 } },
+  { kwargs: { attempts_made: 1_000_000 } },
+  { kwargs: { attempts_made: -1 } },
+  { kwargs: { attempts_made: 1.5 } },
+  { kwargs: { attempts: 3, attempts_made: 2 } },
+  { kwargs: { attempts: 3, attempts_made: 3 } },
 ];
 
 /** Python's names of add's options and fields, as the Node library names them (a nested delay_ms is delayMs). */
-const NODE_NAME: Record<string, string> = { delay_ms: 'delay', run_at: 'runAt' };
+const NODE_NAME: Record<string, string> = { delay_ms: 'delay', run_at: 'runAt', attempts_made: 'attemptsMade' };
 const NESTED_NAME: Record<string, string> = { delay_ms: 'delayMs', window_ms: 'windowMs', max_wait_ms: 'maxWaitMs' };
 const nodeName = (field: string) =>
   field
@@ -636,8 +689,15 @@ test('parity: the Python client and the Node library refuse the same adds, namin
     }
     const job = (await nodeQueue.get(node.id))!;
     const pj = p.job as Record<string, unknown>;
-    const stored = { data: job.data, priority: job.priority, maxAttempts: job.maxAttempts ?? null, group: job.group ?? null, result: node.result };
-    const pyStored = { data: pj.data, priority: pj.priority, maxAttempts: pj.max_attempts, group: pj.group, result: p.result };
+    const stored = {
+      data: job.data,
+      priority: job.priority,
+      maxAttempts: job.maxAttempts ?? null,
+      attempt: job.attempt,
+      group: job.group ?? null,
+      result: node.result,
+    };
+    const pyStored = { data: pj.data, priority: pj.priority, maxAttempts: pj.max_attempts, attempt: pj.attempts, group: pj.group, result: p.result };
     if (JSON.stringify(stored) !== JSON.stringify(pyStored)) differ.push(`${shown}: Node stored ${JSON.stringify(stored)}, Python ${JSON.stringify(pyStored)}`);
     // An absolute due time is stored as given (rounded up); a delay is from each add's own now.
     if (c.kwargs.run_at !== undefined && job.dueAtMs !== pj.due_ms) differ.push(`${shown}: due ${job.dueAtMs} (Node), ${String(pj.due_ms)} (Python)`);

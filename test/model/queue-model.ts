@@ -380,8 +380,7 @@ export class QueueModel {
         if (job.attempts >= this.#maxOf(job)) {
           job.spentMax = this.#maxOf(job);
           this.#bury(job);
-        }
-        else this.#schedule(job, this.now);
+        } else this.#schedule(job, this.now);
       });
     }
     if (this.paused) return { jobs: [], more: false };

@@ -66,7 +66,7 @@ const setBodyField = async (q: string, id: string, i: number, value: string) => 
 };
 const entry = (after: Record<string, unknown>, k: string, field: string) => (after[k] as { v: Record<string, string> }).v[field];
 const unchanged = (_a: unknown, before: Record<string, unknown>, after: Record<string, unknown>) => assert.deepEqual(after, before);
-/** One add item (wire.ts WIRE.add.each) with the flow fields (group, cost, debounce), as flow = '1' says, and the given priority and delay. */
+/** One add item (wire.ts WIRE.add.each) with every field (group, cost, debounce, attempts made, hold), as item_fields = 'holds' says, and the given priority and delay. */
 const addItem = (id: string, delay: string, priority: string) => {
   const item: string[] = WIRE.add.each.map(() => '');
   [item[at('id')], item[at('data')], item[at('delay_ms')], item[at('priority')], item[at('replace')]] = [id, '1', delay, priority, '0'];
@@ -83,13 +83,45 @@ const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
+  },
+  {
+    name: 'add: attempts_made not below max_attempts in the second job refuses the whole call, the first job included',
+    seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
+    run: (_s, q) => {
+      const first = addItem('x', '0', '0');
+      first[at('attempts_made')] = '2';
+      const second = addItem('y', '0', '0');
+      [second[at('max_attempts')], second[at('attempts_made')]] = ['3', '3'];
+      return raw(q, 'add', ['', '', '', '', '', 'holds', ...first, ...second], ['', key(q, 'schedule-last')]);
+    },
+    expect: /delayq: arguments attempts_made and max_attempts of item 2: attempts_made must be below max_attempts, got 3 and 3/,
+  },
+  {
+    name: 'add: attempts_made writes a run state with that many attempts (none for 0); replacing a job with a run state writes its own',
+    seed: async (s, q) => {
+      await s.add(q, [job('r', 60_000)]);
+      await fx.client.hset(key(q, 'runs'), 'r', '5:1:-1-1:1:w:old error');
+    },
+    run: (s, q) =>
+      s.add(q, [
+        newJob('x', { data: '1', delayMs: 60_000, attemptsMade: 2 }),
+        newJob('z', { data: '1', delayMs: 60_000, attemptsMade: 0 }),
+        newJob('r', { data: '1', delayMs: 60_000, replace: true, attemptsMade: 1 }),
+      ]),
+    expect: (_a, _b, after, q) => {
+      const due = (after[key(q, 'scheduled')] as { v: string[] }).v;
+      const dueOf = (id: string) => due[due.indexOf(id) + 1];
+      assert.equal(entry(after, key(q, 'runs'), 'x'), `2:${dueOf('x')}::::`);
+      assert.equal(entry(after, key(q, 'runs'), 'z'), undefined);
+      assert.equal(entry(after, key(q, 'runs'), 'r'), `1:${dueOf('r')}::::`);
+    },
   },
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
     expect: /argument priority of item 2/,
   },
   {
@@ -139,11 +171,11 @@ const rows: Row[] = [
       for (const [field, value] of bad) {
         const item = addItem('x', '0', '0');
         item[field] = value;
-        await raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+        await raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
       }
       const run_at = addItem('x', '', '0');
       run_at[3] = '1767225600'; // seconds, not ms
-      await raw(q, 'add', ['', '', '', '', '', '1', ...run_at], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+      await raw(q, 'add', ['', '', '', '', '', 'holds', ...run_at], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
       assert.deepEqual(
         refused.map((m) => m.replace(/^.*delayq: /, '').replace(/ script: .*$/s, '')),
         [
@@ -237,9 +269,9 @@ const rows: Row[] = [
     expect: /delayq protocol: claim takes 9 ARGV, got 8/,
   },
   {
-    name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `flow` says',
+    name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `item_fields` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0').slice(0, -1)], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0').slice(0, -1)], ['', key(q, 'schedule-last')]),
     expect: new RegExp(`delayq protocol: items of ${WIRE.add.each.length} arguments each`),
   },
   {
@@ -248,7 +280,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       item[at('cost')] = '0';
-      return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument cost of item 1 must be at least 1/,
   },
@@ -258,7 +290,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       [item[at('debounce_key')], item[at('debounce_ms')]] = ['k', 'inf'];
-      return raw(q, 'add', ['', '', '', '', '', '1', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument debounce_ms of item 1 must be a whole number/,
   },
@@ -697,17 +729,17 @@ const rows: Row[] = [
     run: (_s, q) => {
       const second = addItem('y', '0', '0');
       second[at('name')] = 'n'.repeat(257);
-      return raw(q, 'add', ['', '', '', '', '', '1', ...addItem('x', '0', '0'), ...second], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0'), ...second], ['', key(q, 'schedule-last')]);
     },
     expect: /delayq: argument name of item 2 must be at most 256 characters/,
   },
   {
-    name: 'add: a name with a control character is refused, in a call without flow fields too',
+    name: 'add: a name with a control character is refused, in a call without the flow-control fields too',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
     run: (_s, q) => {
       const item = addItem('x', '0', '0').slice(0, at('timeout_ms') + 1);
       item[at('name')] = 'send\nemail';
-      return raw(q, 'add', ['', '', '', '', '', '0', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'base', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /delayq: argument name of item 1 must not contain control characters/,
   },

@@ -61,9 +61,10 @@ class Queue(QueueCalls):
         debounce: Optional[Mapping[str, Any]] = None,
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
+        attempts_made: Optional[int] = None,
     ) -> Result:
         """delayq_client.Queue.add, awaited."""
-        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms)
+        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made)
         return (await self._do(call))[0]
 
     async def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:

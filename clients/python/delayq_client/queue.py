@@ -88,9 +88,10 @@ class QueueCalls:
         debounce: Optional[Mapping[str, Any]] = None,
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
+        attempts_made: Optional[int] = None,
     ) -> Call[List[Result]]:
         job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
-        job.update(cost=cost, dedup=dedup, debounce=debounce, name=name, timeout_ms=timeout_ms)
+        job.update(cost=cost, dedup=dedup, debounce=debounce, name=name, timeout_ms=timeout_ms, attempts_made=attempts_made)
         return self._add_bulk_call([job], "")
 
     def _add_bulk_call(self, jobs: Sequence[Mapping[str, Any]], _field: Optional[str] = None) -> Call[List[Result]]:
@@ -100,15 +101,15 @@ class QueueCalls:
         items = [self._item(j, f) for j, f in zip(jobs, prefixes)]
         if len({it["id"] for it in items}) != len(items):
             v.fail("jobs", "must not repeat an id")
-        # add.lua's `item_fields`: items carry group, cost and the debounce fields only when a
-        # job of the call has one of them ('controls'), and the hold's fields only when one
-        # waits for other jobs ('holds'); else they end at `timeout_ms` ('base').
+        # add.lua's `item_fields`: items carry group, cost, the debounce fields and attempts_made
+        # only when a job of the call has one of them ('controls'), and the hold's fields only
+        # when one waits for other jobs ('holds'); else they end at `timeout_ms` ('base').
         holds = any(it["depends_on"] for it in items)
-        controls = holds or any(it["group"] or it["cost"] or it["debounce_key"] for it in items)
+        controls = holds or any(it["group"] or it["cost"] or it["debounce_key"] or it["attempts_made"] for it in items)
         script = self.protocol.script("add")
         fields = script.item_fields or []
         if not holds:
-            fields = fields[: fields.index("debounce_first_ms" if controls else "timeout_ms") + 1]
+            fields = fields[: fields.index("attempts_made" if controls else "timeout_ms") + 1]
         request_id = str(uuid.uuid4())
 
         def read(call: Call[List[Result]], reply: Reply) -> List[Result]:
@@ -143,6 +144,7 @@ class QueueCalls:
             "run_at",
             "priority",
             "attempts",
+            "attempts_made",
             "group",
             "replace",
             "cost",
@@ -159,6 +161,11 @@ class QueueCalls:
         job_id = job.get("id")
         delay, run_at = v.when(job.get("delay_ms"), job.get("run_at"), f)
         attempts = job.get("attempts")
+        max_attempts: Optional[int] = None if attempts is None else v.whole(attempts, f + "attempts", 1, v.MAX_ATTEMPTS)
+        # Attempts made before it was added (a job moved from another queue): its next run counts on from them.
+        made = v.whole(0 if job.get("attempts_made") is None else job["attempts_made"], f + "attempts_made", 0, v.MAX_ATTEMPTS - 1)
+        if max_attempts is not None and made >= max_attempts:
+            v.fail(f + "attempts_made", "must be below attempts (%d) (got %d)" % (max_attempts, made))
         group = job.get("group")
         name = job.get("name")
         timeout_ms = job.get("timeout_ms")
@@ -206,7 +213,7 @@ class QueueCalls:
             "delay_ms": delay,
             "run_at": run_at,
             "priority": v.whole(job.get("priority", 0), f + "priority", -v.MAX_PRIORITY, v.MAX_PRIORITY),
-            "max_attempts": "" if attempts is None else v.whole(attempts, f + "attempts", 1, v.MAX_ATTEMPTS),
+            "max_attempts": "" if max_attempts is None else max_attempts,
             "backoff": "",
             "replace": "1" if replace else "0",
             # The key as given: add.lua keeps it as <prefix>:{<queue>}:dedup:<key>.
@@ -225,6 +232,7 @@ class QueueCalls:
             "debounce_max_ms": debounce[2] if debounce else "",
             # Only a sharded producer moving a burst off a retired shard sets it.
             "debounce_first_ms": "",
+            "attempts_made": made if made > 0 else "",
             # Sent only when a job of the call has depends_on (ids joined by tabs).
             "depends_on": "\t".join(depends),
             "deadline_ms": "" if wait is None else v.whole(wait, f + "wait_at_most_ms", 0, v.MAX_DELAY_MS),
@@ -343,11 +351,14 @@ class Queue(QueueCalls):
         debounce: Optional[Mapping[str, Any]] = None,
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
+        attempts_made: Optional[int] = None,
     ) -> Result:
         """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
         'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
-        answers with the id of the burst's job, which took its data."""
-        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms)
+        answers with the id of the burst's job, which took its data. attempts_made: attempts the
+        job made before it was added (a job moved from another queue), below attempts when given:
+        its next run is attempt attempts_made + 1."""
+        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made)
         return self._do(call)[0]
 
     def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:

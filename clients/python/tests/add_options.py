@@ -8,6 +8,9 @@ CASE is one of:
                 readings of the server clock (t0, t1)
   debounce_one  one add with the debounce key ARG (delay 0), data {"n": ARG2}
   dedup         a and b with the dedup key 'rem', then p with the key 'n-key' (taken by Node)
+  attempts_made m (attempts 5, 2 made), then n (1 made) and p (none) in one add_bulk; an add of
+                5 made of 5 and an add_bulk whose second job has -1 made: each refused; then m
+                as get reads it
 """
 
 import sys
@@ -51,5 +54,21 @@ elif case == "dedup":
     emit(**q.add({"n": "a"}, id="a", dedup={"key": "rem", "window_ms": 60000}))
     emit(**q.add({"n": "b"}, id="b", dedup={"key": "rem", "window_ms": 60000}))
     emit(**q.add({"n": "p"}, id="p", dedup={"key": "n-key", "window_ms": 60000}))
+elif case == "attempts_made":
+    emit(**q.add({"n": "m"}, id="m", attempts=5, attempts_made=2))
+    for r in q.add_bulk([{"data": {"n": "n"}, "id": "n", "attempts_made": 1}, {"data": {"n": "p"}, "id": "p"}]):
+        emit(**r)
+    for call in (
+        lambda: q.add({"n": "bad"}, id="bad", attempts=5, attempts_made=5),
+        lambda: q.add_bulk([{"data": {}, "id": "ok2"}, {"data": {}, "id": "bad2", "attempts_made": -1}]),
+    ):
+        try:
+            call()
+        except ValueError as e:
+            emit(error=str(e), value_error=True)
+        else:
+            emit(error=None, value_error=False)
+    got = q.get("m")
+    emit(got="m", attempts=got["attempts"], max_attempts=got["max_attempts"])
 else:
     raise SystemExit("unknown case %r" % case)

@@ -42,7 +42,7 @@ if mode == "add":
             emit(case=i, ok=False, field=str(e).split(" ", 1)[0], error=str(e))
             continue
         job = q.get(out["id"])
-        emit(case=i, ok=True, result=out["result"], job={k: job[k] for k in ("data", "priority", "max_attempts", "due_ms", "group")})
+        emit(case=i, ok=True, result=out["result"], job={k: job[k] for k in ("data", "priority", "max_attempts", "attempts", "due_ms", "group")})
 else:
     for i, c in enumerate(cases):
         q.add({"case": i}, id="r%d" % i)

@@ -205,7 +205,8 @@ export class MemoryStore implements Store {
         priority: j.priority,
         maxAttempts: j.maxAttempts,
         backoff: j.backoff,
-        attempts: 0,
+        // Attempts made before it was added (add({ attemptsMade })): its next run counts on from them.
+        attempts: j.attemptsMade ?? 0,
         spentMaxAttempts: undefined,
         token: undefined,
         lastError: undefined,

@@ -82,7 +82,7 @@ const ARGS: Record<string, ArgDoc> = {
   epoch: { type: 'text', notSet: "''", doc: "the shard layout's epoch the add was routed by ('' for an unsharded queue)" },
   item_fields: {
     type: 'text',
-    doc: "where each item ends: 'base' at timeout_ms, 'controls' at debounce_first_ms (group, cost and the debounce fields), 'holds' at on_child_failure (those and the hold's fields: depends_on, deadline_ms, deadline_at, on_child_failure)",
+    doc: "where each item ends: 'base' at timeout_ms, 'controls' at attempts_made (group, cost, the debounce fields and attempts_made), 'holds' at on_child_failure (those and the hold's fields: depends_on, deadline_ms, deadline_at, on_child_failure)",
   },
   id: { type: 'id', doc: 'a job id: 1-256 characters of valid Unicode, no control characters' },
   data: { type: 'json', doc: "the payload as JSON text (the worker JSON.parse's it)" },
@@ -124,6 +124,11 @@ const ARGS: Record<string, ArgDoc> = {
     unit: 'ms',
     notSet: "'' (now)",
     doc: 'the first add of a burst this add starts (epoch ms, at most now): a sharded producer moving a burst off a retired shard keeps its maxWaitMs bound',
+  },
+  attempts_made: {
+    type: 'integer',
+    notSet: "'' (0)",
+    doc: 'attempts the job made before it was added (a job moved from another queue): it is written with a run state of that many attempts (formats.RUN_STATE), so its next hand-out is attempt attempts_made + 1; below max_attempts when that is given',
   },
   depends_on: {
     type: 'text',

@@ -104,12 +104,12 @@ function dependencyRefusal(err: unknown): ValidationError | undefined {
 
 /**
  * add's item fields, as far as a call needs them (add.lua `item_fields`): up to `timeout_ms`
- * ('base') when no job of the call has a group, cost, debounce or hold, up to
- * `debounce_first_ms` ('controls') when none has a hold, all of them ('holds') else.
+ * ('base') when no job of the call has a group, cost, debounce, attempts made or hold, up to
+ * `attempts_made` ('controls') when none has a hold, all of them ('holds') else.
  */
 const ADD_FIELDS = {
   base: WIRE.add.each.slice(0, WIRE.add.each.indexOf('timeout_ms') + 1),
-  controls: WIRE.add.each.slice(0, WIRE.add.each.indexOf('debounce_first_ms') + 1),
+  controls: WIRE.add.each.slice(0, WIRE.add.each.indexOf('attempts_made') + 1),
   holds: undefined,
 } as const;
 
@@ -289,12 +289,12 @@ export class RedisStore implements Store {
   async add(queue: string, jobs: NewJob[], guard?: ScheduleGuard, epoch?: string): Promise<StoredAddResult[] | null> {
     const k = this.keys(queue);
     const rid = this.#requestId();
-    // Items carry a group, cost, debounce or hold only when one of them has one (add.lua's
-    // `item_fields`): an argument per job costs the producer and Redis ~4% of a bulk add (bench:
-    // bulk enqueue).
+    // Items carry a group, cost, debounce, attempts made or hold only when one of them has one
+    // (add.lua's `item_fields`): an argument per job costs the producer and Redis ~4% of a bulk
+    // add (bench: bulk enqueue).
     const fields = jobs.some((j) => j.hold !== undefined)
       ? 'holds'
-      : jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined)
+      : jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined || j.attemptsMade)
         ? 'controls'
         : 'base';
     const reply = (await this.#call(
@@ -331,6 +331,7 @@ export class RedisStore implements Store {
           debounce_ms: j.debounce?.delayMs ?? '',
           debounce_max_ms: j.debounce?.maxWaitMs ?? '',
           debounce_first_ms: j.debounce?.firstMs ?? '',
+          attempts_made: j.attemptsMade || '',
           depends_on: j.hold?.dependsOn.join('\t') ?? '',
           deadline_ms: j.hold?.deadlineMs ?? '',
           deadline_at: j.hold?.deadlineAtMs ?? '',

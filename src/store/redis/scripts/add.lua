@@ -1,7 +1,7 @@
 --[[ add: writes new jobs, or replaces existing ones on request, and schedules them.
 KEYS: base, memo, schedule_last
 ARGV: base, schedule, occurrence, request_id, memo_ms, epoch, item_fields
-EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, timeout_ms, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms, depends_on, deadline_ms, deadline_at, on_child_failure
+EACH: id, data, delay_ms, run_at, priority, max_attempts, backoff, replace, dedup_key, dedup_ms, trace, name, timeout_ms, group, cost, debounce_key, debounce_ms, debounce_max_ms, debounce_first_ms, attempts_made, depends_on, deadline_ms, deadline_at, on_child_failure
 Returns: { made, then per item: code, state, due_ms, holder }; made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)
 A retired shard (its meta holds moved = '1', see sharded queues in docs/data-model.md) takes
 no add without a schedule guard, and neither does a shard whose meta `epoch` is not the
@@ -15,9 +15,13 @@ if this occurrence is later than the schedule's last one, which it then becomes.
 exactly one of delay_ms and run_at is set; max_attempts, backoff, dedup_key, dedup_ms, trace, name,
 timeout_ms and group may be ''; replace is '1' or '0'. `name` ('': none) is the job's name, kept in its body
 (wire.ts JOB_BODY). `item_fields` says where each item ends: 'base' at `timeout_ms`, 'controls'
-at `debounce_first_ms` (the flow-control fields: `group`, `cost`, `debounce_key`, `debounce_ms`,
-`debounce_max_ms`, `debounce_first_ms`), 'holds' at `on_child_failure` (those and the hold's
-fields): a call that uses none of them sends no argument per job for them.
+at `attempts_made` (the flow-control fields `group`, `cost`, `debounce_key`, `debounce_ms`,
+`debounce_max_ms`, `debounce_first_ms`, and `attempts_made`), 'holds' at `on_child_failure` (those
+and the hold's fields): a call that uses none of them sends no argument per job for them.
+`attempts_made` ('' or 0: none) is the attempts a job made before it was added (a job moved from
+another queue): a job written with some gets a run state with that many attempts (RUN_STATE
+'<attempts made>:<due ms>::::'), so its next hand-out is attempt attempts_made + 1; it must be
+below `max_attempts` when that is given.
 Holds (docs/flows.md, _holds.lua): an item with `depends_on` (ids separated by tabs) is held
 until each of those jobs has ended — completed, or dead or cancelled, which under
 `on_child_failure` 'fail' ('' is 'fail') buries it instead — or until its deadline
@@ -61,7 +65,7 @@ answers exists).
 local item_fields = arg('item_fields')
 local with_flow = item_fields ~= 'base'
 local with_holds = item_fields == 'holds'
-if not with_flow then EACH_SIZE = E.timeout_ms + 1 elseif not with_holds then EACH_SIZE = E.debounce_first_ms + 1 end
+if not with_flow then EACH_SIZE = E.timeout_ms + 1 elseif not with_holds then EACH_SIZE = E.attempts_made + 1 end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
@@ -101,6 +105,8 @@ for i = 1, each_count() do
       if debounce_max_ms ~= '' then j.max_wait = as_int(debounce_max_ms) end
       if debounce_first_ms ~= '' then j.given_first = as_int(debounce_first_ms) end
     end
+    if each_valid(i, 'attempts_made') ~= '' then j.made = each_int(i, 'attempts_made') end
+    if j.made and j.max and j.made >= j.max then error('delayq: arguments attempts_made and max_attempts of item ' .. i .. ': attempts_made must be below max_attempts, got ' .. j.made .. ' and ' .. j.max) end
   end
   if with_holds then
     j.deps_s = each_arg(i, 'depends_on')
@@ -360,7 +366,7 @@ if writes > 0 then
   if made then out[R.made] = 1 end
 end
 local dedup_until = 0
-local bodies, scheduled, replaced, grouped, flows, burst_starts = {}, {}, {}, {}, {}, {}
+local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
@@ -409,6 +415,11 @@ for _, j in ipairs(jobs) do
         scheduled[#scheduled + 1] = j.id
         if not earliest or j.due < earliest then earliest = j.due end
       end
+      -- Attempts made before it was added: a run state that counts on from them (RUN_STATE).
+      if j.made and j.made > 0 then
+        made_runs[#made_runs + 1] = j.id
+        made_runs[#made_runs + 1] = int(j.made) .. ':' .. due_s .. '::::'
+      end
       if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
     end
   end
@@ -420,6 +431,8 @@ if #replaced > 0 then
   end_bursts(unfolded)
   forget_extras(replaced)
 end
+-- After the replaced jobs' run states are gone: a replacing job's attempts made are its own.
+hset_pairs(K_RUNS, made_runs)
 if dedup_until > 0 then
   local known = as_int(redis.call('HGET', K_META, 'dedupUntil'))
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
