@@ -132,7 +132,7 @@ const rows: Row[] = [
       [second[8], second[9]] = ['k', '0'];
       const first = addItem('a', '0', '0');
       first[7] = '1';
-      return raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...first, ...second], [`dq:{${q}}:req:r1`, key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...first, ...second], [`dq:{${q}}:req:r1`, key(q, 'schedule-last')]);
     },
     expect: /delayq: argument dedup_ms of item 2 must be at least 1, got 0/,
   },
@@ -143,7 +143,7 @@ const rows: Row[] = [
       const memo = [`dq:{${q}}:req:r1`];
       const refused: string[] = [];
       const calls: [ScriptName, (string | number)[]][] = [
-        ['add', ['', '', 'r1', 0, '', '1', ...addItem('x', '0', '0')]],
+        ['add', ['', '', 'r1', 0, '', 'holds', ...addItem('x', '0', '0')]],
         ['cancel', ['r1', 0, '0', '', 'a']],
         ['reschedule', ['a', 5, '', 'r1', 0]],
       ];
@@ -232,12 +232,12 @@ const rows: Row[] = [
     seed: async () => {},
     run: async (_s, q) => {
       const memo = `dq:{${q}}:req:r1`;
-      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
-      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', '1', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
       const later = (await raw(
         q,
         'add',
-        ['', '', 'r2', 60_000, '', '1', ...addItem('y', '0', '0')],
+        ['', '', 'r2', 60_000, '', 'holds', ...addItem('y', '0', '0')],
         [`dq:{${q}}:req:r2`, key(q, 'schedule-last')],
       )) as unknown[];
       return { flags: [first[0], again[0], later[0]], codes: [first[1], again[1], later[1]], memo: await fx.client.get(memo) };

@@ -436,7 +436,6 @@ export class MemoryQueue {
     for (const orphan of this.holds.takeOrphans(this, after.orphans, now)) this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
   }
 
-
   /**
    * Deletes the job; the version bump makes any heap entry of it stale. Its debounce burst ends
    * with it (_helpers.lua end_bursts), unless `keepBurst` (a job replaced by the add folded

@@ -592,7 +592,8 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     const job = q.jobs.get(id);
     if (!job) return { id, rescheduled: false, state: undefined, dueAtMs: undefined };
-    if (job.where === 'active' || job.where === 'dead' || job.where === 'completed' || job.where === 'held') return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
+    if (job.where === 'active' || job.where === 'dead' || job.where === 'completed' || job.where === 'held')
+      return { id, rescheduled: false, state: job.where, dueAtMs: job.due };
     const now = this.#now();
     const due = delayMs !== undefined ? now + delayMs : (runAtMs ?? 0);
     q.schedule(job, due);

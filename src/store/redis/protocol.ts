@@ -135,7 +135,12 @@ const ARGS: Record<string, ArgDoc> = {
     notSet: "''",
     doc: 'the ids of the jobs this one waits for, tab-separated (docs/flows.md): each an earlier item of the call or a job that exists and is not dead; the job is held until they have ended',
   },
-  deadline_ms: { type: 'integer', unit: 'ms', notSet: "''", doc: "with depends_on: run anyway this long after now if they have not all ended (at most one of deadline_ms and deadline_at)" },
+  deadline_ms: {
+    type: 'integer',
+    unit: 'ms',
+    notSet: "''",
+    doc: 'with depends_on: run anyway this long after now if they have not all ended (at most one of deadline_ms and deadline_at)',
+  },
   deadline_at: { type: 'integer', unit: 'epoch ms', notSet: "''", doc: 'with depends_on: run anyway at this time if they have not all ended' },
   on_child_failure: {
     type: 'text',

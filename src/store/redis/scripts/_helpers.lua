@@ -381,6 +381,12 @@ local function emit(event, id, ...)
   end
 end
 
+-- A key of holds (wire.ts HOLD_SUFFIXES: held, holds, deps, dependents, results) of this call's
+-- queue, built from its root like K_HISTORY: made only by a queue that holds a job.
+local function hold_key(name)
+  return ROOT .. HOLD_KEY[name]
+end
+
 -- What a job carries besides its body and run state: result, progress, logs, error history,
 -- its group.
 -- Every way a job is deleted (or replaced) goes through here, so none of them outlives it.

@@ -16,7 +16,7 @@ local HOLDS = {}
 
 -- A hold key of this call's queue.
 function HOLDS.key(name)
-  return ROOT .. HOLD_KEY[name]
+  return hold_key(name)
 end
 
 -- Ids separated by tabs (ids never hold a control character).

@@ -3,7 +3,7 @@ first added; recovers jobs whose lease ran out on the way. When no more than `co
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
 ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); per job wire.ts CLAIM_JOB
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, holds, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); holds the holds of the jobs added with dependencies, as CLAIM_HOLDS ('' when none was); per job wire.ts CLAIM_JOB
 `worker` is the claiming worker's id, kept in each job's run state as its lease holder.
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired

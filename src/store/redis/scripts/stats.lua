@@ -1,7 +1,7 @@
 --[[ stats: counts by state, by the server's clock.
 KEYS: base, workers
 ARGV: base, window_ms
-Returns: { now_ms, not_promoted, ready, due_in_scheduled, active, dead, earliest_due_ms, due_within_window, paused, stream_length, completed_total, earliest_ready_due_ms, kept_completed, live_workers, earliest_waiting_due_ms, concurrency, rate_max, rate_used, rate_held_until_ms, rate_next_refill_ms, groups_rate_held, groups_read, groups_complete, groups_paused, paused_waiting, groups_at_limit, at_limit_waiting }; paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)
+Returns: { now_ms, not_promoted, ready, due_in_scheduled, active, dead, earliest_due_ms, due_within_window, paused, stream_length, completed_total, earliest_ready_due_ms, kept_completed, live_workers, earliest_waiting_due_ms, concurrency, rate_max, rate_used, rate_held_until_ms, rate_next_refill_ms, groups_rate_held, groups_read, groups_complete, groups_paused, paused_waiting, groups_at_limit, at_limit_waiting, held }; held counts the jobs held for other jobs (docs/flows.md); paused is 1 or 0; stream_length is -1 when the stream is off; earliest_waiting_due_ms is -1 when no group has jobs in its line; concurrency and rate_max are -1 when the queue has no such limit; rate_used counts the tokens of the queue's limiter still in their window, rate_held_until_ms is when a RateLimitSignal's hold ends and rate_next_refill_ms when the oldest token comes back (-1: none); groups_rate_held counts the groups waiting for their rate limiter; the group figures are summed over the first groups_read group states (groups_complete 1 when that is all of them)
 The ready set is ordered by priority, then due time: its first member is the oldest of the
 highest priority only, and a starved low-priority job waits further down. So the earliest due
 time is the least of each priority's first member, one step per priority present (at most
@@ -146,5 +146,5 @@ return reply({
   paused_waiting = g_paused_waiting,
   groups_at_limit = g_full,
   at_limit_waiting = g_full_waiting,
-  held = flow().holds and redis.call('ZCARD', ROOT .. HOLD_KEY.held) or 0,
+  held = flow().holds and redis.call('ZCARD', hold_key('held')) or 0,
 })
