@@ -104,6 +104,21 @@ export class SnoozeSignal extends DelayqError {
 }
 
 /**
+ * Thrown by `job.waitForSignal(name, { timeoutMs })` (docs/flows.md): the attempt ends without
+ * failing, and the job waits until `queue.signal(id, name, data)` or the timeout; its next run
+ * reads `job.signalled`. `timeoutMs` is a whole number of ms from 1 to 10 years, or undefined.
+ */
+export class WaitForSignal extends DelayqError {
+  override name = 'WaitForSignal';
+  constructor(
+    readonly signalName: string,
+    readonly timeoutMs: number | undefined,
+  ) {
+    super(`waiting for signal ${JSON.stringify(signalName)}${timeoutMs === undefined ? '' : ` at most ${timeoutMs} ms`}`);
+  }
+}
+
+/**
  * Thrown by a handler when an upstream said "slow down" (an HTTP 429 with Retry-After): the job
  * goes back without using an attempt, and its group (the whole queue, for a job of no group) gets
  * no hand-outs for `retryAfterMs`, on every worker. `retryAfterMs` is a whole number of

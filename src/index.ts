@@ -14,6 +14,8 @@ export {
   type SearchOptions,
   type SearchResult,
   type TimelineOptions,
+  type FlowJob,
+  type FlowResult,
 } from './queue.js';
 export { EventFeed, type FollowOptions, type StreamEvent } from './event-feed.js';
 export type { Logger } from './logger.js';
@@ -24,7 +26,8 @@ export { Scheduler, occurrenceJobId, type SchedulerOptions } from './schedules/s
 export type { Schedules, ScheduleInfo } from './schedules/schedules.js';
 export type { ScheduleSpec, MissedPolicy } from './schedules/definition.js';
 export { Worker, type Handler, type Handlers, type WorkerEvents } from './worker.js';
-export type { Job } from './job.js';
+export type { Job, JobHold, JobSignal, ChildResult, ChildResults } from './job.js';
+export type { SignalResult } from './store/store.js';
 export type { AddOptions, QueueOptions, WorkerOptions, RescheduleOptions, ConnectionOptions, CancelOptions, FailNowOptions, WaitOptions } from './options.js';
 export type { BackoffOptions, BackoffFunction } from './backoff.js';
 export type {
@@ -57,6 +60,7 @@ export {
   JobNotFoundError,
   WaitTimeoutError,
   SnoozeSignal,
+  WaitForSignal,
   RateLimitSignal,
   ConnectionError,
   ShardError,

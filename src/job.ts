@@ -17,6 +17,9 @@ export type ChildResult<R = unknown> =
   | { outcome: 'dead' | 'cancelled'; reason: string }
   | { outcome: 'pending' };
 
+/** The signal that ended a job's wait (Job.signalled). */
+export type JobSignal<D = unknown> = { name: string; timedOut: false; data: D | undefined } | { name: string; timedOut: true };
+
 /** Each dependency's end, by id. */
 export type ChildResults<R = unknown> = Record<string, ChildResult<R>>;
 
@@ -52,6 +55,19 @@ export interface Job<T = unknown> {
    * job added without dependencies.
    */
   childResults<R = unknown>(): Promise<ChildResults<R>>;
+  /**
+   * The signal that ended this job's last wait (`waitForSignal`): its name and data, or
+   * `timedOut: true` when the wait's timeout came first. Undefined for a job that never waited.
+   */
+  readonly signalled: JobSignal | undefined;
+  /**
+   * Ends this attempt without failing it (the attempt is not counted) and holds the job until
+   * `queue.signal(job.id, name, data)` — or `timeoutMs` passes. Its next run reads
+   * `job.signalled`. A signal sent before the job waits for it is kept and ends the wait at once.
+   * Throws a WaitForSignal that ends the handler, as snooze() does.
+   * @example if (!job.signalled) job.waitForSignal('payment', { timeoutMs: 30 * 60_000 });
+   */
+  waitForSignal(name: string, opts?: { timeoutMs?: number }): never;
   /**
    * Aborted when the worker starts closing ('worker closing'), the attempt times out
    * ('timeout'), the job is cancelled or failed from outside as it runs ('cancelled',

@@ -28,6 +28,8 @@ import {
 import { EventFeed } from './event-feed.js';
 import { ValidationError } from './errors.js';
 import { dependencyOrder } from './store/holds.js';
+import { waitSignalProblem } from './worker/handed-job.js';
+import { LIMIT } from './store/lifecycle.js';
 import { Schedules } from './schedules/schedules.js';
 import { logSafely, type Logger } from './logger.js';
 import { Tracing } from './tracing.js';
@@ -43,6 +45,7 @@ import {
   type RateStatus,
   type Store,
   type StoredAddResult,
+  type SignalResult,
   type VerifyReport,
 } from './store/store.js';
 import type {
@@ -416,6 +419,22 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     const [result] = await this.#calls.cancel(this.name, [parseId(id)], o);
     if (result!.cancelled) this.#emit('cancelled', result!);
     return result!;
+  }
+
+  /**
+   * Sends a signal to a job (docs/flows.md): a job waiting for `name` (`job.waitForSignal`) is
+   * due now and its next run reads `job.signalled` = `{ name, data }`; a job that has not ended
+   * but does not wait for it keeps it, and a later wait for that name ends at once. `released`,
+   * `kept`, `refused` (the job ended, or holds 64 KiB of kept signals) or `not_found`. `data`
+   * is JSON-serialisable, at most 16 KiB as JSON. Sent twice after a lost reply, it counts once.
+   * @example await orders.signal('order:123', 'payment', { paidAt: Date.now() })
+   */
+  async signal(id: string, name: string, data?: unknown): Promise<SignalResult> {
+    const jobId = parseId(id);
+    const bad = waitSignalProblem(name, undefined, '');
+    if (bad) throw bad;
+    const text = data === undefined ? '' : encodePayload(data, LIMIT.signal_data_bytes, 'data');
+    return this.#calls.signal(this.name, jobId, name, text);
   }
 
   /**

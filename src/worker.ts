@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { backoffDelay, checkBackoffResult, decodeBackoff, DEFAULT_BACKOFF, type BackoffFunction, type BackoffOptions } from './backoff.js';
-import { ConnectionError, HandlerTimeoutError, RateLimitSignal, SnoozeSignal, UnrecoverableError } from './errors.js';
+import { ConnectionError, HandlerTimeoutError, RateLimitSignal, SnoozeSignal, UnrecoverableError, WaitForSignal } from './errors.js';
 import { LOG_CAP } from './limits.js';
 import { settlesWithin } from './settles-within.js';
 import type { Job } from './job.js';
@@ -29,7 +29,7 @@ import { AckBatcher } from './worker/ack-batcher.js';
 import { WORKER_DEFAULTS } from './worker/defaults.js';
 import { logWorkerEvent } from './worker/event-log.js';
 import type { WorkerEvents } from './worker/events.js';
-import { HandedJob, type JobCalls, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem } from './worker/handed-job.js';
+import { HandedJob, type JobCalls, rateHoldProblem, roundedHold, roundedSnooze, snoozeProblem, waitSignalProblem } from './worker/handed-job.js';
 import { Heartbeat } from './worker/heartbeat.js';
 import { LeaseKeeper } from './worker/lease-keeper.js';
 import { OutageTracker } from './worker/outage.js';
@@ -444,6 +444,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   #failOrSnooze(job: HandedJob<T>, thrown: unknown): Promise<void> {
     const err = readableThrown(thrown);
+    const wait = job.waiting ?? (err instanceof WaitForSignal ? err : undefined);
+    if (wait && !job.snoozed) return this.#waitSignal(job, wait);
     const snooze = job.snoozed ?? (err instanceof SnoozeSignal ? err : undefined);
     if (!snooze && err instanceof RateLimitSignal) return this.#rateLimited(job, err);
     return snooze ? this.#snooze(job, snooze) : this.#fail(job, err);
@@ -469,6 +471,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #succeeded(job: HandedJob<T>, result: unknown): void {
     if (job.snoozed) {
       this.#snoozed(job, job.snoozed);
+      return;
+    }
+    if (job.waiting) {
+      const wait = job.waiting;
+      this.#finish(job, () => this.#waitSignal(job, wait));
       return;
     }
     if (!this.#end(job)) return;
@@ -560,6 +567,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (res.outcome === 'snoozed') this.#emit('snoozed', job, res.dueAtMs!);
     else if (res.outcome === 'dead') this.#emit('dead', job, 'snooze deadline passed');
     else if (res.outcome === 'lease_lost') this.#leaseLost(job);
+  }
+
+  /** The handler called job.waitForSignal() (or threw a WaitForSignal): the job waits (wait-signal.lua). */
+  async #waitSignal(job: HandedJob<T>, wait: WaitForSignal): Promise<void> {
+    // A WaitForSignal a handler built itself skipped job.waitForSignal()'s checks: a bad one fails the attempt.
+    const bad = waitSignalProblem(wait.signalName, wait.timeoutMs, 'WaitForSignal.');
+    if (bad) return this.#fail(job, bad);
+    const res = await this.#store.waitSignal(this.queue, {
+      id: job.id,
+      token: job.token,
+      name: wait.signalName,
+      timeoutMs: wait.timeoutMs === undefined ? undefined : Math.ceil(wait.timeoutMs),
+    });
+    if (res.outcome === 'lease_lost') this.#leaseLost(job);
   }
 
   #retryDelay(job: HandedJob<T>, err: unknown): number {

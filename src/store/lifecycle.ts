@@ -91,6 +91,10 @@ export const LIMIT = {
   revoked_keep_ms: 600_000,
   /** Minutes the queue's per-minute history keeps (24 h): its fields (Redis) or slots (memory) are a minute's number modulo this. */
   history_minutes: 1440,
+  /** Bytes of one signal's data (queue.signal), as JSON text. */
+  signal_data_bytes: 16_384,
+  /** Bytes of the signals kept for one job that was not waiting for them (the JSON object of them). */
+  signals_kept_bytes: 65_536,
 } as const;
 
 /**

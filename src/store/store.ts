@@ -165,6 +165,8 @@ export interface ClaimedJob {
   timeoutMs?: number | undefined;
   /** How its hold ended, when it was added with dependencies (docs/flows.md). */
   hold?: HoldRelease | undefined;
+  /** The signal that ended its last wait (job.waitForSignal), if it waited for one. */
+  signal?: SignalIn | undefined;
 }
 
 /** A hand-out whose stored fields could not be read; the worker sends it to the dead set. */
@@ -220,6 +222,36 @@ export interface SnoozeRequest {
   delayMs: number;
   /** Past this (server clock), the job goes dead instead of running again. */
   deadlineAtMs: number | undefined;
+}
+
+/** A handler's job.waitForSignal(name, { timeoutMs }): its attempt ends and it waits (docs/flows.md). */
+export interface WaitSignalRequest {
+  id: string;
+  token: string;
+  name: string;
+  /** Runs anyway this long after the call (server clock); undefined: waits until signalled. */
+  timeoutMs: number | undefined;
+}
+
+export interface WaitSignalResult {
+  /** waiting: held until the signal or the timeout; signalled: a signal of that name was kept for it, it runs now. */
+  outcome: 'waiting' | 'signalled' | 'lease_lost' | 'not_found';
+  dueAtMs: number | undefined;
+}
+
+export interface SignalResult {
+  /** released: it waited for this signal and runs now; kept: it waits for it later; refused: it has ended, or holds too many kept signals. */
+  outcome: 'released' | 'kept' | 'refused' | 'not_found';
+  state: JobState | undefined;
+}
+
+/** The signal that ended a job's wait, as its next run sees it (job.signalled). */
+export interface SignalIn {
+  name: string;
+  /** The wait's timeout came first: no data. */
+  timedOut: boolean;
+  /** The signal's data as JSON text ('' for none). */
+  data: string;
 }
 
 export interface SnoozeResult {
@@ -600,6 +632,10 @@ export interface Store {
    */
   timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline>;
   snooze(queue: string, req: SnoozeRequest): Promise<SnoozeResult>;
+  /** Ends a running job's attempt and holds it until a signal of that name or its timeout (wait-signal.lua). */
+  waitSignal(queue: string, req: WaitSignalRequest): Promise<WaitSignalResult>;
+  /** Sends a signal to a job (signal.lua): a job waiting for it runs now, another keeps it for its wait. */
+  signal(queue: string, id: string, name: string, data: string): Promise<SignalResult>;
   deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }>;
   /** Retries the given dead jobs, or all of them; returns how many went back to scheduled. */
   deadRetry(queue: string, ids: string[] | 'all'): Promise<number>;

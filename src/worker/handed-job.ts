@@ -1,8 +1,9 @@
 /** The Job a handler receives, bound to one hand-out. Its AbortController is made only if asked for. */
-import { LeaseLostError, SnoozeSignal, ValidationError } from '../errors.js';
+import { LeaseLostError, SnoozeSignal, ValidationError, WaitForSignal } from '../errors.js';
+import { idSchema } from '../options.js';
 import { LOG_LINE_MAX, MAX_DELAY_MS, MAX_RATE_WINDOW_MS, MAX_RUN_AT_MS, PROGRESS_MAX_BYTES } from '../limits.js';
-import type { ChildResults, Job, JobHold } from '../job.js';
-import type { ClaimedJob, StoredChildOutcome } from '../store/store.js';
+import type { ChildResults, Job, JobHold, JobSignal } from '../job.js';
+import type { ClaimedJob, SignalIn, StoredChildOutcome } from '../store/store.js';
 
 /**
  * What is wrong with a snooze's values, or undefined. Checked in job.snooze() (field names as
@@ -15,6 +16,16 @@ export function snoozeProblem(delayMs: unknown, deadlineAtMs: unknown, prefix: s
   if (deadlineAtMs !== undefined && (typeof deadlineAtMs !== 'number' || !Number.isFinite(deadlineAtMs) || deadlineAtMs < 0 || deadlineAtMs > MAX_RUN_AT_MS)) {
     return new ValidationError(`${prefix}deadlineAtMs`, `must be epoch milliseconds (got ${String(deadlineAtMs)})`);
   }
+  return undefined;
+}
+
+/** What is wrong with a wait for a signal (a name like an id, a timeout of whole ms from 1 to 10 years), or undefined. */
+export function waitSignalProblem(name: unknown, timeoutMs: unknown, prefix: string): ValidationError | undefined {
+  const bad = idSchema.safeParse(name);
+  if (!bad.success)
+    return new ValidationError(`${prefix}name`, `must be a signal name: 1-256 characters, no control characters (got ${JSON.stringify(String(name))})`);
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_DELAY_MS))
+    return new ValidationError(`${prefix}timeoutMs`, `must be a number of milliseconds from 1 to ${MAX_DELAY_MS} (got ${String(timeoutMs)})`);
   return undefined;
 }
 
@@ -52,6 +63,20 @@ export interface JobCalls {
   childResults(job: HandedJob<unknown>): Promise<StoredChildOutcome[] | undefined>;
 }
 
+/** A delivered signal as a handler reads it: its data parsed (data that does not parse reads as the text). */
+function signalOf(s: SignalIn): JobSignal {
+  if (s.timedOut) return { name: s.name, timedOut: true };
+  let data: unknown;
+  if (s.data !== '') {
+    try {
+      data = JSON.parse(s.data);
+    } catch {
+      data = s.data;
+    }
+  }
+  return { name: s.name, timedOut: false, data };
+}
+
 export class HandedJob<T> implements Job<T> {
   readonly queue: string;
   readonly id: string;
@@ -67,6 +92,9 @@ export class HandedJob<T> implements Job<T> {
   readonly createdAtMs: number;
   readonly token: string;
   readonly hold: JobHold | undefined;
+  readonly signalled: JobSignal | undefined;
+  /** Set by waitForSignal(): honoured even if the handler catches it and returns. */
+  waiting: WaitForSignal | undefined;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
   leaseDeadlineMs: number;
   /** The job's own backoff spec as stored, if it has one. */
@@ -97,6 +125,7 @@ export class HandedJob<T> implements Job<T> {
     this.createdAtMs = c.createdAtMs;
     this.token = c.token;
     this.hold = c.hold;
+    this.signalled = c.signal && signalOf(c.signal);
     this.leaseDeadlineMs = c.leaseExpiresAtMs;
     this.backoffSpec = c.backoff;
     this.#calls = calls;
@@ -128,6 +157,13 @@ export class HandedJob<T> implements Job<T> {
 
   get aborted(): boolean {
     return this.#abortReason !== undefined;
+  }
+
+  waitForSignal(name: string, opts: { timeoutMs?: number } = {}): never {
+    const bad = waitSignalProblem(name, opts.timeoutMs, '');
+    if (bad) throw bad;
+    this.waiting = new WaitForSignal(name, opts.timeoutMs === undefined ? undefined : Math.ceil(opts.timeoutMs));
+    throw this.waiting;
   }
 
   snooze(delayMs: number, opts: { deadlineAtMs?: number } = {}): never {

@@ -821,6 +821,45 @@ test('job control: a Python worker honours a per-job timeout and a cancel of a r
   assert.equal(await q2.get('bad'), null);
 });
 
+test('flows from Python: add_bulk with depends_on holds the parent until its children ran on a Node worker; bad depends_on refused; signal releases a Node job waiting for it', async () => {
+  requirePython();
+  const name = uniqueName('py-flow');
+  const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
+  await queue.add({}, { id: 'waiter' });
+  const order: string[] = [];
+  const signalled: unknown[] = [];
+  const w = fx.track(
+    new Worker(
+      name,
+      async (job) => {
+        order.push(job.id);
+        if (job.id === 'waiter') {
+          if (!job.signalled) job.waitForSignal('payment', { timeoutMs: 60_000 });
+          signalled.push(job.signalled);
+        }
+        return job.id;
+      },
+      { connection: fx.redis.url, concurrency: 1 },
+    ),
+  );
+  errors.watch(w);
+  const lines = ok(await py('flows.py', [fx.redis.url, name], 30_000), 'flows.py');
+  assert.deepEqual(lines.find((l) => 'states' in l)?.states, ['scheduled', 'scheduled', 'held']);
+  const refused = lines.filter((l) => 'refused' in l).map((l) => String(l.refused));
+  assert.equal(refused.length, 4);
+  assert.ok(
+    refused.every((r) => r !== 'null' && /depends_on/.test(r)),
+    refused.join('\n'),
+  );
+  const sent = lines.find((l) => 'signalled' in l)!;
+  assert.equal((sent.signalled as { result: string }).result, 'released');
+  assert.equal((sent.nobody as { result: string }).result, 'not_found');
+  await until(async () => (await queue.get('parent')) === null && signalled.length === 1, 'the parent and the waiter ran', 10_000);
+  assert.ok(order.indexOf('parent') > order.indexOf('child-a') && order.indexOf('parent') > order.indexOf('child-b'));
+  assert.deepEqual(signalled, [{ name: 'payment', timedOut: false, data: { paid: true } }]);
+  assert.equal(await queue.get('bad'), null);
+});
+
 test('a Python worker beats like the Node one: listed by workers() with its language and host while idle and while busy (extend carries the beat), counted by stats and `delayq workers`, gone when it closes', async () => {
   requirePython();
   const name = uniqueName('py-beat');

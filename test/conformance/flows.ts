@@ -218,6 +218,76 @@ export function flowConformance(kind: StoreKind): void {
       );
     });
 
+    test('a handler waits for a signal: its attempt is not counted, queue.signal makes it due, the next run reads job.signalled', async () => {
+      const q = queue<string>();
+      await q.add('order', { id: 'o1' });
+      const runs: { attempt: number; signalled: Job['signalled'] }[] = [];
+      const done = deferred();
+      worker(q, async (job: Job<string>) => {
+        runs.push({ attempt: job.attempt, signalled: job.signalled });
+        if (!job.signalled) job.waitForSignal('payment', { timeoutMs: 60_000 });
+        done.resolve();
+        return 'paid';
+      });
+      await until(async () => (await q.get('o1'))?.state === 'held', 'the job to wait');
+      assert.equal((await q.stats()).heldJobs, 1);
+      assert.deepEqual(await q.signal('o1', 'payment', { amount: 12 }), { outcome: 'released', state: 'held' });
+      await within(done.promise, 10_000, 'the second run');
+      await until(async () => (await q.get('o1')) === null, 'the second run to be acked');
+      assert.deepEqual(runs, [
+        { attempt: 1, signalled: undefined },
+        { attempt: 1, signalled: { name: 'payment', timedOut: false, data: { amount: 12 } } },
+      ]);
+      assert.deepEqual(await q.signal('o1', 'payment'), { outcome: 'not_found', state: undefined }, 'completed and not kept: gone');
+    });
+
+    test('a signal sent before the job waits is kept and ends the wait at once; one of another name is not', async () => {
+      const q = queue<unknown>();
+      await q.add(1, { id: 's' });
+      assert.deepEqual(await q.signal('s', 'payment', 'early'), { outcome: 'kept', state: 'scheduled' });
+      assert.equal((await q.signal('s', 'shipping')).outcome, 'kept');
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      const w = await q.store.waitSignal(q.name, { id: 's', token: c.jobs[0]!.token, name: 'payment', timeoutMs: undefined });
+      assert.equal(w.outcome, 'signalled');
+      const again = await q.store.claim(q.name, 1, 30_000, 3);
+      assert.deepEqual(again.jobs[0]?.signal, { name: 'payment', timedOut: false, data: '"early"' });
+      assert.equal(again.jobs[0]?.attempt, 1, 'the wait did not spend an attempt');
+      // The kept 'shipping' signal still waits for a wait of that name.
+      const w2 = await q.store.waitSignal(q.name, { id: 's', token: again.jobs[0]!.token, name: 'other', timeoutMs: undefined });
+      assert.equal(w2.outcome, 'waiting');
+      assert.equal((await q.get('s'))?.state, 'held');
+      const resent = await q.store.waitSignal(q.name, { id: 's', token: again.jobs[0]!.token, name: 'other', timeoutMs: undefined });
+      assert.equal(resent.outcome, 'waiting', 'a re-sent wait answers as the first');
+    });
+
+    test("a wait's timeout releases the job with timedOut; a signal after it is kept, not a second release", async () => {
+      const q = queue<unknown>();
+      await q.add(1, { id: 't' });
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      await q.store.waitSignal(q.name, { id: 't', token: c.jobs[0]!.token, name: 'payment', timeoutMs: 150 });
+      const woke = await q.store.claim(q.name, 1, 30_000, 3);
+      assert.ok(woke.nextWakeMs !== undefined && woke.nextWakeMs - woke.nowMs <= 150, 'workers wake for the timeout');
+      const got = await until(async () => {
+        const r = await q.store.claim(q.name, 1, 30_000, 3);
+        return r.jobs.length > 0 ? r : undefined;
+      }, 'the timeout to release the job');
+      assert.deepEqual(got.jobs[0]!.signal, { name: 'payment', timedOut: true, data: '' });
+      assert.equal((await q.signal('t', 'payment')).outcome, 'kept', 'the wait is over: the signal is kept for a later one');
+      assert.equal((await q.get('t'))?.state, 'active');
+    });
+
+    test('signals to ended, unknown or badly named jobs are refused or not found, writing nothing', async () => {
+      const q = queue<unknown>();
+      await q.setRetention({ completed: { count: 10 } });
+      await q.add(1, { id: 'done' });
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      await q.store.complete(q.name, [{ id: 'done', token: c.jobs[0]!.token, result: '1' }]);
+      assert.deepEqual(await q.signal('done', 'payment'), { outcome: 'refused', state: 'completed' });
+      assert.deepEqual(await q.signal('nope', 'payment'), { outcome: 'not_found', state: undefined });
+      await assert.rejects(q.signal('done', 'bad\nname'), ValidationError);
+      await assert.rejects(q.signal('done', 'payment', 'x'.repeat(20_000)), ValidationError);
+    });
+
     test('drain and obliterate leave no hold behind', async () => {
       const q = queue<unknown>();
       await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2, opts: { delay: 60_000 } }] });

@@ -94,6 +94,8 @@ const BASELINES: Record<ScriptName, Baseline> = {
   reschedule: { seed: scheduled, args: () => ({ id: 'a', delay_ms: 1000, run_at: '', request_id: 'r1', memo_ms: 60_000 }) },
   get: { seed: scheduled, args: () => ({ logs: '1' }), items: () => [{ id: 'a' }] },
   'child-results': { seed: scheduled, args: () => ({ id: 'a' }) },
+  'wait-signal': { seed: leased, args: (v) => ({ id: 'a', token: v.token!, name: 'payment', timeout_ms: 60_000 }) },
+  signal: { seed: scheduled, args: () => ({ id: 'a', name: 'payment', data: '{"x":1}', request_id: 'r1', memo_ms: 60_000 }) },
   list: { seed: scheduled, args: () => ({ state: 'scheduled', limit: 10, order: 'asc' }) },
   stats: { seed: scheduled, args: () => ({ window_ms: 1000 }) },
   timeline: { seed: scheduled, args: () => ({ from: '', bucket_ms: 1000, buckets: 10 }) },

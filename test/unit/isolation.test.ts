@@ -290,6 +290,10 @@ describe('isolation: pool and options', () => {
           token: 't',
           hold: undefined,
           childResults: async () => ({}),
+          signalled: undefined,
+          waitForSignal: () => {
+            throw new Error('no');
+          },
           signal,
           snooze: () => {
             throw new Error('no');

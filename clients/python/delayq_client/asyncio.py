@@ -62,9 +62,15 @@ class Queue(QueueCalls):
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
         attempts_made: Optional[int] = None,
+        depends_on: Optional[Sequence[str]] = None,
+        wait_at_most_ms: Optional[int] = None,
+        on_child_failure: Optional[str] = None,
     ) -> Result:
         """delayq_client.Queue.add, awaited."""
-        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made)
+        call = self._add_call(
+            data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made,
+            depends_on, wait_at_most_ms, on_child_failure,
+        )
         return (await self._do(call))[0]
 
     async def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:
@@ -75,6 +81,9 @@ class Queue(QueueCalls):
 
     async def fail(self, id: str, reason: str = "failed by Queue.fail", dead: bool = False, retry_ms: int = 1000, default_max: int = 3) -> Result:
         return await self._do(self._fail_call(id, reason, dead, retry_ms, default_max))
+
+    async def signal(self, id: str, name: str, data: Any = None) -> Result:
+        return await self._do(self._signal_call(id, name, data))
 
     async def reschedule(self, id: str, delay_ms: Optional[float] = None, run_at: Optional[float] = None) -> Result:
         return await self._do(self._reschedule_call(id, delay_ms, run_at))

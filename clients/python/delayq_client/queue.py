@@ -18,6 +18,8 @@ from .formats import decode_body, decode_run
 from .protocol import Protocol, ProtocolError, Reply
 
 MEMO_MS = 60000
+# The most bytes of a signal's data as JSON (LIMIT.signal_data_bytes of the Node library).
+SIGNAL_DATA_BYTES = 16384
 #: What add, cancel, fail and reschedule answer, as the Node library's results (snake_case keys).
 Result = Dict[str, Any]
 
@@ -89,9 +91,14 @@ class QueueCalls:
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
         attempts_made: Optional[int] = None,
+        depends_on: Optional[Sequence[str]] = None,
+        wait_at_most_ms: Optional[int] = None,
+        on_child_failure: Optional[str] = None,
     ) -> Call[List[Result]]:
         job = dict(data=data, id=id, delay_ms=delay_ms, run_at=run_at, priority=priority, attempts=attempts, group=group, replace=replace)
         job.update(cost=cost, dedup=dedup, debounce=debounce, name=name, timeout_ms=timeout_ms, attempts_made=attempts_made)
+        if depends_on is not None or wait_at_most_ms is not None or on_child_failure is not None:
+            job.update(depends_on=depends_on, wait_at_most_ms=wait_at_most_ms, on_child_failure=on_child_failure)
         return self._add_bulk_call([job], "")
 
     def _add_bulk_call(self, jobs: Sequence[Mapping[str, Any]], _field: Optional[str] = None) -> Call[List[Result]]:
@@ -254,6 +261,19 @@ class QueueCalls:
 
         return Call("cancel", args, read, [{"id": id}], request_id)
 
+    def _signal_call(self, id: str, name: str, data: Any = None) -> Call[Result]:
+        v.job_id(id)
+        v.job_id(name, "name")
+        text = "" if data is None else v.payload(data, "data", SIGNAL_DATA_BYTES)
+        request_id = str(uuid.uuid4())
+        args = {"id": id, "name": name, "data": text, "request_id": request_id, "memo_ms": MEMO_MS}
+
+        def read(_: Call[Result], reply: Reply) -> Result:
+            head, _rows = self.protocol.parse("signal", reply)
+            return {"result": self.protocol.script("signal").code(head["code"]), "state": head["state"] or None}
+
+        return Call("signal", args, read, None, request_id)
+
     def _fail_call(self, id: str, reason: str = "failed by Queue.fail", dead: bool = False, retry_ms: int = 1000, default_max: int = 3) -> Call[Result]:
         v.job_id(id)
         if not isinstance(reason, str):
@@ -352,13 +372,22 @@ class Queue(QueueCalls):
         name: Optional[str] = None,
         timeout_ms: Optional[int] = None,
         attempts_made: Optional[int] = None,
+        depends_on: Optional[Sequence[str]] = None,
+        wait_at_most_ms: Optional[int] = None,
+        on_child_failure: Optional[str] = None,
     ) -> Result:
         """Adds one job; returns {'id', 'result' ('added', 'exists', 'replaced', 'deduplicated',
         'debounced'), 'state', 'due_ms'}, and 'duplicate_of' when deduplicated. A debounced add
         answers with the id of the burst's job, which took its data. attempts_made: attempts the
         job made before it was added (a job moved from another queue), below attempts when given:
-        its next run is attempt attempts_made + 1."""
-        call = self._add_call(data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made)
+        its next run is attempt attempts_made + 1. depends_on (docs/flows.md): the job is held
+        until those jobs have ended (each an existing job not dead, or an earlier job of the same
+        add_bulk), at most wait_at_most_ms; on_child_failure 'fail' (default) buries it when one
+        ends dead or cancelled, 'ignore' runs it anyway."""
+        call = self._add_call(
+            data, id, delay_ms, run_at, priority, attempts, group, replace, cost, dedup, debounce, name, timeout_ms, attempts_made,
+            depends_on, wait_at_most_ms, on_child_failure,
+        )
         return self._do(call)[0]
 
     def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:
@@ -376,6 +405,12 @@ class Queue(QueueCalls):
         job now, running or waiting. Returns {'result' ('retried', 'dead', 'refused',
         'not_found'), 'state', 'due_ms'}."""
         return self._do(self._fail_call(id, reason, dead, retry_ms, default_max))
+
+    def signal(self, id: str, name: str, data: Any = None) -> Result:
+        """Sends a signal to a job (docs/flows.md): 'released' (it was waiting for it and runs now,
+        reading the data), 'kept' (it keeps it for its next wait of that name), 'refused' (it has
+        ended) or 'not_found'. Safe to re-send: a lost reply's re-send releases once."""
+        return self._do(self._signal_call(id, name, data))
 
     def reschedule(self, id: str, delay_ms: Optional[float] = None, run_at: Optional[float] = None) -> Result:
         """Moves a job that is not active to a new due time: 'done', 'refused' or 'not_found'."""

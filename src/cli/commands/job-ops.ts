@@ -1,3 +1,4 @@
+import { parseData } from '../read-input.js';
 import type { Command } from 'commander';
 import { duration, globals, heldLine, nextDue, scheduledCounts, instant, ms, output, paint, when, withQueue, writes } from '../context.js';
 import type { Queue } from '../../queue.js';
@@ -177,6 +178,35 @@ Examples:
           : `not rescheduled: ${r.state ? `${id} is ${r.state}` : `no job ${id}`}`,
       );
       if (!r.rescheduled) notChanged();
+    });
+
+  writes(program.command('signal'))
+    .description('send a signal to a job (docs/flows.md): a job waiting for it runs now; another that has not ended keeps it for its wait')
+    .argument('<id>')
+    .argument('<name>', 'the signal, as the handler named it in job.waitForSignal(name)')
+    .argument('[data]', "the signal's data: JSON, or plain text")
+    .option('--text', 'the data is plain text, even when it looks like JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ delayq signal order:123 payment '{"paidAt":"2026-11-29T10:00:00Z"}'
+  $ delayq signal order:123 payment`,
+    )
+    .action(async (id: string, name: string, data: string | undefined, o: { text?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const value = data === undefined ? undefined : parseData(data, o.text === true);
+      const r = await withQueue(g, (q) => q.signal(id, name, value));
+      output(g, r, () =>
+        r.outcome === 'released'
+          ? `${paint('green', 'released')} ${id}: it was waiting for ${name} and runs now`
+          : r.outcome === 'kept'
+            ? `kept: ${id} is ${r.state} and not waiting for ${name}; its next wait for ${name} ends at once`
+            : r.outcome === 'refused'
+              ? `not sent: ${id} is ${r.state}${r.state === 'dead' || r.state === 'completed' ? '' : ' and keeps too many signals'}`
+              : `not sent: no job ${id}`,
+      );
+      if (r.outcome === 'refused' || r.outcome === 'not_found') notChanged();
     });
 
   writes(program.command('promote'))

@@ -7,7 +7,7 @@
 import { ValidationError } from '../../errors.js';
 import { LIMIT, type Finish } from '../lifecycle.js';
 import { childOutcome } from '../holds.js';
-import type { HoldRelease, NewJob, StoredChildOutcome } from '../store.js';
+import type { HoldRelease, NewJob, SignalIn, StoredChildOutcome } from '../store.js';
 import { Heap } from './heap.js';
 import type { MemJob } from './memory-queue.js';
 
@@ -20,6 +20,8 @@ interface MemHold {
   due: number;
   /** h held, r released, t released by its deadline, d buried for a failed dependency. */
   phase: 'h' | 'r' | 't' | 'd';
+  /** The signal it waits for (job.waitForSignal), or undefined: a hold for dependencies. */
+  signal?: string | undefined;
   deps: string[];
   /** Each ended dependency's CHILD_OUTCOME text. */
   ended: Map<string, string>;
@@ -42,6 +44,10 @@ function refuse(item: number | undefined, why: string, v: string | number): neve
 
 export class MemHolds {
   readonly #holds = new Map<string, MemHold>();
+  /** Signals sent to a job that was not waiting for them: id -> name -> data (Redis: `signals`). */
+  readonly #kept = new Map<string, Map<string, string>>();
+  /** The signal that ended a job's last wait (Redis: `signal-in`). */
+  readonly #delivered = new Map<string, SignalIn>();
   /** Job id -> the held jobs waiting for it (Redis: `dependents`). */
   readonly #dependents = new Map<string, string[]>();
   /** Held jobs by deadline; an entry is stale once the job's hold left phase 'h' (Redis: `held`). */
@@ -50,9 +56,67 @@ export class MemHolds {
     (e) => this.#holds.get(e.id) === e.hold && e.hold.phase === 'h',
   );
 
-  /** True once a job was added with dependencies (Redis: meta `holds`). */
+  /** True once a job was added with dependencies or waited for a signal (Redis: meta `holds`). */
   get used(): boolean {
     return this.#holds.size > 0 || this.#dependents.size > 0;
+  }
+
+  /**
+   * wait-signal.lua: the job (its attempt just ended, not counted) waits for a signal of `name`:
+   * one kept for it ends the wait at once (true: the caller schedules it now); else it is held,
+   * until `deadline` at most (Infinity: none).
+   */
+  waitSignal(host: HoldsHost, job: MemJob, name: string, now: number, deadline: number): boolean {
+    const kept = this.#kept.get(job.id);
+    const data = kept?.get(name);
+    if (data !== undefined) {
+      kept!.delete(name);
+      if (kept!.size === 0) this.#kept.delete(job.id);
+      this.#delivered.set(job.id, { name, timedOut: false, data });
+      this.#holds.set(job.id, {
+        pending: 0,
+        failed: 0,
+        policy: 'f',
+        due: now,
+        phase: 'r',
+        signal: name,
+        deps: this.#holds.get(job.id)?.deps ?? [],
+        ended: this.#holds.get(job.id)?.ended ?? new Map(),
+      });
+      return true;
+    }
+    const before = this.#holds.get(job.id);
+    const h: MemHold = { pending: 1, failed: 0, policy: 'f', due: now, phase: 'h', signal: name, deps: before?.deps ?? [], ended: before?.ended ?? new Map() };
+    this.#holds.set(job.id, h);
+    this.#delivered.delete(job.id);
+    if (deadline < Infinity) this.#deadlines.push({ id: job.id, at: deadline, hold: h });
+    host.hold(job);
+    return false;
+  }
+
+  /**
+   * signal.lua: a job waiting for `name` is released (scheduled now by the caller: 'released');
+   * another that has not ended keeps the signal for its wait ('kept'), a second of one name taking
+   * the first's place, unless its kept signals would pass LIMIT.signals_kept_bytes ('refused').
+   */
+  signal(host: HoldsHost, job: MemJob, name: string, data: string, now: number): 'released' | 'kept' | 'refused' {
+    const h = this.#holds.get(job.id);
+    if (job.where === 'held' && h?.phase === 'h' && h.signal === name) {
+      h.phase = 'r';
+      this.#delivered.set(job.id, { name, timedOut: false, data });
+      host.schedule(job, now);
+      return 'released';
+    }
+    const kept = new Map(this.#kept.get(job.id));
+    kept.set(name, data);
+    if (Buffer.byteLength(JSON.stringify(Object.fromEntries(kept))) > LIMIT.signals_kept_bytes) return 'refused';
+    this.#kept.set(job.id, kept);
+    return 'kept';
+  }
+
+  /** The signal that ended a job's last wait, or undefined (CLAIM_HOLDS `signal`). */
+  delivered(id: string): SignalIn | undefined {
+    return this.#holds.get(id)?.signal === undefined ? undefined : this.#delivered.get(id);
   }
 
   /** add.lua HOLDS.check: every item's dependencies, before anything is written. */
@@ -146,7 +210,8 @@ export class MemHolds {
       const h = this.#holds.get(id);
       if (!h) continue;
       h.ended.set(job.id, text);
-      if (h.phase !== 'h') continue;
+      // A job waiting for a signal now (it ran after its deadline) is not released by a late dependency.
+      if (h.phase !== 'h' || h.signal !== undefined) continue;
       h.pending = Math.max(0, h.pending - 1);
       const parent = host.jobs.get(id);
       if (outcome !== 'completed') {
@@ -190,6 +255,7 @@ export class MemHolds {
       if (!e || e.at > now) return;
       this.#deadlines.pop();
       e.hold.phase = 't';
+      if (e.hold.signal !== undefined) this.#delivered.set(e.id, { name: e.hold.signal, timedOut: true, data: '' });
       const job = host.jobs.get(e.id);
       if (job?.where === 'held') host.schedule(job, Math.max(now, e.hold.due));
     }
@@ -204,6 +270,7 @@ export class MemHolds {
   release(id: string): HoldRelease | undefined {
     const h = this.#holds.get(id);
     if (!h) return undefined;
+    if (h.signal !== undefined) return undefined;
     if (h.phase !== 't') return { timedOut: false, pending: [] };
     return { timedOut: true, pending: h.deps.filter((d) => !h.ended.has(d)) };
   }
@@ -218,6 +285,8 @@ export class MemHolds {
   /** A job deleted for good: its hold goes with it (forget_extras). */
   forget(id: string): void {
     this.#holds.delete(id);
+    this.#kept.delete(id);
+    this.#delivered.delete(id);
   }
 
   /** Counts for verify: held jobs whose hold is missing or not 'h'. */
@@ -229,6 +298,8 @@ export class MemHolds {
   clear(): void {
     this.#holds.clear();
     this.#dependents.clear();
+    this.#kept.clear();
+    this.#delivered.clear();
     while (this.#deadlines.pop());
   }
 }

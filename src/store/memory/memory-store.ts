@@ -48,6 +48,9 @@ import type {
   Store,
   StoredAddResult,
   StoredChildOutcome,
+  SignalResult,
+  WaitSignalRequest,
+  WaitSignalResult,
   StreamEvent,
   VerifyReport,
   WakeHandlers,
@@ -375,6 +378,8 @@ export class MemoryStore implements Store {
       if (q.holds.used) {
         const hold = q.holds.release(job.id);
         if (hold) jobs[jobs.length - 1]!.hold = hold;
+        const signal = q.holds.delivered(job.id);
+        if (signal) jobs[jobs.length - 1]!.signal = { ...signal };
       }
     }
     // 3. Hand them out with fresh lease tokens; how late they start goes in the history.
@@ -730,6 +735,35 @@ export class MemoryStore implements Store {
     q.schedule(job, due);
     q.emit(now, 'snoozed', job.id, { due: String(due) });
     return { outcome: 'snoozed', dueAtMs: due };
+  }
+
+  async waitSignal(queue: string, req: WaitSignalRequest): Promise<WaitSignalResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(req.id);
+    if (!job) return { outcome: this.#missing(q, req.id, this.#now()), dueAtMs: undefined };
+    // As wait-signal.lua: a re-sent call finds its own given-up mark and answers as the first did.
+    if (job.token === MARK.given_up + req.token)
+      return job.where === 'held' ? { outcome: 'waiting', dueAtMs: undefined } : { outcome: 'signalled', dueAtMs: job.due };
+    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    const now = this.#now();
+    job.token = MARK.given_up + req.token;
+    job.attempts = Math.max(0, job.attempts - 1);
+    const deadline = req.timeoutMs === undefined ? Infinity : now + req.timeoutMs;
+    if (q.holds.waitSignal(q, job, req.name, now, deadline)) {
+      q.schedule(job, now);
+      return { outcome: 'signalled', dueAtMs: now };
+    }
+    if (deadline < Infinity) q.wakeIfEarlier(q.headDue(), deadline);
+    return { outcome: 'waiting', dueAtMs: undefined };
+  }
+
+  async signal(queue: string, id: string, name: string, data: string): Promise<SignalResult> {
+    const q = this.#q(queue);
+    const job = q.jobs.get(id);
+    if (!job) return { outcome: 'not_found', state: undefined };
+    const state = publicState(job);
+    if (state === 'dead' || state === 'completed') return { outcome: 'refused', state };
+    return { outcome: q.holds.signal(q, job, name, data, this.#now()), state };
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {

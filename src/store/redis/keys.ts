@@ -125,6 +125,8 @@ export function holdKeys(keys: QueueKeys): Record<keyof typeof HOLD_SUFFIXES, st
     deps: keys.root + HOLD_SUFFIXES.deps,
     dependents: keys.root + HOLD_SUFFIXES.dependents,
     results: keys.root + HOLD_SUFFIXES.results,
+    signals: keys.root + HOLD_SUFFIXES.signals,
+    delivered: keys.root + HOLD_SUFFIXES.delivered,
   };
 }
 

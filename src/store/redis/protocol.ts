@@ -147,6 +147,15 @@ const ARGS: Record<string, ArgDoc> = {
     notSet: "'' ('fail')",
     doc: "with depends_on: 'fail' buries the job when a dependency ends dead or cancelled, 'ignore' counts it as ended",
   },
+  'wait-signal.name': { type: 'id', doc: 'the signal the job waits for (1-256 characters, no control characters)' },
+  'wait-signal.timeout_ms': {
+    type: 'integer',
+    unit: 'ms',
+    notSet: "'' (no timeout)",
+    doc: 'the job runs anyway this long after the call, its next run seeing the wait timed out',
+  },
+  'signal.name': { type: 'id', doc: 'the signal to send (1-256 characters, no control characters)' },
+  'signal.data': { type: 'json', notSet: "''", doc: `the signal's data as JSON text, at most ${LIMIT.signal_data_bytes} bytes: the job's next run reads it` },
   'child-results.id': { type: 'id', doc: 'the held (or released) job whose dependencies to read' },
   hold_ms: { type: 'integer', unit: 'ms', doc: "0, or (RateLimitSignal) how long the released jobs' groups, or the queue, get no hand-outs" },
   rate_max: {

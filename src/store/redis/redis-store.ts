@@ -35,6 +35,9 @@ import type {
   Store,
   StoredAddResult,
   StoredChildOutcome,
+  SignalResult,
+  WaitSignalRequest,
+  WaitSignalResult,
   WakeHandlers,
   ConnectionWatcher,
   WakeSubscription,
@@ -682,6 +685,25 @@ export class RedisStore implements Store {
     const { fields } = await this.#reply(queue, 'snooze', { id: req.id, token: req.token, delay_ms: req.delayMs, deadline: req.deadlineAtMs ?? '' });
     const due = num(fields.due_ms);
     return { outcome: codeName('snooze', fields.code), dueAtMs: due < 0 ? undefined : due };
+  }
+
+  async waitSignal(queue: string, req: WaitSignalRequest): Promise<WaitSignalResult> {
+    const { fields } = await this.#reply(queue, 'wait-signal', { id: req.id, token: req.token, name: req.name, timeout_ms: req.timeoutMs ?? '' });
+    const due = num(fields.due_ms);
+    return { outcome: codeName('waitSignal', fields.code), dueAtMs: due < 0 ? undefined : due };
+  }
+
+  async signal(queue: string, id: string, name: string, data: string): Promise<SignalResult> {
+    const k = this.keys(queue);
+    const rid = this.#requestId();
+    const { fields } = await this.#reply(
+      queue,
+      'signal',
+      { id, name, data, request_id: rid, memo_ms: REQUEST_MEMO_MS },
+      { keys: { memo: requestKey(k, rid) } },
+    );
+    const state = String(fields.state);
+    return { outcome: codeName('signal', fields.code), state: state === '' ? undefined : (state as JobState) };
   }
 
   async deadList(queue: string, offset: number, limit: number): Promise<{ total: number; jobs: DeadJob[] }> {

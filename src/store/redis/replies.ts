@@ -9,7 +9,7 @@
 import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
 import { handedOutAtMs } from '../lease-token.js';
-import type { ClaimedJob, ClaimResult, HoldRelease, LeaseOutcome, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
+import type { ClaimedJob, ClaimResult, HoldRelease, LeaseOutcome, SignalIn, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
 import { parseErrors, parseRun, readBody, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
@@ -197,13 +197,20 @@ function claimGroups(text: string): Map<number, string> | undefined {
   return out;
 }
 
-/** The holds of a claim's jobs by position (wire.ts CLAIM_HOLDS); undefined when none was added with dependencies. */
-export function claimHolds(text: string): Map<number, HoldRelease> | undefined {
+/** How one held job handed out was released: its dependencies' hold, and the signal that ended its wait. */
+export interface ClaimHold {
+  hold: HoldRelease;
+  signal: SignalIn | undefined;
+}
+
+/** The holds of a claim's jobs by position (wire.ts CLAIM_HOLDS, JSON); undefined when none was held. */
+export function claimHolds(text: string): Map<number, ClaimHold> | undefined {
   if (text === '') return undefined;
-  const out = new Map<number, HoldRelease>();
-  for (const line of text.split('\n')) {
-    const [position, how, ...pending] = line.split('\t');
-    if (position && how) out.set(Number(position), { timedOut: how === 't', pending });
+  const out = new Map<number, ClaimHold>();
+  const entries = JSON.parse(text) as { at: number; timedOut: boolean; pending?: string[]; signal?: [string, number, string] }[];
+  for (const e of entries) {
+    const signal = e.signal && { name: e.signal[0], timedOut: e.signal[1] === 1, data: e.signal[2] };
+    out.set(e.at, { hold: { timedOut: e.timedOut, pending: Array.isArray(e.pending) ? e.pending : [] }, signal });
   }
   return out;
 }
@@ -225,7 +232,12 @@ export function claimResult(reply: unknown[]): ClaimResult {
   for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
       jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n));
-      if (holds !== undefined) jobs[read]!.hold = holds.get(n);
+      const held = holds?.get(n);
+      if (held !== undefined) {
+        // A job that waited only for a signal has no dependencies' hold to show.
+        if (held.signal === undefined || held.hold.timedOut || held.hold.pending.length > 0) jobs[read]!.hold = held.hold;
+        if (held.signal !== undefined) jobs[read]!.signal = held.signal;
+      }
       read++;
     } catch (err) {
       unreadable.push({

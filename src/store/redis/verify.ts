@@ -80,11 +80,13 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   // Holds (HOLD_STATE): a held job's hold is 'h' and counts as pending exactly its dependencies
   // with no outcome recorded, each of which exists and names it among its dependents.
   for (const id of held) {
-    const m = /^(\d+):(\d+):([fi]):(\d+):([hrtd])$/.exec(holds.get(id) ?? '');
+    const m = /^(\d+):(\d+):([fi]):(\d+):([hrtd])(?::(.+))?$/.exec(holds.get(id) ?? '');
     if (!m || m[5] !== 'h') {
       problems.push(`job ${id} is held without a hold in phase h`);
       continue;
     }
+    // Waiting for a signal (its dependencies, if any, ended before it ran).
+    if (m[6] !== undefined) continue;
     const open = (holdDeps.get(id) ?? '').split('\t').filter((d) => d !== '' && !childResults.has(`${id}\t${d}`));
     if (Number(m[1]) !== open.length) problems.push(`held job ${id} counts ${m[1]} pending, but ${open.length} of its dependencies have not ended`);
     for (const d of open) {

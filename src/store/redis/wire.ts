@@ -61,6 +61,9 @@ export const HISTORY_SUFFIX = 'history';
  * - `dependents` (HASH job id -> the ids of the held jobs waiting for it, tab-separated): removed
  *   when the job's life ends and its dependents were told.
  * - `child-results` (HASH `<held id>\t<dependency id>` -> CHILD_OUTCOME): how each dependency ended.
+ * - `signals` (HASH job id -> a JSON object, signal name -> its data as JSON text): signals sent to
+ *   a job that was not waiting for them, kept (at most SIGNALS_KEPT_BYTES a job) until it waits.
+ * - `signal-in` (HASH job id -> SIGNAL_IN): the signal that ended the job's last wait, for its runs.
  */
 export const HOLD_SUFFIXES = {
   held: 'held',
@@ -68,6 +71,8 @@ export const HOLD_SUFFIXES = {
   deps: 'hold-deps',
   dependents: 'dependents',
   results: 'child-results',
+  signals: 'signals',
+  delivered: 'signal-in',
 } as const;
 
 /**
@@ -77,7 +82,13 @@ export const HOLD_SUFFIXES = {
  * the later of that and the release); phase `h` held, `r` released (every dependency ended), `t`
  * released by its deadline, `d` buried because a dependency failed.
  */
-export const HOLD_STATE = '<pending>:<failed>:<f|i>:<due ms>:<h|r|t|d>';
+export const HOLD_STATE = '<pending>:<failed>:<f|i>:<due ms>:<h|r|t|d>[:<signal name>]';
+
+/**
+ * The signal that ended a job's wait (job.waitForSignal), its field in `signal-in`:
+ * `<name>\t<1 when its timeout came first, else 0>\t<data JSON, or empty>`.
+ */
+export const SIGNAL_IN = '<name>\t<0|1>\t<data>';
 
 /**
  * How a dependency ended, its field in `child-results`: `c<result JSON, or empty>` (completed),
@@ -87,11 +98,14 @@ export const CHILD_OUTCOME = 'c<result> | d<reason> | x<reason>';
 
 /**
  * The holds of a claim's jobs, one reply field like CLAIM_GROUPS (a queue that holds no job pays
- * nothing per job): `<job position, from 1>\t<r|t>\t<pending ids, tab-separated>\n` for each job
- * handed out that was added with dependencies; `t` when its deadline released it, and then the
- * dependencies that had not ended.
+ * nothing per job), as JSON (a signal's data may hold any character): one object for each job
+ * handed out that was held (added with dependencies, or waiting for a signal); `timedOut` when
+ * its deadline released it, with the dependencies that had not ended in `pending` (absent when
+ * none); `signal` when the job waited for one: its name, 1 when its timeout came first, and the
+ * data it was sent with. '' when no job handed out was held.
  */
-export const CLAIM_HOLDS = '<job position in the reply, from 1>\t<r|t>\t<pending id>\t…\n…';
+export const CLAIM_HOLDS =
+  '[{"at": <job position, from 1>, "timedOut": <bool>, "pending": [<id>, …], "signal": [<name>, <timed out 0|1>, <data JSON or "">]}, …]';
 
 /**
  * A minute of the history: `<minute>:<completed>:<failed>:<dead>:<late jobs>:<late ms summed>:<late ms at most>`.
@@ -138,6 +152,8 @@ export const CODES = {
   lease: { ok: 1, lease_lost: 0, not_found: -1 },
   add: { added: 1, exists: 0, replaced: 2, deduplicated: 3, debounced: 4, guard_refused: -1, moved: -2, too_costly: -3 },
   fail: { retried: 1, dead: 2, lease_lost: 0, not_found: -1 },
+  waitSignal: { waiting: 1, signalled: 2, lease_lost: 0, not_found: -1 },
+  signal: { released: 1, kept: 2, refused: 0, not_found: -1 },
   snooze: { snoozed: 1, dead: 2, lease_lost: 0, not_found: -1 },
   change: { done: 1, refused: 0, not_found: -1 },
   failNow: { retried: 1, dead: 2, refused: 0, not_found: -1 },
@@ -392,6 +408,21 @@ export const WIRE = {
     reply: { fields: ['code', 'state', 'due_ms'] },
     codes: 'change',
   },
+  'wait-signal': {
+    keys: [],
+    args: ['id', 'token', 'name', 'timeout_ms'],
+    reply: { fields: ['code', 'due_ms'], note: 'due_ms is when the job runs again when signalled (a signal was kept for it), -1 while it waits' },
+    codes: 'waitSignal',
+  },
+  signal: {
+    keys: ['memo'],
+    args: ['id', 'name', 'data', 'request_id', 'memo_ms'],
+    reply: {
+      fields: ['code', 'state'],
+      note: "state is the job's state before the call ('' when not found); refused: the job has ended (dead or completed), or its kept signals would pass SIGNALS_KEPT_BYTES",
+    },
+    codes: 'signal',
+  },
   'child-results': {
     keys: [],
     args: ['id'],
@@ -589,6 +620,10 @@ export const ARG_RULES: Record<string, ArgRule> = {
   memo_ms: ms(1, true),
   epoch: { text: "a layout epoch, compared with the shard's ('': unsharded)" },
   item_fields: { oneOf: ['base', 'controls', 'holds'] },
+  'wait-signal.name': { id: true },
+  'signal.name': { id: true },
+  'wait-signal.timeout_ms': ms(1, true),
+  'signal.data': { text: "the signal's data as JSON text ('' for none), at most SIGNAL_DATA_BYTES; a handler JSON.parse's it" },
   depends_on: { text: "ids separated by tabs ('': none); each is checked as add.id" },
   deadline_ms: ms(0, true),
   deadline_at: epochMs,

@@ -50,6 +50,9 @@ import type {
   Store,
   StoredAddResult,
   StoredChildOutcome,
+  SignalResult,
+  WaitSignalRequest,
+  WaitSignalResult,
   StoredPage,
   StoredSchedule,
   UpdateRequest,
@@ -298,6 +301,33 @@ export class ShardedStore implements Store, ShardAdmin {
     if (res.outcome === 'snoozed') this.#claims.putBack(queue, member, res.dueAtMs);
     const [outcome] = await this.#fenceMisses(queue, [req], [res.outcome]);
     return { ...res, outcome: outcome! };
+  }
+
+  async waitSignal(queue: string, req: WaitSignalRequest): Promise<WaitSignalResult> {
+    const { member, token } = memberOfToken(queue, req.token);
+    const res = await this.inner.waitSignal(member, { ...req, token });
+    if (res.outcome === 'signalled') this.#claims.putBack(queue, member, res.dueAtMs);
+    // A wait with a timeout: that shard's workers look again when it passes.
+    if (res.outcome === 'waiting' && req.timeoutMs !== undefined) this.#claims.putBack(queue, member, Date.now() + req.timeoutMs);
+    const [outcome] = await this.#fenceMisses(queue, [req], [res.outcome]);
+    return { ...res, outcome: outcome! };
+  }
+
+  async signal(queue: string, id: string, name: string, data: string): Promise<SignalResult> {
+    let at = '';
+    const [res] = await byId(
+      this.#layouts,
+      queue,
+      [id],
+      async (m, x) => {
+        const r = await this.inner.signal(m, x[0]!, name, data);
+        if (r.outcome === 'released') at = m;
+        return [r];
+      },
+      (r) => r.outcome !== 'not_found',
+    );
+    if (at !== '') this.#claims.putBack(queue, at, 0);
+    return res!;
   }
 
   async update(queue: string, req: UpdateRequest): Promise<LeaseOutcome> {

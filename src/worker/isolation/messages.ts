@@ -8,8 +8,17 @@
  * LeaseLostError, ValidationError, HandlerTimeoutError), so a handler in a thread means what it
  * means in-process.
  */
-import { DelayqError, HandlerTimeoutError, LeaseLostError, RateLimitSignal, SnoozeSignal, UnrecoverableError, ValidationError } from '../../errors.js';
-import type { Job, JobHold } from '../../job.js';
+import {
+  DelayqError,
+  HandlerTimeoutError,
+  LeaseLostError,
+  RateLimitSignal,
+  SnoozeSignal,
+  UnrecoverableError,
+  ValidationError,
+  WaitForSignal,
+} from '../../errors.js';
+import type { Job, JobHold, JobSignal } from '../../job.js';
 
 /** The plain part of a Job: what a handler reads. */
 export interface JobSnapshot {
@@ -26,6 +35,7 @@ export interface JobSnapshot {
   createdAtMs: number;
   token: string;
   hold: JobHold | undefined;
+  signalled: JobSignal | undefined;
 }
 
 /** The Job methods a handler in a thread calls on the parent's real job. */
@@ -46,7 +56,8 @@ export interface WireError {
   field?: string;
   jobId?: string;
   token?: string;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
+  signalName?: string;
 }
 
 /** From the pool to a slot. */
@@ -91,6 +102,7 @@ export function snapshot(job: Job<unknown>): JobSnapshot {
     createdAtMs: job.createdAtMs,
     token: job.token,
     hold: job.hold,
+    signalled: job.signalled,
   };
 }
 
@@ -110,6 +122,9 @@ export function toWire(thrown: unknown): WireError {
   if (thrown instanceof SnoozeSignal) {
     w.delayMs = thrown.delayMs;
     w.deadlineAtMs = thrown.deadlineAtMs;
+  } else if (thrown instanceof WaitForSignal) {
+    w.signalName = thrown.signalName;
+    w.timeoutMs = thrown.timeoutMs;
   } else if (thrown instanceof RateLimitSignal) w.retryAfterMs = thrown.retryAfterMs;
   else if (thrown instanceof ValidationError) w.field = thrown.field;
   else if (thrown instanceof LeaseLostError) {
@@ -129,6 +144,9 @@ export function fromWire(w: WireError): unknown {
       break;
     case 'RateLimitSignal':
       err = new RateLimitSignal(w.retryAfterMs as number);
+      break;
+    case 'WaitForSignal':
+      err = new WaitForSignal(String(w.signalName), w.timeoutMs);
       break;
     case 'UnrecoverableError':
       err = new UnrecoverableError(w.message);

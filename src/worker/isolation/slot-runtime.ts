@@ -7,7 +7,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { ChildResults, Job } from '../../job.js';
-import { roundedSnooze, snoozeProblem } from '../handed-job.js';
+import { roundedSnooze, snoozeProblem, waitSignalProblem } from '../handed-job.js';
+import { WaitForSignal } from '../../errors.js';
 import { handlerOfModule } from '../route-by-name.js';
 import { type FromSlot, fromWire, type JobSnapshot, type ProxiedMethod, type ToSlot, toWire } from './messages.js';
 
@@ -67,6 +68,11 @@ export function serveSlot(moduleUrl: string, port: SlotPort, kind: 'thread' | 'p
       log: (line) => call('log', [line]),
       extendLease: (ms) => call('extendLease', ms === undefined ? [] : [ms]),
       childResults: <R>() => call<ChildResults<R>>('childResults', []),
+      waitForSignal(name: string, opts: { timeoutMs?: number } = {}): never {
+        const bad = waitSignalProblem(name, opts.timeoutMs, '');
+        if (bad) throw bad;
+        throw new WaitForSignal(name, opts.timeoutMs === undefined ? undefined : Math.ceil(opts.timeoutMs));
+      },
     };
     let msg: FromSlot & { type: 'done' };
     try {

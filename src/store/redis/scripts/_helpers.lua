@@ -393,7 +393,7 @@ end
 -- Most queues have none of these hashes: an EXISTS per hash costs less than passing every id
 -- to an HDEL that finds no key (each argument is copied into Redis, ~0.5k instructions an id).
 local function forget_extras(ids)
-  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF }) do
+  for _, key in ipairs({ K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_FLOW_OF, hold_key('signals'), hold_key('delivered') }) do
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
   -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.

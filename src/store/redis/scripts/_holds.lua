@@ -26,16 +26,23 @@ function HOLDS.split(s)
   return out
 end
 
--- HOLD_STATE as { pending, failed, policy, due, phase }, or nil when it does not read.
+-- HOLD_STATE as { pending, failed, policy, due, phase, signal }, or nil when it does not read.
+-- `signal` is the name of the signal a job waits for (job.waitForSignal), else false: a hold for
+-- dependencies.
 function HOLDS.parse(v)
   if not v then return nil end
-  local p, f, policy, due, phase = string.match(v, '^(%d+):(%d+):([fi]):(%d+):([hrtd])$')
+  local p, f, policy, due, phase, rest = string.match(v, '^(%d+):(%d+):([fi]):(%d+):([hrtd])(.*)$')
   if not p or #p > 15 or #f > 15 or #due > 16 then return nil end
-  return { pending = tonumber(p), failed = tonumber(f), policy = policy, due = tonumber(due), phase = phase }
+  local signal = false
+  if rest ~= '' then
+    signal = string.match(rest, '^:(.+)$')
+    if not signal then return nil end
+  end
+  return { pending = tonumber(p), failed = tonumber(f), policy = policy, due = tonumber(due), phase = phase, signal = signal }
 end
 
 function HOLDS.encode(h)
-  return int(h.pending) .. ':' .. int(h.failed) .. ':' .. h.policy .. ':' .. int(h.due) .. ':' .. h.phase
+  return int(h.pending) .. ':' .. int(h.failed) .. ':' .. h.policy .. ':' .. int(h.due) .. ':' .. h.phase .. (h.signal and (':' .. h.signal) or '')
 end
 
 -- An add's item with dependencies, checked before anything is written: `deps_s` its ids
@@ -162,7 +169,8 @@ function HOLDS.settle(outcome, ids, told, now)
         if h then
           results[#results + 1] = parent .. '\t' .. id
           results[#results + 1] = text
-          if h.phase == 'h' then
+          -- A job waiting for a signal now (it ran after its deadline) is not released by a late dependency.
+          if h.phase == 'h' and not h.signal then
             h.pending = math.max(0, h.pending - 1)
             if outcome ~= FINISH.completed then
               if h.policy == 'f' then
@@ -223,6 +231,8 @@ function HOLDS.release_expired(now, limit)
       h.phase = 't'
       states[#states + 1] = id
       states[#states + 1] = HOLDS.encode(h)
+      -- A wait for a signal that timed out: its next run sees { name, timedOut }.
+      if h.signal then redis.call('HSET', HOLDS.key('delivered'), id, h.signal .. '\t1\t') end
       due[#due + 1] = math.max(now, h.due)
       due[#due + 1] = id
     elseif not h and redis.call('HEXISTS', K_JOBS, id) == 1 then
@@ -242,29 +252,38 @@ function HOLDS.next_deadline()
   return nil
 end
 
--- The claim reply's holds field (wire.ts CLAIM_HOLDS) for jobs handed out: `ids` and their
--- positions in the reply. Jobs not added with dependencies have no line.
+-- The claim reply's holds field (wire.ts CLAIM_HOLDS, JSON) for jobs handed out: `ids` and their
+-- positions in the reply. Jobs never held have no entry; '' when none was.
 function HOLDS.claim_lines(ids, positions)
   if #ids == 0 then return '' end
   local recs = hmget(HOLDS.key('holds'), ids)
-  local lines = {}
+  local entries = {}
+  local delivered = nil
   for i, id in ipairs(ids) do
     local h = HOLDS.parse(recs[i])
     if h then
-      local line = positions[i] .. '\t' .. (h.phase == 't' and 't' or 'r')
-      if h.phase == 't' then
+      local e = { at = positions[i], timedOut = h.phase == 't' and not h.signal }
+      if e.timedOut then
         local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
         local fields = {}
         for k, dep in ipairs(deps) do fields[k] = id .. '\t' .. dep end
         local ended = hmget(HOLDS.key('results'), fields)
+        local pending = {}
         for k, dep in ipairs(deps) do
-          if not ended[k] then line = line .. '\t' .. dep end
+          if not ended[k] then pending[#pending + 1] = dep end
         end
+        if #pending > 0 then e.pending = pending end
       end
-      lines[#lines + 1] = line .. '\n'
+      if h.signal then
+        delivered = delivered or HOLDS.key('delivered')
+        local name, timed_out, data = string.match(redis.call('HGET', delivered, id) or '', '^([^\t]*)\t([01])\t(.*)$')
+        if name then e.signal = { name, tonumber(timed_out), data } end
+      end
+      entries[#entries + 1] = e
     end
   end
-  return table.concat(lines)
+  if #entries == 0 then return '' end
+  return cjson.encode(entries)
 end
 
 -- The dependencies of cancelled held jobs (`deps`, after their holds were forgotten) that no
@@ -293,4 +312,26 @@ function HOLDS.take_orphans(deps)
     end
   end
   return out
+end
+
+-- Pending signals kept for a job that was not waiting (`signals`: a JSON object name -> data),
+-- as a table; a value that does not read is started afresh.
+function HOLDS.kept_signals(id)
+  local stored = redis.call('HGET', HOLDS.key('signals'), id)
+  if not stored then return {} end
+  local ok, kept = pcall(cjson.decode, stored)
+  if ok and type(kept) == 'table' then return kept end
+  return {}
+end
+
+-- Writes a job's kept signals back (none: the field goes).
+function HOLDS.keep_signals(id, kept)
+  if next(kept) == nil then
+    redis.call('HDEL', HOLDS.key('signals'), id)
+    return true
+  end
+  local text = cjson.encode(kept)
+  if #text > LIMIT.signals_kept_bytes then return false end
+  redis.call('HSET', HOLDS.key('signals'), id, text)
+  return true
 end
