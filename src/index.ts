@@ -47,6 +47,7 @@ export type {
   DueTimeline,
   RetentionRule,
   WorkerInfo,
+  HoldInfo,
 } from './types.js';
 export {
   DelayqError,

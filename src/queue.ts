@@ -50,6 +50,7 @@ import {
 } from './store/store.js';
 import type {
   AddResult,
+  HoldInfo,
   CancelResult,
   FailNowResult,
   DueTimeline,
@@ -419,6 +420,30 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     const [result] = await this.#calls.cancel(this.name, [parseId(id)], o);
     if (result!.cancelled) this.#emit('cancelled', result!);
     return result!;
+  }
+
+  /**
+   * A job's hold (docs/flows.md): whether it is held, what it still waits for (dependencies, a
+   * signal), until when at most, and how each dependency ended; null for a job never held (or
+   * gone). Results stay JSON text here, as `get()` keeps them.
+   */
+  async holdOf(id: string): Promise<HoldInfo | null> {
+    const h = await this.#calls.holdOf(this.name, parseId(id));
+    if (!h) return null;
+    return {
+      state: h.phase,
+      waitingFor: h.phase === 'held' ? h.children.filter((c) => c.outcome === undefined).map((c) => c.id) : [],
+      signal: h.signal,
+      deadlineAtMs: h.deadlineAtMs,
+      onChildFailure: h.onChildFailure,
+      children: h.children.map((c) =>
+        c.outcome === undefined
+          ? { id: c.id, outcome: 'pending' as const }
+          : c.outcome === 'completed'
+            ? { id: c.id, outcome: c.outcome, result: c.value }
+            : { id: c.id, outcome: c.outcome, reason: c.value },
+      ),
+    };
   }
 
   /**

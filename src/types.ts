@@ -142,6 +142,21 @@ export interface RetentionRule {
   ageMs: number | undefined;
 }
 
+/** A job's hold (Queue.holdOf): what it waits for and how it stands (docs/flows.md). */
+export interface HoldInfo {
+  /** held: waiting; released: what it waited for happened; timedOut: its deadline came first; failed: buried for a failed dependency. */
+  state: 'held' | 'released' | 'timedOut' | 'failed';
+  /** The dependencies that have not ended, in the order given. */
+  waitingFor: string[];
+  /** The signal it waits (or waited) for, if any. */
+  signal: string | undefined;
+  /** When it runs anyway, while held with a deadline (server clock, epoch ms). */
+  deadlineAtMs: number | undefined;
+  onChildFailure: 'fail' | 'ignore';
+  /** Each dependency, in the order given, and how it ended. */
+  children: { id: string; outcome: 'completed' | 'dead' | 'cancelled' | 'pending'; result?: string; reason?: string }[];
+}
+
 export interface AddResult {
   id: string;
   /**

@@ -169,7 +169,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#calls = {
       extend: (job, ms) => this.#extendOne(job as HandedJob<T>, ms),
       update: (job, progress, lines) => this.#update(job, progress, lines),
-      childResults: (job) => this.#store.childResults(this.queue, job.id),
+      childResults: async (job) => (await this.#store.holdOf(this.queue, job.id))?.children,
     };
     this.#timer = new WakeTimer(() => this.#wake(), o.idleCheckMs ?? WORKER_DEFAULTS.idleCheckMs);
     this.#leases = new LeaseKeeper({

@@ -4,7 +4,15 @@
  * after the jobs of the call it waits for, as the scripts require), refusing a cycle by name.
  */
 import { ValidationError } from '../errors.js';
-import type { StoredChildOutcome } from './store.js';
+import type { StoredChildOutcome, StoredHold } from './store.js';
+
+/** HOLD_STATE (wire.ts) as a StoredHold without its deadline and children; undefined when it does not read. */
+export function parseHoldState(text: string): Omit<StoredHold, 'deadlineAtMs' | 'children'> | undefined {
+  const m = /^(\d+):(\d+):([fi]):(\d+):([hrtd])(?::(.+))?$/.exec(text);
+  if (!m) return undefined;
+  const phase = ({ h: 'held', r: 'released', t: 'timedOut', d: 'failed' } as const)[m[5] as 'h' | 'r' | 't' | 'd'];
+  return { phase, pending: Number(m[1]), failed: Number(m[2]), onChildFailure: m[3] === 'i' ? 'ignore' : 'fail', dueAtMs: Number(m[4]), signal: m[6] };
+}
 
 /** One dependency's end as stored (wire.ts CHILD_OUTCOME; '' while it has not ended). */
 export function childOutcome(id: string, text: string): StoredChildOutcome {

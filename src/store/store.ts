@@ -123,6 +123,25 @@ export interface HoldRelease {
   pending: string[];
 }
 
+/** A job's hold as stored (queue.holdOf, job.childResults): what it waits for and how it stands. */
+export interface StoredHold {
+  /** held: waiting; released: every dependency ended, or the signal came; timedOut: its deadline came first; failed: buried for a failed dependency. */
+  phase: 'held' | 'released' | 'timedOut' | 'failed';
+  /** Dependencies not ended (while held; for a wait for a signal, 1). */
+  pending: number;
+  /** Dependencies that ended dead or cancelled under onChildFailure 'ignore'. */
+  failed: number;
+  onChildFailure: 'fail' | 'ignore';
+  /** The time it was added (or waited) to run at. */
+  dueAtMs: number;
+  /** The signal it waits (or waited) for, when it did. */
+  signal: string | undefined;
+  /** When it runs anyway, while held with a deadline. */
+  deadlineAtMs: number | undefined;
+  /** Its dependencies, in the order given, and how each ended. */
+  children: StoredChildOutcome[];
+}
+
 /** How one dependency of a held job ended (job.childResults()), in the order they were given. */
 export interface StoredChildOutcome {
   id: string;
@@ -601,8 +620,8 @@ export interface Store {
   reschedule(queue: string, id: string, delayMs: number | undefined, runAtMs: number | undefined): Promise<RescheduleResult>;
   /** One job with its logs and error history; null when there is none. */
   get(queue: string, id: string): Promise<JobInfo<string> | null>;
-  /** How the dependencies of a job added with them ended; undefined when it has no hold (none, or gone). */
-  childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined>;
+  /** A job's hold (child-results.lua): how it stands and how its dependencies ended; undefined when it has none (never held, or gone). */
+  holdOf(queue: string, id: string): Promise<StoredHold | undefined>;
   /** Jobs by id (null for none), raw stored text in data, result and progress; logs and error history only when asked. */
   getMany(queue: string, ids: string[], withLogs: boolean): Promise<(JobInfo<string> | null)[]>;
   /**

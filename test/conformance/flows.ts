@@ -120,7 +120,7 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.get('lenient'))?.state, 'held');
       await q.store.complete(q.name, [{ id: 'c2', token: c2.token, result: '"ok"' }]);
       assert.equal((await q.get('lenient'))?.state, 'scheduled');
-      assert.deepEqual(await q.store.childResults(q.name, 'lenient'), [
+      assert.deepEqual((await q.store.holdOf(q.name, 'lenient'))?.children, [
         { id: 'c1', outcome: 'dead', value: 'card declined' },
         { id: 'c2', outcome: 'completed', value: '"ok"' },
       ]);
@@ -132,6 +132,16 @@ export function flowConformance(kind: StoreKind): void {
         { data: 1, opts: { id: 'slow', delay: 60_000 } },
         { data: 2, opts: { id: 'w', dependsOn: ['slow'], waitAtMostMs: 200 } },
       ]);
+      const held = await q.holdOf('w');
+      assert.deepEqual({ ...held, deadlineAtMs: typeof held?.deadlineAtMs }, {
+        state: 'held',
+        waitingFor: ['slow'],
+        signal: undefined,
+        deadlineAtMs: 'number',
+        onChildFailure: 'fail',
+        children: [{ id: 'slow', outcome: 'pending' }],
+      });
+      assert.equal(await q.holdOf('slow'), null, 'a job never held has no hold');
       const first = await q.store.claim(q.name, 10, 30_000, 3);
       assert.deepEqual(first.jobs, []);
       assert.ok(first.nextWakeMs !== undefined && first.nextWakeMs - first.nowMs <= 200, 'workers wake for the deadline');
@@ -143,7 +153,7 @@ export function flowConformance(kind: StoreKind): void {
         got.jobs.map((j) => [j.id, j.hold]),
         [['w', { timedOut: true, pending: ['slow'] }]],
       );
-      assert.deepEqual(await q.store.childResults(q.name, 'w'), [{ id: 'slow', outcome: undefined, value: '' }]);
+      assert.deepEqual((await q.store.holdOf(q.name, 'w'))?.children, [{ id: 'slow', outcome: undefined, value: '' }]);
     });
 
     test('cancelling a held parent cancels its waiting children no one else waits for; cancelling a child is its failure', async () => {
@@ -293,7 +303,7 @@ export function flowConformance(kind: StoreKind): void {
       await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2, opts: { delay: 60_000 } }] });
       await q.obliterate({ force: true });
       assert.equal((await q.stats()).heldJobs, 0);
-      assert.equal(await q.store.childResults(q.name, 'r'), undefined);
+      assert.equal(await q.store.holdOf(q.name, 'r'), undefined);
       await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2 }] });
       assert.equal((await q.get('r'))?.state, 'held', 'a fresh flow under the same ids holds again');
     });

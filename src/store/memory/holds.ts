@@ -7,7 +7,7 @@
 import { ValidationError } from '../../errors.js';
 import { LIMIT, type Finish } from '../lifecycle.js';
 import { childOutcome } from '../holds.js';
-import type { HoldRelease, NewJob, SignalIn, StoredChildOutcome } from '../store.js';
+import type { HoldRelease, NewJob, SignalIn, StoredHold } from '../store.js';
 import { Heap } from './heap.js';
 import type { MemJob } from './memory-queue.js';
 
@@ -50,6 +50,8 @@ export class MemHolds {
   readonly #delivered = new Map<string, SignalIn>();
   /** Job id -> the held jobs waiting for it (Redis: `dependents`). */
   readonly #dependents = new Map<string, string[]>();
+  /** Each held job's deadline, for holdOf (Redis: its score in `held`). */
+  readonly #deadlineOf = new Map<string, number>();
   /** Held jobs by deadline; an entry is stale once the job's hold left phase 'h' (Redis: `held`). */
   readonly #deadlines = new Heap<{ id: string; at: number; hold: MemHold }>(
     (a, b) => a.at < b.at,
@@ -89,7 +91,10 @@ export class MemHolds {
     const h: MemHold = { pending: 1, failed: 0, policy: 'f', due: now, phase: 'h', signal: name, deps: before?.deps ?? [], ended: before?.ended ?? new Map() };
     this.#holds.set(job.id, h);
     this.#delivered.delete(job.id);
-    if (deadline < Infinity) this.#deadlines.push({ id: job.id, at: deadline, hold: h });
+    if (deadline < Infinity) {
+      this.#deadlines.push({ id: job.id, at: deadline, hold: h });
+      this.#deadlineOf.set(job.id, deadline);
+    } else this.#deadlineOf.delete(job.id);
     host.hold(job);
     return false;
   }
@@ -185,7 +190,10 @@ export class MemHolds {
       else this.#dependents.set(dep, [job.id]);
     }
     const deadline = hold.deadlineAtMs ?? (hold.deadlineMs === undefined ? Infinity : now + hold.deadlineMs);
-    if (deadline < Infinity) this.#deadlines.push({ id: job.id, at: deadline, hold: h });
+    if (deadline < Infinity) {
+      this.#deadlines.push({ id: job.id, at: deadline, hold: h });
+      this.#deadlineOf.set(job.id, deadline);
+    } else this.#deadlineOf.delete(job.id);
     host.hold(job);
     return true;
   }
@@ -275,16 +283,27 @@ export class MemHolds {
     return { timedOut: true, pending: h.deps.filter((d) => !h.ended.has(d)) };
   }
 
-  /** child-results.lua: how each dependency ended, in order; undefined when the job has no hold. */
-  results(id: string): StoredChildOutcome[] | undefined {
+  /** child-results.lua: how the job's hold stands and how each dependency ended, in order; undefined when it has none. */
+  holdOf(id: string): StoredHold | undefined {
     const h = this.#holds.get(id);
     if (!h) return undefined;
-    return h.deps.map((dep) => childOutcome(dep, h.ended.get(dep) ?? ''));
+    const deadline = h.phase === 'h' ? this.#deadlineOf.get(id) : undefined;
+    return {
+      phase: ({ h: 'held', r: 'released', t: 'timedOut', d: 'failed' } as const)[h.phase],
+      pending: h.pending,
+      failed: h.failed,
+      onChildFailure: h.policy === 'i' ? 'ignore' : 'fail',
+      dueAtMs: h.due,
+      signal: h.signal,
+      deadlineAtMs: deadline,
+      children: h.deps.map((dep) => childOutcome(dep, h.ended.get(dep) ?? '')),
+    };
   }
 
   /** A job deleted for good: its hold goes with it (forget_extras). */
   forget(id: string): void {
     this.#holds.delete(id);
+    this.#deadlineOf.delete(id);
     this.#kept.delete(id);
     this.#delivered.delete(id);
   }
@@ -297,6 +316,7 @@ export class MemHolds {
   /** drain / obliterate: everything goes. */
   clear(): void {
     this.#holds.clear();
+    this.#deadlineOf.clear();
     this.#dependents.clear();
     this.#kept.clear();
     this.#delivered.clear();

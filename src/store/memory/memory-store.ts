@@ -47,7 +47,7 @@ import type {
   SnoozeResult,
   Store,
   StoredAddResult,
-  StoredChildOutcome,
+  StoredHold,
   SignalResult,
   WaitSignalRequest,
   WaitSignalResult,
@@ -707,8 +707,8 @@ export class MemoryStore implements Store {
     return queueStats(this.#q(queue), this.#now(), windowMs);
   }
 
-  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
-    return this.#q(queue).holds.results(id);
+  async holdOf(queue: string, id: string): Promise<StoredHold | undefined> {
+    return this.#q(queue).holds.holdOf(id);
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {

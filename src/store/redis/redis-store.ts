@@ -34,7 +34,7 @@ import type {
   NewJob,
   Store,
   StoredAddResult,
-  StoredChildOutcome,
+  StoredHold,
   SignalResult,
   WaitSignalRequest,
   WaitSignalResult,
@@ -117,7 +117,7 @@ const ADD_FIELDS = {
 } as const;
 
 import { verifyQueue } from './verify.js';
-import { childOutcome } from '../holds.js';
+import { childOutcome, parseHoldState } from '../holds.js';
 import { tooCostly } from '../too-costly.js';
 import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
@@ -670,10 +670,16 @@ export class RedisStore implements Store {
     };
   }
 
-  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
+  async holdOf(queue: string, id: string): Promise<StoredHold | undefined> {
     const { fields, items } = await this.#reply(queue, 'child-results', { id });
-    if (fields.found !== 1) return undefined;
-    return items.map((row) => childOutcome(String(row.dependency), String(row.outcome)));
+    const state = fields.found === 1 ? parseHoldState(String(fields.hold)) : undefined;
+    if (!state) return undefined;
+    const deadline = num(fields.deadline_ms);
+    return {
+      ...state,
+      deadlineAtMs: deadline < 0 || state.phase !== 'held' ? undefined : deadline,
+      children: items.map((row) => childOutcome(String(row.dependency), String(row.outcome))),
+    };
   }
 
   async timeline(queue: string, fromMs: number | undefined, bucketMs: number, buckets: number): Promise<DueTimeline> {

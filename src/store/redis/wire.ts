@@ -427,9 +427,9 @@ export const WIRE = {
     keys: [],
     args: ['id'],
     reply: {
-      fields: ['found', 'hold'],
+      fields: ['found', 'hold', 'deadline_ms'],
       each: ['dependency', 'outcome'],
-      note: "found is 0 when the job has no hold (never added with dependencies, or gone); hold is its HOLD_STATE; per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)",
+      note: "found is 0 when the job has no hold (never added with dependencies nor waited for a signal, or gone); hold is its HOLD_STATE; deadline_ms its deadline while it is held (-1: none, or not held); per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)",
     },
   },
   get: {

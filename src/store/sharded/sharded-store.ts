@@ -49,7 +49,7 @@ import type {
   SnoozeResult,
   Store,
   StoredAddResult,
-  StoredChildOutcome,
+  StoredHold,
   SignalResult,
   WaitSignalRequest,
   WaitSignalResult,
@@ -403,12 +403,12 @@ export class ShardedStore implements Store, ShardAdmin {
     return (await this.getMany(queue, [id], true))[0] ?? null;
   }
 
-  async childResults(queue: string, id: string): Promise<StoredChildOutcome[] | undefined> {
+  async holdOf(queue: string, id: string): Promise<StoredHold | undefined> {
     const [found] = await byId(
       this.#layouts,
       queue,
       [id],
-      async (m, x) => [await this.inner.childResults(m, x[0]!)],
+      async (m, x) => [await this.inner.holdOf(m, x[0]!)],
       (r) => r !== undefined,
     );
     return found;

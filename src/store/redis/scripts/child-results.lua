@@ -1,9 +1,9 @@
 --[[ child-results: how the dependencies of a job added with them ended (docs/flows.md).
 KEYS: base
 ARGV: base, id
-Returns: { found, hold, then per item: dependency, outcome }; found is 0 when the job has no hold (never added with dependencies, or gone); hold is its HOLD_STATE; per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)
-What `job.childResults()` reads: one HGET of the job's hold and its dependencies, one HMGET of
-their outcomes. Only reads.
+Returns: { found, hold, deadline_ms, then per item: dependency, outcome }; found is 0 when the job has no hold (never added with dependencies nor waited for a signal, or gone); hold is its HOLD_STATE; deadline_ms its deadline while it is held (-1: none, or not held); per dependency, in the order it was given, its CHILD_OUTCOME ('' while it has not ended)
+What `job.childResults()` and `queue.holdOf()` read: one HGET of the job's hold and its
+dependencies, a ZSCORE of its deadline, one HMGET of their outcomes. Only reads.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
@@ -11,8 +11,10 @@ their outcomes. Only reads.
 
 local id = arg('id')
 local hold = redis.call('HGET', HOLDS.key('holds'), id)
-if not hold then return reply({ found = 0, hold = '' }) end
-local out = reply({ found = 1, hold = hold })
+if not hold then return reply({ found = 0, hold = '', deadline_ms = -1 }) end
+local deadline = tonumber(redis.call('ZSCORE', HOLDS.key('held'), id))
+if deadline == nil or deadline == math.huge then deadline = -1 end
+local out = reply({ found = 1, hold = hold, deadline_ms = deadline })
 local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
 local fields = {}
 for i, dep in ipairs(deps) do fields[i] = id .. '\t' .. dep end
