@@ -298,6 +298,42 @@ export function flowConformance(kind: StoreKind): void {
       await assert.rejects(q.signal('done', 'payment', 'x'.repeat(20_000)), ValidationError);
     });
 
+    test('addBatch: the callback runs once, after every job of the batch ended (completed or dead), and reads how each ended', async () => {
+      const q = queue<string>();
+      const r = await q.addBatch(
+        [
+          { data: 'ok', opts: { id: 'm1' } },
+          { data: 'boom', opts: { id: 'm2', attempts: 1 } },
+          { data: 'ok', opts: { id: 'm3', delay: 300 } },
+        ],
+        { then: { data: 'report', opts: { id: 'report' } } },
+      );
+      assert.deepEqual(
+        [r.jobs.map((j) => j.state), r.then.state],
+        [['scheduled', 'scheduled', 'scheduled'], 'held'],
+      );
+      const reports: Record<string, unknown>[] = [];
+      const done = deferred();
+      worker(q, async (job: Job<string>) => {
+        if (job.data === 'boom') throw new Error('bounced');
+        if (job.id === 'report') {
+          reports.push(await job.childResults());
+          done.resolve();
+        }
+        return job.data;
+      });
+      await within(done.promise, 10_000, 'the callback');
+      await until(async () => (await q.get('report')) === null, 'the callback to be acked');
+      assert.equal(reports.length, 1);
+      assert.deepEqual(reports[0], {
+        m1: { outcome: 'completed', result: 'ok' },
+        m2: { outcome: 'dead', reason: reports[0]!.m2 && (reports[0]!.m2 as { reason: string }).reason },
+        m3: { outcome: 'completed', result: 'ok' },
+      });
+      assert.match((reports[0]!.m2 as { reason: string }).reason, /bounced/);
+      await assert.rejects(q.addBatch([{ data: 'x' }], { then: { data: 'y', opts: { dependsOn: ['m1'] } } }), ValidationError);
+    });
+
     test('drain and obliterate leave no hold behind', async () => {
       const q = queue<unknown>();
       await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2, opts: { delay: 60_000 } }] });
