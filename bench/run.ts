@@ -30,6 +30,7 @@ const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poll
   --cluster            the sharded-queue benchmark on a local Redis Cluster (takes --quick, --repeat, --shards, --json)
   --groups             groups and concurrency limits beside the ungrouped queue (takes --quick, --repeat, --json)
   --rates              rate limits and debounce, delayq beside BullMQ (takes --quick, --repeat, --json)
+  --flows              fan-out / fan-in, delayq beside BullMQ's FlowProducer (takes --quick, --repeat, --json)
   --waits              add and wait for the result: addAndWait beside BullMQ's waitUntilFinished (takes --quick, --repeat, --json)
   --help               this text`;
 
@@ -50,6 +51,13 @@ if (process.argv.includes('--groups')) {
 if (process.argv.includes('--rates')) {
   const { runRatesBench } = await import('./rates.js');
   await runRatesBench(process.argv.slice(2));
+  process.exit(0);
+}
+
+// npm run bench -- --flows [--quick] [--repeat n]: fan-out / fan-in beside BullMQ's FlowProducer (bench/flows.ts).
+if (process.argv.includes('--flows')) {
+  const { runFlowsBench } = await import('./flows.js');
+  await runFlowsBench(process.argv.slice(2));
   process.exit(0);
 }
 
