@@ -41,6 +41,9 @@ export function addCommand(program: Command): void {
     .option('--debounce-key <key>', 'fold a burst of adds with this key into one run: the last add wins (needs --debounce-ms)')
     .option('--debounce-ms <duration>', 'run this long after the last add of the burst: 2000, 2s')
     .option('--debounce-max-ms <duration>', "run no later than this after the burst's first add")
+    .option('--depends-on <id>', 'hold the job until this job has ended (repeat for several; docs/flows.md)', (v: string, all: string[] = []) => [...all, v])
+    .option('--wait-at-most <duration>', 'with --depends-on: run anyway this long after the add (30m)')
+    .option('--on-child-failure <policy>', "with --depends-on: 'fail' (default: bury it when one ends dead or cancelled) or 'ignore'")
     .option('--replace', 'replace an existing job with this id')
     .option('--file <path>', 'read the data from a file (- for stdin)')
     .option('--text', 'the data is plain text, even when it looks like JSON')
@@ -54,9 +57,10 @@ Examples:
   $ delayq add '{"to":"ada@example.com"}' --name send-email --group tenant-42 --queue emails
   $ delayq add '{"doc":"d7"}' --debounce-key recompute:d7 --debounce-ms 2s --debounce-max-ms 10s
   $ delayq add '{"batch":50}' --cost 50 --queue api-calls
+  $ delayq add '{"orderId":"123"}' --id ship:123 --depends-on charge:123 --depends-on reserve:123 --wait-at-most 1h
   $ cat jobs.ndjson | delayq add --ndjson --queue emails`,
     )
-    .action(async (data: string | undefined, o: Record<string, string | boolean | undefined>, cmd: Command) => {
+    .action(async (data: string | undefined, o: Record<string, string | string[] | boolean | undefined>, cmd: Command) => {
       const g = globals(cmd);
       const opts: AddOptions = {};
       if (o.id !== undefined) opts.id = o.id as string;
@@ -74,8 +78,16 @@ Examples:
       if (timeout !== undefined) opts.timeoutMs = timeout;
       if (o.replace) opts.replace = true;
       if (o.cost !== undefined) opts.cost = costArg(o.cost as string);
-      const debounce = debounceArgs(o);
+      const debounce = debounceArgs(o as Record<string, string | boolean | undefined>);
       if (debounce !== undefined) opts.debounce = debounce;
+      if (o.dependsOn !== undefined) opts.dependsOn = o.dependsOn as string[];
+      const waitAtMost = duration('--wait-at-most', o.waitAtMost as string | undefined);
+      if (waitAtMost !== undefined) opts.waitAtMostMs = waitAtMost;
+      if (o.onChildFailure !== undefined) {
+        if (o.onChildFailure !== 'fail' && o.onChildFailure !== 'ignore')
+          throw new UsageError(`--on-child-failure must be 'fail' or 'ignore' (got ${JSON.stringify(o.onChildFailure)})`);
+        opts.onChildFailure = o.onChildFailure;
+      }
 
       if (o.ndjson) {
         if (data !== undefined) throw new UsageError('--ndjson reads jobs from --file or stdin, not from an argument');
