@@ -1,6 +1,6 @@
 /**
  * Sharded queues on a real Redis Cluster (3 masters, no replicas, no AOF):
- * - the conformance suite and the group suite on 3-shard queues, as
+ * - the conformance, group, rate and flow suites on 3-shard queues, as
  *   test/conformance/sharded.test.ts runs them on the memory store and a standalone redis-server;
  * - no CROSSSLOT, ever: every public operation of Queue, Worker and Scheduler on a 3-shard queue
  *   whose shards sit on 3 different masters, with every node's CROSSSLOT counter read before
@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import { listQueues, Queue, Scheduler, type StreamEvent, UnrecoverableError, Worker } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
+import { flowConformance } from '../conformance/flows.js';
 import { groupConformance } from '../conformance/groups.js';
 import { rateConformance } from '../conformance/rates.js';
 import { conformance, type StoreKind } from '../conformance/suite.js';
@@ -49,6 +50,7 @@ const kind: StoreKind = {
 conformance(kind);
 groupConformance(kind);
 rateConformance(kind);
+flowConformance(kind);
 
 type Kind = 'ack' | 'flaky' | 'snooze' | 'die' | 'hold' | 'far' | 'tick' | 'late';
 interface P {
