@@ -130,7 +130,7 @@ export function flowConformance(kind: StoreKind): void {
       const q = queue<unknown>();
       await q.addBulk([
         { data: 1, opts: { id: 'slow', delay: 60_000 } },
-        { data: 2, opts: { id: 'w', dependsOn: ['slow'], waitAtMostMs: 200 } },
+        { data: 2, opts: { id: 'w', dependsOn: ['slow'], waitAtMostMs: 300 } },
       ]);
       const held = await q.holdOf('w');
       assert.deepEqual(
@@ -145,13 +145,17 @@ export function flowConformance(kind: StoreKind): void {
         },
       );
       assert.equal(await q.holdOf('slow'), null, 'a job never held has no hold');
+      // Before the deadline a claim hands out nothing and wakes its workers for it (on a busy
+      // machine the deadline may have passed by then: that claim hands the job out).
       const first = await q.store.claim(q.name, 10, 30_000, 3);
-      assert.deepEqual(first.jobs, []);
-      assert.ok(first.nextWakeMs !== undefined && first.nextWakeMs - first.nowMs <= 200, 'workers wake for the deadline');
-      const got = await until(async () => {
-        const c = await q.store.claim(q.name, 10, 30_000, 3);
-        return c.jobs.length > 0 ? c : undefined;
-      }, 'the deadline to release the job');
+      if (first.jobs.length === 0) assert.ok(first.nextWakeMs !== undefined && first.nextWakeMs - first.nowMs <= 500, 'workers wake for the deadline');
+      const got =
+        first.jobs.length > 0
+          ? first
+          : await until(async () => {
+              const c = await q.store.claim(q.name, 10, 30_000, 3);
+              return c.jobs.length > 0 ? c : undefined;
+            }, 'the deadline to release the job');
       assert.deepEqual(
         got.jobs.map((j) => [j.id, j.hold]),
         [['w', { timedOut: true, pending: ['slow'] }]],
@@ -277,13 +281,22 @@ export function flowConformance(kind: StoreKind): void {
       const q = queue<unknown>();
       await q.add(1, { id: 't' });
       const c = await q.store.claim(q.name, 1, 30_000, 3);
-      await q.store.waitSignal(q.name, { id: 't', token: c.jobs[0]!.token, name: 'payment', timeoutMs: 150 });
+      await q.store.waitSignal(q.name, { id: 't', token: c.jobs[0]!.token, name: 'payment', timeoutMs: 300 });
+      // As above: on a busy machine the timeout may have passed by the first claim. (A sharded
+      // store's wake for it is this process's clock plus the timeout: a few ms off the server's.)
       const woke = await q.store.claim(q.name, 1, 30_000, 3);
-      assert.ok(woke.nextWakeMs !== undefined && woke.nextWakeMs - woke.nowMs <= 150, 'workers wake for the timeout');
-      const got = await until(async () => {
-        const r = await q.store.claim(q.name, 1, 30_000, 3);
-        return r.jobs.length > 0 ? r : undefined;
-      }, 'the timeout to release the job');
+      if (woke.jobs.length === 0)
+        assert.ok(
+          woke.nextWakeMs !== undefined && woke.nextWakeMs - woke.nowMs <= 500,
+          `workers wake for the timeout: ${JSON.stringify({ n: woke.nextWakeMs, now: woke.nowMs })}`,
+        );
+      const got =
+        woke.jobs.length > 0
+          ? woke
+          : await until(async () => {
+              const r = await q.store.claim(q.name, 1, 30_000, 3);
+              return r.jobs.length > 0 ? r : undefined;
+            }, 'the timeout to release the job');
       assert.deepEqual(got.jobs[0]!.signal, { name: 'payment', timedOut: true, data: '' });
       assert.equal((await q.signal('t', 'payment')).outcome, 'kept', 'the wait is over: the signal is kept for a later one');
       assert.equal((await q.get('t'))?.state, 'active');
@@ -332,6 +345,31 @@ export function flowConformance(kind: StoreKind): void {
       });
       assert.match((reports[0]!.m2 as { reason: string }).reason, /bounced/);
       await assert.rejects(q.addBatch([{ data: 'x' }], { then: { data: 'y', opts: { dependsOn: ['m1'] } } }), ValidationError);
+    });
+
+    test("a released job goes into the normal life: its priority orders it, its group's pause holds it", async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'c', priority: 10 } },
+        { data: 2, opts: { id: 'x', dependsOn: ['c'] } },
+        { data: 3, opts: { id: 'p', dependsOn: ['c'], priority: 5 } },
+        { data: 4, opts: { id: 'g', dependsOn: ['c'], group: 'tenant' } },
+      ]);
+      await q.groups.pause('tenant');
+      const order: string[] = [];
+      worker(
+        q,
+        (job: Job<unknown>) => {
+          order.push(job.id);
+        },
+        { concurrency: 1, batch: 1 },
+      );
+      await until(async () => order.length === 3 && (await q.get('x')) === null, 'c, then the released p and x');
+      assert.deepEqual(order, ['c', 'p', 'x'], 'p before x by its priority; g waits for its group');
+      assert.equal((await q.get('g'))?.state, 'scheduled');
+      await q.groups.resume('tenant');
+      await until(() => order.length === 4, 'the group to run once resumed');
+      assert.equal(order[3], 'g');
     });
 
     test('drain and obliterate leave no hold behind', async () => {

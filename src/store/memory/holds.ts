@@ -308,9 +308,29 @@ export class MemHolds {
     this.#delivered.delete(id);
   }
 
-  /** Counts for verify: held jobs whose hold is missing or not 'h'. */
-  phaseOf(id: string): MemHold['phase'] | undefined {
-    return this.#holds.get(id)?.phase;
+  /**
+   * verify: as redis/verify.ts, a held job's hold is in phase h and counts as pending exactly its
+   * dependencies with no outcome, each of which exists and names it among its dependents.
+   */
+  problems(jobs: ReadonlyMap<string, MemJob>): string[] {
+    const out: string[] = [];
+    for (const job of jobs.values()) {
+      if (job.where !== 'held') continue;
+      const h = this.#holds.get(job.id);
+      if (!h || h.phase !== 'h') {
+        out.push(`job ${job.id} is held without a hold in phase h`);
+        continue;
+      }
+      if (h.signal !== undefined) continue;
+      const open = h.deps.filter((d) => !h.ended.has(d));
+      if (h.pending !== open.length) out.push(`held job ${job.id} counts ${h.pending} pending, but ${open.length} of its dependencies have not ended`);
+      for (const d of open) {
+        if (!jobs.has(d)) out.push(`held job ${job.id} waits for ${d}, which has no body`);
+        else if (!(this.#dependents.get(d) ?? []).includes(job.id)) out.push(`held job ${job.id} waits for ${d}, which does not name it among its dependents`);
+      }
+    }
+    for (const id of this.#holds.keys()) if (!jobs.has(id)) out.push(`job ${id} has a hold but no body`);
+    return out;
   }
 
   /** drain / obliterate: everything goes. */

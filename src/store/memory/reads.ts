@@ -199,6 +199,7 @@ export function verifyMemoryQueue(q: MemoryQueue): VerifyReport {
     if ((g?.running ?? 0) !== want.running) problems.push(`group ${id} counts ${g?.running ?? 0} running, but ${want.running} of its jobs are active`);
     if ((g?.waiting ?? 0) !== want.waiting) problems.push(`group ${id} counts ${g?.waiting ?? 0} waiting, but ${want.waiting} of its jobs are in its line`);
   }
+  problems.push(...q.holds.problems(q.jobs));
   return { ok: problems.length === 0, counts, problems };
 }
 
