@@ -388,29 +388,30 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Adds a batch and its callback (docs/flows.md): the jobs, and a `then` job that runs exactly
+   * Adds a batch and its callback (docs/flows.md): the jobs, and a `callback` job that runs exactly
    * once, after every job of the batch has ended — completed, dead or cancelled — and reads how
    * each ended with `job.childResults()`. Written in one call (all or nothing), at most 1,000
-   * jobs; give the batch and the callback ids to make it idempotent.
-   * @example await q.addBatch(emails.map((e) => ({ data: e })), { then: { data: { report: 'newsletter' } } })
+   * jobs; give the batch and the callback ids to make it idempotent. (Named `callback`, not
+   * `then`: an object with a `then` is taken for a promise by `await`.)
+   * @example await q.addBatch(emails.map((e) => ({ data: e })), { callback: { data: { report: 'newsletter' } } })
    */
-  async addBatch(jobs: readonly BulkJob<T>[], opts: { then: BulkJob<T> }): Promise<{ jobs: AddResult[]; then: AddResult }> {
+  async addBatch(jobs: readonly BulkJob<T>[], opts: { callback: BulkJob<T> }): Promise<{ jobs: AddResult[]; callback: AddResult }> {
     bulkArray(jobs);
     if (jobs.length > LIMIT.ids_per_run) throw new ValidationError('jobs', `must be at most ${LIMIT.ids_per_run} jobs in one batch (got ${jobs.length})`);
-    if (opts === null || typeof opts !== 'object' || opts.then === null || typeof opts.then !== 'object')
-      throw new ValidationError('opts.then', 'must be { data, opts? }: the job that runs when the batch has ended');
+    if (opts === null || typeof opts !== 'object' || opts.callback === null || typeof opts.callback !== 'object')
+      throw new ValidationError('opts.callback', 'must be { data, opts? }: the job that runs when the batch has ended');
     const news = jobs.map((j: unknown, i) => {
       const entry = bulkEntry(j, i) as BulkJob<T>;
       return this.#toNewJob(entry.data, entry.opts, `jobs[${i}].opts`);
     });
-    const then = bulkEntry(opts.then, 0) as BulkJob<T>;
-    const given = then.opts;
+    const callback = bulkEntry(opts.callback, 0) as BulkJob<T>;
+    const given = callback.opts;
     if (given?.dependsOn !== undefined || given?.onChildFailure !== undefined)
-      throw new ValidationError('opts.then.opts', 'takes no dependsOn or onChildFailure: it waits for the batch, whatever ends it');
-    news.push(this.#toNewJob(then.data, { ...given, dependsOn: news.map((n) => n.id), onChildFailure: 'ignore' }, 'opts.then.opts'));
+      throw new ValidationError('opts.callback.opts', 'takes no dependsOn or onChildFailure: it waits for the batch, whatever ends it');
+    news.push(this.#toNewJob(callback.data, { ...given, dependsOn: news.map((n) => n.id), onChildFailure: 'ignore' }, 'opts.callback.opts'));
     this.#adds.flush();
     const results = await this.#addHeld(news);
-    return { jobs: results.slice(0, -1), then: results.at(-1)! };
+    return { jobs: results.slice(0, -1), callback: results.at(-1)! };
   }
 
   /** Writes jobs, one script run per chunk, inside a producer span when tracing is on. */

@@ -322,9 +322,9 @@ export function flowConformance(kind: StoreKind): void {
           { data: 'boom', opts: { id: 'm2', attempts: 1 } },
           { data: 'ok', opts: { id: 'm3', delay: 300 } },
         ],
-        { then: { data: 'report', opts: { id: 'report' } } },
+        { callback: { data: 'report', opts: { id: 'report' } } },
       );
-      assert.deepEqual([r.jobs.map((j) => j.state), r.then.state], [['scheduled', 'scheduled', 'scheduled'], 'held']);
+      assert.deepEqual([r.jobs.map((j) => j.state), r.callback.state], [['scheduled', 'scheduled', 'scheduled'], 'held']);
       const reports: Record<string, unknown>[] = [];
       const done = deferred();
       worker(q, async (job: Job<string>) => {
@@ -344,7 +344,7 @@ export function flowConformance(kind: StoreKind): void {
         m3: { outcome: 'completed', result: 'ok' },
       });
       assert.match((reports[0]!.m2 as { reason: string }).reason, /bounced/);
-      await assert.rejects(q.addBatch([{ data: 'x' }], { then: { data: 'y', opts: { dependsOn: ['m1'] } } }), ValidationError);
+      await assert.rejects(q.addBatch([{ data: 'x' }], { callback: { data: 'y', opts: { dependsOn: ['m1'] } } }), ValidationError);
     });
 
     test("a released job goes into the normal life: its priority orders it, its group's pause holds it", async () => {
