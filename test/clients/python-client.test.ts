@@ -845,6 +845,16 @@ test('flows from Python: add_bulk with depends_on holds the parent until its chi
   errors.watch(w);
   const lines = ok(await py('flows.py', [fx.redis.url, name], 30_000), 'flows.py');
   assert.deepEqual(lines.find((l) => 'states' in l)?.states, ['scheduled', 'scheduled', 'held']);
+  assert.deepEqual(lines.find((l) => 'tree' in l)?.tree, [
+    'tree',
+    'held',
+    [
+      ['tree/0', 'scheduled'],
+      ['tree/1', 'held'],
+    ],
+    'tree/1/0',
+  ]);
+  assert.deepEqual(lines.find((l) => 'again' in l)?.again, ['exists', 'exists', 'exists']);
   const refused = lines.filter((l) => 'refused' in l).map((l) => String(l.refused));
   assert.equal(refused.length, 4);
   assert.ok(
@@ -854,7 +864,12 @@ test('flows from Python: add_bulk with depends_on holds the parent until its chi
   const sent = lines.find((l) => 'signalled' in l)!;
   assert.equal((sent.signalled as { result: string }).result, 'released');
   assert.equal((sent.nobody as { result: string }).result, 'not_found');
-  await until(async () => (await queue.get('parent')) === null && signalled.length === 1, 'the parent and the waiter ran', 10_000);
+  await until(
+    async () => (await queue.get('parent')) === null && (await queue.get('tree')) === null && signalled.length === 1,
+    'the parents and the waiter ran',
+    10_000,
+  );
+  assert.ok(order.indexOf('tree') > order.indexOf('tree/1') && order.indexOf('tree/1') > order.indexOf('tree/1/0'));
   assert.ok(order.indexOf('parent') > order.indexOf('child-a') && order.indexOf('parent') > order.indexOf('child-b'));
   assert.deepEqual(signalled, [{ name: 'payment', timedOut: false, data: { paid: true } }]);
   assert.equal(await queue.get('bad'), null);

@@ -76,6 +76,10 @@ class Queue(QueueCalls):
     async def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:
         return await self._do(self._add_bulk_call(jobs))
 
+    async def add_flow(self, flow: Mapping[str, Any]) -> Result:
+        jobs, tree = self._flatten_flow(flow)
+        return self._shape_flow(tree, await self._do(self._add_bulk_call(jobs)))
+
     async def cancel(self, id: str, running: bool = False, reason: str = "") -> Result:
         return await self._do(self._cancel_call(id, running, reason))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import redis
 
@@ -261,6 +261,38 @@ class QueueCalls:
 
         return Call("cancel", args, read, [{"id": id}], request_id)
 
+    @staticmethod
+    def _flatten_flow(flow: Any) -> Tuple[List[Dict[str, Any]], Any]:
+        """A flow ({'data', 'opts'?, 'children'?}) as add_bulk's jobs, children first, each parent
+        depending on its children, and its tree of positions. A child without an id gets
+        '<parent id>/<index>', as the Node library's addFlow, so a flow whose root has an id is
+        idempotent."""
+        jobs: List[Dict[str, Any]] = []
+
+        def visit(node: Any, field: str, id: Optional[str]) -> Any:
+            if not isinstance(node, dict):
+                v.fail(field or "flow", "must be a dict {'data', 'opts'?, 'children'?}")
+            extra = sorted(set(node) - {"data", "opts", "children"}, key=str)
+            if extra:
+                v.fail((field + "." if field else "") + str(extra[0]), "is not a flow field (data, opts, children)")
+            opts = dict(node.get("opts") or {})
+            own = opts.get("id") or id or str(uuid.uuid4())
+            kids = [visit(c, "%s%schildren[%d]" % (field, "." if field else "", k), "%s/%d" % (own, k) if len("%s/%d" % (own, k)) <= 256 else None)
+                    for k, c in enumerate(node.get("children") or [])]
+            job = dict(opts, data=node.get("data"), id=own)
+            if kids:
+                job["depends_on"] = list(opts.get("depends_on") or []) + [jobs[k[0]]["id"] for k in kids]
+            jobs.append(job)
+            return (len(jobs) - 1, kids)
+
+        tree = visit(flow, "", None)
+        return jobs, tree
+
+    @staticmethod
+    def _shape_flow(tree: Any, results: List[Result]) -> Result:
+        at, kids = tree
+        return dict(results[at], children=[QueueCalls._shape_flow(k, results) for k in kids])
+
     def _signal_call(self, id: str, name: str, data: Any = None) -> Call[Result]:
         v.job_id(id)
         v.job_id(name, "name")
@@ -393,6 +425,13 @@ class Queue(QueueCalls):
     def add_bulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Result]:
         """Adds jobs in one call (one script run): each a dict with `data` and the options of add."""
         return self._do(self._add_bulk_call(jobs))
+
+    def add_flow(self, flow: Mapping[str, Any]) -> Result:
+        """Adds a flow in one call (docs/flows.md): {'data', 'opts'?, 'children'?: [flows]}, each
+        job held until its children have ended (opts as add's, on_child_failure and
+        wait_at_most_ms among them). Returns the root's result with 'children', in the same tree."""
+        jobs, tree = self._flatten_flow(flow)
+        return self._shape_flow(tree, self._do(self._add_bulk_call(jobs)))
 
     def cancel(self, id: str, running: bool = False, reason: str = "") -> Result:
         """Cancels a job that has not started, and with running=True a running one too (its lease

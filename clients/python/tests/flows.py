@@ -1,7 +1,8 @@
 """flows.py URL QUEUE: flows from Python (docs/flows.md).
   Adds 'child-a', 'child-b' and 'parent' (depends_on both, on_child_failure 'ignore',
-  wait_at_most_ms 60000) in one add_bulk; refuses a bad depends_on; signals 'waiter' (a Node
-  worker holds it waiting for 'payment') and 'nobody'."""
+  wait_at_most_ms 60000) in one add_bulk, and the flow 'tree' (two children, one with a child of
+  its own) with add_flow, twice; refuses a bad depends_on; signals 'waiter' (a Node worker holds
+  it waiting for 'payment') and 'nobody'."""
 
 import sys
 import time
@@ -21,6 +22,11 @@ added = q.add_bulk(
     ]
 )
 emit(states=[a["state"] for a in added])
+flow = {"data": {"n": 10}, "opts": {"id": "tree"}, "children": [{"data": {"n": 11}}, {"data": {"n": 12}, "children": [{"data": {"n": 13}}]}]}
+tree = q.add_flow(flow)
+emit(tree=[tree["id"], tree["state"], [(c["id"], c["state"]) for c in tree["children"]], tree["children"][1]["children"][0]["id"]])
+again = q.add_flow(flow)
+emit(again=[again["result"]] + [c["result"] for c in again["children"]])
 for bad in ({"depends_on": []}, {"depends_on": ["x", "x"]}, {"wait_at_most_ms": 5}, {"depends_on": ["nope"]}):
     try:
         q.add({"n": 4}, id="bad", **bad)
