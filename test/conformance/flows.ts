@@ -38,7 +38,9 @@ export function flowConformance(kind: StoreKind): void {
         { data: 2, opts: { id: 'b', delay: 60_000 } },
         { data: 3, opts: { id: 'p', dependsOn: ['a', 'b', 'done-before'] } },
       ]);
-      assert.equal((await q.get('p'))?.state, 'held');
+      const held = await q.get('p');
+      assert.equal(held?.state, 'held');
+      assert.ok(Number.isFinite(held?.dueAtMs), `a held job's due time is the one it was added with (got ${held?.dueAtMs})`);
       assert.equal((await q.stats()).heldJobs, 1);
       assert.deepEqual(await runDue(q), ['a'], 'the held job does not run while b waits');
       assert.equal((await q.get('p'))?.state, 'held');

@@ -3,9 +3,9 @@ KEYS: base
 ARGV: base, logs
 EACH: id
 Returns: { now_ms, then per item: id, state, score, body, run, due_ms, result, progress, logs, errors, group }; per job wire.ts JOB_ROW
-The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', or '' when the job is
+The internal state is 'scheduled', 'ready', 'active', 'dead', 'completed', 'held', or '' when the job is
 in no set (its row then has an empty body and run state when there is no such job at all). The
-due time is the scheduled score, else the run's. Log lines and the error history only when
+due time is the scheduled score, a held job's the one its hold keeps, else the run's. Log lines and the error history only when
 `logs` is '1' (get; searches leave them out). Never fails on stored data: body, run state, logs
 and error history are passed on as stored, for the caller to read what it can.
 ]]
@@ -23,6 +23,9 @@ for i = 1, each_count() do
   if state == PLACE.completed then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
   if state == PLACE.scheduled then
     due = tonumber(redis.call('ZSCORE', K_SCHEDULED, id))
+  elseif state == PLACE.held then
+    -- The time it was added (or waited) to run at, from its hold (wire.ts HOLD_STATE).
+    due = tonumber(string.match(redis.call('HGET', hold_key('holds'), id) or '', '^%d+:%d+:[fi]:(%d+):')) or -1
   else
     local r = parse_run(run)
     due = (r and r.t) or -1
