@@ -133,14 +133,17 @@ export function flowConformance(kind: StoreKind): void {
         { data: 2, opts: { id: 'w', dependsOn: ['slow'], waitAtMostMs: 200 } },
       ]);
       const held = await q.holdOf('w');
-      assert.deepEqual({ ...held, deadlineAtMs: typeof held?.deadlineAtMs }, {
-        state: 'held',
-        waitingFor: ['slow'],
-        signal: undefined,
-        deadlineAtMs: 'number',
-        onChildFailure: 'fail',
-        children: [{ id: 'slow', outcome: 'pending' }],
-      });
+      assert.deepEqual(
+        { ...held, deadlineAtMs: typeof held?.deadlineAtMs },
+        {
+          state: 'held',
+          waitingFor: ['slow'],
+          signal: undefined,
+          deadlineAtMs: 'number',
+          onChildFailure: 'fail',
+          children: [{ id: 'slow', outcome: 'pending' }],
+        },
+      );
       assert.equal(await q.holdOf('slow'), null, 'a job never held has no hold');
       const first = await q.store.claim(q.name, 10, 30_000, 3);
       assert.deepEqual(first.jobs, []);
