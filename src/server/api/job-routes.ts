@@ -128,7 +128,7 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       code: 'job.cancel',
       path: '/queues/:queue/jobs/:id/cancel',
       summary:
-        'Cancels a scheduled or held job (a held one with its dependencies not started that no other job waits for; with { running: true } a running one too: its lease ends at once, its handler is told)',
+        'Cancels a scheduled job (a held one too, with its dependencies not started that no other job waits for; with { running: true } a running one too: its lease ends at once, its handler is told)',
       tag: 'jobs',
       action: 'write',
       body: s.cancelBody,
