@@ -116,8 +116,9 @@ export function heldLine(s: QueueStats): string[] {
   return why.length > 0 ? [`held: ${why.join(' · ')}`] : [];
 }
 
+/** A time as ISO 8601; '—' for none, or one that could not be read (NaN: a held job's due time on redis, a corrupt job). */
 export function when(epochMs: number | undefined): string {
-  return epochMs === undefined ? '—' : new Date(epochMs).toISOString();
+  return epochMs === undefined || !Number.isFinite(epochMs) ? '—' : new Date(epochMs).toISOString();
 }
 
 /** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */

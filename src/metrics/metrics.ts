@@ -175,6 +175,17 @@ export class DelayqMetrics {
         await self.#collect((q, s) => this.set({ queue: q }, (s.oldestDueAgeMs ?? 0) / 1000));
       },
     });
+    // Held jobs have a gauge of their own, not a state of delayq_jobs: summing delayq_jobs's
+    // states already counts the waiting jobs twice, and a held job is not waiting to run.
+    new prom.Gauge({
+      name: 'delayq_held_jobs',
+      help: 'Jobs held: waiting for other jobs to end (dependsOn, a flow) or for a signal (waitForSignal), until what they wait for happens or their deadline passes',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        await self.#collect((q, s) => this.set({ queue: q }, s.heldJobs));
+      },
+    });
     this.#groupSeries(prom, registers);
     const counter = (name: string, help: string) => new prom.Counter({ name, help, labelNames: ['queue'], registers });
     this.#enqueued = counter('delayq_enqueued_total', 'Jobs added through observed queues');

@@ -160,7 +160,8 @@ const ms = z.number().int();
 
 export const jobInfo = z.object({
   id: z.string(),
-  state: z.enum(['scheduled', 'active', 'dead', 'completed']),
+  /** held: waiting for other jobs or a signal (docs/flows.md); `hold` on the job's own answer says what. */
+  state: z.enum(['scheduled', 'active', 'dead', 'completed', 'held']),
   data: z.unknown(),
   dueAtMs: ms,
   ready: z.boolean(),
@@ -185,17 +186,54 @@ export const jobInfo = z.object({
   name: z.string().optional(),
 });
 
-/** What keeps a scheduled job from running (`whyWaiting`), most binding first. */
+/** What keeps a scheduled job from running (`whyWaiting`), most binding first; for a held job, what its hold waits for. */
 export const waitReason = z.object({
-  code: z.enum(['not_due', 'queue_paused', 'group_paused', 'no_worker', 'queue_at_limit', 'group_at_limit', 'rate_limited', 'group_rate_limited', 'in_line']),
+  code: z.enum([
+    'not_due',
+    'queue_paused',
+    'group_paused',
+    'no_worker',
+    'queue_at_limit',
+    'group_at_limit',
+    'rate_limited',
+    'group_rate_limited',
+    'in_line',
+    'held_dependencies',
+    'held_signal',
+  ]),
   text: z.string(),
   untilMs: ms.optional(),
   running: z.number().int().optional(),
   limit: z.number().int().optional(),
 });
 
-/** One job as `GET /queues/{q}/jobs/{id}` gives it: a listing's job, and `why` ([] unless scheduled). */
-export const jobDetail = jobInfo.extend({ why: z.array(waitReason) });
+/** A job's hold (`queue.holdOf`, docs/flows.md): what it waits or waited for, and how each dependency ended. */
+export const holdInfo = z.object({
+  /** held: waiting; released: what it waited for happened; timedOut: its deadline came first; failed: buried for a failed dependency. */
+  state: z.enum(['held', 'released', 'timedOut', 'failed']),
+  /** The dependencies that have not ended, in the order given ([] once the hold settled). */
+  waitingFor: z.array(z.string()),
+  /** The signal it waits (or waited) for, if any. */
+  signal: z.string().optional(),
+  /** When it runs anyway, while held with a deadline (server clock, epoch ms). */
+  deadlineAtMs: ms.optional(),
+  onChildFailure: z.enum(['fail', 'ignore']),
+  /** Each dependency, in the order given: how it ended, with its result (JSON text) or the reason. */
+  children: z.array(
+    z.object({
+      id: z.string(),
+      outcome: z.enum(['completed', 'dead', 'cancelled', 'pending']),
+      result: z.string().optional(),
+      reason: z.string().optional(),
+    }),
+  ),
+});
+
+/**
+ * One job as `GET /queues/{q}/jobs/{id}` gives it: a listing's job, `why` ([] unless scheduled or
+ * held) and `hold` (null for a job never held).
+ */
+export const jobDetail = jobInfo.extend({ why: z.array(waitReason), hold: holdInfo.nullable() });
 
 export const queueStats = z.object({
   scheduled: z.number().int(),
@@ -212,6 +250,8 @@ export const queueStats = z.object({
   eventStreamLength: z.number().int().optional(),
   completedTotal: z.number().int(),
   oldestDueAgeMs: ms.optional(),
+  /** Jobs in state held: waiting for other jobs or a signal (docs/flows.md). */
+  heldJobs: z.number().int(),
   /** What holds due jobs back now (see describeHeld in src/store/held.ts). */
   held: z.object({
     queuePaused: z.boolean(),

@@ -103,6 +103,33 @@ describe('Prometheus metrics', () => {
     }
   });
 
+  test('delayq_held_jobs counts the jobs held for dependencies, on redis and in memory; a held job is in no state of delayq_jobs', async () => {
+    for (const options of [{ connection: fx.redis.url }, { store: new MemoryStore() }]) {
+      const registry = new Registry();
+      const metrics = await DelayqMetrics.create({ registry, statsCacheMs: 0 });
+      const name = uniqueName('mh');
+      const queue = new Queue<string>(name, options);
+      metrics.observeQueue(queue);
+      const q = `queue="${name}"`;
+      try {
+        await queue.add('a', { id: 'a', delay: 600_000 });
+        await queue.add('b', { id: 'b', dependsOn: ['a'] });
+        await queue.add('c', { id: 'c', dependsOn: ['a'], onChildFailure: 'ignore' });
+        let m = parseScrape(await registry.metrics());
+        assert.equal(m.get(`delayq_held_jobs{${q}}`), 2);
+        assert.equal(m.get(`delayq_jobs{${q},state="scheduled"}`), 1, 'only a');
+        // Cancelling the dependency fails b (dead) and releases c (scheduled).
+        await queue.cancel('a');
+        m = parseScrape(await registry.metrics());
+        assert.equal(m.get(`delayq_held_jobs{${q}}`), 0);
+        assert.equal(m.get(`delayq_jobs{${q},state="scheduled"}`), 1, 'c');
+        assert.equal(m.get(`delayq_jobs{${q},state="dead"}`), 1, 'b');
+      } finally {
+        await queue.close();
+      }
+    }
+  });
+
   test("schedule lag is measured by the server's clock, not the worker host's", async () => {
     // The store's clock (the server's) is a minute behind this host's: a job due now runs now.
     const store = new MemoryStore({ clock: () => Date.now() - 60_000 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type WaitFacts, type WaitGroup, whyWaiting } from '../../src/inspect/why-waiting.js';
+import { type WaitFacts, type WaitGroup, whyHeld, whyWaiting } from '../../src/inspect/why-waiting.js';
+import type { HoldInfo } from '../../src/types.js';
 import { NOTHING_HELD } from '../../src/store/held.js';
 
 const NOW = Date.UTC(2026, 10, 29, 17, 5, 0);
@@ -93,5 +94,40 @@ describe('whyWaiting: why a job is not running', () => {
       group: { paused: true, running: 2, concurrency: 2 },
     });
     assert.deepEqual(codes(f), ['queue_paused', 'group_paused', 'no_worker', 'group_at_limit', 'queue_at_limit', 'rate_limited']);
+  });
+});
+
+describe('whyHeld: what a held job waits for', () => {
+  const hold = (over: Partial<HoldInfo>): HoldInfo => ({
+    state: 'held',
+    waitingFor: [],
+    signal: undefined,
+    deadlineAtMs: undefined,
+    onChildFailure: 'fail',
+    children: [],
+    ...over,
+  });
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+  const children = (n: number, pending: number) =>
+    ids(n).map((id, i) => (i < n - pending ? { id, outcome: 'completed' as const, result: '1' } : { id, outcome: 'pending' as const }));
+
+  test('dependencies not ended, the first five named, until the deadline', () => {
+    const h = hold({ waitingFor: ids(10).slice(3), children: children(10, 7), deadlineAtMs: NOW + 2000 });
+    assert.deepEqual(whyHeld(h), [
+      { code: 'held_dependencies', text: 'waiting for 7 of 10 dependencies (c3, c4, c5, c6, c7 and 2 more) until 17:05:02 UTC', untilMs: NOW + 2000 },
+    ]);
+    assert.deepEqual(whyWaiting({ ...facts({ job: { state: 'held' } }), hold: h }), whyHeld(h), 'whyWaiting of a held job is its hold');
+  });
+
+  test('one dependency, no deadline; a signal; a settled hold or none says nothing', () => {
+    assert.deepEqual(whyHeld(hold({ waitingFor: ['a'], children: children(1, 1).map((c) => ({ ...c, id: 'a' })) })), [
+      { code: 'held_dependencies', text: 'waiting for 1 of 1 dependency (a)' },
+    ]);
+    assert.deepEqual(whyHeld(hold({ signal: 'payment', deadlineAtMs: NOW + 7000 })), [
+      { code: 'held_signal', text: "waiting for signal 'payment' until 17:05:07 UTC", untilMs: NOW + 7000 },
+    ]);
+    for (const state of ['released', 'timedOut', 'failed'] as const) assert.deepEqual(whyHeld(hold({ state, signal: 'payment' })), []);
+    assert.deepEqual(whyHeld(null), []);
+    assert.deepEqual(whyWaiting(facts({ job: { state: 'held' } })), [], 'a held job whose hold was not read');
   });
 });

@@ -77,7 +77,7 @@ export function inspectCommands(program: Command): void {
           : rows
               .map(
                 ({ name, stats: s }) =>
-                  `${paint('bold', name.padEnd(24))} scheduled ${String(s.scheduled).padStart(8)}  ready ${String(s.ready).padStart(7)}  upcoming ${String(upcoming(s)).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.oldestDueAgeMs !== undefined ? `  oldest wait ${ms(s.oldestDueAgeMs)}` : ''}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}${describeHeld({ ...s.held, queuePaused: false }).length > 0 ? paint('yellow', `  held: ${describeHeld({ ...s.held, queuePaused: false }).join(' · ')}`) : ''}`,
+                  `${paint('bold', name.padEnd(24))} scheduled ${String(s.scheduled).padStart(8)}  ready ${String(s.ready).padStart(7)}  upcoming ${String(upcoming(s)).padStart(7)}  active ${String(s.active).padStart(6)}  dead ${String(s.dead).padStart(6)}${s.heldJobs > 0 ? `  held ${s.heldJobs}` : ''}  completed ${String(s.completed).padStart(6)}  workers ${s.workers}${s.oldestDueAgeMs !== undefined ? `  oldest wait ${ms(s.oldestDueAgeMs)}` : ''}${s.ready > 0 && s.workers === 0 ? paint('red', '  (no live worker)') : ''}${s.paused ? paint('yellow', '  paused') : ''}${describeHeld({ ...s.held, queuePaused: false }).length > 0 ? paint('yellow', `  held: ${describeHeld({ ...s.held, queuePaused: false }).join(' · ')}`) : ''}`,
               )
               .join('\n'),
       );
@@ -97,6 +97,8 @@ export function inspectCommands(program: Command): void {
       const g = globals(cmd);
       // The listing named `scheduled` holds the jobs not yet due: `upcoming` is its other name.
       if (o.state === 'upcoming') o.state = 'scheduled';
+      // Held jobs (docs/flows.md) are not kept in a listing of their own.
+      if (o.state === 'held') throw new UsageError('held jobs are not listed: `delayq stats` counts them, `delayq get <id>` shows one and what it waits for');
       if (!LIST_STATES.includes(o.state as ListState))
         throw new UsageError(`--state must be one of ${LIST_STATES.join(', ')} or upcoming (got ${JSON.stringify(o.state)})`);
       const limit = limitOption(o.limit, 1000)!;

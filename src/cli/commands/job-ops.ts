@@ -4,7 +4,7 @@ import { duration, globals, heldLine, nextDue, scheduledCounts, instant, ms, out
 import type { Queue } from '../../queue.js';
 import type { QueueLimitsInfo } from '../../queue/groups-api.js';
 import type { RateLimit } from '../../store/store.js';
-import type { QueueStats } from '../../types.js';
+import type { HoldInfo, QueueStats } from '../../types.js';
 import { explainWait } from '../../inspect/why-waiting.js';
 import { EXIT, hint, notChanged, UsageError } from '../errors.js';
 import { JobCancelledError, JobFailedError, JobNotFoundError, WaitTimeoutError } from '../../errors.js';
@@ -17,10 +17,13 @@ export function getCommand(parent: Command): void {
     .argument('<id>')
     .action(async (id: string, _o: unknown, cmd: Command) => {
       const g = globals(cmd);
-      // Why a scheduled job is not running: three more reads, only for a scheduled job.
+      // Its hold (docs/flows.md): one more read, null for a job never held. Why a scheduled job
+      // is not running: three more reads, only for a scheduled job.
       const job = await withQueue(g, async (q) => {
         const job = await q.get(id);
-        return job ? { ...job, why: await explainWait(q, job) } : null;
+        if (!job) return null;
+        const hold = await q.holdOf(job.id);
+        return { ...job, why: await explainWait(q, job, hold), hold };
       });
       if (!job) {
         output(g, null, () => `no job ${id} (never added, completed, cancelled or purged)`);
@@ -30,8 +33,13 @@ export function getCommand(parent: Command): void {
       output(g, job, () =>
         [
           `${paint('bold', job.id)}  ${job.state}${job.ready ? ' (ready: due, not running yet)' : ''}`,
-          `due        ${when(job.dueAtMs)}`,
-          ...(job.why.length > 0 ? [`waiting    ${paint('yellow', job.why.map((r) => r.text).join(' · '))}`] : []),
+          `due        ${job.state === 'held' && !Number.isFinite(job.dueAtMs) ? 'once released' : when(job.dueAtMs)}`,
+          ...(job.state === 'held'
+            ? [`held: ${paint('yellow', job.why.length > 0 ? job.why.map((r) => r.text).join(' · ') : 'settling (ask again)')}`]
+            : job.why.length > 0
+              ? [`waiting    ${paint('yellow', job.why.map((r) => r.text).join(' · '))}`]
+              : []),
+          ...holdLines(job.hold),
           `attempt    ${job.attempt}${job.maxAttempts ? ` of ${job.maxAttempts}` : ''}`,
           `priority   ${job.priority}`,
           ...(job.group !== undefined ? [`group      ${job.group}`] : []),
@@ -51,6 +59,36 @@ export function getCommand(parent: Command): void {
         ].join('\n'),
       );
     });
+}
+
+/** How a settled hold ended, in a phrase. */
+const HOLD_ENDS: Record<Exclude<HoldInfo['state'], 'held'>, string> = {
+  released: 'released: what it waited for happened',
+  timedOut: 'timed out: its deadline came first, it ran anyway',
+  failed: 'failed: a dependency died or was cancelled',
+};
+
+/**
+ * A hold's lines for `get`: how a settled hold ended, and each dependency with how it ended (a
+ * result or a reason, first line only); none for a job never held.
+ */
+export function holdLines(hold: HoldInfo | null): string[] {
+  if (!hold) return [];
+  const out = hold.state === 'held' ? [] : [`hold       ${HOLD_ENDS[hold.state]}${hold.signal !== undefined ? ` (signal '${hold.signal}')` : ''}`];
+  if (hold.children.length === 0) return out;
+  const ended = hold.children.length - hold.children.filter((c) => c.outcome === 'pending').length;
+  out.push(
+    `dependencies  ${ended} of ${hold.children.length} ended; a dead or cancelled one ${hold.onChildFailure === 'fail' ? 'fails the job' : 'counts as ended'}`,
+  );
+  const shown = hold.children.slice(0, 50);
+  const width = Math.max(...shown.map((c) => c.id.length));
+  for (const c of shown) {
+    const detail = c.outcome === 'completed' ? c.result : c.reason?.split('\n')[0];
+    const word = c.outcome === 'completed' ? paint('green', c.outcome) : c.outcome === 'pending' ? c.outcome : paint('red', c.outcome);
+    out.push(`  ${c.id.padEnd(width)}  ${word}${detail !== undefined && detail !== '' ? `  ${detail}` : ''}`);
+  }
+  if (hold.children.length > shown.length) out.push(`  (the first ${shown.length} of ${hold.children.length}; --json has all)`);
+  return out;
 }
 
 export function jobCommands(program: Command): void {
@@ -240,6 +278,7 @@ Examples:
           `${paint('bold', g.queue)}${s.paused ? paint('yellow', '  (paused)') : ''}`,
           `${scheduledCounts(s)}  active ${s.active}  dead ${s.dead}`,
           `due within ${ms(s.windowMs)}: ${s.dueWithinWindow}   next due: ${nextDue(s)}`,
+          ...(s.heldJobs > 0 ? [`held jobs: ${s.heldJobs} (waiting for dependencies or a signal: delayq get <id> says which)`] : []),
           ...heldLine(s),
           ...(limited ? [`limits: concurrency ${limits.concurrency ?? 'none'}  groupConcurrency ${limits.groupConcurrency ?? 'none'}`] : []),
           ...(limited && (limits.rateLimit || limits.groupRateLimit)
@@ -267,11 +306,11 @@ Examples:
 }
 
 /**
- * Nothing in the queue says it was ever used: no job in any state, none ever completed, not
+ * Nothing in the queue says it was ever used: no job in any state (held too), none ever completed, not
  * paused, no event stream. (Schedules are checked by the caller: they need a second call.)
  */
 export function looksUnseen(s: QueueStats): boolean {
-  return s.scheduled === 0 && s.active === 0 && s.dead === 0 && s.completedTotal === 0 && !s.paused && s.eventStreamLength === undefined;
+  return s.scheduled === 0 && s.active === 0 && s.dead === 0 && s.heldJobs === 0 && s.completedTotal === 0 && !s.paused && s.eventStreamLength === undefined;
 }
 
 /** No limit of any kind set on the queue: concurrency, groupConcurrency, rateLimit, groupRateLimit. */

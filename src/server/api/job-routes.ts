@@ -96,7 +96,8 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       method: 'get',
       code: 'job.get',
       path: '/queues/:queue/jobs/:id',
-      summary: 'One job: state, times, attempts, errors, progress, logs, and why a scheduled job is not running (`why`)',
+      summary:
+        'One job: state, times, attempts, errors, progress, logs, why a scheduled or held job is not running (`why`), and its hold (`hold`: what it waits or waited for, how each dependency ended; null for a job never held)',
       tag: 'jobs',
       action: 'read',
       response: s.jobDetail,
@@ -104,7 +105,8 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       async handler({ queue, params }) {
         const job = await queue.get(params.id!);
         if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
-        return { ...show(queue, ctx, job), why: await explainWait(queue, job) };
+        const hold = await queue.holdOf(job.id);
+        return { ...show(queue, ctx, job), why: await explainWait(queue, job, hold), hold };
       },
     }),
     route<undefined, typeof s.addBody._zod.output>({
@@ -125,7 +127,8 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       method: 'post',
       code: 'job.cancel',
       path: '/queues/:queue/jobs/:id/cancel',
-      summary: 'Cancels a scheduled job (with { running: true } a running one too: its lease ends at once, its handler is told)',
+      summary:
+        'Cancels a scheduled job (a held one too, with its dependencies not started that no other job waits for; with { running: true } a running one too: its lease ends at once, its handler is told)',
       tag: 'jobs',
       action: 'write',
       body: s.cancelBody,
@@ -221,7 +224,7 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       method: 'delete',
       code: 'job.remove',
       path: '/queues/:queue/jobs/:id',
-      summary: 'Removes a job: cancels it when scheduled, purges it when dead or completed (active jobs stay)',
+      summary: 'Removes a job: cancels it when scheduled or held, purges it when dead or completed (active jobs stay)',
       tag: 'jobs',
       action: 'write',
       response: s.countResult,
@@ -230,7 +233,8 @@ export function jobRoutes(ctx: ApiContext): Route[] {
         const job = await queue.get(params.id!);
         if (!job) throw new HttpError(404, 'not_found', `no job ${params.id}`);
         let count = 0;
-        if (job.state === 'scheduled') count = (await queue.cancel(job.id)).cancelled ? 1 : 0;
+        // A held job is cancelled as a scheduled one is (its dependencies not started go with it).
+        if (job.state === 'scheduled' || job.state === 'held') count = (await queue.cancel(job.id)).cancelled ? 1 : 0;
         else if (job.state === 'dead') count = await queue.dead.purge(job.id);
         else if (job.state === 'completed') count = await queue.completed.purge(job.id);
         if (count === 0)

@@ -1,8 +1,10 @@
 /**
  * One job: everything the store knows about it (payload as text, times in local time and
  * relative, attempts, its group, every error with its stack, progress, logs, lease holder, result) and
- * the actions its state allows. While it can still change (scheduled or active) it reloads
- * with each live sample, so a running job's progress and logs move on their own.
+ * the actions its state allows. A job held for other jobs or a signal (docs/flows.md) says what it
+ * waits for, until when, and lists its dependencies, each a link to its own page with how it
+ * ended. While it can still change (scheduled, active or held) it reloads with each live sample,
+ * so a running job's progress and logs move on their own.
  */
 import { api } from './api.js';
 import { h, replace } from './dom.js';
@@ -73,7 +75,8 @@ export function jobPage(main, route) {
           h('span', { 'aria-hidden': 'true' }, '/'),
           h('a', { href: href.queue(queue) }, queue),
           h('span', { 'aria-hidden': 'true' }, '/'),
-          state ? h('a', { href: href.queue(queue, state) }, stateWord(state)) : null,
+          // Held jobs have no listing of their own: the crumb names the state without a link.
+          state === 'held' ? h('span', null, 'held') : state ? h('a', { href: href.queue(queue, state) }, stateWord(state)) : null,
         ),
         h('div', { class: 'title-row' }, h('h1', { class: 'mono job-id' }, id), state ? stateChip(state) : null),
       ),
@@ -90,8 +93,18 @@ export function jobPage(main, route) {
       h(
         'dl',
         { class: 'facts' },
-        fact(j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
-        j.why?.length ? fact('Not running because', whyBadges(j.why)) : null,
+        // A held job's own due time may be unknown until its release (null): then the fact is left out.
+        j.state === 'held' && (j.dueAtMs === null || j.dueAtMs === undefined)
+          ? null
+          : fact(j.state === 'held' ? 'Due, once released' : j.state === 'scheduled' && !j.ready ? 'Due' : 'Was due', bothTimes(j.dueAtMs)),
+        j.why?.length ? fact(j.state === 'held' ? 'Held' : 'Not running because', whyBadges(j.why)) : null,
+        j.state === 'held' && j.hold && !j.why?.length ? fact('Held', badge('settling: what it waited for just happened', 'muted')) : null,
+        j.hold?.state === 'held' && j.hold.deadlineAtMs !== undefined
+          ? fact('Deadline', bothTimes(j.hold.deadlineAtMs), h('span', { class: 'muted small' }, 'it runs anyway then'))
+          : null,
+        j.hold && j.hold.state !== 'held'
+          ? fact('Hold', HOLD_ENDS[j.hold.state], j.hold.signal ? h('span', { class: 'muted small' }, ` signal ${j.hold.signal}`) : null)
+          : null,
         fact('Attempts', h('span', { class: 'big' }, attempts(j)), j.maxAttempts ? null : h('span', { class: 'muted small' }, 'limit: the worker default')),
         fact('Priority', String(j.priority)),
         j.timeoutMs === undefined ? null : fact('Timeout', `${duration(j.timeoutMs)} per attempt`),
@@ -120,6 +133,7 @@ export function jobPage(main, route) {
         j.result !== undefined && j.result !== null ? section('Result', codeBlock(pretty(j.result), 'result')) : null,
         typeof j.progress === 'object' && j.progress !== null ? section('Progress value', codeBlock(pretty(j.progress), 'progress')) : null,
       ),
+      j.hold?.children.length ? dependencies(queue, j.hold) : null,
       errors.length
         ? section(
             errors.length === 1 ? 'Error' : `Errors (${errors.length})`,
@@ -179,6 +193,27 @@ export function jobPage(main, route) {
       ];
     }
     if (j.state === 'completed') return [purgeButton()];
+    if (j.state === 'held') {
+      return [
+        button(
+          'Cancel job…',
+          async () => {
+            if (
+              !(await confirmAction(
+                `Cancel ${id}?`,
+                'The job is removed and will not run. Its dependencies that have not started and that no other job waits for are cancelled too.',
+                'Cancel the job',
+                'danger',
+                'Keep the job',
+              ))
+            )
+              return;
+            if (await act(() => api.cancel(queue, id), `Cancelled ${id}.`)) go(href.queue(queue));
+          },
+          { icon: 'x', tone: 'danger' },
+        ),
+      ];
+    }
     if (j.state === 'active') {
       return [
         button('Cancel…', () => endRunning('cancel'), { icon: 'x', tone: 'danger' }),
@@ -275,7 +310,7 @@ export function jobPage(main, route) {
   }
 
   const offStats = live.on('stats', () => {
-    if (!stopped && job && (job.state === 'scheduled' || job.state === 'active')) load();
+    if (!stopped && job && (job.state === 'scheduled' || job.state === 'active' || job.state === 'held')) load();
   });
   load();
 
@@ -290,7 +325,56 @@ function sameness(j) {
   return j === undefined ? '' : JSON.stringify({ ...j, why: j.why?.map(({ text: _text, ...r }) => r) });
 }
 
-const WHY_TONE = { no_worker: 'danger', not_due: 'muted', in_line: 'muted' };
+const WHY_TONE = { no_worker: 'danger', not_due: 'muted', in_line: 'muted', held_dependencies: 'muted', held_signal: 'muted' };
+
+/** How a settled hold ended (the API's hold.state). */
+const HOLD_ENDS = {
+  released: 'Released: what it waited for happened',
+  timedOut: 'Timed out: its deadline came first, it ran anyway',
+  failed: 'Failed: a dependency died or was cancelled',
+};
+
+/** The most dependencies the page lists (a flow may have thousands). */
+const DEPS_SHOWN = 200;
+
+const OUTCOME_TONE = { completed: 'completed', dead: 'dead', cancelled: 'dead', pending: 'scheduled' };
+
+/**
+ * A held (or once held) job's dependencies, in the order given: each a link to its own page, how
+ * it ended, and its result or the reason. Only what the hold records: a dependency's own
+ * dependents are not stored by id, so they are not shown.
+ */
+function dependencies(queue, hold) {
+  const ended = hold.children.filter((c) => c.outcome !== 'pending').length;
+  return section(
+    `Dependencies (${ended} of ${hold.children.length} ended)`,
+    h(
+      'p',
+      { class: 'muted small' },
+      hold.onChildFailure === 'fail' ? 'One that dies or is cancelled fails this job.' : 'One that dies or is cancelled counts as ended.',
+    ),
+    h(
+      'ol',
+      { class: 'deps' },
+      ...hold.children
+        .slice(0, DEPS_SHOWN)
+        .map((c) =>
+          h(
+            'li',
+            { class: 'dep' },
+            h('a', { href: href.job(queue, c.id), class: 'mono wrap' }, c.id),
+            ' ',
+            h('span', { class: ['chip', `chip-${OUTCOME_TONE[c.outcome]}`] }, c.outcome),
+            c.outcome === 'completed' && c.result !== undefined ? h('code', { class: 'dep-detail mono small' }, c.result) : null,
+            c.reason ? h('span', { class: 'dep-detail muted small' }, c.reason.split('\n')[0]) : null,
+          ),
+        ),
+    ),
+    hold.children.length > DEPS_SHOWN
+      ? h('p', { class: 'muted small' }, `The first ${DEPS_SHOWN} of ${hold.children.length}; the job's API answer (hold.children) has all.`)
+      : null,
+  );
+}
 
 /** Why a scheduled job is not running, one badge a reason (the API's `why`, most binding first). */
 function whyBadges(why) {

@@ -37,6 +37,8 @@ const COLUMNS = [
   { key: 'failed', label: 'Failed, 1 h', cls: 'col-num', value: (r) => r.died ?? -1 },
   { key: 'dead', label: 'Dead', cls: 'col-num', value: (r) => r.stats.dead },
   { key: 'workers', label: 'Workers', cls: 'col-num hide-sm', value: (r) => r.stats.workers },
+  // Held: waiting for other jobs or a signal (docs/flows.md).
+  { key: 'held', label: 'Held', cls: 'col-num hide-sm', value: (r) => r.stats.heldJobs ?? 0 },
   { key: 'paused', label: 'Paused', cls: 'col-state hide-sm', value: (r) => (r.stats.paused ? 1 : 0) },
 ];
 
@@ -71,15 +73,14 @@ export function overviewPage(main) {
   }
 
   function render() {
-    const total = queues.reduce((a, q) => ({ due: a.due + q.stats.ready, dead: a.dead + q.stats.dead, workers: a.workers + q.stats.workers }), {
-      due: 0,
-      dead: 0,
-      workers: 0,
-    });
+    const total = queues.reduce(
+      (a, q) => ({ due: a.due + q.stats.ready, dead: a.dead + q.stats.dead, workers: a.workers + q.stats.workers, held: a.held + (q.stats.heldJobs ?? 0) }),
+      { due: 0, dead: 0, workers: 0, held: 0 },
+    );
     const stuck = queues.filter((q) => stranded(q.stats)).length;
     replace(
       summary,
-      `${plural(queues.length, 'queue')} · ${plural(total.workers, 'live worker')} · ${num(total.due)} due now · ${num(total.dead)} dead`,
+      `${plural(queues.length, 'queue')} · ${plural(total.workers, 'live worker')} · ${num(total.due)} due now · ${num(total.dead)} dead${total.held ? ` · ${num(total.held)} held` : ''}`,
       stuck ? h('span', { class: 'summary-alert' }, ` · ${plural(stuck, 'queue')} with due jobs and no live worker`) : null,
     );
     if (queues.length === 0) {
@@ -156,6 +157,7 @@ export function overviewPage(main) {
             [
               s.oldestDueAgeMs === undefined ? null : `oldest wait ${duration(s.oldestDueAgeMs)}`,
               `${num(s.active)} running`,
+              s.heldJobs ? `${num(s.heldJobs)} held` : null,
               plural(s.workers, 'worker'),
               s.paused ? 'paused' : null,
             ]
@@ -178,6 +180,7 @@ export function overviewPage(main) {
         ),
         h('td', { class: ['col-num', s.dead > 0 && 'num-dead'] }, h('a', { href: href.queue(r.name, 'dead'), class: 'num-link' }, num(s.dead))),
         h('td', { class: ['col-num hide-sm', alert && 'num-dead'] }, num(s.workers)),
+        h('td', { class: 'col-num hide-sm', title: 'waiting for other jobs or a signal' }, s.heldJobs ? num(s.heldJobs) : h('span', { class: 'muted' }, '0')),
         h('td', { class: 'col-state hide-sm' }, s.paused ? badge('Paused', 'warning', 'pause') : null),
       );
     });

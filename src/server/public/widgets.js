@@ -15,13 +15,16 @@ export function stranded(stats) {
 
 /**
  * The queue's warnings: due jobs and no live worker, paused, and (given the schedules) a schedule
- * whose occurrence is overdue and not enqueued, which means no Scheduler is running it.
+ * whose occurrence is overdue and not enqueued, which means no Scheduler is running it. Beside
+ * them, not a warning, the held jobs (waiting for other jobs or a signal): they have no tab, since
+ * the store keeps no listing of them.
  */
 export function queueBadges(stats, { name, schedules = [] } = {}) {
   const late = schedules.filter((x) => x.overdueAtMs !== undefined);
   return [
     stranded(stats) ? badge(`No live workers · ${plural(stats.ready, 'job')} due`, 'danger', 'alert') : null,
     stats.paused ? badge('Paused', 'warning', 'pause') : null,
+    stats.heldJobs > 0 ? badge(`${plural(stats.heldJobs, 'held job')} · waiting for other jobs or a signal`, 'muted', 'clock') : null,
     late.length
       ? h(
           'a',
