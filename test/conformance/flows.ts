@@ -376,6 +376,16 @@ export function flowConformance(kind: StoreKind): void {
 
     test('drain and obliterate leave no hold behind', async () => {
       const q = queue<unknown>();
+      await q.addFlow({ data: 1, opts: { id: 'd' }, children: [{ data: 2 }, { data: 3, opts: { delay: 60_000 } }] });
+      await q.add(4, { id: 'sig' });
+      const c = await q.store.claim(q.name, 10, 30_000, 3);
+      const sig = c.jobs.find((j) => j.id === 'sig')!;
+      await q.store.waitSignal(q.name, { id: 'sig', token: sig.token, name: 'go', timeoutMs: undefined });
+      // d/0 is running; the rest waits or is held.
+      assert.equal((await q.drain()).removed, 3, 'd/1, d (held) and sig (held): nothing buried on the way');
+      assert.deepEqual([(await q.stats()).heldJobs, (await q.stats()).dead, await q.get('d'), await q.holdOf('d')], [0, 0, null, null]);
+      await q.store.complete(q.name, [{ id: 'd/0', token: c.jobs.find((j) => j.id === 'd/0')!.token, result: '' }]);
+      assert.equal((await q.stats()).dead, 0, "a late ack of a drained parent's child buries nothing");
       await q.addFlow({ data: 1, opts: { id: 'r' }, children: [{ data: 2, opts: { delay: 60_000 } }] });
       await q.obliterate({ force: true });
       assert.equal((await q.stats()).heldJobs, 0);

@@ -203,7 +203,7 @@ export class MemHolds {
    * are told, as _holds.lua HOLDS.settle. Returns the held jobs to bury (their reason set here)
    * and the dependencies a cancelled held job leaves to no one.
    */
-  settle(host: HoldsHost, outcome: Finish, job: MemJob, told: string, now: number): { bury: MemJob[]; orphans: string[] } {
+  settle(host: HoldsHost, outcome: Finish, job: MemJob, told: string, now: number, ending?: ReadonlySet<string>): { bury: MemJob[]; orphans: string[] } {
     const after = { bury: [] as MemJob[], orphans: [] as string[] };
     if (outcome === 'cancelled') {
       const own = this.#holds.get(job.id);
@@ -215,6 +215,8 @@ export class MemHolds {
     const reason = outcome === 'dead' ? (job.lastError ?? '') : told;
     const text = (outcome === 'completed' ? 'c' : outcome === 'dead' ? 'd' : 'x') + reason;
     for (const id of waiting) {
+      // A held job ending in the same call (a drain) is not told: it ends too.
+      if (ending?.has(id)) continue;
       const h = this.#holds.get(id);
       if (!h) continue;
       h.ended.set(job.id, text);
@@ -244,9 +246,10 @@ export class MemHolds {
   }
 
   /** The dependencies of cancelled held jobs that no held job waits for and that have not started (HOLDS.take_orphans). */
-  takeOrphans(host: HoldsHost, deps: readonly string[], now: number): MemJob[] {
+  takeOrphans(host: HoldsHost, deps: readonly string[], now: number, ending?: ReadonlySet<string>): MemJob[] {
     const out: MemJob[] = [];
     for (const dep of new Set(deps)) {
+      if (ending?.has(dep)) continue;
       if ((this.#dependents.get(dep) ?? []).some((id) => this.#holds.get(id)?.phase === 'h')) continue;
       const job = host.jobs.get(dep);
       if (!job || !(job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting' || job.where === 'held')) continue;

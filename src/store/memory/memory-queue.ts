@@ -399,11 +399,11 @@ export class MemoryQueue {
    * (cancelled or drained before it ran: deleted, its burst ends). Trimming the retained sets
    * and events stay with the caller. The next rule that must hear of every end (flows) goes here.
    */
-  finish(outcome: Finish, job: MemJob, now: number, keep = false, told = ''): void {
+  finish(outcome: Finish, job: MemJob, now: number, keep = false, told = '', ending?: ReadonlySet<string>): void {
     this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : told);
     // Held jobs waiting for this one are told first (memory/holds.ts); what that ends ends after
     // this one's own writes.
-    const after = this.holds.used ? this.holds.settle(this, outcome, job, told, now) : undefined;
+    const after = this.holds.used ? this.holds.settle(this, outcome, job, told, now, ending) : undefined;
     switch (outcome) {
       case 'completed':
         this.completed++;
@@ -427,13 +427,14 @@ export class MemoryQueue {
         this.remove(job);
         break;
     }
-    if (after) this.#afterHolds(after, now);
+    if (after) this.#afterHolds(after, now, ending);
   }
 
   /** What a hold decided as a job ended: held jobs to bury, dependencies left to no one to cancel. */
-  #afterHolds(after: { bury: MemJob[]; orphans: string[] }, now: number): void {
+  #afterHolds(after: { bury: MemJob[]; orphans: string[] }, now: number, ending: ReadonlySet<string> | undefined): void {
     for (const parent of after.bury) this.finish('dead', parent, now);
-    for (const orphan of this.holds.takeOrphans(this, after.orphans, now)) this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
+    for (const orphan of this.holds.takeOrphans(this, after.orphans, now, ending))
+      this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
   }
 
   /**

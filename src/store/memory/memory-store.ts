@@ -630,15 +630,19 @@ export class MemoryStore implements Store {
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
-    let n = 0;
-    for (const job of [...q.jobs.values()]) {
-      if ((job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
-        q.finish('cancelled', job, now);
-        q.emit(now, 'drained', job.id, {});
-        n++;
-      }
+    // As drain.lua: every waiting job (held ones too without a bound) ends in one go, so a held
+    // job is not told of a dependency drained with it.
+    const targets = [...q.jobs.values()].filter((job) =>
+      dueBeforeMs === undefined
+        ? job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting' || job.where === 'held'
+        : (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && job.due < dueBeforeMs,
+    );
+    const ending = new Set(targets.map((j) => j.id));
+    for (const job of targets) {
+      q.finish('cancelled', job, now, false, '', ending);
+      q.emit(now, 'drained', job.id, {});
     }
-    return n;
+    return targets.length;
   }
 
   async obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult> {

@@ -141,6 +141,9 @@ function HOLDS.settle(outcome, ids, told, now)
       end
     end
   end
+  -- Held jobs ending in this same call (a drain, a cancel of several) are not told: they end too.
+  local ending = {}
+  for _, id in ipairs(ids) do ending[id] = true end
   local key = HOLDS.key('dependents')
   local lists = hmget(key, ids)
   local ended, results, changed, order, release = {}, {}, {}, {}, {}
@@ -159,7 +162,7 @@ function HOLDS.settle(outcome, ids, told, now)
       end
       for _, parent in ipairs(HOLDS.split(lists[i])) do
         local h = changed[parent]
-        if not h then
+        if not h and not ending[parent] then
           h = HOLDS.parse(redis.call('HGET', K_HOLDS, parent))
           if h then
             changed[parent] = h

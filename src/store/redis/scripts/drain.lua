@@ -3,7 +3,8 @@ bounded steps.
 KEYS: base
 ARGV: base, due_before, limit, ready_rank, waiting_rank
 Returns: { removed, next_ready_rank, next_waiting_rank, more }; more is 1 when more may be left
-`due_before` is epoch ms ('' = every scheduled job). Each call removes at most `limit` jobs
+`due_before` is epoch ms ('' = every scheduled job, and every held one: docs/flows.md; a drain
+with a bound leaves held jobs, which wait for other jobs, not for a time). Each call removes at most `limit` jobs
 from the scheduled set, and looks at no more than `limit` members of the ready set from
 `ready_rank` (members due later stay; the next call starts after them): call again with the
 returned rank while more may be left. The groups' lines (K_WAITING) are drained the same way from
@@ -19,14 +20,23 @@ local before = nil
 if arg('due_before') ~= '' then before = arg_int('due_before') end
 local rank = arg_int('ready_rank')
 local w_rank = arg_int('waiting_rank')
+-- Held jobs first (a later call drains the jobs they wait for), and in one finish with the rest:
+-- a held job is not told of a dependency drained with it (it ends too), so nothing is buried on
+-- the way.
+local held = {}
+if before == nil and flow().holds then
+  held = redis.call('ZRANGE', hold_key('held'), 0, limit - 1)
+  if #held > 0 then call_chunked('ZREM', hold_key('held'), held) end
+end
 local ids
 if before then
   ids = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', '(' .. before, 'LIMIT', 0, limit)
 else
   ids = redis.call('ZRANGE', K_SCHEDULED, 0, limit - 1)
 end
-local more = #ids >= limit
+local more = #ids >= limit or #held >= limit
 if #ids > 0 then call_chunked('ZREM', K_SCHEDULED, ids) end
+for _, id in ipairs(held) do ids[#ids + 1] = id end
 
 -- The ready set orders by priority, not due time: look at a window of it and take what is due
 -- before the bound.
