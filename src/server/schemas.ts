@@ -74,6 +74,10 @@ export const cancelBody = cancelOptionsSchema.optional();
 /** `queue.fail`'s options: the reason, dead now, or when the retry is due. */
 export const failBody = failNowOptionsSchema.optional();
 
+/** A signal to a job (queue.signal): its name, and its data (any JSON, at most 16 KiB). */
+export const signalBody = z.strictObject({ name: idSchema, data: z.unknown().optional() });
+export const signalResult = z.object({ outcome: z.enum(['released', 'kept']), state: z.string().optional() });
+
 /** How many jobs the person confirmed; the action is refused when more would be touched. */
 const expect = z.number().int().min(0).optional();
 

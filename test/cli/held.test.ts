@@ -166,6 +166,13 @@ describe('a held job says what it waits for', () => {
     const queueDoc = doc.paths['/api/queues/{queue}'].get.responses['200'].content['application/json'].schema;
     assert.ok(queueDoc.properties.stats.properties.heldJobs, 'stats.heldJobs');
 
+    // A signal over the HTTP API: bad input refused, an unknown job 404, one not waiting keeps it.
+    await api.session();
+    assert.equal((await api.post(`/api/queues/${q.name}/jobs/s/signal`, { name: 'bad\u0001name' })).status, 400);
+    assert.equal((await api.post(`/api/queues/${q.name}/jobs/nobody/signal`, { name: 'payment' })).status, 404);
+    const keptOver = await api.post(`/api/queues/${q.name}/jobs/c3/signal`, { name: 'other', data: { n: 1 } });
+    assert.equal(keptOver.status, 200, JSON.stringify(keptOver.body));
+    assert.equal(keptOver.body.outcome, 'kept');
     // A signal releases s: its hold says so, and it is scheduled (the worker is closed).
     assert.match(await cli('signal', 's', 'payment'), /released/);
     const released = await cli('get', 's');

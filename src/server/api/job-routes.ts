@@ -167,6 +167,29 @@ export function jobRoutes(ctx: ApiContext): Route[] {
       },
       audit: (_r, { params }) => ({ target: params.id, count: 1 }),
     }),
+    route<undefined, typeof s.signalBody._zod.output>({
+      method: 'post',
+      code: 'job.signal',
+      path: '/queues/:queue/jobs/:id/signal',
+      summary: 'Sends a signal to a job (docs/flows.md): one waiting for it runs now (released); one that has not ended keeps it for its wait (kept)',
+      tag: 'jobs',
+      action: 'write',
+      body: s.signalBody,
+      response: s.signalResult,
+      errors: STATE_ERRORS,
+      async handler({ queue, params, body }) {
+        const r = await queue.signal(params.id!, body.name, body.data);
+        if (r.outcome === 'not_found') throw new HttpError(404, 'not_found', `no job ${params.id}`);
+        if (r.outcome === 'refused')
+          throw new HttpError(
+            409,
+            'state',
+            r.state === 'dead' || r.state === 'completed' ? `job ${params.id} is ${r.state}: it has ended` : `job ${params.id} keeps too many signals`,
+          );
+        return { outcome: r.outcome, state: r.state };
+      },
+      audit: (_r, { params, body }) => ({ target: `${params.id} ${body.name}`, count: 1 }),
+    }),
     route<undefined, typeof s.rescheduleBody._zod.output>({
       method: 'post',
       code: 'job.reschedule',
