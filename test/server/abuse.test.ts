@@ -36,6 +36,7 @@ const BODIES: Record<string, unknown> = {
   'post /api/queues/{queue}/cancel': { ids: ['job-1'] },
   'post /api/queues/{queue}/jobs/{id}/cancel': { running: true, reason: 'abuse' },
   'post /api/queues/{queue}/jobs/{id}/fail': { reason: 'abuse', dead: true },
+  'post /api/queues/{queue}/jobs/{id}/signal': { name: 'payment', data: { card: SECRET } },
   'post /api/queues/{queue}/dead/retry': { all: true, expect: 10 },
   'post /api/queues/{queue}/dead/purge': { all: true, expect: 10 },
   'post /api/queues/{queue}/completed/purge': { all: true, expect: 10 },
