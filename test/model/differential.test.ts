@@ -21,7 +21,7 @@ import type { CancelResult } from '../../src/types.js';
 import { ValidationError } from '../../src/errors.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { DEDUP_WINDOW_MS, QueueModel, type ModelAdd } from './queue-model.js';
+import { DEDUP_WINDOW_MS, ModelRefusal, QueueModel, type ModelAdd } from './queue-model.js';
 
 const fx = useRedis();
 
@@ -45,9 +45,29 @@ const addArb = fc
     timeoutMs: fc.constantFrom(undefined, undefined, 250),
     cost: fc.constantFrom(1, 1, 1, 2),
     debounce: fc.constantFrom(undefined, undefined, undefined, { key: 'd1', delayMs: 500, maxWaitMs: undefined }, { key: 'd1', delayMs: 1000, maxWaitMs: 700 }),
+    // Holds (docs/flows.md): ids of IDS (an earlier item of the call, an existing job, or none:
+    // refused), now and then one named twice; deadlines the clock steps cross.
+    hold: fc.option(
+      fc.record({
+        dependsOn: fc.oneof(
+          { arbitrary: fc.uniqueArray(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }), weight: 9 },
+          fc.array(fc.constantFrom(...IDS), { minLength: 2, maxLength: 3 }),
+        ),
+        waitMs: fc.constantFrom(undefined, undefined, 500, 1000, 30_000),
+        policy: fc.constantFrom('fail' as const, 'ignore' as const),
+        // Mostly as Queue.add allows: no replace, dedup or debounce with dependencies.
+        exclusive: fc.constantFrom(true, true, true, true, false),
+      }),
+      { freq: 3 },
+    ),
   })
   // As Queue.add allows: debounce without dedup or replace.
-  .map((a) => (a.debounce ? { ...a, dedupKey: undefined, replace: false } : a));
+  .map((a) => (a.debounce ? { ...a, dedupKey: undefined, replace: false } : a))
+  .map(({ hold, ...a }): ModelAdd => {
+    if (!hold) return a;
+    const { exclusive, ...h } = hold;
+    return exclusive ? { ...a, replace: false, dedupKey: undefined, debounce: undefined, hold: h } : { ...a, hold: h };
+  });
 const rateArb = fc.constantFrom(undefined, undefined, null, { max: 2, perMs: 1000 }, { max: 3, perMs: 500 });
 const GROUPS = ['g1', 'g2'];
 const limitArb = fc.constantFrom(undefined, null, 1, 2);
@@ -155,6 +175,7 @@ function newJob(a: ModelAdd): NewJob {
     timeoutMs: a.timeoutMs,
     cost: a.cost ?? 1,
     debounce: a.debounce,
+    hold: a.hold && { dependsOn: a.hold.dependsOn, deadlineMs: a.hold.waitMs, onChildFailure: a.hold.policy },
   };
 }
 
@@ -176,6 +197,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
         return (await s.store.add(queue, cmd.adds.map(newJob))).map((r) => ({ code: r.code, state: r.state, dueAtMs: r.dueAtMs, duplicateOf: r.duplicateOf }));
       } catch (err) {
         if (err instanceof ValidationError && /cost is above/.test(err.message)) return 'too_costly';
+        if (err instanceof ValidationError && err.field === 'dependsOn') return { refused: err.message };
         throw err;
       }
     case 'claim': {
@@ -191,6 +213,7 @@ async function runOn(s: Subject, queue: string, cmd: Command, model: QueueModel)
           leaseExpiresAtMs: j.leaseExpiresAtMs,
           name: j.name,
           timeoutMs: j.timeoutMs,
+          hold: j.hold,
         })),
         more: r.more,
       };
@@ -273,8 +296,10 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
   const h = 'h' in cmd ? cmd.h % Math.max(1, model.handouts.length) : 0;
   const none = model.handouts.length === 0;
   switch (cmd.c) {
-    case 'add':
-      return model.add(cmd.adds);
+    case 'add': {
+      const r = model.add(cmd.adds);
+      return r instanceof ModelRefusal ? { refused: r.message } : r;
+    }
     case 'claim':
       return model.claim(cmd.n, cmd.leaseMs);
     case 'ack':
@@ -288,7 +313,7 @@ function runOnModel(model: QueueModel, cmd: Command): unknown {
     case 'extend':
       return none ? 'skip' : model.extend(h, cmd.ms);
     case 'cancel':
-      return cmd.ids.map((id) => model.cancel(id, cmd.running));
+      return cmd.ids.map((id) => model.cancel(id, cmd.running, 'r'));
     case 'failNow':
       return model.failNow(cmd.id, 'from outside', cmd.dead, cmd.retryDelayMs);
     case 'drain':
@@ -417,10 +442,25 @@ describe('differential: Redis store, memory store and the reference model', () =
               const got = await runOn(s, queue, cmd, model);
               assert.deepEqual(got, expected, `${s.name} differs from the model at step ${log.length}:\n${log.join('\n')}`);
             }
+            // Holds after each step: the held count, and two jobs' states and dependencies' ends (all six in turn).
+            const look = [IDS[log.length % IDS.length]!, IDS[(log.length + 3) % IDS.length]!];
+            const want = { held: model.heldJobs(), jobs: look.map((id) => ({ state: model.get(id)?.state, children: model.childResults(id) })) };
+            for (const s of subjects) {
+              const got = {
+                held: (await s.store.stats(queue, 60_000)).heldJobs,
+                jobs: await Promise.all(
+                  look.map(async (id) => ({ state: (await s.store.get(queue, id))?.state, children: await s.store.childResults(queue, id) })),
+                ),
+              };
+              assert.deepEqual(got, want, `${s.name}: holds differ from the model's after step ${log.length}:\n${log.join('\n')}`);
+            }
           }
           for (const id of IDS) {
             const want = model.get(id);
             for (const s of subjects) assert.deepEqual(await snapshot(s.store, queue, id), want, `${s.name}: job ${id} after\n${log.join('\n')}`);
+            const children = model.childResults(id);
+            for (const s of subjects)
+              assert.deepEqual(await s.store.childResults(queue, id), children, `${s.name}: childResults of ${id} after\n${log.join('\n')}`);
           }
           const orders = {
             scheduled: model
