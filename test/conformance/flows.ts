@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ValidationError, type Job } from '../../src/index.js';
+import type { NewJob } from '../../src/store/store.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
 
 export function flowConformance(kind: StoreKind): void {
+  const sharded = /shards/.test(kind.name);
   describe(`flows [${kind.name}]`, () => {
     const { queue, worker } = useHarness(kind, 'fl');
 
@@ -197,6 +199,50 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal(await q.get('c1'), null);
       const s = await q.stats();
       assert.deepEqual([s.scheduled, s.heldJobs], [1, 0]);
+    });
+
+    // A sharded store splits a call over its shards (items numbered per shard, errors as PartialAddError): one set of keys here.
+    test('the store refuses bad dependencies in the same words everywhere: any item with replace, dedup or debounce first, then each item in order, then a cost', {
+      skip: sharded,
+    }, async () => {
+      const q = queue<unknown>();
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
+        id,
+        data: '1',
+        delayMs: 0,
+        runAtMs: undefined,
+        priority: 0,
+        maxAttempts: undefined,
+        backoff: undefined,
+        replace: false,
+        dedup: undefined,
+        traceContext: undefined,
+        group: undefined,
+        name: undefined,
+        timeoutMs: undefined,
+        cost: 1,
+        debounce: undefined,
+        ...more,
+      });
+      const hold = (...dependsOn: string[]) => ({ hold: { dependsOn, onChildFailure: 'fail' as const } });
+      await q.store.setLimits(q.name, { rateLimit: { max: 4, perMs: 1000 } });
+      const refusal = async (jobs: NewJob[]) => {
+        const err = await q.store.add(q.name, jobs).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof ValidationError, String(err));
+        return `${err.field}: ${err.message}`;
+      };
+      assert.equal(
+        await refusal([job('x', hold('nope')), job('y', { replace: true, ...hold('x') })]),
+        'dependsOn: dependsOn of item 2: not with replace, dedup_key or debounce_key',
+      );
+      assert.equal(
+        await refusal([job('x', { cost: 5 }), job('y', hold('nope'))]),
+        'dependsOn: dependsOn of item 2 names no job (not added, or ended and not kept), got nope',
+      );
+      assert.equal((await q.stats()).scheduled, 0);
     });
 
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {

@@ -61,10 +61,14 @@ export class MemHolds {
     jobs.forEach((j, i) => {
       if (!firstAt.has(j.id)) firstAt.set(j.id, i + 1);
     });
+    // As add.lua, which refuses these as it reads its items, before it checks any dependency.
+    jobs.forEach((j, k) => {
+      if (j.hold && (j.replace || j.dedup || j.debounce))
+        throw new ValidationError('dependsOn', `of item ${k + 1}: not with replace, dedup_key or debounce_key`);
+    });
     jobs.forEach((j, k) => {
       const i = k + 1;
       if (!j.hold) return;
-      if (j.replace || j.dedup || j.debounce) refuse(i, 'not with replace, dedup_key or debounce_key', j.id);
       const seen = new Set<string>();
       for (const dep of j.hold.dependsOn) {
         if (dep === j.id) refuse(i, 'must not name the job itself', dep);

@@ -138,14 +138,14 @@ export class MemoryStore implements Store {
       if (last !== undefined && last >= guard.occurrenceMs) return null;
       q.scheduleLast.set(guard.name, guard.occurrenceMs);
     }
-    // As add.lua: a cost above a rate limit's max is refused before anything is written.
+    // As add.lua: every item's dependencies are checked before anything is written, then a cost
+    // above a rate limit's max is refused.
+    if (jobs.some((j) => j.hold !== undefined)) q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
     for (const j of jobs) {
       if (j.cost <= 1) continue;
       const limit = j.group === undefined ? undefined : q.groupRate(q.groups.get(j.group));
       if ((q.rateLimit && j.cost > q.rateLimit.max) || (limit && j.cost > limit.max)) throw tooCostly(jobs);
     }
-    // As add.lua: every item's dependencies are checked before anything is written.
-    if (jobs.some((j) => j.hold !== undefined)) q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
     q.expireDedup(now);
     const prevHead = q.headDue();
     let minDue: number | undefined;
