@@ -245,6 +245,20 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.stats()).scheduled, 0);
     });
 
+    test("a held job's due time reads the same everywhere: get, an add of its id again, a refused reschedule", async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'a', delay: 60_000 });
+      const held = await q.add(1, { id: 'p', dependsOn: ['a'], delay: 5000 });
+      assert.equal(held.state, 'held');
+      assert.equal((await q.get('p'))?.dueAtMs, held.dueAtMs);
+      const moved = await q.reschedule('p', { delay: 0 });
+      assert.deepEqual([moved.rescheduled, moved.state, moved.dueAtMs], [false, 'held', held.dueAtMs]);
+      // On shards a held job lives on its dependencies' shard, and an add of its id alone goes to the id's own.
+      if (sharded) return;
+      const again = await q.add(1, { id: 'p' });
+      assert.deepEqual([again.added, again.state, again.dueAtMs], [false, 'held', held.dueAtMs]);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });
