@@ -259,6 +259,27 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual([again.added, again.state, again.dueAtMs], [false, 'held', held.dueAtMs]);
     });
 
+    test('fail(id, { dead: true }) buries a held job (it has not started), which then stays dead when its dependencies end', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'a' });
+      await q.add(1, { id: 'p', dependsOn: ['a'] });
+      await q.add(2, { id: 'after', dependsOn: ['p'], onChildFailure: 'ignore' });
+      const refused = await q.fail('p', { reason: 'no' });
+      assert.deepEqual([refused.outcome, refused.state], ['refused', 'held'], 'without dead: refused, as for any job not started');
+      const r = await q.fail('p', { reason: 'given up', dead: true });
+      assert.deepEqual([r.outcome, r.state], ['dead', 'held']);
+      assert.deepEqual([(await q.get('p'))?.state, (await q.get('p'))?.lastError], ['dead', 'given up']);
+      assert.equal((await q.get('after'))?.state, 'scheduled', 'its own dependents are told');
+      assert.equal((await q.stats()).heldJobs, 0);
+      const c = await q.store.claim(q.name, 10, 30_000, 3);
+      assert.ok(c.jobs.some((j) => j.id === 'a'));
+      const a = c.jobs.find((j) => j.id === 'a')!;
+      await q.store.complete(q.name, [{ id: 'a', token: a.token, result: '1' }]);
+      assert.equal((await q.get('p'))?.state, 'dead', 'the end of a dependency does not release a dead job');
+      assert.deepEqual(await q.store.childResults(q.name, 'p'), [{ id: 'a', outcome: 'completed', value: '1' }]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

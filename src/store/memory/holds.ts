@@ -137,8 +137,11 @@ export class MemHolds {
    */
   settle(host: HoldsHost, outcome: Finish, job: MemJob, told: string, now: number): { bury: MemJob[]; orphans: string[] } {
     const after = { bury: [] as MemJob[], orphans: [] as string[] };
+    const own = this.#holds.get(job.id);
+    // A held job buried itself (Queue.fail with dead): its hold ends, so no later end of a
+    // dependency releases it; those still record how they ended.
+    if (outcome === 'dead' && own?.phase === 'h') own.phase = 'd';
     if (outcome === 'cancelled') {
-      const own = this.#holds.get(job.id);
       if (own?.phase === 'h') after.orphans.push(...own.deps);
     }
     const waiting = this.#dependents.get(job.id);

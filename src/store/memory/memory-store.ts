@@ -548,8 +548,7 @@ export class MemoryStore implements Store {
     const job = q.jobs.get(req.id);
     if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
     const state: JobState = job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where;
-    if (state === 'dead' || state === 'completed' || state === 'held' || (state !== 'active' && !req.dead))
-      return { outcome: 'refused', state, dueAtMs: undefined };
+    if (state === 'dead' || state === 'completed' || (state !== 'active' && !req.dead)) return { outcome: 'refused', state, dueAtMs: undefined };
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     const dies = req.dead || job.attempts >= max;
