@@ -349,6 +349,8 @@ export class QueueModel {
    */
   #finish(job: ModelJob, outcome: ModelEnd, told: string, end: () => void): void {
     const orphans = outcome === 'cancelled' && job.hold?.phase === 'held' ? [...job.hold.deps] : [];
+    // A held job buried from outside (failNow with dead) hears of its dependencies' ends and does nothing.
+    if (outcome === 'dead' && job.hold?.phase === 'held') job.hold.phase = 'buried';
     const reason = outcome === 'dead' ? (job.lastError ?? '') : told;
     const text = (outcome === 'completed' ? 'c' : outcome === 'dead' ? 'd' : 'x') + reason;
     const bury: ModelJob[] = [];
@@ -980,7 +982,7 @@ export class QueueModel {
     const job = this.jobs.get(id);
     if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
     const state = job.state;
-    if (state === 'dead' || state === 'completed' || state === 'held' || (state === 'scheduled' && !dead))
+    if (state === 'dead' || state === 'completed' || ((state === 'scheduled' || state === 'held') && !dead))
       return { outcome: 'refused', state, dueAtMs: undefined };
     job.lastError = reason;
     job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error: reason }].slice(-MODEL_ERROR_HISTORY);
