@@ -280,6 +280,26 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual((await q.verify()).problems, []);
     });
 
+    // On shards each id is asked of its own shard first, the shards at once: no order across them.
+    test('cancel of several ids takes them in order: a dependency cancelled first buries the held job named after it', { skip: sharded }, async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'dep', delay: 60_000 } },
+        { data: 2, opts: { id: 'parent', dependsOn: ['dep'] } },
+      ]);
+      const r = await q.store.cancel(q.name, ['dep', 'parent'], { reason: 'why' });
+      assert.deepEqual(
+        r.map((x) => [x.id, x.cancelled, x.state]),
+        [
+          ['dep', true, 'scheduled'],
+          ['parent', false, 'dead'],
+        ],
+      );
+      const parent = await q.get('parent');
+      assert.deepEqual([parent?.state, parent?.lastError], ['dead', 'dependency dep was cancelled: why']);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

@@ -532,13 +532,14 @@ export class MemoryStore implements Store {
       const now = this.#now();
       if (job.where === 'active' && opts.running) {
         q.revoke(job, 'cancelled', now);
-        q.finish('cancelled', job, now, false, reason);
+        // As cancel.lua: its event, then its end and what that ends (docs/flows.md).
         q.emit(now, 'cancelled', id, { running: '1', reason });
+        q.finish('cancelled', job, now, false, reason);
         return { id, cancelled: true, state: 'active' };
       }
       if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
-      q.finish('cancelled', job, now, false, reason);
       q.emit(now, 'cancelled', id, reason === '' ? {} : { reason });
+      q.finish('cancelled', job, now, false, reason);
       return { id, cancelled: true, state: 'scheduled' };
     });
   }
