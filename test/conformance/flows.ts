@@ -300,6 +300,17 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual((await q.verify()).problems, []);
     });
 
+    test('drain removes the jobs waiting when it is called: one its drained dependencies release stays, released', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'c' } },
+        { data: 2, opts: { id: 'a', dependsOn: ['c'], onChildFailure: 'ignore' } },
+      ]);
+      assert.equal(await q.store.drain(q.name, undefined), 1);
+      assert.equal((await q.get('a'))?.state, 'scheduled');
+      assert.deepEqual(await q.store.childResults(q.name, 'a'), [{ id: 'c', outcome: 'cancelled', value: '' }]);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

@@ -625,15 +625,15 @@ export class MemoryStore implements Store {
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
-    let n = 0;
-    for (const job of [...q.jobs.values()]) {
-      if ((job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs)) {
-        q.finish('cancelled', job, now);
-        q.emit(now, 'drained', job.id, {});
-        n++;
-      }
+    // As drain.lua: the jobs waiting now, taken first; a held job their ends release stays.
+    const victims = [...q.jobs.values()].filter(
+      (job) => (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs),
+    );
+    for (const job of victims) {
+      q.finish('cancelled', job, now);
+      q.emit(now, 'drained', job.id, {});
     }
-    return n;
+    return victims.length;
   }
 
   async obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult> {
