@@ -311,6 +311,22 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual(await q.store.childResults(q.name, 'a'), [{ id: 'c', outcome: 'cancelled', value: '' }]);
     });
 
+    test('an id added again later in the same addBulk answers the state the first one is written in: held', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'e', delay: 60_000 });
+      const r = await q.addBulk([
+        { data: 1, opts: { id: 'f', dependsOn: ['e'] } },
+        { data: 2, opts: { id: 'f' } },
+      ]);
+      assert.deepEqual(
+        r.map((x) => [x.id, x.added, x.state]),
+        [
+          ['f', true, 'held'],
+          ['f', false, 'held'],
+        ],
+      );
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });
