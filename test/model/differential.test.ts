@@ -395,6 +395,19 @@ async function feed(store: Store, queue: string): Promise<string[]> {
     if (kind !== undefined && UNORDERED.has(kind)) lines.splice(i, end - i, ...lines.slice(i, end).sort());
     i = Math.max(end, i + 1);
   }
+  // A claim's recovered leases end together on Redis (what their ends cause comes after all of
+  // them), one by one in the memory store: held jobs buried so go to the end of the run, in order.
+  const recovery = new Set(['leaseExpired', 'dead']);
+  for (let i = 0; i < lines.length; ) {
+    let end = i;
+    while (end < lines.length && recovery.has(lines[end]!.split(' ')[0]!)) end++;
+    if (end > i) {
+      const run = lines.slice(i, end);
+      const caused = run.filter((l) => l.startsWith('dead ') && l.includes('"error":"dependency '));
+      lines.splice(i, end - i, ...run.filter((l) => !caused.includes(l)), ...caused);
+    }
+    i = Math.max(end, i + 1);
+  }
   return lines;
 }
 

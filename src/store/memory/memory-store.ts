@@ -273,8 +273,9 @@ export class MemoryStore implements Store {
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
         lease.spentMaxAttempts = max;
-        this.#bury(q, lease, now);
+        // As claim.lua: its event, then its end and what that ends (docs/flows.md).
         q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
+        this.#bury(q, lease, now);
       } else {
         q.schedule(lease, now);
       }
@@ -333,8 +334,8 @@ export class MemoryStore implements Store {
         if (tooBig !== undefined) {
           job.lastError = `cost ${job.cost} is above the rate limit max ${tooBig}`;
           job.token = '';
-          this.#bury(q, job, now);
           q.emit(now, 'dead', job.id, { error: job.lastError });
+          this.#bury(q, job, now);
         } else if (stopped || job.cost > qLeft || (lane !== undefined && (turns?.blocked.has(lane) || job.cost > gLeft.get(lane)!))) {
           if (!stopped && job.cost > qLeft) stopped = true;
           if (lane !== undefined && !stopped) turns?.blocked.add(lane);
