@@ -327,6 +327,38 @@ export function flowConformance(kind: StoreKind): void {
       );
     });
 
+    test('a job waiting for an earlier item of the call that was deduplicated refuses the call, writing nothing', { skip: sharded }, async () => {
+      const q = queue<unknown>();
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
+        id,
+        data: '1',
+        delayMs: 0,
+        runAtMs: undefined,
+        priority: 0,
+        maxAttempts: undefined,
+        backoff: undefined,
+        replace: false,
+        dedup: undefined,
+        traceContext: undefined,
+        group: undefined,
+        name: undefined,
+        timeoutMs: undefined,
+        cost: 1,
+        debounce: undefined,
+        ...more,
+      });
+      const dedup = { key: 'k', windowMs: 60_000 };
+      await q.store.add(q.name, [job('a', { dedup })]);
+      await assert.rejects(
+        q.store.add(q.name, [job('b'), job('d', { dedup }), job('f', { hold: { dependsOn: ['d'], onChildFailure: 'fail' } })]),
+        (err: unknown) => err instanceof ValidationError && err.message === 'dependsOn of job f names a job this call did not add (deduplicated), got d',
+      );
+      assert.deepEqual([await q.get('b'), await q.get('f')], [null, null]);
+      const s = await q.stats();
+      assert.deepEqual([s.scheduled, s.heldJobs], [1, 0]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

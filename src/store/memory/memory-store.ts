@@ -140,7 +140,10 @@ export class MemoryStore implements Store {
     }
     // As add.lua: every item's dependencies are checked before anything is written, then a cost
     // above a rate limit's max is refused.
-    if (jobs.some((j) => j.hold !== undefined)) q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
+    if (jobs.some((j) => j.hold !== undefined)) {
+      q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
+      this.#checkUnwritten(q, jobs, now);
+    }
     for (const j of jobs) {
       if (j.cost <= 1) continue;
       const limit = j.group === undefined ? undefined : q.groupRate(q.groups.get(j.group));
@@ -255,6 +258,49 @@ export class MemoryStore implements Store {
       this.#registered.add(queueOf(queue));
     }
     return out;
+  }
+
+  /**
+   * As add.lua's HOLDS.plan, before anything is written: a job that waits for an earlier item of
+   * the call that will not be written (deduplicated, or folded into another job's burst) while
+   * no job of that id exists refuses the call. The items' fates are worked out as add() decides
+   * them, on overlays of what the earlier items would write.
+   */
+  #checkUnwritten(q: MemoryQueue, jobs: readonly NewJob[], now: number): void {
+    const written = new Set<string>();
+    const dedup = new Map<string, string>();
+    const bursts = new Map<string, { id: string; first: number }>();
+    const has = (id: string) => written.has(id) || q.jobs.has(id);
+    const burstOf = (key: string) => {
+      const b = bursts.get(key) ?? q.debounce.get(key);
+      if (!b) return undefined;
+      if (written.has(b.id)) return b;
+      const job = q.jobs.get(b.id);
+      return job && job.debounceKey === key && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
+    };
+    for (const j of jobs) {
+      for (const dep of j.hold?.dependsOn ?? []) {
+        if (!has(dep) && jobs.some((k) => k.id === dep))
+          throw new ValidationError('dependsOn', `of job ${j.id} names a job this call did not add (deduplicated), got ${dep}`);
+      }
+      let id = j.id;
+      let replace = j.replace;
+      let folded = false;
+      if (j.debounce) {
+        const b = burstOf(j.debounce.key);
+        const maxWait = j.debounce.maxWaitMs;
+        if (b && (maxWait === undefined || now < b.first + maxWait)) [id, replace, folded] = [b.id, true, true];
+      }
+      const existing = has(id);
+      if (j.dedup) {
+        const holder = dedup.get(j.dedup.key) ?? q.dedupHolder(j.dedup.key, now)?.id;
+        if (holder !== undefined && (holder !== id || !existing)) continue;
+      }
+      if (existing && (!replace || q.jobs.get(id)?.where === 'active')) continue;
+      written.add(id);
+      if (j.dedup && !dedup.has(j.dedup.key) && !q.dedupHolder(j.dedup.key, now)) dedup.set(j.dedup.key, id);
+      if (j.debounce && !folded) bursts.set(j.debounce.key, { id, first: Math.min(j.debounce.firstMs ?? now, now) });
+    }
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
