@@ -359,6 +359,17 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual((await q.verify()).problems, []);
     });
 
+    test('a drain ends jobs in the order of their sets: a held job waiting for two drained ones hears of the one due first', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'later', delay: 60_000 } },
+        { data: 2, opts: { id: 'sooner', delay: 1000 } },
+        { data: 3, opts: { id: 'p', dependsOn: ['later', 'sooner'] } },
+      ]);
+      assert.equal(await q.store.drain(q.name, undefined), 2);
+      assert.equal((await q.get('p'))?.lastError, 'dependency sooner was cancelled');
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

@@ -854,7 +854,18 @@ export class QueueModel {
   }
 
   drain(before: number | undefined): number {
-    const victims = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && (before === undefined || j.due < before));
+    // In drain.lua's order (a held job waiting for several hears of the first): jobs not yet
+    // moved on by a claim by due time, then the ready set, then the groups' lines, in ZSET order.
+    const place = (j: ModelJob) => (!j.promoted ? 0 : j.group === undefined ? 1 : 2);
+    const victims = [...this.jobs.values()]
+      .filter((j) => j.state === 'scheduled' && (before === undefined || j.due < before))
+      .sort(
+        (a, b) =>
+          place(a) - place(b) ||
+          (place(a) === 0 ? a.due - b.due || bytes(a.id, b.id) : 0) ||
+          (place(a) === 1 ? b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0) ||
+          (place(a) === 2 ? bytes(a.group!, b.group!) || b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0),
+      );
     for (const j of victims) this.#finish(j, 'cancelled', '', () => this.#remove(j));
     return victims.length;
   }

@@ -72,7 +72,7 @@ import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
 import { LIMIT, MARK, UNGROUPED_LANE } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
-import { byteOrder } from '../zset-order.js';
+import { byteOrder, readyMember, waitingMember } from '../zset-order.js';
 
 const registry = new Map<string, MemoryStore>();
 
@@ -279,10 +279,6 @@ export class MemoryStore implements Store {
       return job && job.debounceKey === key && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
     };
     for (const j of jobs) {
-      for (const dep of j.hold?.dependsOn ?? []) {
-        if (!has(dep) && jobs.some((k) => k.id === dep))
-          throw new ValidationError('dependsOn', `of job ${j.id} names a job this call did not add (deduplicated), got ${dep}`);
-      }
       let id = j.id;
       let replace = j.replace;
       let folded = false;
@@ -297,6 +293,10 @@ export class MemoryStore implements Store {
         if (holder !== undefined && (holder !== id || !existing)) continue;
       }
       if (existing && (!replace || q.jobs.get(id)?.where === 'active')) continue;
+      // Written: what it waits for must be a job by now.
+      for (const dep of j.hold?.dependsOn ?? []) {
+        if (!has(dep)) throw new ValidationError('dependsOn', `of job ${j.id} names a job this call did not add (deduplicated), got ${dep}`);
+      }
       written.add(id);
       if (j.dedup && !dedup.has(j.dedup.key) && !q.dedupHolder(j.dedup.key, now)) dedup.set(j.dedup.key, id);
       if (j.debounce && !folded) bursts.set(j.debounce.key, { id, first: Math.min(j.debounce.firstMs ?? now, now) });
@@ -672,10 +672,19 @@ export class MemoryStore implements Store {
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
-    // As drain.lua: the jobs waiting now, taken first; a held job their ends release stays.
-    const victims = [...q.jobs.values()].filter(
-      (job) => (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs),
-    );
+    // As drain.lua: the jobs waiting now, taken first, in its order (the scheduled set, the
+    // ready set, the groups' lines, each in ZSET order: which dependency a held job hears of
+    // first); a held job their ends release stays.
+    const place = { scheduled: 0, ready: 1, waiting: 2 } as Record<MemJob['where'], number>;
+    const key = (j: MemJob): [number, string] =>
+      j.where === 'scheduled'
+        ? [j.due, j.id]
+        : j.where === 'ready'
+          ? [-j.priority, readyMember(j.due, j.seq, j.id)]
+          : [0, waitingMember(j.group!, j.priority, j.due, j.seq, j.id)];
+    const victims = [...q.jobs.values()]
+      .filter((job) => (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs))
+      .sort((a, b) => place[a.where]! - place[b.where]! || key(a)[0] - key(b)[0] || byteOrder(key(a)[1], key(b)[1]));
     for (const job of victims) {
       q.finish('cancelled', job, now);
       q.emit(now, 'drained', job.id, {});
