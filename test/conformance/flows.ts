@@ -370,6 +370,23 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.get('p'))?.lastError, 'dependency sooner was cancelled');
     });
 
+    test('a job added again under the id of a held job that is gone hears only of its own dependencies', async () => {
+      const q = queue<unknown>();
+      await q.add(1, { id: 'x' });
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      await q.add(2, { id: 'p', dependsOn: ['x'] });
+      await q.cancel('p');
+      assert.equal((await q.get('x'))?.state, 'active', 'a running dependency runs on');
+      await q.addBulk([
+        { data: 3, opts: { id: 'y', delay: 60_000 } },
+        { data: 4, opts: { id: 'p', dependsOn: ['y'] } },
+      ]);
+      await q.store.complete(q.name, [{ id: 'x', token: c.jobs[0]!.token, result: '1' }]);
+      assert.equal((await q.get('p'))?.state, 'held', 'the end of the gone job’s dependency does not release the new one');
+      assert.deepEqual(await q.store.childResults(q.name, 'p'), [{ id: 'y', outcome: undefined, value: '' }]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });

@@ -222,9 +222,20 @@ export class MemHolds {
     return h.deps.map((dep) => childOutcome(dep, h.ended.get(dep) ?? ''));
   }
 
-  /** A job deleted for good: its hold goes with it (forget_extras). */
+  /**
+   * A job deleted for good: its hold goes with it, and the dependencies that have not ended stop
+   * naming it, so a job added later under the same id hears only of its own (forget_extras).
+   */
   forget(id: string): void {
+    const h = this.#holds.get(id);
+    if (!h) return;
     this.#holds.delete(id);
+    for (const dep of h.deps) {
+      const waiting = this.#dependents.get(dep)?.filter((w) => w !== id);
+      if (waiting === undefined) continue;
+      if (waiting.length > 0) this.#dependents.set(dep, waiting);
+      else this.#dependents.delete(dep);
+    }
   }
 
   /** Counts for verify: held jobs whose hold is missing or not 'h'. */
