@@ -390,7 +390,11 @@ export class QueueModel {
     }
   }
 
-  /** A claimed job's view of its hold (job.hold). */
+  /**
+   * A claimed job's view of its hold (job.hold). `pending` as both stores give it: the
+   * dependencies not ended at the claim (store.ts and docs/flows.md say at the release; a
+   * dependency that ends between a deadline's release and a claim is left out).
+   */
   #holdView(job: ModelJob) {
     const h = job.hold;
     if (!h) return undefined;
