@@ -47,34 +47,51 @@ const addArb = fc
     debounce: fc.constantFrom(undefined, undefined, undefined, { key: 'd1', delayMs: 500, maxWaitMs: undefined }, { key: 'd1', delayMs: 1000, maxWaitMs: 700 }),
     // Holds (docs/flows.md): ids of IDS (an earlier item of the call, an existing job, or none:
     // refused), now and then one named twice; deadlines the clock steps cross.
-    hold: fc.option(
-      fc.record({
-        dependsOn: fc.oneof(
-          { arbitrary: fc.uniqueArray(fc.constantFrom(...IDS), { minLength: 1, maxLength: 3 }), weight: 9 },
-          fc.array(fc.constantFrom(...IDS), { minLength: 2, maxLength: 3 }),
-        ),
-        waitMs: fc.constantFrom(undefined, undefined, 500, 1000, 30_000),
-        policy: fc.constantFrom('fail' as const, 'ignore' as const),
-        // Mostly as Queue.add allows: no replace, dedup or debounce with dependencies.
-        exclusive: fc.constantFrom(true, true, true, true, false),
-      }),
-      { freq: 3 },
+    // One item in four: a refused one refuses its whole call, so most calls must be good.
+    hold: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 3 },
+      {
+        arbitrary: fc.record({
+          dependsOn: fc.oneof(
+            { arbitrary: fc.uniqueArray(fc.constantFrom(...IDS), { minLength: 1, maxLength: 1 }), weight: 6 },
+            { arbitrary: fc.uniqueArray(fc.constantFrom(...IDS), { minLength: 2, maxLength: 3 }), weight: 3 },
+            fc.array(fc.constantFrom(...IDS), { minLength: 2, maxLength: 3 }),
+          ),
+          // Mostly, its first dependency is the item before it in the call, when there is one.
+          chain: fc.constantFrom(true, true, true, false),
+          waitMs: fc.constantFrom(undefined, undefined, 500, 1000, 30_000),
+          policy: fc.constantFrom('fail' as const, 'ignore' as const),
+          // Mostly as Queue.add allows: not the job itself, no replace, dedup or debounce.
+          lawful: fc.constantFrom(true, true, true, true, true, true, true, false),
+        }),
+        weight: 1,
+      },
     ),
   })
   // As Queue.add allows: debounce without dedup or replace.
   .map((a) => (a.debounce ? { ...a, dedupKey: undefined, replace: false } : a))
-  .map(({ hold, ...a }): ModelAdd => {
+  .map(({ hold, ...a }): ModelAdd & { chain?: boolean } => {
     if (!hold) return a;
-    const { exclusive, ...h } = hold;
-    return exclusive ? { ...a, replace: false, dedupKey: undefined, debounce: undefined, hold: h } : { ...a, hold: h };
+    const { lawful, chain, ...h } = hold;
+    if (!lawful) return { ...a, hold: h };
+    const dependsOn = h.dependsOn.filter((d) => d !== a.id);
+    return dependsOn.length === 0 ? a : { ...a, replace: false, dedupKey: undefined, debounce: undefined, hold: { ...h, dependsOn }, chain };
   });
+/** An add call: items whose hold chains wait for the item before them (as a flow's do). */
+const addsArb = fc.array(addArb, { minLength: 1, maxLength: 4 }).map((adds) =>
+  adds.map(({ chain, ...a }, i): ModelAdd => {
+    const before = adds[i - 1]?.id;
+    if (!chain || !a.hold || before === undefined || before === a.id) return a;
+    return { ...a, hold: { ...a.hold, dependsOn: [before, ...a.hold.dependsOn.filter((d) => d !== before)].slice(0, 3) } };
+  }),
+);
 const rateArb = fc.constantFrom(undefined, undefined, null, { max: 2, perMs: 1000 }, { max: 3, perMs: 500 });
 const GROUPS = ['g1', 'g2'];
 const limitArb = fc.constantFrom(undefined, null, 1, 2);
 
 const handout = fc.nat(50);
 const command = fc.oneof(
-  { arbitrary: fc.record({ c: fc.constant('add' as const), adds: fc.array(addArb, { minLength: 1, maxLength: 4 }) }), weight: 5 },
+  { arbitrary: fc.record({ c: fc.constant('add' as const), adds: addsArb }), weight: 5 },
   { arbitrary: fc.record({ c: fc.constant('claim' as const), n: fc.integer({ min: 1, max: 3 }), leaseMs: fc.constantFrom(1000, 30_000) }), weight: 5 },
   { arbitrary: fc.record({ c: fc.constant('ack' as const), h: handout }), weight: 3 },
   {
