@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ValidationError, type Job } from '../../src/index.js';
+import type { NewJob } from '../../src/store/store.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
 
 export function flowConformance(kind: StoreKind): void {
+  const sharded = /shards/.test(kind.name);
   describe(`flows [${kind.name}]`, () => {
     const { queue, worker } = useHarness(kind, 'fl');
 
@@ -218,6 +220,193 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual([s.scheduled, s.heldJobs], [1, 0]);
     });
 
+    // A sharded store splits a call over its shards (items numbered per shard, errors as PartialAddError): one set of keys here.
+    test('the store refuses bad dependencies in the same words everywhere: any item with replace, dedup or debounce first, then each item in order, then a cost', {
+      skip: sharded,
+    }, async () => {
+      const q = queue<unknown>();
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
+        id,
+        data: '1',
+        delayMs: 0,
+        runAtMs: undefined,
+        priority: 0,
+        maxAttempts: undefined,
+        backoff: undefined,
+        replace: false,
+        dedup: undefined,
+        traceContext: undefined,
+        group: undefined,
+        name: undefined,
+        timeoutMs: undefined,
+        cost: 1,
+        debounce: undefined,
+        ...more,
+      });
+      const hold = (...dependsOn: string[]) => ({ hold: { dependsOn, onChildFailure: 'fail' as const } });
+      await q.store.setLimits(q.name, { rateLimit: { max: 4, perMs: 1000 } });
+      const refusal = async (jobs: NewJob[]) => {
+        const err = await q.store.add(q.name, jobs).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        assert.ok(err instanceof ValidationError, String(err));
+        return `${err.field}: ${err.message}`;
+      };
+      assert.equal(
+        await refusal([job('x', hold('nope')), job('y', { replace: true, ...hold('x') })]),
+        'dependsOn: dependsOn of item 2: not with replace, dedup_key or debounce_key',
+      );
+      assert.equal(
+        await refusal([job('x', { cost: 5 }), job('y', hold('nope'))]),
+        'dependsOn: dependsOn of item 2 names no job (not added, or ended and not kept), got nope',
+      );
+      assert.equal((await q.stats()).scheduled, 0);
+    });
+
+    test("a held job's due time reads the same everywhere: get, an add of its id again, a refused reschedule", async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'a', delay: 60_000 });
+      const held = await q.add(1, { id: 'p', dependsOn: ['a'], delay: 5000 });
+      assert.equal(held.state, 'held');
+      assert.equal((await q.get('p'))?.dueAtMs, held.dueAtMs);
+      const moved = await q.reschedule('p', { delay: 0 });
+      assert.deepEqual([moved.rescheduled, moved.state, moved.dueAtMs], [false, 'held', held.dueAtMs]);
+      // On shards a held job lives on its dependencies' shard, and an add of its id alone goes to the id's own.
+      if (sharded) return;
+      const again = await q.add(1, { id: 'p' });
+      assert.deepEqual([again.added, again.state, again.dueAtMs], [false, 'held', held.dueAtMs]);
+    });
+
+    test('fail(id, { dead: true }) buries a held job (it has not started), which then stays dead when its dependencies end', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'a' });
+      await q.add(1, { id: 'p', dependsOn: ['a'] });
+      await q.add(2, { id: 'after', dependsOn: ['p'], onChildFailure: 'ignore' });
+      const refused = await q.fail('p', { reason: 'no' });
+      assert.deepEqual([refused.outcome, refused.state], ['refused', 'held'], 'without dead: refused, as for any job not started');
+      const r = await q.fail('p', { reason: 'given up', dead: true });
+      assert.deepEqual([r.outcome, r.state], ['dead', 'held']);
+      assert.deepEqual([(await q.get('p'))?.state, (await q.get('p'))?.lastError], ['dead', 'given up']);
+      assert.equal((await q.get('after'))?.state, 'scheduled', 'its own dependents are told');
+      assert.equal((await q.stats()).heldJobs, 0);
+      const c = await q.store.claim(q.name, 10, 30_000, 3);
+      assert.ok(c.jobs.some((j) => j.id === 'a'));
+      const a = c.jobs.find((j) => j.id === 'a')!;
+      await q.store.complete(q.name, [{ id: 'a', token: a.token, result: '1' }]);
+      assert.equal((await q.get('p'))?.state, 'dead', 'the end of a dependency does not release a dead job');
+      assert.deepEqual((await q.store.holdOf(q.name, 'p'))?.children, [{ id: 'a', outcome: 'completed', value: '1' }]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
+    // On shards each id is asked of its own shard first, the shards at once: no order across them.
+    test('cancel of several ids takes them in order: a dependency cancelled first buries the held job named after it', { skip: sharded }, async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'dep', delay: 60_000 } },
+        { data: 2, opts: { id: 'parent', dependsOn: ['dep'] } },
+      ]);
+      const r = await q.store.cancel(q.name, ['dep', 'parent'], { reason: 'why' });
+      assert.deepEqual(
+        r.map((x) => [x.id, x.cancelled, x.state]),
+        [
+          ['dep', true, 'scheduled'],
+          ['parent', false, 'dead'],
+        ],
+      );
+      const parent = await q.get('parent');
+      assert.deepEqual([parent?.state, parent?.lastError], ['dead', 'dependency dep was cancelled: why']);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
+    test('a drain bounded by a time removes the jobs waiting when it is called: a held one its drained dependencies release stays, released', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'c' } },
+        { data: 2, opts: { id: 'a', dependsOn: ['c'], onChildFailure: 'ignore' } },
+      ]);
+      // A bound leaves held jobs (they wait for jobs, not a time); without one they go too.
+      assert.equal(await q.store.drain(q.name, Date.now() + 3_600_000), 1);
+      assert.equal((await q.get('a'))?.state, 'scheduled');
+      assert.deepEqual((await q.store.holdOf(q.name, 'a'))?.children, [{ id: 'c', outcome: 'cancelled', value: '' }]);
+    });
+
+    test('an id added again later in the same addBulk answers the state the first one is written in: held', async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'e', delay: 60_000 });
+      const r = await q.addBulk([
+        { data: 1, opts: { id: 'f', dependsOn: ['e'] } },
+        { data: 2, opts: { id: 'f' } },
+      ]);
+      assert.deepEqual(
+        r.map((x) => [x.id, x.added, x.state]),
+        [
+          ['f', true, 'held'],
+          ['f', false, 'held'],
+        ],
+      );
+    });
+
+    test('a job waiting for an earlier item of the call that was deduplicated refuses the call, writing nothing', { skip: sharded }, async () => {
+      const q = queue<unknown>();
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
+        id,
+        data: '1',
+        delayMs: 0,
+        runAtMs: undefined,
+        priority: 0,
+        maxAttempts: undefined,
+        backoff: undefined,
+        replace: false,
+        dedup: undefined,
+        traceContext: undefined,
+        group: undefined,
+        name: undefined,
+        timeoutMs: undefined,
+        cost: 1,
+        debounce: undefined,
+        ...more,
+      });
+      const dedup = { key: 'k', windowMs: 60_000 };
+      await q.store.add(q.name, [job('a', { dedup })]);
+      await assert.rejects(
+        q.store.add(q.name, [job('b'), job('d', { dedup }), job('f', { hold: { dependsOn: ['d'], onChildFailure: 'fail' } })]),
+        (err: unknown) => err instanceof ValidationError && err.message === 'dependsOn of job f names a job this call did not add (deduplicated), got d',
+      );
+      assert.deepEqual([await q.get('b'), await q.get('f')], [null, null]);
+      const s = await q.stats();
+      assert.deepEqual([s.scheduled, s.heldJobs], [1, 0]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
+    test('a bounded drain ends jobs in the order of their sets: a held job waiting for two drained ones hears of the one due first', async () => {
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'later', delay: 60_000 } },
+        { data: 2, opts: { id: 'sooner', delay: 1000 } },
+        { data: 3, opts: { id: 'p', dependsOn: ['later', 'sooner'] } },
+      ]);
+      assert.equal(await q.store.drain(q.name, Date.now() + 3_600_000), 2);
+      assert.equal((await q.get('p'))?.lastError, 'dependency sooner was cancelled');
+    });
+
+    test('a job added again under the id of a held job that is gone hears only of its own dependencies', async () => {
+      const q = queue<unknown>();
+      await q.add(1, { id: 'x' });
+      const c = await q.store.claim(q.name, 1, 30_000, 3);
+      await q.add(2, { id: 'p', dependsOn: ['x'] });
+      await q.cancel('p');
+      assert.equal((await q.get('x'))?.state, 'active', 'a running dependency runs on');
+      await q.addBulk([
+        { data: 3, opts: { id: 'y', delay: 60_000 } },
+        { data: 4, opts: { id: 'p', dependsOn: ['y'] } },
+      ]);
+      await q.store.complete(q.name, [{ id: 'x', token: c.jobs[0]!.token, result: '1' }]);
+      assert.equal((await q.get('p'))?.state, 'held', 'the end of the gone job’s dependency does not release the new one');
+      assert.deepEqual((await q.store.holdOf(q.name, 'p'))?.children, [{ id: 'y', outcome: undefined, value: '' }]);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a dead dependency is refused; one added later in the same addBulk is put first', async () => {
       const q = queue<unknown>();
       await q.add(0, { id: 'gone' });
@@ -372,6 +561,24 @@ export function flowConformance(kind: StoreKind): void {
       await q.groups.resume('tenant');
       await until(() => order.length === 4, 'the group to run once resumed');
       assert.equal(order[3], 'g');
+    });
+
+    test("a job may wait for an earlier item that starts a burst of a key whose job an earlier item's replace took off it", { skip: sharded }, async () => {
+      const q = queue<unknown>();
+      await q.add(0, { id: 'b', debounce: { key: 'd1', delayMs: 500 } });
+      const r = await q.addBulk([
+        { data: 1, opts: { id: 'b', replace: true } },
+        { data: 2, opts: { id: 'd', debounce: { key: 'd1', delayMs: 500 } } },
+        { data: 3, opts: { id: 'a', dependsOn: ['d', 'b'] } },
+      ]);
+      assert.deepEqual(
+        r.map((x) => [x.id, x.state]),
+        [
+          ['b', 'scheduled'],
+          ['d', 'scheduled'],
+          ['a', 'held'],
+        ],
+      );
     });
 
     test('drain and obliterate leave no hold behind', async () => {

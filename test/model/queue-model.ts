@@ -5,7 +5,35 @@
  * order they were made, since each store mints tokens of its own.
  */
 
-export type ModelState = 'scheduled' | 'active' | 'dead' | 'completed';
+export type ModelState = 'scheduled' | 'held' | 'active' | 'dead' | 'completed';
+
+/**
+ * A job's hold (docs/flows.md), kept on the job for as long as it lives: what it waits for and
+ * how each ended. `waitsOn` are the dependencies that had not ended when it was added and have
+ * not ended since (the only ones whose end it hears of).
+ */
+export interface ModelHold {
+  deps: string[];
+  waitsOn: Set<string>;
+  /** Dependency id -> how it ended: 'c' + result, 'd' + reason, 'x' + reason. */
+  ended: Map<string, string>;
+  policy: 'fail' | 'ignore';
+  /** The time it was added to run at. */
+  addDue: number;
+  deadline: number | undefined;
+  /** held, released (its dependencies ended), timedOut (its deadline passed), buried (a dependency failed under 'fail'). */
+  phase: 'held' | 'released' | 'timedOut' | 'buried';
+  /** Add order of holds: dependents hear of an end in the order they were added. */
+  order: number;
+}
+
+/** How a job ends (lifecycle.ts FINISHES): each end settles the holds waiting for it. */
+type ModelEnd = 'completed' | 'dead' | 'cancelled';
+
+/** The stores' refusal of a bad dependency (ValidationError('dependsOn', ...)), as a value. */
+export class ModelRefusal {
+  constructor(readonly message: string) {}
+}
 
 export interface ModelJob {
   id: string;
@@ -43,6 +71,8 @@ export interface ModelJob {
    * claim counts as waiting. Cleared whenever the job is scheduled again.
    */
   promoted: boolean;
+  /** Its hold, when it was added with dependencies. */
+  hold: ModelHold | undefined;
 }
 
 /** As store.ts ERROR_HISTORY_LENGTH, written down again: the model states the contract on its own. */
@@ -60,6 +90,7 @@ export interface ModelAdd {
   timeoutMs?: number | undefined;
   cost?: number;
   debounce?: { key: string; delayMs: number; maxWaitMs: number | undefined } | undefined;
+  hold?: { dependsOn: string[]; waitMs: number | undefined; policy: 'fail' | 'ignore' } | undefined;
 }
 
 export interface ModelRate {
@@ -126,6 +157,7 @@ export class QueueModel {
   keepCount = 0;
   keepAgeMs = 0;
   #seq = 0;
+  #holdOrder = 0;
 
   constructor(
     now: number,
@@ -135,12 +167,78 @@ export class QueueModel {
   }
 
   add(adds: ModelAdd[]) {
-    // A cost above a rate limit's max refuses the whole call (the stores throw; nothing written).
+    // Bad dependencies refuse the whole call, then a cost above a rate limit's max (the stores throw; nothing written).
+    const refused = this.#checkHolds(adds);
+    if (refused) return refused;
     for (const a of adds) {
       const cost = a.cost ?? 1;
       const g = a.group === undefined ? undefined : this.#groupRate(a.group);
       if (cost > 1 && ((this.rateLimit && cost > this.rateLimit.max) || (g && cost > g.max))) return 'too_costly';
     }
+    // A dependency on an earlier item of the call that was not written refuses the whole call
+    // once the answers are worked out: what the call changed is put back.
+    const saved = {
+      jobs: new Map(this.jobs),
+      deadOrder: [...this.deadOrder],
+      dedup: new Map(this.dedup),
+      bursts: new Map(this.bursts),
+      seq: this.#seq,
+      holdOrder: this.#holdOrder,
+    };
+    try {
+      return this.#add(adds);
+    } catch (err) {
+      if (!(err instanceof ModelRefusal)) throw err;
+      this.jobs.clear();
+      for (const [k, v] of saved.jobs) this.jobs.set(k, v);
+      this.deadOrder.splice(0, this.deadOrder.length, ...saved.deadOrder);
+      this.dedup.clear();
+      for (const [k, v] of saved.dedup) this.dedup.set(k, v);
+      this.bursts.clear();
+      for (const [k, v] of saved.bursts) this.bursts.set(k, v);
+      this.#seq = saved.seq;
+      this.#holdOrder = saved.holdOrder;
+      return err;
+    }
+  }
+
+  /** docs/flows.md: each dependency an earlier item of the call, or a job that exists and is not dead; never the job itself, twice, or with replace, dedup or debounce. */
+  #checkHolds(adds: ModelAdd[]): ModelRefusal | undefined {
+    const firstAt = new Map<string, number>();
+    adds.forEach((a, k) => {
+      if (!firstAt.has(a.id)) firstAt.set(a.id, k + 1);
+    });
+    // Dependencies with replace, dedup or debounce, in any item, first (add.lua reads its items before it checks any).
+    for (const [k, a] of adds.entries()) {
+      if (a.hold && (a.replace || a.dedupKey !== undefined || a.debounce))
+        return new ModelRefusal(`dependsOn of item ${k + 1}: not with replace, dedup_key or debounce_key`);
+    }
+    for (const [k, a] of adds.entries()) {
+      const i = k + 1;
+      if (!a.hold) continue;
+      const no = (why: string, v: string) => new ModelRefusal(`dependsOn of item ${i} ${why}, got ${v}`);
+      const seen = new Set<string>();
+      for (const dep of a.hold.dependsOn) {
+        if (dep === a.id) return no('must not name the job itself', dep);
+        if (seen.has(dep)) return no('names a job twice', dep);
+        seen.add(dep);
+      }
+      for (const dep of seen) {
+        const at = firstAt.get(dep);
+        if (at !== undefined && at < i) continue;
+        const job = this.jobs.get(dep);
+        if (job?.state === 'dead') return no('names a dead job', dep);
+        if (!job)
+          return no(
+            at !== undefined ? 'names a job that comes later in the call (list dependencies first)' : 'names no job (not added, or ended and not kept)',
+            dep,
+          );
+      }
+    }
+    return undefined;
+  }
+
+  #add(adds: ModelAdd[]) {
     const written = new Set<string>();
     const answers = adds.map((a) => {
       let id = a.id;
@@ -200,14 +298,127 @@ export class QueueModel {
         cost: a.cost ?? 1,
         debounceKey: a.debounce?.key,
         promoted: false,
+        hold: undefined,
       });
+      const job = this.jobs.get(id)!;
+      if (a.hold) this.#hold(job, a.hold, new Set([...written].filter((w) => w !== id)));
       written.add(id);
       if (folded) return { code: 'debounced', state: 'scheduled', dueAtMs: due, duplicateOf: id };
-      return { code, state: 'scheduled', dueAtMs: due, duplicateOf: undefined };
+      return { code, state: job.state, dueAtMs: due, duplicateOf: undefined };
     });
     // Only a job written (not one a later add of the call replaced) makes the queue grouped.
     if ([...written].some((id) => this.jobs.get(id)?.group !== undefined)) this.grouped = true;
     return answers;
+  }
+
+  // ---- holds (docs/flows.md): a job waits for others, settled as each of them ends ----
+
+  /** A new job's hold: dependencies written earlier in the call or not ended yet hold it; a completed or dead one is recorded as ended. */
+  #hold(job: ModelJob, hold: NonNullable<ModelAdd['hold']>, writtenBefore: Set<string>): void {
+    const h: ModelHold = {
+      deps: [...hold.dependsOn],
+      waitsOn: new Set(),
+      ended: new Map(),
+      policy: hold.policy,
+      addDue: job.due,
+      deadline: hold.waitMs === undefined ? undefined : this.now + hold.waitMs,
+      phase: 'held',
+      order: ++this.#holdOrder,
+    };
+    for (const dep of h.deps) {
+      const other = writtenBefore.has(dep) ? undefined : this.jobs.get(dep);
+      if (!writtenBefore.has(dep) && !other) throw new ModelRefusal(`dependsOn of job ${job.id} names a job this call did not add (deduplicated), got ${dep}`);
+      if (other?.state === 'completed') h.ended.set(dep, `c${other.result ?? ''}`);
+      else if (other?.state === 'dead') h.ended.set(dep, `d${other.lastError ?? ''}`);
+      else h.waitsOn.add(dep);
+    }
+    job.hold = h;
+    if (h.waitsOn.size === 0) h.phase = 'released';
+    else job.state = 'held';
+  }
+
+  /** Jobs whose hold still hears of `dep`'s end, in the order their holds were added. */
+  #waitingFor(dep: string): ModelJob[] {
+    return [...this.jobs.values()].filter((j) => j.hold?.waitsOn.has(dep)).sort((a, b) => a.hold!.order - b.hold!.order);
+  }
+
+  /**
+   * Every end of a job: the holds waiting for it hear how it ended, before the job's own end is
+   * written; `end` writes that, then held jobs a failure buried go dead, and a cancelled held
+   * job's dependencies that no held job waits for any more and that have not started are cancelled.
+   */
+  #finish(job: ModelJob, outcome: ModelEnd, told: string, end: () => void, ending?: ReadonlySet<string>): void {
+    const orphans = outcome === 'cancelled' && job.hold?.phase === 'held' ? [...job.hold.deps] : [];
+    // A held job buried from outside (failNow with dead) hears of its dependencies' ends and does nothing.
+    if (outcome === 'dead' && job.hold?.phase === 'held') job.hold.phase = 'buried';
+    const reason = outcome === 'dead' ? (job.lastError ?? '') : told;
+    const text = (outcome === 'completed' ? 'c' : outcome === 'dead' ? 'd' : 'x') + reason;
+    const bury: ModelJob[] = [];
+    for (const parent of this.#waitingFor(job.id)) {
+      // A held job ending in the same call (a drain) is not told: it ends too.
+      if (ending?.has(parent.id)) continue;
+      const h = parent.hold!;
+      h.waitsOn.delete(job.id);
+      h.ended.set(job.id, text);
+      if (h.phase !== 'held') continue;
+      if (outcome !== 'completed' && h.policy === 'fail') {
+        h.phase = 'buried';
+        parent.lastError = `dependency ${job.id} ${outcome === 'dead' ? 'died' : 'was cancelled'}${reason !== '' ? `: ${reason}` : ''}`;
+        bury.push(parent);
+      } else if (h.waitsOn.size === 0) {
+        h.phase = 'released';
+        this.#schedule(parent, Math.max(this.now, h.addDue));
+      }
+    }
+    end();
+    for (const parent of bury) this.#bury(parent);
+    const cancel: ModelJob[] = [];
+    for (const dep of new Set(orphans)) {
+      if (ending?.has(dep)) continue;
+      if (this.#waitingFor(dep).some((j) => j.hold!.phase === 'held')) continue;
+      const d = this.jobs.get(dep);
+      if (d && (d.state === 'scheduled' || d.state === 'held')) cancel.push(d);
+    }
+    for (const d of cancel) this.#finish(d, 'cancelled', 'the job waiting for it was cancelled', () => this.#remove(d));
+  }
+
+  /** claim: held jobs whose deadline passed run anyway, due at the later of now and their own due time. */
+  #releaseExpired(): void {
+    const expired = [...this.jobs.values()]
+      .filter((j) => j.state === 'held' && j.hold!.deadline !== undefined && j.hold!.deadline <= this.now)
+      .sort((a, b) => a.hold!.deadline! - b.hold!.deadline! || bytes(a.id, b.id));
+    for (const job of expired) {
+      job.hold!.phase = 'timedOut';
+      this.#schedule(job, Math.max(this.now, job.hold!.addDue));
+    }
+  }
+
+  /**
+   * A claimed job's view of its hold (job.hold). `pending` as both stores give it: the
+   * dependencies not ended at the claim (store.ts and docs/flows.md say at the release; a
+   * dependency that ends between a deadline's release and a claim is left out).
+   */
+  #holdView(job: ModelJob) {
+    const h = job.hold;
+    if (!h) return undefined;
+    if (h.phase !== 'timedOut') return { timedOut: false, pending: [] };
+    return { timedOut: true, pending: h.deps.filter((d) => !h.ended.has(d)) };
+  }
+
+  /** Store.childResults: how each dependency ended, in the order given; undefined without a hold. */
+  childResults(id: string) {
+    const h = this.jobs.get(id)?.hold;
+    if (!h) return undefined;
+    return h.deps.map((dep) => {
+      const text = h.ended.get(dep);
+      if (text === undefined) return { id: dep, outcome: undefined, value: '' };
+      const outcome = text[0] === 'c' ? 'completed' : text[0] === 'd' ? 'dead' : 'cancelled';
+      return { id: dep, outcome, value: text.slice(1) };
+    });
+  }
+
+  heldJobs(): number {
+    return [...this.jobs.values()].filter((j) => j.state === 'held').length;
   }
 
   // ---- rate limits: sliding windows, a log of tokens each back at its expiry ----
@@ -270,11 +481,13 @@ export class QueueModel {
   }
 
   #bury(job: ModelJob): void {
-    // A job's end ends its debounce burst (finish); only one buried before it ran still had one.
-    if (job.debounceKey !== undefined && this.bursts.get(job.debounceKey)?.id === job.id) this.bursts.delete(job.debounceKey);
-    job.state = 'dead';
-    job.finishedAt = this.now;
-    this.deadOrder.push(job.id);
+    this.#finish(job, 'dead', '', () => {
+      // A job's end ends its debounce burst (finish); only one buried before it ran still had one.
+      if (job.debounceKey !== undefined && this.bursts.get(job.debounceKey)?.id === job.id) this.bursts.delete(job.debounceKey);
+      job.state = 'dead';
+      job.finishedAt = this.now;
+      this.deadOrder.push(job.id);
+    });
   }
 
   /** Jobs in a state in ZSET order: by `score`, then id by bytes. */
@@ -366,6 +579,7 @@ export class QueueModel {
       leaseExpiresAtMs: job.leaseDeadline,
       name: job.name,
       timeoutMs: job.timeoutMs,
+      hold: this.#holdView(job),
     };
   }
 
@@ -383,6 +597,7 @@ export class QueueModel {
         } else this.#schedule(job, this.now);
       });
     }
+    this.#releaseExpired();
     if (this.paused) return { jobs: [], more: false };
     // At its concurrency limit the queue hands out nothing, and no more than the room left.
     let want = count;
@@ -631,28 +846,45 @@ export class QueueModel {
     if (!job) return this.#missing(handout);
     if (job.state === 'completed' && job.handout === handout) return 'ok';
     if (!live) return 'lease_lost';
-    this.#endLease(job, () => {
-      if (this.keepCount || this.keepAgeMs) {
-        job.state = 'completed';
-        job.mark = 'none';
-        job.finishedAt = this.now;
-        job.result = result;
-        this.#trimCompleted();
-      } else this.#remove(job);
-    });
+    this.#endLease(job, () =>
+      this.#finish(job, 'completed', result, () => {
+        if (this.keepCount || this.keepAgeMs) {
+          job.state = 'completed';
+          job.mark = 'none';
+          job.finishedAt = this.now;
+          job.result = result;
+          this.#trimCompleted();
+        } else this.#remove(job);
+      }),
+    );
     return 'ok';
   }
 
   drain(before: number | undefined): number {
-    const victims = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && (before === undefined || j.due < before));
-    for (const j of victims) this.#remove(j);
+    // In drain.lua's order (a held job left waiting for several hears of the first): jobs not yet
+    // moved on by a claim by due time, then (without a bound) the held jobs by deadline, then the
+    // ready set, then the groups' lines, in ZSET order; ended in one go, so a held job drained
+    // with its dependencies is not told of them.
+    const place = (j: ModelJob) => (j.state === 'held' ? 1 : !j.promoted ? 0 : j.group === undefined ? 2 : 3);
+    const victims = [...this.jobs.values()]
+      .filter((j) => (j.state === 'held' ? before === undefined : j.state === 'scheduled' && (before === undefined || j.due < before)))
+      .sort(
+        (a, b) =>
+          place(a) - place(b) ||
+          (place(a) === 0 ? a.due - b.due || bytes(a.id, b.id) : 0) ||
+          (place(a) === 1 ? (a.hold!.deadline ?? Infinity) - (b.hold!.deadline ?? Infinity) || bytes(a.id, b.id) : 0) ||
+          (place(a) === 2 ? b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0) ||
+          (place(a) === 3 ? bytes(a.group!, b.group!) || b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0),
+      );
+    const ending = new Set(victims.map((j) => j.id));
+    for (const j of victims) this.#finish(j, 'cancelled', '', () => this.#remove(j), ending);
     return victims.length;
   }
 
   /** Removes every job and setting; dedup windows stay (they expire by themselves on Redis). */
   obliterate(force: boolean) {
     const counts = { scheduled: 0, active: 0, dead: 0, completed: 0, jobs: this.jobs.size };
-    for (const j of this.jobs.values()) counts[j.state]++;
+    for (const j of this.jobs.values()) counts[j.state === 'held' ? 'scheduled' : j.state]++;
     if (counts.active > 0 && !force) return { removed: false, counts };
     this.jobs.clear();
     this.revoked.clear();
@@ -661,6 +893,7 @@ export class QueueModel {
     this.keepCount = 0;
     this.keepAgeMs = 0;
     this.#seq = 0;
+    this.#holdOrder = 0;
     this.grouped = false;
     this.concurrency = undefined;
     this.groupConcurrency = undefined;
@@ -752,17 +985,17 @@ export class QueueModel {
     return until !== undefined && until > this.now ? 'lease_lost' : 'not_found';
   }
 
-  cancel(id: string, running = false) {
+  cancel(id: string, running = false, reason = '') {
     const job = this.jobs.get(id);
     if (!job) return { cancelled: false, state: undefined };
     if (job.state === 'active' && running) {
       for (const [k, until] of this.revoked) if (until <= this.now) this.revoked.delete(k);
       this.revoked.set(id, Math.max(job.leaseDeadline, this.now) + 600_000);
-      this.#endLease(job, () => this.#remove(job));
+      this.#endLease(job, () => this.#finish(job, 'cancelled', reason, () => this.#remove(job)));
       return { cancelled: true, state: 'active' };
     }
-    if (job.state !== 'scheduled') return { cancelled: false, state: job.state };
-    this.#remove(job);
+    if (job.state !== 'scheduled' && job.state !== 'held') return { cancelled: false, state: job.state };
+    this.#finish(job, 'cancelled', reason, () => this.#remove(job));
     return { cancelled: true, state: 'scheduled' };
   }
 
@@ -771,7 +1004,8 @@ export class QueueModel {
     const job = this.jobs.get(id);
     if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
     const state = job.state;
-    if (state === 'dead' || state === 'completed' || (state === 'scheduled' && !dead)) return { outcome: 'refused', state, dueAtMs: undefined };
+    if (state === 'dead' || state === 'completed' || ((state === 'scheduled' || state === 'held') && !dead))
+      return { outcome: 'refused', state, dueAtMs: undefined };
     job.lastError = reason;
     job.errors = [...job.errors, { attempt: job.attempts, atMs: this.now, error: reason }].slice(-MODEL_ERROR_HISTORY);
     const end = (then: () => void) => (state === 'active' ? this.#endLease(job, then) : then());

@@ -130,10 +130,14 @@ export class MemHolds {
     jobs.forEach((j, i) => {
       if (!firstAt.has(j.id)) firstAt.set(j.id, i + 1);
     });
+    // As add.lua, which refuses these as it reads its items, before it checks any dependency.
+    jobs.forEach((j, k) => {
+      if (j.hold && (j.replace || j.dedup || j.debounce))
+        throw new ValidationError('dependsOn', `of item ${k + 1}: not with replace, dedup_key or debounce_key`);
+    });
     jobs.forEach((j, k) => {
       const i = k + 1;
       if (!j.hold) return;
-      if (j.replace || j.dedup || j.debounce) refuse(i, 'not with replace, dedup_key or debounce_key', j.id);
       const seen = new Set<string>();
       for (const dep of j.hold.dependsOn) {
         if (dep === j.id) refuse(i, 'must not name the job itself', dep);
@@ -205,8 +209,11 @@ export class MemHolds {
    */
   settle(host: HoldsHost, outcome: Finish, job: MemJob, told: string, now: number, ending?: ReadonlySet<string>): { bury: MemJob[]; orphans: string[] } {
     const after = { bury: [] as MemJob[], orphans: [] as string[] };
+    const own = this.#holds.get(job.id);
+    // A held job buried itself (Queue.fail with dead): its hold ends, so no later end of a
+    // dependency releases it; those still record how they ended.
+    if (outcome === 'dead' && own?.phase === 'h') own.phase = 'd';
     if (outcome === 'cancelled') {
-      const own = this.#holds.get(job.id);
       if (own?.phase === 'h') after.orphans.push(...own.deps);
     }
     const waiting = this.#dependents.get(job.id);
@@ -272,6 +279,11 @@ export class MemHolds {
     }
   }
 
+  /** A held job's deadline (its score in Redis's `held`), or undefined for none. */
+  deadlineOf(id: string): number | undefined {
+    return this.#deadlineOf.get(id);
+  }
+
   /** The earliest deadline of a held job, or undefined. */
   nextDeadline(): number | undefined {
     return this.#deadlines.peek()?.at;
@@ -303,12 +315,24 @@ export class MemHolds {
     };
   }
 
-  /** A job deleted for good: its hold goes with it (forget_extras). */
+  /**
+   * A job deleted for good: its hold goes with it, and the dependencies that have not ended stop
+   * naming it, so a job added later under the same id hears only of its own (forget_extras).
+   */
   forget(id: string): void {
-    this.#holds.delete(id);
-    this.#deadlineOf.delete(id);
+    // Signals kept for a job that never waited go with it too.
     this.#kept.delete(id);
     this.#delivered.delete(id);
+    const h = this.#holds.get(id);
+    if (!h) return;
+    this.#holds.delete(id);
+    this.#deadlineOf.delete(id);
+    for (const dep of h.deps) {
+      const waiting = this.#dependents.get(dep)?.filter((w) => w !== id);
+      if (waiting === undefined) continue;
+      if (waiting.length > 0) this.#dependents.set(dep, waiting);
+      else this.#dependents.delete(dep);
+    }
   }
 
   /**

@@ -75,7 +75,7 @@ import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
 import { LIMIT, MARK, UNGROUPED_LANE } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
-import { byteOrder } from '../zset-order.js';
+import { byteOrder, readyMember, waitingMember } from '../zset-order.js';
 
 const registry = new Map<string, MemoryStore>();
 
@@ -141,14 +141,17 @@ export class MemoryStore implements Store {
       if (last !== undefined && last >= guard.occurrenceMs) return null;
       q.scheduleLast.set(guard.name, guard.occurrenceMs);
     }
-    // As add.lua: a cost above a rate limit's max is refused before anything is written.
+    // As add.lua: every item's dependencies are checked before anything is written, then a cost
+    // above a rate limit's max is refused.
+    if (jobs.some((j) => j.hold !== undefined)) {
+      q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
+      this.#checkUnwritten(q, jobs, now);
+    }
     for (const j of jobs) {
       if (j.cost <= 1) continue;
       const limit = j.group === undefined ? undefined : q.groupRate(q.groups.get(j.group));
       if ((q.rateLimit && j.cost > q.rateLimit.max) || (limit && j.cost > limit.max)) throw tooCostly(jobs);
     }
-    // As add.lua: every item's dependencies are checked before anything is written.
-    if (jobs.some((j) => j.hold !== undefined)) q.holds.check(jobs, (id) => q.jobs.get(id)?.where);
     q.expireDedup(now);
     const prevHead = q.headDue();
     let minDue: number | undefined;
@@ -260,6 +263,52 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  /**
+   * As add.lua's HOLDS.plan, before anything is written: a job that waits for an earlier item of
+   * the call that will not be written (deduplicated, or folded into another job's burst) while
+   * no job of that id exists refuses the call. The items' fates are worked out as add() decides
+   * them, on overlays of what the earlier items would write.
+   */
+  #checkUnwritten(q: MemoryQueue, jobs: readonly NewJob[], now: number): void {
+    const written = new Set<string>();
+    // The debounce key each job written by an earlier item carries (a replace without one drops it).
+    const keyOf = new Map<string, string | undefined>();
+    const dedup = new Map<string, string>();
+    const bursts = new Map<string, { id: string; first: number }>();
+    const has = (id: string) => written.has(id) || q.jobs.has(id);
+    const burstOf = (key: string) => {
+      const b = bursts.get(key) ?? q.debounce.get(key);
+      if (!b) return undefined;
+      if (written.has(b.id)) return keyOf.get(b.id) === key ? b : undefined;
+      const job = q.jobs.get(b.id);
+      return job && job.debounceKey === key && (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') ? b : undefined;
+    };
+    for (const j of jobs) {
+      let id = j.id;
+      let replace = j.replace;
+      let folded = false;
+      if (j.debounce) {
+        const b = burstOf(j.debounce.key);
+        const maxWait = j.debounce.maxWaitMs;
+        if (b && (maxWait === undefined || now < b.first + maxWait)) [id, replace, folded] = [b.id, true, true];
+      }
+      const existing = has(id);
+      if (j.dedup) {
+        const holder = dedup.get(j.dedup.key) ?? q.dedupHolder(j.dedup.key, now)?.id;
+        if (holder !== undefined && (holder !== id || !existing)) continue;
+      }
+      if (existing && (!replace || q.jobs.get(id)?.where === 'active')) continue;
+      // Written: what it waits for must be a job by now.
+      for (const dep of j.hold?.dependsOn ?? []) {
+        if (!has(dep)) throw new ValidationError('dependsOn', `of job ${j.id} names a job this call did not add (deduplicated), got ${dep}`);
+      }
+      written.add(id);
+      keyOf.set(id, j.debounce?.key);
+      if (j.dedup && !dedup.has(j.dedup.key) && !q.dedupHolder(j.dedup.key, now)) dedup.set(j.dedup.key, id);
+      if (j.debounce && !folded) bursts.set(j.debounce.key, { id, first: Math.min(j.debounce.firstMs ?? now, now) });
+    }
+  }
+
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
     const q = this.#q(queue);
     const now = this.#now();
@@ -276,8 +325,9 @@ export class MemoryStore implements Store {
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
         lease.spentMaxAttempts = max;
-        this.#bury(q, lease, now);
+        // As claim.lua: its event, then its end and what that ends (docs/flows.md).
         q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
+        this.#bury(q, lease, now);
       } else {
         q.schedule(lease, now);
       }
@@ -336,8 +386,8 @@ export class MemoryStore implements Store {
         if (tooBig !== undefined) {
           job.lastError = `cost ${job.cost} is above the rate limit max ${tooBig}`;
           job.token = '';
-          this.#bury(q, job, now);
           q.emit(now, 'dead', job.id, { error: job.lastError });
+          this.#bury(q, job, now);
         } else if (stopped || job.cost > qLeft || (lane !== undefined && (turns?.blocked.has(lane) || job.cost > gLeft.get(lane)!))) {
           if (!stopped && job.cost > qLeft) stopped = true;
           if (lane !== undefined && !stopped) turns?.blocked.add(lane);
@@ -537,13 +587,14 @@ export class MemoryStore implements Store {
       const now = this.#now();
       if (job.where === 'active' && opts.running) {
         q.revoke(job, 'cancelled', now);
-        q.finish('cancelled', job, now, false, reason);
+        // As cancel.lua: its event, then its end and what that ends (docs/flows.md).
         q.emit(now, 'cancelled', id, { running: '1', reason });
+        q.finish('cancelled', job, now, false, reason);
         return { id, cancelled: true, state: 'active' };
       }
       if (job.where === 'active' || job.where === 'dead' || job.where === 'completed') return { id, cancelled: false, state: job.where };
-      q.finish('cancelled', job, now, false, reason);
       q.emit(now, 'cancelled', id, reason === '' ? {} : { reason });
+      q.finish('cancelled', job, now, false, reason);
       return { id, cancelled: true, state: 'scheduled' };
     });
   }
@@ -553,8 +604,7 @@ export class MemoryStore implements Store {
     const job = q.jobs.get(req.id);
     if (!job) return { outcome: 'not_found', state: undefined, dueAtMs: undefined };
     const state: JobState = job.where === 'ready' || job.where === 'waiting' ? 'scheduled' : job.where;
-    if (state === 'dead' || state === 'completed' || state === 'held' || (state !== 'active' && !req.dead))
-      return { outcome: 'refused', state, dueAtMs: undefined };
+    if (state === 'dead' || state === 'completed' || (state !== 'active' && !req.dead)) return { outcome: 'refused', state, dueAtMs: undefined };
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     const dies = req.dead || job.attempts >= max;
@@ -630,19 +680,32 @@ export class MemoryStore implements Store {
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
     const q = this.#q(queue);
     const now = this.#now();
-    // As drain.lua: every waiting job (held ones too without a bound) ends in one go, so a held
-    // job is not told of a dependency drained with it.
-    const targets = [...q.jobs.values()].filter((job) =>
-      dueBeforeMs === undefined
-        ? job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting' || job.where === 'held'
-        : (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && job.due < dueBeforeMs,
-    );
-    const ending = new Set(targets.map((j) => j.id));
-    for (const job of targets) {
+    // As drain.lua: the jobs waiting now, taken first, in its order (the scheduled set, then —
+    // without a bound — the held jobs, the ready set, the groups' lines, each in ZSET order), and
+    // ended in one go: a held job is not told of a dependency drained with it (it ends too); one
+    // a bounded drain leaves hears of them, in that order.
+    const place = { scheduled: 0, held: 1, ready: 2, waiting: 3 } as Record<MemJob['where'], number>;
+    const key = (j: MemJob): [number, string] =>
+      j.where === 'scheduled'
+        ? [j.due, j.id]
+        : j.where === 'held'
+          ? [q.holds.deadlineOf(j.id) ?? Infinity, j.id]
+          : j.where === 'ready'
+            ? [-j.priority, readyMember(j.due, j.seq, j.id)]
+            : [0, waitingMember(j.group!, j.priority, j.due, j.seq, j.id)];
+    const victims = [...q.jobs.values()]
+      .filter((job) =>
+        job.where === 'held'
+          ? dueBeforeMs === undefined
+          : (job.where === 'scheduled' || job.where === 'ready' || job.where === 'waiting') && (dueBeforeMs === undefined || job.due < dueBeforeMs),
+      )
+      .sort((a, b) => place[a.where]! - place[b.where]! || key(a)[0] - key(b)[0] || byteOrder(key(a)[1], key(b)[1]));
+    const ending = new Set(victims.map((j) => j.id));
+    for (const job of victims) {
       q.finish('cancelled', job, now, false, '', ending);
       q.emit(now, 'drained', job.id, {});
     }
-    return targets.length;
+    return victims.length;
   }
 
   async obliterate(queue: string, force: boolean, epoch?: string): Promise<ObliterateResult> {

@@ -308,12 +308,18 @@ local function public_state(state)
 end
 
 -- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
--- active, dead); nil when neither is known.
+-- active, dead), else the time a held job was added to run at (its HOLD_STATE, _holds.lua: it
+-- has no run state before it runs); nil when none is known.
 local function current_due(id, run)
   local score = redis.call('ZSCORE', K_SCHEDULED, id)
   if score then return tonumber(score) end
   local r = parse_run(run)
-  return r and r.t
+  if r and r.t then return r.t end
+  if flow().holds then
+    local due = string.match(redis.call('HGET', hold_key('holds'), id) or '', '^%d+:%d+:[fi]:(%d+):[hrtd]$')
+    if due then return tonumber(due) end
+  end
+  return nil
 end
 
 -- Tells sleeping workers that a job may be handed out now (a slot freed, a group resumed): '0'

@@ -397,14 +397,26 @@ local function forget_extras(ids)
     if redis.call('EXISTS', key) == 1 then call_chunked('HDEL', key, ids) end
   end
   -- Holds (_holds.lua): the job's hold, its dependencies, how they ended, its place in `held`.
-  -- Its dependents, if any, were told by finish; a dependency still running names it in
-  -- `dependents` until it ends, and finds no hold then.
+  -- Its dependents, if any, were told by finish. A dependency that has not ended stops naming it
+  -- in `dependents`: a job added later under the same id must not hear of that end.
   local holds = ROOT .. HOLD_KEY.holds
   if redis.call('EXISTS', holds) == 0 then return end
   local deps_key = ROOT .. HOLD_KEY.deps
-  local deps, fields = hmget(deps_key, ids), {}
+  local dependents = ROOT .. HOLD_KEY.dependents
+  local deps, fields, gone = hmget(deps_key, ids), {}, {}
+  for _, id in ipairs(ids) do gone[id] = true end
   for i, id in ipairs(ids) do
-    for dep in string.gmatch(deps[i] or '', '[^\t]+') do fields[#fields + 1] = id .. '\t' .. dep end
+    for dep in string.gmatch(deps[i] or '', '[^\t]+') do
+      fields[#fields + 1] = id .. '\t' .. dep
+      local waiting = redis.call('HGET', dependents, dep)
+      if waiting then
+        local kept = {}
+        for w in string.gmatch(waiting, '[^\t]+') do
+          if not gone[w] then kept[#kept + 1] = w end
+        end
+        if #kept > 0 then redis.call('HSET', dependents, dep, table.concat(kept, '\t')) else redis.call('HDEL', dependents, dep) end
+      end
+    end
   end
   if #fields > 0 then call_chunked('HDEL', ROOT .. HOLD_KEY.results, fields) end
   call_chunked('HDEL', holds, ids)

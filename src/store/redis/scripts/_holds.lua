@@ -131,7 +131,20 @@ end
 function HOLDS.settle(outcome, ids, told, now)
   local after = { bury = {}, orphans = {} }
   local K_HOLDS = HOLDS.key('holds')
-  if outcome == FINISH.cancelled then
+  if outcome == FINISH.dead then
+    -- A held job buried itself (Queue.fail with dead): its hold ends, so no later end of a
+    -- dependency releases it; those still record how they ended.
+    local recs, states = hmget(K_HOLDS, ids), {}
+    for i, id in ipairs(ids) do
+      local h = HOLDS.parse(recs[i])
+      if h and h.phase == 'h' then
+        h.phase = 'd'
+        states[#states + 1] = id
+        states[#states + 1] = HOLDS.encode(h)
+      end
+    end
+    hset_pairs(K_HOLDS, states)
+  elseif outcome == FINISH.cancelled then
     -- A cancelled held job takes with it its waiting dependencies that no one else waits for.
     local recs = hmget(K_HOLDS, ids)
     for i, id in ipairs(ids) do

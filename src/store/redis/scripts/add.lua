@@ -132,6 +132,12 @@ end
 -- The leading flag: 1 when this add made the queue's keys (set below).
 local out = reply({ made = 0 })
 -- The positions are read once (locals, not a table lookup per job and field).
+-- The state an earlier item of this call will be written in: held while dependencies it waits
+-- for have not ended (HOLDS.plan gave it pending ones), else scheduled.
+local function planned_state(j)
+  return (j.pending and #j.pending > 0) and PLACE.held or PLACE.scheduled
+end
+
 local AT_CODE, AT_STATE, AT_DUE, AT_HOLDER = RE.code, RE.state, RE.due_ms, RE.holder
 local function answer(code, state, due, holder)
   local n = #out
@@ -299,7 +305,7 @@ for i, j in ipairs(jobs) do
       if holder and (holder ~= j.id or not exists) then
         code = CODE.deduplicated
         -- A holder added again earlier in this call is answered as it will be written.
-        if pending[holder] then answer(code, PLACE.scheduled, pending[holder].due, holder) else answer_deduplicated(holder, held_due) end
+        if pending[holder] then answer(code, planned_state(pending[holder]), pending[holder].due, holder) else answer_deduplicated(holder, held_due) end
       end
     end
   end
@@ -315,7 +321,7 @@ for i, j in ipairs(jobs) do
         if not folded and prev.debounce and burst_keys[prev.debounce] == j.id .. ':' .. int(prev.first) then burst_keys[prev.debounce] = false end
       else
         code = CODE.exists
-        answer(code, PLACE.scheduled, prev.due, '')
+        answer(code, planned_state(prev), prev.due, '')
       end
     else
       local state, body, run = job_state(j.id)

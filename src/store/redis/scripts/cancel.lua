@@ -11,7 +11,7 @@ channel and every later call of its holder answers lease lost. `reason` ('' for 
 the cancelled event and to anyone waiting for the job. Safe to re-send: with a request id the answers are remembered for memo_ms (one
 '<code>:<state>' line per job), so a re-sent cancel answers "cancelled" again instead of "no
 such job". A few calls per job (its state is looked up one by one; the caller sends at most a
-thousand).
+thousand). On a queue with holds each job's end is written before the next id is looked at.
 ]]
 --@include _helpers.lua
 --@include _groups.lua
@@ -33,6 +33,17 @@ end
 
 local running, reason = arg('running') == '1', arg('reason')
 local lines, gone, reasons, seen = {}, {}, {}, {}
+-- On a queue with holds each job ends before the next id is looked at, as if each were cancelled
+-- on its own: an end can bury or cancel a job named later (docs/flows.md), which then answers
+-- as it is by then. Without holds the ends are written together, at the end of the call.
+local one_by_one = flow().holds
+local function ended(id)
+  if one_by_one then
+    finish(FINISH.cancelled, { id }, nil, nil, { reason })
+  else
+    gone[#gone + 1] = id
+  end
+end
 local any = false
 local now = nil
 for i = 1, each_count() do
@@ -44,19 +55,19 @@ for i = 1, each_count() do
     code, public = CODE.not_found, ''
   elseif state == nil then
     -- A body in no set is dangling; cancelling it is what the caller wants anyway.
-    if body or run then gone[#gone + 1] = id else code, public = CODE.not_found, '' end
+    if body or run then ended(id) else code, public = CODE.not_found, '' end
   elseif state == PLACE.active and running then
     now = now or now_ms()
     revoke(id, run, 'cancelled', now)
-    gone[#gone + 1] = id
     public = PLACE.active
     emit(EVENT.cancelled, id, 'running', '1', 'reason', reason)
+    ended(id)
   elseif state == PLACE.active or state == PLACE.dead or state == PLACE.completed then
     code, public = CODE.refused, state
   else
     unlink_waiting(id, state, body, run)
-    gone[#gone + 1] = id
     if reason ~= '' then emit(EVENT.cancelled, id, 'reason', reason) else emit(EVENT.cancelled, id) end
+    ended(id)
   end
   if code == CODE.done then
     any = true

@@ -21,15 +21,7 @@ for i = 1, each_count() do
   if state == PLACE.active then score = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
   if state == PLACE.dead then score = tonumber(redis.call('ZSCORE', K_DEAD, id)) end
   if state == PLACE.completed then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
-  if state == PLACE.scheduled then
-    due = tonumber(redis.call('ZSCORE', K_SCHEDULED, id))
-  elseif state == PLACE.held then
-    -- The time it was added (or waited) to run at, from its hold (wire.ts HOLD_STATE).
-    due = tonumber(string.match(redis.call('HGET', hold_key('holds'), id) or '', '^%d+:%d+:[fi]:(%d+):')) or -1
-  else
-    local r = parse_run(run)
-    due = (r and r.t) or -1
-  end
+  due = current_due(id, run) or -1
   local logs, errors = false, false
   if want_logs then
     logs = redis.call('HGET', K_LOGS, id)
