@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ValidationError, type Job } from '../../src/index.js';
 import type { NewJob } from '../../src/store/store.js';
+import { newJob } from '../helpers/new-job.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
@@ -225,24 +226,7 @@ export function flowConformance(kind: StoreKind): void {
       skip: sharded,
     }, async () => {
       const q = queue<unknown>();
-      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
-        id,
-        data: '1',
-        delayMs: 0,
-        runAtMs: undefined,
-        priority: 0,
-        maxAttempts: undefined,
-        backoff: undefined,
-        replace: false,
-        dedup: undefined,
-        traceContext: undefined,
-        group: undefined,
-        name: undefined,
-        timeoutMs: undefined,
-        cost: 1,
-        debounce: undefined,
-        ...more,
-      });
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => newJob(id, { data: '1', ...more });
       const hold = (...dependsOn: string[]) => ({ hold: { dependsOn, onChildFailure: 'fail' as const } });
       await q.store.setLimits(q.name, { rateLimit: { max: 4, perMs: 1000 } });
       const refusal = async (jobs: NewJob[]) => {
@@ -349,24 +333,7 @@ export function flowConformance(kind: StoreKind): void {
 
     test('a job waiting for an earlier item of the call that was deduplicated refuses the call, writing nothing', { skip: sharded }, async () => {
       const q = queue<unknown>();
-      const job = (id: string, more: Partial<NewJob> = {}): NewJob => ({
-        id,
-        data: '1',
-        delayMs: 0,
-        runAtMs: undefined,
-        priority: 0,
-        maxAttempts: undefined,
-        backoff: undefined,
-        replace: false,
-        dedup: undefined,
-        traceContext: undefined,
-        group: undefined,
-        name: undefined,
-        timeoutMs: undefined,
-        cost: 1,
-        debounce: undefined,
-        ...more,
-      });
+      const job = (id: string, more: Partial<NewJob> = {}): NewJob => newJob(id, { data: '1', ...more });
       const dedup = { key: 'k', windowMs: 60_000 };
       await q.store.add(q.name, [job('a', { dedup })]);
       await assert.rejects(
