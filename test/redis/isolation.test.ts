@@ -36,11 +36,13 @@ function setup(opts: WorkerOptions<unknown>) {
 describe('isolated handlers on Redis', () => {
   test("isolation 'thread': while (true) {} is stopped at timeoutMs 200, the attempt fails with HandlerTimeoutError, the next job runs on a fresh thread", async () => {
     const { queue, worker, seen } = setup({ isolation: 'thread', timeoutMs: 200, attempts: 1 });
-    await queue.add('ok', { id: 'first' });
+    // The jobs that should finish carry a timeout of their own: a fresh thread's start counts
+    // against it, and takes more than 200 ms on a busy machine.
+    await queue.add('ok', { id: 'first', timeoutMs: 10_000 });
     const first = (await seen.next('first')) as { event: string; result: { threadId: number } };
     assert.equal(first.event, 'completed');
     await queue.add('spin', { id: 'spin' });
-    await queue.add('ok', { id: 'next' });
+    await queue.add('ok', { id: 'next', timeoutMs: 10_000 });
     const failed = (await seen.next('spin')) as { event: string; error: unknown };
     assert.equal(failed.event, 'failed');
     assert.ok(failed.error instanceof HandlerTimeoutError);

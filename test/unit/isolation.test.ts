@@ -79,15 +79,16 @@ for (const kind of ['thread', 'process'] as const) {
     });
 
     test('a handler stuck in while (true) {} is terminated at the timeout; the attempt fails with HandlerTimeoutError and the next job runs on a fresh slot', async () => {
-      // A fresh slot's start counts against the next job's timeout: a thread starts in ~50-90 ms
-      // here, a process in ~150-250 ms on a busy machine, so a process gets 1 s.
+      // A fresh slot's start counts against the next job's timeout (a thread starts in ~50-90 ms
+      // here, a process in ~150-250 ms, far more on a busy machine): the jobs that should finish
+      // carry a timeout of their own, so only the spinning one runs on the worker's.
       const { queue, seen, close } = open(kind, { timeoutMs: kind === 'thread' ? 200 : 1_000, isolationGraceMs: 100 });
       try {
-        await queue.add('ok', { id: 'before' });
+        await queue.add('ok', { id: 'before', timeoutMs: 10_000 });
         const before = (await seen.next('before')) as { result: { threadId: number; pid: number } };
         const started = Date.now();
         await queue.add('spin', { id: 'spin' });
-        await queue.add('ok', { id: 'after' });
+        await queue.add('ok', { id: 'after', timeoutMs: 10_000 });
         const failed = await seen.next('spin');
         assert.equal(failed.event, 'failed');
         assert.ok((failed as { error: unknown }).error instanceof HandlerTimeoutError);
