@@ -28,6 +28,9 @@ from ._work import (
     backoff_delay,
     result_text,
 )
+
+# Revokes remembered for jobs not taken in yet (the wake channel ahead of the claim's reply).
+EARLY_REVOKES_KEPT = 256
 from .queue import Call, R
 
 __all__ = ["BEAT_MS", "BEAT_TTL_MS", "DEFAULT_BACKOFF", "HISTORY", "MAX_ERROR_LENGTH", "POLL_MS", "VERSION", "Job", "Worker", "result_text"]
@@ -42,6 +45,9 @@ class Worker(WorkerCalls):
     def _setup(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency)
         self._inflight: Dict[str, Job] = {}
+        # Revokes of jobs not taken in yet (token -> why): the wake channel's thread may hear of a
+        # cancel before this loop has read the claim that handed the job out. Bounded.
+        self._early_revokes: Dict[str, str] = {}
         self._lock = threading.Lock()
         self._kick = threading.Event()
         self._stopped = threading.Event()
@@ -109,6 +115,9 @@ class Worker(WorkerCalls):
         with self._lock:
             job = next((j for j in self._inflight.values() if j.token == token), None)
             if job is None:
+                self._early_revokes[token] = why
+                while len(self._early_revokes) > EARLY_REVOKES_KEPT:
+                    del self._early_revokes[next(iter(self._early_revokes))]
                 return
             job.lease_lost = True
         job.abort("cancelled" if why == "cancelled" else "failed")
@@ -214,6 +223,14 @@ class Worker(WorkerCalls):
                     for job in jobs:
                         with self._lock:
                             self._inflight[job.id] = job
+                            early = self._early_revokes.pop(job.token, None)
+                            if early is not None:
+                                job.lease_lost = True
+                        if early is not None:
+                            # Cancelled or failed from outside before this loop took it in: its
+                            # handler starts told (job.aborted), and its outcome is dropped.
+                            job.abort("cancelled" if early == "cancelled" else "failed")
+                            log.info("%s: %s from outside as it was handed out", job.id, early)
                         self._pool.submit(self._process, job)
                     if jobs:
                         quiet_since = time.monotonic()
