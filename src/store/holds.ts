@@ -6,11 +6,14 @@
 import { ValidationError } from '../errors.js';
 import type { StoredChildOutcome, StoredHold } from './store.js';
 
+/** HOLD_STATE's phase letter (wire.ts) as StoredHold names it; both stores use it. */
+export const HOLD_PHASE = { h: 'held', r: 'released', t: 'timedOut', d: 'failed' } as const;
+
 /** HOLD_STATE (wire.ts) as a StoredHold without its deadline and children; undefined when it does not read. */
 export function parseHoldState(text: string): Omit<StoredHold, 'deadlineAtMs' | 'children'> | undefined {
   const m = /^(\d+):(\d+):([fi]):(\d+):([hrtd])(?::(.+))?$/.exec(text);
   if (!m) return undefined;
-  const phase = ({ h: 'held', r: 'released', t: 'timedOut', d: 'failed' } as const)[m[5] as 'h' | 'r' | 't' | 'd'];
+  const phase = HOLD_PHASE[m[5] as keyof typeof HOLD_PHASE];
   return { phase, pending: Number(m[1]), failed: Number(m[2]), onChildFailure: m[3] === 'i' ? 'ignore' : 'fail', dueAtMs: Number(m[4]), signal: m[6] };
 }
 

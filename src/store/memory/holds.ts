@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../../errors.js';
 import { LIMIT, type Finish } from '../lifecycle.js';
-import { childOutcome } from '../holds.js';
+import { childOutcome, HOLD_PHASE } from '../holds.js';
 import type { HoldRelease, NewJob, SignalIn, StoredHold } from '../store.js';
 import { Heap } from './heap.js';
 import type { MemJob } from './memory-queue.js';
@@ -304,7 +304,7 @@ export class MemHolds {
     if (!h) return undefined;
     const deadline = h.phase === 'h' ? this.#deadlineOf.get(id) : undefined;
     return {
-      phase: ({ h: 'held', r: 'released', t: 'timedOut', d: 'failed' } as const)[h.phase],
+      phase: HOLD_PHASE[h.phase],
       pending: h.pending,
       failed: h.failed,
       onChildFailure: h.policy === 'i' ? 'ignore' : 'fail',

@@ -14,11 +14,6 @@ In the library these functions are made once, at load (the fields of HOLDS: one 
 
 local HOLDS = {}
 
--- A hold key of this call's queue.
-function HOLDS.key(name)
-  return hold_key(name)
-end
-
 -- Ids separated by tabs (ids never hold a control character).
 function HOLDS.split(s)
   local out = {}
@@ -106,17 +101,17 @@ end
 function HOLDS.write(id, deps, pending, done, due, deadline, policy)
   local h = { pending = #pending, failed = 0, policy = policy, due = due, phase = 'h' }
   if #pending == 0 then h.phase = 'r' end
-  redis.call('HSET', HOLDS.key('holds'), id, HOLDS.encode(h))
-  redis.call('HSET', HOLDS.key('deps'), id, table.concat(deps, '\t'))
-  if #done > 0 then hset_pairs(HOLDS.key('results'), done) end
+  redis.call('HSET', hold_key('holds'), id, HOLDS.encode(h))
+  redis.call('HSET', hold_key('deps'), id, table.concat(deps, '\t'))
+  if #done > 0 then hset_pairs(hold_key('results'), done) end
   if not flow().holds then redis.call('HSET', K_META, 'holds', '1') end
   if #pending == 0 then return false end
-  local key = HOLDS.key('dependents')
+  local key = hold_key('dependents')
   for _, dep in ipairs(pending) do
     local waiting = redis.call('HGET', key, dep)
     redis.call('HSET', key, dep, waiting and (waiting .. '\t' .. id) or id)
   end
-  redis.call('ZADD', HOLDS.key('held'), deadline and int(deadline) or '+inf', id)
+  redis.call('ZADD', hold_key('held'), deadline and int(deadline) or '+inf', id)
   if deadline then wake_if_earlier(head_score(K_SCHEDULED), deadline) end
   return true
 end
@@ -130,7 +125,7 @@ end
 -- here, with the reason) and the dependencies of cancelled held jobs that are now nobody's.
 function HOLDS.settle(outcome, ids, told, now)
   local after = { bury = {}, orphans = {} }
-  local K_HOLDS = HOLDS.key('holds')
+  local K_HOLDS = hold_key('holds')
   if outcome == FINISH.dead then
     -- A held job buried itself (Queue.fail with dead): its hold ends, so no later end of a
     -- dependency releases it; those still record how they ended.
@@ -150,14 +145,14 @@ function HOLDS.settle(outcome, ids, told, now)
     for i, id in ipairs(ids) do
       local h = HOLDS.parse(recs[i])
       if h and h.phase == 'h' then
-        for _, dep in ipairs(HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))) do after.orphans[#after.orphans + 1] = dep end
+        for _, dep in ipairs(HOLDS.split(redis.call('HGET', hold_key('deps'), id))) do after.orphans[#after.orphans + 1] = dep end
       end
     end
   end
   -- Held jobs ending in this same call (a drain, a cancel of several) are not told: they end too.
   local ending = {}
   for _, id in ipairs(ids) do ending[id] = true end
-  local key = HOLDS.key('dependents')
+  local key = hold_key('dependents')
   local lists = hmget(key, ids)
   local ended, results, changed, order, release = {}, {}, {}, {}, {}
   for i, id in ipairs(ids) do
@@ -210,7 +205,7 @@ function HOLDS.settle(outcome, ids, told, now)
   end
   if #ended == 0 then return after end
   call_chunked('HDEL', key, ended)
-  hset_pairs(HOLDS.key('results'), results)
+  hset_pairs(hold_key('results'), results)
   local states = {}
   for _, parent in ipairs(order) do
     states[#states + 1] = parent
@@ -220,7 +215,7 @@ function HOLDS.settle(outcome, ids, told, now)
   local gone = {}
   for _, p in ipairs(release) do gone[#gone + 1] = p end
   for _, p in ipairs(after.bury) do gone[#gone + 1] = p end
-  if #gone > 0 then call_chunked('ZREM', HOLDS.key('held'), gone) end
+  if #gone > 0 then call_chunked('ZREM', hold_key('held'), gone) end
   local due = {}
   for _, p in ipairs(release) do
     due[#due + 1] = math.max(now, changed[p].due)
@@ -234,11 +229,11 @@ end
 -- scheduled at the later of now and the time it was added to run at, its hold marked 't' (its
 -- runs see `timedOut`). Dependencies that end later still record how they ended.
 function HOLDS.release_expired(now, limit)
-  local key = HOLDS.key('held')
+  local key = hold_key('held')
   local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, limit)
   if #expired == 0 then return end
   call_chunked('ZREM', key, expired)
-  local K_HOLDS = HOLDS.key('holds')
+  local K_HOLDS = hold_key('holds')
   local recs = hmget(K_HOLDS, expired)
   local states, due = {}, {}
   for i, id in ipairs(expired) do
@@ -248,7 +243,7 @@ function HOLDS.release_expired(now, limit)
       states[#states + 1] = id
       states[#states + 1] = HOLDS.encode(h)
       -- A wait for a signal that timed out: its next run sees { name, timedOut }.
-      if h.signal then redis.call('HSET', HOLDS.key('delivered'), id, h.signal .. '\t1\t') end
+      if h.signal then redis.call('HSET', hold_key('delivered'), id, h.signal .. '\t1\t') end
       due[#due + 1] = math.max(now, h.due)
       due[#due + 1] = id
     elseif not h and redis.call('HEXISTS', K_JOBS, id) == 1 then
@@ -263,7 +258,7 @@ end
 
 -- The earliest deadline of a held job, or nil.
 function HOLDS.next_deadline()
-  local t = head_score(HOLDS.key('held'))
+  local t = head_score(hold_key('held'))
   if t and t < math.huge then return t end
   return nil
 end
@@ -272,7 +267,7 @@ end
 -- positions in the reply. Jobs never held have no entry; '' when none was.
 function HOLDS.claim_lines(ids, positions)
   if #ids == 0 then return '' end
-  local recs = hmget(HOLDS.key('holds'), ids)
+  local recs = hmget(hold_key('holds'), ids)
   local entries = {}
   local delivered = nil
   for i, id in ipairs(ids) do
@@ -280,10 +275,10 @@ function HOLDS.claim_lines(ids, positions)
     if h then
       local e = { at = positions[i], timedOut = h.phase == 't' and not h.signal }
       if e.timedOut then
-        local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+        local deps = HOLDS.split(redis.call('HGET', hold_key('deps'), id))
         local fields = {}
         for k, dep in ipairs(deps) do fields[k] = id .. '\t' .. dep end
-        local ended = hmget(HOLDS.key('results'), fields)
+        local ended = hmget(hold_key('results'), fields)
         local pending = {}
         for k, dep in ipairs(deps) do
           if not ended[k] then pending[#pending + 1] = dep end
@@ -291,7 +286,7 @@ function HOLDS.claim_lines(ids, positions)
         if #pending > 0 then e.pending = pending end
       end
       if h.signal then
-        delivered = delivered or HOLDS.key('delivered')
+        delivered = delivered or hold_key('delivered')
         local name, timed_out, data = string.match(redis.call('HGET', delivered, id) or '', '^([^\t]*)\t([01])\t(.*)$')
         if name then e.signal = { name, tonumber(timed_out), data } end
       end
@@ -307,11 +302,11 @@ end
 -- cancel (a running one runs on; an ended one is gone).
 function HOLDS.take_orphans(deps)
   local out, seen = {}, {}
-  local K_HOLDS = HOLDS.key('holds')
+  local K_HOLDS = hold_key('holds')
   for _, dep in ipairs(deps) do
     if not seen[dep] then
       seen[dep] = true
-      local waiting = HOLDS.split(redis.call('HGET', HOLDS.key('dependents'), dep))
+      local waiting = HOLDS.split(redis.call('HGET', hold_key('dependents'), dep))
       local needed = false
       for _, h in ipairs(#waiting > 0 and hmget(K_HOLDS, waiting) or {}) do
         local parsed = HOLDS.parse(h)
@@ -333,7 +328,7 @@ end
 -- Pending signals kept for a job that was not waiting (`signals`: a JSON object name -> data),
 -- as a table; a value that does not read is started afresh.
 function HOLDS.kept_signals(id)
-  local stored = redis.call('HGET', HOLDS.key('signals'), id)
+  local stored = redis.call('HGET', hold_key('signals'), id)
   if not stored then return {} end
   local ok, kept = pcall(cjson.decode, stored)
   if ok and type(kept) == 'table' then return kept end
@@ -343,11 +338,11 @@ end
 -- Writes a job's kept signals back (none: the field goes).
 function HOLDS.keep_signals(id, kept)
   if next(kept) == nil then
-    redis.call('HDEL', HOLDS.key('signals'), id)
+    redis.call('HDEL', hold_key('signals'), id)
     return true
   end
   local text = cjson.encode(kept)
   if #text > LIMIT.signals_kept_bytes then return false end
-  redis.call('HSET', HOLDS.key('signals'), id, text)
+  redis.call('HSET', hold_key('signals'), id, text)
   return true
 end

@@ -10,15 +10,15 @@ dependencies, a ZSCORE of its deadline, one HMGET of their outcomes. Only reads.
 --@include _holds.lua
 
 local id = arg('id')
-local hold = redis.call('HGET', HOLDS.key('holds'), id)
+local hold = redis.call('HGET', hold_key('holds'), id)
 if not hold then return reply({ found = 0, hold = '', deadline_ms = -1 }) end
-local deadline = tonumber(redis.call('ZSCORE', HOLDS.key('held'), id))
+local deadline = tonumber(redis.call('ZSCORE', hold_key('held'), id))
 if deadline == nil or deadline == math.huge then deadline = -1 end
 local out = reply({ found = 1, hold = hold, deadline_ms = deadline })
-local deps = HOLDS.split(redis.call('HGET', HOLDS.key('deps'), id))
+local deps = HOLDS.split(redis.call('HGET', hold_key('deps'), id))
 local fields = {}
 for i, dep in ipairs(deps) do fields[i] = id .. '\t' .. dep end
-local ended = hmget(HOLDS.key('results'), fields)
+local ended = hmget(hold_key('results'), fields)
 for i, dep in ipairs(deps) do
   local n = #out
   out[n + RE.dependency] = dep
