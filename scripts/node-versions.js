@@ -14,7 +14,7 @@
 // The cache is $DQ_NODE_CACHE, else $XDG_CACHE_HOME/delayq-node, else ~/.cache/delayq-node; one
 // directory per major, reused when its binary is there (delete it, or --update, for a newer minor).
 // Every version runs even when one fails; the exit status is non-zero when any failed.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -75,6 +75,43 @@ function install(major) {
   return bin;
 }
 
+const MAX_FAILURES_SHOWN = 12;
+const MAX_BLOCK_LINES = 40;
+
+/**
+ * `npm test --ignore-scripts` under `env`, its output passed through as it comes, and each
+ * failed test's TAP block kept (the `not ok` line and its YAML, up to the `...` that ends it).
+ * A suite that fails because a test failed inside it repeats that test's error: leaf tests only
+ * would miss a file that failed to load, so every block is kept.
+ */
+function runSuite(env) {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['test', '--ignore-scripts'], { cwd: root, env, stdio: ['inherit', 'pipe', 'inherit'] });
+    const failures = [];
+    let block = null;
+    let rest = '';
+    const line = (text) => {
+      if (block) {
+        if (block.length < MAX_BLOCK_LINES) block.push(text);
+        if (/^\s*\.\.\.$/.test(text)) block = null;
+      } else if (/^\s*not ok \d+ /.test(text)) {
+        block = [text];
+        failures.push(block);
+      }
+    };
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop();
+      for (const l of lines) line(l);
+    });
+    child.on('close', (code, signal) => {
+      if (rest) line(rest);
+      resolve({ status: code ?? (signal ? 1 : 0), failures });
+    });
+  });
+}
+
 if (build && command === null) {
   // What `pretest` does, on this Node: the suite's programs on the PATH, then the build.
   if (run(process.execPath, ['scripts/test-preflight.js']) !== 0 || run('npm', ['run', '-s', 'build']) !== 0) process.exit(1);
@@ -101,10 +138,18 @@ for (const major of majors) {
   const started = Date.now();
   // `npm test --ignore-scripts` runs exactly package.json's test command, and skips only `pretest`
   // (the build is done above); npm itself then runs on this Node too.
-  const status = command ? run(command[0], command.slice(1), env) : run('npm', ['test', '--ignore-scripts'], env);
-  results.push({ major, version, status, seconds: Math.round((Date.now() - started) / 1000) });
+  const { status, failures } = command ? { status: run(command[0], command.slice(1), env), failures: [] } : await runSuite(env);
+  results.push({ major, version, status, failures, seconds: Math.round((Date.now() - started) / 1000) });
 }
 
+// A CI log shows its last lines: a version that failed early would otherwise hide its failures
+// thousands of lines above the end. Each failed test's TAP block is printed again here.
+for (const r of results) {
+  if (r.status === 0 || !r.failures?.length) continue;
+  say(`Node ${r.version}: what failed`);
+  for (const block of r.failures.slice(0, MAX_FAILURES_SHOWN)) console.error(block.join('\n'));
+  if (r.failures.length > MAX_FAILURES_SHOWN) say(`… and ${r.failures.length - MAX_FAILURES_SHOWN} more`);
+}
 for (const r of results)
   say(`Node ${r.version}: ${r.status === 0 ? 'passed' : `FAILED (exit ${r.status})`}${r.seconds === undefined ? '' : ` in ${r.seconds} s`}`);
 process.exit(results.every((r) => r.status === 0) ? 0 : 1);
