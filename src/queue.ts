@@ -723,6 +723,18 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /**
+   * Converts what an older version of delayq stored for this queue to this version's forms (today
+   * the scheduled set's members, so that claims on a queue without priorities keep add order with
+   * no ready set: docs/operations.md, Upgrades). Bounded steps of about a millisecond each, safe
+   * beside running workers of this version, and safe to run again; resolves to how many entries
+   * it rewrote (0 when there was nothing to do). Run it once no process of an older version uses
+   * the queue: an older worker cannot read the new form. A queue made by this version needs none.
+   */
+  migrate(): Promise<number> {
+    return this.#calls.migrate(this.name);
+  }
+
+  /**
    * Resolves once Redis is connected and answering; rejects with a ConnectionError naming the
    * address after `connectTimeoutMs`. Not needed before calls (each waits by itself), but a
    * process can check its Redis at start-up and fail fast.

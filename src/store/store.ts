@@ -662,6 +662,13 @@ export interface Store {
   purge(queue: string, set: RetainedSet, target: PurgeTarget): Promise<number>;
   /** Walks the queue's keys; meant for tests and for checks after an incident, not a hot path. */
   verify(queue: string): Promise<VerifyReport>;
+  /**
+   * Converts what an older version stored to this version's forms, a bounded step per call until
+   * none is left (today the scheduled set's members: wire.ts SCHEDULED_MEMBER); returns how many
+   * entries were rewritten. Safe to run again, and beside running workers of this version; not
+   * beside those of an older one. A store with no stored forms (memory) has nothing to convert.
+   */
+  migrate(queue: string): Promise<number>;
   /** Wake-up signals of these queues, on one connection. */
   subscribe(queues: readonly string[], handlers: WakeHandlers): Promise<WakeSubscription>;
   /**

@@ -491,8 +491,11 @@ export class QueueModel {
   }
 
   /** Jobs in a state in ZSET order: by `score`, then id by bytes. */
+  /** A state's jobs by score, then by id bytes (as a ZSET of ids), or by add order for the scheduled set (its members keep it). */
   inOrder(state: ModelState, score: (j: ModelJob) => number): ModelJob[] {
-    return [...this.jobs.values()].filter((j) => j.state === state).sort((a, b) => score(a) - score(b) || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)));
+    const tie =
+      state === 'scheduled' ? (a: ModelJob, b: ModelJob) => a.seq - b.seq : (a: ModelJob, b: ModelJob) => Buffer.compare(Buffer.from(a.id), Buffer.from(b.id));
+    return [...this.jobs.values()].filter((j) => j.state === state).sort((a, b) => score(a) - score(b) || tie(a, b));
   }
 
   /** The retention rule of completed jobs, applied as the stores do: the oldest beyond it go. */

@@ -2,7 +2,7 @@
  * A producer in another language, with nothing but docs/protocol.md and the published protocol
  * (protocol/manifest.json, protocol/scripts/*.lua): it enqueues and cancels by running the
  * self-contained scripts with EVAL, its KEYS and ARGV built by name from the manifest (no delayq
- * code), reschedules with the one plain-command recipe left, re-sends calls as a client does after
+ * code), reschedules with reschedule.lua, re-sends calls as a client does after
  * a lost reply, and a delayq worker runs what is left, on time, in order, once.
  */
 import assert from 'node:assert/strict';
@@ -87,11 +87,11 @@ class ProtocolProducer {
     return Object.entries(s.codes!).find(([, v]) => v === reply[s.reply.each!.indexOf('code')])![0];
   }
 
-  /** The plain-command recipe: safe to re-send (ZADD XX never adds, nor moves a job out of scheduled). */
-  async reschedule(id: string, dueMs: number): Promise<boolean> {
-    const changed = await this.#r.zadd(`${this.#prefix}:{${this.#queue}}:scheduled`, 'XX', 'CH', dueMs, id);
-    await this.#r.publish(`${this.#prefix}:{${this.#queue}}:wake`, String(dueMs));
-    return changed === 1;
+  /** reschedule.lua: whether the job moved (`done`); a re-send after its reply was lost answers the same from its memo. */
+  async reschedule(id: string, dueMs: number, requestId: string = randomUUID()): Promise<boolean> {
+    const s = manifest.scripts.reschedule!;
+    const reply = await this.run('reschedule', { id, delay_ms: '', run_at: dueMs, request_id: requestId, memo_ms: 60_000 }, [], requestId);
+    return reply[s.reply.fields!.indexOf('code')] === s.codes!.done;
   }
 }
 

@@ -5,6 +5,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { newJob } from '../helpers/new-job.js';
+import { scheduledScore } from '../helpers/scheduled.js';
 import { serverTimeMs } from '../helpers/wait.js';
 
 const fx = useRedis();
@@ -22,7 +23,7 @@ describe('add', () => {
     assert.equal(r.added, true);
     assert.equal(r.state, 'scheduled');
     assert.ok(r.dueAtMs >= before + 5000 && r.dueAtMs <= after + 5000, `due ${r.dueAtMs} not within [${before + 5000}, ${after + 5000}]`);
-    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, r.id)), r.dueAtMs);
+    assert.equal(await scheduledScore(fx.client, queueKeys('dq', q.name).scheduled, r.id), r.dueAtMs);
     await q.close();
   });
 
@@ -63,7 +64,7 @@ describe('add', () => {
     assert.deepEqual(job?.data, { v: 2 });
     assert.equal(job?.priority, 0);
     assert.equal(job?.dueAtMs, r.dueAtMs);
-    assert.equal(Number(await fx.client.zscore(queueKeys('dq', q.name).scheduled, 'order:2')), r.dueAtMs);
+    assert.equal(await scheduledScore(fx.client, queueKeys('dq', q.name).scheduled, 'order:2'), r.dueAtMs);
     await q.close();
   });
 

@@ -108,6 +108,7 @@ const BASELINES: Record<ScriptName, Baseline> = {
   'dead-retry': { seed: scheduled, args: () => ({ mode: 'all', limit: 10 }) },
   purge: { seed: scheduled, args: () => ({ set: 'dead', mode: 'all', limit: 10, age_ms: 0 }) },
   'set-meta': { seed: scheduled, args: () => ({ what: 'paused', value: '1' }) },
+  migrate: { seed: scheduled, args: () => ({ count: 10 }) },
   layout: { seed: scheduled, args: () => ({ expected: '', next: '{}', epoch: '' }) },
   limits: { seed: scheduled, args: () => ({ concurrency: 5, cursor: '0' }) },
   groups: { seed: scheduled, args: () => ({ cursor: '', count: 10 }) },

@@ -257,6 +257,18 @@ Examples:
       if (!r.rescheduled) notChanged();
     });
 
+  writes(program.command('migrate'))
+    .description(
+      "convert what an older version of delayq stored for the queue to this version's forms; run it once no process of an older version uses the queue",
+    )
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const converted = await withQueue(g, (q) => q.migrate());
+      output(g, { converted }, () =>
+        converted === 0 ? 'nothing to convert: the queue is of this version' : `${paint('green', 'migrated')}: ${converted} entries rewritten`,
+      );
+    });
+
   program
     .command('stats')
     .description('jobs by state, what is due soon, and when the next job is due')

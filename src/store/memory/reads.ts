@@ -8,7 +8,7 @@ import { NOTHING_HELD, rateLimitedUntil } from '../held.js';
 import type { DeadJob, EventReader, ListCursor, ScanStep, StoredPage, VerifyReport } from '../store.js';
 import { MARK } from '../lifecycle.js';
 import { timerDelay } from '../../timers.js';
-import { byteOrder, readyMember, waitingMember } from '../zset-order.js';
+import { byteOrder, readyMember, scheduledMember, waitingMember } from '../zset-order.js';
 import { pageAfter } from './listing.js';
 import type { MemJob, MemoryQueue } from './memory-queue.js';
 
@@ -24,7 +24,20 @@ export function listPage(q: MemoryQueue, now: number, state: ListState, cursor: 
     return { name: where, entries: out.sort((a, b) => a.score - b.score || byteOrder(a.member, b.member)) };
   };
   const byId = (j: MemJob) => j.id;
-  const scheduledWhere = (keep: (j: MemJob) => boolean) => of('scheduled', (j) => j.due, byId, keep);
+  // As the Redis store's scheduled members: due time, then add order.
+  const scheduledWhere = (keep: (j: MemJob) => boolean) =>
+    of(
+      'scheduled',
+      (j) => j.due,
+      (j) => scheduledMember(j.seq, j.id),
+      keep,
+    );
+  // A cursor that names a scheduled job by its id (a sharded listing knows its jobs by id): that
+  // job's member, as list.lua takes it.
+  if (cursor?.phase === 'scheduled' && cursor.member.charCodeAt(0) !== 1) {
+    const job = q.jobs.get(cursor.member);
+    if (job) cursor = { ...cursor, member: scheduledMember(job.seq, job.id) };
+  }
   if (state === 'scheduled') phases.push(scheduledWhere((j) => j.due > now));
   else if (state === 'ready')
     phases.push(

@@ -46,6 +46,7 @@ export const SCRIPT_COMMANDS = [
   'zremrangebyrank',
   'zremrangebyscore',
   'zremrangebylex',
+  'zscan',
   'zunionstore',
   'zcard',
   'zcount',

@@ -30,6 +30,7 @@ import {
   FINISHED_MESSAGE,
   RUN_STATE,
   type ReplyShape,
+  SCHEDULED_MEMBER,
   SCRIPT_NAMES,
   type ScriptName,
   type ScriptWire,
@@ -45,7 +46,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -270,6 +271,9 @@ export function protocolManifest() {
       JOB_BODY_NOTE:
         "the lengths count bytes of UTF-8; backoff and trace are ASCII; '/<timeout ms>' only in the body of a job with a timeout of its own; '/<name length>' and the name only in a named job's body (a body without them is a job without a name); data is everything after them",
       BACKOFF: 'f:<delay ms> (fixed) or e:<delay ms>:<max delay ms>:<jitter 1|0> (exponential: delay · 2^(attempt − 1), at most max delay, full jitter when 1)',
+      SCHEDULED_MEMBER,
+      SCHEDULED_MEMBER_NOTE:
+        "the scheduled set's member: on a queue whose meta `ordered` is '1' or '2' (made by protocol 5, or migrated: migrate.lua) new members take the first form, \\x01, a character 48 + n, then the n digits of the job's seq (its body's first field), then the id, so members of one due time sort in add order; the id alone is the form of older queues and versions. Read both: the id is what follows 2 + n characters after a leading \\x01",
       RUN_STATE,
       RUN_STATE_NOTE:
         "absent: never left scheduled; the short form '<due ms>': due and waiting, never run; the token is the lease token, '-' + token once its holder gave it up, '~' + token once a claim recovered it, '+' + token once completed and kept, '!' + token once ended from outside its holder (fail-now)",

@@ -162,6 +162,11 @@ export interface RedisStoreOptions {
 
 /** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
 const QUIT_WAIT_MS = 1000;
+/**
+ * Scheduled members one migrate call looks at (ZSCAN COUNT): each call holds Redis for about a
+ * millisecond, so a queue of a million jobs converts in about a thousand short calls.
+ */
+const MIGRATE_STEP = 1000;
 
 /**
  * A claim takes milliseconds. One unanswered for this long is on a wedged connection (a
@@ -763,6 +768,15 @@ export class RedisStore implements Store {
       const n = await this.#count(queue, 'purge', args);
       total += n;
       if (n < LIMIT.jobs_per_sweep) return total;
+    }
+  }
+
+  async migrate(queue: string): Promise<number> {
+    let converted = 0;
+    for (;;) {
+      const { fields } = await this.#reply(queue, 'migrate', { count: MIGRATE_STEP });
+      converted += num(fields.converted);
+      if (num(fields.done) === 1) return converted;
     }
   }
 

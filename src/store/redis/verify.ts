@@ -12,6 +12,7 @@ import { holdKeys, type QueueKeys } from './keys.js';
 import { parseRun, tryParseBody } from './packed.js';
 import { readyMember } from '../zset-order.js';
 import { parseGroupState } from './group-state.js';
+import { scheduledMemberId, scheduledMemberSeq } from '../zset-order.js';
 
 const READY_ID_OFFSET = 32;
 
@@ -71,7 +72,15 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     if (list) list.push(state);
     else states.set(id, [state]);
   };
-  scheduled.forEach((id) => note(id, 'scheduled'));
+  for (const member of scheduled) {
+    const id = scheduledMemberId(member);
+    note(id, 'scheduled');
+    // A member's seq must be its body's: the scripts find a scheduled job by the member its body makes.
+    const seq = scheduledMemberSeq(member);
+    const body = bodies.get(id);
+    if (seq !== undefined && body !== undefined && !body.startsWith(`${seq}:`))
+      problems.push(`job ${id}: its scheduled member carries seq ${seq}, its body another`);
+  }
   readyMembers.forEach((m) => note(m.slice(READY_ID_OFFSET), 'ready'));
   active.forEach((id) => note(id, 'active'));
   dead.forEach((id) => note(id, 'dead'));

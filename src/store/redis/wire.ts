@@ -246,6 +246,18 @@ export const JOB_BODY =
  */
 export const RUN_STATE = '<attempts>[/<max attempts>]:<due ms>:<token>:<started ms>:<worker>:<last error>';
 /**
+ * A member of the `scheduled` set (score: the due time in ms). On a queue whose meta says
+ * `ordered` ('1' while migrate converts it, '2' once done; a queue made by this version starts at
+ * '2') it is `\x01`, then one character 48 + n (n: how many digits the job's seq has, from its
+ * body), then the seq, then the id: members of one due time then sort in add order, so a claim on
+ * a queue without priorities hands out in the set's order, with no ready set. Otherwise it is the
+ * id alone, as every version before wrote it; reads take either form (the leading `\x01` tells
+ * them apart: an id holds no control character). Written in _helpers.lua (SCHED.member); read
+ * outside Lua with zset-order.ts (scheduledMemberId).
+ */
+export const SCHEDULED_MEMBER = '\x01<chr(48 + length of seq)><seq><id>, or <id>';
+
+/**
  * A job's failed attempts, the value of its field in the `errors` hash: a JSON array, oldest
  * first, of at most ERROR_HISTORY_LENGTH (store.ts) entries, each written by fail.lua as
  *   `{"attempt":<n>,"atMs":<ms>,"error":<the error text as a JSON string>}`
@@ -539,6 +551,14 @@ export const WIRE = {
     args: ['what', 'value'],
     reply: { value: 'changed', note: '1 when the setting changed, 0 when it had that value' },
   },
+  migrate: {
+    keys: [],
+    args: ['count'],
+    reply: {
+      fields: ['converted', 'done'],
+      note: "converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2')",
+    },
+  },
   layout: {
     keys: [],
     args: ['expected', 'next', 'epoch'],
@@ -663,6 +683,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   group_rate_max: { int: [0, MAX_RATE_TOKENS], unset: true },
   group_rate_per: { int: [0, MAX_RATE_WINDOW_MS], unset: true },
   count: { int: [0, MAX_BATCH] },
+  'migrate.count': { int: [1, MAX_BATCH] },
   lease_ms: ms(1),
   default_max: { int: [1, MAX_ATTEMPTS] },
   promote_limit: { int: [0, 1_000_000] },

@@ -521,6 +521,10 @@ export class ShardedStore implements Store, ShardAdmin {
     return sum(await this.#layouts.everywhere(queue, (m) => this.inner.purge(m, set, target)));
   }
 
+  async migrate(queue: string): Promise<number> {
+    return sum(await this.#layouts.everywhere(queue, (m) => this.inner.migrate(m)));
+  }
+
   async verify(queue: string): Promise<VerifyReport> {
     return mergedVerify(this.inner, queue, await this.#layouts.load(queue));
   }

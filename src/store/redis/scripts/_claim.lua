@@ -285,16 +285,19 @@ function CLAIM.ready_add(adds, c)
   if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
 end
 
--- Reads due members of the scheduled set (at most `limit`) as candidates and takes them out.
+-- Reads due members of the scheduled set (at most `limit`, in the set's order) as candidates and
+-- takes them out. They are the set's first members, so one range removal by rank takes them
+-- (cheaper than a ZREM, which looks each member up).
 function CLAIM.take_due(limit)
   local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now, 'WITHSCORES', 'LIMIT', 0, limit)
   local due, due_ids = {}, {}
   for i = 1, #flat, 2 do
     local n = #due_ids + 1
-    due_ids[n] = flat[i]
-    due[n] = CLAIM.candidate(flat[i], tonumber(flat[i + 1]), CLAIM.plain_ms(flat[i + 1]))
+    local id = SCHED.id(flat[i])
+    due_ids[n] = id
+    due[n] = CLAIM.candidate(id, tonumber(flat[i + 1]), CLAIM.plain_ms(flat[i + 1]))
   end
-  if #due_ids > 0 then call_chunked('ZREM', K_SCHEDULED, due_ids) end
+  if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, 0, #due_ids - 1) end
   return due, due_ids
 end
 
@@ -315,9 +318,18 @@ end
 
 -- The pick of a queue without groups: one order over all its due jobs, `want` at most.
 function CLAIM.pick_in_order(want, promote_limit)
+  local ready_empty = redis.call('ZCARD', K_READY) == 0
+  -- A queue whose scheduled members all keep add order (SCHEDULED_MEMBER) and that never had a
+  -- job with a priority: the set's order is the hand-out order (due time, then add order), so
+  -- the first `want` due members are the picks, however many are due. No ready set, and each
+  -- job's body and run state are read once.
+  local order = SCHED.order()
+  if ready_empty and order.complete and not order.prioritized then
+    local due, due_ids = CLAIM.take_due(want)
+    return CLAIM.readable(due, due_ids)
+  end
   -- One read of the due members decides the path and feeds it: when the ready set is empty it
   -- reads one more than a hand-out takes, to see whether all fit.
-  local ready_empty = redis.call('ZCARD', K_READY) == 0
   local limit = promote_limit
   if ready_empty then limit = math.max(promote_limit, want + 1) end
   local due, due_ids = CLAIM.take_due(limit)

@@ -259,7 +259,7 @@ end
 local function job_state(id)
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
-  if redis.call('ZSCORE', K_SCHEDULED, id) then return PLACE.scheduled, body, run end
+  if SCHED.score(id, body) then return PLACE.scheduled, body, run end
   if redis.call('ZSCORE', K_ACTIVE, id) then return PLACE.active, body, run end
   if redis.call('ZSCORE', K_DEAD, id) then return PLACE.dead, body, run end
   if redis.call('ZSCORE', K_COMPLETED, id) then return PLACE.completed, body, run end
@@ -283,7 +283,7 @@ local function unlink_waiting(id, state, body, run)
   if state == PLACE.completed then
     redis.call('ZREM', K_COMPLETED, id)
   elseif state == PLACE.scheduled then
-    redis.call('ZREM', K_SCHEDULED, id)
+    SCHED.remove(id, body)
   elseif state == PLACE.ready then
     redis.call('ZREM', K_READY, ready_member(parse_run(run).t, parse_body(body).seq, id))
   elseif state == PLACE.waiting then
@@ -309,9 +309,9 @@ end
 
 -- A job's due time now: its score while scheduled, else its run's due time (ready, waiting,
 -- active, dead), else the time a held job was added to run at (its HOLD_STATE, _holds.lua: it
--- has no run state before it runs); nil when none is known.
-local function current_due(id, run)
-  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+-- has no run state before it runs); nil when none is known. `body` as stored (read when nil).
+local function current_due(id, run, body)
+  local score = SCHED.score(id, body)
   if score then return tonumber(score) end
   local r = parse_run(run)
   if r and r.t then return r.t end

@@ -325,6 +325,76 @@ local function ready_id(member)
   return string.sub(member, 33)
 end
 
+-- The scheduled set's members (wire.ts SCHEDULED_MEMBER). A queue whose meta says `ordered` (a
+-- queue made by this version, or one `migrate` converted) writes each member as
+-- '\1' .. <the length of seq, as the character 48 + n> .. <seq> .. <id>: within one due time,
+-- members then sort by add order (a shorter number has a smaller length character), so the set
+-- alone keeps the hand-out order of a queue without priorities, and its claims need no ready
+-- set. An id never holds a control character, so the leading '\1' tells this form from the
+-- other one, the id alone, which older versions wrote (and still write, and read) and which
+-- every read here takes too.
+-- `ordered` is '1' while writes take the new form and `migrate` converts the old members, '2'
+-- once every member has it (claims may then hand out in the set's order).
+local order_cache = nil
+-- The functions of the scheduled members (one top-level name: the library's are counted).
+local SCHED = {}
+function SCHED.order()
+  if not order_cache then
+    local m = redis.call('HMGET', K_META, 'ordered', 'prioritized')
+    order_cache = { writes = m[1] == '1' or m[1] == '2', complete = m[1] == '2', prioritized = m[2] == '1' }
+  end
+  return order_cache
+end
+
+-- A queue made by this call keeps add order in its scheduled members from the start.
+function SCHED.made()
+  redis.call('HSET', K_META, 'ordered', '2')
+  order_cache = nil
+end
+
+-- A job with a priority was added: due jobs go through the ready set from now on.
+function SCHED.mark_prioritized()
+  redis.call('HSET', K_META, 'prioritized', '1')
+  SCHED.order().prioritized = true
+end
+
+function SCHED.member(seq_s, id)
+  return '\1' .. string.char(48 + #seq_s) .. seq_s .. id
+end
+
+-- The job id of a scheduled member of either form.
+function SCHED.id(member)
+  if string.byte(member, 1) ~= 1 then return member end
+  return string.sub(member, 3 + string.byte(member, 2) - 48)
+end
+
+-- The new-form member of a job from its stored body (the seq its header starts with), or nil.
+function SCHED.member_of(id, body)
+  local seq_s = type(body) == 'string' and string.match(body, '^(%d+):')
+  if seq_s and #seq_s < 17 then return SCHED.member(seq_s, id) end
+  return nil
+end
+
+-- A job's score in the scheduled set under either form (text), or false. `body` is the stored
+-- body (read here when nil).
+function SCHED.score(id, body)
+  if body == nil then body = redis.call('HGET', K_JOBS, id) end
+  local member = SCHED.member_of(id, body)
+  local score = member and redis.call('ZSCORE', K_SCHEDULED, member)
+  if not score then score = redis.call('ZSCORE', K_SCHEDULED, id) end
+  return score
+end
+
+-- Takes a job out of the scheduled set, whichever form its member has.
+function SCHED.remove(id, body)
+  local member = SCHED.member_of(id, body)
+  if member then
+    redis.call('ZREM', K_SCHEDULED, member, id)
+  else
+    redis.call('ZREM', K_SCHEDULED, id)
+  end
+end
+
 -- The score at a rank (-1: the last), or nil when the set is shorter.
 local function head_score_at(zset, rank)
   local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
@@ -344,9 +414,19 @@ local function wake_if_earlier(prev_head, due)
 end
 
 -- Puts jobs into the scheduled set: `pairs_` is { due, id, due, id, ... }, each due a number,
--- or its text as int() writes it when the caller passes the earliest due as `min_due`.
-local function schedule_many(pairs_, min_due)
+-- or its text as int() writes it when the caller passes the earliest due as `min_due`. With
+-- `members` the pairs hold scheduled members already (add.lua makes them as it writes the
+-- bodies); else the ids become members of the form the queue writes (their bodies read once).
+local function schedule_many(pairs_, min_due, members)
   if #pairs_ == 0 then return end
+  if not members and SCHED.order().writes then
+    local ids = {}
+    for i = 2, #pairs_, 2 do ids[#ids + 1] = pairs_[i] end
+    for k, body in ipairs(hmget(K_JOBS, ids)) do
+      local member = SCHED.member_of(ids[k], body)
+      if member then pairs_[2 * k] = member end
+    end
+  end
   local prev_head = head_score(K_SCHEDULED)
   if min_due == nil then
     for i = 1, #pairs_, 2 do

@@ -156,13 +156,13 @@ local function dedup_holder(dkey)
 end
 
 local function answer_deduplicated(holder, held_due)
-  local state, _, run = job_state(holder)
-  answer(CODE.deduplicated, public_state(state) or 'finished', (state and current_due(holder, run)) or held_due, holder)
+  local state, body, run = job_state(holder)
+  answer(CODE.deduplicated, public_state(state) or 'finished', (state and current_due(holder, run, body)) or held_due, holder)
 end
 
 local function answer_exists(id)
-  local state, _, run = job_state(id)
-  answer(CODE.exists, public_state(state) or PLACE.scheduled, (state and current_due(id, run)) or 0, '')
+  local state, body, run = job_state(id)
+  answer(CODE.exists, public_state(state) or PLACE.scheduled, (state and current_due(id, run, body)) or 0, '')
 end
 
 -- A re-sent call: the first run's answers.
@@ -369,8 +369,14 @@ local seq = 0
 if writes > 0 then
   local made
   seq, made = take_seq(writes)
-  if made then out[R.made] = 1 end
+  if made then
+    out[R.made] = 1
+    -- A queue made here keeps its scheduled members in add order from the start
+    -- (SCHEDULED_MEMBER); one an older version made does so once `migrate` converts it.
+    SCHED.made()
+  end
 end
+local new_members = SCHED.order().writes
 local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
@@ -403,8 +409,11 @@ for _, j in ipairs(jobs) do
         flows[#flows + 1] = ((j.cost and j.cost > 1) and int(j.cost) or '') .. ':' .. (j.debounce or '')
       end
 
+      local seq_s = int(seq)
       bodies[#bodies + 1] = j.id
-      bodies[#bodies + 1] = encode_body(int(seq), now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
+      bodies[#bodies + 1] = encode_body(seq_s, now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
+      -- A queue that ever had a job with a priority orders its due jobs through the ready set.
+      if j.priority ~= 0 and not SCHED.order().prioritized then SCHED.mark_prioritized() end
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then
@@ -418,7 +427,7 @@ for _, j in ipairs(jobs) do
       end
       if not held then
         scheduled[#scheduled + 1] = due_s
-        scheduled[#scheduled + 1] = j.id
+        scheduled[#scheduled + 1] = new_members and SCHED.member(seq_s, j.id) or j.id
         if not earliest or j.due < earliest then earliest = j.due end
       end
       -- Attempts made before it was added: a run state that counts on from them (RUN_STATE).
@@ -463,7 +472,7 @@ if #grouped > 0 then
   hset_pairs(K_GROUP_OF, grouped)
   if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end
 end
-schedule_many(scheduled, earliest)
+schedule_many(scheduled, earliest, true)
 local memo_into = ''
 if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made] .. memo_into, memo_ms)

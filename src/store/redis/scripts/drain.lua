@@ -36,6 +36,8 @@ else
 end
 local more = #ids >= limit or #held >= limit
 if #ids > 0 then call_chunked('ZREM', K_SCHEDULED, ids) end
+-- Members to ids (SCHEDULED_MEMBER: either form).
+for i, member in ipairs(ids) do ids[i] = SCHED.id(member) end
 for _, id in ipairs(held) do ids[#ids + 1] = id end
 
 -- The ready set orders by priority, not due time: look at a window of it and take what is due

@@ -56,7 +56,7 @@ local dies = bury or corrupt ~= nil or attempts >= max
 local errors = errors_with(id, history, attempts, now, reason)
 
 -- A job buried before it ever ran keeps its due time (a never-run job's has none in its run).
-local was_due = current_due(id, run)
+local was_due = current_due(id, run, body)
 -- A waiting job keeps the mark its last holder left (a re-send of that holder's call answers as before).
 local token = r.k or ''
 if state == PLACE.active then

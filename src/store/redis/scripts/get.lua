@@ -21,7 +21,7 @@ for i = 1, each_count() do
   if state == PLACE.active then score = tonumber(redis.call('ZSCORE', K_ACTIVE, id)) end
   if state == PLACE.dead then score = tonumber(redis.call('ZSCORE', K_DEAD, id)) end
   if state == PLACE.completed then score = tonumber(redis.call('ZSCORE', K_COMPLETED, id)) end
-  due = current_due(id, run) or -1
+  due = current_due(id, run, body) or -1
   local logs, errors = false, false
   if want_logs then
     logs = redis.call('HGET', K_LOGS, id)

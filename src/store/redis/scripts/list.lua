@@ -23,6 +23,12 @@ local order = arg('order')
 if order ~= 'asc' and order ~= 'desc' then error('delayq: list order must be asc or desc') end
 local desc = order == 'desc'
 local now = now_ms()
+-- A cursor in the scheduled set that names a job by its id (one made before members kept add
+-- order, or by a sharded listing, which knows its jobs by id): the member that job's body makes
+-- (SCHEDULED_MEMBER), so the page goes on after it, not after every member of its due time.
+if phase == PLACE.scheduled and c_member ~= '' and string.byte(c_member, 1) ~= 1 then
+  c_member = SCHED.member_of(c_member, redis.call('HGET', K_JOBS, c_member)) or c_member
+end
 
 -- The rank of the first member after (score, member), or (at_or_after) the first not before it.
 local function rank_of(zset, score, member, at_or_after)
@@ -99,6 +105,8 @@ for i, p in ipairs(picked) do
   elseif p.phase == PLACE.waiting then
     local _, due_ms, _, id = GL().waiting_parts(p.member)
     ids[i], p.due = id, due_ms
+  elseif p.phase == PLACE.scheduled then
+    ids[i] = SCHED.id(p.member)
   else
     ids[i] = p.member
   end

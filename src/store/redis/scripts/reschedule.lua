@@ -24,7 +24,7 @@ if memo then return reply({ code = CODE.done, state = PLACE.scheduled, due_ms = 
 local state, body, run = job_state(id)
 if state == nil then return reply({ code = CODE.not_found, state = '', due_ms = -1 }) end
 if state == PLACE.active or state == PLACE.dead or state == PLACE.completed or state == PLACE.held then
-  return reply({ code = CODE.refused, state = state, due_ms = current_due(id, run) or -1 })
+  return reply({ code = CODE.refused, state = state, due_ms = current_due(id, run, body) or -1 })
 end
 local due
 if delay then due = now_ms() + delay else due = run_at end

@@ -1,0 +1,228 @@
+/**
+ * The scheduled set keeps add order (wire.ts SCHEDULED_MEMBER): a queue made by this version
+ * writes members that sort by due time, then add order, so claims on a queue without priorities
+ * take the set's first members and write no ready set; a queue with a priority still orders
+ * through the ready set; a queue an older version made (members of the id form) keeps working,
+ * and `migrate` converts it in bounded steps while producers and workers of this version run.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Queue, RedisStore } from '../../src/index.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { scheduledMemberId } from '../../src/store/zset-order.js';
+import { uniqueName } from '../helpers/names.js';
+import { newJob } from '../helpers/new-job.js';
+import { callScript } from '../helpers/protocol-call.js';
+import { useRedis } from '../helpers/redis-fixture.js';
+import { scheduledIds } from '../helpers/scheduled.js';
+import { serverTimeMs } from '../helpers/wait.js';
+
+const fx = useRedis();
+const LEASE_MS = 60_000;
+
+function newStore(): RedisStore {
+  return fx.track(new RedisStore({ connection: fx.redis.url }));
+}
+
+/** Every job of the queue handed out by claims of `batch`, in the order they came. */
+async function claimAll(store: RedisStore, queue: string, batch: number, each?: () => Promise<void>): Promise<string[]> {
+  const out: string[] = [];
+  for (;;) {
+    const r = await store.claim(queue, batch, LEASE_MS, 3, 'w');
+    if (r.jobs.length === 0) return out;
+    for (const j of r.jobs) out.push(j.id);
+    if (each) await each();
+  }
+}
+
+/** Rewrites a queue's scheduled members to the id form and forgets `ordered`: a queue as an older version left it. */
+async function toIdForm(queue: string): Promise<void> {
+  const k = queueKeys('dq', queue);
+  const flat = await fx.client.zrange(k.scheduled, '0', '-1', 'WITHSCORES');
+  const tx = fx.client.multi().del(k.scheduled);
+  for (let i = 0; i < flat.length; i += 2) tx.zadd(k.scheduled, flat[i + 1]!, scheduledMemberId(flat[i]!));
+  tx.hdel(k.meta, 'ordered');
+  await tx.exec();
+}
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+
+describe('the scheduled set keeps add order', () => {
+  test('a new queue: a backlog due at one millisecond is handed out in add order, claim after claim, with no ready set and no run state for a job not handed out', async () => {
+    const store = newStore();
+    const q = uniqueName('order');
+    const k = queueKeys('dq', q);
+    const due = (await serverTimeMs(fx.client)) - 1000;
+    // Ids whose text order is not the add order: the set's order must come from the add.
+    const added = Array.from({ length: 1000 }, (_, i) => `z${(1000 - i) * 7}`);
+    for (let i = 0; i < added.length; i += 250)
+      await store.add(
+        q,
+        added.slice(i, i + 250).map((id) => newJob(id, { delayMs: undefined, runAtMs: due })),
+      );
+    assert.equal(await fx.client.hget(k.meta, 'ordered'), '2');
+    let claimed = 0;
+    const order = await claimAll(store, q, 100, async () => {
+      claimed += 100;
+      assert.equal(await fx.client.exists(k.ready), 0, 'no ready set');
+      assert.equal(await fx.client.hlen(k.runs), claimed, 'run states only for the jobs handed out');
+    });
+    assert.deepEqual(order, added);
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('due times first, then add order, across claims and members of both forms', async () => {
+    const store = newStore();
+    const q = uniqueName('order');
+    const now = await serverTimeMs(fx.client);
+    const late = ids('late-', 150);
+    const early = ids('early-', 150);
+    await store.add(
+      q,
+      late.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await store.add(
+      q,
+      early.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 2000 })),
+    );
+    // A member of the id form (an older producer's add) is read as well: it sorts after the
+    // members of its due time, since its add order cannot be known from the set.
+    await store.add(q, [newJob('old-form', { delayMs: undefined, runAtMs: now - 1000 })]);
+    const k = queueKeys('dq', q);
+    const oldMember = (await fx.client.zrange(k.scheduled, '0', '-1')).find((m) => scheduledMemberId(m) === 'old-form')!;
+    await fx.client
+      .multi()
+      .zrem(k.scheduled, oldMember)
+      .zadd(k.scheduled, now - 1000, 'old-form')
+      .exec();
+    assert.equal((await store.get(q, 'old-form'))?.state, 'scheduled');
+    assert.deepEqual(await claimAll(store, q, 40), [...early, ...late, 'old-form']);
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('a queue that had a job with a priority orders its backlog through the ready set: priority, then due time, then add order', async () => {
+    const store = newStore();
+    const q = uniqueName('prio');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    const plain = ids('p-', 300);
+    const urgent = ids('u-', 60);
+    await store.add(
+      q,
+      plain.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await store.add(
+      q,
+      urgent.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 500, priority: 5 })),
+    );
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
+    assert.deepEqual(await claimAll(store, q, 50), [...urgent, ...plain]);
+  });
+
+  test('cancel, reschedule, get and replace find a job by its member, and verify() tells a member whose seq is not its body’s', async () => {
+    const store = newStore();
+    const q = uniqueName('find');
+    const k = queueKeys('dq', q);
+    await store.add(q, [newJob('a', { delayMs: 60_000 }), newJob('b', { delayMs: 60_000 }), newJob('c', { delayMs: 60_000 })]);
+    assert.equal((await store.get(q, 'a'))?.state, 'scheduled');
+    const [cancelled] = await store.cancel(q, ['a']);
+    assert.equal(cancelled?.cancelled, true);
+    const later = (await serverTimeMs(fx.client)) + 120_000;
+    assert.equal((await store.reschedule(q, 'b', undefined, later)).rescheduled, true);
+    assert.equal((await store.get(q, 'b'))?.dueAtMs, later);
+    const [replaced] = await store.add(q, [newJob('c', { delayMs: 30_000, replace: true, data: '"new"' })]);
+    assert.equal(replaced?.code, 'replaced');
+    assert.deepEqual((await scheduledIds(fx.client, k.scheduled)).sort(), ['b', 'c']);
+    assert.equal((await store.verify(q)).ok, true);
+    // A member carrying another seq than its body: the scripts would not find it by its body.
+    const member = (await fx.client.zrange(k.scheduled, '0', '-1')).find((m) => scheduledMemberId(m) === 'b')!;
+    const wrong = `\x01${String.fromCharCode(48 + 4)}9999b`;
+    await fx.client.multi().zrem(k.scheduled, member).zadd(k.scheduled, later, wrong).exec();
+    const report = await store.verify(q);
+    assert.equal(report.ok, false);
+    assert.match(JSON.stringify(report), /job b: its scheduled member carries seq 9999/);
+  });
+});
+
+describe('a queue an older version made', () => {
+  test('keeps working in the id form (add order through the ready set), and migrate converts it in bounded steps beside adds, cancels and claims: nothing lost, nothing twice', async () => {
+    const store = newStore();
+    const q = uniqueName('legacy');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    const dueIds = Array.from({ length: 400 }, (_, i) => `d${(400 - i) * 3}`);
+    const farIds = ids('far-', 600);
+    await store.add(
+      q,
+      dueIds.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await store.add(
+      q,
+      farIds.map((id) => newJob(id, { delayMs: 3_600_000 })),
+    );
+    await toIdForm(q);
+    assert.equal(
+      (await fx.client.zrange(k.scheduled, '0', '-1')).some((m) => m.charCodeAt(0) === 1),
+      false,
+    );
+
+    // In the id form a backlog still goes out in add order (through the ready set).
+    const first = (await store.claim(q, 100, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+    assert.deepEqual(first, dueIds.slice(0, 100));
+    // New adds while the queue is not converted keep the id form.
+    await store.add(q, [newJob('mid-1', { delayMs: 3_600_000 })]);
+    assert.ok((await fx.client.zrange(k.scheduled, '0', '-1')).includes('mid-1'));
+
+    // Step by step, 50 members a call, with a write between steps.
+    let steps = 0;
+    let converted = 0;
+    const handed: string[] = [...first];
+    for (;;) {
+      const reply = (await callScript(fx.client, 'migrate', q, { count: 50 })) as number[];
+      converted += Number(reply[0]);
+      steps++;
+      if (Number(reply[1]) === 1) break;
+      if (steps === 1) assert.equal(await fx.client.hget(k.meta, 'ordered'), '1');
+      // Writes while converting take the new form; reads find either.
+      await store.add(q, [newJob(`during-${steps}`, { delayMs: 3_600_000 })]);
+      if (steps === 2) assert.equal((await store.cancel(q, [farIds[0]!]))[0]?.cancelled, true);
+      if (steps === 3) assert.equal((await store.reschedule(q, farIds[1]!, 7_200_000, undefined)).rescheduled, true);
+      handed.push(...(await store.claim(q, 10, LEASE_MS, 3, 'w')).jobs.map((j) => j.id));
+      assert.ok(steps < 200, 'migrate ends');
+    }
+    assert.ok(steps > 5, `converted in ${steps} steps`);
+    assert.ok(converted > 0);
+    assert.equal(await fx.client.hget(k.meta, 'ordered'), '2');
+    assert.equal(await fx.client.hget(k.meta, 'orderScan'), null);
+    const members = await fx.client.zrange(k.scheduled, '0', '-1');
+    assert.equal(
+      members.every((m) => m.charCodeAt(0) === 1),
+      true,
+      'every member converted',
+    );
+    assert.equal((await store.verify(q)).ok, true);
+    // Again: nothing to do.
+    assert.equal(await store.migrate(q), 0);
+
+    // The rest of the due backlog, in add order, with no ready set written from here.
+    handed.push(...(await claimAll(store, q, 100)));
+    assert.deepEqual(handed, dueIds);
+    assert.equal(new Set(handed).size, handed.length, 'none twice');
+    const left = (await scheduledIds(fx.client, k.scheduled)).sort();
+    const expected = [...farIds.slice(1), 'mid-1', ...Array.from({ length: steps - 1 }, (_, i) => `during-${i + 1}`)].sort();
+    assert.deepEqual(left, expected);
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('Queue.migrate() converts a whole queue in one call, and a queue made by this version needs none', async () => {
+    const q = uniqueName('legacy');
+    const queue = fx.track(new Queue(q, { connection: fx.redis.url }));
+    await queue.addBulk(ids('j-', 2500).map((id) => ({ data: { id }, opts: { id, delay: 60_000 } })));
+    assert.equal(await queue.migrate(), 0);
+    await toIdForm(q);
+    assert.equal(await queue.migrate(), 2500);
+    assert.equal(await queue.migrate(), 0);
+    assert.equal((await queue.get('j-0042'))?.state, 'scheduled');
+    assert.equal((await queue.verify()).ok, true);
+  });
+});
