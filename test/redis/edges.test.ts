@@ -280,9 +280,10 @@ describe('fencing: every call of a stale holder answers lease lost and changes n
       const { store, step } = await open();
       const queue = uniqueName('step');
       await store.setLimits(queue, { rateLimit: { max: 2, perMs: 500 } });
+      // Due long before the step, so they stay due after it: what is held is the rate limit's.
       await store.add(
         queue,
-        Array.from({ length: 6 }, (_, i) => job(`j${i}`)),
+        Array.from({ length: 6 }, (_, i) => newJob(`j${i}`, { delayMs: undefined, runAtMs: 1_000_000_000_000 })),
       );
       assert.equal((await store.claim(queue, 10, 60_000, 5)).jobs.length, 2);
       await step(-60_000);

@@ -17,6 +17,7 @@ import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
+import { scheduledMemberId } from '../../src/store/zset-order.js';
 
 const fx = useRedis();
 
@@ -112,7 +113,8 @@ const rows: Row[] = [
       ]),
     expect: (_a, _b, after, q) => {
       const due = (after[key(q, 'scheduled')] as { v: string[] }).v;
-      const dueOf = (id: string) => due[due.indexOf(id) + 1];
+      // Members of either form (SCHEDULED_MEMBER): [member, score, …].
+      const dueOf = (id: string) => due[due.findIndex((m, i) => i % 2 === 0 && scheduledMemberId(m) === id) + 1];
       assert.equal(entry(after, key(q, 'runs'), 'x'), `2:${dueOf('x')}::::`);
       assert.equal(entry(after, key(q, 'runs'), 'z'), undefined);
       assert.equal(entry(after, key(q, 'runs'), 'r'), `1:${dueOf('r')}::::`);

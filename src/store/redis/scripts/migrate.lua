@@ -17,6 +17,8 @@ Safe to re-send: a member already converted is skipped, and a call after the end
 --@include _helpers.lua
 
 local count = arg_int('count')
+-- A queue never made (no seq number taken) has nothing to convert, and gets no meta.
+if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
 local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan')
 if meta[1] == '2' then return reply({ converted = 0, done = 1 }) end
 if meta[1] ~= '1' then redis.call('HSET', K_META, 'ordered', '1') end
