@@ -38,7 +38,9 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds')
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds', 'ordered', 'prioritized')
+    -- The scheduled set's order (SCHED) from the same read.
+    SCHED.prime(m[12], m[13])
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',

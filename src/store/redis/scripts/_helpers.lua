@@ -338,10 +338,15 @@ end
 local order_cache = nil
 -- The functions of the scheduled members (one top-level name: the library's are counted).
 local SCHED = {}
+-- From the two meta fields as read (a caller that reads meta anyway primes it: SCHED.prime).
+function SCHED.prime(ordered, prioritized)
+  order_cache = { writes = ordered == '1' or ordered == '2', complete = ordered == '2', prioritized = prioritized == '1' }
+end
+
 function SCHED.order()
   if not order_cache then
     local m = redis.call('HMGET', K_META, 'ordered', 'prioritized')
-    order_cache = { writes = m[1] == '1' or m[1] == '2', complete = m[1] == '2', prioritized = m[2] == '1' }
+    SCHED.prime(m[1], m[2])
   end
   return order_cache
 end

@@ -203,8 +203,10 @@ end
 -- the producer re-reads the layout and adds where it says. Recurring schedules always add to the
 -- unsharded keys, which are never retired for them.
 if arg('schedule') == '' then
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+  -- The scheduled set's order (SCHED) from the same read.
+  SCHED.prime(meta[3], meta[4])
 end
 
 -- Dependencies are checked before anything is written (an unknown or dead one refuses the call).
