@@ -382,9 +382,32 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     };
     const root = tree(flow, '', undefined);
     this.#adds.flush();
-    const results = await this.#addHeld(news);
-    const shape = (n: Node): FlowResult => ({ ...results[n.at]!, children: n.children.map(shape) });
-    return shape(root);
+    const shape = (results: AddResult[]) => {
+      const of = (n: Node): FlowResult => ({ ...results[n.at]!, children: n.children.map(of) });
+      return of(root);
+    };
+    // A flow sent again while its root is there (its id given, so the same ids are made): every job
+    // of it was written with the root the first time, so none is written again, not even a child
+    // that ran and is gone (it would run twice). Read first, as the store decides each job of a
+    // call as if it were added alone. Each job is answered as it is ('finished': ran and gone).
+    const rootNew = news[root.at]!;
+    if ((flow.opts as AddOptions | undefined)?.id !== undefined && !rootNew.replace) {
+      const [there] = await this.#calls.getMany(this.name, [rootNew.id], false);
+      if (there) {
+        const found = await this.#calls.getMany(
+          this.name,
+          news.map((n) => n.id),
+          false,
+        );
+        return shape(
+          news.map((n, i) => {
+            const j = found[i];
+            return { id: n.id, added: false, replaced: false, state: j ? j.state : 'finished', dueAtMs: j ? j.dueAtMs : 0 };
+          }),
+        );
+      }
+    }
+    return shape(await this.#addHeld(news));
   }
 
   /**
