@@ -3,20 +3,31 @@ import { ValidationError } from './errors.js';
 import type { JobInfo } from './types.js';
 
 export function encodePayload(data: unknown, maxBytes: number, field = 'data'): string {
+  const text = payloadText(data, maxBytes);
+  if (typeof text === 'string') return text;
+  throw new ValidationError(field, text.problem);
+}
+
+/**
+ * encodePayload without naming the field: the JSON text, or what is wrong with the data (the
+ * message a ValidationError would carry). A bulk add names a job's field (`jobs[17].data`) only
+ * when it has a problem, not for each of thousands of jobs on the way.
+ */
+export function payloadText(data: unknown, maxBytes: number): string | { problem: string } {
   let text: string | undefined;
   try {
     text = JSON.stringify(data);
   } catch (err) {
-    throw new ValidationError(field, `must be JSON-serialisable (${(err as Error).message})`);
+    return { problem: `must be JSON-serialisable (${(err as Error).message})` };
   }
   if (text === undefined) {
     if (data === undefined) return 'null';
-    throw new ValidationError(field, `must be JSON-serialisable (got ${typeof data})`);
+    return { problem: `must be JSON-serialisable (got ${typeof data})` };
   }
   // Byte length only matters near the limit; a UTF-16 length under a quarter of it cannot exceed it.
   if (text.length * 3 > maxBytes) {
     const bytes = Buffer.byteLength(text);
-    if (bytes > maxBytes) throw new ValidationError(field, `is ${bytes} bytes of JSON, over the limit of ${maxBytes} (maxPayloadBytes)`);
+    if (bytes > maxBytes) return { problem: `is ${bytes} bytes of JSON, over the limit of ${maxBytes} (maxPayloadBytes)` };
   }
   return text;
 }

@@ -175,7 +175,9 @@ export interface AddResult {
   debounced?: boolean;
   /**
    * The state the job is in after the call. For a deduplicated add, the state of the job that
-   * holds the key, or 'finished' when that job has since completed or been removed.
+   * holds the key, or 'finished' when that job has since completed or been removed; for a job of a
+   * flow added again while its root is there, 'finished' when it ran and is gone (then `dueAtMs`
+   * is 0).
    */
   state: JobState | 'finished';
   /** The job's due time, server clock, epoch ms (the existing job's when not added). */

@@ -107,6 +107,32 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.stats()).heldJobs, 1);
     });
 
+    test('addFlow sent again after a child ran and was not kept: the child is not added again (exists, finished), and nothing runs twice', async () => {
+      const q = queue<string>();
+      const flow = { data: 'p', opts: { id: 'g' }, children: [{ data: 'c1' }, { data: 'c2', opts: { delay: 60_000 } }] };
+      const first = await q.addFlow(flow);
+      assert.deepEqual(await runDue(q), ['g/0'], 'the first child ran and is gone (no retention)');
+      assert.equal(await q.get('g/0'), null);
+      const again = await q.addFlow(flow);
+      assert.deepEqual([again.added, ...again.children.map((c) => c.added)], [false, false, false]);
+      assert.deepEqual(
+        again.children.map((c) => c.state),
+        ['finished', 'scheduled'],
+      );
+      assert.equal(first.children[0]!.id, again.children[0]!.id);
+      assert.equal(await q.get('g/0'), null, 'not added again');
+      assert.deepEqual(await runDue(q), [], 'nothing due: the child does not run twice');
+      assert.equal((await q.get('g'))?.state, 'held');
+      // The parent is still released once its other child completes: run by the same claims, or (on
+      // a sharded queue, whose claims learn of a release from the wake message a worker listens
+      // to) due and waiting.
+      await q.promote('g/1');
+      const ran = await runDue(q);
+      assert.equal(ran[0], 'g/1');
+      if (ran.length === 1) assert.equal((await q.get('g'))?.state, 'scheduled');
+      else assert.deepEqual(ran, ['g/1', 'g']);
+    });
+
     test("onChildFailure 'fail' buries the parent with the child's reason; 'ignore' runs it and marks the child", async () => {
       const q = queue<unknown>();
       await q.addBulk([

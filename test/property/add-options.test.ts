@@ -1,5 +1,5 @@
 /**
- * The add's options checked without zod for the common shapes (options.ts parseAddOptions) agree
+ * The add's options checked without zod for the common shapes (options.ts fastAddOptions, through parseAddOptions) agree
  * with the schema on every input: the same accepted, the same value given back, the same error
  * (field and message) for the refused. Random objects over the add's keys and the values that
  * sit at and around each bound, plus odd ones (NaN, Infinity, strings for numbers, control
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { addOptionsSchema, parseAddOptions, parseValue } from '../../src/options.js';
-import { MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LENGTH, MAX_PRIORITY } from '../../src/limits.js';
+import { MAX_ATTEMPTS, MAX_DELAY_MS, MAX_ID_LENGTH, MAX_PRIORITY, MAX_RATE_TOKENS, MAX_RUN_AT_MS, MIN_RUN_AT_MS } from '../../src/limits.js';
 
 function outcome(run: () => unknown): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
@@ -38,13 +38,23 @@ const values: Record<string, fc.Arbitrary<unknown>> = {
   delay: numbers(0, MAX_DELAY_MS),
   priority: numbers(-MAX_PRIORITY, MAX_PRIORITY),
   attempts: numbers(1, MAX_ATTEMPTS),
-  runAt: fc.constantFrom(Date.now(), 5, undefined),
-  replace: fc.constantFrom(true, false, 'yes'),
+  runAt: fc.oneof(
+    numbers(MIN_RUN_AT_MS, MAX_RUN_AT_MS),
+    fc.constantFrom(Date.now(), 5, undefined),
+    fc.oneof(numbers(MIN_RUN_AT_MS, MAX_RUN_AT_MS), fc.constant(Number.NaN)).map((t) => new Date(t as number)),
+  ),
+  replace: fc.constantFrom(true, false, 'yes', undefined),
+  timeoutMs: numbers(1, MAX_DELAY_MS),
+  cost: numbers(1, MAX_RATE_TOKENS),
   nope: fc.constantFrom(1),
 };
 const options = fc.oneof(
   fc.record(values, { requiredKeys: [] }),
   fc.record({ id: ids, delay: numbers(0, MAX_DELAY_MS) }, { requiredKeys: [] }),
+  fc.record({ id: ids, runAt: values.runAt! }, { requiredKeys: [] }),
+  // Two or three keys at a time, so a bound of one is met with the others valid more often.
+  fc.record({ id: fc.constant('a'), delay: values.delay!, runAt: values.runAt!, cost: values.cost! }, { requiredKeys: ['id'] }),
+  fc.record({ timeoutMs: values.timeoutMs!, replace: values.replace!, priority: values.priority! }, { requiredKeys: [] }),
   fc.constantFrom(undefined, null, {}, [], 'x', 5, Object.create({ id: 'inherited' }), new (class Opts {})(), Object.assign(Object.create(null), { id: 'a' })),
 );
 

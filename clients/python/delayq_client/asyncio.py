@@ -78,6 +78,10 @@ class Queue(QueueCalls):
 
     async def add_flow(self, flow: Mapping[str, Any]) -> Result:
         jobs, tree = self._flatten_flow(flow)
+        # As Queue.add_flow: a flow sent again while its root is there writes nothing.
+        root = self._flow_root_kept(flow, jobs, tree)
+        if root is not None and await self._do(self._get_call(root)) is not None:
+            return self._shape_flow(tree, [self._left_alone(j["id"], await self._do(self._get_call(j["id"]))) for j in jobs])
         return self._shape_flow(tree, await self._do(self._add_bulk_call(jobs)))
 
     async def cancel(self, id: str, running: bool = False, reason: str = "") -> Result:

@@ -289,6 +289,22 @@ class QueueCalls:
         return jobs, tree
 
     @staticmethod
+    def _flow_root_kept(flow: Any, jobs: List[Dict[str, Any]], tree: Any) -> Optional[str]:
+        """The root's id when the flow gives one (so a flow sent again makes the same ids) and does
+        not replace it: then a root that is there means the flow was added before."""
+        root = jobs[tree[0]]
+        given = isinstance(flow, dict) and isinstance(flow.get("opts"), dict) and flow["opts"].get("id")
+        return root["id"] if given and not root.get("replace") else None
+
+    @staticmethod
+    def _left_alone(id: str, job: Optional[Dict[str, Any]]) -> Result:
+        """A job of a flow sent again while its root is there: as it is, or 'finished' when it ran and
+        is gone (as the Node library's addFlow)."""
+        if job is None:
+            return {"id": id, "result": "exists", "state": "finished", "due_ms": 0}
+        return {"id": id, "result": "exists", "state": job["state"], "due_ms": job["due_ms"]}
+
+    @staticmethod
     def _shape_flow(tree: Any, results: List[Result]) -> Result:
         at, kids = tree
         return dict(results[at], children=[QueueCalls._shape_flow(k, results) for k in kids])
@@ -431,6 +447,12 @@ class Queue(QueueCalls):
         job held until its children have ended (opts as add's, on_child_failure and
         wait_at_most_ms among them). Returns the root's result with 'children', in the same tree."""
         jobs, tree = self._flatten_flow(flow)
+        # Sent again while its root is there: every job of it was written with the root, so none is
+        # written again (a child that ran and is gone would run twice). The store decides each job
+        # of a call as if added alone, so the root is read first.
+        root = self._flow_root_kept(flow, jobs, tree)
+        if root is not None and self._do(self._get_call(root)) is not None:
+            return self._shape_flow(tree, [self._left_alone(j["id"], self._do(self._get_call(j["id"]))) for j in jobs])
         return self._shape_flow(tree, self._do(self._add_bulk_call(jobs)))
 
     def cancel(self, id: str, running: bool = False, reason: str = "") -> Result:

@@ -760,8 +760,8 @@ export interface EncodedCall {
 
 /**
  * KEYS and ARGV of one call, in the order WIRE gives: `base` are the queue's BASE_KEYS and
- * BASE_ARGS values, `keys` and `args` name the script's own, `items` are the per-item rows
- * (`each`: the fields of each row sent, when a script takes fewer than all, as add without groups).
+ * BASE_ARGS values, `keys` and `args` name the script's own, `items` are the per-item rows.
+ * (add, extend, release and complete append their rows themselves, with no item objects.)
  */
 export function encodeCall<N extends ScriptName>(
   name: N,
@@ -769,16 +769,14 @@ export function encodeCall<N extends ScriptName>(
   keys: ScriptKeys<N>,
   args: ScriptArgs<N>,
   items?: readonly ScriptItem<N>[],
-  each?: readonly string[],
 ): EncodedCall {
   const w: ScriptWire = WIRE[name];
   const outKeys = [...base.base];
   for (const k of w.keys) outKeys.push((keys as Record<string, string>)[k]!);
   const outArgs: Value[] = [...base.baseArgs];
   for (const a of w.args) outArgs.push((args as Record<string, Value>)[a]!);
-  const fields = each ?? w.each;
-  if (items && fields) {
-    for (const item of items) for (const e of fields) outArgs.push((item as Record<string, Value>)[e]!);
+  if (items && w.each) {
+    for (const item of items) for (const e of w.each) outArgs.push((item as Record<string, Value>)[e]!);
   }
   return { keys: outKeys, args: outArgs };
 }
