@@ -214,6 +214,35 @@ describe('a queue an older version made', () => {
     assert.equal((await store.verify(q)).ok, true);
   });
 
+  test('migrate finds a job with a priority wherever it is (one running may come back): the queue keeps ordering through the ready set', async () => {
+    const store = newStore();
+    const q = uniqueName('legacy-prio');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 5000, priority: 9 })]);
+    const [running] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    assert.equal(running?.id, 'urgent');
+    // Due before the running job will be when it comes back: only its priority puts it first.
+    await store.add(
+      q,
+      ids('p-', 30).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await toIdForm(q);
+    await fx.client.hdel(k.meta, 'prioritized');
+    assert.equal(await store.migrate(q), 30);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1', 'the running job with a priority was seen');
+    // It fails and comes back: it goes out first again, ahead of the due backlog.
+    await store.fail(q, { id: 'urgent', token: running!.token, error: 'x', retryDelayMs: 0, dead: false, defaultMaxAttempts: 3 });
+    assert.equal((await store.claim(q, 5, LEASE_MS, 3, 'w')).jobs[0]?.id, 'urgent');
+  });
+
+  test('migrate of a queue never made writes nothing', async () => {
+    const store = newStore();
+    const q = uniqueName('never');
+    assert.equal(await store.migrate(q), 0);
+    assert.deepEqual(await fx.client.keys(`dq:{${q}}:*`), []);
+  });
+
   test('Queue.migrate() converts a whole queue in one call, and a queue made by this version needs none', async () => {
     const q = uniqueName('legacy');
     const queue = fx.track(new Queue(q, { connection: fx.redis.url }));

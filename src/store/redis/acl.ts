@@ -46,7 +46,6 @@ export const SCRIPT_COMMANDS = [
   'zremrangebyrank',
   'zremrangebyscore',
   'zremrangebylex',
-  'zscan',
   'zunionstore',
   'zcard',
   'zcount',

@@ -212,7 +212,7 @@ export interface RedisStoreOptions {
 /** QUIT is answered at once by a live server; one that has not answered by then gets its socket closed. */
 const QUIT_WAIT_MS = 1000;
 /**
- * Scheduled members one migrate call looks at (ZSCAN COUNT): each call holds Redis for about a
+ * Jobs one migrate call looks at (HSCAN COUNT of the jobs hash): each call holds Redis for about a
  * millisecond, so a queue of a million jobs converts in about a thousand short calls.
  */
 const MIGRATE_STEP = 1000;

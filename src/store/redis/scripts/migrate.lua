@@ -5,11 +5,14 @@ KEYS: base
 ARGV: base, count
 Returns: { converted, done }; converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2')
 The first call sets meta `ordered` = '1': from then on every script writes new members in the
-new form, and this one walks the set with ZSCAN (its cursor kept in meta `orderScan`), `count`
-members a call, converting those of the id form (a member whose body is gone or unreadable is
-left as it is: a claim drops or buries it as before). A ZSCAN that comes back to cursor 0 has
-seen every member that was there when the walk began, so the set is then whole: `ordered` = '2'
-and claims hand out in the set's order. A queue made by this version starts at '2' (add.lua).
+new form, and this one walks the queue's jobs with HSCAN (its cursor kept in meta `orderScan`),
+`count` bodies a call: a job of the scheduled set with a member of the id form gets the new one,
+and a job with a priority other than 0, wherever it is (one in `active` or `dead` may come back),
+marks the queue `prioritized`, so its claims keep the ready set. A member whose body is gone is
+left as it is (a claim drops it as before). An HSCAN that comes back to cursor 0 has seen every
+job that was there when the walk began (one added since was written in the new form), so the
+set is then whole: `ordered` = '2', and claims hand out in the set's order. A queue made by this
+version starts at '2' (add.lua); one never made (no seq number taken) gets nothing written.
 Run it only once no worker or producer of an older version uses the queue: an older claim takes
 a member of the new form for an id without a body and drops it (docs/operations.md, Upgrades).
 Safe to re-send: a member already converted is skipped, and a call after the end answers done.
@@ -17,28 +20,32 @@ Safe to re-send: a member already converted is skipped, and a call after the end
 --@include _helpers.lua
 
 local count = arg_int('count')
--- A queue never made (no seq number taken) has nothing to convert, and gets no meta.
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
-local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan')
+local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized')
 if meta[1] == '2' then return reply({ converted = 0, done = 1 }) end
 if meta[1] ~= '1' then redis.call('HSET', K_META, 'ordered', '1') end
+local prioritized = meta[3] == '1'
 
-local scan = redis.call('ZSCAN', K_SCHEDULED, meta[2] or '0', 'COUNT', count)
+local scan = redis.call('HSCAN', K_JOBS, meta[2] or '0', 'COUNT', count)
 local flat = scan[2]
-local ids, scores = {}, {}
+local ids, bodies = {}, {}
 for i = 1, #flat, 2 do
-  if string.byte(flat[i], 1) ~= 1 then
-    ids[#ids + 1] = flat[i]
-    scores[#scores + 1] = flat[i + 1]
-  end
+  ids[#ids + 1] = flat[i]
+  bodies[#bodies + 1] = flat[i + 1]
 end
 local adds, olds = {}, {}
-for k, body in ipairs(hmget(K_JOBS, ids)) do
-  local member = SCHED.member_of(ids[k], body)
+for k, id in ipairs(ids) do
+  local _, priority = body_order(bodies[k])
+  if priority and priority ~= 0 and not prioritized then
+    redis.call('HSET', K_META, 'prioritized', '1')
+    prioritized = true
+  end
+  local score = redis.call('ZSCORE', K_SCHEDULED, id)
+  local member = score and SCHED.member_of(id, bodies[k])
   if member then
-    adds[#adds + 1] = scores[k]
+    adds[#adds + 1] = score
     adds[#adds + 1] = member
-    olds[#olds + 1] = ids[k]
+    olds[#olds + 1] = id
   end
 end
 if #olds > 0 then
