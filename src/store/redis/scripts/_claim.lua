@@ -181,7 +181,7 @@ function CLAIM.flush_writes()
   hset_pairs(K_RUNS, CS.run_writes)
   if #CS.dropped > 0 then call_chunked('HDEL', K_RUNS, CS.dropped) end
   finish(FINISH.dead, CS.buried, CS.now)
-  schedule_many(CS.rescheduled)
+  schedule_many(CS.rescheduled, nil, true)
   CS.run_writes, CS.dropped, CS.buried, CS.rescheduled = {}, {}, {}, {}
 end
 
@@ -213,7 +213,7 @@ function CLAIM.recover_expired(reap_limit, default_max)
         emit(EVENT.dead, id, 'attempt', r.a, 'error', why)
       else
         CS.rescheduled[#CS.rescheduled + 1] = now
-        CS.rescheduled[#CS.rescheduled + 1] = id
+        CS.rescheduled[#CS.rescheduled + 1] = SCHED.at(id, bodies[i])
       end
     end
   end

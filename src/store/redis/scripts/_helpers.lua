@@ -380,6 +380,14 @@ function SCHED.member_of(id, body)
   return nil
 end
 
+-- The member a job gets in the scheduled set, from its stored body: the new form on a queue that
+-- writes it, else the id. For a caller that has read the body already, so schedule_many (its
+-- `members`) does not read it again.
+function SCHED.at(id, body)
+  if SCHED.order().writes then return SCHED.member_of(id, body) or id end
+  return id
+end
+
 -- A job's score in the scheduled set under either form (text), or false. `body` is the stored
 -- body (read here when nil).
 function SCHED.score(id, body)

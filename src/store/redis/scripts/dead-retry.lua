@@ -32,7 +32,7 @@ for i, id in ipairs(dead) do
     -- cleared: the next hand-out starts the job afresh, so its time to death is that run's.
     run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, nil, r and r.w)
     scheduled[#scheduled + 1] = now
-    scheduled[#scheduled + 1] = id
+    scheduled[#scheduled + 1] = SCHED.at(id, bodies[i])
     emit(EVENT.deadRetried, id)
   else
     gone[#gone + 1] = id
@@ -40,5 +40,5 @@ for i, id in ipairs(dead) do
 end
 hset_pairs(K_RUNS, run_writes)
 forget(gone)
-schedule_many(scheduled)
+schedule_many(scheduled, nil, true)
 return #scheduled / 2

@@ -76,6 +76,6 @@ if dies then
 end
 local due = now + retry_ms
 redis.call('HSET', K_RUNS, id, encode_run(attempts, due, token, text, r.s, r.w))
-schedule_many({ due, id })
+schedule_many({ due, SCHED.at(id, body) }, nil, true)
 emit(EVENT.retried, id, 'attempt', attempts, 'due', int(due), 'error', text, 'by', 'fail-now')
 return answer(CODE.retried, public, due)

@@ -34,7 +34,8 @@ if status ~= 'held' then return reply({ code = status, due_ms = -1 }) end
 
 local now = now_ms()
 local r = parse_run(run)
-local b, bad_body = parse_body(redis.call('HGET', K_JOBS, id))
+local body = redis.call('HGET', K_JOBS, id)
+local b, bad_body = parse_body(body)
 -- Decided before the first write; the text is the worker's, as sent (lastError below may be
 -- prefixed with why the job is corrupt).
 local errors = errors_with(id, history, r.a, now, error_text)
@@ -53,6 +54,6 @@ if arg('dead') == '1' or corrupt or r.a >= max then
 end
 local due = now + retry_ms
 redis.call('HSET', K_RUNS, id, encode_run(r.a, due, given_up(token), error_text, r.s, r.w))
-schedule_many({ due, id })
+schedule_many({ due, SCHED.at(id, body) }, nil, true)
 emit(EVENT.retried, id, 'attempt', r.a, 'due', int(due), 'error', error_text)
 return reply({ code = CODE.retried, due_ms = due })

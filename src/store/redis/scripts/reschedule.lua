@@ -29,7 +29,7 @@ end
 local due
 if delay then due = now_ms() + delay else due = run_at end
 unlink_waiting(id, state, body, run)
-schedule_many({ due, id })
+schedule_many({ due, SCHED.at(id, body) }, nil, true)
 emit(EVENT.rescheduled, id, 'due', int(due))
 memo_set(memo_key, int(due), memo_ms)
 return reply({ code = CODE.done, state = PLACE.scheduled, due_ms = due })
