@@ -22,6 +22,7 @@ import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy } from '../helpers/tcp-proxy.js';
 import { deferred, serverTimeMs, until, within } from '../helpers/wait.js';
+import { jobFields } from '../helpers/job-fields.js';
 
 const fx = useRedis();
 const errors = useErrorLog();
@@ -271,7 +272,7 @@ test("an add whose reply was lost is re-sent with the same request id: added onc
   assert.equal(job?.state, 'scheduled');
   assert.deepEqual(job?.data, { once: true });
   assert.equal((await queue.stats()).scheduled, 1, 'added once');
-  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1);
+  assert.equal(await jobFields(fx.client, `dq:{${name}}:jobs`), 1);
   const report = await queue.verify();
   assert.equal(report.ok, true, report.problems.join('; '));
 });
@@ -400,7 +401,7 @@ test('Python debounced adds with one key fold into one job (the burst’s id ans
   );
   const dues = lines.map((l) => l.due_ms as number);
   for (let i = 1; i < dues.length; i++) assert.ok(dues[i]! >= dues[i - 1]!, `each add moves the due time later: ${dues.join(', ')}`);
-  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1, 'one job');
+  assert.equal(await jobFields(fx.client, `dq:{${name}}:jobs`), 1, 'one job');
   const job = await queue.get(id);
   assert.deepEqual(job?.data, { n: 4 }, 'the last add’s data');
   assert.equal(job?.dueAtMs, dues[3]);
@@ -522,7 +523,7 @@ test("a debounced add that started a burst, its reply lost, is re-sent: 'added' 
   const line = ok(await run, 'add_resend.py debounce')[0] ?? {};
   assert.equal((line.sends as string[]).length, 2, 'sent, then re-sent once');
   assert.deepEqual([line.id, line.result], ['resent', 'added'], 'the re-send answers as the first run did');
-  assert.equal(await fx.client.hlen(`dq:{${name}}:jobs`), 1, 'one job');
+  assert.equal(await jobFields(fx.client, `dq:{${name}}:jobs`), 1, 'one job');
   assert.match((await fx.client.hget(`dq:{${name}}:debounce`, 'doc')) ?? '', /^resent:\d+$/, 'the burst is the job’s');
   const queue = fx.track(new Queue(name, { connection: fx.redis.url }));
   const report = await queue.verify();

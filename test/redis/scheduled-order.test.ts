@@ -16,6 +16,7 @@ import { callScript } from '../helpers/protocol-call.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { scheduledIds } from '../helpers/scheduled.js';
 import { serverTimeMs } from '../helpers/wait.js';
+import { jobFields } from '../helpers/job-fields.js';
 
 const fx = useRedis();
 const LEASE_MS = 60_000;
@@ -65,7 +66,7 @@ describe('the scheduled set keeps add order', () => {
     const order = await claimAll(store, q, 100, async () => {
       claimed += 100;
       assert.equal(await fx.client.exists(k.ready), 0, 'no ready set');
-      assert.equal(await fx.client.hlen(k.runs), claimed, 'run states only for the jobs handed out');
+      assert.equal(await jobFields(fx.client, k.runs), claimed, 'run states only for the jobs handed out');
     });
     assert.deepEqual(order, added);
     assert.equal((await store.verify(q)).ok, true);

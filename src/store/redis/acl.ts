@@ -7,7 +7,7 @@
 /**
  * Sent by the client: the Functions library (FCALL, and FUNCTION LOAD when a server lacks it) and
  * the scripts it falls back to (EVALSHA, EVAL), the wake subscription, the event feed, verify(), ioredis's ready
- * check, scheduleList() (HGETALL), search (HSCAN, HLEN); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS,
+ * check, scheduleList() (HGETALL), search (HSCAN, HLEN, HEXISTS); on a Cluster, ioredis's slot map and ready check (CLUSTER SLOTS,
  * CLUSTER INFO) and shardStats() (CLUSTER KEYSLOT); WAIT,
  * which the operations guide recommends after adds that must survive a failover.
  */
@@ -27,6 +27,7 @@ const CLIENT_COMMANDS = [
   'zscan',
   'hscan',
   'hlen',
+  'hexists',
   'hgetall',
   'cluster|slots',
   'cluster|info',

@@ -69,7 +69,7 @@ import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
-import { CODES, codeName, encodeCall, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
+import { CODES, codeName, encodeCall, HASHTABLE_FIELD, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
 /** limits.lua's arguments that leave every setting as it is. */
 const NO_LIMITS_CHANGE = {
@@ -580,11 +580,14 @@ export class RedisStore implements Store {
 
   async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
     const k = this.keys(queue);
-    const [[next, flat], total] = await this.#guard.run(() =>
-      Promise.all([this.#client.hscan(k.jobs, cursor, 'COUNT', count), this.#client.hlen(k.jobs)] as const),
+    const [[next, flat], fields, marked] = await this.#guard.run(() =>
+      Promise.all([this.#client.hscan(k.jobs, cursor, 'COUNT', count), this.#client.hlen(k.jobs), this.#client.hexists(k.jobs, HASHTABLE_FIELD)] as const),
     );
+    const total = fields - marked;
     const entries: ScanStep['entries'] = [];
     for (let i = 0; i < flat.length; i += 2) {
+      // The field that keeps the hash a hashtable is no job (wire.ts HASHTABLE_FIELD).
+      if (flat[i] === HASHTABLE_FIELD) continue;
       const body = tryParseBody(flat[i + 1]);
       entries.push({ id: flat[i]!, data: body?.data, name: body?.name });
     }

@@ -13,6 +13,7 @@ import { parseRun, tryParseBody } from './packed.js';
 import { readyMember } from '../zset-order.js';
 import { parseGroupState } from './group-state.js';
 import { scheduledMemberId, scheduledMemberSeq } from '../zset-order.js';
+import { HASHTABLE_FIELD } from './wire.js';
 
 const READY_ID_OFFSET = 32;
 
@@ -57,6 +58,9 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       zsetMembers(client, keys.rateLog),
       hashEntries(client, keys.debounce),
     ]);
+  // The field that keeps these hashes hashtables is no job (wire.ts HASHTABLE_FIELD).
+  bodies.delete(HASHTABLE_FIELD);
+  runs.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),

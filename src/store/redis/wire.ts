@@ -855,8 +855,20 @@ export function luaWireParts(name: ScriptName): { keys: string[]; tables: [strin
   return { keys, tables, argCount: each.length === 0 ? first - 1 : undefined };
 }
 
-/** Names every script shares, whatever its wire: the sequence rules. */
-export const LUA_CONSTANTS = `local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}`;
+/**
+ * The one field of the `jobs` and `runs` hashes that is no job: its value is longer than Redis's
+ * `hash-max-listpack-value` (64 by default), so a hash holding it is a hashtable from its first
+ * write and stays one. Redis keeps a hash of at most `hash-max-listpack-entries` (512) short
+ * values as a listpack, where every HGET, HSET and HDEL reads the fields one by one: with a few
+ * hundred jobs running, those scans of `runs` were 35% of a dispatched job's Redis instructions
+ * (callgrind), and a small queue's `jobs` paid the same on every claim. A job id holds no control
+ * character, so the field's name is no job's. Readers that walk the hashes skip it.
+ */
+export const HASHTABLE_FIELD = '\x01hashtable';
+export const HASHTABLE_VALUE = 'a field that keeps this hash a hashtable (see delayq docs/data-model.md)';
+
+/** Names every script shares, whatever its wire: the sequence rules and the hashtable field. */
+export const LUA_CONSTANTS = `local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}\nlocal HT_FIELD, HT_VALUE = '\\1hashtable', '${HASHTABLE_VALUE}'`;
 
 /**
  * An argument's rule (ARG_RULES) as the prologue's RULE entry, read by _helpers.lua check():

@@ -6,6 +6,7 @@ script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV
     so a later life of the queue never hands out a token a stale holder still has: take_seq)
   K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
   K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
+    (both also hold HT_FIELD, which is no job: hset_pairs)
   K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
     doneMaxAge, the retention of dead and completed jobs; completed total)
   K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
@@ -596,8 +597,13 @@ local function lex_lt(a, b)
 end
 
 -- HSET of { field, value, ... } pairs, chunked.
+-- A write of the jobs or runs hash first sets HT_FIELD (wire.ts HASHTABLE_FIELD): its long value
+-- makes Redis keep the hash a hashtable (converting a listpack an older version left), where a
+-- lookup does not read every field. Once per call, not per job.
 local function hset_pairs(key, items)
-  if #items > 0 then call_chunked('HSET', key, items) end
+  if #items == 0 then return end
+  if key == K_JOBS or key == K_RUNS then redis.call('HSET', key, HT_FIELD, HT_VALUE) end
+  call_chunked('HSET', key, items)
 end
 
 -- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).

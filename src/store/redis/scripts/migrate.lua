@@ -30,8 +30,11 @@ local scan = redis.call('HSCAN', K_JOBS, meta[2] or '0', 'COUNT', count)
 local flat = scan[2]
 local ids, bodies = {}, {}
 for i = 1, #flat, 2 do
-  ids[#ids + 1] = flat[i]
-  bodies[#bodies + 1] = flat[i + 1]
+  -- HT_FIELD is no job (hset_pairs).
+  if flat[i] ~= HT_FIELD then
+    ids[#ids + 1] = flat[i]
+    bodies[#bodies + 1] = flat[i + 1]
+  end
 end
 local adds, olds = {}, {}
 for k, id in ipairs(ids) do

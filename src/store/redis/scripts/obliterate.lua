@@ -21,7 +21,8 @@ local counts = {
   active = redis.call('ZCARD', K_ACTIVE),
   dead = redis.call('ZCARD', K_DEAD),
   completed = redis.call('ZCARD', K_COMPLETED),
-  bodies = redis.call('HLEN', K_JOBS),
+  -- HT_FIELD is no job (hset_pairs).
+  bodies = redis.call('HLEN', K_JOBS) - redis.call('HEXISTS', K_JOBS, HT_FIELD),
 }
 -- The reply: the code, then the counts before.
 local function answer(code)
