@@ -597,13 +597,17 @@ local function lex_lt(a, b)
 end
 
 -- HSET of { field, value, ... } pairs, chunked.
--- A write of the jobs or runs hash first sets HT_FIELD (wire.ts HASHTABLE_FIELD): its long value
--- makes Redis keep the hash a hashtable (converting a listpack an older version left), where a
--- lookup does not read every field. Once per call, not per job.
+-- A write of the jobs or runs hash also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same
+-- HSET: Redis reads every value before it writes, so its long value makes the hash a hashtable
+-- (converting a listpack an older version left) before the other fields go in, and a lookup no
+-- longer reads every field. In the same call, as a call of its own cost a one-job claim 6%.
 local function hset_pairs(key, items)
-  if #items == 0 then return end
-  if key == K_JOBS or key == K_RUNS then redis.call('HSET', key, HT_FIELD, HT_VALUE) end
-  call_chunked('HSET', key, items)
+  local n = #items
+  if n == 0 then return end
+  if key ~= K_JOBS and key ~= K_RUNS then return call_chunked('HSET', key, items) end
+  local first = math.min(CHUNK, n)
+  redis.call('HSET', key, HT_FIELD, HT_VALUE, unpack(items, 1, first))
+  if first < n then call_chunked('HSET', key, { unpack(items, first + 1, n) }) end
 end
 
 -- The given ids that are in `zset`, each once, in order (one ZMSCORE per chunk).
