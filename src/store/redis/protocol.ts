@@ -26,6 +26,7 @@ import {
   GROUP_STATE,
   JOB_BODY,
   JOB_ROW,
+  PACKED_TAIL,
   REVOKED_MESSAGE,
   FINISHED_MESSAGE,
   RUN_STATE,
@@ -47,7 +48,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -271,6 +272,9 @@ export function protocolManifest() {
       JOB_BODY,
       JOB_BODY_NOTE:
         "the lengths count bytes of UTF-8; backoff and trace are ASCII; '/<timeout ms>' only in the body of a job with a timeout of its own; '/<name length>' and the name only in a named job's body (a body without them is a job without a name); data is everything after them",
+      PACKED_TAIL,
+      PACKED_TAIL_NOTE:
+        "add's data when item_fields is 'packed' (items of id, data, delay_ms, run_at; no schedule guard): the job's JOB_BODY from its priority on, checked (every number within its argument's rule and written as a plain whole number, the lengths within the text, the name by the id rule) and written after the seq and created time. The cheapest add, for jobs without replace, dedup, group, cost, debounce, attempts made or hold",
       BACKOFF: 'f:<delay ms> (fixed) or e:<delay ms>:<max delay ms>:<jitter 1|0> (exponential: delay · 2^(attempt − 1), at most max delay, full jitter when 1)',
       SCHEDULED_MEMBER,
       SCHEDULED_MEMBER_NOTE:

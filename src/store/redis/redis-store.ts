@@ -149,6 +149,7 @@ const ADD_VALUE: Record<AddField, (j: NewJob) => WireValue> = {
 
 /** The value readers of each ADD_FIELDS set, in wire order. */
 const ADD_ROW = {
+  packed: [ADD_VALUE.id, packedTail, ADD_VALUE.delay_ms, ADD_VALUE.run_at],
   base: ADD_FIELDS.base.map((f) => ADD_VALUE[f]),
   controls: ADD_FIELDS.controls.map((f) => ADD_VALUE[f]),
   holds: WIRE.add.each.map((f) => ADD_VALUE[f]),
@@ -166,6 +167,7 @@ function addRows(jobs: readonly NewJob[], row: readonly ((j: NewJob) => WireValu
 }
 
 import { verifyQueue } from './verify.js';
+import { packable, packedTail } from './packed-tail.js';
 import { childOutcome, parseHoldState } from '../holds.js';
 import { tooCostly } from '../too-costly.js';
 import { subscribeWake } from './wake-subscriber.js';
@@ -351,11 +353,16 @@ export class RedisStore implements Store {
     // Items carry a group, cost, debounce, attempts made or hold only when one of them has one
     // (add.lua's `item_fields`): an argument per job costs the producer and Redis ~4% of a bulk
     // add (bench: bulk enqueue).
-    const fields = jobs.some((j) => j.hold !== undefined)
-      ? 'holds'
-      : jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined || j.attemptsMade)
-        ? 'controls'
-        : 'base';
+    // A call of jobs with none of the general path's fields sends each body packed: four
+    // arguments a job, and the script writes the body as given (_add_packed.lua).
+    const fields =
+      guard === undefined && jobs.every(packable)
+        ? 'packed'
+        : jobs.some((j) => j.hold !== undefined)
+          ? 'holds'
+          : jobs.some((j) => j.group !== undefined || j.cost !== 1 || j.debounce !== undefined || j.attemptsMade)
+            ? 'controls'
+            : 'base';
     const reply = (await this.#call(
       queue,
       'add',

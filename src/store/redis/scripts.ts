@@ -48,6 +48,7 @@ const HELPER_FILES = [
   '_groups.lua',
   '_rate.lua',
   '_holds.lua',
+  '_add_packed.lua',
   '_lifecycle.lua',
   '_claim.lua',
   '_claim_turns.lua',

@@ -234,6 +234,13 @@ export const JOB_ROW = ['id', 'state', 'score', 'body', 'run', 'due_ms', 'result
 export const JOB_BODY =
   '<seq>:<created ms>:<priority>:<max attempts or empty>[/<timeout ms>]:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>';
 /**
+ * A packed add's `data` (add.lua `item_fields` 'packed'): the job's JOB_BODY from its priority
+ * on, which the script writes after `<seq>:<created ms>:`. Numbers as plain whole numbers (no
+ * leading zeros), each within its argument's rule (priority, max_attempts, timeout_ms); the name
+ * length is 1 to 4 digits and the name keeps the id rule; lengths count bytes.
+ */
+export const PACKED_TAIL = '<priority>:<max attempts or empty>[/<timeout ms>]:<backoff length>:<trace length>[/<name length>]:<backoff><trace><name><data>';
+/**
  * A job's run state, the value of its field in the `runs` hash, present once the job first left
  * the scheduled set (handed out, or promoted to ready):
  *   `<attempts>:<due ms of that run>:<token>:<first started ms or empty>:<worker id or empty>:<last error>`
@@ -639,7 +646,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   request_id: { text: "any text unique to the call ('': none)" },
   memo_ms: ms(1, true),
   epoch: { text: "a layout epoch, compared with the shard's ('': unsharded)" },
-  item_fields: { oneOf: ['base', 'controls', 'holds'] },
+  item_fields: { oneOf: ['base', 'controls', 'holds', 'packed'] },
   'wait-signal.name': { id: true },
   'signal.name': { id: true },
   'wait-signal.timeout_ms': ms(1, true),

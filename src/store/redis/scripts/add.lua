@@ -18,6 +18,9 @@ timeout_ms and group may be ''; replace is '1' or '0'. `name` ('': none) is the 
 at `attempts_made` (the flow-control fields `group`, `cost`, `debounce_key`, `debounce_ms`,
 `debounce_max_ms`, `debounce_first_ms`, and `attempts_made`), 'holds' at `on_child_failure` (those
 and the hold's fields): a call that uses none of them sends no argument per job for them.
+'packed' ends items at `run_at`, and `data` holds the job's body from its priority on (wire.ts
+PACKED_TAIL), packed by the producer: for jobs without replace, dedup, group, cost, debounce,
+attempts made or hold, and no schedule guard (_add_packed.lua; the cheapest add).
 `attempts_made` ('' or 0: none) is the attempts a job made before it was added (a job moved from
 another queue): a job written with some gets a run state with that many attempts (RUN_STATE
 '<attempts made>:<due ms>::::'), so its next hand-out is attempt attempts_made + 1; it must be
@@ -59,16 +62,26 @@ answers exists).
 --@include _helpers.lua
 --@include _groups.lua
 --@include _holds.lua
+--@include _add_packed.lua
 
 -- Items end at `timeout_ms` unless `item_fields` says they carry the flow-control fields, and the
--- hold's. EACH_SIZE is the prologue's local, which each_count and each_arg read.
+-- hold's; packed items end at `run_at`. EACH_SIZE is the prologue's local, which each_count and
+-- each_arg read.
 local item_fields = arg('item_fields')
-local with_flow = item_fields ~= 'base'
+local with_flow = item_fields ~= 'base' and item_fields ~= 'packed'
 local with_holds = item_fields == 'holds'
-if not with_flow then EACH_SIZE = E.timeout_ms + 1 elseif not with_holds then EACH_SIZE = E.attempts_made + 1 end
+if item_fields == 'packed' then
+  EACH_SIZE = E.run_at + 1
+elseif not with_flow then
+  EACH_SIZE = E.timeout_ms + 1
+elseif not with_holds then
+  EACH_SIZE = E.attempts_made + 1
+end
 
 local memo_key, memo_ms = '', 0
 if arg('request_id') ~= '' then memo_key, memo_ms = K_MEMO, arg_int('memo_ms') end
+-- Items whose body the producer packed: their own path (_add_packed.lua).
+if item_fields == 'packed' then return ADD_PACKED.run(memo_key, memo_ms) end
 if arg('schedule') ~= '' then arg_int('occurrence') end
 
 -- Parse and check every job's arguments before anything is written, in this one pass over the
@@ -437,7 +450,7 @@ for _, j in ipairs(jobs) do
         made_runs[#made_runs + 1] = j.id
         made_runs[#made_runs + 1] = int(j.made) .. ':' .. due_s .. '::::'
       end
-      if events_on() then emit(EVENT.added, j.id, 'due', int(j.due)) end
+      emit_added(j.id, due_s)
     end
   end
 end

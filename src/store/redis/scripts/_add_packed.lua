@@ -1,0 +1,167 @@
+--[[ _add_packed: add.lua's path for items that carry their body packed (`item_fields` 'packed'),
+pulled in by add.lua only. Each item is id, data, delay_ms, run_at, where `data` is the job's
+body after its first two fields (wire.ts JOB_BODY from `<priority>`, PACKED_TAIL): the producer
+packs it once, and the script checks its header and writes it after the seq and created time.
+Such a job has no replace, dedup key, group, cost, debounce, attempts made or hold, and the call
+no schedule guard: the general path (add.lua) takes those.
+Why a path of its own: the general path reads thirteen arguments a job, checks each, builds a
+table a job and the body from its parts; a bulk add cost ~132k instructions a job (callgrind,
+bench:scripts), most of it that. Here a job is four arguments, one pattern match and one
+concatenation. The answers, memo, events and writes are the general path's for such jobs.
+]]
+
+local ADD_PACKED = {}
+
+-- Refuses a number of the tail that int() would not have written (leading zeros, '-0'): the body
+-- keeps the text as given, and the general path writes it through int().
+local function packed_number(name, i, s)
+  if s ~= '' and s ~= '0' and not string.find(s, '^%-?[1-9]%d*$') then refuse(name, i, 'must be written as a plain whole number', s) end
+end
+
+-- Checks item i's tail (every number against the rule of the argument it stands for, the
+-- lengths against the tail, the name against the id rule) and returns whether its priority is
+-- other than 0; refuses the call otherwise.
+function ADD_PACKED.check_tail(i, tail)
+  local p, limits, bl, xl, after = string.match(tail, '^(%-?%d+):([%d/]*):(%d+):(%d+)()')
+  if not p or #bl > 9 or #xl > 9 then refuse('data', i, 'must be a packed body tail (PACKED_TAIL)', tail) end
+  local max_s, timeout_s = limits, ''
+  if string.find(limits, '/', 1, true) then
+    max_s, timeout_s = string.match(limits, '^(%d*)/(%d+)$')
+    if not max_s then refuse('data', i, 'must be a packed body tail (PACKED_TAIL): bad limits', tail) end
+  end
+  local _, priority = check('priority', p, i)
+  check('max_attempts', max_s, i)
+  check('timeout_ms', timeout_s, i)
+  packed_number('priority', i, p)
+  packed_number('max_attempts', i, max_s)
+  packed_number('timeout_ms', i, timeout_s)
+  local nl, start = 0, nil
+  if string.byte(tail, after) == 58 then
+    start = after + 1
+  else
+    local nl_s
+    nl_s, start = string.match(tail, '^/([1-9]%d?%d?%d?):()', after)
+    if not nl_s then refuse('data', i, 'must be a packed body tail (PACKED_TAIL): bad name length', tail) end
+    nl = tonumber(nl_s)
+  end
+  local name_at = start + tonumber(bl) + tonumber(xl)
+  if name_at + nl - 1 > #tail then refuse('data', i, 'must be a packed body tail (PACKED_TAIL): lengths past its end', tail) end
+  if nl > 0 then check('name', string.sub(tail, name_at, name_at + nl - 1), i) end
+  return priority ~= 0
+end
+
+-- The call's items, checked: { ids, delays, ats, tails, ranked } by position (delay or run_at is
+-- nil, ranked says the priority is not 0); refuses the call on the first bad one.
+function ADD_PACKED.items()
+  local it = { ids = {}, delays = {}, ats = {}, tails = {}, ranked = {} }
+  for i = 1, each_count() do
+    it.ids[i] = each_valid(i, 'id')
+    local delay_s, delay = each_valid(i, 'delay_ms')
+    local run_at_s, run_at = each_valid(i, 'run_at')
+    if (delay_s == '') == (run_at_s == '') then error('delayq: arguments delay_ms and run_at of item ' .. i .. ': exactly one must be set') end
+    it.delays[i], it.ats[i] = delay, run_at
+    it.tails[i] = each_arg(i, 'data')
+    it.ranked[i] = ADD_PACKED.check_tail(i, it.tails[i])
+  end
+  return it
+end
+
+-- One job's answer, appended to the reply `out`.
+function ADD_PACKED.answer(out, code, state, due, holder)
+  local n = #out
+  out[n + RE.code], out[n + RE.state], out[n + RE.due_ms], out[n + RE.holder] = code, state, due, holder
+end
+
+function ADD_PACKED.answer_exists(out, id)
+  local state, body, run = job_state(id)
+  ADD_PACKED.answer(out, CODE.exists, public_state(state) or PLACE.scheduled, (state and current_due(id, run, body)) or 0, '')
+end
+
+-- A re-sent call: the first run's answers (memo '<now>:<one code digit a job>:<made flag>').
+function ADD_PACKED.resent(out, it, memo)
+  local m_now, codes, made = string.match(memo, '^(%d+):(%d*):?([01]?)')
+  m_now = tonumber(m_now)
+  if made == '1' then out[R.made] = 1 end
+  for i, id in ipairs(it.ids) do
+    if tonumber(string.sub(codes, i, i)) == CODE.added then
+      ADD_PACKED.answer(out, CODE.added, PLACE.scheduled, it.delays[i] and m_now + it.delays[i] or it.ats[i], '')
+    else
+      ADD_PACKED.answer_exists(out, id)
+    end
+  end
+  return out
+end
+
+-- Writes the jobs decided (`dues`: the due time of each item written, by position; `writes`
+-- of them): sequence numbers, bodies, the scheduled set, events.
+function ADD_PACKED.write(out, it, dues, writes, now)
+  local seq, made = take_seq(writes)
+  if made then
+    out[R.made] = 1
+    SCHED.made()
+  end
+  local new_members = SCHED.order().writes
+  local head = ':' .. int(now) .. ':'
+  local bodies, scheduled, due_text, earliest, ranked = {}, {}, {}, nil, false
+  for i, id in ipairs(it.ids) do
+    local due = dues[i]
+    if due then
+      seq = seq + 1
+      local seq_s = int(seq)
+      bodies[#bodies + 1] = id
+      bodies[#bodies + 1] = seq_s .. head .. it.tails[i]
+      -- Jobs of one add often share a due time: its text is made once.
+      local due_s = due_text[due]
+      if not due_s then
+        due_s = int(due)
+        due_text[due] = due_s
+      end
+      scheduled[#scheduled + 1] = due_s
+      scheduled[#scheduled + 1] = new_members and SCHED.member(seq_s, id) or id
+      if not earliest or due < earliest then earliest = due end
+      if it.ranked[i] then ranked = true end
+      emit_added(id, due_s)
+    end
+  end
+  -- A queue that ever had a job with a priority orders its due jobs through the ready set.
+  if ranked and not SCHED.order().prioritized then SCHED.mark_prioritized() end
+  hset_pairs(K_JOBS, bodies)
+  schedule_many(scheduled, earliest, true)
+end
+
+-- Runs the call: `memo_key` as add.lua reads it ('' without a request id).
+function ADD_PACKED.run(memo_key, memo_ms)
+  if arg('schedule') ~= '' then error("delayq: argument item_fields 'packed' is not for a schedule's add") end
+  local it = ADD_PACKED.items()
+  local out = reply({ made = 0 })
+  local memo = memo_get(memo_key)
+  if memo then return ADD_PACKED.resent(out, it, memo) end
+
+  -- A retired shard, or one that is not a live shard of the producer's layout, takes no new job.
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized')
+  if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+  SCHED.prime(meta[3], meta[4])
+
+  -- Each job as if added on its own: one that exists, or that an earlier item of the call adds,
+  -- is left alone. Only jobs written take a sequence number.
+  local now = now_ms()
+  local stored = hmget(K_JOBS, it.ids)
+  local pending, codes, dues, writes = {}, {}, {}, 0
+  for i, id in ipairs(it.ids) do
+    local due = it.delays[i] and now + it.delays[i] or it.ats[i]
+    if stored[i] ~= false then
+      codes[i] = CODE.exists
+      ADD_PACKED.answer_exists(out, id)
+    elseif pending[id] then
+      codes[i] = CODE.exists
+      ADD_PACKED.answer(out, CODE.exists, PLACE.scheduled, pending[id], '')
+    else
+      codes[i], dues[i], pending[id] = CODE.added, due, due
+      writes = writes + 1
+      ADD_PACKED.answer(out, CODE.added, PLACE.scheduled, due, '')
+    end
+  end
+  if writes > 0 then ADD_PACKED.write(out, it, dues, writes, now) end
+  memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made], memo_ms)
+  return out
+end
