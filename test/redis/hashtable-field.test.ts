@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Queue, RedisStore } from '../../src/index.js';
-import { queueKeys } from '../../src/store/redis/keys.js';
+import { historyKey, queueKeys } from '../../src/store/redis/keys.js';
 import { HASHTABLE_FIELD } from '../../src/store/redis/wire.js';
 import { jobFields } from '../helpers/job-fields.js';
 import { uniqueName } from '../helpers/names.js';
@@ -11,7 +11,7 @@ const fx = useRedis();
 
 const encoding = (key: string) => fx.client.object('ENCODING', key);
 
-describe('the jobs and runs hashes stay hashtables (wire.ts HASHTABLE_FIELD)', () => {
+describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_FIELD)', () => {
   test('a small queue: bodies and run states are hashtables from the first write, and nothing that reads the queue counts or lists the field', async () => {
     const store = fx.track(new RedisStore({ connection: fx.redis.url }));
     const queue = fx.track(new Queue<{ n: number }>(uniqueName('ht'), { store }));
@@ -22,6 +22,8 @@ describe('the jobs and runs hashes stay hashtables (wire.ts HASHTABLE_FIELD)', (
     const claimed = await store.claim(queue.name, 2, 60_000, 3, 'w');
     assert.equal(claimed.jobs.length, 2);
     assert.equal(await encoding(k.runs), 'hashtable');
+    assert.equal(await encoding(historyKey(k)), 'hashtable', 'the claim noted its minute');
+    assert.equal((await queue.history({ minutes: 2 })).reduce((n, m) => n + m.started, 0), 2, 'and the history reads the same');
     assert.equal(await jobFields(fx.client, k.jobs), 3);
     assert.equal(await jobFields(fx.client, k.runs), 2);
 

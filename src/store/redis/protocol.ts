@@ -262,7 +262,7 @@ export function protocolManifest() {
       templates: KEY_TEMPLATES,
       dedup: `${ROOT}${DEDUP_SUFFIX}<dedup key>`,
       waitingDue: `${ROOT}${WAITING_DUE_SUFFIX} (ZSET due ms -> group id): a script that puts due jobs of a group in its line (K_WAITING) ZADDs LT the earliest of their due times under the group; one that leaves a line empty ZREMs the group. stats repairs the rest`,
-      history: `${ROOT}${HISTORY_SUFFIX} (HASH minute % 1440 -> ${HISTORY_MINUTE}): claim, complete, fail, fail-now and every end through finish add to their minute's field; read it with HGETALL (a field whose minute is a day old or more is stale)`,
+      history: `${ROOT}${HISTORY_SUFFIX} (HASH minute % 1440 -> ${HISTORY_MINUTE}): claim, complete, fail, fail-now and every end through finish add to their minute's field; read it with HGETALL (a field whose minute is a day old or more is stale; skip HASHTABLE_FIELD)`,
       registry: '<prefix>:queues (ZSET first seen ms -> queue name; ZADD NX it after an add whose reply says made = 1)',
       wakeChannel: `${ROOT}wake`,
     },

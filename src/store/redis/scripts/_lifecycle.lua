@@ -175,7 +175,9 @@ local function note_history(now, completed, failed, dead, late_n, late_sum, late
   local field = minute % LIMIT.history_minutes
   local m, c, f, d, n, s, x = string.match(redis.call('HGET', K_HISTORY, field) or '', '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
   if m ~= int(minute) or #c > 15 or #f > 15 or #d > 15 or #n > 15 or #s > 15 or #x > 15 then c, f, d, n, s, x = 0, 0, 0, 0, 0, 0 end
-  redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)))
+  -- With HT_FIELD (hset_pairs): up to 512 minutes of a day would be a listpack, read field by
+  -- field by this HGET and HSET on every claim and ack.
+  redis.call('HSET', K_HISTORY, field, int(minute) .. ':' .. int(c + completed) .. ':' .. int(f + failed) .. ':' .. int(d + dead) .. ':' .. int(n + late_n) .. ':' .. int(s + late_sum) .. ':' .. int(math.max(x, late_max)), HT_FIELD, HT_VALUE)
 end
 
 -- The writes of a job's end (finish, below), by outcome.
