@@ -23,7 +23,11 @@ describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_F
     assert.equal(claimed.jobs.length, 2);
     assert.equal(await encoding(k.runs), 'hashtable');
     assert.equal(await encoding(historyKey(k)), 'hashtable', 'the claim noted its minute');
-    assert.equal((await queue.history({ minutes: 2 })).reduce((n, m) => n + m.started, 0), 2, 'and the history reads the same');
+    assert.equal(
+      (await queue.history({ minutes: 2 })).reduce((n, m) => n + m.started, 0),
+      2,
+      'and the history reads the same',
+    );
     assert.equal(await jobFields(fx.client, k.jobs), 3);
     assert.equal(await jobFields(fx.client, k.runs), 2);
 

@@ -59,8 +59,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       hashEntries(client, keys.debounce),
     ]);
   // The field that keeps these hashes hashtables is no job (wire.ts HASHTABLE_FIELD).
-  bodies.delete(HASHTABLE_FIELD);
-  runs.delete(HASHTABLE_FIELD);
+  for (const hash of [bodies, runs, groupOf, flowOf]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),

@@ -603,14 +603,14 @@ local function lex_lt(a, b)
 end
 
 -- HSET of { field, value, ... } pairs, chunked.
--- A write of the jobs or runs hash also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same
+-- A write of a hash with a field per job (jobs, runs, group-of, flow-of) also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same
 -- HSET: Redis reads every value before it writes, so its long value makes the hash a hashtable
 -- (converting a listpack an older version left) before the other fields go in, and a lookup no
 -- longer reads every field. In the same call, as a call of its own cost a one-job claim 6%.
 local function hset_pairs(key, items)
   local n = #items
   if n == 0 then return end
-  if key ~= K_JOBS and key ~= K_RUNS then return call_chunked('HSET', key, items) end
+  if key ~= K_JOBS and key ~= K_RUNS and key ~= K_GROUP_OF and key ~= K_FLOW_OF then return call_chunked('HSET', key, items) end
   local first = math.min(CHUNK, n)
   redis.call('HSET', key, HT_FIELD, HT_VALUE, unpack(items, 1, first))
   if first < n then call_chunked('HSET', key, { unpack(items, first + 1, n) }) end
