@@ -1,4 +1,5 @@
-"""Decoders of the stored formats the manifest's `formats` names (JOB_BODY, RUN_STATE, CLAIM_GROUPS)."""
+"""Decoders of the stored formats the manifest's `formats` names (JOB_BODY, RUN_STATE, CLAIM_GROUPS),
+and the one encoder a producer needs (PACKED_TAIL)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,17 @@ def _int(text: Union[str, bytes], what: str) -> int:
     if not t or not (t.isdigit() or (t[0] == "-" and t[1:].isdigit())):
         raise ProtocolError("%s %r is not a whole number" % (what, t))
     return int(t)
+
+
+def packed_tail(priority: int, max_attempts: Union[int, str], timeout_ms: Union[int, str], name: str, data: str) -> str:
+    """PACKED_TAIL, an add's `data` when `item_fields` is 'packed': the job's JOB_BODY from its
+    priority on, <priority>:<max attempts or empty>[/<timeout ms>]:<backoff length>:<trace
+    length>[/<name length>]:<backoff><trace><name><data>. This client sends no backoff or trace;
+    the name's length counts bytes of UTF-8."""
+    limits = "%s/%s" % (max_attempts, timeout_ms) if timeout_ms != "" else str(max_attempts)
+    if not name:
+        return "%d:%s:0:0:%s" % (priority, limits, data)
+    return "%d:%s:0:0/%d:%s%s" % (priority, limits, len(name.encode("utf-8")), name, data)
 
 
 def decode_body(body: Union[str, bytes]) -> Dict[str, Any]:
