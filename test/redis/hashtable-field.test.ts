@@ -50,6 +50,15 @@ describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_F
     assert.equal(await jobFields(fx.client, k.runs), 0);
     assert.equal(await encoding(k.runs), 'hashtable');
 
+    // A foreign client that names the field (reads do not check ids) finds no job there.
+    assert.equal(await store.get(queue.name, HASHTABLE_FIELD), null);
+    assert.deepEqual(
+      (await store.cancel(queue.name, [HASHTABLE_FIELD])).map((r) => r.cancelled),
+      [false],
+    );
+    assert.equal(await encoding(k.jobs), 'hashtable');
+    assert.equal(await fx.client.hexists(k.jobs, HASHTABLE_FIELD), 1, 'the field is still there');
+
     const gone = await queue.obliterate({ force: true });
     assert.equal(gone.counts.jobs, 1, 'the jobs obliterate counts are jobs only');
   });

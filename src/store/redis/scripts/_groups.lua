@@ -259,6 +259,9 @@ end
 -- Which set holds one job: 'scheduled', 'ready', 'waiting', 'active', 'dead', 'completed',
 -- 'held', or nil; with its body and run state as stored (strings or false).
 local function job_state(id)
+  -- The field that keeps the hashes hashtables (hset_pairs) is no job: a foreign client that
+  -- names it (ids cannot hold a control character; reads do not check) finds nothing.
+  if id == HT_FIELD then return nil, false, false end
   local body = redis.call('HGET', K_JOBS, id)
   local run = redis.call('HGET', K_RUNS, id)
   if SCHED.score(id, body) then return PLACE.scheduled, body, run end
