@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster } from 'ioredis';
 import type { Client } from './connection.js';
+import { sendPacked } from './packed-command.js';
 import { VERSION } from '../../version.js';
 import {
   BASE_ARGS,
@@ -270,7 +271,7 @@ export async function runScript(
     const lib = library(testClockKey);
     const fn = functionName(lib.name, name);
     try {
-      return await send(client.fcall, client, fn, keys, args);
+      return await send(client.fcall, client, name, 'fcall', fn, keys, args);
     } catch (err) {
       if (!(err instanceof Error)) throw err;
       if (NOT_ALLOWED.test(err.message)) evalOnly.add(client);
@@ -279,7 +280,7 @@ export async function runScript(
     if (!evalOnly.has(client)) {
       try {
         await loadLibrary(client, lib);
-        return await send(client.fcall, client, fn, keys, args);
+        return await send(client.fcall, client, name, 'fcall', fn, keys, args);
       } catch (err) {
         if (!(err instanceof Error && NOT_ALLOWED.test(err.message))) throw err;
         evalOnly.add(client);
@@ -288,14 +289,17 @@ export async function runScript(
   }
   const script = scripts(testClockKey).get(name)!;
   try {
-    return await send(client.evalsha, client, script.sha, keys, args);
+    return await send(client.evalsha, client, name, 'evalsha', script.sha, keys, args);
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-      return send(client.eval, client, script.source, keys, args);
+      return send(client.eval, client, name, 'eval', script.source, keys, args);
     }
     throw err;
   }
 }
+
+/** The worker's calls of every tick, whose rows are many: sent as PackedCommands (packed-command.ts). */
+const PACKED: ReadonlySet<ScriptName> = new Set(['claim', 'complete']);
 
 /**
  * FCALL, EVALSHA or EVAL with the keys and arguments as arrays, not spread: ioredis flattens its
@@ -306,9 +310,12 @@ export async function runScript(
 function send(
   command: Client['fcall'] | Client['evalsha'] | Client['eval'],
   client: Client,
+  script: ScriptName,
+  commandName: 'fcall' | 'evalsha' | 'eval',
   what: string,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
+  if (PACKED.has(script)) return sendPacked(client, commandName, what, keys, args);
   return (command as unknown as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
 }
