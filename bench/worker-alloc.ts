@@ -99,14 +99,25 @@ if (values.child) {
   process.exit(0);
 }
 
+/** Script calls the server ran so far (FCALL, EVALSHA, EVAL), from INFO commandstats. */
+async function scriptCalls(): Promise<number> {
+  const info = await admin!.info('commandstats');
+  let n = 0;
+  for (const m of info.matchAll(/cmdstat_(?:fcall|evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
+  return n;
+}
+
 // cpu
 const cpuQueue = await backlog(N);
+const admin = redis?.client();
+const calls0 = await scriptCalls();
 gc();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await work(cpuQueue, N);
 const cpu = process.cpuUsage(cpu0);
 const wallMs = performance.now() - t0;
+const calls = (await scriptCalls()) - calls0;
 
 // alloc
 const allocQueue = await backlog(N);
@@ -153,12 +164,13 @@ const result = {
   sampledBytesPerJob: Math.round(total / N),
   cpuUsPerJob: Number(((cpu.user + cpu.system) / N).toFixed(2)),
   jobsPerSecond: Math.round(N / (wallMs / 1000)),
+  jobsPerScriptCall: Number((N / calls).toFixed(1)),
   top: top.map(([site, bytes]) => ({ site, bytesPerJob: Math.round(bytes / N) })),
 };
 if (values.json) console.log(JSON.stringify(result));
 else {
   console.log(
-    `${N} jobs: ${result.bytesPerJob} B allocated per job (GC trace; sampled: ${result.sampledBytesPerJob} B), ${result.cpuUsPerJob} µs CPU per job, ${result.jobsPerSecond} jobs/s`,
+    `${N} jobs: ${result.bytesPerJob} B allocated per job (GC trace; sampled: ${result.sampledBytesPerJob} B), ${result.cpuUsPerJob} µs CPU per job, ${result.jobsPerSecond} jobs/s, ${result.jobsPerScriptCall} jobs per script call`,
   );
   console.log(`top allocation sites, self bytes per job (sampling every ${INTERVAL} B):`);
   for (const t of result.top) console.log(`${String(t.bytesPerJob).padStart(6)} B  ${t.site}`);
