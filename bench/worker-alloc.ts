@@ -18,7 +18,9 @@
  *   function that allocated, self bytes) say where they go; its total is an estimate of the
  *   exact figure above. Neither counts buffers' backing stores outside the JS heap (socket reads).
  *
- * Options: --jobs <n> (50,000), --interval <bytes> (4096), --top <n> (25), --json.
+ * Options: --jobs <n> (50,000), --interval <bytes> (4096), --top <n> (25), --json, --profile
+ * (the cpu pass under the CPU profiler: its top functions by self time; the CPU figure then
+ * includes the profiler's cost).
  * Run: npm run build && node --expose-gc dist/bench/worker-alloc.js
  */
 import { execFileSync } from 'node:child_process';
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '4096' },
     top: { type: 'string', default: '25' },
     json: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     /** Internal: the GC-traced child, working one backlog on this server between markers. */
     child: { type: 'string' },
   },
@@ -46,6 +49,12 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
   children: ProfileNode[];
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+  timeDeltas: number[];
 }
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
@@ -111,12 +120,33 @@ async function scriptCalls(): Promise<number> {
 const cpuQueue = await backlog(N);
 const admin = redis?.client();
 const calls0 = await scriptCalls();
+const profiler = values.profile ? new Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
 gc();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await work(cpuQueue, N);
 const cpu = process.cpuUsage(cpu0);
 const wallMs = performance.now() - t0;
+if (profiler) {
+  const { profile } = (await profiler.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+  profiler.disconnect();
+  const self = new Map<string, number>();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  for (let i = 0; i < profile.samples.length; i++) {
+    const f = byId.get(profile.samples[i]!)!.callFrame;
+    const site = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}`;
+    self.set(site, (self.get(site) ?? 0) + profile.timeDeltas[i]!);
+  }
+  const busy = [...self].filter(([site]) => !site.startsWith('(idle)')).reduce((a, [, us]) => a + us, 0);
+  console.log(`cpu pass, top functions by self time (share of the busy samples):`);
+  for (const [site, us] of [...self].filter(([site]) => !site.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`${((us / busy) * 100).toFixed(1).padStart(5)}%  ${site}`);
+}
 const calls = (await scriptCalls()) - calls0;
 
 // alloc
