@@ -98,12 +98,20 @@ function writeArg(buf: Buffer, at: number, arg: string | number): number {
 /**
  * Sends `name` (fcall, evalsha, eval) with its keys and arguments as a PackedCommand, as ioredis
  * sends a command when auto-pipelining is off: written at once, not at the end of the tick in a
- * pipeline (a claim or an ack is one call a tick anyway).
+ * pipeline (a claim or an ack is one call a tick anyway). `bytes`: its reply's strings left as
+ * Buffers (ioredis otherwise converts each, and copies every array on the way).
  */
-export function sendPacked(client: Client, name: string, what: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function sendPacked(
+  client: Client,
+  name: string,
+  what: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  bytes = false,
+): Promise<unknown> {
   // A reply error's `command.args` (ioredis) shows the name and keys, not the rows.
   const command = new PackedCommand(name, [what, keys.length, ...keys], args, {
-    replyEncoding: 'utf8',
+    replyEncoding: bytes ? undefined : 'utf8',
     keyPrefix: client.options.keyPrefix,
     errorStack: client.options.showFriendlyErrorStack ? new Error() : undefined,
   });

@@ -10,7 +10,7 @@ import { StoreError } from '../../errors.js';
 import type { JobInfo, JobState } from '../../types.js';
 import { handedOutAtMs } from '../lease-token.js';
 import type { ClaimedJob, ClaimResult, HoldRelease, LeaseOutcome, SignalIn, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
-import { parseErrors, parseRun, readBody, tryParseBody } from './packed.js';
+import { parseErrors, parseRun, readBody, readBodyBytes, tryParseBody } from './packed.js';
 import { CODES, codeName, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptName } from './wire.js';
 
 type Shape<N extends ScriptName> = (typeof WIRE)[N]['reply'];
@@ -121,7 +121,9 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
     name: undefined,
     timeoutMs: undefined,
   };
-  readBody(String(reply[i + C.body]), job);
+  const body = reply[i + C.body];
+  if (body instanceof Buffer) readBodyBytes(body, job);
+  else readBody(String(body), job);
   job.id = String(reply[i + C.id]);
   job.token = tokenPrefix + String(reply[i + C.token_number]);
   job.attempt = num(reply[i + C.attempt]);

@@ -260,18 +260,24 @@ async function loadLibrary(client: Client, lib: Library): Promise<void> {
   return load;
 }
 
+/**
+ * Runs a script by name: FCALL of the library, or EVALSHA/EVAL where functions are refused.
+ * `bytes`: the reply's strings as Buffers, as Redis sent them (claim and complete only): the
+ * claim reads its jobs' bodies from the bytes (packed.ts readBodyBytes).
+ */
 export async function runScript(
   client: Client,
   name: ScriptName,
   keys: readonly string[],
   args: readonly (string | number)[],
   testClockKey?: string,
+  bytes = false,
 ): Promise<unknown> {
   if (!evalOnly.has(client)) {
     const lib = library(testClockKey);
     const fn = functionName(lib.name, name);
     try {
-      return await send(client.fcall, client, name, 'fcall', fn, keys, args);
+      return await send(client.fcall, client, name, 'fcall', fn, keys, args, bytes);
     } catch (err) {
       if (!(err instanceof Error)) throw err;
       if (NOT_ALLOWED.test(err.message)) evalOnly.add(client);
@@ -280,7 +286,7 @@ export async function runScript(
     if (!evalOnly.has(client)) {
       try {
         await loadLibrary(client, lib);
-        return await send(client.fcall, client, name, 'fcall', fn, keys, args);
+        return await send(client.fcall, client, name, 'fcall', fn, keys, args, bytes);
       } catch (err) {
         if (!(err instanceof Error && NOT_ALLOWED.test(err.message))) throw err;
         evalOnly.add(client);
@@ -289,10 +295,10 @@ export async function runScript(
   }
   const script = scripts(testClockKey).get(name)!;
   try {
-    return await send(client.evalsha, client, name, 'evalsha', script.sha, keys, args);
+    return await send(client.evalsha, client, name, 'evalsha', script.sha, keys, args, bytes);
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-      return send(client.eval, client, name, 'eval', script.source, keys, args);
+      return send(client.eval, client, name, 'eval', script.source, keys, args, bytes);
     }
     throw err;
   }
@@ -315,7 +321,8 @@ function send(
   what: string,
   keys: readonly string[],
   args: readonly (string | number)[],
+  bytes: boolean,
 ): Promise<unknown> {
-  if (PACKED.has(script)) return sendPacked(client, commandName, what, keys, args);
+  if (PACKED.has(script)) return sendPacked(client, commandName, what, keys, args, bytes);
   return (command as unknown as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
 }
