@@ -18,7 +18,8 @@
  *   function that allocated, self bytes) say where they go; its total is an estimate of the
  *   exact figure above. Neither counts buffers' backing stores outside the JS heap (socket reads).
  *
- * Options: --jobs <n> (50,000), --interval <bytes> (4096), --top <n> (25), --json, --profile
+ * Options: --jobs <n> (50,000), --interval <bytes> (4096), --top <n> (25), --json, --async (an
+ * async no-op handler), --profile
  * (the cpu pass under the CPU profiler: its top functions by self time; the CPU figure then
  * includes the profiler's cost).
  * Run: npm run build && node --expose-gc dist/bench/worker-alloc.js
@@ -37,6 +38,8 @@ const { values } = parseArgs({
     top: { type: 'string', default: '25' },
     json: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    /** The handler an async function (its promise already resolved when it returns). */
+    async: { type: 'boolean', default: false },
     /** Internal: the GC-traced child, working one backlog on this server between markers. */
     child: { type: 'string' },
   },
@@ -84,11 +87,16 @@ async function work(name: string, n: number): Promise<void> {
   let seen = 0;
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
+  const handler = () => {
+    if (++seen === n) done();
+  };
   const w = new Worker<{ due: number }>(
     name,
-    () => {
-      if (++seen === n) done();
-    },
+    values.async
+      ? async () => {
+          handler();
+        }
+      : handler,
     { connection, concurrency: 200, batch: 100 },
   );
   w.on('error', () => {});
@@ -144,7 +152,10 @@ if (profiler) {
   }
   const busy = [...self].filter(([site]) => !site.startsWith('(idle)')).reduce((a, [, us]) => a + us, 0);
   console.log(`cpu pass, top functions by self time (share of the busy samples):`);
-  for (const [site, us] of [...self].filter(([site]) => !site.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, TOP))
+  for (const [site, us] of [...self]
+    .filter(([site]) => !site.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP))
     console.log(`${((us / busy) * 100).toFixed(1).padStart(5)}%  ${site}`);
 }
 const calls = (await scriptCalls()) - calls0;
@@ -164,10 +175,14 @@ await work(allocQueue, N);
 const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: ProfileNode } };
 session.disconnect();
 
-const trace = execFileSync(process.execPath, ['--expose-gc', '--trace-gc-nvp', fileURLToPath(import.meta.url), '--jobs', String(N), '--child', connection], {
-  encoding: 'utf8',
-  maxBuffer: 1 << 28,
-});
+const trace = execFileSync(
+  process.execPath,
+  ['--expose-gc', '--trace-gc-nvp', fileURLToPath(import.meta.url), '--jobs', String(N), '--child', connection, ...(values.async ? ['--async'] : [])],
+  {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  },
+);
 const window = trace.slice(trace.indexOf(`${MARK} start`), trace.indexOf(`${MARK} end`));
 let exact = 0;
 for (const m of window.matchAll(/ allocated=(\d+)/g)) exact += Number(m[1]);
