@@ -314,12 +314,12 @@ export class RedisStore implements Store {
     queue: string,
     name: N,
     args: ScriptArgs<N>,
-    extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[]; rows?: readonly WireValue[] } = {},
+    extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[]; rows?: readonly WireValue[]; bytes?: boolean } = {},
   ) {
     const call = encodeCall(name, this.keys(queue), extra.keys ?? ({} as ScriptKeys<N>), args, extra.items);
     // Items given as flat rows (add): appended as they are.
     if (extra.rows) for (const v of extra.rows) call.args.push(v);
-    return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey));
+    return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey, extra.bytes));
   }
 
   /** A script's array reply, read by name (replies.ts). */
@@ -409,7 +409,8 @@ export class RedisStore implements Store {
           request_id: rid,
           worker: workerId,
         },
-        { keys: { memo: requestKey(this.keys(queue), rid) } },
+        // Its strings as bytes: the bodies are read from them (replies.ts claimResult).
+        { keys: { memo: requestKey(this.keys(queue), rid) }, bytes: true },
       )) as unknown[];
     } finally {
       clearTimeout(watchdog);

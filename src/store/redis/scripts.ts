@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Cluster } from 'ioredis';
 import type { Client } from './connection.js';
+import { sendPacked } from './packed-command.js';
 import { VERSION } from '../../version.js';
 import {
   BASE_ARGS,
@@ -260,18 +261,24 @@ async function loadLibrary(client: Client, lib: Library): Promise<void> {
   return load;
 }
 
+/**
+ * Runs a script by name: FCALL of the library, or EVALSHA/EVAL where functions are refused.
+ * `bytes`: the reply's strings as Buffers, as Redis sent them (claim and complete only): the
+ * claim reads its jobs' bodies from the bytes (packed.ts readBodyBytes).
+ */
 export async function runScript(
   client: Client,
   name: ScriptName,
   keys: readonly string[],
   args: readonly (string | number)[],
   testClockKey?: string,
+  bytes = false,
 ): Promise<unknown> {
   if (!evalOnly.has(client)) {
     const lib = library(testClockKey);
     const fn = functionName(lib.name, name);
     try {
-      return await send(client.fcall, client, fn, keys, args);
+      return await send(client.fcall, client, name, 'fcall', fn, keys, args, bytes);
     } catch (err) {
       if (!(err instanceof Error)) throw err;
       if (NOT_ALLOWED.test(err.message)) evalOnly.add(client);
@@ -280,7 +287,7 @@ export async function runScript(
     if (!evalOnly.has(client)) {
       try {
         await loadLibrary(client, lib);
-        return await send(client.fcall, client, fn, keys, args);
+        return await send(client.fcall, client, name, 'fcall', fn, keys, args, bytes);
       } catch (err) {
         if (!(err instanceof Error && NOT_ALLOWED.test(err.message))) throw err;
         evalOnly.add(client);
@@ -289,14 +296,17 @@ export async function runScript(
   }
   const script = scripts(testClockKey).get(name)!;
   try {
-    return await send(client.evalsha, client, script.sha, keys, args);
+    return await send(client.evalsha, client, name, 'evalsha', script.sha, keys, args, bytes);
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-      return send(client.eval, client, script.source, keys, args);
+      return send(client.eval, client, name, 'eval', script.source, keys, args, bytes);
     }
     throw err;
   }
 }
+
+/** The worker's calls of every tick, whose rows are many: sent as PackedCommands (packed-command.ts). */
+const PACKED: ReadonlySet<ScriptName> = new Set(['claim', 'complete']);
 
 /**
  * FCALL, EVALSHA or EVAL with the keys and arguments as arrays, not spread: ioredis flattens its
@@ -307,9 +317,13 @@ export async function runScript(
 function send(
   command: Client['fcall'] | Client['evalsha'] | Client['eval'],
   client: Client,
+  script: ScriptName,
+  commandName: 'fcall' | 'evalsha' | 'eval',
   what: string,
   keys: readonly string[],
   args: readonly (string | number)[],
+  bytes: boolean,
 ): Promise<unknown> {
+  if (PACKED.has(script)) return sendPacked(client, commandName, what, keys, args, bytes);
   return (command as unknown as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
 }

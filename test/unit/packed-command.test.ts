@@ -1,0 +1,37 @@
+/**
+ * A PackedCommand writes the bytes ioredis writes for the same command: the worker's claims and
+ * acks go out through it, so any difference would be a different call on the wire.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Command } from 'ioredis';
+import { PackedCommand } from '../../src/store/redis/packed-command.js';
+
+function asIoredisWrites(name: string, head: (string | number)[], rows: (string | number)[], keyPrefix?: string): string {
+  const w = new Command(name, [...head, ...rows], keyPrefix === undefined ? {} : ({ keyPrefix } as never)).toWritable({});
+  return typeof w === 'string' ? w : w.toString('utf8');
+}
+
+test('the bytes of a command are those ioredis writes: ASCII, UTF-8, empty and numeric arguments, many rows', () => {
+  const rows: (string | number)[] = [];
+  for (let i = 0; i < 250; i++) rows.push(`order:${i}`, `tok-${i}-é€😀`, i % 3 === 0 ? '' : `{"r":${i}}`);
+  rows.push(0, 1234567890123, -5, 'x'.repeat(70_000));
+  for (const name of ['fcall', 'evalsha', 'eval']) {
+    const head = [name === 'eval' ? 'return 1 -- ünï' : 'dq_fn', 2, 'dq:{q}:a', 'dq:{q}:b'];
+    const packed = new PackedCommand(name, head, rows, {}).toWritable({});
+    assert.equal(packed.toString('utf8'), asIoredisWrites(name, head, rows));
+  }
+});
+
+test('a command with no rows, and the keys prefixed as ioredis prefixes them (keyPrefix)', () => {
+  const head = ['dq_fn', 1, 'k'];
+  assert.equal(new PackedCommand('fcall', head, [], {}).toWritable({}).toString('utf8'), asIoredisWrites('fcall', head, []));
+  const prefixed = new PackedCommand('fcall', head, ['a', 'b'], { keyPrefix: 'app:' }).toWritable({}).toString('utf8');
+  assert.equal(prefixed, asIoredisWrites('fcall', head, ['a', 'b'], 'app:'));
+  assert.match(prefixed, /\$5\r\napp:k\r\n/);
+});
+
+test('written again (an offline queue, a resend after a reconnection), a command writes the same bytes', () => {
+  const c = new PackedCommand('fcall', ['dq_fn', 0], ['a', 'é'], {});
+  assert.deepEqual(c.toWritable({}), c.toWritable({}));
+});
