@@ -17,6 +17,11 @@ function TURNS.earlier(x, y)
   return x.seq < y.seq
 end
 
+-- TURNS.earlier of two { g = lane, c = its earliest candidate }.
+function TURNS.entry_earlier(x, y)
+  return TURNS.earlier(x.c, y.c)
+end
+
 -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line;
 -- lanes that now have due jobs and room (and groups whose tokens came back) join the rotation.
 -- Returns the number of jobs in the ready set after.
@@ -27,24 +32,34 @@ function TURNS.promote_to_lanes(promote_limit, f)
   local good_ids = {}
   for i, c in ipairs(good) do good_ids[i] = c.id end
   local groups = groups_of(good_ids)
-  local ready_adds, members, member_groups = {}, {}, {}
-  local first = {} -- lane -> its earliest candidate promoted here
+  local ready_adds, members, member_groups, member_dues = {}, {}, {}, {}
+  local L = GL()
+  -- Each lane's earliest candidate promoted here, and the lanes in the order they first appear.
+  local first, first_order = {}, {}
   for i, c in ipairs(good) do
     local g = groups[i]
     CLAIM.promoted_run(c)
     if g == UNGROUPED then
       CLAIM.ready_add(ready_adds, c)
-    elseif c.due_s then
-      members[#members + 1] = GL().waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
-      member_groups[#member_groups + 1] = g
     else
-      members[#members + 1] = GL().waiting_member(g, c.priority, c.due, c.seq, c.id)
-      member_groups[#member_groups + 1] = g
+      local n = #members + 1
+      if c.due_s then
+        members[n] = L.waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
+      else
+        members[n] = L.waiting_member(g, c.priority, c.due, c.seq, c.id)
+      end
+      member_groups[n], member_dues[n] = g, math.max(0, c.due or 0)
     end
-    if not first[g] or TURNS.earlier(c, first[g]) then first[g] = c end
+    local e = first[g]
+    if not e then
+      first[g] = c
+      first_order[#first_order + 1] = g
+    elseif c.due < e.due or (c.due == e.due and c.seq < e.seq) then
+      first[g] = c
+    end
   end
   if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
-  GL().wait_in_line(members, member_groups)
+  L.wait_in_line(members, member_groups, member_dues)
   -- Groups whose tokens come back or whose hold ends now (rate-wake): their expired tokens are
   -- given back, the next look is booked while they hold tokens or a hold, and those with due jobs
   -- and room join the rotation after the lanes that got jobs here.
@@ -73,12 +88,24 @@ function TURNS.promote_to_lanes(promote_limit, f)
   -- due here, first).
   local joining = {}
   if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
-  local rest = {}
-  for g, c in pairs(first) do
-    if g == UNGROUPED or GL().group_room(GL().group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
+  -- Due jobs come in due order (and add order within a millisecond on a queue whose scheduled set
+  -- keeps it), so the lanes usually appear in that order already: one pass checks it, and only a
+  -- lane out of order costs a sort.
+  local rest, sorted = {}, true
+  for _, g in ipairs(first_order) do
+    if g == UNGROUPED or L.group_room(L.group_state(g)) > 0 then
+      local n = #rest + 1
+      rest[n] = g
+      if n > 1 and sorted and TURNS.earlier(first[g], first[rest[n - 1]]) then sorted = false end
+    end
   end
-  table.sort(rest, function(x, y) return TURNS.earlier(x.c, y.c) end)
-  for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  if not sorted then
+    local entries = {}
+    for i, g in ipairs(rest) do entries[i] = { g = g, c = first[g] } end
+    table.sort(entries, TURNS.entry_earlier)
+    for i, e in ipairs(entries) do rest[i] = e.g end
+  end
+  for _, g in ipairs(rest) do joining[#joining + 1] = g end
   for _, g in ipairs(visited) do
     if not first[g] and GL().group_eligible(GL().GROUPS[g]) then joining[#joining + 1] = g end
   end
@@ -133,28 +160,48 @@ function TURNS.pick(want, promote_limit, f)
     end
     if not any then break end
   end
-  -- Take each lane's jobs from its line, in its order.
-  local taken = {}
+  -- Take each lane's jobs from its line, in its order: one range read a lane (a line is a range
+  -- of K_WAITING), then one removal and one read of bodies and run states for all the lanes.
+  local cands, ids, taken_members = {}, {}, {}
   for i, l in ipairs(lanes) do
-    local cands, ids = {}, {}
+    local first = #ids + 1
     if l.id == UNGROUPED then
-      cands, ids = CLAIM.pop_ready(l.take)
-      ready_count = ready_count - #ids
+      local ready_cands, ready_ids = CLAIM.pop_ready(l.take)
+      ready_count = ready_count - #ready_ids
+      for n, c in ipairs(ready_cands) do
+        c.lane = l.id
+        cands[#cands + 1] = c
+        ids[#ids + 1] = ready_ids[n]
+      end
     else
       local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
-      if #line > 0 then call_chunked('ZREM', K_WAITING, line) end
-      for n, member in ipairs(line) do
-        local _, due_ms, _, id = GL().waiting_parts(member)
-        ids[n] = id
-        cands[n] = CLAIM.candidate(id, due_ms, false)
+      -- A member is '<group>\0', 7 digits of priority, 16 of due time, 16 of seq, then the id
+      -- (GL().waiting_parts, read here with the group known).
+      local at = #l.id + 9
+      for _, member in ipairs(line) do
+        taken_members[#taken_members + 1] = member
+        local id = string.sub(member, at + 32)
+        local c = CLAIM.candidate(id, tonumber(string.sub(member, at, at + 15)), false)
+        c.lane = l.id
+        cands[#cands + 1] = c
+        ids[#ids + 1] = id
       end
       local st = GL().GROUPS[l.id]
       st.w = st.w - #line
       GL().touch_group(l.id)
     end
-    for _, c in ipairs(cands) do c.lane = l.id end
-    taken[i] = CLAIM.readable(cands, ids, true)
-    l.got = #ids
+    l.got = #ids - first + 1
+  end
+  if #taken_members > 0 then call_chunked('ZREM', K_WAITING, taken_members) end
+  -- Each lane's readable jobs, in its order (corrupt ones are buried, those whose body is gone dropped).
+  local taken, lane_at = {}, {}
+  for i, l in ipairs(lanes) do
+    taken[i] = {}
+    lane_at[l.id] = i
+  end
+  for _, c in ipairs(CLAIM.readable(cands, ids, true)) do
+    local t = taken[lane_at[c.lane]]
+    t[#t + 1] = c
   end
   -- The hand-out in turn order: a lane's k-th job in its k-th round.
   local picked, next_of = {}, {}

@@ -188,8 +188,15 @@ local function GL()
 
   -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
   -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  -- Made once per priority and call (most jobs share one or two).
+  local priority_keys = {}
   function L.priority_key(p)
-    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+    local k = priority_keys[p]
+    if not k then
+      k = string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+      priority_keys[p] = k
+    end
+    return k
   end
 
   -- A job's member in its group's line, from the due time and seq as plain digits.
@@ -209,8 +216,9 @@ local function GL()
   end
 
   -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
-  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
-  function L.wait_in_line(members, groups)
+  -- and `dues` (optional: read from the members when nil) their due times (aligned), counted as
+  -- waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups, dues)
     if #members == 0 then return end
     local adds = {}
     for _, m in ipairs(members) do
@@ -222,7 +230,11 @@ local function GL()
     local low, order = {}, {}
     for i, m in ipairs(members) do
       local g = groups[i]
-      local _, due = L.waiting_parts(m)
+      local due = dues and dues[i]
+      if not due then
+        local _, d = L.waiting_parts(m)
+        due = d
+      end
       if low[g] == nil then order[#order + 1] = g end
       if low[g] == nil or due < low[g] then low[g] = due end
     end
