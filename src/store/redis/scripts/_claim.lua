@@ -101,7 +101,8 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     actives[#actives + 1] = deadline_s
     actives[#actives + 1] = c.id
     local n = #out
-    if group ~= UNGROUPED then group_lines[#group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
+    -- The job's position in the reply is i (int: `..` would write the number with %.14g).
+    if group ~= UNGROUPED then group_lines[#group_lines + 1] = int(i) .. '\t' .. group .. '\n' end
     out[n + at_id] = c.id
     out[n + at_body] = c.body
     out[n + at_attempt] = attempt

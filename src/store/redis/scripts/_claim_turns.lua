@@ -174,7 +174,7 @@ function TURNS.pick(want, promote_limit, f)
         ids[#ids + 1] = ready_ids[n]
       end
     else
-      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
+      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', '0', GL().text(l.take))
       -- A member is '<group>\0', 7 digits of priority, 16 of due time, 16 of seq, then the id
       -- (GL().waiting_parts, read here with the group known).
       local at = #l.id + 9

@@ -68,17 +68,40 @@ local function GL()
   -- HSET (and one HDEL for those back to nothing) by save_groups.
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
+  -- Counts as text and text as counts, each made once per call: a group's state is read and
+  -- written once per claim or ack, and tonumber / string.format cost more than a table look-up
+  -- (most groups share a few small counts).
+  local numbers, texts = {}, {}
+  function L.number(s)
+    local n = numbers[s]
+    if n == nil then
+      n = tonumber(s)
+      numbers[s] = n
+    end
+    return n
+  end
+  function L.text(n)
+    local t = texts[n]
+    if t == nil then
+      t = int(n)
+      texts[n] = t
+    end
+    return t
+  end
+
   function L.parse_group(s)
     local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
       local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
-        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
-        if l ~= '' then g.l = tonumber(l) end
+        g.r, g.w, g.p = L.number(r), L.number(w), p == '1'
+        if l ~= '' then g.l = L.number(l) end
         -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
-        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
-        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+        if rest ~= '' then
+          local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+          if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+        end
       end
     end
     -- Its waiting count as read: save_groups drops a line that this run emptied from K_WAITING_DUE.
@@ -119,7 +142,7 @@ local function GL()
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = L.text(s.r > 0 and s.r or 0) .. ':' .. L.text(s.w > 0 and s.w or 0) .. ':' .. (s.l and L.text(s.l) or '') .. ':' .. (s.p and '1' or '')
         if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
         sets[#sets + 1] = text
       end
@@ -170,7 +193,8 @@ local function GL()
     if #list == 0 then return end
     local adds = {}
     for _, lane in ipairs(list) do
-      adds[#adds + 1] = L.next_turn()
+      -- The turn as text (int): Redis writes a Lua number argument with %.17g, which costs more.
+      adds[#adds + 1] = int(L.next_turn())
       adds[#adds + 1] = lane
     end
     for i = 1, #adds, CHUNK do
@@ -222,7 +246,7 @@ local function GL()
     if #members == 0 then return end
     local adds = {}
     for _, m in ipairs(members) do
-      adds[#adds + 1] = 0
+      adds[#adds + 1] = '0'
       adds[#adds + 1] = m
     end
     call_chunked('ZADD', K_WAITING, adds)
