@@ -25,6 +25,34 @@ until the first entry is exact, which is then the earliest of all (see stats.lua
 local UNGROUPED = ''
 local HUGE = 1e15
 
+-- The texts of n whole numbers from `first` on, as int() writes them, made by appending a digit:
+-- one string.format per ten numbers (glibc's formatting is most of what int() costs). Out of
+-- range, each is int()'s; a first number that is not a whole one gives the numbers themselves.
+local function int_texts(first, n)
+  local DIGITS = { [0] = '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
+  local out = {}
+  if first % 1 ~= 0 then
+    for i = 1, n do out[i] = first + i - 1 end
+    return out
+  end
+  if first < 0 or first + n > 2 ^ 53 then
+    for i = 1, n do out[i] = int(first + i - 1) end
+    return out
+  end
+  local hi = math.floor(first / 10)
+  local lo = first - hi * 10
+  local hi_s = hi > 0 and int(hi) or ''
+  for i = 1, n do
+    out[i] = hi_s .. DIGITS[lo]
+    lo = lo + 1
+    if lo == 10 then
+      lo, hi = 0, hi + 1
+      hi_s = int(hi)
+    end
+  end
+  return out
+end
+
 -- A rate limit { max, per } from two stored numbers, or false.
 local function rate_of(max, per)
   max, per = as_int(max), as_int(per)
@@ -181,21 +209,22 @@ local function GL()
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
-  function L.next_turn()
+  -- The texts of the next n turns.
+  function L.next_turns(n)
     if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
-    L.last_turn = L.last_turn + 1
-    return L.last_turn
+    local texts = int_texts(L.last_turn + 1, n)
+    L.last_turn = L.last_turn + n
+    return texts
   end
 
   -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
   -- (`to_tail`) move there.
   function L.lanes_add(list, to_tail)
     if #list == 0 then return end
-    local adds = {}
-    for _, lane in ipairs(list) do
-      -- The turn as text (int): Redis writes a Lua number argument with %.17g, which costs more.
-      adds[#adds + 1] = int(L.next_turn())
-      adds[#adds + 1] = lane
+    local adds, turns = {}, L.next_turns(#list)
+    for i = 1, #list do
+      adds[2 * i - 1] = turns[i]
+      adds[2 * i] = list[i]
     end
     for i = 1, #adds, CHUNK do
       if to_tail then
@@ -264,7 +293,7 @@ local function GL()
     end
     local dues = {}
     for _, g in ipairs(order) do
-      dues[#dues + 1] = int(low[g])
+      dues[#dues + 1] = L.text(low[g])
       dues[#dues + 1] = g
     end
     for i = 1, #dues, CHUNK do
