@@ -30,15 +30,18 @@ function TURNS.promote_to_lanes(promote_limit, f)
   local due, due_ids = CLAIM.take_due(promote_limit)
   local good = CLAIM.readable(due, due_ids)
   local good_ids = {}
-  for i, c in ipairs(good) do good_ids[i] = c.id end
+  for i = 1, #good do good_ids[i] = good[i].id end
   local groups = groups_of(good_ids)
   local ready_adds, members, member_groups, member_dues = {}, {}, {}, {}
   local L = GL()
+  local run_writes = CS.run_writes
   -- Each lane's earliest candidate promoted here, and the lanes in the order they first appear.
   local first, first_order = {}, {}
-  for i, c in ipairs(good) do
-    local g = groups[i]
-    CLAIM.promoted_run(c)
+  for i = 1, #good do
+    local c, g = good[i], groups[i]
+    -- CLAIM.promoted_run, written out (this loop runs for every job of a backlog).
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
     if g == UNGROUPED then
       CLAIM.ready_add(ready_adds, c)
     else
@@ -117,16 +120,20 @@ end
 -- its tokens); lanes with none leave (`gone`).
 function TURNS.lanes_at_head(want, f, ready_count)
   local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
-  GL().load_groups(heads)
+  local L = GL()
+  L.load_groups(heads)
   if f.rated then RL().load(heads) end
-  local lanes, gone = {}, {}
-  for _, lane in ipairs(heads) do
+  local lanes, gone, states = {}, {}, L.GROUPS
+  for i = 1, #heads do
+    local lane = heads[i]
     local avail = 0
     if lane == UNGROUPED then
       avail = ready_count
     else
-      local st = GL().GROUPS[lane]
-      avail = math.min(math.max(0, GL().group_room(st)), st.w)
+      local st = states[lane]
+      avail = L.group_room(st)
+      if avail > st.w then avail = st.w end
+      if avail < 0 then avail = 0 end
       -- A group's tokens (one job takes at least one): a group with none leaves the rotation and
       -- is looked at again when they come back or its hold ends.
       if f.rated and avail > 0 then
@@ -150,7 +157,8 @@ function TURNS.pick(want, promote_limit, f)
   while total < want do
     round = round + 1
     local any = false
-    for i, l in ipairs(lanes) do
+    for i = 1, #lanes do
+      local l = lanes[i]
       if total < want and l.avail >= round then
         l.take = l.take + 1
         total = total + 1
@@ -163,7 +171,10 @@ function TURNS.pick(want, promote_limit, f)
   -- Take each lane's jobs from its line, in its order: one range read a lane (a line is a range
   -- of K_WAITING), then one removal and one read of bodies and run states for all the lanes.
   local cands, ids, taken_members = {}, {}, {}
-  for i, l in ipairs(lanes) do
+  local L = GL()
+  local states = L.GROUPS
+  for i = 1, #lanes do
+    local l = lanes[i]
     local first = #ids + 1
     if l.id == UNGROUPED then
       local ready_cands, ready_ids = CLAIM.pop_ready(l.take)
@@ -174,11 +185,12 @@ function TURNS.pick(want, promote_limit, f)
         ids[#ids + 1] = ready_ids[n]
       end
     else
-      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', '0', GL().text(l.take))
+      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', '0', L.text(l.take))
       -- A member is '<group>\0', 7 digits of priority, 16 of due time, 16 of seq, then the id
       -- (GL().waiting_parts, read here with the group known).
       local at = #l.id + 9
-      for _, member in ipairs(line) do
+      for n = 1, #line do
+        local member = line[n]
         taken_members[#taken_members + 1] = member
         local id = string.sub(member, at + 32)
         local c = CLAIM.candidate(id, tonumber(string.sub(member, at, at + 15)), false)
@@ -186,26 +198,29 @@ function TURNS.pick(want, promote_limit, f)
         cands[#cands + 1] = c
         ids[#ids + 1] = id
       end
-      local st = GL().GROUPS[l.id]
+      local st = states[l.id]
       st.w = st.w - #line
-      GL().touch_group(l.id)
+      L.touch_group(l.id)
     end
     l.got = #ids - first + 1
   end
   if #taken_members > 0 then call_chunked('ZREM', K_WAITING, taken_members) end
   -- Each lane's readable jobs, in its order (corrupt ones are buried, those whose body is gone dropped).
   local taken, lane_at = {}, {}
-  for i, l in ipairs(lanes) do
+  for i = 1, #lanes do
     taken[i] = {}
-    lane_at[l.id] = i
+    lane_at[lanes[i].id] = i
   end
-  for _, c in ipairs(CLAIM.readable(cands, ids, true)) do
+  local readable = CLAIM.readable(cands, ids, true)
+  for n = 1, #readable do
+    local c = readable[n]
     local t = taken[lane_at[c.lane]]
     t[#t + 1] = c
   end
   -- The hand-out in turn order: a lane's k-th job in its k-th round.
   local picked, next_of = {}, {}
-  for _, i in ipairs(turns) do
+  for n = 1, #turns do
+    local i = turns[n]
     local k = (next_of[i] or 0) + 1
     next_of[i] = k
     local c = taken[i][k]
@@ -220,12 +235,15 @@ end
 -- place, first in the next claim. Groups held back by their rate limit are booked in rate-wake.
 function TURNS.rotate_lanes(served, gone, ready_left, f, lane_got)
   local tail = {}
-  for _, l in ipairs(served) do
+  local L = GL()
+  local states, blocked = L.GROUPS, CS.rate_blocked
+  for i = 1, #served do
+    local l = served[i]
     local more
     if l.id == UNGROUPED then
       more = ready_left > 0
     else
-      more = not CS.rate_blocked[l.id] and GL().group_eligible(GL().GROUPS[l.id])
+      more = not blocked[l.id] and L.group_eligible(states[l.id])
     end
     if not more then
       gone[#gone + 1] = l.id
@@ -233,9 +251,9 @@ function TURNS.rotate_lanes(served, gone, ready_left, f, lane_got)
       tail[#tail + 1] = l.id
     end
   end
-  GL().lanes_remove(gone)
-  GL().lanes_add(tail, true)
-  GL().save_groups()
+  L.lanes_remove(gone)
+  L.lanes_add(tail, true)
+  L.save_groups()
   -- Looked at again when a token comes back or their hold ends (LT: an earlier booking stays;
   -- that look books the next).
   local looks = {}

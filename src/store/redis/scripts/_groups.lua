@@ -139,15 +139,16 @@ local function GL()
 
   -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
   function L.load_groups(ids)
-    local need, seen = {}, {}
-    for _, g in ipairs(ids) do
-      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+    local need, seen, states = {}, {}, L.GROUPS
+    for i = 1, #ids do
+      local g = ids[i]
+      if g ~= UNGROUPED and states[g] == nil and not seen[g] then
         seen[g] = true
         need[#need + 1] = g
       end
     end
     local vals = hmget(K_GROUPS, need)
-    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+    for i = 1, #need do states[need[i]] = L.parse_group(vals[i]) end
   end
 
   function L.group_state(g)
@@ -163,9 +164,10 @@ local function GL()
   end
 
   function L.save_groups()
-    local sets, dels = {}, {}
-    for _, g in ipairs(L.dirty_list) do
-      local s = L.GROUPS[g]
+    local sets, dels, states, dirty = {}, {}, L.GROUPS, L.dirty_list
+    for i = 1, #dirty do
+      local g = dirty[i]
+      local s = states[g]
       if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
@@ -181,8 +183,9 @@ local function GL()
     -- whose line was empty already (an ack of one of its jobs) costs no call. A line filled and
     -- emptied within one run keeps a stale entry, which stats drops when it meets it.
     local emptied = {}
-    for _, g in ipairs(L.dirty_list) do
-      local s = L.GROUPS[g]
+    for i = 1, #dirty do
+      local g = dirty[i]
+      local s = states[g]
       if s.w <= 0 and (s.w0 or 0) > 0 then emptied[#emptied + 1] = g end
       s.w0 = s.w
     end
@@ -252,9 +255,21 @@ local function GL()
     return k
   end
 
-  -- A job's member in its group's line, from the due time and seq as plain digits.
+  -- A job's member in its group's line, from the due time and seq as plain digits: the group,
+  -- '\0', the priority key, then ready_member_text's (written out in one concatenation, the
+  -- zeros that pad a number of each length made once per call).
+  local pads = {}
   function L.waiting_member_text(g, priority, due_s, seq_s, id)
-    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+    local due_pad, seq_pad = pads[#due_s], pads[#seq_s]
+    if not due_pad then
+      due_pad = string.sub(ZEROS, #due_s + 1)
+      pads[#due_s] = due_pad
+    end
+    if not seq_pad then
+      seq_pad = string.sub(ZEROS, #seq_s + 1)
+      pads[#seq_s] = seq_pad
+    end
+    return g .. '\0' .. (priority_keys[priority] or L.priority_key(priority)) .. due_pad .. due_s .. seq_pad .. seq_s .. id
   end
 
   function L.waiting_member(g, priority, due, seq, id)
@@ -274,25 +289,26 @@ local function GL()
   function L.wait_in_line(members, groups, dues)
     if #members == 0 then return end
     local adds = {}
-    for _, m in ipairs(members) do
-      adds[#adds + 1] = '0'
-      adds[#adds + 1] = m
+    for i = 1, #members do
+      adds[2 * i - 1] = '0'
+      adds[2 * i] = members[i]
     end
     call_chunked('ZADD', K_WAITING, adds)
     -- Each group's score in K_WAITING_DUE goes down to the earliest due time put in its line.
     local low, order = {}, {}
-    for i, m in ipairs(members) do
+    for i = 1, #members do
       local g = groups[i]
       local due = dues and dues[i]
       if not due then
-        local _, d = L.waiting_parts(m)
+        local _, d = L.waiting_parts(members[i])
         due = d
       end
       if low[g] == nil then order[#order + 1] = g end
       if low[g] == nil or due < low[g] then low[g] = due end
     end
     local dues = {}
-    for _, g in ipairs(order) do
+    for i = 1, #order do
+      local g = order[i]
       dues[#dues + 1] = L.text(low[g])
       dues[#dues + 1] = g
     end
@@ -300,8 +316,11 @@ local function GL()
       redis.call('ZADD', K_WAITING_DUE, 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
     end
     L.load_groups(groups)
-    for _, g in ipairs(groups) do
-      L.GROUPS[g].w = L.GROUPS[g].w + 1
+    local states = L.GROUPS
+    for i = 1, #groups do
+      local g = groups[i]
+      local s = states[g]
+      s.w = s.w + 1
       L.touch_group(g)
     end
   end
