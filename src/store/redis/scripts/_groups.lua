@@ -29,16 +29,17 @@ local HUGE = 1e15
 -- one string.format per ten numbers (glibc's formatting is most of what int() costs). Out of
 -- range, each is int()'s; a first number that is not a whole one gives the numbers themselves.
 local function int_texts(first, n)
-  local DIGITS = { [0] = '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
   local out = {}
   if first % 1 ~= 0 then
     for i = 1, n do out[i] = first + i - 1 end
     return out
   end
-  if first < 0 or first + n > 2 ^ 53 then
+  -- A few: int() each costs less than the digits' table.
+  if n < 4 or first < 0 or first + n > 2 ^ 53 then
     for i = 1, n do out[i] = int(first + i - 1) end
     return out
   end
+  local DIGITS = { [0] = '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
   local hi = math.floor(first / 10)
   local lo = first - hi * 10
   local hi_s = hi > 0 and int(hi) or ''
