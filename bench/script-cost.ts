@@ -14,7 +14,9 @@
  * - single adds and claims of one job (a call's fixed cost on every job);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
- * Options: --jobs <n> (5,000), --batch <n> (100), --json.
+ * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
+ * whose name holds it: 'groups', 'one ms', ...), --keep (keeps the callgrind dumps, one per
+ * phase, and prints their folder, for callgrind_annotate).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -26,7 +28,13 @@ import { Queue, RedisStore } from '../src/index.js';
 import type { CompleteRef } from '../src/store/store.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '5000' }, batch: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } },
+  options: {
+    jobs: { type: 'string', default: '5000' },
+    batch: { type: 'string', default: '100' },
+    json: { type: 'boolean', default: false },
+    only: { type: 'string', default: '' },
+    keep: { type: 'boolean', default: false },
+  },
 });
 const N = Number(values.jobs);
 const BATCH = Number(values.batch);
@@ -65,6 +73,8 @@ function instructions(): number {
 const store = new RedisStore({ connection: server.url });
 const rows: { scenario: string; script: string; instructionsPerJob: number; jobs: number }[] = [];
 let queueNo = 0;
+/** Whether a scenario runs (--only). */
+const wanted = (scenario: string): boolean => scenario.includes(values.only ?? '');
 
 async function addJobs(queue: Queue, firstDue: number, spreadMs: number, n: number): Promise<void> {
   for (let i = 0; i < n; i += 1000) {
@@ -100,16 +110,16 @@ async function backlog(scenario: string, spreadMs: number): Promise<void> {
 }
 
 // Bulk add of delayed jobs.
-{
+if (wanted(`addBulk of ${N} delayed jobs`)) {
   const queue = new Queue(`cost-${++queueNo}`, { store });
   instructions();
   await addJobs(queue, Date.now() + 3_600_000, 60_000, N);
   rows.push({ scenario: `addBulk of ${N} delayed jobs`, script: 'add', instructionsPerJob: instructions() / N, jobs: N });
 }
-await backlog(`backlog of ${N} due at one ms`, 0);
-await backlog(`backlog of ${N} due over ${N} ms`, N);
+if (wanted(`backlog of ${N} due at one ms`)) await backlog(`backlog of ${N} due at one ms`, 0);
+if (wanted(`backlog of ${N} due over ${N} ms`)) await backlog(`backlog of ${N} due over ${N} ms`, N);
 // A worker that keeps up: each claim finds half a batch due.
-{
+if (wanted(`claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)`)) {
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
   let claimed = 0;
@@ -136,7 +146,7 @@ await backlog(`backlog of ${N} due over ${N} ms`, N);
 // One job a call: what a call costs whatever its size (the library's per-call setup, the
 // command's own work) weighs on every job. Single adds awaited one by one (no batching), and a
 // worker that finds one job at a time.
-{
+if (wanted('single adds, one at a time') || wanted('claims and acks of one job')) {
   const SINGLE = Math.min(N, 200);
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
@@ -162,7 +172,7 @@ await backlog(`backlog of ${N} due over ${N} ms`, N);
   rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE });
 }
 // Grouped dispatch: the backlog spread over 1,000 groups (turns between them in every claim).
-{
+if (wanted(`backlog of ${N} in 1,000 groups`)) {
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
   const due = (await server.client().time()).map(Number);
@@ -177,7 +187,8 @@ await backlog(`backlog of ${N} due over ${N} ms`, N);
 
 await store.close();
 await server.stop();
-rmSync(dumps, { recursive: true, force: true });
+if (values.keep) console.error(`callgrind dumps kept in ${dumps}`);
+else rmSync(dumps, { recursive: true, force: true });
 
 if (values.json) console.log(JSON.stringify({ batch: BATCH, rows }, null, 2));
 else {

@@ -73,6 +73,7 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
   local now_s = int(now)
   local token_prefix = now_s .. '-'
   local token_base = take_seq(#picked)
+  local token_texts = int_texts(token_base + 1, #picked)
   local actives, groups, run_writes, group_lines = {}, {}, CS.run_writes, CS.group_lines
   -- The reply's positions read once (locals, not a table lookup per job and field).
   local at_id, at_body, at_attempt, at_due, at_token = RE.id, RE.body, RE.attempt, RE.due_ms, RE.token_number
@@ -90,7 +91,7 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     groups[i] = group
     local r = c.r
     local attempt = r.a + 1
-    local token = token_prefix .. int(token_base + i)
+    local token = token_prefix .. token_texts[i]
     run_writes[#run_writes + 1] = c.id
     if attempt == 1 and c.due_s and not r.s and not r.e then
       -- A first hand-out, the common case: encode_run's text, from text already at hand.
@@ -101,7 +102,8 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     actives[#actives + 1] = deadline_s
     actives[#actives + 1] = c.id
     local n = #out
-    if group ~= UNGROUPED then group_lines[#group_lines + 1] = ((n - R_EACH_FIRST + 1) / R_EACH_SIZE + 1) .. '\t' .. group .. '\n' end
+    -- The job's position in the reply is i (int: `..` would write the number with %.14g).
+    if group ~= UNGROUPED then group_lines[#group_lines + 1] = int(i) .. '\t' .. group .. '\n' end
     out[n + at_id] = c.id
     out[n + at_body] = c.body
     out[n + at_attempt] = attempt

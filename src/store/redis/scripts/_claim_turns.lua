@@ -17,6 +17,11 @@ function TURNS.earlier(x, y)
   return x.seq < y.seq
 end
 
+-- TURNS.earlier of two { g = lane, c = its earliest candidate }.
+function TURNS.entry_earlier(x, y)
+  return TURNS.earlier(x.c, y.c)
+end
+
 -- Due jobs go to their lanes: those of no group to the ready set, those of a group to its line;
 -- lanes that now have due jobs and room (and groups whose tokens came back) join the rotation.
 -- Returns the number of jobs in the ready set after.
@@ -25,26 +30,39 @@ function TURNS.promote_to_lanes(promote_limit, f)
   local due, due_ids = CLAIM.take_due(promote_limit)
   local good = CLAIM.readable(due, due_ids)
   local good_ids = {}
-  for i, c in ipairs(good) do good_ids[i] = c.id end
+  for i = 1, #good do good_ids[i] = good[i].id end
   local groups = groups_of(good_ids)
-  local ready_adds, members, member_groups = {}, {}, {}
-  local first = {} -- lane -> its earliest candidate promoted here
-  for i, c in ipairs(good) do
-    local g = groups[i]
-    CLAIM.promoted_run(c)
+  local ready_adds, members, member_groups, member_dues = {}, {}, {}, {}
+  local L = GL()
+  local run_writes = CS.run_writes
+  -- Each lane's earliest candidate promoted here, and the lanes in the order they first appear.
+  local first, first_order = {}, {}
+  for i = 1, #good do
+    local c, g = good[i], groups[i]
+    -- CLAIM.promoted_run, written out (this loop runs for every job of a backlog).
+    run_writes[#run_writes + 1] = c.id
+    if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
     if g == UNGROUPED then
       CLAIM.ready_add(ready_adds, c)
-    elseif c.due_s then
-      members[#members + 1] = GL().waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
-      member_groups[#member_groups + 1] = g
     else
-      members[#members + 1] = GL().waiting_member(g, c.priority, c.due, c.seq, c.id)
-      member_groups[#member_groups + 1] = g
+      local n = #members + 1
+      if c.due_s then
+        members[n] = L.waiting_member_text(g, c.priority, c.due_s, c.seq_s, c.id)
+      else
+        members[n] = L.waiting_member(g, c.priority, c.due, c.seq, c.id)
+      end
+      member_groups[n], member_dues[n] = g, math.max(0, c.due or 0)
     end
-    if not first[g] or TURNS.earlier(c, first[g]) then first[g] = c end
+    local e = first[g]
+    if not e then
+      first[g] = c
+      first_order[#first_order + 1] = g
+    elseif c.due < e.due or (c.due == e.due and c.seq < e.seq) then
+      first[g] = c
+    end
   end
   if #ready_adds > 0 then call_chunked('ZADD', K_READY, ready_adds) end
-  GL().wait_in_line(members, member_groups)
+  L.wait_in_line(members, member_groups, member_dues)
   -- Groups whose tokens come back or whose hold ends now (rate-wake): their expired tokens are
   -- given back, the next look is booked while they hold tokens or a hold, and those with due jobs
   -- and room join the rotation after the lanes that got jobs here.
@@ -73,12 +91,24 @@ function TURNS.promote_to_lanes(promote_limit, f)
   -- due here, first).
   local joining = {}
   if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
-  local rest = {}
-  for g, c in pairs(first) do
-    if g == UNGROUPED or GL().group_room(GL().group_state(g)) > 0 then rest[#rest + 1] = { g = g, c = c } end
+  -- Due jobs come in due order (and add order within a millisecond on a queue whose scheduled set
+  -- keeps it), so the lanes usually appear in that order already: one pass checks it, and only a
+  -- lane out of order costs a sort.
+  local rest, sorted = {}, true
+  for _, g in ipairs(first_order) do
+    if g == UNGROUPED or L.group_room(L.group_state(g)) > 0 then
+      local n = #rest + 1
+      rest[n] = g
+      if n > 1 and sorted and TURNS.earlier(first[g], first[rest[n - 1]]) then sorted = false end
+    end
   end
-  table.sort(rest, function(x, y) return TURNS.earlier(x.c, y.c) end)
-  for _, e in ipairs(rest) do joining[#joining + 1] = e.g end
+  if not sorted then
+    local entries = {}
+    for i, g in ipairs(rest) do entries[i] = { g = g, c = first[g] } end
+    table.sort(entries, TURNS.entry_earlier)
+    for i, e in ipairs(entries) do rest[i] = e.g end
+  end
+  for _, g in ipairs(rest) do joining[#joining + 1] = g end
   for _, g in ipairs(visited) do
     if not first[g] and GL().group_eligible(GL().GROUPS[g]) then joining[#joining + 1] = g end
   end
@@ -90,16 +120,20 @@ end
 -- its tokens); lanes with none leave (`gone`).
 function TURNS.lanes_at_head(want, f, ready_count)
   local heads = redis.call('ZRANGE', K_LANES, 0, want - 1)
-  GL().load_groups(heads)
+  local L = GL()
+  L.load_groups(heads)
   if f.rated then RL().load(heads) end
-  local lanes, gone = {}, {}
-  for _, lane in ipairs(heads) do
+  local lanes, gone, states = {}, {}, L.GROUPS
+  for i = 1, #heads do
+    local lane = heads[i]
     local avail = 0
     if lane == UNGROUPED then
       avail = ready_count
     else
-      local st = GL().GROUPS[lane]
-      avail = math.min(math.max(0, GL().group_room(st)), st.w)
+      local st = states[lane]
+      avail = L.group_room(st)
+      if avail > st.w then avail = st.w end
+      if avail < 0 then avail = 0 end
       -- A group's tokens (one job takes at least one): a group with none leaves the rotation and
       -- is looked at again when they come back or its hold ends.
       if f.rated and avail > 0 then
@@ -123,7 +157,8 @@ function TURNS.pick(want, promote_limit, f)
   while total < want do
     round = round + 1
     local any = false
-    for i, l in ipairs(lanes) do
+    for i = 1, #lanes do
+      local l = lanes[i]
       if total < want and l.avail >= round then
         l.take = l.take + 1
         total = total + 1
@@ -133,32 +168,59 @@ function TURNS.pick(want, promote_limit, f)
     end
     if not any then break end
   end
-  -- Take each lane's jobs from its line, in its order.
-  local taken = {}
-  for i, l in ipairs(lanes) do
-    local cands, ids = {}, {}
+  -- Take each lane's jobs from its line, in its order: one range read a lane (a line is a range
+  -- of K_WAITING), then one removal and one read of bodies and run states for all the lanes.
+  local cands, ids, taken_members = {}, {}, {}
+  local L = GL()
+  local states = L.GROUPS
+  for i = 1, #lanes do
+    local l = lanes[i]
+    local first = #ids + 1
     if l.id == UNGROUPED then
-      cands, ids = CLAIM.pop_ready(l.take)
-      ready_count = ready_count - #ids
-    else
-      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', 0, l.take)
-      if #line > 0 then call_chunked('ZREM', K_WAITING, line) end
-      for n, member in ipairs(line) do
-        local _, due_ms, _, id = GL().waiting_parts(member)
-        ids[n] = id
-        cands[n] = CLAIM.candidate(id, due_ms, false)
+      local ready_cands, ready_ids = CLAIM.pop_ready(l.take)
+      ready_count = ready_count - #ready_ids
+      for n, c in ipairs(ready_cands) do
+        c.lane = l.id
+        cands[#cands + 1] = c
+        ids[#ids + 1] = ready_ids[n]
       end
-      local st = GL().GROUPS[l.id]
+    else
+      local line = redis.call('ZRANGEBYLEX', K_WAITING, '[' .. l.id .. '\0', '(' .. l.id .. '\1', 'LIMIT', '0', L.text(l.take))
+      -- A member is '<group>\0', 7 digits of priority, 16 of due time, 16 of seq, then the id
+      -- (GL().waiting_parts, read here with the group known).
+      local at = #l.id + 9
+      for n = 1, #line do
+        local member = line[n]
+        taken_members[#taken_members + 1] = member
+        local id = string.sub(member, at + 32)
+        local c = CLAIM.candidate(id, tonumber(string.sub(member, at, at + 15)), false)
+        c.lane = l.id
+        cands[#cands + 1] = c
+        ids[#ids + 1] = id
+      end
+      local st = states[l.id]
       st.w = st.w - #line
-      GL().touch_group(l.id)
+      L.touch_group(l.id)
     end
-    for _, c in ipairs(cands) do c.lane = l.id end
-    taken[i] = CLAIM.readable(cands, ids, true)
-    l.got = #ids
+    l.got = #ids - first + 1
+  end
+  if #taken_members > 0 then call_chunked('ZREM', K_WAITING, taken_members) end
+  -- Each lane's readable jobs, in its order (corrupt ones are buried, those whose body is gone dropped).
+  local taken, lane_at = {}, {}
+  for i = 1, #lanes do
+    taken[i] = {}
+    lane_at[lanes[i].id] = i
+  end
+  local readable = CLAIM.readable(cands, ids, true)
+  for n = 1, #readable do
+    local c = readable[n]
+    local t = taken[lane_at[c.lane]]
+    t[#t + 1] = c
   end
   -- The hand-out in turn order: a lane's k-th job in its k-th round.
   local picked, next_of = {}, {}
-  for _, i in ipairs(turns) do
+  for n = 1, #turns do
+    local i = turns[n]
     local k = (next_of[i] or 0) + 1
     next_of[i] = k
     local c = taken[i][k]
@@ -173,12 +235,15 @@ end
 -- place, first in the next claim. Groups held back by their rate limit are booked in rate-wake.
 function TURNS.rotate_lanes(served, gone, ready_left, f, lane_got)
   local tail = {}
-  for _, l in ipairs(served) do
+  local L = GL()
+  local states, blocked = L.GROUPS, CS.rate_blocked
+  for i = 1, #served do
+    local l = served[i]
     local more
     if l.id == UNGROUPED then
       more = ready_left > 0
     else
-      more = not CS.rate_blocked[l.id] and GL().group_eligible(GL().GROUPS[l.id])
+      more = not blocked[l.id] and L.group_eligible(states[l.id])
     end
     if not more then
       gone[#gone + 1] = l.id
@@ -186,9 +251,9 @@ function TURNS.rotate_lanes(served, gone, ready_left, f, lane_got)
       tail[#tail + 1] = l.id
     end
   end
-  GL().lanes_remove(gone)
-  GL().lanes_add(tail, true)
-  GL().save_groups()
+  L.lanes_remove(gone)
+  L.lanes_add(tail, true)
+  L.save_groups()
   -- Looked at again when a token comes back or their hold ends (LT: an earlier booking stays;
   -- that look books the next).
   local looks = {}

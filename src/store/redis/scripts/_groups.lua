@@ -25,6 +25,35 @@ until the first entry is exact, which is then the earliest of all (see stats.lua
 local UNGROUPED = ''
 local HUGE = 1e15
 
+-- The texts of n whole numbers from `first` on, as int() writes them, made by appending a digit:
+-- one string.format per ten numbers (glibc's formatting is most of what int() costs). Out of
+-- range, each is int()'s; a first number that is not a whole one gives the numbers themselves.
+local function int_texts(first, n)
+  local out = {}
+  if first % 1 ~= 0 then
+    for i = 1, n do out[i] = first + i - 1 end
+    return out
+  end
+  -- A few: int() each costs less than the digits' table.
+  if n < 4 or first < 0 or first + n > 2 ^ 53 then
+    for i = 1, n do out[i] = int(first + i - 1) end
+    return out
+  end
+  local DIGITS = { [0] = '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
+  local hi = math.floor(first / 10)
+  local lo = first - hi * 10
+  local hi_s = hi > 0 and int(hi) or ''
+  for i = 1, n do
+    out[i] = hi_s .. DIGITS[lo]
+    lo = lo + 1
+    if lo == 10 then
+      lo, hi = 0, hi + 1
+      hi_s = int(hi)
+    end
+  end
+  return out
+end
+
 -- A rate limit { max, per } from two stored numbers, or false.
 local function rate_of(max, per)
   max, per = as_int(max), as_int(per)
@@ -68,17 +97,40 @@ local function GL()
   -- HSET (and one HDEL for those back to nothing) by save_groups.
   L.GROUPS, L.dirty, L.dirty_list = {}, {}, {}
 
+  -- Counts as text and text as counts, each made once per call: a group's state is read and
+  -- written once per claim or ack, and tonumber / string.format cost more than a table look-up
+  -- (most groups share a few small counts).
+  local numbers, texts = {}, {}
+  function L.number(s)
+    local n = numbers[s]
+    if n == nil then
+      n = tonumber(s)
+      numbers[s] = n
+    end
+    return n
+  end
+  function L.text(n)
+    local t = texts[n]
+    if t == nil then
+      t = int(n)
+      texts[n] = t
+    end
+    return t
+  end
+
   function L.parse_group(s)
     local g = { r = 0, w = 0, l = false, p = false, rate = false }
     if s then
       local r, w, l, p, rest = string.match(s, '^(%d+):(%d+):(%d*):(1?)(.*)$')
       -- A state that does not read starts from nothing (verify() reports the counts that disagree).
       if r and #r < 17 and #w < 17 and #l < 17 then
-        g.r, g.w, g.p = tonumber(r), tonumber(w), p == '1'
-        if l ~= '' then g.l = tonumber(l) end
+        g.r, g.w, g.p = L.number(r), L.number(w), p == '1'
+        if l ~= '' then g.l = L.number(l) end
         -- The optional fifth field: its own rate limit, `<max>/<per ms>`.
-        local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
-        if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+        if rest ~= '' then
+          local rm, rp = string.match(rest, '^:(%d+)/(%d+)$')
+          if rm and #rm < 17 and #rp < 17 then g.rate = rate_of(rm, rp) end
+        end
       end
     end
     -- Its waiting count as read: save_groups drops a line that this run emptied from K_WAITING_DUE.
@@ -88,15 +140,16 @@ local function GL()
 
   -- Loads the states of these groups (UNGROUPED and those loaded already are skipped).
   function L.load_groups(ids)
-    local need, seen = {}, {}
-    for _, g in ipairs(ids) do
-      if g ~= UNGROUPED and L.GROUPS[g] == nil and not seen[g] then
+    local need, seen, states = {}, {}, L.GROUPS
+    for i = 1, #ids do
+      local g = ids[i]
+      if g ~= UNGROUPED and states[g] == nil and not seen[g] then
         seen[g] = true
         need[#need + 1] = g
       end
     end
     local vals = hmget(K_GROUPS, need)
-    for i, g in ipairs(need) do L.GROUPS[g] = L.parse_group(vals[i]) end
+    for i = 1, #need do states[need[i]] = L.parse_group(vals[i]) end
   end
 
   function L.group_state(g)
@@ -112,14 +165,15 @@ local function GL()
   end
 
   function L.save_groups()
-    local sets, dels = {}, {}
-    for _, g in ipairs(L.dirty_list) do
-      local s = L.GROUPS[g]
+    local sets, dels, states, dirty = {}, {}, L.GROUPS, L.dirty_list
+    for i = 1, #dirty do
+      local g = dirty[i]
+      local s = states[g]
       if s.r <= 0 and s.w <= 0 and not s.l and not s.p and not s.rate then
         dels[#dels + 1] = g
       else
         sets[#sets + 1] = g
-        local text = int(math.max(0, s.r)) .. ':' .. int(math.max(0, s.w)) .. ':' .. (s.l and int(s.l) or '') .. ':' .. (s.p and '1' or '')
+        local text = L.text(s.r > 0 and s.r or 0) .. ':' .. L.text(s.w > 0 and s.w or 0) .. ':' .. (s.l and L.text(s.l) or '') .. ':' .. (s.p and '1' or '')
         if s.rate then text = text .. ':' .. int(s.rate.max) .. '/' .. int(s.rate.per) end
         sets[#sets + 1] = text
       end
@@ -130,8 +184,9 @@ local function GL()
     -- whose line was empty already (an ack of one of its jobs) costs no call. A line filled and
     -- emptied within one run keeps a stale entry, which stats drops when it meets it.
     local emptied = {}
-    for _, g in ipairs(L.dirty_list) do
-      local s = L.GROUPS[g]
+    for i = 1, #dirty do
+      local g = dirty[i]
+      local s = states[g]
       if s.w <= 0 and (s.w0 or 0) > 0 then emptied[#emptied + 1] = g end
       s.w0 = s.w
     end
@@ -158,20 +213,22 @@ local function GL()
   end
 
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
-  function L.next_turn()
+  -- The texts of the next n turns.
+  function L.next_turns(n)
     if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
-    L.last_turn = L.last_turn + 1
-    return L.last_turn
+    local texts = int_texts(L.last_turn + 1, n)
+    L.last_turn = L.last_turn + n
+    return texts
   end
 
   -- Lanes join the rotation's tail in the order given (ZADD NX: those in keep their place), or
   -- (`to_tail`) move there.
   function L.lanes_add(list, to_tail)
     if #list == 0 then return end
-    local adds = {}
-    for _, lane in ipairs(list) do
-      adds[#adds + 1] = L.next_turn()
-      adds[#adds + 1] = lane
+    local adds, turns = {}, L.next_turns(#list)
+    for i = 1, #list do
+      adds[2 * i - 1] = turns[i]
+      adds[2 * i] = list[i]
     end
     for i = 1, #adds, CHUNK do
       if to_tail then
@@ -188,13 +245,32 @@ local function GL()
 
   -- Priority as 7 digits that sort higher priorities first (priorities are within +-1,000,000;
   -- one outside, written by hand, is clamped: it orders first or last, and is still found).
+  -- Made once per priority and call (most jobs share one or two).
+  local priority_keys = {}
   function L.priority_key(p)
-    return string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+    local k = priority_keys[p]
+    if not k then
+      k = string.format('%07d', math.max(0, math.min(2000000, 1000000 - p)))
+      priority_keys[p] = k
+    end
+    return k
   end
 
-  -- A job's member in its group's line, from the due time and seq as plain digits.
+  -- A job's member in its group's line, from the due time and seq as plain digits: the group,
+  -- '\0', the priority key, then ready_member_text's (written out in one concatenation, the
+  -- zeros that pad a number of each length made once per call).
+  local pads = {}
   function L.waiting_member_text(g, priority, due_s, seq_s, id)
-    return g .. '\0' .. L.priority_key(priority) .. ready_member_text(due_s, seq_s, id)
+    local due_pad, seq_pad = pads[#due_s], pads[#seq_s]
+    if not due_pad then
+      due_pad = string.sub(ZEROS, #due_s + 1)
+      pads[#due_s] = due_pad
+    end
+    if not seq_pad then
+      seq_pad = string.sub(ZEROS, #seq_s + 1)
+      pads[#seq_s] = seq_pad
+    end
+    return g .. '\0' .. (priority_keys[priority] or L.priority_key(priority)) .. due_pad .. due_s .. seq_pad .. seq_s .. id
   end
 
   function L.waiting_member(g, priority, due, seq, id)
@@ -209,34 +285,43 @@ local function GL()
   end
 
   -- Puts due jobs of groups in their lines: `members` are waiting members, `groups` their groups
-  -- (aligned), counted as waiting there. The caller puts the groups in the rotation.
-  function L.wait_in_line(members, groups)
+  -- and `dues` (optional: read from the members when nil) their due times (aligned), counted as
+  -- waiting there. The caller puts the groups in the rotation.
+  function L.wait_in_line(members, groups, dues)
     if #members == 0 then return end
     local adds = {}
-    for _, m in ipairs(members) do
-      adds[#adds + 1] = 0
-      adds[#adds + 1] = m
+    for i = 1, #members do
+      adds[2 * i - 1] = '0'
+      adds[2 * i] = members[i]
     end
     call_chunked('ZADD', K_WAITING, adds)
     -- Each group's score in K_WAITING_DUE goes down to the earliest due time put in its line.
     local low, order = {}, {}
-    for i, m in ipairs(members) do
+    for i = 1, #members do
       local g = groups[i]
-      local _, due = L.waiting_parts(m)
+      local due = dues and dues[i]
+      if not due then
+        local _, d = L.waiting_parts(members[i])
+        due = d
+      end
       if low[g] == nil then order[#order + 1] = g end
       if low[g] == nil or due < low[g] then low[g] = due end
     end
     local dues = {}
-    for _, g in ipairs(order) do
-      dues[#dues + 1] = int(low[g])
+    for i = 1, #order do
+      local g = order[i]
+      dues[#dues + 1] = L.text(low[g])
       dues[#dues + 1] = g
     end
     for i = 1, #dues, CHUNK do
       redis.call('ZADD', K_WAITING_DUE, 'LT', unpack(dues, i, math.min(i + CHUNK - 1, #dues)))
     end
     L.load_groups(groups)
-    for _, g in ipairs(groups) do
-      L.GROUPS[g].w = L.GROUPS[g].w + 1
+    local states = L.GROUPS
+    for i = 1, #groups do
+      local g = groups[i]
+      local s = states[g]
+      s.w = s.w + 1
       L.touch_group(g)
     end
   end

@@ -56,16 +56,17 @@ end
 local function enter_active(pairs_, groups)
   if #pairs_ == 0 then return end
   call_chunked('ZADD', K_ACTIVE, pairs_)
-  local any = false
-  for _, g in ipairs(groups) do
+  local L = nil
+  for i = 1, #groups do
+    local g = groups[i]
     if g ~= UNGROUPED then
-      local s = GL().group_state(g)
+      L = L or GL()
+      local s = L.group_state(g)
       s.r = s.r + 1
-      GL().touch_group(g)
-      any = true
+      L.touch_group(g)
     end
   end
-  if any then GL().save_groups() end
+  if L then L.save_groups() end
 end
 
 -- Out of active: every way a lease ends goes through here, whatever happens to the job next.
@@ -80,9 +81,11 @@ local function leave_active(ids)
   call_chunked('ZREM', K_ACTIVE, ids)
   if f.grouped then
     local groups = groups_of(ids)
-    GL().load_groups(groups)
+    local L = GL()
+    L.load_groups(groups)
     local freed, order = {}, {}
-    for _, g in ipairs(groups) do
+    for i = 1, #groups do
+      local g = groups[i]
       if g ~= UNGROUPED then
         if not freed[g] then
           freed[g] = 0
@@ -91,16 +94,17 @@ local function leave_active(ids)
         freed[g] = freed[g] + 1
       end
     end
-    local joining = {}
-    for _, g in ipairs(order) do
-      local s = GL().GROUPS[g]
-      local had_room = GL().group_room(s) > 0
+    local joining, states = {}, L.GROUPS
+    for i = 1, #order do
+      local g = order[i]
+      local s = states[g]
+      local had_room = L.group_room(s) > 0
       s.r = math.max(0, s.r - freed[g])
-      GL().touch_group(g)
-      if s.w > 0 and not had_room and GL().group_room(s) > 0 then joining[#joining + 1] = g end
+      L.touch_group(g)
+      if s.w > 0 and not had_room and L.group_room(s) > 0 then joining[#joining + 1] = g end
     end
-    GL().save_groups()
-    GL().lanes_add(joining, false)
+    L.save_groups()
+    L.lanes_add(joining, false)
     if #joining > 0 then wake = true end
   end
   if wake then wake_now() end
