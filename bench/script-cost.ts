@@ -11,6 +11,8 @@
  *   passes through the ready set, as ties in one millisecond are ordered by add order there);
  * - the same for a backlog due over many milliseconds;
  * - claims that find no more due jobs than they take (a worker that keeps up: no ready set);
+ * - a worker's cycle: each claim of a backlog followed by the ack of the batch before (the run
+ *   states of one to two batches alive, as a Worker has them);
  * - single adds and claims of one job (a call's fixed cost on every job);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
@@ -141,6 +143,37 @@ if (wanted(`claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)
   const scenario = `claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)`;
   rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
   rows.push({ scenario, script: 'complete', instructionsPerJob: completed / jobs, jobs });
+}
+
+// A worker's cycle, as the Worker runs one: each claim is followed by the ack of the batch before,
+// so one to two batches are in flight (their run states and active entries live while others
+// are written and read). A warm-up of 10 claims first, then the figures of the rest.
+if (wanted(`a worker's cycle`)) {
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - 10_000, 0, N + 10 * BATCH);
+  let held: CompleteRef[] = [];
+  let claimed = 0;
+  let completed = 0;
+  let jobs = 0;
+  let acked = 0;
+  for (let round = 0; ; round++) {
+    if (round === 10) instructions();
+    const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
+    if (round >= 10) claimed += instructions();
+    await store.complete(name, held);
+    if (round >= 10) {
+      completed += instructions();
+      acked += held.length;
+      jobs += res.jobs.length;
+    }
+    held = res.jobs.map((j) => ({ id: j.id, token: j.token }));
+    if (res.jobs.length === 0) break;
+  }
+  const scenario = `a worker's cycle (claims of ${BATCH}, each then acking the batch before)`;
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / acked, jobs: acked });
 }
 
 // One job a call: what a call costs whatever its size (the library's per-call setup, the
