@@ -16,6 +16,7 @@ import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { scheduledIds } from '../helpers/scheduled.js';
+import { queueDump } from '../helpers/queue-dump.js';
 
 const fx = useRedis();
 const manifest = protocolManifest();
@@ -36,15 +37,7 @@ function packedCall(q: string, items: (string | number)[][], args: Record<string
   return runScript(fx.client, 'add', keys, argv);
 }
 
-/** Every key of the queue, byte for byte (DUMP), and the registry. */
-async function snapshot(q: string): Promise<Record<string, string | null>> {
-  const out: Record<string, string | null> = {};
-  for (const key of [...(await fx.client.keys(`dq:{${q}}:*`)), 'dq:queues'].sort()) {
-    const dump = await fx.client.dumpBuffer(key);
-    out[key] = dump === null ? null : dump.toString('hex');
-  }
-  return out;
-}
+const snapshot = (q: string) => queueDump(fx.client, q);
 
 /** A stored body without its seq and created time: what the producer decided. */
 const decided = (body: string | null) => body?.replace(/^\d+:\d+:/, '');

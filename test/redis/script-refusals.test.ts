@@ -21,6 +21,7 @@ import { uniqueName } from '../helpers/names.js';
 import { callScript } from '../helpers/protocol-call.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
+import { queueDump } from '../helpers/queue-dump.js';
 
 const fx = useRedis();
 const manifest = protocolManifest();
@@ -129,15 +130,7 @@ function badValues(r: ArgRule): string[] {
   return [];
 }
 
-/** Every key of the queue (request memos included) and the registry, as DUMP bytes. */
-async function snapshot(q: string): Promise<Record<string, string | null>> {
-  const out: Record<string, string | null> = {};
-  for (const key of [...(await fx.client.keys(`dq:{${q}}:*`)), 'dq:queues'].sort()) {
-    const dump = await fx.client.dumpBuffer(key);
-    out[key] = dump === null ? null : dump.toString('hex');
-  }
-  return out;
-}
+const snapshot = (q: string) => queueDump(fx.client, q);
 
 interface Case {
   field: string;
