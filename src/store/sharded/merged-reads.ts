@@ -33,8 +33,12 @@ export async function mergedStats(inner: Store, queue: string, r: Resolved, wind
   const left = everyShardName(queue, r.layout).filter((m) => !listed.has(m));
   const [all, gone] = await Promise.all([Promise.all(r.members.map((m) => inner.stats(m, windowMs))), Promise.all(left.map((m) => inner.stats(m, 0)))]);
   const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
-  const next = defined(all.map((s) => s.nextDueInMs));
-  const lag = defined(all.map((s) => s.oldestDueAgeMs));
+  // Each shard answers from its own read of the clock, a few ms apart on a busy server (its
+  // stats script waits for the other shards'). The merged answer's times are all relative to
+  // one now, the latest read: each shard's due times are found again from its own now.
+  const nowMs = Math.max(...all.map((s) => s.nowMs));
+  const next = defined(all.map((s) => (s.nextDueInMs === undefined ? undefined : Math.max(0, s.nowMs + s.nextDueInMs - nowMs))));
+  const lag = defined(all.map((s) => (s.oldestDueAgeMs === undefined ? undefined : nowMs - s.nowMs + s.oldestDueAgeMs)));
   const streams = defined([...all, ...gone].map((s) => s.eventStreamLength));
   const total = (k: 'scheduled' | 'ready' | 'active' | 'dead' | 'dueWithinWindow' | 'completedTotal' | 'completed' | 'workers' | 'heldJobs') =>
     sum(all.map((s) => s[k]));
@@ -47,7 +51,7 @@ export async function mergedStats(inner: Store, queue: string, r: Resolved, wind
     nextDueInMs: next.length > 0 ? Math.min(...next) : undefined,
     dueWithinWindow: total('dueWithinWindow'),
     windowMs,
-    nowMs: all[0]!.nowMs,
+    nowMs,
     paused: all.some((s) => s.paused),
     eventStreamLength: streams.length > 0 ? sum(streams) : undefined,
     completedTotal: total('completedTotal') + sum(gone.map((s) => s.completedTotal)),
