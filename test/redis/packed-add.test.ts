@@ -14,6 +14,7 @@ import { runScript } from '../../src/store/redis/scripts.js';
 import type { NewJob } from '../../src/store/store.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
+import { callHead } from '../helpers/protocol-call.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { scheduledIds } from '../helpers/scheduled.js';
 import { queueDump } from '../helpers/queue-dump.js';
@@ -23,16 +24,7 @@ const manifest = protocolManifest();
 
 /** add.lua run by hand with packed items [id, data (the tail), delay_ms, run_at], as a foreign producer would. */
 function packedCall(q: string, items: (string | number)[][], args: Record<string, string | number> = {}) {
-  const s = manifest.scripts.add;
-  const root = `dq:{${q}}:`;
-  const all: Record<string, string | number> = { item_fields: 'packed', memo_ms: 60_000, ...args };
-  const keys = s.keys.map((k) =>
-    k.key
-      .replace('<prefix>', 'dq')
-      .replace('<queue>', q)
-      .replace(/req:<request id>.*$/, `req:${all.request_id || 'none'}`),
-  );
-  const argv = s.args.map((a) => (a.name === 'root' ? root : a.name === 'wake' ? `${root}wake` : String(all[a.name] ?? '')));
+  const { keys, argv } = callHead('add', q, { item_fields: 'packed', memo_ms: 60_000, ...args });
   for (const item of items) argv.push(...item.map(String));
   return runScript(fx.client, 'add', keys, argv);
 }

@@ -144,20 +144,15 @@ end
 
 -- The leading flag: 1 when this add made the queue's keys (set below).
 local out = reply({ made = 0 })
--- The positions are read once (locals, not a table lookup per job and field).
 -- The state an earlier item of this call will be written in: held while dependencies it waits
 -- for have not ended (HOLDS.plan gave it pending ones), else scheduled.
 local function planned_state(j)
   return (j.pending and #j.pending > 0) and PLACE.held or PLACE.scheduled
 end
 
-local AT_CODE, AT_STATE, AT_DUE, AT_HOLDER = RE.code, RE.state, RE.due_ms, RE.holder
+-- A job's answer, and one that exists, written as the packed path writes them (_add_packed.lua).
 local function answer(code, state, due, holder)
-  local n = #out
-  out[n + AT_CODE] = code
-  out[n + AT_STATE] = state
-  out[n + AT_DUE] = due
-  out[n + AT_HOLDER] = holder
+  ADD_PACKED.answer(out, code, state, due, holder)
 end
 
 -- The job holding a dedup key: its id and the due time it was added with, or nil.
@@ -174,8 +169,7 @@ local function answer_deduplicated(holder, held_due)
 end
 
 local function answer_exists(id)
-  local state, body, run = job_state(id)
-  answer(CODE.exists, public_state(state) or PLACE.scheduled, (state and current_due(id, run, body)) or 0, '')
+  ADD_PACKED.answer_exists(out, id)
 end
 
 -- A re-sent call: the first run's answers.
