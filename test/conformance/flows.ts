@@ -157,6 +157,23 @@ export function flowConformance(kind: StoreKind): void {
       ]);
     });
 
+    test("jobs buried together by one failure still hear of each other: the parent records its buried child's end", async () => {
+      // The differential test's find: e waits for a, b for e and a, both 'fail'; a cancelled buries
+      // both in one call, and b keeps how e ended, as it would had they been buried one by one.
+      const q = queue<unknown>();
+      await q.add(1, { id: 'a' });
+      await q.addBulk([
+        { data: 2, opts: { id: 'e', dependsOn: ['a'] } },
+        { data: 3, opts: { id: 'b', dependsOn: ['e', 'a'] } },
+      ]);
+      assert.equal((await q.cancel('a')).cancelled, true);
+      for (const id of ['e', 'b']) assert.equal((await q.get(id))?.state, 'dead', id);
+      assert.deepEqual((await q.store.holdOf(q.name, 'b'))?.children, [
+        { id: 'e', outcome: 'dead', value: 'dependency a was cancelled' },
+        { id: 'a', outcome: 'cancelled', value: '' },
+      ]);
+    });
+
     test('a deadline releases a held job at its time with timedOut and the pending dependencies; a later end records its outcome', async () => {
       const q = queue<unknown>();
       await q.addBulk([

@@ -408,7 +408,18 @@ async function feed(store: Store, queue: string): Promise<string[]> {
   for (let i = 0; i < events.length; ) {
     const kind = events.slice(i).find((e) => !byHold(e))?.event;
     let end = i;
-    while (end < events.length && (events[end]!.event === kind || byHold(events[end]!))) end++;
+    for (;;) {
+      let j = end;
+      while (j < events.length && byHold(events[j]!)) j++;
+      if (j < events.length && events[j]!.event === kind) {
+        end = j + 1;
+        continue;
+      }
+      // Hold deaths between two kinds go with the bulk removal they are part of: the run before
+      // when it is one, else the next (a drain's first end may bury held jobs before its own event).
+      if (kind !== undefined && UNORDERED.has(kind)) end = j;
+      break;
+    }
     if (kind !== undefined && UNORDERED.has(kind)) lines.splice(i, end - i, ...lines.slice(i, end).sort());
     i = Math.max(end, i + 1);
   }

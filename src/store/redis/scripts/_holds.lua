@@ -149,9 +149,13 @@ function HOLDS.settle(outcome, ids, told, now)
       end
     end
   end
-  -- Held jobs ending in this same call (a drain, a cancel of several) are not told: they end too.
+  -- Held jobs ending in this same call (a drain, a cancel of several) are not told: they are
+  -- deleted too. Jobs buried together (dead: one failure burying a held job and the one waiting
+  -- for it) stay in the dead set with their holds, and hear of each other as if buried one by one.
   local ending = {}
-  for _, id in ipairs(ids) do ending[id] = true end
+  if outcome ~= FINISH.dead then
+    for _, id in ipairs(ids) do ending[id] = true end
+  end
   local key = hold_key('dependents')
   local lists = hmget(key, ids)
   local ended, results, changed, order, release = {}, {}, {}, {}, {}
