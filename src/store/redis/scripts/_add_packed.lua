@@ -138,9 +138,11 @@ function ADD_PACKED.run(memo_key, memo_ms)
   if memo then return ADD_PACKED.resent(out, it, memo) end
 
   -- A retired shard, or one that is not a live shard of the producer's layout, takes no new job.
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
+  -- The scheduled set's order and the event stream's switch (events_on) from the same read.
   SCHED.prime(meta[3], meta[4])
+  events_from(meta[5])
 
   -- Each job as if added on its own: one that exists, or that an earlier item of the call adds,
   -- is left alone. Only jobs written take a sequence number.

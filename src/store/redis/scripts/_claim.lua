@@ -19,7 +19,12 @@ local CLAIM = {}
 local CS = nil
 
 function CLAIM.begin(now)
-  CS = { now = now, run_writes = {}, dropped = {}, buried = {}, rescheduled = {}, rate_blocked = {}, group_lines = {} }
+  -- `now_s`: the time as text, made once: the claim's ranges read up to it, its tokens and run
+  -- states start with it (a Lua number passed to redis.call is written with %.17g: ~2.4k
+  -- instructions each time).
+  -- `ready_empty`: the pick found the ready set empty and put nothing in it (the wake then needs
+  -- no second look at it).
+  CS = { now = now, now_s = int(now), ready_empty = false, run_writes = {}, dropped = {}, buried = {}, rescheduled = {}, rate_blocked = {}, group_lines = {} }
 end
 
 -- One hand-out: wire.ts CLAIM_JOB, five reply elements; a job of a group is named in the
@@ -70,7 +75,7 @@ end
 -- less one.
 function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms)
   local now = CS.now
-  local now_s = int(now)
+  local now_s = CS.now_s
   local token_prefix = now_s .. '-'
   local token_base = take_seq(#picked)
   local token_texts = int_texts(token_base + 1, #picked)
@@ -152,7 +157,11 @@ function CLAIM.wake(out, full, exhausted, grouped, f)
     return out
   end
   local waiting_now
-  if grouped then waiting_now = redis.call('ZCARD', K_LANES) > 0 else waiting_now = redis.call('ZCARD', K_READY) > 0 end
+  if grouped then
+    waiting_now = redis.call('ZCARD', K_LANES) > 0
+  else
+    waiting_now = not CS.ready_empty and redis.call('ZCARD', K_READY) > 0
+  end
   if waiting_now or (next_due ~= nil and next_due <= now) then out[R.more] = 1 end
   local wake = next_due
   if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
@@ -191,7 +200,7 @@ end
 -- attempts are left. Decided here, written by the next flush_writes.
 function CLAIM.recover_expired(reap_limit, default_max)
   local now = CS.now
-  local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, reap_limit)
+  local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', CS.now_s, 'LIMIT', '0', reap_limit)
   if #expired == 0 then return end
   leave_active(expired)
   local runs, bodies = hmget(K_RUNS, expired), hmget(K_JOBS, expired)
@@ -291,7 +300,7 @@ end
 -- takes them out. They are the set's first members, so one range removal by rank takes them
 -- (cheaper than a ZREM, which looks each member up).
 function CLAIM.take_due(limit)
-  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', limit)
   local due, due_ids = {}, {}
   for i = 1, #flat, 2 do
     local n = #due_ids + 1
@@ -299,7 +308,7 @@ function CLAIM.take_due(limit)
     due_ids[n] = id
     due[n] = CLAIM.candidate(id, tonumber(flat[i + 1]), CLAIM.plain_ms(flat[i + 1]))
   end
-  if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, 0, #due_ids - 1) end
+  if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', #due_ids - 1) end
   return due, due_ids
 end
 
@@ -308,8 +317,8 @@ end
 -- range removal walks the head once (~1.5).
 function CLAIM.pop_ready(n)
   local popped = {}
-  if n > 0 then popped = redis.call('ZRANGE', K_READY, 0, n - 1) end
-  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, 0, #popped - 1) end
+  if n > 0 then popped = redis.call('ZRANGE', K_READY, '0', n - 1) end
+  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', #popped - 1) end
   local cands, ids = {}, {}
   for i, member in ipairs(popped) do
     ids[i] = ready_id(member)
@@ -327,6 +336,7 @@ function CLAIM.pick_in_order(want, promote_limit)
   -- job's body and run state are read once.
   local order = SCHED.order()
   if ready_empty and order.complete and not order.prioritized then
+    CS.ready_empty = true
     local due, due_ids = CLAIM.take_due(want)
     return CLAIM.readable(due, due_ids)
   end
@@ -336,6 +346,7 @@ function CLAIM.pick_in_order(want, promote_limit)
   if ready_empty then limit = math.max(promote_limit, want + 1) end
   local due, due_ids = CLAIM.take_due(limit)
   if ready_empty and #due <= want then
+    CS.ready_empty = true
     -- Fast path: everything due fits in this hand-out, so order it here and skip the ready set.
     local picked = CLAIM.readable(due, due_ids)
     -- Due jobs come in due order, usually already the hand-out order: one pass checks it, which

@@ -78,6 +78,7 @@ function RATES.charge(picked, costs, debounce_keys, f, q_left)
   for i = #kept + 1, #picked do costs[i], debounce_keys[i] = nil, nil end
   local to_ready = 0
   if #back > 0 then to_ready = RATES.put_back(back) end
+  if to_ready > 0 then CS.ready_empty = false end
   return { kept = kept, q_taken = q_taken, g_taken = g_taken, g_rate = g_rate, lane_got = lane_got, to_ready = to_ready, exhausted = q_left <= 0 or stopped }
 end
 

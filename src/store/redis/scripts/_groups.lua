@@ -67,9 +67,11 @@ end
 local flow_cache = nil
 local function flow()
   if not flow_cache then
-    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds', 'ordered', 'prioritized')
-    -- The scheduled set's order (SCHED) from the same read.
+    local m = redis.call('HMGET', K_META, 'paused', 'grouped', 'concurrency', 'groupConcurrency', 'rated', 'rateMax', 'ratePer', 'groupRateMax', 'groupRatePer', 'flowed', 'holds', 'ordered', 'prioritized', 'events', 'doneMax', 'doneMaxAge')
+    -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same
+    -- read: a call pays for one read of the meta hash, not one per thing it asks.
     SCHED.prime(m[12], m[13])
+    if events_max == nil then events_from(m[14]) end
     flow_cache = {
       paused = m[1] == '1',
       grouped = m[2] == '1',
@@ -80,6 +82,8 @@ local function flow()
       group_rate = rate_of(m[8], m[9]),
       flowed = m[10] == '1',
       holds = m[11] == '1',
+      -- A retention rule for completed jobs (doneMax / doneMaxAge): acked jobs are kept.
+      keeps_completed = m[15] ~= false or m[16] ~= false,
     }
   end
   return flow_cache

@@ -210,10 +210,11 @@ end
 -- the producer re-reads the layout and adds where it says. Recurring schedules always add to the
 -- unsharded keys, which are never retired for them.
 if arg('schedule') == '' then
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
-  -- The scheduled set's order (SCHED) from the same read.
+  -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same read.
   SCHED.prime(meta[3], meta[4])
+  events_from(meta[5])
 end
 
 -- Dependencies are checked before anything is written (an unknown or dead one refuses the call).

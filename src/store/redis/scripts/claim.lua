@@ -114,7 +114,7 @@ if f.rated and #picked > 0 then
 end
 
 -- 3. Hand them out with fresh lease tokens.
-local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now + lease_ms, token_prefix = int(now) .. '-', groups = '', holds = '' })
+local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now + lease_ms, token_prefix = CS.now_s .. '-', groups = '', holds = '' })
 if #picked > 0 then
   local token_base = CLAIM.hand_out_picked(out, picked, now + lease_ms, worker, memo_key, lease_ms)
   if charged then RATES.log(picked, f, charged, token_base) end

@@ -22,7 +22,10 @@ for i = 1, each_count() do
   ids[i], tokens[i], results[i] = each_arg(i, 'id'), each_arg(i, 'token'), each_arg(i, 'result')
 end
 local runs = hmget(K_RUNS, ids)
-local out, done, kept_at = {}, {}, {}
+-- The queue's settings in one read (flow(): the event stream's switch and the retention rule
+-- with them), before the first event is asked for.
+local f = flow()
+local out, done = {}, {}
 for i, id in ipairs(ids) do
   local status = lease_status(id, runs[i], tokens[i], MARK.kept)
   if status == 'held' then
@@ -39,7 +42,7 @@ if #done > 0 then
   local done_ids, done_results = {}, {}
   for n, i in ipairs(done) do done_ids[n], done_results[n] = ids[i], results[i] end
   leave_active(done_ids)
-  if keeps_completed() then
+  if f.keeps_completed then
     local run_writes, result_writes = {}, {}
     for _, i in ipairs(done) do
       local r = parse_run(runs[i])
