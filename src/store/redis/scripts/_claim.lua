@@ -86,8 +86,16 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
   local deadline_s = int(deadline)
   -- How late the jobs start, for the queue's history.
   local late_sum, late_max = 0, 0
-  for i, c in ipairs(picked) do
-    local late = now - c.due
+  -- Counts kept, not asked of the tables (`#t` searches for the table's end each time), and the
+  -- stream's switch asked once: this loop runs once per handed-out job.
+  local events = events_on()
+  local w, a, n = #run_writes, 0, #out
+  -- ': <now>:<worker>:', the tail of every first hand-out's run state.
+  local run_tail = ':' .. now_s .. ':' .. worker .. ':'
+  for i = 1, #picked do
+    local c = picked[i]
+    local id, due = c.id, c.due
+    local late = now - due
     if late > 0 then
       late_sum = late_sum + late
       if late > late_max then late_max = late end
@@ -97,24 +105,25 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     local r = c.r
     local attempt = r.a + 1
     local token = token_prefix .. token_texts[i]
-    run_writes[#run_writes + 1] = c.id
+    run_writes[w + 1] = id
     if attempt == 1 and c.due_s and not r.s and not r.e then
       -- A first hand-out, the common case: encode_run's text, from text already at hand.
-      run_writes[#run_writes + 1] = '1:' .. c.due_s .. ':' .. token .. ':' .. now_s .. ':' .. worker .. ':'
+      run_writes[w + 2] = '1:' .. c.due_s .. ':' .. token .. run_tail
     else
-      run_writes[#run_writes + 1] = encode_run(attempt, c.due, token, r.e, r.s or now, worker)
+      run_writes[w + 2] = encode_run(attempt, due, token, r.e, r.s or now, worker)
     end
-    actives[#actives + 1] = deadline_s
-    actives[#actives + 1] = c.id
-    local n = #out
+    w = w + 2
+    actives[a + 1], actives[a + 2] = deadline_s, id
+    a = a + 2
     -- The job's position in the reply is i (int: `..` would write the number with %.14g).
     if group ~= UNGROUPED then group_lines[#group_lines + 1] = int(i) .. '\t' .. group .. '\n' end
-    out[n + at_id] = c.id
+    out[n + at_id] = id
     out[n + at_body] = c.body
     out[n + at_attempt] = attempt
-    out[n + at_due] = c.due
+    out[n + at_due] = due
     out[n + at_token] = token_base + i
-    if events_on() then emit(EVENT.claimed, c.id, 'attempt', attempt, 'due', int(c.due)) end
+    n = n + R_EACH_SIZE
+    if events then emit(EVENT.claimed, id, 'attempt', attempt, 'due', int(due)) end
   end
   enter_active(actives, groups)
   note_history(now, 0, 0, 0, #picked, late_sum, late_max)
@@ -253,11 +262,22 @@ end
 function CLAIM.readable(cands, ids, ordered)
   local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
   local out = {}
-  for i, c in ipairs(cands) do
-    local run, body = runs[i], bodies[i]
-    local r, bad_run = parse_run(run)
+  for i = 1, #cands do
+    local c, run, body = cands[i], runs[i], bodies[i]
+    -- A job never run (no run state) is the common case: no call to parse_run for it.
+    local r, bad_run = NEVER_RUN, nil
+    if run then r, bad_run = parse_run(run) end
     local seq_s, priority, bad_body = true, 0, nil
-    if not ordered then seq_s, priority, bad_body = body_order(body) end
+    if not ordered then
+      -- body_order's hot path, inline: a well-formed header; anything else is body_order's to say.
+      local q, p = nil, nil
+      if body then q, p = string.match(body, '^(%d+):%d+:(%-?%d+):') end
+      if q and #q < 17 and #p < 18 then
+        seq_s, priority = q, (p == '0' and 0 or tonumber(p))
+      else
+        seq_s, priority, bad_body = body_order(body)
+      end
+    end
     if not body then
       if run then CS.dropped[#CS.dropped + 1] = c.id end
     elseif not r or r.bad or not seq_s then
@@ -302,11 +322,17 @@ end
 function CLAIM.take_due(limit)
   local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', limit)
   local due, due_ids = {}, {}
+  -- Written out (SCHED.id, CLAIM.candidate and CLAIM.plain_ms inline): once per due job.
+  local n = 0
   for i = 1, #flat, 2 do
-    local n = #due_ids + 1
-    local id = SCHED.id(flat[i])
+    n = n + 1
+    local member, score = flat[i], flat[i + 1]
+    local id = member
+    if string.byte(member, 1) == 1 then id = string.sub(member, 3 + string.byte(member, 2) - 48) end
     due_ids[n] = id
-    due[n] = CLAIM.candidate(id, tonumber(flat[i + 1]), CLAIM.plain_ms(flat[i + 1]))
+    local due_s = false
+    if #score < 17 and string.find(score, '^[1-9]%d*$') then due_s = score end
+    due[n] = { id = id, due = tonumber(score), due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
   end
   if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', #due_ids - 1) end
   return due, due_ids

@@ -17,30 +17,40 @@ with retention one ZADD and two HSETs and a bounded trim.
 --@include _holds.lua
 --@include _lifecycle.lua
 
+-- The hot loops are written out (numeric loops, fields read by position, counts kept): each
+-- runs once per acked job, and a function call or an ipairs step costs as much as the work.
 local ids, tokens, results = {}, {}, {}
-for i = 1, each_count() do
-  ids[i], tokens[i], results[i] = each_arg(i, 'id'), each_arg(i, 'token'), each_arg(i, 'result')
+local count = each_count()
+local at, step, e_id, e_token, e_result = EACH_FIRST, EACH_SIZE, E.id, E.token, E.result
+for i = 1, count do
+  ids[i], tokens[i], results[i] = ARGV[at + e_id], ARGV[at + e_token], ARGV[at + e_result]
+  at = at + step
 end
 local runs = hmget(K_RUNS, ids)
 -- The queue's settings in one read (flow(): the event stream's switch and the retention rule
 -- with them), before the first event is asked for.
 local f = flow()
-local out, done = {}, {}
-for i, id in ipairs(ids) do
-  local status = lease_status(id, runs[i], tokens[i], MARK.kept)
+local events = events_on()
+local ok, kept_mark = CODE.ok, MARK.kept
+local out, done, done_ids, done_results, n = {}, {}, {}, {}, 0
+for i = 1, count do
+  local id, run = ids[i], runs[i]
+  -- The common case first: the run state holds this token (held_token's match, inline); any
+  -- other answer is lease_status's.
+  local status = 'held'
+  if not run or string.match(run, '^[^:]*:[^:]*:([^:]*):') ~= tokens[i] then status = lease_status(id, run, tokens[i], kept_mark) end
   if status == 'held' then
-    done[#done + 1] = i
-    out[i] = CODE.ok
-    if events_on() then emit(EVENT.completed, id) end
+    n = n + 1
+    done[n], done_ids[n], done_results[n] = i, id, results[i]
+    out[i] = ok
+    if events then emit(EVENT.completed, id) end
   elseif status == 'resent' then
-    out[i] = CODE.ok
+    out[i] = ok
   else
     out[i] = status
   end
 end
-if #done > 0 then
-  local done_ids, done_results = {}, {}
-  for n, i in ipairs(done) do done_ids[n], done_results[n] = ids[i], results[i] end
+if n > 0 then
   leave_active(done_ids)
   if f.keeps_completed then
     local run_writes, result_writes = {}, {}
