@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { loadScriptSource } from '../../src/store/redis/scripts.js';
 import { StoreError } from '../../src/errors.js';
 import { decodeReply, REPLY_AT, replyValue } from '../../src/store/redis/replies.js';
-import { CODES, describeReply, luaPrologue, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptWire } from '../../src/store/redis/wire.js';
+import { argRule, CODES, describeReply, luaPrologue, SCRIPT_NAMES, WIRE, type ReplyShape, type ScriptWire } from '../../src/store/redis/wire.js';
 
 function header(name: string): Map<string, string> {
   const text = readFileSync(new URL(`../../src/store/redis/scripts/${name}.lua`, import.meta.url), 'utf8');
@@ -51,6 +51,13 @@ describe('script headers match wire.ts', () => {
     for (const name of ['extend', 'release'] as const) assert.deepEqual(WIRE[name].each, ['id', 'token'], name);
     // RedisStore.complete pushes id, token, result per ack.
     assert.deepEqual(WIRE.complete.each, ['id', 'token', 'result']);
+  });
+
+  test("a packed add's common tail needs no rule looked up: priority 0 is in its rule, max_attempts and timeout_ms may be unset", () => {
+    // _add_packed.lua check_tail skips check() for priority '0' and for empty limits.
+    const priority = argRule('add', 'priority');
+    assert.ok('int' in priority && priority.int[0] <= 0 && priority.int[1] >= 0, JSON.stringify(priority));
+    for (const name of ['max_attempts', 'timeout_ms']) assert.equal((argRule('add', name) as { unset?: true }).unset, true, name);
   });
 
   test('the prologue names every key and argument in order', () => {

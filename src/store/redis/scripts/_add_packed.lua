@@ -29,12 +29,20 @@ function ADD_PACKED.check_tail(i, tail)
     max_s, timeout_s = string.match(limits, '^(%d*)/(%d+)$')
     if not max_s then refuse('data', i, 'must be a packed body tail (PACKED_TAIL): bad limits', tail) end
   end
-  local _, priority = check('priority', p, i)
-  check('max_attempts', max_s, i)
-  check('timeout_ms', timeout_s, i)
-  packed_number('priority', i, p)
-  packed_number('max_attempts', i, max_s)
-  packed_number('timeout_ms', i, timeout_s)
+  -- The common tail (priority 0, no limits of its own) needs no rule looked up: 0 and '' are in
+  -- their rules (test/unit/wire-headers.test.ts holds wire.ts to that), and they are plain.
+  local priority = 0
+  if p ~= '0' then
+    local _, n = check('priority', p, i)
+    priority = n
+    packed_number('priority', i, p)
+  end
+  if limits ~= '' then
+    check('max_attempts', max_s, i)
+    check('timeout_ms', timeout_s, i)
+    packed_number('max_attempts', i, max_s)
+    packed_number('timeout_ms', i, timeout_s)
+  end
   local nl, start = 0, nil
   if string.byte(tail, after) == 58 then
     start = after + 1
@@ -53,17 +61,21 @@ end
 -- The call's items, checked: { ids, delays, ats, tails, ranked } by position (delay or run_at is
 -- nil, ranked says the priority is not 0); refuses the call on the first bad one.
 function ADD_PACKED.items()
-  local it = { ids = {}, delays = {}, ats = {}, tails = {}, ranked = {} }
+  local ids, delays, ats, tails, ranked = {}, {}, {}, {}, {}
+  -- Fields by position (each_valid's reads, written out: this runs once per job).
+  local at, step, e_id, e_delay, e_run_at, e_data = EACH_FIRST, EACH_SIZE, E.id, E.delay_ms, E.run_at, E.data
   for i = 1, each_count() do
-    it.ids[i] = each_valid(i, 'id')
-    local delay_s, delay = each_valid(i, 'delay_ms')
-    local run_at_s, run_at = each_valid(i, 'run_at')
+    ids[i] = check('id', ARGV[at + e_id], i)
+    local delay_s, delay = check('delay_ms', ARGV[at + e_delay], i)
+    local run_at_s, run_at = check('run_at', ARGV[at + e_run_at], i)
     if (delay_s == '') == (run_at_s == '') then error('delayq: arguments delay_ms and run_at of item ' .. i .. ': exactly one must be set') end
-    it.delays[i], it.ats[i] = delay, run_at
-    it.tails[i] = each_arg(i, 'data')
-    it.ranked[i] = ADD_PACKED.check_tail(i, it.tails[i])
+    delays[i], ats[i] = delay, run_at
+    local tail = ARGV[at + e_data]
+    tails[i] = tail
+    ranked[i] = ADD_PACKED.check_tail(i, tail)
+    at = at + step
   end
-  return it
+  return { ids = ids, delays = delays, ats = ats, tails = tails, ranked = ranked }
 end
 
 -- One job's answer, appended to the reply `out`.
@@ -103,24 +115,36 @@ function ADD_PACKED.write(out, it, dues, writes, now)
   local new_members = SCHED.order().writes
   local head = ':' .. int(now) .. ':'
   local bodies, scheduled, due_text, earliest, ranked = {}, {}, {}, nil, false
-  for i, id in ipairs(it.ids) do
+  -- Written out (counts kept, the seqs as text in one go, SCHED.member's length byte made once per
+  -- length, the stream's switch asked once): this loop runs once per job written.
+  local seq_texts = int_texts(seq + 1, writes)
+  local events = events_on()
+  local ids, tails, is_ranked = it.ids, it.tails, it.ranked
+  local b, s, k, len, len_char = 0, 0, 0, 0, ''
+  for i = 1, #ids do
     local due = dues[i]
     if due then
-      seq = seq + 1
-      local seq_s = int(seq)
-      bodies[#bodies + 1] = id
-      bodies[#bodies + 1] = seq_s .. head .. it.tails[i]
+      k = k + 1
+      local id, seq_s = ids[i], seq_texts[k]
+      bodies[b + 1], bodies[b + 2] = id, seq_s .. head .. tails[i]
+      b = b + 2
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[due]
       if not due_s then
         due_s = int(due)
         due_text[due] = due_s
       end
-      scheduled[#scheduled + 1] = due_s
-      scheduled[#scheduled + 1] = new_members and SCHED.member(seq_s, id) or id
+      local member = id
+      if new_members then
+        -- SCHED.member(seq_s, id), inline.
+        if #seq_s ~= len then len, len_char = #seq_s, string.char(48 + #seq_s) end
+        member = '\1' .. len_char .. seq_s .. id
+      end
+      scheduled[s + 1], scheduled[s + 2] = due_s, member
+      s = s + 2
       if not earliest or due < earliest then earliest = due end
-      if it.ranked[i] then ranked = true end
-      emit_added(id, due_s)
+      if is_ranked[i] then ranked = true end
+      if events then emit(EVENT.added, id, 'due', due_s) end
     end
   end
   -- A queue that ever had a job with a priority orders its due jobs through the ready set.
@@ -149,18 +173,24 @@ function ADD_PACKED.run(memo_key, memo_ms)
   local now = now_ms()
   local stored = hmget(K_JOBS, it.ids)
   local pending, codes, dues, writes = {}, {}, {}, 0
-  for i, id in ipairs(it.ids) do
-    local due = it.delays[i] and now + it.delays[i] or it.ats[i]
+  local ids, delays, ats = it.ids, it.delays, it.ats
+  local added, scheduled = CODE.added, PLACE.scheduled
+  -- The answer of a job added, written out (ADD_PACKED.answer's positions, read once).
+  local at_code, at_state, at_due, at_holder = RE.code, RE.state, RE.due_ms, RE.holder
+  for i = 1, #ids do
+    local id = ids[i]
+    local due = delays[i] and now + delays[i] or ats[i]
     if stored[i] ~= false then
       codes[i] = CODE.exists
       ADD_PACKED.answer_exists(out, id)
     elseif pending[id] then
       codes[i] = CODE.exists
-      ADD_PACKED.answer(out, CODE.exists, PLACE.scheduled, pending[id], '')
+      ADD_PACKED.answer(out, CODE.exists, scheduled, pending[id], '')
     else
-      codes[i], dues[i], pending[id] = CODE.added, due, due
+      codes[i], dues[i], pending[id] = added, due, due
       writes = writes + 1
-      ADD_PACKED.answer(out, CODE.added, PLACE.scheduled, due, '')
+      local n = #out
+      out[n + at_code], out[n + at_state], out[n + at_due], out[n + at_holder] = added, scheduled, due, ''
     end
   end
   if writes > 0 then ADD_PACKED.write(out, it, dues, writes, now) end
