@@ -104,13 +104,13 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     groups[i] = group
     local r = c.r
     local attempt = r.a + 1
-    local token = token_prefix .. token_texts[i]
     run_writes[w + 1] = id
     if attempt == 1 and c.due_s and not r.s and not r.e then
-      -- A first hand-out, the common case: encode_run's text, from text already at hand.
-      run_writes[w + 2] = '1:' .. c.due_s .. ':' .. token .. run_tail
+      -- A first hand-out, the common case: encode_run's text, from text already at hand (the
+      -- token made within it, not as a string of its own).
+      run_writes[w + 2] = '1:' .. c.due_s .. ':' .. token_prefix .. token_texts[i] .. run_tail
     else
-      run_writes[w + 2] = encode_run(attempt, due, token, r.e, r.s or now, worker)
+      run_writes[w + 2] = encode_run(attempt, due, token_prefix .. token_texts[i], r.e, r.s or now, worker)
     end
     w = w + 2
     actives[a + 1], actives[a + 2] = deadline_s, id
@@ -259,7 +259,7 @@ end
 -- whose body is gone are dropped. With `ordered` the candidates come from the ready set, whose
 -- members already hold the order: their bodies are not read for it (the body was read when it
 -- was promoted, and the worker buries one it cannot read).
-function CLAIM.readable(cands, ids, ordered)
+function CLAIM.readable(cands, ids, ordered, in_set_order)
   local bodies, runs = hmget(K_JOBS, ids), hmget(K_RUNS, ids)
   local out = {}
   for i = 1, #cands do
@@ -284,7 +284,11 @@ function CLAIM.readable(cands, ids, ordered)
       CLAIM.bury_corrupt(c.id, bad_run or (r and r.bad) or bad_body, r and r.a, c.due)
     else
       c.priority, c.r, c.body, c.ran = priority, r, body, run ~= false
-      if not ordered then c.seq, c.seq_s = tonumber(seq_s), seq_s end
+      -- `in_set_order`: the scheduled set's order is the hand-out order, so nothing compares seqs.
+      if not ordered then
+        c.seq_s = seq_s
+        if not in_set_order then c.seq = tonumber(seq_s) end
+      end
       -- A ready job's short run state is its due time as int() wrote it when it was promoted; the
       -- member's due time decides (this claim's promotions are not written yet, so the run state
       -- read here may be one a reschedule left behind).
@@ -322,7 +326,7 @@ end
 function CLAIM.take_due(limit)
   local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', limit)
   local due, due_ids = {}, {}
-  -- Written out (SCHED.id, CLAIM.candidate and CLAIM.plain_ms inline): once per due job.
+  -- Written out (SCHED.id and CLAIM.candidate inline): once per due job.
   local n = 0
   for i = 1, #flat, 2 do
     n = n + 1
@@ -330,9 +334,12 @@ function CLAIM.take_due(limit)
     local id = member
     if string.byte(member, 1) == 1 then id = string.sub(member, 3 + string.byte(member, 2) - 48) end
     due_ids[n] = id
+    -- The score's text is int()'s when it is a whole number of at most 16 digits (Redis writes
+    -- scores with %.17g, which writes those plainly): CLAIM.plain_ms's verdict, by arithmetic.
+    local due_ms = tonumber(score)
     local due_s = false
-    if #score < 17 and string.find(score, '^[1-9]%d*$') then due_s = score end
-    due[n] = { id = id, due = tonumber(score), due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
+    if due_ms >= 1 and due_ms < 1e16 and due_ms % 1 == 0 then due_s = score end
+    due[n] = { id = id, due = due_ms, due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
   end
   if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', #due_ids - 1) end
   return due, due_ids
@@ -364,7 +371,7 @@ function CLAIM.pick_in_order(want, promote_limit)
   if ready_empty and order.complete and not order.prioritized then
     CS.ready_empty = true
     local due, due_ids = CLAIM.take_due(want)
-    return CLAIM.readable(due, due_ids)
+    return CLAIM.readable(due, due_ids, false, true)
   end
   -- One read of the due members decides the path and feeds it: when the ready set is empty it
   -- reads one more than a hand-out takes, to see whether all fit.
