@@ -309,8 +309,8 @@ export async function runScript(
 const PACKED: ReadonlySet<ScriptName> = new Set(['claim', 'complete']);
 
 /**
- * Whether an add goes as a PackedCommand too: ioredis's string building was ~0.9 KB of garbage
- * and ~2 µs of CPU per job of a batch of single adds (bench/producer-alloc.ts). Only when no
+ * Whether an add goes as a PackedCommand too: ioredis's string building was ~0.8 KB of garbage
+ * per job of a batch of single adds (bench/producer-alloc.ts; its CPU about the same). Only when no
  * command waits in ioredis's auto-pipeline: a PackedCommand is written at once, and an add must
  * not overtake a call made before it (a cancel of the id it adds, say); then it goes the usual
  * way, in the pipeline after them.
