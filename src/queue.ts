@@ -174,7 +174,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   /** The store for every other call: each sends the pending adds first. */
   readonly #calls: Store;
   /** Single adds of one turn of the event loop, written in one script run. */
-  readonly #adds: AddBatcher;
+  readonly #adds: AddBatcher<AddResult>;
   readonly #shards: ShardAdmin;
   readonly #ownsStore: boolean;
   readonly #maxPayloadBytes: number;
@@ -213,7 +213,11 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     });
     shards.declare(this.name, o.shards);
     this.#store = store;
-    this.#adds = new AddBatcher((jobs) => this.#send(jobs), BULK_CHUNK);
+    this.#adds = new AddBatcher(
+      (jobs) => this.#send(jobs),
+      BULK_CHUNK,
+      (job, r) => this.#answer(job, r),
+    );
     // Every other call goes out after the adds made before it (see AddBatcher).
     const calls = afterPendingAdds(store, this.#adds);
     this.#calls = calls;
@@ -305,15 +309,31 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
   }
 
   /** Adds one job. Resolves once the job is stored; `added: false` when the id existed or the add was deduplicated. */
-  async add(data: T, opts?: AddOptions): Promise<AddResult> {
-    const job = this.#toNewJob(data, opts, '');
+  add(data: T, opts?: AddOptions): Promise<AddResult> {
+    // Not an async function: the batcher's promise is the add's (one promise an add, not two),
+    // and a refusal is still a rejected promise, never a throw.
+    let job: NewJob;
+    try {
+      job = this.#toNewJob(data, opts, '');
+    } catch (err) {
+      return Promise.reject(err);
+    }
     // A held one goes alone, after the adds before it (the jobs it waits for may be among those).
+    // Traced adds go alone: each has its own producer span, whose context the job carries.
+    if (job.hold || this.#tracing) return this.#addAlone(job);
+    return this.#adds.add(job);
+  }
+
+  async #addAlone(job: NewJob): Promise<AddResult> {
     if (job.hold) {
       this.#adds.flush();
       return (await this.#addHeld([job]))[0]!;
     }
-    // Traced adds go alone: each has its own producer span, whose context the job carries.
-    const r = this.#tracing ? (await this.#send([job]))[0]! : await this.#adds.add(job);
+    return this.#answer(job, (await this.#send([job]))[0]!);
+  }
+
+  /** A single add's answer, told to the `added` listeners when the job was written. */
+  #answer(job: NewJob, r: StoredAddResult): AddResult {
     const result = addResult(job.id, r);
     if (result.added) this.#emit('added', result);
     return result;

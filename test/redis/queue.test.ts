@@ -100,6 +100,20 @@ describe('add', () => {
     await q.close();
   });
 
+  test('a batch of adds sent at once (a PackedCommand) never overtakes a call made before it and still in the pipeline', async () => {
+    const q = newQueue<number>();
+    await q.add(-1, { delay: 60_000 }); // connected, scripts loaded, queue registered
+    // In one turn: a cancel (in ioredis's auto-pipeline until the turn ends), an add of the id it
+    // cancels, and a get that sends the add at once. The cancel finds nothing; the add stays.
+    const cancelled = q.cancel('order:9');
+    const added = q.add(1, { id: 'order:9', delay: 60_000 });
+    const got = q.get('order:9');
+    assert.deepEqual(await cancelled, { id: 'order:9', cancelled: false, state: undefined });
+    assert.equal((await added).added, true);
+    assert.equal((await got)?.data, 1);
+    await q.close();
+  });
+
   test('addBulk writes every job, chunked, and reports each', async () => {
     const q = newQueue();
     const jobs = Array.from({ length: 1234 }, (_, i) => ({ data: { i }, opts: { id: `j${i}`, delay: 60_000 } }));

@@ -23,6 +23,18 @@ test('a run is cut at 1 MiB of UTF-8, as sent: non-ASCII payloads count their by
   assert.deepEqual(runs, [2, 1]);
 });
 
+test('a run is cut at 1 MiB of UTF-8 counted exactly, not at the bound of three bytes a UTF-16 unit that spares measuring small payloads', async () => {
+  const runs: number[] = [];
+  const b = new AddBatcher(async (jobs) => {
+    runs.push(jobs.length);
+    return jobs.map(added);
+  }, 500);
+  // 300k ASCII = 300 kB each: the bound (900 kB each) passes 1 MiB at the second, the bytes at the fourth.
+  const ascii = 'a'.repeat(300_000);
+  await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => b.add(job(id, ascii))));
+  assert.deepEqual(runs, [4, 1]);
+});
+
 test('a run written in part (one shard failed) resolves the adds that were written and rejects only the others', async () => {
   const broken = new Error('shard 1 is down');
   const b = new AddBatcher(async (jobs) => {

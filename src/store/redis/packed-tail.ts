@@ -11,7 +11,13 @@ export function packable(j: NewJob): boolean {
   return !j.replace && j.dedup === undefined && j.group === undefined && j.cost === 1 && j.debounce === undefined && !j.attemptsMade && j.hold === undefined;
 }
 
+/** The tail's head for a job of priority 0 with no limits, backoff, trace or name: most jobs. */
+const PLAIN_HEAD = '0::0:0:';
+
 export function packedTail(j: NewJob): string {
+  // One concatenation, not the template's five small strings on the way (~0.1 KB an add).
+  if (j.priority === 0 && j.maxAttempts === undefined && j.timeoutMs === undefined && j.backoff === undefined && j.traceContext === undefined && !j.name)
+    return PLAIN_HEAD + j.data;
   const limits = j.timeoutMs === undefined ? `${j.maxAttempts ?? ''}` : `${j.maxAttempts ?? ''}/${j.timeoutMs}`;
   // Backoff and trace are ASCII (asciiOnly), so their lengths in characters are their bytes.
   const backoff = j.backoff === undefined ? '' : asciiOnly(j.backoff);

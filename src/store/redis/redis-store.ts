@@ -155,15 +155,27 @@ const ADD_ROW = {
   holds: WIRE.add.each.map((f) => ADD_VALUE[f]),
 };
 
+/** add's items: the jobs, and the readers of one job's row of ARGV. */
+interface AddRows {
+  jobs: readonly NewJob[];
+  row: readonly ((j: NewJob) => WireValue)[];
+}
+
 /**
- * add's items as flat ARGV rows, straight from the jobs, as #rowsCall's are: an item object per
- * job (24 fields, thousands a bulk add) only to be read back by name is garbage on the hot path.
+ * Appends add's items to a call's arguments as flat ARGV rows, straight from the jobs, as
+ * #rowsCall's are: an item object per job (24 fields, thousands a bulk add) only to be read
+ * back by name is garbage on the hot path. The arguments are sized once: no array of rows, and
+ * no growing of the call's array on the way.
  */
-function addRows(jobs: readonly NewJob[], row: readonly ((j: NewJob) => WireValue)[]): WireValue[] {
-  const out: WireValue[] = new Array(jobs.length * row.length);
-  let n = 0;
-  for (const j of jobs) for (const value of row) out[n++] = value(j);
-  return out;
+function appendAddRows(args: WireValue[], { jobs, row }: AddRows): void {
+  let n = args.length;
+  args.length = n + jobs.length * row.length;
+  for (const j of jobs)
+    for (const value of row) {
+      // A number as its text once, here: a PackedCommand converts one twice (to measure, to write).
+      const v = value(j);
+      args[n++] = typeof v === 'number' ? String(v) : v;
+    }
 }
 
 import { verifyQueue } from './verify.js';
@@ -314,11 +326,11 @@ export class RedisStore implements Store {
     queue: string,
     name: N,
     args: ScriptArgs<N>,
-    extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[]; rows?: readonly WireValue[]; bytes?: boolean } = {},
+    extra: { keys?: ScriptKeys<N>; items?: readonly ScriptItem<N>[]; rows?: AddRows; bytes?: boolean } = {},
   ) {
     const call = encodeCall(name, this.keys(queue), extra.keys ?? ({} as ScriptKeys<N>), args, extra.items);
-    // Items given as flat rows (add): appended as they are.
-    if (extra.rows) for (const v of extra.rows) call.args.push(v);
+    // Items given as flat rows (add).
+    if (extra.rows) appendAddRows(call.args, extra.rows);
     return this.#guard.run(() => runScript(this.#client, name, call.keys, call.args, this.#testClockKey, extra.bytes));
   }
 
@@ -376,7 +388,7 @@ export class RedisStore implements Store {
       },
       {
         keys: { memo: requestKey(k, rid), schedule_last: k.scheduleLast },
-        rows: addRows(jobs, ADD_ROW[fields]),
+        rows: { jobs, row: ADD_ROW[fields] },
       },
     ).catch((err: unknown) => {
       throw dependencyRefusal(err) ?? err;
