@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Queue, ValidationError } from '../../src/index.js';
+import { Queue, RedisStore, ValidationError } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -112,6 +112,27 @@ describe('add', () => {
     assert.equal((await added).added, true);
     assert.equal((await got)?.data, 1);
     await q.close();
+  });
+
+  test("a worker's claim and ack (PackedCommands) never overtake a call made before them and still in the pipeline", async () => {
+    const store = new RedisStore({ connection: fx.redis.url });
+    const q = new Queue<number>(uniqueName('q'), { store });
+    await q.add(1, { id: 'job-1' });
+    const claimed = await store.claim(q.name, 1, 60_000, 3, 'w');
+    const job = claimed.jobs[0]!;
+    // In one turn: a read on the store's own connection (in ioredis's auto-pipeline until the turn
+    // ends), then the ack of the job and a claim. The read sees the job's body still there; the
+    // claim finds nothing.
+    const body = store.client.hget(queueKeys('dq', q.name).jobs, 'job-1');
+    assert.ok(store.client.autoPipelineQueueSize > 0, 'the read waits in the auto-pipeline');
+    const acked = store.complete(q.name, [{ id: job.id, token: job.token }]);
+    const again = store.claim(q.name, 1, 60_000, 3, 'w');
+    assert.notEqual(await body, null, 'the read went before the ack');
+    assert.deepEqual(await acked, ['ok']);
+    assert.equal((await again).jobs.length, 0);
+    assert.equal(await q.get('job-1'), null);
+    await q.close();
+    await store.close();
   });
 
   test('addBulk writes every job, chunked, and reports each', async () => {

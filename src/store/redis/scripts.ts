@@ -335,6 +335,14 @@ function send(
   args: readonly (string | number)[],
   bytes: boolean,
 ): Promise<unknown> {
-  if (PACKED.has(script) || (script === 'add' && addPacked(client))) return sendPacked(client, commandName, what, keys, args, bytes);
+  if (script === 'add' ? addPacked(client) : PACKED.has(script)) {
+    if (client.autoPipelineQueueSize === 0) return sendPacked(client, commandName, what, keys, args, bytes);
+    // A claim or an ack made while calls wait in ioredis's auto-pipeline (flushed by a
+    // setImmediate already scheduled) goes one setImmediate later, after them: written at once
+    // it would overtake them (a get of the job it acks, a progress update of it).
+    return new Promise((resolve, reject) => {
+      setImmediate(() => sendPacked(client, commandName, what, keys, args, bytes).then(resolve, reject));
+    });
+  }
   return (command as unknown as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
 }
