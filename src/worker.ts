@@ -169,6 +169,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       (leases) => this.#store.complete(this.queue, leases),
       (job, result, sentAt, outcome, err) => this.#acked(job, result, sentAt, outcome, err),
       (err) => this.#emitError(err),
+      () => this.#timer.serverNow(),
     );
     this.#calls = {
       extend: (job, ms) => this.#extendOne(job as HandedJob<T>, ms),
@@ -535,10 +536,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** Acks the job; the AckBatcher sends the acks of one turn of the event loop together (close() drains it). */
   #complete(job: HandedJob<T>, result: unknown): void {
-    this.#acks.ack(job, resultText(result), result, this.#timer.serverNow());
+    this.#acks.ack(job, resultText(result), result);
   }
 
-  /** An ack's answer (AckBatcher's one handler for all acks); `sentAt`: the server clock when the job was acked. */
+  /** An ack's answer (AckBatcher's one handler for all acks); `sentAt`: the server clock when its batch was sent. */
   #acked(job: HandedJob<T>, result: unknown, sentAt: number, outcome: LeaseOutcome | undefined, err: unknown): void {
     if (err !== undefined) {
       this.#emitError(err);
