@@ -353,14 +353,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #startAll(claimed: ClaimedJob[]): void {
     const ready = new Array<HandedJob<T>>(claimed.length);
     let n = 0;
-    for (const c of claimed) {
-      const job = this.#start(c);
+    // Index loops, not for-of: a for-of step here left an iterator result per job on the heap.
+    for (let i = 0; i < claimed.length; i++) {
+      const job = this.#start(claimed[i]!);
       if (job) ready[n++] = job;
     }
     ready.length = n;
     if (n > 0) {
       queueMicrotask(() => {
-        for (const job of ready) this.#run(job);
+        for (let i = 0; i < ready.length; i++) this.#run(ready[i]!);
       });
     }
   }
