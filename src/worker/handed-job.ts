@@ -152,6 +152,12 @@ export class HandedJob<T> implements Job<T> {
     return out;
   }
 
+  /** The rare state, made on first need. */
+  #rareState(): RareState {
+    if (this.#rare === undefined) this.#rare = newRareState();
+    return this.#rare;
+  }
+
   /** Set once the handler's outcome was taken (it returned, threw or timed out). */
   get settled(): boolean {
     return (this.#flags & SETTLED) !== 0;
@@ -181,7 +187,7 @@ export class HandedJob<T> implements Job<T> {
   }
 
   get signal(): AbortSignal {
-    const rare = (this.#rare ??= newRareState());
+    const rare = this.#rareState();
     if (!rare.controller) {
       rare.controller = new AbortController();
       if (rare.abortReason !== undefined) rare.controller.abort(rare.abortReason);
@@ -190,7 +196,7 @@ export class HandedJob<T> implements Job<T> {
   }
 
   abort(reason: string): void {
-    const rare = (this.#rare ??= newRareState());
+    const rare = this.#rareState();
     if (rare.abortReason !== undefined) return;
     rare.abortReason = reason;
     rare.controller?.abort(reason);
@@ -204,7 +210,7 @@ export class HandedJob<T> implements Job<T> {
     const bad = waitSignalProblem(name, opts.timeoutMs, '');
     if (bad) throw bad;
     const waiting = new WaitForSignal(name, opts.timeoutMs === undefined ? undefined : Math.ceil(opts.timeoutMs));
-    (this.#rare ??= newRareState()).waiting = waiting;
+    this.#rareState().waiting = waiting;
     throw waiting;
   }
 
@@ -212,7 +218,7 @@ export class HandedJob<T> implements Job<T> {
     const bad = snoozeProblem(delayMs, opts.deadlineAtMs, '');
     if (bad) throw bad;
     const snoozed = roundedSnooze(delayMs, opts.deadlineAtMs);
-    (this.#rare ??= newRareState()).snoozed = snoozed;
+    this.#rareState().snoozed = snoozed;
     throw snoozed;
   }
 

@@ -235,7 +235,8 @@ export function readBodyBytes(b: Buffer, into: BodyFields): number {
   // No backoff, no trace, no name: `:0:0:`.
   simple = simple && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON);
   if (!simple) return readBody(b.toString(), into);
-  into.createdAtMs = created === lastCreated ? lastCreated : (lastCreated = created);
+  if (created !== lastCreated) lastCreated = created;
+  into.createdAtMs = lastCreated;
   into.priority = negative ? -priority : priority;
   into.maxAttempts = max;
   into.timeoutMs = timeout;
