@@ -17,9 +17,10 @@ export class AckBatcher<J extends LeaseRef> {
   // and token an ack sends); result texts and values are kept only once one is not empty (a
   // handler that returns nothing, the common case, costs them nothing).
   #jobs: J[] = [];
-  #sentAt: number[] = [];
   /** Acks in the batch: the arrays are made as long as the last batch, and filled up to this. */
   #count = 0;
+  /** An answered batch's array, kept for the next batch. */
+  #spare: J[] | undefined;
   #texts: string[] | undefined;
   #values: unknown[] | undefined;
   #scheduled = false;
@@ -27,28 +28,28 @@ export class AckBatcher<J extends LeaseRef> {
   readonly #send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>;
   readonly #done: AckDone<J>;
   readonly #onError: (err: unknown) => void;
+  readonly #now: () => number;
   readonly #flushNow = () => this.#flush();
 
-  /** `onError` is told of a `done` that threw; the other acks of its batch are told theirs all the same. */
-  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>, done: AckDone<J>, onError: (err: unknown) => void) {
+  /**
+   * `onError` is told of a `done` that threw; the other acks of its batch are told theirs all the
+   * same. `now`: the server clock, read once per batch as it is sent (`done`'s `sentAtMs`).
+   */
+  constructor(send: (leases: CompleteRef[]) => Promise<LeaseOutcome[]>, done: AckDone<J>, onError: (err: unknown) => void, now: () => number) {
     this.#send = send;
     this.#done = done;
     this.#onError = onError;
+    this.#now = now;
   }
 
   /**
    * `result`: the handler's result as JSON text, kept when the queue's retention keeps the job
-   * ('' for none). `value` and `sentAtMs` are handed back to `done` as they are.
+   * ('' for none). `value` is handed back to `done` as it is.
    */
-  ack(job: J, result: string, value: unknown, sentAtMs: number): void {
+  ack(job: J, result: string, value: unknown): void {
     const n = this.#count++;
-    if (n < this.#jobs.length) {
-      this.#jobs[n] = job;
-      this.#sentAt[n] = sentAtMs;
-    } else {
-      this.#jobs.push(job);
-      this.#sentAt.push(sentAtMs);
-    }
+    if (n < this.#jobs.length) this.#jobs[n] = job;
+    else this.#jobs.push(job);
     if (result !== '' && !this.#texts) this.#texts = new Array<string>(n).fill('');
     this.#texts?.push(result);
     if (value !== undefined && !this.#values) this.#values = new Array<unknown>(n).fill(undefined);
@@ -64,29 +65,43 @@ export class AckBatcher<J extends LeaseRef> {
     const n = this.#count;
     if (n === 0) return;
     const jobs = this.#jobs;
-    const sentAt = this.#sentAt;
+    // When the batch goes out, the time its acks can reach Redis at the earliest: a lease that
+    // ran out before it was not this batch's to end. One clock reading a batch, not one an ack
+    // (a call, a heap number and a slot of an array per job).
+    const sentAtMs = this.#now();
     const texts = this.#texts;
     const values = this.#values;
     jobs.length = n;
-    sentAt.length = n;
-    // The next batch is likely of this one's size: its arrays are made that long at once, not
-    // grown ack by ack (a hundred acks a batch grew two arrays through four sizes).
-    this.#jobs = new Array<J>(n);
-    this.#sentAt = new Array<number>(n).fill(0);
+    // The next batch is likely of this one's size: its array is one that long, not grown ack by
+    // ack (a hundred acks a batch grew it through four sizes): an answered batch's, else a new one.
+    this.#jobs = this.#spare ?? new Array<J>(n);
+    this.#spare = undefined;
     this.#count = 0;
     this.#texts = undefined;
     this.#values = undefined;
     const acks: CompleteRef[] = texts ? jobs.map((j, i) => (texts[i] === '' ? j : { id: j.id, token: j.token, result: texts[i] })) : jobs;
     const p = this.#send(acks).then(
       (outcomes) => {
-        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, outcomes[i], undefined);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAtMs, outcomes[i], undefined);
+        this.#reuse(jobs);
       },
       (err) => {
-        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAt[i]!, undefined, err);
+        for (let i = 0; i < jobs.length; i++) this.#report(jobs[i]!, values?.[i], sentAtMs, undefined, err);
+        this.#reuse(jobs);
       },
     );
     this.#inFlight.add(p);
     void p.finally(() => this.#inFlight.delete(p));
+  }
+
+  /**
+   * Keeps an answered batch's array for the next batch (a new array per batch was 8 bytes of
+   * every ack). The store is done with it: its call has answered. Emptied, so that it keeps no
+   * finished job alive.
+   */
+  #reuse(jobs: J[]): void {
+    for (let i = 0; i < jobs.length; i++) jobs[i] = undefined as unknown as J;
+    this.#spare = jobs;
   }
 
   #report(job: J, value: unknown, sentAtMs: number, outcome: LeaseOutcome | undefined, err: unknown): void {

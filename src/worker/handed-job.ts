@@ -77,6 +77,21 @@ function signalOf(s: SignalIn): JobSignal {
   return { name: s.name, timedOut: false, data };
 }
 
+const SETTLED = 1;
+const LEASE_GONE = 2;
+
+/** A hand-out's state that few jobs ever have: kept apart, so that the others carry one field for it. */
+interface RareState {
+  waiting: WaitForSignal | undefined;
+  snoozed: SnoozeSignal | undefined;
+  controller: AbortController | undefined;
+  abortReason: string | undefined;
+}
+
+function newRareState(): RareState {
+  return { waiting: undefined, snoozed: undefined, controller: undefined, abortReason: undefined };
+}
+
 export class HandedJob<T> implements Job<T> {
   readonly queue: string;
   readonly id: string;
@@ -93,22 +108,18 @@ export class HandedJob<T> implements Job<T> {
   readonly token: string;
   readonly hold: JobHold | undefined;
   readonly signalled: JobSignal | undefined;
-  /** Set by waitForSignal(): honoured even if the handler catches it and returns. */
-  waiting: WaitForSignal | undefined;
   /** The lease deadline as last granted (server clock): from the claim, then each extension. */
   leaseDeadlineMs: number;
   /** The job's own backoff spec as stored, if it has one. */
   readonly backoffSpec: string | undefined;
-  /** Set by snooze(): honoured even if the handler catches the signal and returns. */
-  snoozed: SnoozeSignal | undefined;
-  /** Set once the handler's outcome was taken (it returned, threw or timed out). */
-  settled = false;
-  /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
-  leaseGone = false;
   /** Its slot in the worker's RunningJobs; -1 when it is not running. */
   runningAt = -1;
-  #controller: AbortController | undefined;
-  #abortReason: string | undefined;
+  // The worker's own state of the hand-out, in fewer fields than it has names: every field is
+  // 8 bytes of every job, and the rare ones (a snooze, a wait, an abort) share one.
+  /** SETTLED | LEASE_GONE. */
+  #flags = 0;
+  /** What a snooze(), a waitForSignal() or an abort left; made only when one happens. */
+  #rare: RareState | undefined;
   readonly #calls: JobCalls;
 
   constructor(queue: string, c: ClaimedJob, data: T, defaultMaxAttempts: number, defaultTimeoutMs: number | undefined, calls: JobCalls) {
@@ -141,36 +152,74 @@ export class HandedJob<T> implements Job<T> {
     return out;
   }
 
+  /** The rare state, made on first need. */
+  #rareState(): RareState {
+    if (this.#rare === undefined) this.#rare = newRareState();
+    return this.#rare;
+  }
+
+  /** Set once the handler's outcome was taken (it returned, threw or timed out). */
+  get settled(): boolean {
+    return (this.#flags & SETTLED) !== 0;
+  }
+
+  set settled(v: boolean) {
+    this.#flags = v ? this.#flags | SETTLED : this.#flags & ~SETTLED;
+  }
+
+  /** Set once the worker gave the lease up (close timeout) or learnt it was lost. */
+  get leaseGone(): boolean {
+    return (this.#flags & LEASE_GONE) !== 0;
+  }
+
+  set leaseGone(v: boolean) {
+    this.#flags = v ? this.#flags | LEASE_GONE : this.#flags & ~LEASE_GONE;
+  }
+
+  /** Set by waitForSignal(): honoured even if the handler catches it and returns. */
+  get waiting(): WaitForSignal | undefined {
+    return this.#rare?.waiting;
+  }
+
+  /** Set by snooze(): honoured even if the handler catches the signal and returns. */
+  get snoozed(): SnoozeSignal | undefined {
+    return this.#rare?.snoozed;
+  }
+
   get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    const rare = this.#rareState();
+    if (!rare.controller) {
+      rare.controller = new AbortController();
+      if (rare.abortReason !== undefined) rare.controller.abort(rare.abortReason);
     }
-    return this.#controller.signal;
+    return rare.controller.signal;
   }
 
   abort(reason: string): void {
-    if (this.#abortReason !== undefined) return;
-    this.#abortReason = reason;
-    this.#controller?.abort(reason);
+    const rare = this.#rareState();
+    if (rare.abortReason !== undefined) return;
+    rare.abortReason = reason;
+    rare.controller?.abort(reason);
   }
 
   get aborted(): boolean {
-    return this.#abortReason !== undefined;
+    return this.#rare?.abortReason !== undefined;
   }
 
   waitForSignal(name: string, opts: { timeoutMs?: number } = {}): never {
     const bad = waitSignalProblem(name, opts.timeoutMs, '');
     if (bad) throw bad;
-    this.waiting = new WaitForSignal(name, opts.timeoutMs === undefined ? undefined : Math.ceil(opts.timeoutMs));
-    throw this.waiting;
+    const waiting = new WaitForSignal(name, opts.timeoutMs === undefined ? undefined : Math.ceil(opts.timeoutMs));
+    this.#rareState().waiting = waiting;
+    throw waiting;
   }
 
   snooze(delayMs: number, opts: { deadlineAtMs?: number } = {}): never {
     const bad = snoozeProblem(delayMs, opts.deadlineAtMs, '');
     if (bad) throw bad;
-    this.snoozed = roundedSnooze(delayMs, opts.deadlineAtMs);
-    throw this.snoozed;
+    const snoozed = roundedSnooze(delayMs, opts.deadlineAtMs);
+    this.#rareState().snoozed = snoozed;
+    throw snoozed;
   }
 
   async progress(value: unknown): Promise<void> {

@@ -434,11 +434,12 @@ export class RedisStore implements Store {
     if (leases.length === 0) return [];
     const call = encodeCall('complete', this.keys(queue), {}, {});
     // The rows go straight into the call's arguments, sized once (the ack hot path: no array of
-    // rows, no growing array, on the way).
+    // rows, no growing array, on the way; an index loop, as for-of left an iterator result per job).
     const args = call.args;
     let at = args.length;
     args.length = at + 3 * leases.length;
-    for (const l of leases) {
+    for (let i = 0; i < leases.length; i++) {
+      const l = leases[i]!;
       args[at++] = l.id;
       args[at++] = l.token;
       args[at++] = l.result ?? '';

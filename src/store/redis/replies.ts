@@ -210,9 +210,18 @@ export function jobRow(row: Reply<'get'>['items'][number], nowMs: number): JobIn
   };
 }
 
-/** complete, release, extend: one code per lease (extend answers a deadline, > 1, for a renewed one). */
+/**
+ * complete, release, extend: one code per lease (extend answers a deadline, > 1, for a renewed
+ * one). Each code is replaced by its name in the reply's own array, which no one else holds: a
+ * new array of outcomes was 8 bytes of every ack (bench/worker-alloc.ts).
+ */
 export function leaseOutcomes(name: 'complete' | 'release' | 'extend', reply: unknown): LeaseOutcome[] {
-  return (replyArray(name, reply) as number[]).map((c) => codeName('lease', c > 0 ? CODES.lease.ok : c));
+  const out = replyArray(name, reply) as (number | LeaseOutcome)[];
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i] as number;
+    out[i] = codeName('lease', c > 0 ? CODES.lease.ok : c);
+  }
+  return out as LeaseOutcome[];
 }
 
 /** The groups of a claim's jobs by position (wire.ts CLAIM_GROUPS); undefined when none has one. */
