@@ -65,7 +65,10 @@ const dumps = mkdtempSync(join(tmpdir(), 'delayq-callgrind-'));
 // instructions a run) landed in the figures ~50x out of proportion (~120k on a one-job claim
 // of ~490k, 2-8% of a batch's per-job figure).
 const collect = ['readQueryFromClient', 'beforeSleep'].map((fn) => `--toggle-collect=${fn}`);
-const server = await startRedis({ wrapper: ['valgrind', '--tool=callgrind', ...collect, `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`], startMs: 60_000 });
+const server = await startRedis({
+  wrapper: ['valgrind', '--tool=callgrind', ...collect, `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`],
+  startMs: 60_000,
+});
 const pid = String(server.process.pid);
 
 /** Instructions Redis ran since the last call (callgrind_control dumps and zeroes the counters). */
