@@ -19,12 +19,11 @@
  * time; the CPU figure then includes the profiler's cost).
  * Run: npm run build && node --expose-gc dist/bench/producer-alloc.js
  */
-import { execFileSync } from 'node:child_process';
-import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { Queue } from '../src/index.js';
+import { cpuProfile, gc, gcTracedBytes, heapSampling, markedPass, scriptCalls } from './heap-measure.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,20 +42,6 @@ const N = Number(values.jobs);
 const IN_FLIGHT = Number(values.inflight);
 const TOP = Number(values.top);
 
-interface HeapNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: HeapNode[];
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-
 const MARK = '@@producer-alloc';
 const redis = values.child ? undefined : await startRedis();
 const connection = values.child ?? redis!.url;
@@ -67,11 +52,6 @@ async function openQueue(): Promise<Queue> {
   const q = new Queue(`producer-${++pass}`, { connection });
   await q.add({ warm: true }, { id: 'warm-up', delay: 3_600_000 });
   return q;
-}
-
-/** A profile's call frame as `function file:line`, paths from node_modules or dist on. */
-function siteOf(f: { functionName: string; url: string; lineNumber: number }): string {
-  return `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}`;
 }
 
 /** Makes `n` single adds to `q`, IN_FLIGHT at a time, as the enqueue benchmark does. */
@@ -96,99 +76,40 @@ async function addAll(q: Queue, n: number): Promise<void> {
 
 if (values.child) {
   const q = await openQueue();
-  gc();
-  console.log(`${MARK} start`);
-  await addAll(q, N);
-  gc();
-  console.log(`${MARK} end`);
+  await markedPass(MARK, () => addAll(q, N));
   await q.close();
   process.exit(0);
 }
 
-/** Script calls the server ran so far (FCALL, EVALSHA, EVAL), from INFO commandstats. */
-async function scriptCalls(): Promise<number> {
-  const info = await admin!.info('commandstats');
-  let n = 0;
-  for (const m of info.matchAll(/cmdstat_(?:fcall|evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
-  return n;
-}
-
 // cpu
 const q = await openQueue();
-const admin = redis?.client();
-const calls0 = await scriptCalls();
-const profiler = values.profile ? new Session() : undefined;
-if (profiler) {
-  profiler.connect();
-  await profiler.post('Profiler.enable');
-  await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
-  await profiler.post('Profiler.start');
-}
+const admin = redis!.client();
+const calls0 = await scriptCalls(admin);
+const stopProfile = values.profile ? await cpuProfile(TOP, 100) : undefined;
 gc();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await addAll(q, N);
 const cpu = process.cpuUsage(cpu0);
 const wallMs = performance.now() - t0;
-const calls = (await scriptCalls()) - calls0;
+const calls = (await scriptCalls(admin)) - calls0;
 await q.close();
-const topFunctions: { site: string; share: number }[] = [];
-if (profiler) {
-  const { profile } = (await profiler.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-  profiler.disconnect();
-  const self = new Map<string, number>();
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  // From the second sample: the first is the profiler's own start (the inspector's dispatch).
-  for (let i = 1; i < profile.samples.length; i++) {
-    const site = siteOf(byId.get(profile.samples[i]!)!.callFrame);
-    self.set(site, (self.get(site) ?? 0) + profile.timeDeltas[i]!);
-  }
-  const busy = [...self].filter(([site]) => !site.startsWith('(idle)')).reduce((a, [, us]) => a + us, 0);
-  for (const [site, us] of [...self]
-    .filter(([site]) => !site.startsWith('(idle)'))
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, TOP))
-    topFunctions.push({ site, share: Number(((us / busy) * 100).toFixed(1)) });
-}
+const topFunctions = stopProfile ? await stopProfile() : [];
 
 // sites
 const sites: { site: string; bytesPerAdd: number }[] = [];
 if (values.sites) {
   const sq = await openQueue();
   gc();
-  const session = new Session();
-  session.connect();
-  await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', {
-    samplingInterval: Number(values.interval),
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
+  const stopSampling = await heapSampling(Number(values.interval), TOP);
   await addAll(sq, N);
-  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: HeapNode } };
-  session.disconnect();
+  const sampled = await stopSampling();
   await sq.close();
-  const bySite = new Map<string, number>();
-  const walk = (node: HeapNode): void => {
-    if (node.selfSize > 0) bySite.set(siteOf(node.callFrame), (bySite.get(siteOf(node.callFrame)) ?? 0) + node.selfSize);
-    for (const c of node.children) walk(c);
-  };
-  walk(profile.head);
-  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, TOP)) sites.push({ site, bytesPerAdd: Math.round(bytes / N) });
+  for (const [site, bytes] of sampled.top) sites.push({ site, bytesPerAdd: Math.round(bytes / N) });
 }
 
 // alloc
-const trace = execFileSync(
-  process.execPath,
-  ['--expose-gc', '--trace-gc-nvp', fileURLToPath(import.meta.url), '--jobs', String(N), '--inflight', String(IN_FLIGHT), '--child', connection],
-  {
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  },
-);
-const window = trace.slice(trace.indexOf(`${MARK} start`), trace.indexOf(`${MARK} end`));
-let exact = 0;
-for (const m of window.matchAll(/ allocated=(\d+)/g)) exact += Number(m[1]);
+const exact = gcTracedBytes(fileURLToPath(import.meta.url), ['--jobs', String(N), '--inflight', String(IN_FLIGHT), '--child', connection], MARK);
 await redis!.stop();
 
 const result = {
@@ -206,7 +127,7 @@ else {
   console.log(
     `${N} single adds, ${IN_FLIGHT} in flight: ${result.bytesPerAdd} B allocated per add (GC trace), ${result.cpuUsPerAdd} µs CPU per add, ${result.addsPerSecond} adds/s, ${result.addsPerScriptCall} adds per script call`,
   );
-  if (profiler) {
+  if (stopProfile) {
     console.log(`cpu pass, top functions by self time (share of the busy samples):`);
     for (const t of topFunctions) console.log(`${t.share.toFixed(1).padStart(5)}%  ${t.site}`);
   }

@@ -24,12 +24,11 @@
  * includes the profiler's cost).
  * Run: npm run build && node --expose-gc dist/bench/worker-alloc.js
  */
-import { execFileSync } from 'node:child_process';
-import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { Queue, Worker } from '../src/index.js';
+import { cpuProfile, gc, gcTracedBytes, heapSampling, markedPass, scriptCalls } from './heap-measure.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,20 +46,6 @@ const { values } = parseArgs({
 const N = Number(values.jobs);
 const INTERVAL = Number(values.interval);
 const TOP = Number(values.top);
-
-interface ProfileNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: ProfileNode[];
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 const MARK = '@@worker-alloc';
 const redis = values.child ? undefined : await startRedis();
@@ -108,109 +93,44 @@ await work(await backlog(Math.min(N, 20_000)), Math.min(N, 20_000));
 
 if (values.child) {
   const q = await backlog(N);
-  gc();
-  console.log(`${MARK} start`);
-  await work(q, N);
-  gc();
-  console.log(`${MARK} end`);
+  await markedPass(MARK, () => work(q, N));
   process.exit(0);
-}
-
-/** Script calls the server ran so far (FCALL, EVALSHA, EVAL), from INFO commandstats. */
-async function scriptCalls(): Promise<number> {
-  const info = await admin!.info('commandstats');
-  let n = 0;
-  for (const m of info.matchAll(/cmdstat_(?:fcall|evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
-  return n;
 }
 
 // cpu
 const cpuQueue = await backlog(N);
-const admin = redis?.client();
-const calls0 = await scriptCalls();
-const profiler = values.profile ? new Session() : undefined;
-if (profiler) {
-  profiler.connect();
-  await profiler.post('Profiler.enable');
-  await profiler.post('Profiler.start');
-}
+const admin = redis!.client();
+const calls0 = await scriptCalls(admin);
+const stopProfile = values.profile ? await cpuProfile(TOP) : undefined;
 gc();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await work(cpuQueue, N);
 const cpu = process.cpuUsage(cpu0);
 const wallMs = performance.now() - t0;
-if (profiler) {
-  const { profile } = (await profiler.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-  profiler.disconnect();
-  const self = new Map<string, number>();
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  for (let i = 0; i < profile.samples.length; i++) {
-    const f = byId.get(profile.samples[i]!)!.callFrame;
-    const site = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}`;
-    self.set(site, (self.get(site) ?? 0) + profile.timeDeltas[i]!);
-  }
-  const busy = [...self].filter(([site]) => !site.startsWith('(idle)')).reduce((a, [, us]) => a + us, 0);
+if (stopProfile) {
   console.log(`cpu pass, top functions by self time (share of the busy samples):`);
-  for (const [site, us] of [...self]
-    .filter(([site]) => !site.startsWith('(idle)'))
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, TOP))
-    console.log(`${((us / busy) * 100).toFixed(1).padStart(5)}%  ${site}`);
+  for (const t of await stopProfile()) console.log(`${t.share.toFixed(1).padStart(5)}%  ${t.site}`);
 }
-const calls = (await scriptCalls()) - calls0;
+const calls = (await scriptCalls(admin)) - calls0;
 
 // alloc
 const allocQueue = await backlog(N);
 gc();
-const session = new Session();
-session.connect();
-await session.post('HeapProfiler.enable');
-await session.post('HeapProfiler.startSampling', {
-  samplingInterval: INTERVAL,
-  includeObjectsCollectedByMajorGC: true,
-  includeObjectsCollectedByMinorGC: true,
-});
+const stopSampling = await heapSampling(INTERVAL, TOP);
 await work(allocQueue, N);
-const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: ProfileNode } };
-session.disconnect();
-
-const trace = execFileSync(
-  process.execPath,
-  ['--expose-gc', '--trace-gc-nvp', fileURLToPath(import.meta.url), '--jobs', String(N), '--child', connection, ...(values.async ? ['--async'] : [])],
-  {
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  },
-);
-const window = trace.slice(trace.indexOf(`${MARK} start`), trace.indexOf(`${MARK} end`));
-let exact = 0;
-for (const m of window.matchAll(/ allocated=(\d+)/g)) exact += Number(m[1]);
+const sampled = await stopSampling();
+const exact = gcTracedBytes(fileURLToPath(import.meta.url), ['--jobs', String(N), '--child', connection, ...(values.async ? ['--async'] : [])], MARK);
 await redis!.stop();
 
-const bySite = new Map<string, number>();
-let total = 0;
-const walk = (node: ProfileNode): void => {
-  if (node.selfSize > 0) {
-    const f = node.callFrame;
-    const file = f.url.replace(/^.*\/(node_modules|dist)\//, '$1/');
-    const site = `${f.functionName || '(anonymous)'} ${file}:${f.lineNumber + 1}`;
-    bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-    total += node.selfSize;
-  }
-  for (const c of node.children) walk(c);
-};
-walk(profile.head);
-
-const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, TOP);
 const result = {
   jobs: N,
   bytesPerJob: Math.round(exact / N),
-  sampledBytesPerJob: Math.round(total / N),
+  sampledBytesPerJob: Math.round(sampled.total / N),
   cpuUsPerJob: Number(((cpu.user + cpu.system) / N).toFixed(2)),
   jobsPerSecond: Math.round(N / (wallMs / 1000)),
   jobsPerScriptCall: Number((N / calls).toFixed(1)),
-  top: top.map(([site, bytes]) => ({ site, bytesPerJob: Math.round(bytes / N) })),
+  top: sampled.top.map(([site, bytes]) => ({ site, bytesPerJob: Math.round(bytes / N) })),
 };
 if (values.json) console.log(JSON.stringify(result));
 else {
