@@ -400,6 +400,20 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.get('p'))?.lastError, 'dependency sooner was cancelled');
     });
 
+    test('a drain ends jobs due at the same time in the order they were added: a held job hears of the first', async () => {
+      // The differential test's find (seed 169380858): the memory store and the model took ties
+      // in id order; Redis's scheduled members keep add order within a due time.
+      const q = queue<unknown>();
+      const at = Date.now() + 60_000;
+      await q.addBulk([
+        { data: 1, opts: { id: 'zz-added-first', runAt: at } },
+        { data: 2, opts: { id: 'aa-added-second', runAt: at } },
+        { data: 3, opts: { id: 'p', dependsOn: ['aa-added-second', 'zz-added-first'] } },
+      ]);
+      assert.equal(await q.store.drain(q.name, at + 1), 2);
+      assert.equal((await q.get('p'))?.lastError, 'dependency zz-added-first was cancelled');
+    });
+
     test('a job added again under the id of a held job that is gone hears only of its own dependencies', async () => {
       const q = queue<unknown>();
       await q.add(1, { id: 'x' });

@@ -874,7 +874,8 @@ export class QueueModel {
       .sort(
         (a, b) =>
           place(a) - place(b) ||
-          (place(a) === 0 ? a.due - b.due || bytes(a.id, b.id) : 0) ||
+          // The scheduled set's members keep add order within a due time (SCHEDULED_MEMBER).
+          (place(a) === 0 ? a.due - b.due || a.seq - b.seq : 0) ||
           (place(a) === 1 ? (a.hold!.deadline ?? Infinity) - (b.hold!.deadline ?? Infinity) || bytes(a.id, b.id) : 0) ||
           (place(a) === 2 ? b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0) ||
           (place(a) === 3 ? bytes(a.group!, b.group!) || b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0),

@@ -75,7 +75,7 @@ import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
 import { LIMIT, MARK, UNGROUPED_LANE } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
-import { byteOrder, readyMember, waitingMember } from '../zset-order.js';
+import { byteOrder, readyMember, scheduledMember, waitingMember } from '../zset-order.js';
 
 const registry = new Map<string, MemoryStore>();
 
@@ -685,9 +685,10 @@ export class MemoryStore implements Store {
     // ended in one go: a held job is not told of a dependency drained with it (it ends too); one
     // a bounded drain leaves hears of them, in that order.
     const place = { scheduled: 0, held: 1, ready: 2, waiting: 3 } as Record<MemJob['where'], number>;
+    // The scheduled set's members keep add order within a due time (SCHEDULED_MEMBER).
     const key = (j: MemJob): [number, string] =>
       j.where === 'scheduled'
-        ? [j.due, j.id]
+        ? [j.due, scheduledMember(j.seq, j.id)]
         : j.where === 'held'
           ? [q.holds.deadlineOf(j.id) ?? Infinity, j.id]
           : j.where === 'ready'
