@@ -90,7 +90,7 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
   -- stream's switch asked once: this loop runs once per handed-out job.
   local events = events_on()
   local w, a, n = #run_writes, 0, #out
-  -- ': <now>:<worker>:', the tail of every first hand-out's run state.
+  -- ':<now>:<worker>:', the tail of every first hand-out's run state.
   local run_tail = ':' .. now_s .. ':' .. worker .. ':'
   for i = 1, #picked do
     local c = picked[i]
