@@ -175,12 +175,6 @@ export function readBody(s: string, into: BodyFields): number {
   return seq;
 }
 
-/**
- * The last creation time readBodyBytes read. Jobs added together share their time, and a time
- * past 2^31 ms is a heap number: the next body of the same time is given this one, not a new one.
- */
-let lastCreated = -1;
-
 /** Where readBodyBytes's scan of a body's bytes is (the scan is synchronous, as readBody's). */
 let at = 0;
 
@@ -235,8 +229,7 @@ export function readBodyBytes(b: Buffer, into: BodyFields): number {
   // No backoff, no trace, no name: `:0:0:`.
   simple = simple && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON);
   if (!simple) return readBody(b.toString(), into);
-  if (created !== lastCreated) lastCreated = created;
-  into.createdAtMs = lastCreated;
+  into.createdAtMs = created;
   into.priority = negative ? -priority : priority;
   into.maxAttempts = max;
   into.timeoutMs = timeout;

@@ -305,19 +305,12 @@ export async function runScript(
   }
 }
 
-/** The worker's calls of every tick, whose rows are many: sent as PackedCommands (packed-command.ts). */
-const PACKED: ReadonlySet<ScriptName> = new Set(['claim', 'complete']);
-
 /**
- * Whether an add goes as a PackedCommand too: ioredis's string building was ~0.8 KB of garbage
- * per job of a batch of single adds (bench/producer-alloc.ts; its CPU about the same). Only when no
- * command waits in ioredis's auto-pipeline: a PackedCommand is written at once, and an add must
- * not overtake a call made before it (a cancel of the id it adds, say); then it goes the usual
- * way, in the pipeline after them.
+ * The calls whose rows are many, sent as PackedCommands (packed-command.ts): the worker's claims
+ * and acks of every tick, and adds (ioredis's string building was ~0.8 KB of garbage per job of
+ * a batch of single adds, bench/producer-alloc.ts).
  */
-function addPacked(client: Client): boolean {
-  return client.autoPipelineQueueSize === 0;
-}
+const PACKED: ReadonlySet<ScriptName> = new Set(['claim', 'complete', 'add']);
 
 /**
  * FCALL, EVALSHA or EVAL with the keys and arguments as arrays, not spread: ioredis flattens its
@@ -335,14 +328,13 @@ function send(
   args: readonly (string | number)[],
   bytes: boolean,
 ): Promise<unknown> {
-  if (script === 'add' ? addPacked(client) : PACKED.has(script)) {
-    if (client.autoPipelineQueueSize === 0) return sendPacked(client, commandName, what, keys, args, bytes);
-    // A claim or an ack made while calls wait in ioredis's auto-pipeline (flushed by a
-    // setImmediate already scheduled) goes one setImmediate later, after them: written at once
-    // it would overtake them (a get of the job it acks, a progress update of it).
-    return new Promise((resolve, reject) => {
-      setImmediate(() => sendPacked(client, commandName, what, keys, args, bytes).then(resolve, reject));
-    });
-  }
-  return (command as unknown as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
+  // A PackedCommand is written at once: only while nothing waits in ioredis's auto-pipeline
+  // (flushed by a setImmediate already scheduled), which it would overtake (a get of the job an
+  // ack ends, a cancel of the id an add writes). Otherwise the call joins the pipeline, behind
+  // what waits there and ahead of what comes after it.
+  if (PACKED.has(script) && client.autoPipelineQueueSize === 0) return sendPacked(client, commandName, what, keys, args, bytes);
+  // ioredis's Buffer variants (fcallBuffer, evalshaBuffer, evalBuffer) exist on every client; its
+  // types leave them out.
+  const run = bytes ? (client as unknown as Record<string, unknown>)[`${commandName}Buffer`] : command;
+  return (run as (this: Client, ...a: unknown[]) => Promise<unknown>).call(client, what, keys.length, keys, args);
 }

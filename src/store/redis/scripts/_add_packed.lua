@@ -115,12 +115,12 @@ function ADD_PACKED.write(out, it, dues, writes, now)
   local new_members = SCHED.order().writes
   local head = ':' .. int(now) .. ':'
   local bodies, scheduled, due_text, earliest, ranked = {}, {}, {}, nil, false
-  -- Written out (counts kept, the seqs as text in one go, SCHED.member's length byte made once per
-  -- length, the stream's switch asked once): this loop runs once per job written.
+  -- Written out (counts kept, the seqs as text in one go, the stream's switch asked once): this
+  -- loop runs once per job written.
   local seq_texts = int_texts(seq + 1, writes)
   local events = events_on()
   local ids, tails, is_ranked = it.ids, it.tails, it.ranked
-  local b, s, k, len, len_char = 0, 0, 0, 0, ''
+  local b, s, k = 0, 0, 0
   for i = 1, #ids do
     local due = dues[i]
     if due then
@@ -134,13 +134,7 @@ function ADD_PACKED.write(out, it, dues, writes, now)
         due_s = int(due)
         due_text[due] = due_s
       end
-      local member = id
-      if new_members then
-        -- SCHED.member(seq_s, id), inline.
-        if #seq_s ~= len then len, len_char = #seq_s, string.char(48 + #seq_s) end
-        member = '\1' .. len_char .. seq_s .. id
-      end
-      scheduled[s + 1], scheduled[s + 2] = due_s, member
+      scheduled[s + 1], scheduled[s + 2] = due_s, new_members and SCHED.member(seq_s, id) or id
       s = s + 2
       if not earliest or due < earliest then earliest = due end
       if is_ranked[i] then ranked = true end
@@ -175,8 +169,6 @@ function ADD_PACKED.run(memo_key, memo_ms)
   local pending, codes, dues, writes = {}, {}, {}, 0
   local ids, delays, ats = it.ids, it.delays, it.ats
   local added, scheduled = CODE.added, PLACE.scheduled
-  -- The answer of a job added, written out (ADD_PACKED.answer's positions, read once).
-  local at_code, at_state, at_due, at_holder = RE.code, RE.state, RE.due_ms, RE.holder
   for i = 1, #ids do
     local id = ids[i]
     local due = delays[i] and now + delays[i] or ats[i]
@@ -189,8 +181,7 @@ function ADD_PACKED.run(memo_key, memo_ms)
     else
       codes[i], dues[i], pending[id] = added, due, due
       writes = writes + 1
-      local n = #out
-      out[n + at_code], out[n + at_state], out[n + at_due], out[n + at_holder] = added, scheduled, due, ''
+      ADD_PACKED.answer(out, added, scheduled, due, '')
     end
   end
   if writes > 0 then ADD_PACKED.write(out, it, dues, writes, now) end

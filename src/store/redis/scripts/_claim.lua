@@ -268,16 +268,7 @@ function CLAIM.readable(cands, ids, ordered, in_set_order)
     local r, bad_run = NEVER_RUN, nil
     if run then r, bad_run = parse_run(run) end
     local seq_s, priority, bad_body = true, 0, nil
-    if not ordered then
-      -- body_order's hot path, inline: a well-formed header; anything else is body_order's to say.
-      local q, p = nil, nil
-      if body then q, p = string.match(body, '^(%d+):%d+:(%-?%d+):') end
-      if q and #q < 17 and #p < 18 then
-        seq_s, priority = q, (p == '0' and 0 or tonumber(p))
-      else
-        seq_s, priority, bad_body = body_order(body)
-      end
-    end
+    if not ordered then seq_s, priority, bad_body = body_order(body) end
     if not body then
       if run then CS.dropped[#CS.dropped + 1] = c.id end
     elseif not r or r.bad or not seq_s then
@@ -326,20 +317,18 @@ end
 function CLAIM.take_due(limit)
   local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', limit)
   local due, due_ids = {}, {}
-  -- Written out (SCHED.id and CLAIM.candidate inline): once per due job.
   local n = 0
   for i = 1, #flat, 2 do
     n = n + 1
-    local member, score = flat[i], flat[i + 1]
-    local id = member
-    if string.byte(member, 1) == 1 then id = string.sub(member, 3 + string.byte(member, 2) - 48) end
+    local id, score = SCHED.id(flat[i]), flat[i + 1]
     due_ids[n] = id
     -- The score's text is int()'s when it is a whole number of at most 16 digits (Redis writes
-    -- scores with %.17g, which writes those plainly): CLAIM.plain_ms's verdict, by arithmetic.
+    -- scores with %.17g, which writes those plainly): CLAIM.plain_ms's verdict, by arithmetic on
+    -- the number the claim reads anyway, not a pattern.
     local due_ms = tonumber(score)
     local due_s = false
     if due_ms >= 1 and due_ms < 1e16 and due_ms % 1 == 0 then due_s = score end
-    due[n] = { id = id, due = due_ms, due_s = due_s, seq = false, seq_s = false, priority = false, r = false, body = false, ran = false }
+    due[n] = CLAIM.candidate(id, due_ms, due_s)
   end
   if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', #due_ids - 1) end
   return due, due_ids

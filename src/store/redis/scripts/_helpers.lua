@@ -262,7 +262,8 @@ end
 local function body_order(body)
   if type(body) ~= 'string' then return nil, nil, 'corrupt job: no body' end
   local q, p = string.match(body, '^(%d+):%d+:(%-?%d+):')
-  if q and #q < 17 and #p < 18 then return q, tonumber(p), nil end
+  -- Most jobs have priority 0: no tonumber for it.
+  if q and #q < 17 and #p < 18 then return q, (p == '0' and 0 or tonumber(p)), nil end
   local _, why = parse_body(body)
   return nil, nil, why or 'corrupt job: unreadable body header'
 end
