@@ -131,6 +131,19 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     await assertVerified(store, queue);
   });
 
+  test('an empty token holds no lease: a call with it on a job whose run state has no token (buried as corrupt) answers lease lost and changes nothing', async () => {
+    const store = redisStore();
+    const queue = uniqueName('emptytoken');
+    await fx.client.hset(jobsKey(queue), 'x', '{"hello":1}');
+    await fx.client.zadd(queueKeys('dq', queue).scheduled, 0, 'x');
+    await store.claim(queue, 10, 30_000, 3);
+    assert.equal((await store.get(queue, 'x'))?.state, 'dead');
+    assert.match((await fx.client.hget(runsKey(queue), 'x'))!, /^0:\d+::/);
+    assert.deepEqual(await store.complete(queue, [{ id: 'x', token: '' }]), ['lease_lost']);
+    assert.deepEqual(await store.extend(queue, [{ id: 'x', token: '' }], 30_000), ['lease_lost']);
+    assert.equal((await store.get(queue, 'x'))?.state, 'dead');
+  });
+
   test('a member whose body is gone is dropped; a truncated body goes dead (fast path too)', async () => {
     const store = redisStore();
     const queue = uniqueName('nobody');

@@ -20,6 +20,13 @@ local function held_token(run)
   return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
 end
 
+-- Whether `run` (a run state, text) holds `token` as its lease token. The empty token holds
+-- nothing: a run state no claim wrote a token into (a job buried as corrupt, then retried) has an
+-- empty token field, and an ack with '' ended that job (the memory store answers lease lost).
+local function holds_token(run, token)
+  return token ~= '' and held_token(run) == token
+end
+
 -- The answer to a call whose token is not the job's: lease lost while the job exists, and while
 -- a job cancelled as it ran is remembered in `revoked` (its holder is told lease lost, not "no
 -- such job", which a re-sent ack also hears).
@@ -36,9 +43,8 @@ end
 -- `resent_mark` is nil for calls that leave no mark (extend, update).
 local function lease_status(id, run, token, resent_mark)
   if not run then return lost_or_missing(id) end
-  local held = held_token(run)
-  if held == token then return 'held' end
-  if resent_mark and held == resent_mark .. token then return 'resent' end
+  if holds_token(run, token) then return 'held' end
+  if resent_mark and holds_token(run, resent_mark .. token) then return 'resent' end
   return lost_or_missing(id)
 end
 
