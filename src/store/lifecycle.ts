@@ -69,6 +69,17 @@ export const MARK = { given_up: '-', recovered: '~', kept: '+', revoked: '!' } a
 export type Mark = (typeof MARK)[keyof typeof MARK];
 
 /**
+ * Whether `token` could be a lease token at all: not empty, and not starting with a MARK (a token
+ * the store keeps once a lease ended). Without this a caller that sent the marked form of its
+ * token (`-<token>` once it gave the job up) passed for the holder and ended a job it did not
+ * hold. Both stores ask it before comparing (`may_hold` in _lifecycle.lua).
+ */
+export function mayHoldLease(token: string): boolean {
+  return token !== '' && !MARK_FIRSTS.has(token[0]!);
+}
+const MARK_FIRSTS: ReadonlySet<string> = new Set(Object.values(MARK));
+
+/**
  * Bounds on one store call's run, so no script holds Redis for long whatever the queue holds
  * (both stores keep them, so they behave alike).
  */

@@ -17,6 +17,7 @@ import {
   WaitTimeoutError,
   type Job,
 } from '../../src/index.js';
+import { MARK } from '../../src/store/lifecycle.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
 import type { StoreKind } from './suite.js';
@@ -58,6 +59,37 @@ export function jobControlConformance(kind: StoreKind): void {
         await other.close();
       }
     }
+
+    test('a token that is not one handed out holds nothing: the empty token, and a token with the mark the store keeps once a lease ended, answer lease lost and change nothing', async () => {
+      const q = queue<number>();
+      await q.add(1, { id: 'm', attempts: 3 });
+      const [job] = (await q.store.claim(q.name, 1, 30_000, 3)).jobs;
+      const retry = await q.store.fail(q.name, { id: 'm', token: job!.token, error: 'first try', retryDelayMs: 60_000, dead: false, defaultMaxAttempts: 3 });
+      assert.equal(retry.outcome, 'retried');
+      const before = await q.get('m');
+      // The stored token is now given up (MARK.given_up): a caller that sends the marked form
+      // must not pass for the holder. A sharded token is `<shard tag>/<token>`: the mark goes on
+      // the shard's token.
+      const slash = job!.token.indexOf('/');
+      for (const token of ['', ...Object.values(MARK).map((mark) => job!.token.slice(0, slash + 1) + mark + job!.token.slice(slash + 1))]) {
+        const what = `token ${JSON.stringify(token)}`;
+        assert.deepEqual(await q.store.complete(q.name, [{ id: 'm', token, result: '' }]), ['lease_lost'], what);
+        assert.deepEqual(await q.store.extend(q.name, [{ id: 'm', token }], 30_000), ['lease_lost'], what);
+        assert.deepEqual(await q.store.release(q.name, [{ id: 'm', token }]), ['lease_lost'], what);
+        assert.equal(await q.store.update(q.name, { id: 'm', token, progress: '1', lines: [], logCap: 10 }), 'lease_lost', what);
+        assert.equal(
+          (await q.store.fail(q.name, { id: 'm', token, error: 'x', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 })).outcome,
+          'lease_lost',
+          what,
+        );
+        assert.equal((await q.store.snooze(q.name, { id: 'm', token, delayMs: 0, deadlineAtMs: undefined })).outcome, 'lease_lost', what);
+      }
+      const after = await q.get('m');
+      assert.equal(after?.state, 'scheduled');
+      assert.equal(after?.dueAtMs, before?.dueAtMs);
+      assert.equal(after?.attempt, 1);
+      assert.equal(after?.progress, undefined);
+    });
 
     test('a running job cancelled from elsewhere: its signal aborts with "cancelled", its group slot frees, its holder is told lease lost, the job is gone', async () => {
       const q = queue<number>();

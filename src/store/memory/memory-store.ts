@@ -73,7 +73,7 @@ import { queueOf } from '../sharded/layout.js';
 import { MemoryQueue, type MemGroup, type MemJob } from './memory-queue.js';
 import { pickInTurns } from './turns.js';
 import { deadPage, dueTimeline, jobInfo, listPage, memoryEventReader, publicState, queueStats, scanStep, verifyMemoryQueue } from './reads.js';
-import { LIMIT, MARK, UNGROUPED_LANE } from '../lifecycle.js';
+import { LIMIT, MARK, mayHoldLease, UNGROUPED_LANE } from '../lifecycle.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { byteOrder, readyMember, scheduledMember, waitingMember } from '../zset-order.js';
 
@@ -487,7 +487,7 @@ export class MemoryStore implements Store {
       const job = q.jobs.get(id);
       if (!job) return this.#missing(q, id, now);
       if (job.token === MARK.kept + token) return 'ok';
-      if (job.token !== token) return 'lease_lost';
+      if (!holdsLease(job, token)) return 'lease_lost';
       q.emit(now, 'completed', id, {});
       if (keep) {
         job.token = MARK.kept + token;
@@ -508,7 +508,7 @@ export class MemoryStore implements Store {
     // A re-sent call finds its own given-up token and answers as the first did.
     if (job.token === MARK.given_up + req.token)
       return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'retried', dueAtMs: job.due };
-    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    if (!holdsLease(job, req.token)) return { outcome: 'lease_lost', dueAtMs: undefined };
     const now = this.#now();
     const max = job.maxAttempts ?? req.defaultMaxAttempts;
     job.token = MARK.given_up + req.token;
@@ -536,7 +536,7 @@ export class MemoryStore implements Store {
     return leases.map(({ id, token }) => {
       const job = q.jobs.get(id);
       if (!job) return this.#missing(q, id, this.#now());
-      if (job.token !== token || job.where !== 'active') return 'lease_lost';
+      if (!holdsLease(job, token) || job.where !== 'active') return 'lease_lost';
       q.renew(job, deadline);
       return 'ok';
     });
@@ -555,7 +555,7 @@ export class MemoryStore implements Store {
       const job = q.jobs.get(id);
       if (!job) return this.#missing(q, id, this.#now());
       if (job.token === MARK.given_up + token) return 'ok';
-      if (job.token !== token) return 'lease_lost';
+      if (!holdsLease(job, token)) return 'lease_lost';
       return 'held';
     });
     const released = leases.filter((_, i) => outcomes[i] === 'held').map(({ id }) => q.jobs.get(id)!);
@@ -765,7 +765,7 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     const job = q.jobs.get(req.id);
     if (!job) return this.#missing(q, req.id, this.#now());
-    if (job.token !== req.token) return 'lease_lost';
+    if (!holdsLease(job, req.token)) return 'lease_lost';
     if (req.progress !== undefined) job.progress = req.progress;
     if (req.lines.length > 0 && req.logCap > 0) job.logs = [...(job.logs ?? []), ...req.lines].slice(-req.logCap);
     return 'ok';
@@ -789,7 +789,7 @@ export class MemoryStore implements Store {
     if (!job) return { outcome: this.#missing(q, req.id, this.#now()), dueAtMs: undefined };
     if (job.token === MARK.given_up + req.token)
       return job.where === 'dead' ? { outcome: 'dead', dueAtMs: undefined } : { outcome: 'snoozed', dueAtMs: job.due };
-    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    if (!holdsLease(job, req.token)) return { outcome: 'lease_lost', dueAtMs: undefined };
     const now = this.#now();
     const due = now + req.delayMs;
     job.token = MARK.given_up + req.token;
@@ -812,7 +812,7 @@ export class MemoryStore implements Store {
     // As wait-signal.lua: a re-sent call finds its own given-up mark and answers as the first did.
     if (job.token === MARK.given_up + req.token)
       return job.where === 'held' ? { outcome: 'waiting', dueAtMs: undefined } : { outcome: 'signalled', dueAtMs: job.due };
-    if (job.token !== req.token) return { outcome: 'lease_lost', dueAtMs: undefined };
+    if (!holdsLease(job, req.token)) return { outcome: 'lease_lost', dueAtMs: undefined };
     const now = this.#now();
     job.token = MARK.given_up + req.token;
     job.attempts = Math.max(0, job.attempts - 1);
@@ -1206,4 +1206,9 @@ function rateRaised(old: RateLimit | undefined, next: RateLimit | undefined): bo
   if (!old) return false;
   if (!next) return true;
   return next.max > old.max || next.perMs < old.perMs;
+}
+
+/** Whether `token` holds `job`'s lease (never the empty token or a marked one: lifecycle.ts mayHoldLease). */
+function holdsLease(job: { token: string | undefined }, token: string): boolean {
+  return job.token === token && mayHoldLease(token);
 }
