@@ -47,15 +47,19 @@ function padLibrary(m: Margin, tag: string): string {
   let src = lib.source.replaceAll(lib.name, `dq_margin_${tag}`);
   const top = src.indexOf('\n') + 1;
   src = src.slice(0, top) + declare('U', m.upvalues, '1') + declare('C', Math.max(0, m.chunk - m.upvalues)) + src.slice(top);
-  // Each function's body begins after its `enter(...)` line.
-  return src.replaceAll('\nenter(w, keys, args)\n', `\nenter(w, keys, args)\n${declare('L', m.locals)}${use('U', m.upvalues)}`);
+  // Each function's body begins after its `enter(...)` line, or (a script whose reply may come
+  // packed: scripts.ts packedTail) in a function of its own, `run`.
+  const pad = `${declare('L', m.locals)}${use('U', m.upvalues)}`;
+  return src.replaceAll('\nenter(w, keys, args)\n', `\nenter(w, keys, args)\n${pad}`).replaceAll('\nlocal function run()\n', `\nlocal function run()\n${pad}`);
 }
 
 function padScript(name: (typeof SCRIPT_NAMES)[number], m: Margin): string {
   const src = loadScriptSource(name);
-  const at = src.indexOf('check_args()\nreturn (function()\n');
-  assert.ok(at > 0, `${name}: the body's function`);
-  const bodyAt = src.indexOf('\n', src.indexOf('return (function()', at)) + 1;
+  // The body's function: returned, or (a reply that may come packed: scripts.ts packedTail) kept as `out`.
+  const opening = ['check_args()\nreturn (function()\n', 'check_args()\nlocal out = (function()\n'].find((o) => src.includes(o));
+  assert.ok(opening, `${name}: the body's function`);
+  const at = src.indexOf(opening);
+  const bodyAt = at + opening.length;
   return (
     src.slice(0, at) +
     declare('U', m.upvalues, '1') +

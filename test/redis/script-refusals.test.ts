@@ -79,7 +79,7 @@ const BASELINES: Record<ScriptName, Baseline> = {
   },
   claim: {
     seed: scheduled,
-    args: () => ({ count: 2, lease_ms: 60_000, default_max: 3, promote_limit: 1000, reap_limit: 100, request_id: 'r1', worker: 'w' }),
+    args: () => ({ count: 2, lease_ms: 60_000, default_max: 3, promote_limit: 1000, reap_limit: 100, request_id: 'r1', worker: 'w', packed: '1' }),
   },
   complete: { seed: leased, args: () => ({}), items: (v) => [{ id: 'a', token: v.token!, result: '1' }] },
   extend: { seed: leased, args: () => ({ lease_ms: 60_000, worker: 'w', info: '{}', ttl_ms: 1000 }), items: (v) => [{ id: 'a', token: v.token! }] },

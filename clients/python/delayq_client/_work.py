@@ -199,7 +199,7 @@ class WorkerCalls:
         request_id = str(uuid.uuid4())
         sent = time.monotonic()
         args = {"count": count, "lease_ms": self.lease_ms, "default_max": self.attempts, "promote_limit": self.promote_limit,
-                "reap_limit": self.reap_limit, "request_id": request_id, "worker": self.id}
+                "reap_limit": self.reap_limit, "request_id": request_id, "worker": self.id, "packed": 0}
 
         def read(_: Call[Claimed], reply: Reply) -> Claimed:
             head, rows = self.protocol.parse("claim", reply)

@@ -17,6 +17,7 @@ import {
   BASE_KEYS,
   CLAIM_GROUPS,
   CLAIM_JOB,
+  PACKED_REPLY,
   CODES,
   DEDUP_SUFFIX,
   WAITING_DUE_SUFFIX,
@@ -48,7 +49,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -179,6 +180,7 @@ const ARGS: Record<string, ArgDoc> = {
   promote_limit: { type: 'integer', doc: `due jobs moved per claim (${LIMIT.promote_per_claim} by the library)` },
   reap_limit: { type: 'integer', doc: `expired leases recovered per claim (${LIMIT.reap_per_claim} by the library)` },
   worker: { type: 'text', notSet: "''", doc: "the worker's id, kept as the lease holder (no ':')" },
+  packed: { type: 'flag', doc: "'1': the reply as one MessagePack string (PACKED_REPLY), '0': as an array" },
   token: { type: 'text', doc: 'the lease token of the hand-out: <token_prefix><token_number> from the claim' },
   result: { type: 'json', notSet: "''", doc: "the handler's result, kept when retention keeps completed jobs" },
   info: { type: 'json', notSet: "''", doc: "a worker's WorkerInfo ('': the worker closed)" },
@@ -297,6 +299,7 @@ export function protocolManifest() {
         "the wake channel carries a due time in ms ('0': now), 's' (schedules changed), 'L' (layout changed), REVOKED_MESSAGE (a worker holding that token aborts its handler: the lease is gone) and FINISHED_MESSAGE (the id's length counts bytes of UTF-8); ignore anything else",
       CLAIM_JOB,
       CLAIM_GROUPS,
+      PACKED_REPLY,
       JOB_ROW,
       JOB_ROW_NOTE:
         "state is the internal place ('' for no such job, with an empty body and run); ready and waiting are public state scheduled; score is the lease deadline (active), time of death (dead) or finish time (completed), else -1; logs is a JSON array of strings",
@@ -348,6 +351,7 @@ export function protocolScript(name: ScriptName): string {
   const r = e.reply;
   if (r.value !== undefined) lines.push(`Reply: one value, ${r.value}.`);
   else lines.push(`Reply: an array: ${(r.fields ?? []).join(', ') || 'no fixed fields'}${r.each ? `, then per item ${r.each.join(', ')}` : ''}.`);
+  if (r.packedBy) lines.push(`  With ${r.packedBy} = 1, the same array as one MessagePack string (formats.PACKED_REPLY).`);
   if (r.note) lines.push(`  ${r.note}`);
   if (e.codes)
     lines.push(

@@ -69,6 +69,7 @@ import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
+import { unpackReply } from './msgpack-reply.js';
 import { CODES, codeName, encodeCall, HASHTABLE_FIELD, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
 /** limits.lua's arguments that leave every setting as it is. */
@@ -409,7 +410,7 @@ export class RedisStore implements Store {
     let reply: unknown[];
     const rid = this.#requestId();
     try {
-      reply = (await this.#call(
+      const packed = (await this.#call(
         queue,
         'claim',
         {
@@ -420,10 +421,13 @@ export class RedisStore implements Store {
           reap_limit: LIMIT.reap_per_claim,
           request_id: rid,
           worker: workerId,
+          // One MessagePack string, read back into the array (msgpack-reply.ts: the worker's
+          // CPU per job), its strings as bytes: the bodies are read from them (claimResult).
+          packed: '1',
         },
-        // Its strings as bytes: the bodies are read from them (replies.ts claimResult).
         { keys: { memo: requestKey(this.keys(queue), rid) }, bytes: true },
-      )) as unknown[];
+      )) as unknown;
+      reply = packed instanceof Buffer ? unpackReply(packed) : (packed as unknown[]);
     } finally {
       clearTimeout(watchdog);
     }

@@ -29,8 +29,10 @@ import {
   LUA_CONSTANTS,
   luaPrologue,
   luaWireParts,
+  type ReplyShape,
   SCRIPT_NAMES,
   type ScriptName,
+  WIRE,
 } from './wire.js';
 
 export { SCRIPT_NAMES, type ScriptName };
@@ -95,8 +97,18 @@ function withTestClock(source: string, what: string, testClockKey: string | unde
 export function loadScriptSource(name: ScriptName, testClockKey?: string): string {
   const { includes, body } = scriptParts(name);
   const helpers = includes.map(readScript).join('');
-  const source = `${luaPrologue(name)}${helpers}check_args()\nreturn (function()\n${body}\nend)()\n`;
+  const packedBy = (WIRE[name].reply as ReplyShape).packedBy;
+  const run = packedBy ? `local out = (function()\n${body}\nend)()\n${packedTail(packedBy)}` : `return (function()\n${body}\nend)()\n`;
+  const source = `${luaPrologue(name)}${helpers}check_args()\n${run}`;
   return `-- delayq ${VERSION} ${name}\n${withTestClock(source, `${name}.lua`, testClockKey)}`;
+}
+
+/**
+ * The end of a script whose reply may come packed (wire.ts ReplyShape.packedBy, PACKED_REPLY):
+ * its reply array `out` as one MessagePack string when the caller's flag asks for it.
+ */
+function packedTail(flag: string): string {
+  return `if arg('${flag}') == '1' then return cmsgpack.pack(out) end\nreturn out\n`;
 }
 
 /**
@@ -169,6 +181,7 @@ export function librarySource(testClockKey?: string): Library {
     const parts = luaWireParts(name);
     const { body } = scriptParts(name);
     const mine = parts.keys.slice(BASE_KEYS.length);
+    const packedBy = (WIRE[name].reply as ReplyShape).packedBy;
     const wire = [
       `name = '${name}'`,
       `nkeys = ${parts.keys.length}`,
@@ -179,10 +192,13 @@ export function librarySource(testClockKey?: string): Library {
       [
         'do',
         `local w = { ${wire.join(', ')} }`,
+        // A reply that may come packed: the body as a function of its own (made once, at load), its
+        // array packed after it returns.
+        packedBy ? `local function run()\n${body}\nend` : '',
         `redis.register_function('@FN@${name.replace(/-/g, '_')}', function(keys, args)`,
         'enter(w, keys, args)',
         mine.length > 0 ? `${mine.join(', ')} = ${mine.map((_, i) => `keys[${BASE_KEYS.length + i + 1}]`).join(', ')}` : '',
-        body,
+        packedBy ? `local out = run()\n${packedTail(packedBy)}` : body,
         'end)',
         'end',
       ].join('\n'),

@@ -186,7 +186,21 @@ export interface ReplyShape {
   readonly value?: string;
   /** What the names do not say (units are in the names: `_ms`). */
   readonly note?: string;
+  /**
+   * The flag argument that asks for the same array as one MessagePack bulk string (PACKED_REPLY);
+   * without it the reply is the array.
+   */
+  readonly packedBy?: string;
 }
+
+/**
+ * A packed reply: the reply's array as `cmsgpack.pack` writes it in the script, one bulk string.
+ * A client asks for it with the script's `packedBy` flag = 1; the array is the same, element for
+ * element. Why: a client reads one string, not an element per value (the claim's five a job),
+ * which in ioredis cost the worker more than the rest of a hand-out (msgpack-reply.ts).
+ */
+export const PACKED_REPLY =
+  "the reply's array as one MessagePack bulk string (Redis's cmsgpack.pack): an array (fixarray, array16 or array32) of strings (fixstr, str8, str16 or str32, the bytes as stored) and whole numbers (fixint, uint8-64, int8-64); a number that is not whole comes as float64 and reads cut toward zero, as Redis makes it an integer in the array form";
 
 /** The Returns line of a script's header: the reply's names, then its note. */
 export function describeReply(r: ReplyShape): string {
@@ -197,6 +211,7 @@ export function describeReply(r: ReplyShape): string {
     if (r.each) parts.push(`then per item: ${r.each.join(', ')}`);
     text = `{ ${parts.join(', ')} }`;
   }
+  if (r.packedBy) text += ` (with ${r.packedBy} = 1 the same array as one MessagePack string: PACKED_REPLY)`;
   return r.note ? `${text}; ${r.note}` : text;
 }
 
@@ -355,10 +370,11 @@ export const WIRE = {
   },
   claim: {
     keys: ['memo'],
-    args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id', 'worker'],
+    args: ['count', 'lease_ms', 'default_max', 'promote_limit', 'reap_limit', 'request_id', 'worker', 'packed'],
     reply: {
       fields: ['now_ms', 'next_wake_ms', 'more', 'deadline_ms', 'token_prefix', 'groups', 'holds'],
       each: CLAIM_JOB,
+      packedBy: 'packed',
       note: "more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); holds the holds of the jobs added with dependencies, as CLAIM_HOLDS ('' when none was); per job wire.ts CLAIM_JOB",
     },
   },
@@ -696,6 +712,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   promote_limit: { int: [0, 1_000_000] },
   reap_limit: { int: [0, 1_000_000] },
   worker: { text: "a worker's id ('': none)" },
+  packed: { flag: true },
   token: { text: 'a token that is not the lease answers lease_lost' },
   result: { text: 'JSON text, kept as it is' },
   info: { text: "a worker's WorkerInfo JSON, kept as it is" },
@@ -902,6 +919,11 @@ export const LIFECYCLE_LINES = [
   `local FINISH = ${luaTable(FINISHES.map((f) => [f, f]))}`,
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
   `local MARK = ${luaTable(Object.entries(MARK))}`,
+  // The marks' first bytes (a token that starts with one was never handed out: _lifecycle.lua
+  // may_hold), made here: a Functions library's load runs with no `string` to make them.
+  `local MARKED = { ${Object.values(MARK)
+    .map((m) => `[${m.charCodeAt(0)}] = true`)
+    .join(', ')} }`,
   `local LIMIT = { ${Object.entries(LIMIT)
     .map(([k, v]) => `${k} = ${v}`)
     .join(', ')} }`,

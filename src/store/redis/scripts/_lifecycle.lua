@@ -20,16 +20,14 @@ local function held_token(run)
   return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
 end
 
--- The first characters of the marks a token gets once its lease ended (MARK): a token that starts
--- with one was never handed out (lifecycle.ts mayHoldLease). Each named: a library's load sees no
--- `pairs`. A mark left out here fails the conformance test that tries every one.
-local MARKED = { [MARK.given_up] = true, [MARK.recovered] = true, [MARK.kept] = true, [MARK.revoked] = true }
-
--- Whether `token` could be a lease token at all: not empty, not a marked one. Without this, a
+-- Whether `token` could be a lease token at all: not empty, and not starting with a mark's byte
+-- (MARKED, from the prologue: lifecycle.ts mayHoldLease; string.byte makes no string, and the ack
+-- asks once a job). Without this, a
 -- caller that sent the marked form of its token (`-<token>` once it gave the job up) or '' (a job
 -- buried as corrupt has an empty token field) passed for the holder and ended a job it did not hold.
 local function may_hold(token)
-  return token ~= '' and not MARKED[string.sub(token, 1, 1)]
+  local first = string.byte(token, 1)
+  return first ~= nil and not MARKED[first]
 end
 
 -- Whether `run` (a run state, text) holds `token` as its lease token.

@@ -2,9 +2,11 @@
 first added; recovers jobs whose lease ran out on the way. When no more than `count` jobs are
 due, they are ordered here and handed out directly; otherwise due jobs pass through the ready set.
 KEYS: base, memo
-ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker
-Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, holds, then per item: id, body, attempt, due_ms, token_number }; more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); holds the holds of the jobs added with dependencies, as CLAIM_HOLDS ('' when none was); per job wire.ts CLAIM_JOB
+ARGV: base, count, lease_ms, default_max, promote_limit, reap_limit, request_id, worker, packed
+Returns: { now_ms, next_wake_ms, more, deadline_ms, token_prefix, groups, holds, then per item: id, body, attempt, due_ms, token_number } (with packed = 1 the same array as one MessagePack string: PACKED_REPLY); more is 1 when due jobs are left; groups names the groups of the jobs that have one, as CLAIM_GROUPS ('' when none has); holds the holds of the jobs added with dependencies, as CLAIM_HOLDS ('' when none was); per job wire.ts CLAIM_JOB
 `worker` is the claiming worker's id, kept in each job's run state as its lease holder.
+With `packed` = 1 the array goes out as one string, cmsgpack.pack's (scripts.ts packedTail):
+the worker reads one string, not five elements a job (msgpack-reply.ts says why).
 `promote_limit` bounds the due jobs moved into the ready set per call (at least one more than
 `count` are read when the ready set is empty), `reap_limit` the expired
 leases recovered per call; memo is `req:<request id>` (any key when request_id is '').

@@ -1,0 +1,120 @@
+/**
+ * A script reply that comes as one MessagePack bulk string (wire.ts PACKED_REPLY: the claim with
+ * `packed` = 1, which ends in Redis's `cmsgpack.pack(out)`), read back into the array the plain
+ * reply would have been: strings as Buffers (as the `bytes` calls get them from ioredis), whole
+ * numbers as numbers.
+ *
+ * Why our own reader and not a MessagePack library: it reads one shape (an array of strings and
+ * numbers) straight into that array, strings as views of the reply's bytes, with no object per
+ * value; and it is why the packed form exists at all. ioredis 6's RESP decoder spent ~1.9 µs of
+ * the worker's CPU per claimed job on the five elements of a job, this ~0.45 (one bulk string
+ * and this loop; 100-job claims, bench notes in docs/benchmarks.md).
+ *
+ * Only what `cmsgpack.pack` writes for such a table is read: fixarray/array16/array32,
+ * fixstr/str8/str16/str32 (and bin8/16/32), positive and negative fixint, uint8-64, int8-64,
+ * float32/64, nil. A number that is not whole is cut toward zero, as Redis turns a Lua number
+ * into an integer reply; a map (a Lua table with holes), a nested array or anything cut short is
+ * refused with a StoreError, never read half.
+ */
+import { StoreError } from '../../errors.js';
+
+/** The reply array of a packed reply `buf`. */
+export function unpackReply(buf: Buffer): unknown[] {
+  const r = new Reader(buf);
+  const n = r.arrayHeader();
+  const out = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) out[i] = r.value();
+  if (r.at !== buf.length) throw new StoreError(`packed reply: ${buf.length - r.at} bytes after its array`);
+  return out;
+}
+
+class Reader {
+  at = 0;
+  constructor(readonly buf: Buffer) {}
+
+  #need(n: number): void {
+    if (this.at + n > this.buf.length) throw new StoreError('packed reply: cut short');
+  }
+
+  arrayHeader(): number {
+    this.#need(1);
+    const b = this.buf[this.at++]!;
+    if (b >= 0x90 && b <= 0x9f) return b - 0x90;
+    if (b === 0xdc) return this.#uint(2);
+    if (b === 0xdd) return this.#uint(4);
+    throw new StoreError(`packed reply: not an array (type byte 0x${b.toString(16)})`);
+  }
+
+  value(): unknown {
+    this.#need(1);
+    const b = this.buf[this.at++]!;
+    if (b <= 0x7f) return b;
+    if (b >= 0xe0) return b - 0x100;
+    if (b >= 0xa0 && b <= 0xbf) return this.#bytes(b - 0xa0);
+    switch (b) {
+      case 0xd9:
+      case 0xc4:
+        return this.#bytes(this.#uint(1));
+      case 0xda:
+      case 0xc5:
+        return this.#bytes(this.#uint(2));
+      case 0xdb:
+      case 0xc6:
+        return this.#bytes(this.#uint(4));
+      case 0xcc:
+        return this.#uint(1);
+      case 0xcd:
+        return this.#uint(2);
+      case 0xce:
+        return this.#uint(4);
+      case 0xcf:
+        return this.#uint(8);
+      case 0xd0:
+        return this.#int(1);
+      case 0xd1:
+        return this.#int(2);
+      case 0xd2:
+        return this.#int(4);
+      case 0xd3:
+        return this.#int(8);
+      case 0xca:
+        this.#need(4);
+        this.at += 4;
+        return Math.trunc(this.buf.readFloatBE(this.at - 4));
+      case 0xcb:
+        this.#need(8);
+        this.at += 8;
+        return Math.trunc(this.buf.readDoubleBE(this.at - 8));
+      case 0xc0:
+        return null;
+      default:
+        throw new StoreError(`packed reply: a value of type byte 0x${b.toString(16)} where a string or number belongs`);
+    }
+  }
+
+  #bytes(n: number): Buffer {
+    this.#need(n);
+    this.at += n;
+    return this.buf.subarray(this.at - n, this.at);
+  }
+
+  #uint(n: number): number {
+    this.#need(n);
+    const { buf, at } = this;
+    this.at += n;
+    if (n === 1) return buf[at]!;
+    if (n === 2) return buf.readUInt16BE(at);
+    if (n === 4) return buf.readUInt32BE(at);
+    return buf.readUInt32BE(at) * 0x1_0000_0000 + buf.readUInt32BE(at + 4);
+  }
+
+  #int(n: number): number {
+    this.#need(n);
+    const { buf, at } = this;
+    this.at += n;
+    if (n === 1) return buf.readInt8(at);
+    if (n === 2) return buf.readInt16BE(at);
+    if (n === 4) return buf.readInt32BE(at);
+    return buf.readInt32BE(at) * 0x1_0000_0000 + buf.readUInt32BE(at + 4);
+  }
+}
