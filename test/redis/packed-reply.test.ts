@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { Queue, RedisStore, Worker } from '../../src/index.js';
 import { StoreError } from '../../src/errors.js';
 import { requestKey } from '../../src/store/redis/keys.js';
-import { claimResult, REPLY_AT } from '../../src/store/redis/replies.js';
+import { CLAIM_BODIES, claimResult, REPLY_AT } from '../../src/store/redis/replies.js';
 import { library, loadScriptSource } from '../../src/store/redis/scripts.js';
 import { encodeCall } from '../../src/store/redis/wire.js';
 import { within } from '../helpers/wait.js';
@@ -87,8 +87,18 @@ describe('packed replies (wire.ts PACKED_REPLY): the same array, read back from 
     for (const f of ['deadline_ms', 'token_prefix', 'groups', 'holds']) assert.deepEqual(read[fields[f]!], plain[fields[f]!], f);
     assert.deepEqual(read.slice(from), plain.slice(from), 'the jobs, element for element');
     assert.equal((read.length - from) / REPLY_AT.claim.size, 3);
-    // And the store reads it as the jobs they are.
-    const claimed = claimResult(read);
+    // As the store reads it: the bodies as bytes, every other string as text.
+    const stored = unpackReply(packed, CLAIM_BODIES);
+    for (let i = 0; i < stored.length; i++) {
+      const want =
+        read[i] instanceof Buffer
+          ? i >= from && (i - from) % REPLY_AT.claim.size === REPLY_AT.claim.each.body
+            ? read[i]
+            : (read[i] as Buffer).toString('utf8')
+          : read[i];
+      assert.deepEqual(stored[i], want, `element ${i}`);
+    }
+    const claimed = claimResult(stored);
     const got = new Map(claimed.jobs.map((j) => [j.id, j]));
     assert.deepEqual(got.get('big')!.data, JSON.stringify({ big }));
     assert.deepEqual(got.get('ünïcode-id')!.data, JSON.stringify({ text: 'é 日本' }));

@@ -18,12 +18,28 @@
  */
 import { StoreError } from '../../errors.js';
 
-/** The reply array of a packed reply `buf`. */
-export function unpackReply(buf: Buffer): unknown[] {
+/**
+ * Which strings of a reply stay bytes: those at `first + k·size + at` (a claim's bodies, read as
+ * bytes: their lengths count bytes). The others are made strings (UTF-8) as they are read: no
+ * Buffer view is made for them only to be turned into a string.
+ */
+export interface BytesAt {
+  readonly first: number;
+  readonly size: number;
+  readonly at: number;
+}
+
+/** The reply array of a packed reply `buf`; its strings are Buffers, or (with `bytesAt`) only those it names. */
+export function unpackReply(buf: Buffer, bytesAt?: BytesAt): unknown[] {
   const r = new Reader(buf);
   const n = r.arrayHeader();
   const out = new Array<unknown>(n);
-  for (let i = 0; i < n; i++) out[i] = r.value();
+  if (!bytesAt) {
+    for (let i = 0; i < n; i++) out[i] = r.value(true);
+  } else {
+    const { first, size, at } = bytesAt;
+    for (let i = 0; i < n; i++) out[i] = r.value(i >= first && (i - first) % size === at);
+  }
   if (r.at !== buf.length) throw new StoreError(`packed reply: ${buf.length - r.at} bytes after its array`);
   return out;
 }
@@ -45,22 +61,23 @@ class Reader {
     throw new StoreError(`packed reply: not an array (type byte 0x${b.toString(16)})`);
   }
 
-  value(): unknown {
+  /** The next value; a string as a Buffer when `bytes`, else as text. */
+  value(bytes: boolean): unknown {
     this.#need(1);
     const b = this.buf[this.at++]!;
     if (b <= 0x7f) return b;
     if (b >= 0xe0) return b - 0x100;
-    if (b >= 0xa0 && b <= 0xbf) return this.#bytes(b - 0xa0);
+    if (b >= 0xa0 && b <= 0xbf) return this.#string(b - 0xa0, bytes);
     switch (b) {
       case 0xd9:
       case 0xc4:
-        return this.#bytes(this.#uint(1));
+        return this.#string(this.#uint(1), bytes);
       case 0xda:
       case 0xc5:
-        return this.#bytes(this.#uint(2));
+        return this.#string(this.#uint(2), bytes);
       case 0xdb:
       case 0xc6:
-        return this.#bytes(this.#uint(4));
+        return this.#string(this.#uint(4), bytes);
       case 0xcc:
         return this.#uint(1);
       case 0xcd:
@@ -92,10 +109,10 @@ class Reader {
     }
   }
 
-  #bytes(n: number): Buffer {
+  #string(n: number, bytes: boolean): Buffer | string {
     this.#need(n);
     this.at += n;
-    return this.buf.subarray(this.at - n, this.at);
+    return bytes ? this.buf.subarray(this.at - n, this.at) : this.buf.toString('utf8', this.at - n, this.at);
   }
 
   #uint(n: number): number {

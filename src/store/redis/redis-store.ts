@@ -68,7 +68,7 @@ import { dedupKey, historyKey, queueKeys, registryKey, requestKey, type QueueKey
 import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes.js';
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
-import { addResults, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
+import { addResults, CLAIM_BODIES, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
 import { unpackReply } from './msgpack-reply.js';
 import { CODES, codeName, encodeCall, HASHTABLE_FIELD, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
@@ -427,7 +427,7 @@ export class RedisStore implements Store {
         },
         { keys: { memo: requestKey(this.keys(queue), rid) }, bytes: true },
       )) as unknown;
-      reply = packed instanceof Buffer ? unpackReply(packed) : (packed as unknown[]);
+      reply = packed instanceof Buffer ? unpackReply(packed, CLAIM_BODIES) : (packed as unknown[]);
     } finally {
       clearTimeout(watchdog);
     }

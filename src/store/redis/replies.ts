@@ -7,6 +7,7 @@
  * lease outcomes.
  */
 import { StoreError } from '../../errors.js';
+import type { BytesAt } from './msgpack-reply.js';
 import type { JobInfo, JobState } from '../../types.js';
 import { handedOutAtMs } from '../lease-token.js';
 import type { ClaimedJob, ClaimResult, HoldRelease, LeaseOutcome, SignalIn, StoredAddResult, UnreadableJob, WatchAnswer } from '../store.js';
@@ -101,6 +102,8 @@ export function optStr(v: unknown): string | undefined {
 const CLAIM = REPLY_AT.claim;
 const C = CLAIM.each as Record<'id' | 'body' | 'attempt' | 'due_ms' | 'token_number', number>;
 const CF = CLAIM.fields as Record<'now_ms' | 'next_wake_ms' | 'more' | 'deadline_ms' | 'token_prefix' | 'groups' | 'holds', number>;
+/** A packed claim reply's strings that stay bytes: the bodies (msgpack-reply.ts BytesAt). */
+export const CLAIM_BODIES: BytesAt = { first: CLAIM.first, size: CLAIM.size, at: C.body };
 
 /**
  * A claim's lease tokens, `<token_prefix><token_number>`, each made as one string from the bytes
