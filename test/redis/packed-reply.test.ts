@@ -53,6 +53,7 @@ describe('packed replies (wire.ts PACKED_REPLY): the same array, read back from 
     const pack = async (lua: string) => (await buffered('eval', `return cmsgpack.pack(${lua})`, [], [])) as Buffer;
     const whole = await pack("{ 'a', 1, 'bcd' }");
     assert.deepEqual(unpackReply(whole).length, 3);
+    assert.deepEqual(unpackReply(await pack('{}')), [], 'an empty table packs as an empty array');
     for (let cut = 0; cut < whole.length; cut++) assert.throws(() => unpackReply(whole.subarray(0, cut)), StoreError, `cut at ${cut}`);
     assert.throws(() => unpackReply(Buffer.concat([whole, Buffer.from([0])])), /after its array/);
     // A table with holes packs as a map; a nested table and a boolean are no reply values.

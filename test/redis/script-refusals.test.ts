@@ -81,7 +81,7 @@ const BASELINES: Record<ScriptName, Baseline> = {
     seed: scheduled,
     args: () => ({ count: 2, lease_ms: 60_000, default_max: 3, promote_limit: 1000, reap_limit: 100, request_id: 'r1', worker: 'w', packed: '1' }),
   },
-  complete: { seed: leased, args: () => ({}), items: (v) => [{ id: 'a', token: v.token!, result: '1' }] },
+  complete: { seed: leased, args: () => ({ packed: '1' }), items: (v) => [{ id: 'a', token: v.token!, result: '1' }] },
   extend: { seed: leased, args: () => ({ lease_ms: 60_000, worker: 'w', info: '{}', ttl_ms: 1000 }), items: (v) => [{ id: 'a', token: v.token! }] },
   release: { seed: leased, args: () => ({ hold_ms: 0 }), items: (v) => [{ id: 'a', token: v.token! }] },
   fail: { seed: leased, args: (v) => ({ id: 'a', token: v.token!, error: 'e', retry_ms: 0, dead: '0', default_max: 3, history: 10 }) },

@@ -226,7 +226,7 @@ class WorkerCalls:
             _head, rows = self.protocol.parse("complete", reply)
             return self.protocol.script("complete").code(rows[0]["code"])
 
-        return Call("complete", {}, read, [{"id": job.id, "token": job.token, "result": result_text(result)}])
+        return Call("complete", {"packed": 0}, read, [{"id": job.id, "token": job.token, "result": result_text(result)}])
 
     def _fail_call(self, id: str, token: str, error: str, retry_ms: int, dead: bool = False) -> Call[str]:
         def read(_: Call[str], reply: Reply) -> str:

@@ -436,7 +436,8 @@ export class RedisStore implements Store {
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     if (leases.length === 0) return [];
-    const call = encodeCall('complete', this.keys(queue), {}, {});
+    // The codes as one MessagePack string (msgpack-reply.ts), read as bytes.
+    const call = encodeCall('complete', this.keys(queue), {}, { packed: '1' });
     // The rows go straight into the call's arguments, sized once (the ack hot path: no array of
     // rows, no growing array, on the way; an index loop, as for-of left an iterator result per job).
     const args = call.args;
@@ -448,7 +449,8 @@ export class RedisStore implements Store {
       args[at++] = l.token;
       args[at++] = l.result ?? '';
     }
-    return leaseOutcomes('complete', await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, args, this.#testClockKey)));
+    const packed = await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, args, this.#testClockKey, true));
+    return leaseOutcomes('complete', packed instanceof Buffer ? unpackReply(packed) : packed);
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {

@@ -380,9 +380,9 @@ export const WIRE = {
   },
   complete: {
     keys: [],
-    args: [],
+    args: ['packed'],
     each: ['id', 'token', 'result'],
-    reply: { each: ['code'] },
+    reply: { each: ['code'], packedBy: 'packed' },
     codes: 'lease',
   },
   extend: {

@@ -2,9 +2,9 @@
 rule for completed jobs (meta doneMax / doneMaxAge) they are deleted; with one they move to the
 completed set with their result, and the oldest kept ones beyond the rule are deleted.
 KEYS: base
-ARGV: base
+ARGV: base, packed
 EACH: id, token, result
-Returns: { then per item: code }
+Returns: { then per item: code } (with packed = 1 the same array as one MessagePack string: PACKED_REPLY)
 `result` is the handler's result as JSON text ('' for none), kept only with the job.
 Codes: ok (done; also a re-sent ack of a job kept as completed), lease_lost (the token is not
 the job's), not_found (already completed and not kept: a re-sent ack lands here, and so does an
