@@ -41,6 +41,13 @@ export class WorkerChild {
     return (await p) as { startedAt: number; reachedAt: number };
   }
 
+  /** How many handlers have started so far. */
+  async count(): Promise<number> {
+    const p = this.#next('count');
+    this.#child.send({ t: 'count' });
+    return ((await p) as { n: number }).n;
+  }
+
   async samples(): Promise<number[]> {
     const p = this.#next('samples');
     this.#child.send({ t: 'samples' });

@@ -7,6 +7,8 @@ export interface RunResult {
   load?: Lateness;
   low?: Lateness;
   dispatch?: Dispatch;
+  /** The same with two worker processes (scenarios.ts dispatchWorkers). */
+  dispatch2?: Dispatch;
   enqueue?: Enqueue;
   cost?: Cost;
   scale?: Lateness;
@@ -71,6 +73,9 @@ const ROWS: Row[] = [
   },
   { label: 'Redis CPU per job, dispatch (claims + acks)', value: (r) => r.dispatch?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'worker process CPU per job, dispatch', value: (r) => r.dispatch?.workerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'dispatch with ack, 2 worker processes', value: (r) => r.dispatch2?.perSec, unit: 'jobs/s', lowerIsBetter: false },
+  { label: 'Redis CPU per job, dispatch, 2 workers', value: (r) => r.dispatch2?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: 'workers’ CPU per job (summed), dispatch, 2 workers', value: (r) => r.dispatch2?.workerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'Redis CPU per job, bulk enqueue', value: (r) => r.enqueue?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'producer process CPU per job, bulk enqueue', value: (r) => r.enqueue?.producerCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: `single adds, ${SINGLE_IN_FLIGHT} in flight`, value: (r) => r.enqueue?.single.perSec, unit: 'jobs/s', lowerIsBetter: false },

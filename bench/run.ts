@@ -4,7 +4,7 @@
  * table with the ratio delayq / BullMQ and writes JSON and an SVG chart under bench/results/.
  *
  * Options: --quick (tiny sizes, the smoke test), --only <scenario,…> (limits, load, low,
- * dispatch, enqueue, cost, scale), --systems <name,…>, --repeat <n> (each scenario n times per
+ * dispatch, dispatch2 (two worker processes), enqueue, cost, scale), --systems <name,…>, --repeat <n> (each scenario n times per
  * system: the table shows the median and min–max, the JSON every run), --json (print the
  * results as JSON on stdout), --cluster (the sharded-queue benchmark on a local Redis Cluster
  * instead: bench/cluster.ts, which takes --quick, --repeat, --shards and --json), --groups
@@ -18,12 +18,12 @@ import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { type Limits, physicalLimits } from './limits.js';
 import { latenessSvg, type RunResult, summary, table, type SystemResult } from './report.js';
-import { cost, dispatch, enqueue, FULL, lateness, QUICK } from './scenarios.js';
+import { cost, dispatch, dispatchWorkers, enqueue, FULL, lateness, QUICK } from './scenarios.js';
 import { systems } from './systems/index.js';
 
 const USAGE = `npm run bench -- [options]: delayq beside BullMQ and a naive poller on a redis-server of its own
   --quick              tiny sizes: a smoke run
-  --only <scenarios>   limits,load,low,dispatch,enqueue,cost,scale
+  --only <scenarios>   limits,load,low,dispatch,dispatch2,enqueue,cost,scale
   --systems <names>    delayq,bullmq,naive10,naive1000
   --repeat <n>         each scenario n times per system (median and min-max)
   --json               the results as JSON on stdout
@@ -74,7 +74,7 @@ if (process.argv.includes('--cluster')) {
   process.exit(0);
 }
 
-const SCENARIOS = ['limits', 'load', 'low', 'dispatch', 'enqueue', 'cost', 'scale'] as const;
+const SCENARIOS = ['limits', 'load', 'low', 'dispatch', 'dispatch2', 'enqueue', 'cost', 'scale'] as const;
 
 function parseOptions() {
   try {
@@ -141,6 +141,9 @@ try {
       lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }),
     );
     await step('dispatch', 'dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, admin, profile.dispatchJobs));
+    await step('dispatch2', 'dispatch2', `max dispatch, ${profile.dispatchJobs} jobs due at once, 2 worker processes`, () =>
+      dispatchWorkers(system, redis.url, admin, profile.dispatchJobs, 2, profile.leadMs),
+    );
     await step('enqueue', 'enqueue', `bulk enqueue, ${profile.enqueueJobs} jobs`, () => enqueue(system, redis.url, admin, profile.enqueueJobs));
     await step('cost', 'cost', 'commands per job, memory per job, idle commands', () => cost(system, redis.url, admin, profile));
     await step('scale', 'scale', `${profile.scalePending} pending + ${profile.scaleJobs} falling due`, () =>

@@ -171,6 +171,51 @@ export async function dispatch(system: System, url: string, admin: Redis, n: num
   };
 }
 
+/**
+ * Dispatch with `workers` worker processes: the backlog is added due at a moment T far enough
+ * ahead, the workers start and sleep until T, and the figure is n over the time from T to the
+ * last handler start (the workers' lateness, as bench/cluster.ts measures it). Each worker has the
+ * dispatch scenario's settings; their CPU is summed. On a 2-core machine two workers and Redis
+ * share two cores: the figure says whether a second process adds anything there, not what it
+ * adds on a machine with a core for each.
+ */
+export async function dispatchWorkers(system: System, url: string, admin: Redis, n: number, workers: number, leadMs: number): Promise<Dispatch> {
+  const queue = queueName(system, `dispatch${workers}`);
+  const children = Array.from({ length: workers }, () => new WorkerChild(system.name, url, queue));
+  try {
+    await Promise.all(children.map((c) => c.ready));
+    const producer = system.producer(url, queue);
+    const T = Date.now() + leadMs + Math.ceil(n / 8);
+    await producer.enqueue(jobs(n, T, 0, 'd'));
+    await producer.close();
+    if (Date.now() >= T) throw new Error(`dispatch with ${workers} workers: the enqueue ran past T; raise leadMs`);
+    const w0 = await Promise.all(children.map((c) => c.cpuMicros()));
+    const cpu0 = await redisCpuMicros(admin);
+    for (const deadline = Date.now() + 300_000 + (T - Date.now()); ; ) {
+      const counts = await Promise.all(children.map((c) => c.count()));
+      if (counts.reduce((a, b) => a + b, 0) >= n) break;
+      if (Date.now() > deadline) throw new Error(`dispatch with ${workers} workers: ${counts.join('+')} of ${n} started`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The figure is the handler starts; the CPU counts the last acks too.
+    await new Promise((r) => setTimeout(r, 200));
+    const w1 = await Promise.all(children.map((c) => c.cpuMicros()));
+    const cpu1 = await redisCpuMicros(admin);
+    const samples = (await Promise.all(children.map((c) => c.samples()))).flat();
+    const drainMs = Math.max(1, ...samples);
+    return {
+      perSec: (n / drainMs) * 1000,
+      redisCpuUsPerJob: perJobUs(cpu1 - cpu0, n),
+      workerCpuUsPerJob: perJobUs(
+        w1.reduce((a, x, i) => a + x - w0[i]!, 0),
+        n,
+      ),
+    };
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+  }
+}
+
 export interface EnqueueFigures {
   perSec: number;
   /** Redis CPU per job during the enqueue, µs. */

@@ -1,9 +1,10 @@
 /**
  * One system's worker in a process of its own (so it never shares an event loop with the
  * producer). argv: <system> <redis url> <queue>. IPC in: { t: 'expect', n } (report when n jobs
- * have started), { t: 'samples' }, { t: 'cpu' }, { t: 'stop' }. IPC out: { t: 'ready' },
- * { t: 'reached', startedAt, reachedAt }, { t: 'samples', lateness }, { t: 'cpu', us } (this
- * process's CPU time, user + system, since just before the worker started).
+ * have started), { t: 'count' }, { t: 'samples' }, { t: 'cpu' }, { t: 'stop' }. IPC out:
+ * { t: 'ready' }, { t: 'reached', startedAt, reachedAt }, { t: 'count', n } (handlers started so
+ * far), { t: 'samples', lateness }, { t: 'cpu', us } (this process's CPU time, user + system,
+ * since just before the worker started).
  */
 import { systems } from './systems/index.js';
 
@@ -29,7 +30,8 @@ process.on('message', async (m: { t: string; n?: number }) => {
       reported = true;
       process.send!({ t: 'reached', startedAt, reachedAt: Date.now() });
     }
-  } else if (m.t === 'samples') process.send!({ t: 'samples', lateness });
+  } else if (m.t === 'count') process.send!({ t: 'count', n: lateness.length });
+  else if (m.t === 'samples') process.send!({ t: 'samples', lateness });
   else if (m.t === 'cpu') {
     const { user, system } = process.cpuUsage(cpuAtStart);
     process.send!({ t: 'cpu', us: user + system });

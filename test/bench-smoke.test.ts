@@ -32,6 +32,8 @@ const ROWS = [
   /^dispatch as a share of the EVALSHA limit$/,
   /^Redis CPU per job, dispatch/,
   /^worker process CPU per job, dispatch$/,
+  /^dispatch with ack, 2 worker processes$/,
+  /^workers’ CPU per job \(summed\), dispatch, 2 workers$/,
   /^Redis CPU per job, bulk enqueue$/,
   /^producer process CPU per job, bulk enqueue$/,
   /^bytes per pending job \(used_memory Δ \/ 2k, id job-N, 60 B payload\)$/,
@@ -57,6 +59,8 @@ describe('benchmark smoke run', () => {
       assert.ok(Number.isFinite((r.low as { p99: number }).p99));
       const d = r.dispatch as { perSec: number; redisCpuUsPerJob: number; workerCpuUsPerJob: number };
       assert.ok(d.perSec > 0 && d.redisCpuUsPerJob >= 0 && d.workerCpuUsPerJob > 0);
+      const d2 = r.dispatch2 as { perSec: number; redisCpuUsPerJob: number; workerCpuUsPerJob: number };
+      assert.ok(d2.perSec > 0 && d2.redisCpuUsPerJob >= 0 && d2.workerCpuUsPerJob > 0, `${system}: two workers dispatched`);
       const e = r.enqueue as { perSec: number; redisCpuUsPerJob: number; producerCpuUsPerJob: number };
       assert.ok(e.perSec > 0 && e.redisCpuUsPerJob >= 0 && e.producerCpuUsPerJob > 0);
       const cost = r.cost as { processCommandsPerJob: number; bytesPerPendingJob: number; keysPerPendingJob: number; idleCommandsPerSec: number };
