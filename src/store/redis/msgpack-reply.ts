@@ -1,8 +1,8 @@
 /**
- * A script reply that comes as one MessagePack bulk string (wire.ts PACKED_REPLY: the claim with
- * `packed` = 1, which ends in Redis's `cmsgpack.pack(out)`), read back into the array the plain
- * reply would have been: strings as Buffers (as the `bytes` calls get them from ioredis), whole
- * numbers as numbers.
+ * A script reply that comes as one MessagePack bulk string (wire.ts PACKED_REPLY: claim and
+ * complete with `packed` = 1, which end in Redis's `cmsgpack.pack(out)`), read back into the
+ * array the plain reply would have been: strings as Buffers (as the `bytes` calls get them from
+ * ioredis) or, where `BytesAt` does not name them, as text; whole numbers as numbers.
  *
  * Why our own reader and not a MessagePack library: it reads one shape (an array of strings and
  * numbers) straight into that array, strings as views of the reply's bytes, with no object per

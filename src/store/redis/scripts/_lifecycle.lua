@@ -21,10 +21,10 @@ local function held_token(run)
 end
 
 -- Whether `token` could be a lease token at all: not empty, and not starting with a mark's byte
--- (MARKED, from the prologue: lifecycle.ts mayHoldLease; string.byte makes no string, and the ack
--- asks once a job). Without this, a
--- caller that sent the marked form of its token (`-<token>` once it gave the job up) or '' (a job
--- buried as corrupt has an empty token field) passed for the holder and ended a job it did not hold.
+-- (MARKED, from the prologue; lifecycle.ts mayHoldLease is the memory store's twin). Without this
+-- a caller that sent the marked form of its token (`-<token>` once it gave the job up) or ''
+-- (a job buried as corrupt has an empty token field) passed for the holder and ended a job it
+-- did not hold. string.byte makes no string: the ack asks this once a job.
 local function may_hold(token)
   local first = string.byte(token, 1)
   return first ~= nil and not MARKED[first]
