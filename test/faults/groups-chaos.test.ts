@@ -72,12 +72,15 @@ describe('groups under real worker processes', () => {
     const victim = await fleet.start();
     await fleet.start();
     await until(() => fleet.completedIds().size >= 10, 'some jobs done before the kill', 15_000);
-    // Kill the victim while it holds slots.
+    // Kill the victim while it holds slots: in a run that started under 15 ms ago (by the
+    // victim's own report), so the kill lands before its 40 ms end. A run merely not reported
+    // ended could have ended already, its report still on its way (seen on a busy machine: then
+    // no run was cut short).
     await until(
       () => {
-        const started = fleet.reports.filter((r) => r.t === 'start' && r.pid === victim.pid).map((r) => r.token);
         const ended = new Set(fleet.reports.filter((r) => r.t === 'end' && r.pid === victim.pid).map((r) => r.token));
-        return started.some((t) => !ended.has(t));
+        const now = Date.now();
+        return fleet.reports.some((r) => r.t === 'start' && r.pid === victim.pid && !ended.has(r.token) && now - r.at! < 15);
       },
       'the victim to be running a job',
       15_000,

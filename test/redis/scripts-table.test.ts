@@ -267,8 +267,8 @@ const rows: Row[] = [
   {
     name: 'a client of another protocol version fails loudly and writes nothing: a claim one argument short',
     seed: async (s, q) => void (await s.add(q, [job('a')])),
-    run: (_s, q) => raw(q, 'claim', [1, 1000, 3, 1000, 100, ''], ['']),
-    expect: /delayq protocol: claim takes 9 ARGV, got 8/,
+    run: (_s, q) => raw(q, 'claim', [1, 1000, 3, 1000, 100, '', ''], ['']),
+    expect: /delayq protocol: claim takes 10 ARGV, got 9/,
   },
   {
     name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `item_fields` says',
@@ -348,7 +348,7 @@ const rows: Row[] = [
   {
     name: 'claim: a lease of "inf" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a')])),
-    run: (_s, q) => raw(q, 'claim', [1, 'inf', 3, 1000, 100, '', ''], ['']),
+    run: (_s, q) => raw(q, 'claim', [1, 'inf', 3, 1000, 100, '', '', '1'], ['']),
     expect: /argument lease_ms/,
   },
   {
