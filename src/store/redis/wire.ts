@@ -920,10 +920,14 @@ export const LIFECYCLE_LINES = [
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
   `local MARK = ${luaTable(Object.entries(MARK))}`,
   // The marks' first bytes (a token that starts with one was never handed out: _lifecycle.lua
-  // may_hold), made here: a Functions library's load runs with no `string` to make them.
+  // may_hold), and the pattern of a run state's live token (not empty, not marked: live_token),
+  // made here: a Functions library's load runs with no `string` to make them.
   `local MARKED = { ${Object.values(MARK)
     .map((m) => `[${m.charCodeAt(0)}] = true`)
     .join(', ')} }`,
+  `local LIVE_TOKEN = '^[^:]*:[^:]*:([^:${Object.values(MARK)
+    .map((m) => `%${m}`)
+    .join('')}][^:]*):'`,
   `local LIMIT = { ${Object.entries(LIMIT)
     .map(([k, v]) => `${k} = ${v}`)
     .join(', ')} }`,

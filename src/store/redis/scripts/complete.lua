@@ -37,7 +37,7 @@ for i = 1, count do
   local id, run = ids[i], runs[i]
   -- The common case first: the run state holds this token; any other answer is lease_status's.
   local status = 'held'
-  if not run or not holds_token(run, tokens[i]) then status = lease_status(id, run, tokens[i], kept_mark) end
+  if not run or live_token(run) ~= tokens[i] then status = lease_status(id, run, tokens[i], kept_mark) end
   if status == 'held' then
     n = n + 1
     done[n], done_ids[n], done_results[n] = i, id, results[i]
