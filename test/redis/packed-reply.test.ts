@@ -6,10 +6,10 @@ import { requestKey } from '../../src/store/redis/keys.js';
 import { CLAIM_BODIES, claimResult, REPLY_AT } from '../../src/store/redis/replies.js';
 import { library, loadScriptSource } from '../../src/store/redis/scripts.js';
 import { encodeCall } from '../../src/store/redis/wire.js';
-import { within } from '../helpers/wait.js';
 import { unpackReply } from '../../src/store/redis/msgpack-reply.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
+import { within } from '../helpers/wait.js';
 
 const fx = useRedis();
 
