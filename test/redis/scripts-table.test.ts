@@ -84,7 +84,7 @@ const rows: Row[] = [
   {
     name: 'add: a delay of "nan" is refused',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', '', ...addItem('x', 'nan', '0')], ['', key(q, 'schedule-last')]),
     expect: /delayq: argument delay_ms of item 1 must be a whole number, got nan/,
   },
   {
@@ -95,7 +95,7 @@ const rows: Row[] = [
       first[at('attempts_made')] = '2';
       const second = addItem('y', '0', '0');
       [second[at('max_attempts')], second[at('attempts_made')]] = ['3', '3'];
-      return raw(q, 'add', ['', '', '', '', '', 'holds', ...first, ...second], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', '', ...first, ...second], ['', key(q, 'schedule-last')]);
     },
     expect: /delayq: arguments attempts_made and max_attempts of item 2: attempts_made must be below max_attempts, got 3 and 3/,
   },
@@ -123,7 +123,7 @@ const rows: Row[] = [
   {
     name: 'add: a priority of "inf" in the second job refuses the whole call, the first job included',
     seed: async () => {},
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', '', ...addItem('x', '0', '0'), ...addItem('y', '0', 'inf')], ['', key(q, 'schedule-last')]),
     expect: /argument priority of item 2/,
   },
   {
@@ -134,7 +134,7 @@ const rows: Row[] = [
       [second[8], second[9]] = ['k', '0'];
       const first = addItem('a', '0', '0');
       first[7] = '1';
-      return raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...first, ...second], [`dq:{${q}}:req:r1`, key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', '', ...first, ...second], [`dq:{${q}}:req:r1`, key(q, 'schedule-last')]);
     },
     expect: /delayq: argument dedup_ms of item 2 must be at least 1, got 0/,
   },
@@ -145,7 +145,7 @@ const rows: Row[] = [
       const memo = [`dq:{${q}}:req:r1`];
       const refused: string[] = [];
       const calls: [ScriptName, (string | number)[]][] = [
-        ['add', ['', '', 'r1', 0, '', 'holds', ...addItem('x', '0', '0')]],
+        ['add', ['', '', 'r1', 0, '', 'holds', '', ...addItem('x', '0', '0')]],
         ['cancel', ['r1', 0, '0', '', 'a']],
         ['reschedule', ['a', 5, '', 'r1', 0]],
       ];
@@ -173,11 +173,11 @@ const rows: Row[] = [
       for (const [field, value] of bad) {
         const item = addItem('x', '0', '0');
         item[field] = value;
-        await raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+        await raw(q, 'add', ['', '', '', '', '', 'holds', '', ...item], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
       }
       const run_at = addItem('x', '', '0');
       run_at[3] = '1767225600'; // seconds, not ms
-      await raw(q, 'add', ['', '', '', '', '', 'holds', ...run_at], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
+      await raw(q, 'add', ['', '', '', '', '', 'holds', '', ...run_at], ['', key(q, 'schedule-last')]).catch((e: Error) => refused.push(e.message));
       assert.deepEqual(
         refused.map((m) => m.replace(/^.*delayq: /, '').replace(/ script: .*$/s, '')),
         [
@@ -234,12 +234,12 @@ const rows: Row[] = [
     seed: async () => {},
     run: async (_s, q) => {
       const memo = `dq:{${q}}:req:r1`;
-      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
-      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const first = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', '', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
+      const again = (await raw(q, 'add', ['', '', 'r1', 60_000, '', 'holds', '', ...addItem('x', '0', '0')], [memo, key(q, 'schedule-last')])) as unknown[];
       const later = (await raw(
         q,
         'add',
-        ['', '', 'r2', 60_000, '', 'holds', ...addItem('y', '0', '0')],
+        ['', '', 'r2', 60_000, '', 'holds', '', ...addItem('y', '0', '0')],
         [`dq:{${q}}:req:r2`, key(q, 'schedule-last')],
       )) as unknown[];
       return { flags: [first[0], again[0], later[0]], codes: [first[1], again[1], later[1]], memo: await fx.client.get(memo) };
@@ -273,7 +273,7 @@ const rows: Row[] = [
   {
     name: 'a client of another protocol version fails loudly and writes nothing: add items one field short of what `item_fields` says',
     seed: async (s, q) => void (await s.add(q, [job('a', 60_000)])),
-    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0').slice(0, -1)], ['', key(q, 'schedule-last')]),
+    run: (_s, q) => raw(q, 'add', ['', '', '', '', '', 'holds', '', ...addItem('x', '0', '0').slice(0, -1)], ['', key(q, 'schedule-last')]),
     expect: new RegExp(`delayq protocol: items of ${WIRE.add.each.length} arguments each`),
   },
   {
@@ -282,7 +282,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       item[at('cost')] = '0';
-      return raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', '', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument cost of item 1 must be at least 1/,
   },
@@ -292,7 +292,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0');
       [item[at('debounce_key')], item[at('debounce_ms')]] = ['k', 'inf'];
-      return raw(q, 'add', ['', '', '', '', '', 'holds', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', '', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /argument debounce_ms of item 1 must be a whole number/,
   },
@@ -731,7 +731,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const second = addItem('y', '0', '0');
       second[at('name')] = 'n'.repeat(257);
-      return raw(q, 'add', ['', '', '', '', '', 'holds', ...addItem('x', '0', '0'), ...second], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'holds', '', ...addItem('x', '0', '0'), ...second], ['', key(q, 'schedule-last')]);
     },
     expect: /delayq: argument name of item 2 must be at most 256 characters/,
   },
@@ -741,7 +741,7 @@ const rows: Row[] = [
     run: (_s, q) => {
       const item = addItem('x', '0', '0').slice(0, at('timeout_ms') + 1);
       item[at('name')] = 'send\nemail';
-      return raw(q, 'add', ['', '', '', '', '', 'base', ...item], ['', key(q, 'schedule-last')]);
+      return raw(q, 'add', ['', '', '', '', '', 'base', '', ...item], ['', key(q, 'schedule-last')]);
     },
     expect: /delayq: argument name of item 1 must not contain control characters/,
   },

@@ -152,7 +152,7 @@ class QueueCalls:
                 }
                 for it in items
             ]
-        args = {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "item_fields": kind}
+        args = {"schedule": "", "occurrence": "", "request_id": request_id, "memo_ms": MEMO_MS, "epoch": "", "item_fields": kind, "packed": 0}
         return Call("add", args, read, sent, request_id, fields)
 
     def _item(self, job: Any, f: str) -> Dict[str, Any]:

@@ -29,6 +29,9 @@ export interface BytesAt {
   readonly at: number;
 }
 
+/** Every string of a reply as text (add's: codes, states, ids). */
+export const NO_BYTES: BytesAt = { first: Number.POSITIVE_INFINITY, size: 1, at: 0 };
+
 /** The reply array of a packed reply `buf`; its strings are Buffers, or (with `bytesAt`) only those it names. */
 export function unpackReply(buf: Buffer, bytesAt?: BytesAt): unknown[] {
   const r = new Reader(buf);

@@ -334,7 +334,7 @@ export const FINISHED_MESSAGE = 'f:<end>:<id length>:<id><payload>';
 export const WIRE = {
   add: {
     keys: ['memo', 'schedule_last'],
-    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'item_fields'],
+    args: ['schedule', 'occurrence', 'request_id', 'memo_ms', 'epoch', 'item_fields', 'packed'],
     each: [
       'id',
       'data',
@@ -364,6 +364,7 @@ export const WIRE = {
     reply: {
       fields: ['made'],
       each: ['code', 'state', 'due_ms', 'holder'],
+      packedBy: 'packed',
       note: "made is 1 when this add made the queue's keys (took the first sequence number of a life of the queue, take_seq), else 0; per job its CODE, public state (or finished), due time and holder: the dedup holder's id, or the burst job's id when debounced. A reply of one element is CODE.guard_refused (the schedule guard refused), CODE.moved (no guard given and the queue takes no add: a retired shard, meta moved; or not a live shard of the layout epoch given, meta epoch) or CODE.too_costly (a job's cost is above a rate limit's max; nothing was written)",
     },
     codes: 'add',
@@ -712,7 +713,7 @@ export const ARG_RULES: Record<string, ArgRule> = {
   promote_limit: { int: [0, 1_000_000] },
   reap_limit: { int: [0, 1_000_000] },
   worker: { text: "a worker's id ('': none)" },
-  packed: { flag: true },
+  packed: { flag: true, unset: true },
   token: { text: 'a token that is not the lease answers lease_lost' },
   result: { text: 'JSON text, kept as it is' },
   info: { text: "a worker's WorkerInfo JSON, kept as it is" },
