@@ -5,13 +5,17 @@ import { StoreError } from '../../src/errors.js';
 import { requestKey } from '../../src/store/redis/keys.js';
 import { CLAIM_BODIES, claimResult, REPLY_AT } from '../../src/store/redis/replies.js';
 import { library, loadScriptSource } from '../../src/store/redis/scripts.js';
-import { encodeCall } from '../../src/store/redis/wire.js';
+import { CODES, encodeCall, WIRE } from '../../src/store/redis/wire.js';
+import { callHead } from '../helpers/protocol-call.js';
 import { unpackReply } from '../../src/store/redis/msgpack-reply.js';
 import { uniqueName } from '../helpers/names.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { within } from '../helpers/wait.js';
 
 const fx = useRedis();
+
+/** add's item fields when `item_fields` is 'base' (the first fields, up to timeout_ms). */
+const ADD_BASE_FIELDS = WIRE.add.each.slice(0, WIRE.add.each.indexOf('timeout_ms') + 1);
 
 /** ioredis's Buffer variant of a command (its types leave them out): strings come back as bytes. */
 function buffered(name: 'eval' | 'fcall', script: string, keys: readonly string[], args: readonly unknown[]): Promise<unknown> {
@@ -110,6 +114,34 @@ describe('packed replies (wire.ts PACKED_REPLY): the same array, read back from 
         claimed.jobs.map((j) => ({ id: j.id, token: j.token })),
       ),
       ['ok', 'ok', 'ok'],
+    );
+  });
+
+  test('an add answers the same array packed and plain: made, and per job its code, state, due time and holder', async () => {
+    const runAt = Date.now() + 3_600_000;
+    const items = [
+      { id: 'a', data: '1', run_at: runAt, priority: 0, replace: '0' },
+      { id: 'ünïcode', data: '"é"', run_at: runAt + 1, priority: 0, replace: '0' },
+      { id: 'a', data: '2', run_at: runAt, priority: 0, replace: '0' },
+      { id: 'd1', data: '3', run_at: runAt, priority: 0, replace: '0', dedup_key: 'k', dedup_ms: 60_000 },
+      { id: 'd2', data: '4', run_at: runAt, priority: 0, replace: '0', dedup_key: 'k', dedup_ms: 60_000 },
+    ];
+    const add = (q: string, packed: string) => {
+      const { keys, argv } = callHead('add', q, { request_id: '', memo_ms: 60_000, item_fields: 'base', packed });
+      for (const item of items) for (const f of ADD_BASE_FIELDS) argv.push(String((item as Record<string, unknown>)[f] ?? ''));
+      return buffered('eval', loadScriptSource('add'), keys, argv);
+    };
+    const plain = (await add(uniqueName('add-plain'), '0')) as unknown[];
+    const packed = unpackReply((await add(uniqueName('add-packed'), '1')) as Buffer);
+    const text = plain.map((v) => (v instanceof Buffer ? v.toString('utf8') : v));
+    assert.deepEqual(
+      packed.map((v) => (v instanceof Buffer ? v.toString('utf8') : v)),
+      text,
+    );
+    assert.equal(text[0], 1, 'the first add made the queue');
+    assert.deepEqual(
+      (text.slice(1) as unknown[]).filter((_, i) => i % 4 === 0),
+      [CODES.add.added, CODES.add.added, CODES.add.exists, CODES.add.added, CODES.add.deduplicated],
     );
   });
 
