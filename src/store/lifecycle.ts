@@ -72,7 +72,7 @@ export type Mark = (typeof MARK)[keyof typeof MARK];
  * Whether `token` could be a lease token at all: not empty, and not starting with a MARK (a token
  * the store keeps once a lease ended). Without this a caller that sent the marked form of its
  * token (`-<token>` once it gave the job up) passed for the holder and ended a job it did not
- * hold. Both stores ask it before comparing (`may_hold` in _lifecycle.lua).
+ * hold. The memory store asks it before comparing; Redis's twin is `live_token` in _lifecycle.lua.
  */
 export function mayHoldLease(token: string): boolean {
   return token !== '' && !MARK_FIRSTS.has(token[0]!);

@@ -481,7 +481,12 @@ export function flowConformance(kind: StoreKind): void {
       const c = await q.store.claim(q.name, 1, 30_000, 3);
       const w = await q.store.waitSignal(q.name, { id: 's', token: c.jobs[0]!.token, name: 'payment', timeoutMs: undefined });
       assert.equal(w.outcome, 'signalled');
-      const again = await q.store.claim(q.name, 1, 30_000, 3);
+      // Claimed again (on a sharded queue a shard that answers late hands its jobs to the next
+      // claim: seen once in a full suite, the first claim came back empty).
+      const again = await until(async () => {
+        const r = await q.store.claim(q.name, 1, 30_000, 3);
+        return r.jobs.length > 0 ? r : undefined;
+      }, 'the signalled job to be handed out again');
       assert.deepEqual(again.jobs[0]?.signal, { name: 'payment', timedOut: false, data: '"early"' });
       assert.equal(again.jobs[0]?.attempt, 1, 'the wait did not spend an attempt');
       // The kept 'shipping' signal still waits for a wait of that name.

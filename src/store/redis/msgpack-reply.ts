@@ -47,6 +47,11 @@ export function unpackReply(buf: Buffer, bytesAt?: BytesAt): unknown[] {
   return out;
 }
 
+/** A reply asked for packed: unpacked when it is the packed string, else (already an array) as it is. */
+export function unpacked(reply: unknown, bytesAt?: BytesAt): unknown[] {
+  return reply instanceof Buffer ? unpackReply(reply, bytesAt) : (reply as unknown[]);
+}
+
 class Reader {
   at = 0;
   constructor(readonly buf: Buffer) {}

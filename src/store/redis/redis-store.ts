@@ -69,7 +69,7 @@ import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
 import { addResults, CLAIM_BODIES, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
-import { NO_BYTES, unpackReply } from './msgpack-reply.js';
+import { NO_BYTES, unpacked } from './msgpack-reply.js';
 import { CODES, codeName, encodeCall, HASHTABLE_FIELD, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
 
 /** limits.lua's arguments that leave every setting as it is. */
@@ -398,7 +398,7 @@ export class RedisStore implements Store {
     ).catch((err: unknown) => {
       throw dependencyRefusal(err) ?? err;
     })) as unknown;
-    const reply = packed instanceof Buffer ? unpackReply(packed, NO_BYTES) : (packed as unknown[]);
+    const reply = unpacked(packed, NO_BYTES);
     if (reply.length === 1 && reply[0] === CODES.add.too_costly) throw tooCostly(jobs);
     // A reply of one element is a code (wire.ts add note), not the made flag of an empty batch.
     if (reply.length === 1 && reply[0] === CODES.add.guard_refused) return null;
@@ -432,7 +432,7 @@ export class RedisStore implements Store {
         },
         { keys: { memo: requestKey(this.keys(queue), rid) }, bytes: true },
       )) as unknown;
-      reply = packed instanceof Buffer ? unpackReply(packed, CLAIM_BODIES) : (packed as unknown[]);
+      reply = unpacked(packed, CLAIM_BODIES);
     } finally {
       clearTimeout(watchdog);
     }
@@ -455,7 +455,7 @@ export class RedisStore implements Store {
       args[at++] = l.result ?? '';
     }
     const packed = await this.#guard.run(() => runScript(this.#client, 'complete', call.keys, args, this.#testClockKey, true));
-    return leaseOutcomes('complete', packed instanceof Buffer ? unpackReply(packed) : packed);
+    return leaseOutcomes('complete', unpacked(packed));
   }
 
   async fail(queue: string, req: FailRequest): Promise<FailResult> {

@@ -920,12 +920,8 @@ export const LIFECYCLE_LINES = [
   `local FINISH = ${luaTable(FINISHES.map((f) => [f, f]))}`,
   `local EVENT = ${luaTable(EVENTS.map((e) => [e, e]))}`,
   `local MARK = ${luaTable(Object.entries(MARK))}`,
-  // The marks' first bytes (a token that starts with one was never handed out: _lifecycle.lua
-  // may_hold), and the pattern of a run state's live token (not empty, not marked: live_token),
-  // made here: a Functions library's load runs with no `string` to make them.
-  `local MARKED = { ${Object.values(MARK)
-    .map((m) => `[${m.charCodeAt(0)}] = true`)
-    .join(', ')} }`,
+  // The pattern of a run state's live token (not empty, not marked: _lifecycle.lua live_token),
+  // made here: a Functions library's load runs with no `string` to make it.
   `local LIVE_TOKEN = '^[^:]*:[^:]*:([^:${Object.values(MARK)
     .map((m) => `%${m}`)
     .join('')}][^:]*):'`,

@@ -20,19 +20,12 @@ local function held_token(run)
   return string.match(run, '^[^:]*:[^:]*:([^:]*):') or ''
 end
 
--- Whether `token` could be a lease token at all: not empty, and not starting with a mark's byte
--- (MARKED, from the prologue; lifecycle.ts mayHoldLease is the memory store's twin). Without this
--- a caller that sent the marked form of its token (`-<token>` once it gave the job up) or ''
--- (a job buried as corrupt has an empty token field) passed for the holder and ended a job it
--- did not hold. string.byte makes no string: the ack asks this once a job.
-local function may_hold(token)
-  local first = string.byte(token, 1)
-  return first ~= nil and not MARKED[first]
-end
-
--- The lease token a run state holds while its lease lives (nil once it ended: empty or marked,
--- LIVE_TOKEN from the prologue). `live_token(run) == token` is the hot check of an ack: one
--- pattern, as held_token, where may_hold beside it cost ~1.8k instructions a job (callgrind).
+-- The lease token a run state holds while its lease lives: nil once it ended (marked) and for an
+-- empty token field (a job buried as corrupt, then retried). LIVE_TOKEN, from the prologue, is
+-- held_token's pattern with a first character that is no MARK, so `live_token(run) == token` is
+-- the one check that a token holds a lease: a caller sending the marked form of its token
+-- (`-<token>` once it gave the job up) or '' does not pass for the holder (lifecycle.ts
+-- mayHoldLease is the memory store's twin). One pattern, as held_token: the ack asks it once a job.
 local function live_token(run)
   return string.match(run, LIVE_TOKEN)
 end
@@ -52,10 +45,10 @@ end
 -- ran before and its reply was lost), else the code to answer (lease_lost or not_found).
 -- `resent_mark` is nil for calls that leave no mark (extend, update).
 local function lease_status(id, run, token, resent_mark)
-  if not run or not may_hold(token) then return lost_or_missing(id) end
-  local held = held_token(run)
-  if held == token then return 'held' end
-  if resent_mark and held == resent_mark .. token then return 'resent' end
+  if not run then return lost_or_missing(id) end
+  if live_token(run) == token then return 'held' end
+  -- A live token is never marked or empty, so neither is one whose mark a re-send finds.
+  if resent_mark and held_token(run) == resent_mark .. token then return 'resent' end
   return lost_or_missing(id)
 end
 
