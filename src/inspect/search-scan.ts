@@ -9,11 +9,15 @@
  * examines the ids after the anchor, and goes on from where the step led the first time.
  * - Anchoring on an id rather than a position keeps the resume right when jobs of the step were
  *   added or removed in between (a position would shift and skip one).
- * - The same count reads the same entries again (HSCAN's COUNT decides how far a step walks).
+ * - The same count reads the same entries again (HSCAN's COUNT decides how far a step walks),
+ *   and the store reads on to where the step first led (Store.scan's `until`): a hash that
+ *   finished a rehash in between walks in finer steps, and the same count alone stops short.
  * - Going on from where the step first led, not where the re-read leads: if jobs of the step
  *   were removed in between, the re-read walks further, and what it adds below the anchor would
- *   be skipped. Read this way, a job there from start to end is found at least once (as SCAN
- *   promises); one may be found twice only when the queue changed between calls.
+ *   be skipped. (A store's read that had to cross that point returns what lay past it apart, as
+ *   `beyond`, examined whatever its ids, and the walk goes on after it.) Read this way, a job
+ *   there from start to end is found at least once (as SCAN promises); one may be found twice
+ *   only when the queue changed between calls.
  *
  * Cursor: `<store cursor>`, or mid-step `<store cursor>~<count>~<next store cursor>~<last id,
  * base64url>`; '0' or none starts.
@@ -81,11 +85,16 @@ export async function searchScan(
   let total = 0;
   do {
     const count = mid?.count ?? Math.min(SCAN_STEP, budget - scanned);
-    const step = await store.scan(queue, at, count);
+    const step = await store.scan(queue, at, count, mid?.next);
     total = step.total;
     const after = mid?.after;
-    const next = mid?.next ?? step.cursor;
-    const entries = step.entries.filter((e) => after === undefined || e.id > after).sort((a, b) => (a.id < b.id ? -1 : 1)); // ids of one hash are unique
+    const next = step.cursor;
+    // Jobs a re-read found past the step's first end were not examined before, whatever their
+    // id; in one id order with the rest, the anchor of a stop among them still means "examined up to".
+    const entries = step.entries
+      .filter((e) => after === undefined || e.id > after)
+      .concat(step.beyond ?? [])
+      .sort((a, b) => (a.id < b.id ? -1 : 1)); // ids of one hash are unique
     mid = undefined;
     for (const [i, e] of entries.entries()) {
       scanned++;

@@ -348,6 +348,11 @@ export interface ScanStep {
   total: number;
   /** Each job's id, raw data and name (add({ name })), undefined where absent or unreadable. */
   entries: { id: string; data: string | undefined; name?: string | undefined }[];
+  /**
+   * A step read again (Store.scan's `until`) whose last read went past where the first read led:
+   * the jobs of that read, none of which the first read returned; `cursor` is then past them.
+   */
+  beyond?: ScanStep['entries'];
 }
 
 export interface ObliterateResult {
@@ -630,8 +635,14 @@ export interface Store {
    * page in that walk, and the page holds the jobs before it). @default 'asc'
    */
   list(queue: string, state: ListState, cursor: ListCursor | undefined, limit: number, order?: ListOrder): Promise<StoredPage>;
-  /** One step of a walk over every job's data (for search); start with cursor '0'. */
-  scan(queue: string, cursor: string, count: number): Promise<ScanStep>;
+  /**
+   * One step of a walk over every job's data (for search); start with cursor '0'. With `until`
+   * (the cursor an earlier step from `cursor` returned), the step read again: it reads on until
+   * it is there, so every job that step returned and is still there comes back however the
+   * store's layout moved in between (a Redis hash that finished a rehash walks in finer steps),
+   * and the cursor returned is `until`, or past it with `beyond` when its last read crossed it.
+   */
+  scan(queue: string, cursor: string, count: number, until?: string): Promise<ScanStep>;
   /** Removes scheduled jobs (all, or those due before `dueBeforeMs`) in bounded steps; returns how many. */
   drain(queue: string, dueBeforeMs: number | undefined): Promise<number>;
   /**

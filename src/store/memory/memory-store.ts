@@ -673,8 +673,8 @@ export class MemoryStore implements Store {
     return listPage(this.#q(queue), this.#now(), state, cursor, limit, order);
   }
 
-  async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
-    return scanStep(this.#q(queue), cursor, count);
+  async scan(queue: string, cursor: string, count: number, until?: string): Promise<ScanStep> {
+    return scanStep(this.#q(queue), cursor, count, until);
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {

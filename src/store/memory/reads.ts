@@ -66,24 +66,26 @@ export function listPage(q: MemoryQueue, now: number, state: ListState, cursor: 
 }
 
 /** One step of a scan of every job (as HSCAN over the jobs hash). */
-export function scanStep(q: MemoryQueue, cursor: string, count: number): ScanStep {
+export function scanStep(q: MemoryQueue, cursor: string, count: number, until?: string): ScanStep {
   // The cursor is the add sequence number of the last job returned: the map holds jobs in
   // that order, so a job removed in between shifts nothing (a position would, and skip one),
-  // and, as with HSCAN, a job there from start to end is returned.
+  // and, as with HSCAN, a job there from start to end is returned. With `until`, the step
+  // returns the jobs up to that number, however many.
   const from = Number(cursor) || 0;
+  const to = until === undefined ? undefined : Number(until) || Infinity;
   const entries: ScanStep['entries'] = [];
   let last = from;
   let more = false;
   for (const job of q.jobs.values()) {
     if (job.seq <= from) continue;
-    if (entries.length >= count) {
+    if (to === undefined ? entries.length >= count : job.seq > to) {
       more = true;
       break;
     }
     entries.push({ id: job.id, data: job.data, name: job.name });
     last = job.seq;
   }
-  return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
+  return { cursor: until ?? (more ? String(last) : '0'), total: q.jobs.size, entries };
 }
 
 /** The queue's counts (as stats.lua): O(n) in its jobs. */

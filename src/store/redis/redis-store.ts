@@ -68,6 +68,7 @@ import { dedupKey, historyKey, queueKeys, registryKey, requestKey, type QueueKey
 import { historyField, minutesUpTo, parseHistoryField } from '../history-minutes.js';
 import { parseRun, tryParseBody, asciiOnly } from './packed.js';
 import { runScript } from './scripts.js';
+import { scanEntries, scanReached } from './hash-scan.js';
 import { addResults, CLAIM_BODIES, claimResult, decodeReply, jobRow, leaseOutcomes, num, optNum, optStr, replyValue, watchAnswer } from './replies.js';
 import { NO_BYTES, unpacked } from './msgpack-reply.js';
 import { CODES, codeName, encodeCall, HASHTABLE_FIELD, leaseArgs, type ScriptArgs, type ScriptItem, type ScriptKeys, type ScriptName, WIRE } from './wire.js';
@@ -610,20 +611,30 @@ export class RedisStore implements Store {
     return { nowMs, total: num(fields.total), jobs, next };
   }
 
-  async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
+  async scan(queue: string, cursor: string, count: number, until?: string): Promise<ScanStep> {
     const k = this.keys(queue);
     const [[next, flat], fields, marked] = await this.#guard.run(() =>
       Promise.all([this.#client.hscan(k.jobs, cursor, 'COUNT', count), this.#client.hlen(k.jobs), this.#client.hexists(k.jobs, HASHTABLE_FIELD)] as const),
     );
-    const total = fields - marked;
-    const entries: ScanStep['entries'] = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      // The field that keeps the hash a hashtable is no job (wire.ts HASHTABLE_FIELD).
-      if (flat[i] === HASHTABLE_FIELD) continue;
-      const body = tryParseBody(flat[i + 1]);
-      entries.push({ id: flat[i]!, data: body?.data, name: body?.name });
+    const step: ScanStep = { cursor: next, total: fields - marked, entries: scanEntries(flat) };
+    if (until === undefined) return step;
+    // Read again, the step must reach where it led the first time. A hash that finished a rehash
+    // since walks in finer steps (a bucket of the smaller table no longer brings its twins in the
+    // larger one along), so the same count can stop short of it: read on a bucket at a time. A
+    // read that crosses `until` returns a bucket past it (nothing of the first read): its jobs
+    // are `beyond`, and the walk goes on after them.
+    step.cursor = until;
+    for (let at = next; !scanReached(at, until); ) {
+      const [after, more] = await this.#guard.run(() => this.#client.hscan(k.jobs, at, 'COUNT', 1));
+      if (after !== until && scanReached(after, until)) {
+        step.beyond = scanEntries(more);
+        step.cursor = after;
+        break;
+      }
+      step.entries.push(...scanEntries(more));
+      at = after;
     }
-    return { cursor: next, total, entries };
+    return step;
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {

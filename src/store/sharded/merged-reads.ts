@@ -13,16 +13,21 @@ import { mergeHeld } from '../held.js';
 import type { Resolved } from './layout-cache.js';
 import { everyShardName } from './layout.js';
 
-/** Cursor: `<inner cursor>.<member index>` past the first member; '0' starts and ends. */
-export async function mergedScan(inner: Store, queue: string, r: Resolved, cursor: string, count: number): Promise<ScanStep> {
-  if (r.unsharded && !cursor.includes('.')) return inner.scan(queue, cursor, count);
+/**
+ * Cursor: `<inner cursor>.<member index>`; '0' starts and ends. `until` (Store.scan) in the same
+ * member is passed on; one in a later member (or the end) reads this member to its end.
+ */
+export async function mergedScan(inner: Store, queue: string, r: Resolved, cursor: string, count: number, until?: string): Promise<ScanStep> {
+  if (r.unsharded && !cursor.includes('.') && !until?.includes('.')) return inner.scan(queue, cursor, count, until);
   const [innerCursor = '0', at = '0'] = cursor.split('.');
   const index = Number(at);
   if (!Number.isInteger(index) || index < 0 || index >= r.members.length) throw new ValidationError('cursor', 'must be the cursor a previous search returned');
-  const step = await inner.scan(r.members[index]!, innerCursor, count);
+  const [untilInner = '0', untilAt = '0'] = until?.split('.') ?? [];
+  const innerUntil = until === undefined ? undefined : Number(untilAt) === index && until !== '0' ? untilInner : '0';
+  const step = await inner.scan(r.members[index]!, innerCursor, count, innerUntil);
   const totals = await Promise.all(r.members.map((m, i) => (i === index ? step.total : inner.scan(m, '0', 1).then((s) => s.total))));
   const next = step.cursor !== '0' ? `${step.cursor}.${index}` : index + 1 < r.members.length ? `0.${index + 1}` : '0';
-  return { cursor: next, total: sum(totals), entries: step.entries };
+  return { cursor: next, total: sum(totals), entries: step.entries, beyond: step.beyond };
 }
 
 export async function mergedStats(inner: Store, queue: string, r: Resolved, windowMs: number): Promise<QueueStats> {

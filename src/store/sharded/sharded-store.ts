@@ -432,8 +432,8 @@ export class ShardedStore implements Store, ShardAdmin {
     return mergedPage(this.inner, r.members, state, cursor, limit, order);
   }
 
-  async scan(queue: string, cursor: string, count: number): Promise<ScanStep> {
-    return mergedScan(this.inner, queue, await this.#layouts.resolve(queue), cursor, count);
+  async scan(queue: string, cursor: string, count: number, until?: string): Promise<ScanStep> {
+    return mergedScan(this.inner, queue, await this.#layouts.resolve(queue), cursor, count, until);
   }
 
   async drain(queue: string, dueBeforeMs: number | undefined): Promise<number> {
