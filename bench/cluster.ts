@@ -26,6 +26,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Cluster, Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
+import { HASHTABLE_FIELD } from '../src/store/redis/wire.js';
 import { type RedisCluster, startCluster } from '../test/helpers/redis-cluster.js';
 import { WorkerChild } from './child.js';
 import { fmt, markdownTable, type Spread, spread } from './report.js';
@@ -168,8 +169,15 @@ async function cpuByNode(admins: Map<number, Redis>): Promise<Map<number, number
 }
 
 /** Jobs left in each shard (HLEN of its jobs hash: an acked job is deleted). */
+/** Jobs in each shard's jobs hash: its fields, less the one that keeps it a hashtable (wire.ts HASHTABLE_FIELD). */
 async function jobsLeft(client: Cluster, tags: string[]): Promise<number[]> {
-  return Promise.all(tags.map((t) => client.hlen(keyOf(t, 'jobs'))));
+  return Promise.all(
+    tags.map(async (t) => {
+      const key = keyOf(t, 'jobs');
+      const [fields, marked] = await Promise.all([client.hlen(key), client.hexists(key, HASHTABLE_FIELD)]);
+      return fields - marked;
+    }),
+  );
 }
 
 async function drained(client: Cluster, tags: string[], timeoutMs: number, what: string): Promise<void> {

@@ -92,6 +92,29 @@ describe('benchmark smoke run', () => {
     }
   });
 
+  test('--cluster --quick runs 1 and 3 shards on a real Redis Cluster and yields every figure (the jobs hash marker is no job)', async () => {
+    const { results, table } = (await bench(['--cluster', '--quick'])) as unknown as {
+      results: { shards: number; runs: { dispatch: { jobs: number; perSec: number; duplicates: number; nodes: unknown[] } }[] }[];
+      table: { label: string; values: Record<string, Spread | undefined> }[];
+    };
+    assert.deepEqual(
+      results.map((r) => r.shards),
+      [1, 3],
+    );
+    for (const { shards, runs } of results) {
+      for (const { dispatch } of runs) {
+        assert.ok(dispatch.perSec > 0, `${shards} shard(s): dispatch ran`);
+        assert.equal(dispatch.duplicates, 0);
+        assert.equal(dispatch.nodes.length, 3);
+      }
+    }
+    for (const label of [/^dispatch, /, /^Redis CPU per job of the queue, busiest node$/, /^bulk enqueue of the backlog/]) {
+      const row = table.find((t) => label.test(t.label));
+      assert.ok(row, `row ${label}`);
+      for (const shards of ['1', '3']) assert.ok(row.values[shards] !== undefined, `${row.label}: ${shards} shard(s)`);
+    }
+  });
+
   test("redis-benchmark's --csv and -q outputs both parse; anything else is no figure", () => {
     const csv =
       '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"\n' +
