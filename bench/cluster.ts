@@ -79,6 +79,8 @@ export interface NodeCpu {
   usPerJob: number;
   /** cpuUs / heldJobs (absent when the node held none). */
   usPerHeldJob?: number;
+  /** heldJobs / script calls over the drain (claims, acks, and the empty claims between). */
+  jobsPerScriptCall?: number;
 }
 
 export interface ClusterRun {
@@ -168,7 +170,23 @@ async function cpuByNode(admins: Map<number, Redis>): Promise<Map<number, number
   return out;
 }
 
-/** Jobs left in each shard (HLEN of its jobs hash: an acked job is deleted). */
+/**
+ * Each node's script calls (FCALL, EVALSHA, EVAL; INFO commandstats): how many jobs a call
+ * carried. (Its usec figures are wall time, preemption included: on a busy 2-core machine they
+ * exceed the node's CPU, so they are not used.)
+ */
+async function commandsByNode(admins: Map<number, Redis>): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  await Promise.all(
+    [...admins].map(async ([port, r]) => {
+      let calls = 0;
+      for (const m of (await r.info('commandstats')).matchAll(/^cmdstat_(fcall|evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2]);
+      out.set(port, calls);
+    }),
+  );
+  return out;
+}
+
 /** Jobs in each shard's jobs hash: its fields, less the one that keeps it a hashtable (wire.ts HASHTABLE_FIELD). */
 async function jobsLeft(client: Cluster, tags: string[]): Promise<number[]> {
   return Promise.all(
@@ -223,12 +241,12 @@ async function runOnce(
     for (let i = 0; i < WORKERS; i++) children.push(new WorkerChild('delayq', clusterUrl(cluster.seeds), name));
     await Promise.all(children.map((c) => c.ready));
     const w0 = await Promise.all(children.map((c) => c.cpuMicros()));
-    const cpu0 = await cpuByNode(admins);
+    const [cpu0, cmd0] = await Promise.all([cpuByNode(admins), commandsByNode(admins)]);
     const at0 = Date.now();
     const lateStartMs = Math.max(0, at0 - T);
     progress(`${shards} shard(s): ${WORKERS} workers drain ${n} jobs`);
     await drained(client, tags, p.drainTimeoutMs + Math.max(0, T - Date.now()), 'dispatch');
-    const cpu1 = await cpuByNode(admins);
+    const [cpu1, cmd1] = await Promise.all([cpuByNode(admins), commandsByNode(admins)]);
     const at1 = Date.now();
     const w1 = await Promise.all(children.map((c) => c.cpuMicros()));
     const afterA = await Promise.all(children.map((c) => c.samples()));
@@ -240,7 +258,11 @@ async function runOnce(
       const heldJobs = mine.reduce((a, i) => a + held[i]!, 0);
       const cpuUs = Math.max(0, cpu1.get(port)! - cpu0.get(port)! - idleUsPerMs.get(port)! * (at1 - at0));
       const node: NodeCpu = { port, shards: mine, heldJobs, cpuUs: Math.round(cpuUs), usPerJob: round(cpuUs / n) };
-      if (heldJobs > 0) node.usPerHeldJob = round(cpuUs / heldJobs);
+      if (heldJobs > 0) {
+        node.usPerHeldJob = round(cpuUs / heldJobs);
+        const calls = cmd1.get(port)! - cmd0.get(port)!;
+        if (calls > 0) node.jobsPerScriptCall = round(heldJobs / calls);
+      }
       return node;
     });
     nodes.sort((a, b) => b.usPerJob - a.usPerJob);
@@ -308,6 +330,7 @@ function rows(p: ClusterProfile): Row[] {
     ...nth.map((label, i) => ({ label: `Redis CPU per job of the queue, ${label}`, unit: 'µs', value: (r: ClusterRun) => r.dispatch.nodes[i]?.usPerJob })),
     { label: 'Redis CPU per job, sum of the nodes', unit: 'µs', value: (r) => r.dispatch.redisCpuSumUsPerJob },
     { label: 'busiest node: Redis CPU per job it held', unit: 'µs', value: (r) => r.dispatch.nodes[0]?.usPerHeldJob },
+    { label: '  jobs it held per script call (claims and acks)', unit: 'jobs', value: (r) => r.dispatch.nodes[0]?.jobsPerScriptCall },
     { label: 'dispatch one node can carry (1e6 / µs per job it held)', unit: 'jobs/s', value: (r) => r.dispatch.oneNodeCarries },
     { label: 'dispatch the queue can get from these nodes (1e6 / busiest µs per job)', unit: 'jobs/s', value: (r) => r.dispatch.clusterCarries },
     { label: 'worker CPU per job, both processes', unit: 'µs', value: (r) => r.dispatch.workerCpuUsPerJob },
