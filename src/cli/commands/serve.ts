@@ -61,13 +61,17 @@ Every write is audited: one JSON line on stderr (who, what, which queue, how man
         if (code === 'EADDRNOTAVAIL') throw new UsageError(`${o.host} is not an address of this machine (--host)`);
         throw err;
       }
-      const note = [o.readOnly ? 'read-only' : '', token ? 'token required' : 'no authentication (loopback only)'].filter(Boolean).join(', ');
-      if (g.json) process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url, readOnly: o.readOnly === true, auth: Boolean(token) })}\n`);
-      else process.stdout.write(`${paint('green', 'delayq dashboard')} on ${running.url} (${note}). Ctrl-C to stop.\n`);
-      await new Promise<void>((resolve) => {
+      // The signals are taken before the line that says the server is up: a supervisor that
+      // stops it as soon as it reads that line must find the close in place (a SIGTERM before
+      // it would kill the process outright: exit 143, seen under load).
+      const stopped = new Promise<void>((resolve) => {
         process.once('SIGTERM', () => resolve());
         process.once('SIGINT', () => resolve());
       });
+      const note = [o.readOnly ? 'read-only' : '', token ? 'token required' : 'no authentication (loopback only)'].filter(Boolean).join(', ');
+      if (g.json) process.stdout.write(`${JSON.stringify({ event: 'listening', url: running.url, readOnly: o.readOnly === true, auth: Boolean(token) })}\n`);
+      else process.stdout.write(`${paint('green', 'delayq dashboard')} on ${running.url} (${note}). Ctrl-C to stop.\n`);
+      await stopped;
       await running.close();
     });
 }

@@ -94,17 +94,14 @@ Example:
         json({ event: 'error', error: err.message });
         log(`${paint('red', 'error', process.stderr)}: ${err.message}`);
       });
-      log(
-        `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms${isolation ? `, handler in a pool of ${isolation === 'thread' ? 'threads' : 'processes'}` : ''} (SIGTERM or Ctrl-C to stop)`,
-      );
-      const onSchedulerError = (err: Error) => {
-        json({ event: 'error', source: 'scheduler', error: err.message });
-        log(`scheduler error: ${err.message}`);
-      };
-      const scheduler = o.schedules ? new Scheduler(g.queue, { ...connectionOf(g), onError: onSchedulerError }) : undefined;
-      json({ event: 'started', queue: g.queue, pid: process.pid });
-      await new Promise<void>((resolveStop) => {
+      // The signals are taken before the worker says it is up: a supervisor that stops it as
+      // soon as it reads the banner or 'started' must get the graceful close, not the default
+      // action's kill (exit 143, jobs left leased until their leases run out).
+      let scheduler: Scheduler | undefined;
+      let stopping = false;
+      const stopped = new Promise<void>((resolveStop) => {
         const stop = (signal: string) => {
+          stopping = true;
           log(`${signal}: closing (running jobs finish or are handed back)…`);
           Promise.all([worker.close(), scheduler?.close()]).then(
             () => resolveStop(),
@@ -114,6 +111,16 @@ Example:
         process.once('SIGTERM', () => stop('SIGTERM'));
         process.once('SIGINT', () => stop('SIGINT'));
       });
+      log(
+        `${paint('green', 'worker', process.stderr)} on ${g.queue}: concurrency ${worker.concurrency}, lease ${worker.leaseMs} ms${isolation ? `, handler in a pool of ${isolation === 'thread' ? 'threads' : 'processes'}` : ''} (SIGTERM or Ctrl-C to stop)`,
+      );
+      const onSchedulerError = (err: Error) => {
+        json({ event: 'error', source: 'scheduler', error: err.message });
+        log(`scheduler error: ${err.message}`);
+      };
+      if (o.schedules && !stopping) scheduler = new Scheduler(g.queue, { ...connectionOf(g), onError: onSchedulerError });
+      json({ event: 'started', queue: g.queue, pid: process.pid });
+      await stopped;
       json({ event: 'stopped', completed: done, failed });
       log(`stopped: ${done} completed, ${failed} failed`);
       // A handler that ignored its abort signal may still be running; its job was handed back
