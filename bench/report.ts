@@ -54,9 +54,11 @@ const ROWS: Row[] = [
   { label: 'lateness p50 @10k/s', value: (r) => r.load?.p50, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p99 @10k/s', value: (r) => r.load?.p99, unit: 'ms', goal: { kind: 'max', bound: 5, text: '≤ 5 ms' }, lowerIsBetter: true },
   { label: 'lateness max @10k/s', value: (r) => r.load?.max, unit: 'ms', lowerIsBetter: true },
+  { label: 'Redis CPU per job @10k/s (a worker keeping up)', value: (r) => r.load?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   { label: 'enqueue overran the 10k/s window', value: (r) => r.load?.enqueueOverrunMs, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p50 @400/s', value: (r) => r.low?.p50, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p99 @400/s', value: (r) => r.low?.p99, unit: 'ms', lowerIsBetter: true },
+  { label: 'Redis CPU per job @400/s (a worker keeping up: claims of a job or two)', value: (r) => r.low?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
   {
     label: 'max dispatch with ack',
     value: (r) => r.dispatch?.perSec,

@@ -135,10 +135,10 @@ try {
       }
     };
     await step('load', 'load', `lateness, ${profile.loadJobs} jobs over ${profile.loadWindowMs} ms`, () =>
-      lateness(system, redis.url, profile.loadJobs, profile.loadWindowMs, { leadMs: profile.leadMs, keepSamples: true }),
+      lateness(system, redis.url, profile.loadJobs, profile.loadWindowMs, { leadMs: profile.leadMs, keepSamples: true, cpu: admin }),
     );
     await step('low', 'low', `lateness, ${profile.lowJobs} jobs over ${profile.lowWindowMs} ms`, () =>
-      lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs }),
+      lateness(system, redis.url, profile.lowJobs, profile.lowWindowMs, { leadMs: profile.leadMs, cpu: admin }),
     );
     await step('dispatch', 'dispatch', `max dispatch, ${profile.dispatchJobs} jobs due now`, () => dispatch(system, redis.url, admin, profile.dispatchJobs));
     await step('dispatch2', 'dispatch2', `max dispatch, ${profile.dispatchJobs} jobs due at once, 2 worker processes`, () =>

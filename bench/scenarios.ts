@@ -69,6 +69,12 @@ export interface Lateness {
   enqueueOverrunMs: number;
   /** Mean server time per script call (EVALSHA/EVAL) while the window ran, when asked for. */
   scriptUsecPerCall?: number;
+  /**
+   * Redis CPU per job from the window's opening to the last ack, less the server's own idle
+   * rate (its cron), µs, when asked for (`cpu`): what a worker keeping up at this rate costs
+   * Redis, claims that find a job or two, acks and wake-ups included.
+   */
+  redisCpuUsPerJob?: number;
   samples?: number[];
 }
 
@@ -89,9 +95,17 @@ export async function lateness(
   url: string,
   n: number,
   windowMs: number,
-  opts: { leadMs: number; pending?: number; keepSamples?: boolean; admin?: Redis },
+  opts: { leadMs: number; pending?: number; keepSamples?: boolean; admin?: Redis; cpu?: Redis },
 ): Promise<Lateness> {
   const queue = queueName(system, 'lat');
+  // The server's idle CPU rate (its cron), measured before anything of this run exists.
+  let idleUsPerMs = 0;
+  if (opts.cpu) {
+    const c0 = await redisCpuMicros(opts.cpu);
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    idleUsPerMs = ((await redisCpuMicros(opts.cpu)) - c0) / (performance.now() - t0);
+  }
   if (opts.pending) {
     // The far-future backlog the scale scenario keeps pending while jobs fall due.
     const p = system.producer(url, queue);
@@ -110,7 +124,15 @@ export async function lateness(
   await producer.close();
   // From here on the scripts that run are the workers' (claims, acks), not the producer's adds.
   await opts.admin?.config('RESETSTAT');
+  const cpuFrom = opts.cpu ? [await redisCpuMicros(opts.cpu), performance.now()] : undefined;
   await child.reached(n, windowMs + 120_000);
+  let redisCpuUsPerJob: number | undefined;
+  if (opts.cpu && cpuFrom) {
+    // The last acks land just after the last start.
+    await new Promise((r) => setTimeout(r, 200));
+    const used = (await redisCpuMicros(opts.cpu)) - cpuFrom[0]! - idleUsPerMs * (performance.now() - cpuFrom[1]!);
+    redisCpuUsPerJob = perJobUs(Math.max(0, used), n);
+  }
   let scriptUsecPerCall: number | undefined;
   if (opts.admin) {
     const stats = await opts.admin.info('commandstats');
@@ -130,6 +152,7 @@ export async function lateness(
   };
   if (opts.keepSamples) out.samples = samples;
   if (scriptUsecPerCall !== undefined) out.scriptUsecPerCall = scriptUsecPerCall;
+  if (redisCpuUsPerJob !== undefined) out.redisCpuUsPerJob = redisCpuUsPerJob;
   return out;
 }
 
