@@ -641,6 +641,8 @@ export interface Store {
    * it is there, so every job that step returned and is still there comes back however the
    * store's layout moved in between (a Redis hash that finished a rehash walks in finer steps),
    * and the cursor returned is `until`, or past it with `beyond` when its last read crossed it.
+   * It reads no more than about `count` jobs or reads to get there: stopped short (a cursor made
+   * up to lead far ahead), it returns where it stopped.
    */
   scan(queue: string, cursor: string, count: number, until?: string): Promise<ScanStep>;
   /** Removes scheduled jobs (all, or those due before `dueBeforeMs`) in bounded steps; returns how many. */

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { Queue, RedisStore } from '../../src/index.js';
+import { MemoryStore, Queue, RedisStore } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { HASHTABLE_FIELD } from '../../src/store/redis/wire.js';
 import { uniqueName } from '../helpers/names.js';
@@ -62,5 +62,39 @@ describe('search on a jobs hash mid-rehash', () => {
       );
     }
     assert.ok(rounds >= 6, `the hash was mid-rehash after the adds in ${rounds} of 12 rounds`);
+  });
+
+  test('a made-up cursor whose step leads far ahead reads no more than the step would (Redis: a few HSCANs, not one a bucket to the end)', async () => {
+    const store = fx.track(new RedisStore({ connection: fx.redis.url }));
+    const queue = fx.track(new Queue<{ n: number }>(uniqueName('forged'), { store }));
+    const ids = Array.from({ length: 3000 }, (_, n) => `job-${n}`);
+    await queue.addBulk(ids.map((id, n) => ({ data: { n }, opts: { id, delay: 60_000 } })));
+    const hscans = async () => Number(/^cmdstat_hscan:calls=(\d+)/m.exec(String(await fx.client.info('commandstats')))?.[1] ?? 0);
+    // Step from 0 with a count of 5 that "led" to the last cursor of the walk (its bits reversed are all ones).
+    const forged = `0~5~${(2n ** 64n - 1n).toString()}~${Buffer.from('a').toString('base64url')}`;
+    const before = await hscans();
+    // A budget of 5: the call reads that one step and stops.
+    const page = await queue.jobs.search({ text: 'job', cursor: forged, limit: 1000, budget: 5 });
+    const calls = (await hscans()) - before;
+    assert.ok(calls <= 1 + 5, `${calls} HSCANs for a step of 5`);
+    assert.ok(page.scanned <= 50, `${page.scanned} jobs read`);
+    // And a walk from where it stopped still ends.
+    let cursor = page.cursor;
+    for (let i = 0; cursor && i < 100; i++) cursor = (await queue.jobs.search({ text: 'job', cursor, limit: 1000 })).cursor;
+    assert.equal(cursor, undefined);
+  });
+
+  test('the memory store: a made-up cursor reads no more than its count either', async () => {
+    const store = new MemoryStore();
+    const queue = new Queue<{ n: number }>('forged', { store });
+    try {
+      await queue.addBulk(Array.from({ length: 500 }, (_, n) => ({ data: { n }, opts: { id: `job-${n}`, delay: 60_000 } })));
+      const page = await queue.jobs.search({ text: 'job', cursor: `0~5~99999999~${Buffer.from('a').toString('base64url')}`, limit: 1000, budget: 5 });
+      assert.ok(page.scanned <= 5, `${page.scanned} jobs read`);
+      assert.ok(page.cursor, 'and the walk goes on from there');
+    } finally {
+      await queue.close();
+      await store.close();
+    }
   });
 });

@@ -70,22 +70,30 @@ export function scanStep(q: MemoryQueue, cursor: string, count: number, until?: 
   // The cursor is the add sequence number of the last job returned: the map holds jobs in
   // that order, so a job removed in between shifts nothing (a position would, and skip one),
   // and, as with HSCAN, a job there from start to end is returned. With `until`, the step
-  // returns the jobs up to that number, however many.
+  // returns the jobs up to that number: at most the `count` it returned before (a job added
+  // since has a higher number), so a cursor made up to lead far ahead stops at `count` too.
   const from = Number(cursor) || 0;
   const to = until === undefined ? undefined : Number(until) || Infinity;
   const entries: ScanStep['entries'] = [];
   let last = from;
   let more = false;
+  let short = false;
   for (const job of q.jobs.values()) {
     if (job.seq <= from) continue;
-    if (to === undefined ? entries.length >= count : job.seq > to) {
+    if (to !== undefined && job.seq > to) {
       more = true;
+      break;
+    }
+    if (entries.length >= count) {
+      more = true;
+      short = to !== undefined;
       break;
     }
     entries.push({ id: job.id, data: job.data, name: job.name });
     last = job.seq;
   }
-  return { cursor: until ?? (more ? String(last) : '0'), total: q.jobs.size, entries };
+  if (until !== undefined && !short) return { cursor: until, total: q.jobs.size, entries };
+  return { cursor: more ? String(last) : '0', total: q.jobs.size, entries };
 }
 
 /** The queue's counts (as stats.lua): O(n) in its jobs. */

@@ -623,8 +623,16 @@ export class RedisStore implements Store {
     // larger one along), so the same count can stop short of it: read on a bucket at a time. A
     // read that crosses `until` returns a bucket past it (nothing of the first read): its jobs
     // are `beyond`, and the walk goes on after them.
+    // At most `count` reads: a re-read needs a bucket or a few, and a cursor made up to lead
+    // far ahead must not make a search read the hash a bucket a call. Stopped short, the walk
+    // goes on from where it stopped (what lay between may then be found twice, never skipped).
     step.cursor = until;
-    for (let at = next; !scanReached(at, until); ) {
+    let at = next;
+    for (let reads = 0; !scanReached(at, until); reads++) {
+      if (reads === count) {
+        step.cursor = at;
+        break;
+      }
       const [after, more] = await this.#guard.run(() => this.#client.hscan(k.jobs, at, 'COUNT', 1));
       if (after !== until && scanReached(after, until)) {
         step.beyond = scanEntries(more);
