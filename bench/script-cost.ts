@@ -70,6 +70,15 @@ const server = await startRedis({
   startMs: 60_000,
 });
 const pid = String(server.process.pid);
+// Interrupted (Ctrl-C, a timeout's SIGTERM), the valgrind'ed server would outlive this process
+// and keep a core busy: stop it first.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    server.process.kill('SIGKILL');
+    rmSync(dumps, { recursive: true, force: true });
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
 
 /** Instructions Redis ran since the last call (callgrind_control dumps and zeroes the counters). */
 function instructions(): number {
