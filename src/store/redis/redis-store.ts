@@ -622,10 +622,10 @@ export class RedisStore implements Store {
     // since walks in finer steps (a bucket of the smaller table no longer brings its twins in the
     // larger one along), so the same count can stop short of it: read on a bucket at a time. A
     // read that crosses `until` returns a bucket past it (nothing of the first read): its jobs
-    // are `beyond`, and the walk goes on after them.
-    // At most `count` reads: a re-read needs a bucket or a few, and a cursor made up to lead
-    // far ahead must not make a search read the hash a bucket a call. Stopped short, the walk
-    // goes on from where it stopped (what lay between may then be found twice, never skipped).
+    // are `beyond`, and the walk goes on after them. At most `count` reads: a re-read needs a
+    // bucket or a few, and a cursor made up to lead far ahead must not make a search read the
+    // hash a bucket a call; stopped short, the walk goes on from where it stopped (what lay
+    // between may then be found twice, never skipped).
     step.cursor = until;
     let at = next;
     for (let reads = 0; !scanReached(at, until); reads++) {
