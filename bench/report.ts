@@ -59,6 +59,7 @@ const ROWS: Row[] = [
   { label: 'lateness p50 @400/s', value: (r) => r.low?.p50, unit: 'ms', lowerIsBetter: true },
   { label: 'lateness p99 @400/s', value: (r) => r.low?.p99, unit: 'ms', lowerIsBetter: true },
   { label: 'Redis CPU per job @400/s (a worker keeping up: claims of a job or two)', value: (r) => r.low?.redisCpuUsPerJob, unit: 'µs', lowerIsBetter: true },
+  { label: '  script calls per job @400/s (claims, acks, empty claims)', value: (r) => r.low?.scriptCallsPerJob, unit: 'calls', lowerIsBetter: true },
   {
     label: 'max dispatch with ack',
     value: (r) => r.dispatch?.perSec,
