@@ -128,6 +128,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #lateClaims: LeaseRef[] = [];
   #started = false;
   #closing: Promise<void> | undefined;
+  /**
+   * close() has resolved: calls it gave up on (an ack or hand-back waiting on an unreachable
+   * Redis) may still fail later, and are not reported (their jobs come back when their leases
+   * end, as close() promises); the logger, if any, still hears of them.
+   */
+  #closed = false;
   #subscription: Promise<WakeSubscription | undefined> | undefined;
   /** The subscription once it is up. */
   #subscribed: WakeSubscription | undefined;
@@ -750,6 +756,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.#ownsStore) await inGrace(this.#store.close());
     await this.#isolated?.close();
     this.#emit('closed');
+    this.#closed = true;
   }
 
   #untilIdle(): Promise<void> {
@@ -775,6 +782,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   #emit<K extends keyof WorkerEvents<T>>(event: K, ...args: WorkerEvents<T>[K]): void {
     if (this.#logger) logWorkerEvent(this.#logger, this.queue, event, args);
+    if (this.#closed) return;
     try {
       (this.emit as (e: K, ...a: WorkerEvents<T>[K]) => boolean)(event, ...args);
     } catch (err) {
@@ -793,6 +801,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (error instanceof ConnectionError) {
       // An outage is reported when it begins, not on every call or reconnect attempt during it.
       if (!this.#outage.begin()) return;
+    }
+    if (this.#closed) {
+      if (this.#logger) logWorkerEvent(this.#logger, this.queue, 'error', [error]);
+      return;
     }
     if (this.listenerCount('error') === 0) {
       if (this.#logger) {
