@@ -232,8 +232,16 @@ describe('Redis unreachable: after close()', () => {
       let handBack: Promise<unknown> | undefined;
       const release = store.release.bind(store);
       const complete = store.complete.bind(store);
-      store.release = (...args) => (handBack = release(...args)) as ReturnType<typeof release>;
-      store.complete = (...args) => (handBack = complete(...args)) as ReturnType<typeof complete>;
+      store.release = (...args) => {
+        const call = release(...args);
+        handBack = call;
+        return call;
+      };
+      store.complete = (...args) => {
+        const call = complete(...args);
+        handBack = call;
+        return call;
+      };
       const started = deferred();
       const worker = new Worker(
         name,
