@@ -29,6 +29,7 @@ import { Queue } from '../src/index.js';
 import { HASHTABLE_FIELD } from '../src/store/redis/wire.js';
 import { type RedisCluster, startCluster } from '../test/helpers/redis-cluster.js';
 import { WorkerChild } from './child.js';
+import { scriptCalls } from './heap-measure.js';
 import { fmt, markdownTable, type Spread, spread } from './report.js';
 import { clusterUrl } from './systems/delayq.js';
 import { type BenchJob, payload } from './systems/system.js';
@@ -170,21 +171,9 @@ async function cpuByNode(admins: Map<number, Redis>): Promise<Map<number, number
   return out;
 }
 
-/**
- * Each node's script calls (FCALL, EVALSHA, EVAL; INFO commandstats): how many jobs a call
- * carried. (Its usec figures are wall time, preemption included: on a busy 2-core machine they
- * exceed the node's CPU, so they are not used.)
- */
-async function commandsByNode(admins: Map<number, Redis>): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  await Promise.all(
-    [...admins].map(async ([port, r]) => {
-      let calls = 0;
-      for (const m of (await r.info('commandstats')).matchAll(/^cmdstat_(fcall|evalsha|eval):calls=(\d+)/gm)) calls += Number(m[2]);
-      out.set(port, calls);
-    }),
-  );
-  return out;
+/** Each node's script calls so far (heap-measure.ts scriptCalls): how many jobs a call carried. */
+async function scriptCallsByNode(admins: Map<number, Redis>): Promise<Map<number, number>> {
+  return new Map(await Promise.all([...admins].map(async ([port, r]) => [port, await scriptCalls(r)] as const)));
 }
 
 /** Jobs in each shard's jobs hash: its fields, less the one that keeps it a hashtable (wire.ts HASHTABLE_FIELD). */
@@ -241,12 +230,12 @@ async function runOnce(
     for (let i = 0; i < WORKERS; i++) children.push(new WorkerChild('delayq', clusterUrl(cluster.seeds), name));
     await Promise.all(children.map((c) => c.ready));
     const w0 = await Promise.all(children.map((c) => c.cpuMicros()));
-    const [cpu0, cmd0] = await Promise.all([cpuByNode(admins), commandsByNode(admins)]);
+    const [cpu0, cmd0] = await Promise.all([cpuByNode(admins), scriptCallsByNode(admins)]);
     const at0 = Date.now();
     const lateStartMs = Math.max(0, at0 - T);
     progress(`${shards} shard(s): ${WORKERS} workers drain ${n} jobs`);
     await drained(client, tags, p.drainTimeoutMs + Math.max(0, T - Date.now()), 'dispatch');
-    const [cpu1, cmd1] = await Promise.all([cpuByNode(admins), commandsByNode(admins)]);
+    const [cpu1, cmd1] = await Promise.all([cpuByNode(admins), scriptCallsByNode(admins)]);
     const at1 = Date.now();
     const w1 = await Promise.all(children.map((c) => c.cpuMicros()));
     const afterA = await Promise.all(children.map((c) => c.samples()));

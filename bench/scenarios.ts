@@ -4,6 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { WorkerChild } from './child.js';
+import { scriptCalls } from './heap-measure.js';
 import { type BenchJob, memoryPayload, type System } from './systems/system.js';
 
 export interface Profile {
@@ -126,16 +127,16 @@ export async function lateness(
   await producer.close();
   // From here on the scripts that run are the workers' (claims, acks), not the producer's adds.
   await opts.admin?.config('RESETSTAT');
-  const cpuFrom = opts.cpu ? [await redisCpuMicros(opts.cpu), performance.now(), await scriptCalls(opts.cpu)] : undefined;
+  const from = opts.cpu ? { cpuUs: await redisCpuMicros(opts.cpu), at: performance.now(), calls: await scriptCalls(opts.cpu) } : undefined;
   await child.reached(n, windowMs + 120_000);
   let redisCpuUsPerJob: number | undefined;
   let scriptCallsPerJob: number | undefined;
-  if (opts.cpu && cpuFrom) {
+  if (opts.cpu && from) {
     // The last acks land just after the last start.
     await new Promise((r) => setTimeout(r, 200));
-    const used = (await redisCpuMicros(opts.cpu)) - cpuFrom[0]! - idleUsPerMs * (performance.now() - cpuFrom[1]!);
+    const used = (await redisCpuMicros(opts.cpu)) - from.cpuUs - idleUsPerMs * (performance.now() - from.at);
     redisCpuUsPerJob = perJobUs(Math.max(0, used), n);
-    scriptCallsPerJob = Math.round((((await scriptCalls(opts.cpu)) - cpuFrom[2]!) / n) * 100) / 100;
+    scriptCallsPerJob = Math.round((((await scriptCalls(opts.cpu)) - from.calls) / n) * 100) / 100;
   }
   let scriptUsecPerCall: number | undefined;
   if (opts.admin) {
@@ -159,13 +160,6 @@ export async function lateness(
   if (redisCpuUsPerJob !== undefined) out.redisCpuUsPerJob = redisCpuUsPerJob;
   if (scriptCallsPerJob !== undefined) out.scriptCallsPerJob = scriptCallsPerJob;
   return out;
-}
-
-/** Script calls so far (EVALSHA, EVAL, FCALL: INFO commandstats). */
-async function scriptCalls(admin: Redis): Promise<number> {
-  let calls = 0;
-  for (const m of (await admin.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval|fcall):calls=(\d+)/gm)) calls += Number(m[2]);
-  return calls;
 }
 
 /** Redis's CPU time so far (used_cpu_user + used_cpu_sys: every thread of the server), in µs. */

@@ -802,11 +802,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       // An outage is reported when it begins, not on every call or reconnect attempt during it.
       if (!this.#outage.begin()) return;
     }
-    if (this.#closed) {
-      if (this.#logger) logWorkerEvent(this.#logger, this.queue, 'error', [error]);
-      return;
-    }
-    if (this.listenerCount('error') === 0) {
+    // Once closed, #emit gives it to the logger only.
+    if (!this.#closed && this.listenerCount('error') === 0) {
       if (this.#logger) {
         logWorkerEvent(this.#logger, this.queue, 'error', [error]);
         return;

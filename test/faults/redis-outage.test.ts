@@ -29,6 +29,14 @@ const fx = useRedis();
 const errorLog = useErrorLog();
 
 /** Runs `fn` with a server of its own (these tests freeze and stop servers), SIGCONT'ed and stopped afterwards. */
+/** A handler that says it started, then runs until the worker aborts its signal (as it closes), and returns. */
+function runsUntilAborted(started: { resolve(): void }): (job: { signal: AbortSignal }) => Promise<void> {
+  return async (job) => {
+    started.resolve();
+    await new Promise((r) => job.signal.addEventListener('abort', r));
+  };
+}
+
 async function withServer(fn: (redis: RedisServer) => Promise<void>): Promise<void> {
   const redis = await fx.another();
   try {
@@ -196,14 +204,7 @@ describe('Redis unreachable: workers', () => {
       const name = uniqueName('out');
       const queue = new Queue(name, { connection: redis.url });
       const started = deferred();
-      const worker = new Worker(
-        name,
-        async (job) => {
-          started.resolve();
-          await new Promise((r) => job.signal.addEventListener('abort', r));
-        },
-        { connection: redis.url, concurrency: 2 },
-      );
+      const worker = new Worker(name, runsUntilAborted(started), { connection: redis.url, concurrency: 2 });
       errorLog.watch(worker);
       await queue.add(1);
       await within(started.promise, 5_000, 'the handler to start');
@@ -221,7 +222,7 @@ describe('Redis unreachable: workers', () => {
 
 describe('Redis unreachable: after close()', () => {
   test('a worker reports nothing once close() has resolved: an ack it gave up on that fails later is no error event', async () => {
-    // Seen in CI: the frozen-server close test's hand-back failed after its test ended, and the
+    // Seen in CI: the frozen-server close test's ack failed after its test ended, and the
     // ConnectionError landed in the next test. A listener a program removes after close() would
     // never see it; one it keeps hears of a call the worker had already given up on.
     await withServer(async (redis) => {
@@ -243,14 +244,7 @@ describe('Redis unreachable: after close()', () => {
         return call;
       };
       const started = deferred();
-      const worker = new Worker(
-        name,
-        async (job) => {
-          started.resolve();
-          await new Promise((r) => job.signal.addEventListener('abort', r));
-        },
-        { store, concurrency: 2 },
-      );
+      const worker = new Worker(name, runsUntilAborted(started), { store, concurrency: 2 });
       let closed = false;
       const late: string[] = [];
       worker.on('error', (err) => {

@@ -1,7 +1,6 @@
 /**
- * Reading the jobs hash with HSCAN (search): its entries, and the order of its cursors.
- *
- * The order of HSCAN cursors. Redis walks a hash's buckets in reverse-binary order: a cursor's
+ * Reading the jobs hash with HSCAN (search): its entries, and the order of its cursors. Redis
+ * walks a hash's buckets in reverse-binary order: a cursor's
  * bits read backwards only grow from one step to the next, whether the table grew, shrank or is
  * rehashing in between (that is how SCAN returns every entry there from start to end). So one
  * cursor is at or past another when its bits, reversed over 64, are not smaller; '0' is the end.
