@@ -18,7 +18,8 @@
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
  * whose name holds it: 'groups', 'one ms', ...), --keep (keeps the callgrind dumps, one per
- * phase, and prints their folder, for callgrind_annotate).
+ * phase, and prints their folder), --top <n> (under the table, each row's n costliest functions by
+ * the instructions they ran themselves, per job: bench/callgrind-self.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
 import { Queue, RedisStore } from '../src/index.js';
 import type { CompleteRef } from '../src/store/store.js';
+import { functionNames, selfCosts, topFunctions } from './callgrind-self.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,16 +38,19 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     only: { type: 'string', default: '' },
     keep: { type: 'boolean', default: false },
+    top: { type: 'string', default: '0' },
   },
 });
 const N = Number(values.jobs);
 const BATCH = Number(values.batch);
-for (const [name, v] of [
-  ['--jobs', N],
-  ['--batch', BATCH],
+const TOP = Number(values.top);
+for (const [name, v, given, min] of [
+  ['--jobs', N, values.jobs, 1],
+  ['--batch', BATCH, values.batch, 1],
+  ['--top', TOP, values.top, 0],
 ] as const) {
-  if (!Number.isInteger(v) || v < 1) {
-    console.error(`${name} must be a whole number ≥ 1 (got ${name === '--jobs' ? values.jobs : values.batch})`);
+  if (!Number.isInteger(v) || v < min) {
+    console.error(`${name} must be a whole number ≥ ${min} (got ${given})`);
     process.exit(64);
   }
 }
@@ -57,7 +62,7 @@ try {
   process.exit(69);
 }
 
-const dumps = mkdtempSync(join(tmpdir(), 'delayq-callgrind-'));
+const dumpDir = mkdtempSync(join(tmpdir(), 'delayq-callgrind-'));
 // Only the instructions of reading, running and answering commands are counted: the event
 // loop's read handler (readQueryFromClient: parsing, the script and its calls) and beforeSleep
 // (writing the replies). Left out is serverCron, which runs 10 times a second of wall time:
@@ -66,7 +71,7 @@ const dumps = mkdtempSync(join(tmpdir(), 'delayq-callgrind-'));
 // of ~490k, 2-8% of a batch's per-job figure).
 const collect = ['readQueryFromClient', 'beforeSleep'].map((fn) => `--toggle-collect=${fn}`);
 const server = await startRedis({
-  wrapper: ['valgrind', '--tool=callgrind', ...collect, `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`],
+  wrapper: ['valgrind', '--tool=callgrind', ...collect, `--callgrind-out-file=${join(dumpDir, 'callgrind.out.%p')}`],
   startMs: 60_000,
 });
 const pid = String(server.process.pid);
@@ -75,24 +80,29 @@ const pid = String(server.process.pid);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.process.kill('SIGKILL');
-    rmSync(dumps, { recursive: true, force: true });
+    rmSync(dumpDir, { recursive: true, force: true });
     process.exit(signal === 'SIGINT' ? 130 : 143);
   });
 }
 
-/** Instructions Redis ran since the last call (callgrind_control dumps and zeroes the counters). */
-function instructions(): number {
+/**
+ * Instructions Redis ran since the last call (callgrind_control dumps and zeroes the counters).
+ * `dumps`, when given, gets the dump's file name (--top reads it).
+ */
+function instructions(dumps?: string[]): number {
   execFileSync('callgrind_control', ['--dump', pid], { stdio: 'ignore' });
-  const files = readdirSync(dumps).filter((f) => /^callgrind\.out\.\d+\.\d+$/.test(f));
+  const files = readdirSync(dumpDir).filter((f) => /^callgrind\.out\.\d+\.\d+$/.test(f));
   const last = files.sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1))).at(-1);
   if (!last) throw new Error('callgrind wrote no dump');
-  const total = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dumps, last), 'utf8'));
+  const total = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dumpDir, last), 'utf8'));
   if (!total) throw new Error(`no totals in ${last}`);
+  dumps?.push(join(dumpDir, last));
   return Number(total[1]);
 }
 
 const store = new RedisStore({ connection: server.url });
-const rows: { scenario: string; script: string; instructionsPerJob: number; jobs: number }[] = [];
+/** `dumps`: the callgrind dumps the figure sums (--top reads them). */
+const rows: { scenario: string; script: string; instructionsPerJob: number; jobs: number; dumps: string[] }[] = [];
 let queueNo = 0;
 /** Whether a scenario runs (--only). */
 const wanted = (scenario: string): boolean => scenario.includes(values.only ?? '');
@@ -109,17 +119,19 @@ async function addJobs(queue: Queue, firstDue: number, spreadMs: number, n: numb
 /** Claims until nothing is left, then acks every job in batches; instructions per job for each. */
 async function drain(name: string, scenario: string): Promise<void> {
   instructions();
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
   const leases: CompleteRef[] = [];
   for (;;) {
     const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
     for (const j of res.jobs) leases.push({ id: j.id, token: j.token });
     if (res.jobs.length === 0) break;
   }
-  const claimed = instructions();
+  const claimed = instructions(claimDumps);
   for (let i = 0; i < leases.length; i += BATCH) await store.complete(name, leases.slice(i, i + BATCH));
-  const completed = instructions();
-  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / leases.length, jobs: leases.length });
-  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / leases.length, jobs: leases.length });
+  const completed = instructions(completeDumps);
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / leases.length, jobs: leases.length, dumps: claimDumps });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / leases.length, jobs: leases.length, dumps: completeDumps });
 }
 
 async function backlog(scenario: string, spreadMs: number): Promise<void> {
@@ -130,12 +142,18 @@ async function backlog(scenario: string, spreadMs: number): Promise<void> {
   await drain(name, scenario);
 }
 
+// The library loaded and a queue registered before anything is counted: the first call of a
+// store loads the Functions library (compiling it cost ~20M instructions, counted in the first
+// scenario's figure until this warm-up: ~4k of a bulk add's per-job figure).
+await new Queue(`cost-warm-up`, { store }).add({}, { id: 'warm-up', delay: 3_600_000 });
+
 // Bulk add of delayed jobs.
 if (wanted(`addBulk of ${N} delayed jobs`)) {
   const queue = new Queue(`cost-${++queueNo}`, { store });
   instructions();
   await addJobs(queue, Date.now() + 3_600_000, 60_000, N);
-  rows.push({ scenario: `addBulk of ${N} delayed jobs`, script: 'add', instructionsPerJob: instructions() / N, jobs: N });
+  const dumps: string[] = [];
+  rows.push({ scenario: `addBulk of ${N} delayed jobs`, script: 'add', instructionsPerJob: instructions(dumps) / N, jobs: N, dumps });
 }
 if (wanted(`backlog of ${N} due at one ms`)) await backlog(`backlog of ${N} due at one ms`, 0);
 if (wanted(`backlog of ${N} due over ${N} ms`)) await backlog(`backlog of ${N} due over ${N} ms`, N);
@@ -146,22 +164,24 @@ if (wanted(`claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)
   let claimed = 0;
   let completed = 0;
   let jobs = 0;
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
   for (let round = 0; jobs < N; round++) {
     const k = Math.max(1, Math.floor(BATCH / 2));
     await queue.addBulk(Array.from({ length: k }, (_, j) => ({ data: { n: j }, opts: { id: `r${round}-${j}` } })));
     instructions();
     const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
-    claimed += instructions();
+    claimed += instructions(claimDumps);
     await store.complete(
       name,
       res.jobs.map((j) => ({ id: j.id, token: j.token })),
     );
-    completed += instructions();
+    completed += instructions(completeDumps);
     jobs += res.jobs.length;
   }
   const scenario = `claims finding ${Math.floor(BATCH / 2)} due (a worker that keeps up)`;
-  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
-  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / jobs, jobs });
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs, dumps: claimDumps });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / jobs, jobs, dumps: completeDumps });
 }
 
 // A worker's cycle, as the Worker runs one: each claim is followed by the ack of the batch before,
@@ -177,13 +197,15 @@ if (wanted(`a worker's cycle`)) {
   let completed = 0;
   let jobs = 0;
   let acked = 0;
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
   for (let round = 0; ; round++) {
     if (round === 10) instructions();
     const res = await store.claim(name, BATCH, 600_000, 3, 'cost');
-    if (round >= 10) claimed += instructions();
+    if (round >= 10) claimed += instructions(claimDumps);
     await store.complete(name, held);
     if (round >= 10) {
-      completed += instructions();
+      completed += instructions(completeDumps);
       acked += held.length;
       jobs += res.jobs.length;
     }
@@ -191,8 +213,8 @@ if (wanted(`a worker's cycle`)) {
     if (res.jobs.length === 0) break;
   }
   const scenario = `a worker's cycle (claims of ${BATCH}, each then acking the batch before)`;
-  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs });
-  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / acked, jobs: acked });
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / jobs, jobs, dumps: claimDumps });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / acked, jobs: acked, dumps: completeDumps });
 }
 
 // One job a call: what a call costs whatever its size (the library's per-call setup, the
@@ -205,23 +227,32 @@ if (wanted('single adds, one at a time') || wanted('claims and acks of one job')
   await queue.add({ warm: 1 }, { id: 'warm', delay: 3_600_000 });
   instructions();
   for (let i = 0; i < SINGLE; i++) await queue.add({ n: i }, { id: `one-${i}`, delay: 3_600_000 });
-  rows.push({ scenario: `${SINGLE} single adds, one at a time`, script: 'add', instructionsPerJob: instructions() / SINGLE, jobs: SINGLE });
+  const addDumps: string[] = [];
+  rows.push({
+    scenario: `${SINGLE} single adds, one at a time`,
+    script: 'add',
+    instructionsPerJob: instructions(addDumps) / SINGLE,
+    jobs: SINGLE,
+    dumps: addDumps,
+  });
   const due = `cost-${++queueNo}`;
   await new Queue(due, { store }).addBulk(Array.from({ length: SINGLE }, (_, j) => ({ data: { n: j }, opts: { id: `d${j}` } })));
   let claimed = 0;
   let completed = 0;
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
   for (let i = 0; i < SINGLE; i++) {
     instructions();
     const res = await store.claim(due, 1, 600_000, 3, 'cost');
-    claimed += instructions();
+    claimed += instructions(claimDumps);
     await store.complete(
       due,
       res.jobs.map((j) => ({ id: j.id, token: j.token })),
     );
-    completed += instructions();
+    completed += instructions(completeDumps);
   }
-  rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE });
-  rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE });
+  rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
+  rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
 }
 // Grouped dispatch: the backlog spread over 1,000 groups (turns between them in every claim).
 if (wanted(`backlog of ${N} in 1,000 groups`)) {
@@ -239,12 +270,25 @@ if (wanted(`backlog of ${N} in 1,000 groups`)) {
 
 await store.close();
 await server.stop();
-if (values.keep) console.error(`callgrind dumps kept in ${dumps}`);
-else rmSync(dumps, { recursive: true, force: true });
+// --top: each row's costliest functions, per job (names from every dump of the run).
+const names = TOP > 0 ? functionNames(readdirSync(dumpDir).map((f) => join(dumpDir, f))) : new Map<string, string>();
+const tops = rows.map((r) => (TOP > 0 ? topFunctions(selfCosts(r.dumps, names), TOP) : []));
+if (values.keep) console.error(`callgrind dumps kept in ${dumpDir}`);
+else rmSync(dumpDir, { recursive: true, force: true });
 
-if (values.json) console.log(JSON.stringify({ batch: BATCH, rows }, null, 2));
-else {
+const perJob = (n: number) => Math.round(n).toLocaleString('en-US');
+if (values.json) {
+  const out = rows.map(({ dumps: _, ...r }, i) =>
+    TOP > 0 ? { ...r, top: tops[i]!.map((t) => ({ fn: t.fn, instructionsPerJob: Math.round(t.instructions / r.jobs), share: t.share })) } : r,
+  );
+  console.log(JSON.stringify({ batch: BATCH, rows: out }, null, 2));
+} else {
   console.log(`Redis instructions per job (callgrind; claims and acks of ${BATCH})\n`);
   console.log(`| scenario | script | instructions per job |\n|---|---|---:|`);
-  for (const r of rows) console.log(`| ${r.scenario} | ${r.script} | ${Math.round(r.instructionsPerJob).toLocaleString('en-US')} |`);
+  for (const r of rows) console.log(`| ${r.scenario} | ${r.script} | ${perJob(r.instructionsPerJob)} |`);
+  rows.forEach((r, i) => {
+    if (TOP === 0) return;
+    console.log(`\n${r.scenario}, ${r.script}: the ${TOP} costliest functions by their own instructions, per job\n`);
+    for (const t of tops[i]!) console.log(`${perJob(t.instructions / r.jobs).padStart(9)}  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.fn}`);
+  });
 }
