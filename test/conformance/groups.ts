@@ -191,6 +191,29 @@ export function groupConformance(kind: StoreKind): void {
       assert.deepEqual(await claimIds(q, 3), ['big-05', 'late-1', 'big-06']);
     });
 
+    // The differential test's counterexample (seed 1224008608): a claim of a queue without groups
+    // left `e` in Redis's scheduled set and in the memory store's ready heap; the lane of no group
+    // joined by `a`, recovered due now, in one store and by `e` in the other.
+    test('a queue that gets its first group: the lane of no group takes its turn by its earliest due job, wherever that job waited', async (t) => {
+      if (sharded) return t.skip('turns are kept per shard (docs/groups.md)');
+      const q = queue<string>();
+      const t0 = (await kind.now()) - 60_000;
+      await q.addBulk([
+        { data: 'a', opts: { id: 'a', runAt: t0 } },
+        { data: 'e', opts: { id: 'e', runAt: t0 + 1 } },
+      ]);
+      const claimed = await q.store.claim(q.name, 1, 20, 3);
+      assert.deepEqual(
+        claimed.jobs.map((j) => j.id),
+        ['a'],
+      );
+      await q.add('d', { id: 'd', runAt: t0 + 2, group: 'g2' });
+      // a's lease runs out: the next claim recovers it, due now (after e and d).
+      await until(async () => (await kind.now()) > claimed.jobs[0]!.leaseExpiresAtMs, "a's lease to run out");
+      assert.deepEqual(await claimIds(q, 1), ['e']);
+      assert.deepEqual(await claimIds(q, 2), ['d', 'a']);
+    });
+
     test('within a group: priority, then due time, then add order; at concurrency 1 a strict lane', async (t) => {
       if (sharded) return t.skip('order across a sharded queue is per shard; a group lives on one shard');
       const q = queue<string>();

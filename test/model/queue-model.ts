@@ -630,7 +630,8 @@ export class QueueModel {
       return { jobs: picked, more: atLimit && picked.length >= want ? false : left > 0 };
     }
     // Turns. Due jobs move on; lanes that got some join in the order of their earliest job (the
-    // lane of no group first when it has jobs waiting, none of which came due now).
+    // lane of no group: or of its first job waiting from before, if earlier).
+    const waited = this.#line(UNGROUPED)[0];
     const fresh = due.filter((j) => !j.promoted).sort((a, b) => a.due - b.due || a.seq - b.seq);
     for (const j of fresh) j.promoted = true;
     // Groups booked in rate-wake for now (at most 100, by time then id): their next look booked,
@@ -648,10 +649,21 @@ export class QueueModel {
       if (at !== undefined) this.#book(g, at, 'set');
     }
     const got: string[] = [];
-    for (const j of fresh) if (!got.includes(j.group ?? UNGROUPED)) got.push(j.group ?? UNGROUPED);
+    const firsts = new Map<string, ModelJob>();
+    for (const j of fresh) {
+      const lane = j.group ?? UNGROUPED;
+      if (!got.includes(lane)) got.push(lane);
+      if (!firsts.has(lane)) firsts.set(lane, j);
+    }
+    const ordered = [...got];
+    if (waited) {
+      const mine = firsts.get(UNGROUPED);
+      if (!mine || waited.due < mine.due || (waited.due === mine.due && waited.seq < mine.seq)) firsts.set(UNGROUPED, waited);
+      if (!mine) ordered.push(UNGROUPED);
+      ordered.sort((a, b) => firsts.get(a)!.due - firsts.get(b)!.due || firsts.get(a)!.seq - firsts.get(b)!.seq);
+    }
     const joining: string[] = [];
-    if (this.#line(UNGROUPED).length > 0 && !got.includes(UNGROUPED)) joining.push(UNGROUPED);
-    for (const l of got) if (l === UNGROUPED || this.#room(l) > 0) joining.push(l);
+    for (const l of ordered) if (l === UNGROUPED || this.#room(l) > 0) joining.push(l);
     for (const g of visited) if (!got.includes(g) && this.#eligible(g)) joining.push(g);
     this.#join(joining);
     // The lanes at the head of the rotation, each giving up to its room (and tokens), one a round.

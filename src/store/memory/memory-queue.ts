@@ -469,12 +469,17 @@ export class MemoryQueue {
     return this.#ready;
   }
 
+  /** The first job of the ready heap in hand-out order, left there. */
+  readyHead(): MemJob | undefined {
+    return this.#readyHeap.peek()?.job;
+  }
+
   /**
    * Due jobs move on: those of no group to the ready heap, those of a group to its line. Returns
    * the lanes that got jobs, each once, in the order of their earliest job (the heap pops by due
-   * time, then add order).
+   * time, then add order); `firsts`, when given, gets each lane's earliest job.
    */
-  promoteDue(now: number): string[] {
+  promoteDue(now: number, firsts?: Map<string, MemJob>): string[] {
     const lanes = new Set<string>();
     for (;;) {
       const top = this.#scheduled.peek();
@@ -485,7 +490,9 @@ export class MemoryQueue {
         this.#move(job, 'ready');
         this.#push(this.#readyHeap, entry(job, job.due), this.#count.ready);
       } else this.#move(job, 'waiting');
-      lanes.add(job.group ?? UNGROUPED_LANE);
+      const lane = job.group ?? UNGROUPED_LANE;
+      if (!lanes.has(lane)) firsts?.set(lane, job);
+      lanes.add(lane);
     }
   }
 

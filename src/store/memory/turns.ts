@@ -23,11 +23,27 @@ export interface Turns {
   rotate(got: ReadonlySet<string> | undefined): void;
 }
 
+/** Whether job x came due before y (due time, then add order): the order lanes join in. */
+function earlier(x: MemJob, y: MemJob): boolean {
+  return x.due < y.due || (x.due === y.due && x.seq < y.seq);
+}
+
 export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
   // Due jobs go to their lanes; lanes that now have due jobs and room join the rotation's tail in
-  // the order of their earliest job (the lane of no group first when it has ready jobs none of
-  // which came due here).
-  const promoted = q.promoteDue(now);
+  // the order of their earliest job promoted here; the lane of no group by the earlier of that
+  // and its first ready job from before (_claim_turns.lua: where a due job waited must not change
+  // its turn, and a Redis claim of a queue without groups leaves due jobs it does not take in the
+  // scheduled set, where this store moved them to the ready heap).
+  const waited = q.readyHead();
+  const firsts = new Map<string, MemJob>();
+  const promoted = q.promoteDue(now, firsts);
+  const ordered = [...promoted];
+  if (waited) {
+    const mine = firsts.get(UNGROUPED_LANE);
+    if (!mine || earlier(waited, mine)) firsts.set(UNGROUPED_LANE, waited);
+    if (!mine) ordered.push(UNGROUPED_LANE);
+    ordered.sort((a, b) => (earlier(firsts.get(a)!, firsts.get(b)!) ? -1 : 1));
+  }
   // Groups whose tokens come back or whose hold ends now (rate-wake): tokens given back, the next
   // look booked, and those with due jobs and room join after the lanes that got jobs here.
   const visited = q.rated ? q.rates.dueVisits(now, LIMIT.rate_visits) : [];
@@ -37,8 +53,7 @@ export function pickInTurns(q: MemoryQueue, now: number, want: number): Turns {
     if (at !== undefined) q.rates.book(g, at, 'set');
   }
   const joining: string[] = [];
-  if (q.readyCount() > 0 && !promoted.includes(UNGROUPED_LANE)) joining.push(UNGROUPED_LANE);
-  for (const lane of promoted) if (lane === UNGROUPED_LANE || q.groupRoom(q.group(lane)) > 0) joining.push(lane);
+  for (const lane of ordered) if (lane === UNGROUPED_LANE || q.groupRoom(q.group(lane)) > 0) joining.push(lane);
   for (const g of visited) {
     const st = q.groups.get(g);
     if (!promoted.includes(g) && st && q.groupEligible(st)) joining.push(g);

@@ -27,6 +27,11 @@ end
 -- Returns the number of jobs in the ready set after.
 function TURNS.promote_to_lanes(promote_limit, f)
   local now = CS.now
+  -- The lane of no group joins by the earlier of its first job waiting from before this claim and
+  -- its earliest job promoted here: where a due job waited (the ready set, or the scheduled set,
+  -- where a claim of a queue without groups leaves the due jobs it does not take) must not change
+  -- its turn. The memory store keeps every due job in its ready heap (test/model/differential.test.ts).
+  local ready_head = redis.call('ZRANGE', K_READY, '0', '0')[1]
   local due, due_ids = CLAIM.take_due(promote_limit)
   local good = CLAIM.readable(due, due_ids)
   local good_ids = {}
@@ -87,10 +92,19 @@ function TURNS.promote_to_lanes(promote_limit, f)
   end
   local ready_count = redis.call('ZCARD', K_READY)
   -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
-  -- earliest job promoted here (the lane of no group, when it has ready jobs none of which came
-  -- due here, first).
+  -- earliest job promoted here (the lane of no group: or its first job from before, if earlier).
   local joining = {}
-  if ready_count > 0 and not first[UNGROUPED] then joining[1] = UNGROUPED end
+  if ready_head then
+    -- A ready member is 16 digits of due time, 16 of seq, then the id (ready_member_text).
+    local waited = { due = tonumber(string.sub(ready_head, 1, 16)), seq = tonumber(string.sub(ready_head, 17, 32)) }
+    local e = first[UNGROUPED]
+    if not e then
+      first[UNGROUPED] = waited
+      table.insert(first_order, 1, UNGROUPED)
+    elseif TURNS.earlier(waited, e) then
+      first[UNGROUPED] = waited
+    end
+  end
   -- Due jobs come in due order (and add order within a millisecond on a queue whose scheduled set
   -- keeps it), so the lanes usually appear in that order already: one pass checks it, and only a
   -- lane out of order costs a sort.
