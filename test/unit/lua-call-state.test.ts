@@ -26,8 +26,9 @@ function code(source: string): string[] {
 
 /**
  * The one state a call may leave to the next: a memo whose every entry is a function of its key
- * alone (the text of a number -> the number, _helpers.lua arg_as_int), so whichever queue or call
- * filled it, the next reads what it would have computed. Bounded in size by its code.
+ * alone (the text of a number -> the number, _helpers.lua arg_as_int; a small whole number -> its
+ * text, text), so whichever queue or call filled it, the next reads what it would have computed.
+ * Bounded in size by its code.
  */
 const PURE_MEMOS = new Set(['arg_numbers', 'arg_numbers_size']);
 

@@ -128,7 +128,7 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
   enter_active(actives, groups)
   note_history(now, 0, 0, 0, #picked, late_sum, late_max)
   out[R.groups] = table.concat(group_lines)
-  memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. #picked, lease_ms)
+  memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. text(#picked), lease_ms)
   return token_base
 end
 
@@ -209,7 +209,7 @@ end
 -- attempts are left. Decided here, written by the next flush_writes.
 function CLAIM.recover_expired(reap_limit, default_max)
   local now = CS.now
-  local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', CS.now_s, 'LIMIT', '0', reap_limit)
+  local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', CS.now_s, 'LIMIT', '0', text(reap_limit))
   if #expired == 0 then return end
   leave_active(expired)
   local runs, bodies = hmget(K_RUNS, expired), hmget(K_JOBS, expired)
@@ -315,7 +315,7 @@ end
 -- takes them out. They are the set's first members, so one range removal by rank takes them
 -- (cheaper than a ZREM, which looks each member up).
 function CLAIM.take_due(limit)
-  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', text(limit))
   local due, due_ids = {}, {}
   local n = 0
   for i = 1, #flat, 2 do
@@ -330,7 +330,7 @@ function CLAIM.take_due(limit)
     if due_ms >= 1 and due_ms < 1e16 and due_ms % 1 == 0 then due_s = score end
     due[n] = CLAIM.candidate(id, due_ms, due_s)
   end
-  if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', #due_ids - 1) end
+  if #due_ids > 0 then redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', text(#due_ids - 1)) end
   return due, due_ids
 end
 
@@ -339,8 +339,8 @@ end
 -- range removal walks the head once (~1.5).
 function CLAIM.pop_ready(n)
   local popped = {}
-  if n > 0 then popped = redis.call('ZRANGE', K_READY, '0', n - 1) end
-  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', #popped - 1) end
+  if n > 0 then popped = redis.call('ZRANGE', K_READY, '0', text(n - 1)) end
+  if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', text(#popped - 1)) end
   local cands, ids = {}, {}
   for i, member in ipairs(popped) do
     ids[i] = ready_id(member)

@@ -47,9 +47,11 @@ end
 -- safe to: an entry is as_int of its key, whatever queue or call put it there
 -- (test/unit/lua-call-state.test.ts names it). Only numbers as_int took go in; at 256 it starts
 -- over, so it stays small whatever the arguments. Items' numbers (due times, mostly all
--- different) are not kept.
+-- different) are not kept. Its number keys hold text() of them (below).
 local arg_numbers, arg_numbers_size = {}, 0
 local function arg_as_int(s)
+  -- Its number keys are text()'s (ARGV holds only strings; this keeps it so).
+  if type(s) ~= 'string' then return as_int(s) end
   local n = arg_numbers[s]
   if n ~= nil then return n end
   n = as_int(s)
@@ -107,6 +109,19 @@ end
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Whole numbers from 0 to 4095 as int() writes them: counts, limits and ranks a script passes to
+-- redis.call or writes into text. Redis writes a Lua number passed to redis.call with %.17g
+-- (~2.5k instructions), int() costs ~1.5k, a look-up a few dozen. Kept in arg_numbers (its
+-- number keys; its text keys are arg_as_int's), so the library keeps one memo, not two: an entry
+-- is int() of its key, whatever call made it, and these keys are bounded by their range.
+local function text(n)
+  local s = arg_numbers[n]
+  if s then return s end
+  s = int(n)
+  if n >= 0 and n < 4096 and n % 1 == 0 then arg_numbers[n] = s end
+  return s
 end
 
 -- Every argument against its RULE (the prologue's, from wire.ts ARG_RULES): a value outside it
@@ -187,7 +202,7 @@ end
 -- (obliterate.lua) for a queue made again, so the queue's keys are this call's. The floor
 -- expires; the life that starts on it keeps the counter for good.
 local function take_seq(n)
-  local base = redis.call('INCRBY', K_SEQ, n) - n
+  local base = redis.call('INCRBY', K_SEQ, text(n)) - n
   if base % SEQ_LIFE ~= 0 then return base, false end
   if base > 0 then redis.call('PERSIST', K_SEQ) end
   return base, true
@@ -493,7 +508,7 @@ end
 
 local function memo_set(memo_key, value, ttl_ms)
   if memo_key == '' then return end
-  redis.call('SET', memo_key, value, 'PX', ttl_ms)
+  redis.call('SET', memo_key, value, 'PX', text(ttl_ms))
 end
 
 -- The event stream is opt-in per queue (meta field `events` = its MAXLEN); read once per run.

@@ -187,18 +187,18 @@ end
 local function note_history(now, completed, failed, dead, late_n, late_sum, late_max)
   local minute = math.floor(now / 60000)
   -- As text once: the HGET and the HSET name it (a number would be written with %.17g twice).
-  local field = int(minute % LIMIT.history_minutes)
+  local field = text(minute % LIMIT.history_minutes)
   local minute_s = int(minute)
   local m, c, f, d, n, s, x = string.match(redis.call('HGET', K_HISTORY, field) or '', '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
   if m ~= minute_s or #c > 15 or #f > 15 or #d > 15 or #n > 15 or #s > 15 or #x > 15 then c, f, d, n, s, x = '0', '0', '0', '0', '0', '0' end
   -- A count this call leaves as it was keeps its text: a claim adds no completions, an ack no
   -- lateness (each number made into text costs ~2.6k instructions).
-  if completed ~= 0 then c = int(c + completed) end
-  if failed ~= 0 then f = int(f + failed) end
-  if dead ~= 0 then d = int(d + dead) end
-  if late_n ~= 0 then n = int(n + late_n) end
-  if late_sum ~= 0 then s = int(s + late_sum) end
-  if late_max > tonumber(x) then x = int(late_max) end
+  if completed ~= 0 then c = text(c + completed) end
+  if failed ~= 0 then f = text(f + failed) end
+  if dead ~= 0 then d = text(d + dead) end
+  if late_n ~= 0 then n = text(n + late_n) end
+  if late_sum ~= 0 then s = text(s + late_sum) end
+  if late_max > tonumber(x) then x = text(late_max) end
   -- With HT_FIELD (hset_pairs): up to 512 minutes of a day would be a listpack, read field by
   -- field by this HGET and HSET on every claim and ack.
   redis.call('HSET', K_HISTORY, field, minute_s .. ':' .. c .. ':' .. f .. ':' .. d .. ':' .. n .. ':' .. s .. ':' .. x, HT_FIELD, HT_VALUE)
@@ -208,7 +208,7 @@ end
 local function finish_writes(outcome, ids, now, kept)
   if outcome == FINISH.completed then
     -- A running total, so monitors can show throughput without the event stream.
-    redis.call('HINCRBY', K_META, 'completed', #ids)
+    redis.call('HINCRBY', K_META, 'completed', text(#ids))
     note_history(now or now_ms(), #ids, 0, 0, 0, 0, 0)
     if not kept then return forget(ids, true) end
     local finished = {}
