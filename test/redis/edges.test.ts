@@ -101,6 +101,18 @@ describe('corrupt stored data costs no other job and leaves no job in no state',
     });
   }
 
+  test('a ready member that does not read does not stop a queue with groups from taking turns', async () => {
+    const store = redisStore();
+    const queue = uniqueName('badready');
+    const keys = queueKeys('dq', queue);
+    await store.add(queue, [job('a'), job('g1', 0, { group: 'g' })]);
+    // Written by no version of delayq: its due time and seq are not digits.
+    await fx.client.zadd(keys.ready, 0, 'not-a-ready-member-of-32-digits-x');
+    const handed = new Set<string>();
+    for (let i = 0; i < 5 && handed.size < 2; i++) for (const j of (await store.claim(queue, 10, 30_000, 3)).jobs) handed.add(j.id);
+    assert.deepEqual([...handed].sort(), ['a', 'g1']);
+  });
+
   test('a body that is not a packed body (a hand-written producer’s JSON) goes dead with the reason; the queue keeps running', async () => {
     const store = redisStore();
     const queue = uniqueName('wrongshape');

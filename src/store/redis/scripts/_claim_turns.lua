@@ -95,8 +95,10 @@ function TURNS.promote_to_lanes(promote_limit, f)
   -- earliest job promoted here (the lane of no group: or its first job from before, if earlier).
   local joining = {}
   if ready_head then
-    -- A ready member is 16 digits of due time, 16 of seq, then the id (ready_member_text).
-    local waited = { due = tonumber(string.sub(ready_head, 1, 16)), seq = tonumber(string.sub(ready_head, 17, 32)) }
+    -- A ready member is 16 digits of due time, 16 of seq, then the id (ready_member_text); one
+    -- that does not read (stored data is never trusted) puts the lane first.
+    local waited = { due = as_int(string.sub(ready_head, 1, 16)), seq = as_int(string.sub(ready_head, 17, 32)) }
+    if not (waited.due and waited.seq) then waited = { due = -HUGE, seq = -1 } end
     local e = first[UNGROUPED]
     if not e then
       first[UNGROUPED] = waited
