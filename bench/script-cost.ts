@@ -286,9 +286,10 @@ if (values.json) {
   console.log(`Redis instructions per job (callgrind; claims and acks of ${BATCH})\n`);
   console.log(`| scenario | script | instructions per job |\n|---|---|---:|`);
   for (const r of rows) console.log(`| ${r.scenario} | ${r.script} | ${perJob(r.instructionsPerJob)} |`);
-  rows.forEach((r, i) => {
-    if (TOP === 0) return;
-    console.log(`\n${r.scenario}, ${r.script}: the ${TOP} costliest functions by their own instructions, per job\n`);
-    for (const t of tops[i]!) console.log(`${perJob(t.instructions / r.jobs).padStart(9)}  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.fn}`);
-  });
+  if (TOP > 0) {
+    rows.forEach((r, i) => {
+      console.log(`\n${r.scenario}, ${r.script}: the ${TOP} costliest functions by their own instructions, per job\n`);
+      for (const t of tops[i]!) console.log(`${perJob(t.instructions / r.jobs).padStart(9)}  ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.fn}`);
+    });
+  }
 }

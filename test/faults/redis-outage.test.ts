@@ -28,7 +28,6 @@ const NOWHERE = 'redis://127.0.0.1:1';
 const fx = useRedis();
 const errorLog = useErrorLog();
 
-/** Runs `fn` with a server of its own (these tests freeze and stop servers), SIGCONT'ed and stopped afterwards. */
 /** A handler that says it started, then runs until the worker aborts its signal (as it closes), and returns. */
 function runsUntilAborted(started: { resolve(): void }): (job: { signal: AbortSignal }) => Promise<void> {
   return async (job) => {
@@ -37,6 +36,7 @@ function runsUntilAborted(started: { resolve(): void }): (job: { signal: AbortSi
   };
 }
 
+/** Runs `fn` with a server of its own (these tests freeze and stop servers), SIGCONT'ed and stopped afterwards. */
 async function withServer(fn: (redis: RedisServer) => Promise<void>): Promise<void> {
   const redis = await fx.another();
   try {

@@ -106,6 +106,9 @@ interface ModelLimiter {
 
 export const DEDUP_WINDOW_MS = 36_000_000;
 
+/** Due time, then add order: the order lanes join the rotation in (a sort comparator). */
+const dueOrder = (a: { due: number; seq: number }, b: { due: number; seq: number }): number => a.due - b.due || a.seq - b.seq;
+
 /** The lane of the jobs of no group in the rotation (lifecycle.ts UNGROUPED_LANE, written down again). */
 const UNGROUPED = '';
 
@@ -632,7 +635,7 @@ export class QueueModel {
     // Turns. Due jobs move on; lanes that got some join in the order of their earliest job (the
     // lane of no group: or of its first job waiting from before, if earlier).
     const waited = this.#line(UNGROUPED)[0];
-    const fresh = due.filter((j) => !j.promoted).sort((a, b) => a.due - b.due || a.seq - b.seq);
+    const fresh = due.filter((j) => !j.promoted).sort(dueOrder);
     for (const j of fresh) j.promoted = true;
     // Groups booked in rate-wake for now (at most 100, by time then id): their next look booked,
     // and those with due jobs and room join after the lanes that got jobs here.
@@ -658,9 +661,9 @@ export class QueueModel {
     const ordered = [...got];
     if (waited) {
       const mine = firsts.get(UNGROUPED);
-      if (!mine || waited.due < mine.due || (waited.due === mine.due && waited.seq < mine.seq)) firsts.set(UNGROUPED, waited);
+      if (!mine || dueOrder(waited, mine) < 0) firsts.set(UNGROUPED, waited);
       if (!mine) ordered.push(UNGROUPED);
-      ordered.sort((a, b) => firsts.get(a)!.due - firsts.get(b)!.due || firsts.get(a)!.seq - firsts.get(b)!.seq);
+      ordered.sort((a, b) => dueOrder(firsts.get(a)!, firsts.get(b)!));
     }
     const joining: string[] = [];
     for (const l of ordered) if (l === UNGROUPED || this.#room(l) > 0) joining.push(l);
