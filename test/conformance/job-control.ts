@@ -91,6 +91,21 @@ export function jobControlConformance(kind: StoreKind): void {
       assert.equal(after?.progress, undefined);
     });
 
+    test('a token with the rest of the run state after it (its first start, as the Redis store keeps it) holds nothing; the token alone then acks', async () => {
+      const q = queue<number>();
+      await q.add(1, { id: 'r' });
+      const [job] = (await q.store.claim(q.name, 1, 30_000, 3, 'w1')).jobs;
+      // A token is `<claim ms>-<n>` (after `<shard tag>/` on a sharded queue); the Redis store's
+      // run state follows it with `:<first started ms>:<worker>:`, the claim's ms on a first run.
+      const shardToken = job!.token.slice(job!.token.indexOf('/') + 1);
+      const started = shardToken.slice(0, shardToken.indexOf('-'));
+      for (const token of [`${job!.token}:${started}`, `${job!.token}:${started}:w1:`, `${job!.token}:`]) {
+        assert.deepEqual(await q.store.complete(q.name, [{ id: 'r', token, result: '' }]), ['lease_lost'], token);
+      }
+      assert.equal((await q.get('r'))?.state, 'active');
+      assert.deepEqual(await q.store.complete(q.name, [{ id: 'r', token: job!.token, result: '' }]), ['ok']);
+    });
+
     test('a running job cancelled from elsewhere: its signal aborts with "cancelled", its group slot frees, its holder is told lease lost, the job is gone', async () => {
       const q = queue<number>();
       const h = hanging<number>();
