@@ -54,6 +54,7 @@ const HELPER_FILES = [
   '_add_packed.lua',
   '_lifecycle.lua',
   '_claim.lua',
+  '_claim_direct.lua',
   '_claim_turns.lua',
   '_claim_rates.lua',
 ] as const;

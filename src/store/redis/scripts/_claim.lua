@@ -350,8 +350,8 @@ function CLAIM.pop_ready(n)
 end
 
 -- The pick of a queue without groups: one order over all its due jobs, `want` at most.
-function CLAIM.pick_in_order(want, promote_limit)
-  local ready_empty = redis.call('ZCARD', K_READY) == 0
+-- `ready_empty`: whether the ready set is empty (CLAIM.direct asked).
+function CLAIM.pick_in_order(want, promote_limit, ready_empty)
   -- A queue whose scheduled members all keep add order (SCHEDULED_MEMBER) and that never had a
   -- job with a priority: the set's order is the hand-out order (due time, then add order), so
   -- the first `want` due members are the picks, however many are due. No ready set, and each

@@ -30,6 +30,7 @@ still held by those tokens) instead of handing out a second batch.
 --@include _holds.lua
 --@include _lifecycle.lua
 --@include _claim.lua
+--@include _claim_direct.lua
 --@include _claim_turns.lua
 --@include _claim_rates.lua
 
@@ -89,9 +90,17 @@ if f.rated then
 end
 
 -- 2. Pick the jobs to hand out. A queue with groups takes turns between its lanes
--- (_claim_turns.lua); one without keeps one order over all its due jobs (_claim.lua).
-local picked, served, gone, ready_left
-if f.grouped then picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f) else picked = CLAIM.pick_in_order(want, promote_limit) end
+-- (_claim_turns.lua); one without keeps one order over all its due jobs (_claim.lua); a plain
+-- one hands them out in one pass, in step 3 (_claim_direct.lua).
+local picked, served, gone, ready_left = {}, nil, nil, nil
+local direct = false
+if f.grouped then
+  picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f)
+else
+  local ready_empty
+  direct, ready_empty = CLAIM.direct(f)
+  if not direct then picked = CLAIM.pick_in_order(want, promote_limit, ready_empty) end
+end
 
 -- Each job's cost and debounce key (JOB_FLOW), on a queue that ever had a job with either.
 local costs, debounce_keys = {}, {}
@@ -117,7 +126,10 @@ end
 
 -- 3. Hand them out with fresh lease tokens.
 local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now + lease_ms, token_prefix = CS.now_s .. '-', groups = '', holds = '' })
-if #picked > 0 then
+local handed = #picked
+if direct then
+  handed = CLAIM.hand_out_direct(out, want, now + lease_ms, worker, memo_key, lease_ms)
+elseif #picked > 0 then
   local token_base = CLAIM.hand_out_picked(out, picked, now + lease_ms, worker, memo_key, lease_ms)
   if charged then RATES.log(picked, f, charged, token_base) end
   if f.flowed then CLAIM.end_started_bursts(picked, debounce_keys) end
@@ -131,4 +143,4 @@ CLAIM.flush_writes()
 
 if served then TURNS.rotate_lanes(served, gone, ready_left, f, lane_got) end
 if f.rated then RL().save() end
-return CLAIM.wake(out, at_limit and #picked >= want, q_exhausted, served ~= nil, f)
+return CLAIM.wake(out, at_limit and handed >= want, q_exhausted, served ~= nil, f)
