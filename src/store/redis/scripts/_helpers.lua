@@ -413,8 +413,13 @@ function SCHED.mark_prioritized()
   SCHED.order().prioritized = true
 end
 
+-- What comes before the seq in a member whose seq has `seq_len` digits.
+function SCHED.member_head(seq_len)
+  return '\1' .. string.char(48 + seq_len)
+end
+
 function SCHED.member(seq_s, id)
-  return '\1' .. string.char(48 + #seq_s) .. seq_s .. id
+  return SCHED.member_head(#seq_s) .. seq_s .. id
 end
 
 -- The job id of a scheduled member of either form.
