@@ -63,6 +63,43 @@ describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_F
     assert.equal(gone.counts.jobs, 1, 'the jobs obliterate counts are jobs only');
   });
 
+  test('the groups hash is a hashtable from its first write (a listpack of a few hundred groups was read field by field on every claim and ack), and no read of the groups lists, counts or revives the field', async () => {
+    const store = fx.track(new RedisStore({ connection: fx.redis.url }));
+    const queue = fx.track(new Queue<{ n: number }>(uniqueName('ht'), { store }));
+    const k = queueKeys('dq', queue.name);
+    await queue.setLimits({ groupConcurrency: 1 });
+    await queue.addBulk([0, 1, 2].map((n) => ({ data: { n }, opts: { id: `g${n}`, group: `t${n % 2}` } })));
+    const claimed = await store.claim(queue.name, 10, 60_000, 3, 'w');
+    assert.deepEqual(claimed.jobs.map((j) => j.id).sort(), ['g0', 'g1']);
+    assert.equal(await encoding(k.groups), 'hashtable');
+
+    const page = await queue.groups.list();
+    assert.deepEqual(page.groups.map((g) => [g.id, g.running, g.waiting]).sort(), [
+      ['t0', 1, 1],
+      ['t1', 1, 0],
+    ]);
+    assert.equal((await queue.groups.get('t1')).running, 1);
+    // A limit raised sweeps the groups hash (limits.lua): the field is no group to put in turn.
+    await queue.setLimits({ groupConcurrency: 5 });
+    assert.deepEqual((await store.claim(queue.name, 10, 60_000, 3, 'w')).jobs.map((j) => j.id), ['g2']);
+    const stats = await queue.stats();
+    assert.equal(stats.active, 3);
+    const report = await queue.verify();
+    assert.equal(report.ok, true, report.problems.join('; '));
+
+    // Every group back to nothing: their states go, the field stays (the hash is not made again
+    // as a listpack), and the groups read as none.
+    await store.complete(
+      queue.name,
+      [...claimed.jobs].map((j) => ({ id: j.id, token: j.token })),
+    );
+    const rest = await store.claim(queue.name, 10, 60_000, 3, 'w');
+    assert.deepEqual(rest.jobs, []);
+    assert.equal(await encoding(k.groups), 'hashtable');
+    assert.equal(await fx.client.hexists(k.groups, HASHTABLE_FIELD), 1);
+    assert.equal(await jobFields(fx.client, k.groups), 1, 'g2 runs still');
+  });
+
   test('a queue an older version left with listpack hashes turns them into hashtables on its next add and claim', async () => {
     const store = fx.track(new RedisStore({ connection: fx.redis.url }));
     const queue = fx.track(new Queue<{ n: number }>(uniqueName('ht'), { store }));

@@ -286,7 +286,7 @@ export function protocolManifest() {
         "absent: never left scheduled; the short form '<due ms>': due and waiting, never run; the token is the lease token, '-' + token once its holder gave it up, '~' + token once a claim recovered it, '+' + token once completed and kept, '!' + token once ended from outside its holder (fail-now)",
       HASHTABLE_FIELD,
       HASHTABLE_FIELD_NOTE:
-        'the jobs, runs, group-of, flow-of and history hashes also hold this one field, which is no job (an id holds no control character): its value is longer than 64 bytes, so Redis keeps the hash a hashtable, where a lookup does not read every field as it does in a listpack. A producer or worker that writes bodies or run states with HSET may set it too (any value over 64 bytes); a reader that walks or counts the hash (HSCAN, HLEN) skips it',
+        'the jobs, runs, group-of, flow-of, groups and history hashes also hold this one field, which is no job and no group (an id holds no control character): its value is longer than 64 bytes, so Redis keeps the hash a hashtable, where a lookup does not read every field as it does in a listpack. A producer or worker that writes bodies or run states with HSET may set it too (any value over 64 bytes); a reader that walks or counts the hash (HSCAN, HLEN) skips it',
       GROUP_STATE,
       ERROR_HISTORY,
       WORKER_ENTRY,

@@ -58,8 +58,8 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       zsetMembers(client, keys.rateLog),
       hashEntries(client, keys.debounce),
     ]);
-  // The field that keeps these hashes hashtables is no job (wire.ts HASHTABLE_FIELD).
-  for (const hash of [bodies, runs, groupOf, flowOf]) hash.delete(HASHTABLE_FIELD);
+  // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
+  for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),

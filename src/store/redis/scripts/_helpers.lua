@@ -6,7 +6,8 @@ script's generated prologue (wire.ts luaPrologue), which names its KEYS and ARGV
     so a later life of the queue never hands out a token a stale holder still has: take_seq)
   K_JOBS (HASH id -> packed body, wire.ts JOB_BODY: written by add, never changed)
   K_RUNS (HASH id -> run state, wire.ts RUN_STATE: present once the job left scheduled)
-    (both also hold HT_FIELD, which is no job: hset_pairs)
+    (both also hold HT_FIELD, which is no job: hset_pairs; so do K_GROUP_OF, K_FLOW_OF and
+    K_GROUPS, where it is no group)
   K_META (HASH: paused '1'; events = the stream's MAXLEN; deadMax / deadMaxAge and doneMax /
     doneMaxAge, the retention of dead and completed jobs; completed total)
   K_EVENTS (STREAM, opt-in)   ROOT (`<prefix>:{<queue>}:`)   WAKE_CHANNEL
@@ -659,14 +660,14 @@ local function lex_lt(a, b)
 end
 
 -- HSET of { field, value, ... } pairs, chunked.
--- A write of a hash with a field per job (jobs, runs, group-of, flow-of) also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same
--- HSET: Redis reads every value before it writes, so its long value makes the hash a hashtable
+-- A write of a hash with a field per job (jobs, runs, group-of, flow-of) or per group (groups)
+-- also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same HSET: Redis reads every value before it writes, so its long value makes the hash a hashtable
 -- (converting a listpack an older version left) before the other fields go in, and a lookup no
 -- longer reads every field. In the same call, as a call of its own cost a one-job claim 6%.
 local function hset_pairs(key, items)
   local n = #items
   if n == 0 then return end
-  if key ~= K_JOBS and key ~= K_RUNS and key ~= K_GROUP_OF and key ~= K_FLOW_OF then return call_chunked('HSET', key, items) end
+  if key ~= K_JOBS and key ~= K_RUNS and key ~= K_GROUP_OF and key ~= K_FLOW_OF and key ~= K_GROUPS then return call_chunked('HSET', key, items) end
   local first = math.min(CHUNK, n)
   redis.call('HSET', key, HT_FIELD, HT_VALUE, unpack(items, 1, first))
   if first < n then call_chunked('HSET', key, { unpack(items, first + 1, n) }) end

@@ -74,7 +74,8 @@ if not scan and redis.call('HLEN', K_GROUPS) <= SMALL then
   local flat = redis.call('HGETALL', K_GROUPS)
   local ids, states = {}, {}
   for i = 1, #flat, 2 do
-    if after == '' or lex_lt(after, flat[i]) then
+    -- HT_FIELD keeps the hash a hashtable (hset_pairs): no group.
+    if flat[i] ~= HT_FIELD and (after == '' or lex_lt(after, flat[i])) then
       ids[#ids + 1] = flat[i]
       states[flat[i]] = flat[i + 1]
     end
@@ -89,8 +90,13 @@ if not scan and redis.call('HLEN', K_GROUPS) <= SMALL then
 end
 local step = redis.call('HSCAN', K_GROUPS, scan or '0', 'COUNT', count)
 if step[1] == '0' then out[R.cursor] = '0' else out[R.cursor] = 's' .. step[1] end
-local page = {}
-for i = 1, #step[2], 2 do page[#page + 1] = step[2][i] end
+local page, states = {}, {}
+for i = 1, #step[2], 2 do
+  if step[2][i] ~= HT_FIELD then
+    page[#page + 1] = step[2][i]
+    states[#page] = step[2][i + 1]
+  end
+end
 RL().load(page)
-for i = 1, #step[2], 2 do row(step[2][i], step[2][i + 1]) end
+for i, id in ipairs(page) do row(id, states[i]) end
 return out

@@ -148,9 +148,12 @@ local step = redis.call('HSCAN', K_GROUPS, cursor, 'COUNT', LIMIT.groups_per_swe
 local fields = step[2]
 local joining = {}
 for i = 1, #fields, 2 do
-  local s = GL().parse_group(fields[i + 1])
-  GL().GROUPS[fields[i]] = s
-  if GL().group_eligible(s) then joining[#joining + 1] = fields[i] end
+  -- HT_FIELD keeps the hash a hashtable (hset_pairs): no group.
+  if fields[i] ~= HT_FIELD then
+    local s = GL().parse_group(fields[i + 1])
+    GL().GROUPS[fields[i]] = s
+    if GL().group_eligible(s) then joining[#joining + 1] = fields[i] end
+  end
 end
 -- In byte order (HSCAN's order is the hash's own), as the memory store's sweep.
 table.sort(joining, lex_lt)

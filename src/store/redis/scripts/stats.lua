@@ -64,17 +64,20 @@ if flow().grouped then
     cursor = step[1]
     local lined = {}
     for i = 1, #step[2], 2 do
-      local s = GL().parse_group(step[2][i + 1])
-      g_read = g_read + 1
-      if s.w > 0 then lined[#lined + 1] = step[2][i] end
-      if s.p then
-        -- A paused group holds something only with jobs in its line (a sharded queue keeps a
-        -- group's pause on shards where it has none: counted once, where its jobs are).
-        if s.w > 0 then g_paused = g_paused + 1 end
-        g_paused_waiting = g_paused_waiting + s.w
-      elseif s.w > 0 and GL().group_room(s) <= 0 then
-        g_full = g_full + 1
-        g_full_waiting = g_full_waiting + s.w
+      -- HT_FIELD keeps the hash a hashtable (hset_pairs): no group.
+      if step[2][i] ~= HT_FIELD then
+        local s = GL().parse_group(step[2][i + 1])
+        g_read = g_read + 1
+        if s.w > 0 then lined[#lined + 1] = step[2][i] end
+        if s.p then
+          -- A paused group holds something only with jobs in its line (a sharded queue keeps a
+          -- group's pause on shards where it has none: counted once, where its jobs are).
+          if s.w > 0 then g_paused = g_paused + 1 end
+          g_paused_waiting = g_paused_waiting + s.w
+        elseif s.w > 0 and GL().group_room(s) <= 0 then
+          g_full = g_full + 1
+          g_full_waiting = g_full_waiting + s.w
+        end
       end
     end
     -- A group with jobs in its line and no entry in K_WAITING_DUE (its jobs went in before this
