@@ -411,6 +411,28 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
   });
 
+  test('a re-sent claim that buried a corrupt job on the way returns the same batch (the tokens of a batch are numbered without gaps)', async () => {
+    const proxy = await viaProxy();
+    const queue = uniqueName('re-claim-bury');
+    const direct = redisStore();
+    await direct.add(queue, [job('a'), job('x'), job('b'), job('c')]);
+    await fx.client.hset(jobsKey(queue), 'x', 'not a packed body');
+    const viaCut = redisStore({ connection: proxy.url });
+    await viaCut.stats(queue, 0); // connected before the cut
+    const cut = proxy.cutOnNextReply();
+    const answer = viaCut.claim(queue, 3, 60_000, 3);
+    await cut;
+    proxy.release();
+    const r = await within(answer, 5000, 'claim');
+    assert.deepEqual(
+      r.jobs.map((j) => j.id),
+      ['a', 'b'],
+    );
+    for (const j of r.jobs) assert.equal((await fx.client.hget(runsKey(queue), j.id))?.split(':')[2], j.token);
+    assert.equal((await direct.get(queue, 'x'))?.state, 'dead');
+    assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
+  });
+
   test("a re-sent claim and a re-sent ack of jobs of a group take and give each group's slot once", async () => {
     const proxy = await viaProxy();
     const name = uniqueName('re-group');

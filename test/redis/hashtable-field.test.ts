@@ -81,7 +81,10 @@ describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_F
     assert.equal((await queue.groups.get('t1')).running, 1);
     // A limit raised sweeps the groups hash (limits.lua): the field is no group to put in turn.
     await queue.setLimits({ groupConcurrency: 5 });
-    assert.deepEqual((await store.claim(queue.name, 10, 60_000, 3, 'w')).jobs.map((j) => j.id), ['g2']);
+    assert.deepEqual(
+      (await store.claim(queue.name, 10, 60_000, 3, 'w')).jobs.map((j) => j.id),
+      ['g2'],
+    );
     const stats = await queue.stats();
     assert.equal(stats.active, 3);
     const report = await queue.verify();

@@ -76,6 +76,8 @@ function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
         -- The burial wrote its run state at the end of run_writes: go on after it.
         w = #run_writes
       else
+        -- From here on, CLAIM.hand_out_picked's lines for one job, written out: a call per job
+        -- is what this pass saves.
         k = k + 1
         local late = now - due
         if late > 0 then

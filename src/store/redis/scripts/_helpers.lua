@@ -661,9 +661,10 @@ end
 
 -- HSET of { field, value, ... } pairs, chunked.
 -- A write of a hash with a field per job (jobs, runs, group-of, flow-of) or per group (groups)
--- also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same HSET: Redis reads every value before it writes, so its long value makes the hash a hashtable
--- (converting a listpack an older version left) before the other fields go in, and a lookup no
--- longer reads every field. In the same call, as a call of its own cost a one-job claim 6%.
+-- also sets HT_FIELD (wire.ts HASHTABLE_FIELD), first in the same HSET: Redis reads every value
+-- before it writes, so its long value makes the hash a hashtable (converting a listpack an older
+-- version left) before the other fields go in, and a lookup no longer reads every field. In the
+-- same call, as a call of its own cost a one-job claim 6%.
 local function hset_pairs(key, items)
   local n = #items
   if n == 0 then return end
