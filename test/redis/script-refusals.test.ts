@@ -18,7 +18,8 @@ import { RedisStore } from '../../src/index.js';
 import { protocolManifest } from '../../src/store/redis/protocol.js';
 import type { ArgRule, ScriptName } from '../../src/store/redis/wire.js';
 import { uniqueName } from '../helpers/names.js';
-import { callScript } from '../helpers/protocol-call.js';
+import { callHead, callScript } from '../helpers/protocol-call.js';
+import { runScript } from '../../src/store/redis/scripts.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { queueDump } from '../helpers/queue-dump.js';
@@ -189,6 +190,33 @@ describe('every script refuses each bad argument before its first write (generat
       assert.deepEqual(failures, []);
       // The baseline itself is a valid call: each case differs from one only by its value.
       await callScript(fx.client, name, q, args, items);
+    });
+  }
+});
+
+describe('a call whose KEYS[1] is not its root followed by scheduled is refused before anything is read or written (protocol 8: the other keys come from the root)', () => {
+  for (const name of Object.keys(manifest.scripts) as ScriptName[]) {
+    test(name, async () => {
+      const b = BASELINES[name];
+      const store = fx.track(new RedisStore({ connection: fx.redis.url }));
+      const q = uniqueName('root');
+      const other = uniqueName('other');
+      const seeded = await b.seed(store, q);
+      const args = b.args(seeded);
+      const items = b.items?.(seeded) ?? [];
+      const before = await snapshot(q);
+      for (const first of [`dq:{${other}}:scheduled`, `dq:{${q}}:ready`, '']) {
+        const { keys, argv } = callHead(name, q, args);
+        for (const item of items) for (const f of manifest.scripts[name].items!.fields) argv.push(String(item[f.name] ?? ''));
+        keys[0] = first;
+        await assert.rejects(
+          runScript(fx.client, name, keys, argv),
+          /delayq protocol: KEYS\[1\] must be the queue key root/,
+          `${name} with KEYS[1] = ${first}`,
+        );
+      }
+      assert.deepEqual(await snapshot(q), before);
+      assert.equal(await fx.client.exists(`dq:{${other}}:scheduled`), 0);
     });
   }
 });

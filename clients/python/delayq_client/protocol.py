@@ -18,7 +18,7 @@ Reply = Any
 #: One row of a parsed reply: field name -> str (bytes for the raw fields), or an int.
 Row = Dict[str, Any]
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 
 
 class ProtocolError(RuntimeError):

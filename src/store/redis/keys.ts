@@ -46,7 +46,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS, DEDUP_SUFFIX, HISTORY_SUFFIX, HOLD_SUFFIXES, WAITING_DUE_SUFFIX } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX, PASSED_BASE_KEYS, HISTORY_SUFFIX, HOLD_SUFFIXES, WAITING_DUE_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -79,7 +79,7 @@ export interface QueueKeys {
   readonly wake: string;
   readonly schedules: string;
   readonly scheduleLast: string;
-  /** BASE_KEYS of every script, in order. */
+  /** PASSED_BASE_KEYS of every script, in order (its other base keys it builds from `root`). */
   readonly base: readonly string[];
   /** BASE_ARGS of every script, in order. */
   readonly baseArgs: readonly string[];
@@ -102,7 +102,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     workerInfo: `${root}worker-info`,
     requestPrefix: `${root}req:`,
     wake,
-    base: BASE_KEYS.map((k) => named[k]),
+    base: PASSED_BASE_KEYS.map((k) => named[k]),
     baseArgs: [root, wake],
   };
 }

@@ -15,6 +15,7 @@ import {
   argRule,
   BASE_ARGS,
   BASE_KEYS,
+  PASSED_BASE_KEYS,
   CLAIM_GROUPS,
   CLAIM_JOB,
   PACKED_REPLY,
@@ -49,7 +50,7 @@ import {
  * beginning `delayq protocol:`), so a client whose lists are out of date fails loudly instead of
  * writing what the scripts would misread.
  */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /** Where each key of a queue is: `<prefix>` (default `dq`), `<queue>` (a shard: `<queue>#<n>`). */
 const ROOT = '<prefix>:{<queue>}:';
@@ -242,7 +243,7 @@ function argDoc(script: ScriptName, name: string): ArgDoc {
 
 function scriptEntry(name: ScriptName): ManifestScript {
   const w: ScriptWire = WIRE[name];
-  const keys = [...BASE_KEYS, ...w.keys].map((k, i) => ({ index: i + 1, name: k, key: KEY_TEMPLATES[k]! }));
+  const keys = [...PASSED_BASE_KEYS, ...w.keys].map((k, i) => ({ index: i + 1, name: k, key: KEY_TEMPLATES[k]! }));
   const argNames = [...BASE_ARGS, ...w.args];
   const args = argNames.map((a, i) => ({ index: i + 1, name: a, ...argDoc(name, a), accepts: argRule(name, a) }));
   const out: ManifestScript = { file: `scripts/${name}.lua`, keys, args, reply: w.reply };
@@ -262,6 +263,7 @@ export function protocolManifest() {
       prefix: 'dq by default; nothing outside it is read or written',
       hashTag: '{<queue>}: every key of one queue is in one Redis Cluster slot; a shard n of a sharded queue is the queue <queue>#<n>',
       templates: KEY_TEMPLATES,
+      builtFromRoot: `every script reads ${BASE_KEYS.join(', ')} (templates above) but takes only the first in KEYS (KEYS[1], which must be the root followed by scheduled: Redis Cluster routes the call by it); it builds the others from root (ARGV[1]), as it builds dedup, waitingDue and history`,
       dedup: `${ROOT}${DEDUP_SUFFIX}<dedup key>`,
       waitingDue: `${ROOT}${WAITING_DUE_SUFFIX} (ZSET due ms -> group id): a script that puts due jobs of a group in its line (K_WAITING) ZADDs LT the earliest of their due times under the group; one that leaves a line empty ZREMs the group. stats repairs the rest`,
       history: `${ROOT}${HISTORY_SUFFIX} (HASH minute % 1440 -> ${HISTORY_MINUTE}): claim, complete, fail, fail-now and every end through finish add to their minute's field; read it with HGETALL (a field whose minute is a day old or more is stale; skip HASHTABLE_FIELD)`,

@@ -21,7 +21,8 @@ import { sendPacked } from './packed-command.js';
 import { VERSION } from '../../version.js';
 import {
   BASE_ARGS,
-  BASE_KEYS,
+  PASSED_BASE_KEYS,
+  ROOT_REFUSAL,
   DEDUP_SUFFIX,
   WAITING_DUE_SUFFIX,
   HISTORY_SUFFIX,
@@ -44,6 +45,9 @@ export interface Script {
 }
 
 const INCLUDE = /^--@include (\S+)\s*$/gm;
+
+/** The most queue key roots the library keeps the base keys of (enter_root). */
+const ROOTS_KEPT = 1024;
 
 /** The helper files, in the order a script includes them (each may use those before it). */
 const HELPER_FILES = [
@@ -137,20 +141,21 @@ export function functionName(libraryName: string, script: ScriptName): string {
  * The Functions library: the names every call shares (its KEYS and ARGV, the queue's keys, the
  * script's wire tables) as locals of the library that each function points at its own as it
  * enters; the helper files once; then one function per script, its body as the file has it.
- * A script's own keys (after BASE_KEYS) are set by its function after it enters.
+ * A script's own keys (after PASSED_BASE_KEYS) are set by its function after it enters.
  */
 export function librarySource(testClockKey?: string): Library {
   const helpers = HELPER_FILES.map(readScript);
   const perCall = helpers.flatMap(perCallNames);
-  const base = luaWireParts('add').keys.slice(0, BASE_KEYS.length);
-  // Every script's own keys (after BASE_KEYS) too: helpers read some (the worker registry's), so
-  // they are the library's names, nil unless this call's script has them.
-  const own = [...new Set(SCRIPT_NAMES.flatMap((n) => luaWireParts(n).keys.slice(BASE_KEYS.length)))];
+  const base = luaWireParts('add').keys.slice(0, PASSED_BASE_KEYS.length);
+  const derived = luaWireParts('add').derived;
+  // Every script's own keys (after PASSED_BASE_KEYS) too: helpers read some (the worker
+  // registry's), so they are the library's names, nil unless this call's script has them.
+  const own = [...new Set(SCRIPT_NAMES.flatMap((n) => luaWireParts(n).keys.slice(PASSED_BASE_KEYS.length)))];
   const wireNames = luaWireParts('add').tables.map(([n]) => n);
   const lines = [
     `-- delayq ${VERSION}: every script as a function of one library (src/store/redis/scripts.ts).`,
     'local KEYS, ARGV',
-    `local ${[...base, ...own].join(', ')}`,
+    `local ${[...base, ...derived.map(([local]) => local), ...own].join(', ')}`,
     'local ROOT, WAKE_CHANNEL, DEDUP_PREFIX, K_WAITING_DUE, K_HISTORY',
     `local ${wireNames.join(', ')}`,
     LUA_CONSTANTS,
@@ -163,12 +168,31 @@ export function librarySource(testClockKey?: string): Library {
     `  ${base.join(', ')} = ${base.map((_, i) => `keys[${i + 1}]`).join(', ')}`,
     `  ${own.join(', ')} = ${own.map(() => 'nil').join(', ')}`,
     'end',
+    '-- The base keys built from the root (wire.ts BASE_KEYS), made once per root and kept, as',
+    '-- building them is most of what passing them cost; at most `max` roots (a Redis serving more',
+    '-- queues starts the set afresh, so it never grows past that). One top-level name: the',
+    "-- library's are counted (test/redis/lua-limits.test.ts).",
+    `local ROOT_KEYS = { max = ${ROOTS_KEPT}, n = 0, of = {} }`,
+    "-- Points the base keys at this root's; refuses a call whose KEYS[1] is not its (wire.ts ROOT_CHECK).",
+    'function ROOT_KEYS.enter(root, scheduled)',
+    `  if type(root) ~= 'string' then ${ROOT_REFUSAL} end`,
+    '  local k = ROOT_KEYS.of[root]',
+    '  if not k then',
+    '    if ROOT_KEYS.n >= ROOT_KEYS.max then ROOT_KEYS.of, ROOT_KEYS.n = {}, 0 end',
+    `    k = { root .. 'scheduled', ${derived.map(([, key]) => `root .. '${key}'`).join(', ')} }`,
+    '    ROOT_KEYS.of[root] = k',
+    '    ROOT_KEYS.n = ROOT_KEYS.n + 1',
+    '  end',
+    `  if scheduled ~= k[1] then ${ROOT_REFUSAL} end`,
+    `  ${derived.map(([local]) => local).join(', ')} = ${derived.map((_, i) => `k[${i + 2}]`).join(', ')}`,
+    'end',
     'local function enter(w, keys, args)',
     "  if #keys ~= w.nkeys then error('delayq protocol: ' .. w.name .. ' takes ' .. w.nkeys .. ' KEYS, got ' .. #keys) end",
     "  if w.nargs and #args ~= w.nargs then error('delayq protocol: ' .. w.name .. ' takes ' .. w.nargs .. ' ARGV, got ' .. #args) end",
     '  KEYS, ARGV = keys, args',
     '  enter_keys(keys)',
     `  ROOT, WAKE_CHANNEL = args[${BASE_ARGS.indexOf('root') + 1}], args[${BASE_ARGS.indexOf('wake') + 1}]`,
+    '  ROOT_KEYS.enter(ROOT, K_SCHEDULED)',
     `  DEDUP_PREFIX = (ROOT or '') .. '${DEDUP_SUFFIX}'`,
     `  K_WAITING_DUE = (ROOT or '') .. '${WAITING_DUE_SUFFIX}'`,
     `  K_HISTORY = (ROOT or '') .. '${HISTORY_SUFFIX}'`,
@@ -181,7 +205,7 @@ export function librarySource(testClockKey?: string): Library {
   for (const name of SCRIPT_NAMES) {
     const parts = luaWireParts(name);
     const { body } = scriptParts(name);
-    const mine = parts.keys.slice(BASE_KEYS.length);
+    const mine = parts.keys.slice(PASSED_BASE_KEYS.length);
     const packedBy = (WIRE[name].reply as ReplyShape).packedBy;
     const wire = [
       `name = '${name}'`,
@@ -198,7 +222,7 @@ export function librarySource(testClockKey?: string): Library {
         packedBy ? `local function run()\n${body}\nend` : '',
         `redis.register_function('@FN@${name.replace(/-/g, '_')}', function(keys, args)`,
         'enter(w, keys, args)',
-        mine.length > 0 ? `${mine.join(', ')} = ${mine.map((_, i) => `keys[${BASE_KEYS.length + i + 1}]`).join(', ')}` : '',
+        mine.length > 0 ? `${mine.join(', ')} = ${mine.map((_, i) => `keys[${PASSED_BASE_KEYS.length + i + 1}]`).join(', ')}` : '',
         packedBy ? `local out = run()\n${packedTail(packedBy)}` : body,
         'end)',
         'end',

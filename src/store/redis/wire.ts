@@ -116,7 +116,13 @@ export const CLAIM_HOLDS =
  */
 export const HISTORY_MINUTE = '<minute>:<completed>:<failed>:<dead>:<late jobs>:<late ms summed>:<late ms at most>';
 
-/** KEYS[1..25] of every script: the queue's own keys (see keys.ts for what each holds). */
+/**
+ * The queue's own keys every script reads through `K_<KEY>` (see keys.ts for what each holds).
+ * Only the first, PASSED_BASE_KEYS, goes in KEYS (KEYS[1]: Redis Cluster routes the call by it);
+ * the script builds the others from ROOT (ARGV[1], `<prefix>:{<queue>}:`), as it builds the
+ * history's key. Passing all 25 cost every call ~1.3k Redis instructions a key (parsed, made a
+ * Redis string, then a Lua string): ~32k of a one-job claim's ~400k (protocol 7 and before).
+ */
 export const BASE_KEYS = [
   'scheduled',
   'ready',
@@ -144,6 +150,11 @@ export const BASE_KEYS = [
   'revoked',
   'waiters',
 ] as const;
+/** The base keys a call passes in KEYS, before its own (the rest of BASE_KEYS come from ROOT). */
+export const PASSED_BASE_KEYS = ['scheduled'] as const;
+/** The base keys a script builds from ROOT: BASE_KEYS less PASSED_BASE_KEYS. */
+export const DERIVED_BASE_KEYS = BASE_KEYS.filter((k) => !(PASSED_BASE_KEYS as readonly string[]).includes(k));
+
 /** ARGV[1..2] of every script: the queue's key root (`<prefix>:{<queue>}:`) and its wake channel. */
 export const BASE_ARGS = ['root', 'wake'] as const;
 
@@ -161,7 +172,7 @@ export const CODES = {
 export type CodeFamily = keyof typeof CODES;
 
 export interface ScriptWire {
-  /** KEYS after BASE_KEYS. */
+  /** KEYS after PASSED_BASE_KEYS. */
   readonly keys: readonly string[];
   /** ARGV after BASE_ARGS. */
   readonly args: readonly string[];
@@ -784,7 +795,7 @@ export interface EncodedCall {
 }
 
 /**
- * KEYS and ARGV of one call, in the order WIRE gives: `base` are the queue's BASE_KEYS and
+ * KEYS and ARGV of one call, in the order WIRE gives: `base` are the queue's PASSED_BASE_KEYS and
  * BASE_ARGS values, `keys` and `args` name the script's own, `items` are the per-item rows.
  * (add, extend, release and complete append their rows themselves, with no item objects.)
  */
@@ -830,6 +841,8 @@ export function luaPrologue(name: ScriptName): string {
   const p = luaWireParts(name);
   const lines = [`local ${p.keys.join(', ')} = ${p.keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
+  lines.push(ROOT_CHECK);
+  lines.push(`local ${p.derived.map(([local]) => local).join(', ')} = ${p.derived.map(([, key]) => `ROOT .. '${key}'`).join(', ')}`);
   lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
   lines.push(`local K_WAITING_DUE = ROOT .. '${WAITING_DUE_SUFFIX}'`);
   lines.push(`local K_HISTORY = ROOT .. '${HISTORY_SUFFIX}'`);
@@ -844,16 +857,23 @@ export function luaPrologue(name: ScriptName): string {
 }
 
 /**
- * A script's wire as Lua, in parts: its KEYS as local names (`K_<KEY>`, BASE_KEYS first), the
+ * A script's wire as Lua, in parts: its KEYS as local names (`K_<KEY>`, PASSED_BASE_KEYS first),
+ * the base keys it builds from ROOT (`derived`: [local name, key suffix] pairs), the
  * per-script tables the helpers read (`A`: argument name -> ARGV position; `E`: item field ->
  * offset; `CODE`; `R`/`RE`: reply positions; `RULE`: argument rules) as [name, Lua expression]
  * pairs, and the ARGV count when the script takes no items. The EVAL prologue (luaPrologue)
  * makes them locals of the script; the Functions library (scripts.ts) makes them once per load
  * and points the shared upvalues at them as a call enters.
  */
-export function luaWireParts(name: ScriptName): { keys: string[]; tables: [string, string][]; argCount: number | undefined } {
+export function luaWireParts(name: ScriptName): {
+  keys: string[];
+  derived: [string, string][];
+  tables: [string, string][];
+  argCount: number | undefined;
+} {
   const w: ScriptWire = WIRE[name];
-  const keys = [...BASE_KEYS, ...w.keys].map((k) => luaName('K_', k));
+  const keys = [...PASSED_BASE_KEYS, ...w.keys].map((k) => luaName('K_', k));
+  const derived = DERIVED_BASE_KEYS.map((k): [string, string] => [luaName('K_', k), k]);
   const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
   const first = BASE_ARGS.length + w.args.length + 1;
   const each = w.each ?? [];
@@ -877,7 +897,7 @@ export function luaWireParts(name: ScriptName): { keys: string[]; tables: [strin
     ['RE', `{ ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`],
     ['RULE', `{ ${[...w.args, ...each].flatMap((a) => luaRule(name, a)).join(', ')} }`],
   ];
-  return { keys, tables, argCount: each.length === 0 ? first - 1 : undefined };
+  return { keys, derived, tables, argCount: each.length === 0 ? first - 1 : undefined };
 }
 
 /**
@@ -891,6 +911,14 @@ export function luaWireParts(name: ScriptName): { keys: string[]; tables: [strin
  */
 export const HASHTABLE_FIELD = '\x01hashtable';
 export const HASHTABLE_VALUE = 'a field that keeps this hash a hashtable (see delayq docs/data-model.md)';
+
+/**
+ * The check that KEYS[1] is the queue's own (ROOT's `scheduled`): the other keys are built from
+ * ROOT, so a caller that passed another queue's key (or no root) is refused before anything is
+ * read or written, not left to touch keys in a slot the call was not routed by.
+ */
+export const ROOT_REFUSAL = `error('delayq protocol: KEYS[1] must be the queue key root (ARGV[1]) followed by scheduled')`;
+export const ROOT_CHECK = `if type(ROOT) ~= 'string' or K_SCHEDULED ~= ROOT .. 'scheduled' then ${ROOT_REFUSAL} end`;
 
 /** Names every script shares, whatever its wire: the sequence rules and the hashtable field. */
 export const LUA_CONSTANTS = `local SEQ_LIFE, SEQ_FLOOR_TTL_MS = ${SEQ_LIFE}, ${SEQ_FLOOR_TTL_MS}\nlocal HT_FIELD, HT_VALUE = '\\1hashtable', '${HASHTABLE_VALUE}'`;
