@@ -220,3 +220,22 @@ describe('a call whose KEYS[1] is not its root followed by scheduled is refused 
     });
   }
 });
+
+describe('the base keys the library builds from a root are kept for a bounded number of short roots', () => {
+  const functionsMemory = async () => Number(/used_memory_vm_functions:(\d+)/.exec(await fx.client.info('memory'))![1]);
+
+  test('hand-made calls with long roots are answered, and their keys are not kept (a caller cannot grow the library by its choice of root)', async () => {
+    const store = fx.track(new RedisStore({ connection: fx.redis.url }));
+    await store.stats(uniqueName('warm'), 0); // the library is loaded
+    const before = await functionsMemory();
+    // 25 keys a root: kept, 200 roots of 20 KB would hold ~100 MB of the library's memory.
+    for (let i = 0; i < 200; i++) {
+      const q = `${'x'.repeat(20_000)}${i}`;
+      const { keys, argv } = callHead('get', q, { logs: '1' });
+      argv.push('a');
+      assert.equal(((await runScript(fx.client, 'get', keys, argv)) as unknown[]).length > 0, true);
+    }
+    const grown = (await functionsMemory()) - before;
+    assert.ok(grown < 20_000_000, `the library's memory grew by ${grown} bytes`);
+  });
+});

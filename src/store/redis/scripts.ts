@@ -46,8 +46,14 @@ export interface Script {
 
 const INCLUDE = /^--@include (\S+)\s*$/gm;
 
-/** The most queue key roots the library keeps the base keys of (enter_root). */
+/**
+ * The most queue key roots the library keeps the base keys of (ROOT_KEYS), and the longest root
+ * it keeps: a queue name is at most 100 characters (parseQueueName, a shard's `#<n>` after it) and
+ * a prefix a few, so the library's roots are well under 300 bytes; 1,024 of them with their 25
+ * keys stay under ~8 MB of Lua strings at worst (well under 1 MB for usual names).
+ */
 const ROOTS_KEPT = 1024;
+const ROOT_BYTES_KEPT = 300;
 
 /** The helper files, in the order a script includes them (each may use those before it). */
 const HELPER_FILES = [
@@ -170,18 +176,21 @@ export function librarySource(testClockKey?: string): Library {
     'end',
     '-- The base keys built from the root (wire.ts BASE_KEYS), made once per root and kept, as',
     '-- building them is most of what passing them cost; at most `max` roots (a Redis serving more',
-    '-- queues starts the set afresh, so it never grows past that). One top-level name: the',
-    "-- library's are counted (test/redis/lua-limits.test.ts).",
-    `local ROOT_KEYS = { max = ${ROOTS_KEPT}, n = 0, of = {} }`,
+    '-- queues starts the set afresh, so it never grows past that), each of at most `bytes` (a',
+    '-- longer root, which only a hand-made call sends, is built on every call, never kept). One',
+    "-- top-level name: the library's are counted (test/redis/lua-limits.test.ts).",
+    `local ROOT_KEYS = { max = ${ROOTS_KEPT}, bytes = ${ROOT_BYTES_KEPT}, n = 0, of = {} }`,
     "-- Points the base keys at this root's; refuses a call whose KEYS[1] is not its (wire.ts ROOT_CHECK).",
     'function ROOT_KEYS.enter(root, scheduled)',
     `  if type(root) ~= 'string' then ${ROOT_REFUSAL} end`,
     '  local k = ROOT_KEYS.of[root]',
     '  if not k then',
-    '    if ROOT_KEYS.n >= ROOT_KEYS.max then ROOT_KEYS.of, ROOT_KEYS.n = {}, 0 end',
     `    k = { root .. 'scheduled', ${derived.map(([, key]) => `root .. '${key}'`).join(', ')} }`,
-    '    ROOT_KEYS.of[root] = k',
-    '    ROOT_KEYS.n = ROOT_KEYS.n + 1',
+    '    if #root <= ROOT_KEYS.bytes then',
+    '      if ROOT_KEYS.n >= ROOT_KEYS.max then ROOT_KEYS.of, ROOT_KEYS.n = {}, 0 end',
+    '      ROOT_KEYS.of[root] = k',
+    '      ROOT_KEYS.n = ROOT_KEYS.n + 1',
+    '    end',
     '  end',
     `  if scheduled ~= k[1] then ${ROOT_REFUSAL} end`,
     `  ${derived.map(([local]) => local).join(', ')} = ${derived.map((_, i) => `k[${i + 2}]`).join(', ')}`,
