@@ -390,45 +390,38 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     assert.deepEqual(runs, [1]);
   });
 
-  test('a re-sent claim returns the batch the first run handed out', async () => {
+  /**
+   * A claim of `count` whose reply is lost (the connection cut as it comes back; ioredis re-sends
+   * it with the same request id): the ids it answers, each checked to hold its job's lease.
+   */
+  async function claimReplyLost(queue: string, count: number): Promise<string[]> {
     const proxy = await viaProxy();
-    const queue = uniqueName('re-claim');
-    const direct = redisStore();
-    await direct.add(queue, [job('a'), job('b'), job('c')]);
     const viaCut = redisStore({ connection: proxy.url });
     await viaCut.stats(queue, 0); // connected before the cut
     const cut = proxy.cutOnNextReply();
-    const answer = viaCut.claim(queue, 2, 60_000, 3);
+    const answer = viaCut.claim(queue, count, 60_000, 3);
     await cut;
     proxy.release();
     const r = await within(answer, 5000, 'claim');
-    assert.deepEqual(
-      r.jobs.map((j) => j.id),
-      ['a', 'b'],
-    );
     for (const j of r.jobs) assert.equal((await fx.client.hget(runsKey(queue), j.id))?.split(':')[2], j.token);
+    return r.jobs.map((j) => j.id);
+  }
+
+  test('a re-sent claim returns the batch the first run handed out', async () => {
+    const queue = uniqueName('re-claim');
+    const direct = redisStore();
+    await direct.add(queue, [job('a'), job('b'), job('c')]);
+    assert.deepEqual(await claimReplyLost(queue, 2), ['a', 'b']);
     // Nothing else was handed out: c is still waiting.
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
   });
 
   test('a re-sent claim that buried a corrupt job on the way returns the same batch (the tokens of a batch are numbered without gaps)', async () => {
-    const proxy = await viaProxy();
     const queue = uniqueName('re-claim-bury');
     const direct = redisStore();
     await direct.add(queue, [job('a'), job('x'), job('b'), job('c')]);
     await fx.client.hset(jobsKey(queue), 'x', 'not a packed body');
-    const viaCut = redisStore({ connection: proxy.url });
-    await viaCut.stats(queue, 0); // connected before the cut
-    const cut = proxy.cutOnNextReply();
-    const answer = viaCut.claim(queue, 3, 60_000, 3);
-    await cut;
-    proxy.release();
-    const r = await within(answer, 5000, 'claim');
-    assert.deepEqual(
-      r.jobs.map((j) => j.id),
-      ['a', 'b'],
-    );
-    for (const j of r.jobs) assert.equal((await fx.client.hget(runsKey(queue), j.id))?.split(':')[2], j.token);
+    assert.deepEqual(await claimReplyLost(queue, 3), ['a', 'b']);
     assert.equal((await direct.get(queue, 'x'))?.state, 'dead');
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
   });
