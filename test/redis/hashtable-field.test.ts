@@ -100,7 +100,7 @@ describe('the jobs, runs and history hashes stay hashtables (wire.ts HASHTABLE_F
     assert.deepEqual(rest.jobs, []);
     assert.equal(await encoding(k.groups), 'hashtable');
     assert.equal(await fx.client.hexists(k.groups, HASHTABLE_FIELD), 1);
-    assert.equal(await jobFields(fx.client, k.groups), 1, 'g2 runs still');
+    assert.equal(await jobFields(fx.client, k.groups), 1, "t0's state stays: its job g2 still runs");
   });
 
   test('a queue an older version left with listpack hashes turns them into hashtables on its next add and claim', async () => {

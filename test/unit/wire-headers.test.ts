@@ -63,11 +63,11 @@ describe('script headers match wire.ts', () => {
   test('the prologue names every key and argument in order', () => {
     const p = luaPrologue('claim');
     assert.match(p, /^local K_SCHEDULED, K_MEMO = KEYS\[1\], KEYS\[2\]$/m);
-    // The other base keys, from the root (protocol 8: passing all 25 cost every call ~32k
-    // Redis instructions).
+    // The other base keys and the keys built from suffixes, from the root (protocol 8: passing
+    // all 25 base keys cost every call ~32k Redis instructions).
     assert.match(
       p,
-      /^local K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS = ROOT \.\. 'ready', .*ROOT \.\. 'waiters'$/m,
+      /^local K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, DEDUP_PREFIX, K_WAITING_DUE, K_HISTORY = ROOT \.\. 'ready', .*ROOT \.\. 'waiters', ROOT \.\. 'dedup:', ROOT \.\. 'waiting-due', ROOT \.\. 'history'$/m,
     );
     assert.match(p, /^local A = \{ count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9, packed = 10 \}$/m);
     assert.ok(loadScriptSource('claim').includes(p));

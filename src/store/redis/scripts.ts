@@ -22,10 +22,8 @@ import { VERSION } from '../../version.js';
 import {
   BASE_ARGS,
   PASSED_BASE_KEYS,
+  ROOT_NAMES,
   ROOT_REFUSAL,
-  DEDUP_SUFFIX,
-  WAITING_DUE_SUFFIX,
-  HISTORY_SUFFIX,
   LIFECYCLE_LINES,
   LUA_CONSTANTS,
   luaPrologue,
@@ -153,7 +151,6 @@ export function librarySource(testClockKey?: string): Library {
   const helpers = HELPER_FILES.map(readScript);
   const perCall = helpers.flatMap(perCallNames);
   const base = luaWireParts('add').keys.slice(0, PASSED_BASE_KEYS.length);
-  const derived = luaWireParts('add').derived;
   // Every script's own keys (after PASSED_BASE_KEYS) too: helpers read some (the worker
   // registry's), so they are the library's names, nil unless this call's script has them.
   const own = [...new Set(SCRIPT_NAMES.flatMap((n) => luaWireParts(n).keys.slice(PASSED_BASE_KEYS.length)))];
@@ -161,8 +158,9 @@ export function librarySource(testClockKey?: string): Library {
   const lines = [
     `-- delayq ${VERSION}: every script as a function of one library (src/store/redis/scripts.ts).`,
     'local KEYS, ARGV',
-    `local ${[...base, ...derived.map(([local]) => local), ...own].join(', ')}`,
-    'local ROOT, WAKE_CHANNEL, DEDUP_PREFIX, K_WAITING_DUE, K_HISTORY',
+    `local ${[...base, ...own].join(', ')}`,
+    'local ROOT, WAKE_CHANNEL',
+    `local ${ROOT_NAMES.map(([local]) => local).join(', ')}`,
     `local ${wireNames.join(', ')}`,
     LUA_CONSTANTS,
     LIFECYCLE_LINES,
@@ -174,18 +172,18 @@ export function librarySource(testClockKey?: string): Library {
     `  ${base.join(', ')} = ${base.map((_, i) => `keys[${i + 1}]`).join(', ')}`,
     `  ${own.join(', ')} = ${own.map(() => 'nil').join(', ')}`,
     'end',
-    '-- The base keys built from the root (wire.ts BASE_KEYS), made once per root and kept, as',
+    '-- The names built from the root (wire.ts ROOT_NAMES), made once per root and kept, as',
     '-- building them is most of what passing them cost; at most `max` roots (a Redis serving more',
     '-- queues starts the set afresh, so it never grows past that), each of at most `bytes` (a',
     '-- longer root, which only a hand-made call sends, is built on every call, never kept). One',
     "-- top-level name: the library's are counted (test/redis/lua-limits.test.ts).",
     `local ROOT_KEYS = { max = ${ROOTS_KEPT}, bytes = ${ROOT_BYTES_KEPT}, n = 0, of = {} }`,
-    "-- Points the base keys at this root's; refuses a call whose KEYS[1] is not its (wire.ts ROOT_CHECK).",
+    "-- Points the names at this root's; refuses a call whose KEYS[1] is not its (wire.ts ROOT_CHECK).",
     'function ROOT_KEYS.enter(root, scheduled)',
     `  if type(root) ~= 'string' then ${ROOT_REFUSAL} end`,
     '  local k = ROOT_KEYS.of[root]',
     '  if not k then',
-    `    k = { root .. 'scheduled', ${derived.map(([, key]) => `root .. '${key}'`).join(', ')} }`,
+    `    k = { root .. 'scheduled', ${ROOT_NAMES.map(([, key]) => `root .. '${key}'`).join(', ')} }`,
     '    if #root <= ROOT_KEYS.bytes then',
     '      if ROOT_KEYS.n >= ROOT_KEYS.max then ROOT_KEYS.of, ROOT_KEYS.n = {}, 0 end',
     '      ROOT_KEYS.of[root] = k',
@@ -193,7 +191,7 @@ export function librarySource(testClockKey?: string): Library {
     '    end',
     '  end',
     `  if scheduled ~= k[1] then ${ROOT_REFUSAL} end`,
-    `  ${derived.map(([local]) => local).join(', ')} = ${derived.map((_, i) => `k[${i + 2}]`).join(', ')}`,
+    `  ${ROOT_NAMES.map(([local]) => local).join(', ')} = ${ROOT_NAMES.map((_, i) => `k[${i + 2}]`).join(', ')}`,
     'end',
     'local function enter(w, keys, args)',
     "  if #keys ~= w.nkeys then error('delayq protocol: ' .. w.name .. ' takes ' .. w.nkeys .. ' KEYS, got ' .. #keys) end",
@@ -202,9 +200,6 @@ export function librarySource(testClockKey?: string): Library {
     '  enter_keys(keys)',
     `  ROOT, WAKE_CHANNEL = args[${BASE_ARGS.indexOf('root') + 1}], args[${BASE_ARGS.indexOf('wake') + 1}]`,
     '  ROOT_KEYS.enter(ROOT, K_SCHEDULED)',
-    `  DEDUP_PREFIX = (ROOT or '') .. '${DEDUP_SUFFIX}'`,
-    `  K_WAITING_DUE = (ROOT or '') .. '${WAITING_DUE_SUFFIX}'`,
-    `  K_HISTORY = (ROOT or '') .. '${HISTORY_SUFFIX}'`,
     `  ${wireNames.join(', ')} = ${wireNames.map((n) => `w.${n}`).join(', ')}`,
     perCall.length > 0 ? `  ${perCall.join(', ')} = ${perCall.map(() => 'nil').join(', ')}` : '',
     '  check_args()',

@@ -832,6 +832,18 @@ function luaName(prefix: string, name: string): string {
 }
 
 /**
+ * The names every script builds from ROOT, as [Lua name, what follows the root]: the base keys
+ * not passed in KEYS (DERIVED_BASE_KEYS), then the dedup keys' prefix, waiting-due and history.
+ * The EVAL prologue builds them on each call; the Functions library once per root (scripts.ts).
+ */
+export const ROOT_NAMES: readonly (readonly [string, string])[] = [
+  ...DERIVED_BASE_KEYS.map((k) => [luaName('K_', k), k] as const),
+  ['DEDUP_PREFIX', DEDUP_SUFFIX],
+  ['K_WAITING_DUE', WAITING_DUE_SUFFIX],
+  ['K_HISTORY', HISTORY_SUFFIX],
+];
+
+/**
  * The Lua locals a script reads its KEYS and ARGV through, generated from WIRE:
  * `K_<KEY>` for every key, `A.<arg>` = the ARGV index of each argument, `EACH_FIRST`,
  * `EACH_SIZE` and `E.<name>` (offset within an item) for batched scripts, `CODE`, the
@@ -842,10 +854,7 @@ export function luaPrologue(name: ScriptName): string {
   const lines = [`local ${p.keys.join(', ')} = ${p.keys.map((_, i) => `KEYS[${i + 1}]`).join(', ')}`];
   lines.push(`local ROOT, WAKE_CHANNEL = ARGV[1], ARGV[2]`);
   lines.push(ROOT_CHECK);
-  lines.push(`local ${p.derived.map(([local]) => local).join(', ')} = ${p.derived.map(([, key]) => `ROOT .. '${key}'`).join(', ')}`);
-  lines.push(`local DEDUP_PREFIX = ROOT .. '${DEDUP_SUFFIX}'`);
-  lines.push(`local K_WAITING_DUE = ROOT .. '${WAITING_DUE_SUFFIX}'`);
-  lines.push(`local K_HISTORY = ROOT .. '${HISTORY_SUFFIX}'`);
+  lines.push(`local ${ROOT_NAMES.map(([local]) => local).join(', ')} = ${ROOT_NAMES.map(([, key]) => `ROOT .. '${key}'`).join(', ')}`);
   for (const [local, value] of p.tables) lines.push(`local ${local} = ${value}`);
   lines.push(LUA_CONSTANTS);
   // A client whose lists are not this script's (another protocol version) fails loudly here,
@@ -857,23 +866,16 @@ export function luaPrologue(name: ScriptName): string {
 }
 
 /**
- * A script's wire as Lua, in parts: its KEYS as local names (`K_<KEY>`, PASSED_BASE_KEYS first),
- * the base keys it builds from ROOT (`derived`: [local name, key suffix] pairs), the
+ * A script's wire as Lua, in parts: its KEYS as local names (`K_<KEY>`, PASSED_BASE_KEYS first), the
  * per-script tables the helpers read (`A`: argument name -> ARGV position; `E`: item field ->
  * offset; `CODE`; `R`/`RE`: reply positions; `RULE`: argument rules) as [name, Lua expression]
  * pairs, and the ARGV count when the script takes no items. The EVAL prologue (luaPrologue)
  * makes them locals of the script; the Functions library (scripts.ts) makes them once per load
  * and points the shared upvalues at them as a call enters.
  */
-export function luaWireParts(name: ScriptName): {
-  keys: string[];
-  derived: [string, string][];
-  tables: [string, string][];
-  argCount: number | undefined;
-} {
+export function luaWireParts(name: ScriptName): { keys: string[]; tables: [string, string][]; argCount: number | undefined } {
   const w: ScriptWire = WIRE[name];
   const keys = [...PASSED_BASE_KEYS, ...w.keys].map((k) => luaName('K_', k));
-  const derived = DERIVED_BASE_KEYS.map((k): [string, string] => [luaName('K_', k), k]);
   const args = w.args.map((a, i) => `${a} = ${BASE_ARGS.length + i + 1}`);
   const first = BASE_ARGS.length + w.args.length + 1;
   const each = w.each ?? [];
@@ -897,7 +899,7 @@ export function luaWireParts(name: ScriptName): {
     ['RE', `{ ${(r.each ?? []).map((f, i) => `${f} = ${i + 1}`).join(', ')} }`],
     ['RULE', `{ ${[...w.args, ...each].flatMap((a) => luaRule(name, a)).join(', ')} }`],
   ];
-  return { keys, derived, tables, argCount: each.length === 0 ? first - 1 : undefined };
+  return { keys, tables, argCount: each.length === 0 ? first - 1 : undefined };
 }
 
 /**
