@@ -26,6 +26,7 @@ import {
   ROOT_REFUSAL,
   LIFECYCLE_LINES,
   LUA_CONSTANTS,
+  luaArgChecks,
   luaPrologue,
   luaWireParts,
   type ReplyShape,
@@ -108,7 +109,7 @@ export function loadScriptSource(name: ScriptName, testClockKey?: string): strin
   const helpers = includes.map(readScript).join('');
   const packedBy = (WIRE[name].reply as ReplyShape).packedBy;
   const run = packedBy ? `local out = (function()\n${body}\nend)()\n${packedTail(packedBy)}` : `return (function()\n${body}\nend)()\n`;
-  const source = `${luaPrologue(name)}${helpers}check_args()\n${run}`;
+  const source = `${luaPrologue(name)}${helpers}local check_args = ${luaArgChecks(name)}\ncheck_args()\n${run}`;
   return `-- delayq ${VERSION} ${name}\n${withTestClock(source, `${name}.lua`, testClockKey)}`;
 }
 
@@ -202,7 +203,7 @@ export function librarySource(testClockKey?: string): Library {
     '  ROOT_KEYS.enter(ROOT, K_SCHEDULED)',
     `  ${wireNames.join(', ')} = ${wireNames.map((n) => `w.${n}`).join(', ')}`,
     perCall.length > 0 ? `  ${perCall.join(', ')} = ${perCall.map(() => 'nil').join(', ')}` : '',
-    '  check_args()',
+    '  w.check_args()',
     'end',
   ];
   const functions: string[] = [];
@@ -221,6 +222,7 @@ export function librarySource(testClockKey?: string): Library {
       [
         'do',
         `local w = { ${wire.join(', ')} }`,
+        `w.check_args = ${luaArgChecks(name)}`,
         // A reply that may come packed: the body as a function of its own (made once, at load), its
         // array packed after it returns.
         packedBy ? `local function run()\n${body}\nend` : '',

@@ -95,17 +95,7 @@ local function each_arg(i, name)
 end
 
 
--- A reply's fixed fields by name (wire.ts ReplyShape, the prologue's R): every field must be
--- given, so a reply never goes out short of one.
-local function reply(named)
-  local out = {}
-  for name, i in pairs(R) do
-    local v = named[name]
-    if v == nil then error('delayq: reply field ' .. name .. ' is not set') end
-    out[i] = v
-  end
-  return out
-end
+-- reply(named), a reply's fixed fields by name, is the prologue's (wire.ts luaReply).
 
 -- Lua's tostring gives 14 significant digits; integers go to Redis through %d so none is lost.
 local function int(x)
@@ -173,17 +163,7 @@ local function check(name, v, item)
   return v
 end
 
--- The script's own arguments, checked before the script's body runs (items: each_int,
--- each_valid): a script calls it right after its includes, a library function as it enters.
-local function check_args()
-  for name, i in pairs(A) do
-    local _, n = check(name, ARGV[i], nil)
-    if n then
-      if not ARG_INTS then ARG_INTS = {} end
-      ARG_INTS[name] = n
-    end
-  end
-end
+-- The script's own arguments are checked by its check_args (wire.ts luaArgChecks), as it enters.
 
 -- An item's field, checked against its rule; each_int also reads it as a number.
 local function each_valid(i, name)
