@@ -65,6 +65,9 @@ function gaveUp(job: { signal: AbortSignal }, err: unknown): boolean {
   return err === job.signal.reason || (err instanceof Error && err.name === 'AbortError');
 }
 
+/** A settled promise, for a reaction to run code in a microtask of its own (#startAll). */
+const SETTLED = Promise.resolve();
+
 const CLAIM_RETRY_MIN_MS = 100;
 const MAX_CLAIMS_IN_FLIGHT = 2;
 const CLAIM_RETRY_MAX_MS = 5_000;
@@ -372,7 +375,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       const job = this.#start(claimed[i]!);
       if (job) this.#ready[this.#readyCount++] = job;
     }
-    if (before === 0 && this.#readyCount > 0) queueMicrotask(this.#runReady);
+    // A reaction on a settled promise, not queueMicrotask: Node's queueMicrotask makes an
+    // AsyncResource and a bound function per call, and with none alive at a full GC (a worker
+    // between bursts) their map died and this path's optimized code was thrown away with it.
+    if (before === 0 && this.#readyCount > 0) void SETTLED.then(this.#runReady);
   }
 
   /**

@@ -250,3 +250,41 @@ export class HandedJob<T> implements Job<T> {
     if (this.leaseGone || !(await this.#calls.extend(this as HandedJob<unknown>, ms))) throw new LeaseLostError(this.id, this.token);
   }
 }
+
+/**
+ * One HandedJob kept for the life of the process, made as a claim makes them. V8 holds the maps
+ * a class's instances pass through (one per field its constructor adds) only weakly: when no
+ * HandedJob is alive at a full GC (a worker between bursts, or idle), the map dies, and every
+ * piece of optimized code built for it is thrown away ("weak objects" in --trace-deopt) and
+ * compiled again when jobs come back. One instance alive keeps the map, and that code.
+ * Exported so that it is a binding of the module, alive as long as the module is: a const that
+ * nothing reads after the module has run would die with it.
+ */
+export const KEPT_JOB = new HandedJob<undefined>(
+  '',
+  {
+    id: '',
+    token: '',
+    data: undefined,
+    attempt: 1,
+    maxAttempts: undefined,
+    backoff: undefined,
+    // Times as a claim gives them (epoch ms, past the small integers): the fields take the
+    // representation real jobs give them, so that the kept map is theirs.
+    dueAtMs: 1_700_000_000_000,
+    priority: 0,
+    createdAtMs: 1_700_000_000_000,
+    leaseExpiresAtMs: 1_700_000_000_000,
+    traceContext: undefined,
+    group: undefined,
+    name: undefined,
+  },
+  undefined,
+  1,
+  undefined,
+  {
+    extend: async () => false,
+    update: async () => false,
+    childResults: async () => undefined,
+  },
+);

@@ -34,17 +34,24 @@ export const NO_BYTES: BytesAt = { first: Number.POSITIVE_INFINITY, size: 1, at:
 
 /** The reply array of a packed reply `buf`; its strings are Buffers, or (with `bytesAt`) only those it names. */
 export function unpackReply(buf: Buffer, bytesAt?: BytesAt): unknown[] {
-  const r = new Reader(buf);
-  const n = r.arrayHeader();
-  const out = new Array<unknown>(n);
-  if (!bytesAt) {
-    for (let i = 0; i < n; i++) out[i] = r.value(true);
-  } else {
-    const { first, size, at } = bytesAt;
-    for (let i = 0; i < n; i++) out[i] = r.value(i >= first && (i - first) % size === at);
+  const r = reader;
+  r.buf = buf;
+  r.at = 0;
+  try {
+    const n = r.arrayHeader();
+    const out = new Array<unknown>(n);
+    if (!bytesAt) {
+      for (let i = 0; i < n; i++) out[i] = r.value(true);
+    } else {
+      const { first, size, at } = bytesAt;
+      for (let i = 0; i < n; i++) out[i] = r.value(i >= first && (i - first) % size === at);
+    }
+    if (r.at !== buf.length) throw new StoreError(`packed reply: ${buf.length - r.at} bytes after its array`);
+    return out;
+  } finally {
+    // The reply is not kept alive by the reader until the next one.
+    r.buf = NO_REPLY;
   }
-  if (r.at !== buf.length) throw new StoreError(`packed reply: ${buf.length - r.at} bytes after its array`);
-  return out;
 }
 
 /** A reply asked for packed: unpacked when it is the packed string, else (already an array) as it is. */
@@ -52,9 +59,11 @@ export function unpacked(reply: unknown, bytesAt?: BytesAt): unknown[] {
   return reply instanceof Buffer ? unpackReply(reply, bytesAt) : (reply as unknown[]);
 }
 
+const NO_REPLY = Buffer.alloc(0);
+
 class Reader {
   at = 0;
-  constructor(readonly buf: Buffer) {}
+  buf: Buffer = NO_REPLY;
 
   #need(n: number): void {
     if (this.at + n > this.buf.length) throw new StoreError('packed reply: cut short');
@@ -143,3 +152,11 @@ class Reader {
     return buf.readInt32BE(at) * 0x1_0000_0000 + buf.readUInt32BE(at + 4);
   }
 }
+
+/**
+ * The one Reader, reused by every unpackReply (each reads its reply to the end, synchronously).
+ * Not one per reply: V8 holds the map of a class's instances only weakly, and with no Reader
+ * alive at a full GC (a worker between bursts) the map died and the reader's optimized code was
+ * thrown away ("weak objects" in --trace-deopt) and compiled again at the next claim.
+ */
+const reader = new Reader();

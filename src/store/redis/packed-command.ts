@@ -117,3 +117,12 @@ export function sendPacked(
   });
   return client.sendCommand(command) as Promise<unknown>;
 }
+
+/**
+ * One PackedCommand kept for the life of the process, made as sendPacked makes them: V8 holds
+ * the maps a class's instances pass through only weakly, and with no command alive at a full GC
+ * (a worker between bursts) the map died and the optimized code of the claim and ack paths built
+ * for it was thrown away ("weak objects" in --trace-deopt) and compiled again at the next call.
+ * Exported so that it is a binding of the module, alive as long as the module is.
+ */
+export const KEPT_COMMAND = new PackedCommand('evalsha', ['', 0], [], { replyEncoding: undefined, keyPrefix: undefined, errorStack: undefined });
