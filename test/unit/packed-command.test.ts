@@ -35,3 +35,11 @@ test('written again (an offline queue, a resend after a reconnection), a command
   const c = new PackedCommand('fcall', ['dq_fn', 0], ['a', 'é'], {});
   assert.deepEqual(c.toWritable({}), c.toWritable({}));
 });
+
+test('a lone surrogate goes out as the bytes the socket would write for ioredis (U+FFFD, three bytes)', () => {
+  const head = ['dq_fn', 0];
+  const rows = ['lone \ud800 surrogate', '\udfff', 'pair 😀 whole'];
+  const packed = new PackedCommand('fcall', head, rows, {}).toWritable({});
+  // ioredis writes its command as a string; the socket encodes it as UTF-8.
+  assert.deepEqual(packed, Buffer.from(asIoredisWrites('fcall', head, rows), 'utf8'));
+});
