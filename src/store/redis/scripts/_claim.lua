@@ -23,7 +23,8 @@ function CLAIM.begin(now)
   -- states start with it (a Lua number passed to redis.call is written with %.17g: ~2.4k
   -- instructions each time).
   -- `ready_empty`: the pick found the ready set empty and put nothing in it (the wake then needs
-  -- no second look at it).
+  -- no second look at it). `next_due`: the scheduled set's head after the hand-out, when the
+  -- hand-out read it (nil: CLAIM.wake reads it).
   CS = { now = now, now_s = int(now), ready_empty = false, run_writes = {}, dropped = {}, buried = {}, rescheduled = {}, rate_blocked = {}, group_lines = {} }
 end
 
@@ -152,7 +153,9 @@ end
 -- group's tokens coming back).
 function CLAIM.wake(out, full, exhausted, grouped, f)
   local now = CS.now
-  local next_due = head_score(K_SCHEDULED)
+  -- The scheduled set's head, unless the hand-out saw it (CLAIM.hand_out_direct).
+  local next_due = CS.next_due
+  if next_due == nil then next_due = head_score(K_SCHEDULED) end
   local next_lease = head_score(K_ACTIVE)
   if full then
     if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
