@@ -187,7 +187,7 @@ import { tooCostly } from '../too-costly.js';
 import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
 import { readWorkerInfo } from '../worker-info.js';
-import { timerDelay } from '../../timers.js';
+import { ClaimWatchdog } from './claim-watchdog.js';
 
 export interface RedisStoreOptions {
   connection?: RedisConnection | undefined;
@@ -265,6 +265,8 @@ export class RedisStore implements Store {
   readonly #keys = new LRUCache<string, QueueKeys>({ max: KEY_CACHE_MAX });
   readonly #subscribers = new Set<Client>();
   readonly #claimWatchdogMs: number;
+  /** Drops the connection when a claim goes unanswered for claimWatchdogMs (made by the first claim). */
+  #watchdog: ClaimWatchdog | undefined;
   readonly #subscriberWatchdogMs: number;
   readonly #testClockKey: string | undefined;
   /** Request ids: unique to this store instance, then a counter (see REQUEST_MEMO_MS). */
@@ -412,7 +414,8 @@ export class RedisStore implements Store {
   }
 
   async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
-    const watchdog = setTimeout(() => this.#client.disconnect(true), timerDelay(this.#claimWatchdogMs));
+    this.#watchdog ??= new ClaimWatchdog(this.#claimWatchdogMs, () => this.#client.disconnect(true));
+    const watched = this.#watchdog.begin();
     let reply: unknown[];
     const rid = this.#requestId();
     try {
@@ -435,7 +438,7 @@ export class RedisStore implements Store {
       )) as unknown;
       reply = unpacked(packed, CLAIM_BODIES);
     } finally {
-      clearTimeout(watchdog);
+      this.#watchdog.end(watched);
     }
     return claimResult(reply);
   }
