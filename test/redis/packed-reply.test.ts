@@ -104,6 +104,16 @@ describe('packed replies (wire.ts PACKED_REPLY): the same array, read back from 
       assert.deepEqual(stored[i], want, `element ${i}`);
     }
     const claimed = claimResult(stored);
+    // As the store reads it now: the bodies left in the packed reply, each its start there, and
+    // read in place into the same jobs.
+    const ends: number[] = [];
+    const inPlace = unpackReply(packed, CLAIM_BODIES, ends);
+    const bodyAt = (i: number) => i >= from && (i - from) % REPLY_AT.claim.size === REPLY_AT.claim.each.body;
+    for (let i = 0, k = 0; i < inPlace.length; i++) {
+      if (!bodyAt(i)) assert.deepEqual(inPlace[i], stored[i], `element ${i}`);
+      else assert.deepEqual(packed.subarray(inPlace[i] as number, ends[k++]), stored[i], `body at ${i}`);
+    }
+    assert.deepEqual(claimResult(inPlace, packed, ends), claimed, 'the same jobs, read in place');
     const got = new Map(claimed.jobs.map((j) => [j.id, j]));
     assert.deepEqual(got.get('big')!.data, JSON.stringify({ big }));
     assert.deepEqual(got.get('ünïcode-id')!.data, JSON.stringify({ text: 'é 日本' }));

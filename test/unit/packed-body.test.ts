@@ -68,7 +68,7 @@ function mangle(r: () => number, bytes: Buffer): Buffer {
   return bytes;
 }
 
-test('a body read from its bytes reads as the same body read as text, or fails with the same error', () => {
+test('a body read from its bytes (alone, or in place in a larger reply) reads as the same body read as text, or fails with the same error', () => {
   const r = rng(35);
   let simple = 0;
   for (let i = 0; i < 50_000; i++) {
@@ -78,6 +78,15 @@ test('a body read from its bytes reads as the same body read as text, or fails w
     const got = outcome(() => readBodyBytes(b, fromBytes), fromBytes);
     const want = outcome(() => readBody(b.toString(), fromText), fromText);
     assert.deepEqual(got, want, `body ${JSON.stringify(b.toString('latin1'))}`);
+    // The same body read where a claim's packed reply holds it, between other bytes (digits and
+    // colons after it, which a scan past its end would take for its own).
+    const framed = Buffer.concat([Buffer.from('9:'), b, Buffer.from('7:0:0:x')]);
+    const inPlace = fresh();
+    assert.deepEqual(
+      outcome(() => readBodyBytes(framed, inPlace, 2, 2 + b.length), inPlace),
+      want,
+      `body ${JSON.stringify(b.toString('latin1'))} in place`,
+    );
     if (!('error' in (want as object)) && fromText.backoff === undefined && fromText.name === undefined) simple++;
   }
   // The generator reaches both paths often: the bodies read from bytes, and the others.

@@ -175,15 +175,16 @@ export function readBody(s: string, into: BodyFields): number {
   return seq;
 }
 
-/** Where readBodyBytes's scan of a body's bytes is (the scan is synchronous, as readBody's). */
+/** Where readBodyBytes's scan of a body's bytes is, and where the body ends (the scan is synchronous, as readBody's). */
 let at = 0;
+let end = 0;
 
 /** The whole number of 1 to 15 digits at `at` in `b`, `at` moved past them; -1 for none or more. */
 function byteDigits(b: Uint8Array): number {
   const from = at;
   let n = 0;
   let i = from;
-  for (; i < b.length; i++) {
+  for (; i < end; i++) {
     const c = b[i]!;
     if (c < 48 || c > 57) break;
     n = n * 10 + (c - 48);
@@ -194,21 +195,23 @@ function byteDigits(b: Uint8Array): number {
 
 /** Whether the byte at `at` is `code`; `at` moves past it when it is. */
 function takesByte(b: Uint8Array, code: number): boolean {
-  if (b[at] !== code) return false;
+  if (at >= end || b[at] !== code) return false;
   at++;
   return true;
 }
 
 /**
- * readBody of a body as Redis sent it, bytes (a claim's reply): the body most jobs have, with no
+ * readBody of a body as Redis sent it, bytes (a claim's reply; `from` and `to` where it is in `b`,
+ * by default all of it): the body most jobs have, with no
  * backoff, trace or name (`…:0:0:` and the data), is read from the bytes, its data decoded on its
  * own, with no string made of the whole body first; any other body, or one that does not read
  * so, goes to readBody as text, which reads it or names what is wrong. What it reads is what
  * readBody reads from the same bytes decoded as UTF-8: the header is ASCII, so it decodes to
  * itself and the data to the same text (test/unit/packed-body.test.ts compares the two).
  */
-export function readBodyBytes(b: Buffer, into: BodyFields): number {
-  at = 0;
+export function readBodyBytes(b: Buffer, into: BodyFields, from = 0, to = b.length): number {
+  at = from;
+  end = to;
   const seq = byteDigits(b);
   const created = seq >= 0 && takesByte(b, COLON) ? byteDigits(b) : -1;
   const afterCreated = created >= 0 && takesByte(b, COLON);
@@ -218,7 +221,7 @@ export function readBodyBytes(b: Buffer, into: BodyFields): number {
   let timeout: number | undefined;
   let simple = priority >= 0 && takesByte(b, COLON);
   // A max of attempts and a timeout, each when written, of at least 1 (readBody refuses 0).
-  if (simple && b[at] !== COLON && b[at] !== SLASH) {
+  if (simple && at < end && b[at] !== COLON && b[at] !== SLASH) {
     max = byteDigits(b);
     simple = max >= 1;
   }
@@ -228,7 +231,7 @@ export function readBodyBytes(b: Buffer, into: BodyFields): number {
   }
   // No backoff, no trace, no name: `:0:0:`.
   simple = simple && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON) && takesByte(b, 48) && takesByte(b, COLON);
-  if (!simple) return readBody(b.toString(), into);
+  if (!simple) return readBody(b.toString('utf8', from, to), into);
   into.createdAtMs = created;
   into.priority = negative ? -priority : priority;
   into.maxAttempts = max;
@@ -236,7 +239,7 @@ export function readBodyBytes(b: Buffer, into: BodyFields): number {
   into.backoff = undefined;
   into.traceContext = undefined;
   into.name = undefined;
-  into.data = b.toString('utf8', at);
+  into.data = b.toString('utf8', at, to);
   return seq;
 }
 

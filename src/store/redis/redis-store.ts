@@ -255,6 +255,11 @@ const SUBSCRIBER_WATCHDOG_MS = 5_000;
  * claim's memo lives as long as its lease).
  */
 export const REQUEST_MEMO_MS = 60_000;
+/**
+ * Where the bodies of the claim being read end in its packed reply (msgpack-reply.ts unpackReply):
+ * one array for every claim, each read synchronously from its unpacking to its jobs made.
+ */
+const BODY_ENDS: number[] = [];
 /** Reads the server's clock where the queue lives (KEYS[1] is one of the queue's keys, for routing only). */
 const TIME_SCRIPT = "local t = redis.call('TIME') return { tonumber(t[1]), tonumber(t[2]) }";
 
@@ -417,9 +422,10 @@ export class RedisStore implements Store {
     this.#watchdog ??= new ClaimWatchdog(this.#claimWatchdogMs, () => this.#client.disconnect(true));
     const watched = this.#watchdog.begin();
     let reply: unknown[];
+    let packed: unknown;
     const rid = this.#requestId();
     try {
-      const packed = (await this.#call(
+      packed = (await this.#call(
         queue,
         'claim',
         {
@@ -436,11 +442,12 @@ export class RedisStore implements Store {
         },
         { keys: { memo: requestKey(this.keys(queue), rid) }, bytes: true },
       )) as unknown;
-      reply = unpacked(packed, CLAIM_BODIES);
+      // The bodies are left in the packed reply, read from it in place (claimResult).
+      reply = unpacked(packed, CLAIM_BODIES, BODY_ENDS);
     } finally {
       this.#watchdog.end(watched);
     }
-    return claimResult(reply);
+    return packed instanceof Buffer ? claimResult(reply, packed, BODY_ENDS) : claimResult(reply);
   }
 
   async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {

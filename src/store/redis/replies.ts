@@ -128,8 +128,19 @@ function tokenOf(prefix: string, n: unknown): string {
   return tokenBytes.toString('latin1', 0, end);
 }
 
-/** One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script should never send. */
-function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpiresAtMs: number, group: string | undefined): ClaimedJob {
+/**
+ * One claimed job from its wire.ts CLAIM_JOB reply elements at `i`; throws on anything the script
+ * should never send. Its body is text, bytes, or (a number) its start in `bodies`, ending at `end`.
+ */
+function claimedJob(
+  reply: unknown[],
+  i: number,
+  tokenPrefix: string,
+  leaseExpiresAtMs: number,
+  group: string | undefined,
+  bodies: Buffer | undefined,
+  end: number,
+): ClaimedJob {
   // Made whole, then its body's fields read into it (no JobBody object per job on the way). The
   // times start undefined, not 0, so that V8 keeps them as tagged fields, not double fields: a
   // double field takes a new heap number of its own on each store, here and again in the
@@ -151,7 +162,8 @@ function claimedJob(reply: unknown[], i: number, tokenPrefix: string, leaseExpir
     timeoutMs: undefined,
   };
   const body = reply[i + C.body];
-  if (body instanceof Buffer) readBodyBytes(body, job);
+  if (typeof body === 'number' && bodies !== undefined) readBodyBytes(bodies, job, body, end);
+  else if (body instanceof Buffer) readBodyBytes(body, job);
   else readBody(String(body), job);
   job.id = String(reply[i + C.id]);
   job.token = tokenOf(tokenPrefix, reply[i + C.token_number]);
@@ -256,8 +268,12 @@ export function claimHolds(text: string): Map<number, ClaimHold> | undefined {
   return out;
 }
 
-/** claim's reply as the store's ClaimResult: each job on its own (one that cannot be read is reported, not thrown). */
-export function claimResult(reply: unknown[]): ClaimResult {
+/**
+ * claim's reply as the store's ClaimResult: each job on its own (one that cannot be read is
+ * reported, not thrown). A reply unpacked with its bodies left in the packed reply
+ * (msgpack-reply.ts unpackReply's `ends`) comes with that reply, `bodies`, and the bodies' ends.
+ */
+export function claimResult(reply: unknown[], bodies?: Buffer, ends?: readonly number[]): ClaimResult {
   replyArray('claim', reply);
   const nowMs = num(reply[CF.now_ms]);
   const wake = num(reply[CF.next_wake_ms]);
@@ -273,7 +289,7 @@ export function claimResult(reply: unknown[]): ClaimResult {
   // Each job on its own: one that cannot be read goes dead, and costs the others nothing.
   for (let i = CLAIM.first, n = 1; i < reply.length; i += CLAIM.size, n++) {
     try {
-      jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n));
+      jobs[read] = claimedJob(reply, i, tokenPrefix, deadline, groups?.get(n), bodies, ends === undefined ? 0 : ends[n - 1]!);
       const held = holds?.get(n);
       if (held !== undefined) {
         // A job that waited only for a signal has no dependencies' hold to show.
