@@ -59,14 +59,19 @@ export class LayoutCache {
 
   /** The cached layout (refreshed in the background when old), or one read now. */
   async resolve(queue: string, fresh = false): Promise<Resolved> {
+    return (!fresh && this.resolveCached(queue)) || this.load(queue);
+  }
+
+  /**
+   * What resolve() answers without reading, at once (no promise): the cached layout, refreshed in
+   * the background when old; undefined when none is cached. For the worker's claims and acks.
+   */
+  resolveCached(queue: string): Resolved | undefined {
     const cached = this.#layouts.get(queue);
-    if (cached && !fresh) {
-      // A stale layout is still safe to use (a shard that is not live for it refuses adds, a
-      // miss re-reads), so it is refreshed in the background instead of holding up the call.
-      if (performance.now() - cached.at > LAYOUT_TTL_MS) this.load(queue).catch(() => {});
-      return cached;
-    }
-    return this.load(queue);
+    // A stale layout is still safe to use (a shard that is not live for it refuses adds, a
+    // miss re-reads), so it is refreshed in the background instead of holding up the call.
+    if (cached && performance.now() - cached.at > LAYOUT_TTL_MS) this.load(queue).catch(() => {});
+    return cached;
   }
 
   /** Reads the stored layout now (one read per queue at a time, shared by its callers). */

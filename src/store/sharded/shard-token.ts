@@ -28,6 +28,13 @@ export function memberOfToken(queue: string, token: string): { member: string; t
   return { member: tag === 'p' ? queue : `${queue}#${tag}`, token: token.slice(slash + 1) };
 }
 
+/** Whether any lease's token carries a shard (a token without one goes to the unsharded keys). */
+export function anyTagged(leases: readonly LeaseRef[]): boolean {
+  // An index loop: the ack path calls this for every batch.
+  for (let i = 0; i < leases.length; i++) if (leases[i]!.token.includes('/')) return true;
+  return false;
+}
+
 /**
  * Runs a lease call per shard for the leases it handed out; answers in the leases' order. Each
  * lease reaches its shard as `retoken` makes it with the shard's own token (by default a copy of
@@ -41,7 +48,7 @@ export async function byLease<L extends LeaseRef, R>(
   retoken: (lease: L, token: string) => L = (l, token) => ({ ...l, token }),
 ): Promise<R[]> {
   // Tokens of an unsharded queue carry no shard: the common case goes straight through.
-  if (leases.every((l) => !l.token.includes('/'))) return op(queue, leases);
+  if (!anyTagged(leases)) return op(queue, leases);
   const routed = leases.map((l) => ({ l, ...memberOfToken(queue, l.token) }));
   const groups = groupBy(routed, (x) => x.member);
   const out: R[] = new Array(leases.length);

@@ -83,7 +83,7 @@ import { mergedPage, SHARDED_PHASE } from './merged-list.js';
 import { mergedCounts, mergedDeadList, mergedScan, mergedStats, mergedTimeline, mergedVerify } from './merged-reads.js';
 import { subscribeMerged } from './merged-wake.js';
 import { perShard, RESHARD_ATTEMPTS, reshardQueue } from './resharding.js';
-import { byLease, memberOfToken, tagOf } from './shard-token.js';
+import { anyTagged, byLease, memberOfToken, tagOf } from './shard-token.js';
 
 /** The lease a RateLimitSignal's check renews before the release that follows it (sharded release). */
 const HOLD_CHECK_LEASE_MS = 30_000;
@@ -209,13 +209,45 @@ export class ShardedStore implements Store, ShardAdmin {
 
   // ---- claims and leases ----
 
-  async claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
-    const r = await this.#layouts.resolve(queue);
+  // The worker's claim and ack of an unsharded queue (the common case) go straight to the inner
+  // store, without an async step of their own (each was a promise and an await more per call).
+  // What throws on the way rejects, as it did from an async method.
+
+  claim(queue: string, count: number, leaseMs: number, defaultMaxAttempts: number, workerId = ''): Promise<ClaimResult> {
+    try {
+      const cached = this.#layouts.resolveCached(queue);
+      if (cached?.unsharded) return this.inner.claim(queue, count, leaseMs, defaultMaxAttempts, workerId);
+      return this.#claimSharded(queue, count, leaseMs, defaultMaxAttempts, workerId, cached);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async #claimSharded(
+    queue: string,
+    count: number,
+    leaseMs: number,
+    defaultMaxAttempts: number,
+    workerId: string,
+    cached: Resolved | undefined,
+  ): Promise<ClaimResult> {
+    const r = cached ?? (await this.#layouts.load(queue));
     if (r.unsharded) return this.inner.claim(queue, count, leaseMs, defaultMaxAttempts, workerId);
     return this.#claims.claim(queue, r.members, count, leaseMs, defaultMaxAttempts, workerId);
   }
 
-  async complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
+  complete(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
+    // Leases routed by their tokens, as byLease routes them: none carries a shard, so all go to
+    // the unsharded keys. A miss is fenced as on any queue (#fenceMisses reads nothing otherwise).
+    try {
+      if (!anyTagged(leases)) return this.inner.complete(queue, leases).then((out) => this.#fenceMisses(queue, leases, out));
+      return this.#completeSharded(queue, leases);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async #completeSharded(queue: string, leases: CompleteRef[]): Promise<LeaseOutcome[]> {
     const out = await byLease(
       queue,
       leases,
@@ -232,9 +264,14 @@ export class ShardedStore implements Store, ShardAdmin {
    * 'lease_lost' there, and so does this (a worker would otherwise take 'not_found' for its own
    * re-sent ack and report the job completed). Read only on a miss, never on an unsharded queue.
    */
-  async #fenceMisses<R extends string>(queue: string, leases: LeaseRef[], out: R[]): Promise<R[]> {
-    // Every ack of a sharded queue passes here: nothing is made unless one missed.
-    if (!out.includes('not_found' as R) || (await this.#layouts.resolve(queue)).unsharded) return out;
+  #fenceMisses<R extends string>(queue: string, leases: LeaseRef[], out: R[]): R[] | Promise<R[]> {
+    // Every ack passes here: nothing is made, nor awaited, unless one missed.
+    if (!out.includes('not_found' as R)) return out;
+    return this.#fenceMissed(queue, leases, out);
+  }
+
+  async #fenceMissed<R extends string>(queue: string, leases: LeaseRef[], out: R[]): Promise<R[]> {
+    if ((await this.#layouts.resolve(queue)).unsharded) return out;
     const missed = out.map((o, i) => (o === 'not_found' ? i : -1)).filter((i) => i >= 0);
     const found = await byId(
       this.#layouts,
