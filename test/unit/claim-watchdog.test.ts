@@ -56,3 +56,16 @@ test('slots are reused, and the timer holds the process open only while a claim 
   w.end(a);
   assert.equal(refTimeouts(), before);
 });
+
+test('a claim sent while one it fired for is still unanswered is watched too', async () => {
+  let fired = 0;
+  const w = new ClaimWatchdog(50, () => fired++);
+  const wedged = w.begin();
+  await sleep(100);
+  assert.equal(fired, 1);
+  const next = w.begin();
+  await sleep(100);
+  assert.equal(fired, 2, 'the second claim fired as well');
+  w.end(wedged);
+  w.end(next);
+});

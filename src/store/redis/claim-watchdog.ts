@@ -32,12 +32,12 @@ export class ClaimWatchdog {
     let slot = this.#sentAt.indexOf(FREE);
     if (slot < 0) slot = this.#sentAt.push(now) - 1;
     else this.#sentAt[slot] = now;
-    if (this.#inFlight++ === 0) {
-      // The timer, if armed, is for a deadline no later than this claim's: it re-arms when it fires.
-      if (this.#timer === undefined) this.#timer = setTimeout(this.#check, timerDelay(this.#ms));
-      // Only while a claim waits does the watchdog keep the process alive, as a timer per claim did.
-      else this.#timer.ref();
-    }
+    // An armed timer is for a deadline no later than this claim's: it re-arms when it fires. It
+    // is not armed with no claim in flight, nor with only claims it fired for (still unanswered).
+    if (this.#timer === undefined) this.#timer = setTimeout(this.#check, timerDelay(this.#ms));
+    // Only while a claim waits does the watchdog keep the process alive, as a timer per claim did.
+    else if (this.#inFlight === 0) this.#timer.ref();
+    this.#inFlight++;
     return slot;
   }
 

@@ -35,10 +35,10 @@ export const NO_BYTES: BytesAt = { first: Number.POSITIVE_INFINITY, size: 1, at:
 /**
  * The reply array of a packed reply `buf`; its strings are Buffers, or (with `bytesAt`) only those
  * it names. With `ends` as well, those are left in `buf` instead: each is its start offset there
- * (a number) in the array, and its end is `ends[k]` for the k-th of them (`ends` is written
- * from 0, never shortened: one array can serve every reply). For a claim's
- * bodies, read from the reply's bytes in place: a Buffer view per body was ~91 B and ~40 ns of
- * each job (bench/worker-alloc.ts).
+ * (a number) in the array, and its end is `ends[k]` for the k-th of them (`ends` is written from
+ * 0, never shortened: one array can serve every reply). For a claim's bodies, read from the
+ * reply's bytes in place: a Buffer view per body was ~91 B and ~40 ns of each job
+ * (bench/worker-alloc.ts).
  */
 export function unpackReply(buf: Buffer, bytesAt?: BytesAt, ends?: number[]): unknown[] {
   const r = reader;

@@ -202,10 +202,10 @@ function takesByte(b: Uint8Array, code: number): boolean {
 
 /**
  * readBody of a body as Redis sent it, bytes (a claim's reply; `from` and `to` where it is in `b`,
- * by default all of it): the body most jobs have, with no
- * backoff, trace or name (`…:0:0:` and the data), is read from the bytes, its data decoded on its
- * own, with no string made of the whole body first; any other body, or one that does not read
- * so, goes to readBody as text, which reads it or names what is wrong. What it reads is what
+ * by default all of it): the body most jobs have, with no backoff, trace or name (`…:0:0:` and
+ * the data), is read from the bytes, its data decoded on its own, with no string made of the
+ * whole body first; any other body, or one that does not read so, goes to readBody as text,
+ * which reads it or names what is wrong. What it reads is what
  * readBody reads from the same bytes decoded as UTF-8: the header is ASCII, so it decodes to
  * itself and the data to the same text (test/unit/packed-body.test.ts compares the two).
  */
