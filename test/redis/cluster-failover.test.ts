@@ -293,8 +293,11 @@ describe('a 3-shard queue through a Redis Cluster failover (3 masters + 3 replic
     // healthy shards' jobs are not held up by the failover (with cluster-require-full-coverage
     // no, as above; otherwise every master refuses commands for part of it).
     if (!killRun) return t.skip('the kill -9 run did not finish');
+    // Held up by the failover, they would wait as long as it (at least cluster-node-timeout,
+    // 1.5 s); 1 s leaves a loaded machine room (503 ms seen beside a valgrind run and a second
+    // suite) and still tells the two apart.
     assert.ok(
-      killRun.othersWaitMaxMs <= 500,
+      killRun.othersWaitMaxMs <= 1_000,
       `due jobs of the healthy shards added during the failover waited up to ${killRun.othersWaitMaxMs} ms for a worker (median ${killRun.othersWaitP50Ms} ms; the failover took ${killRun.failoverMs} ms)`,
     );
   });
