@@ -91,6 +91,15 @@ export { listQueues } from './queue/list-queues.js';
 /** Jobs per script run in addBulk: large enough to amortise the round trip, small enough not to stall Redis. */
 const BULK_CHUNK = 500;
 
+/**
+ * Single adds per script run: a run goes out as soon as it holds this many, not when the turn
+ * ends, so Redis writes one run while the producer makes the next (two stages, not a ping-pong).
+ * 100 spreads a run's fixed cost (~31 µs of Redis CPU) to ~0.3 µs a job. Measured (bench: single
+ * adds, 200 in flight, 5 runs each, medians): 80k jobs/s with one run a turn, 110k at 100, 105k at
+ * 75, 103k at 150.
+ */
+const SINGLE_ADDS_PER_RUN = 100;
+
 export interface TimelineOptions {
   /** Width of a bucket, ms, whole, 1000..86400000. @default 60000 */
   bucketMs?: number;
@@ -215,7 +224,7 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
     this.#store = store;
     this.#adds = new AddBatcher(
       (jobs) => this.#send(jobs),
-      BULK_CHUNK,
+      SINGLE_ADDS_PER_RUN,
       (job, r) => this.#answer(job, r),
     );
     // Every other call goes out after the adds made before it (see AddBatcher).

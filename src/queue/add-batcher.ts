@@ -5,8 +5,9 @@
  * changes is the cost: a producer with many adds in flight (a web server adding the job of each
  * request) pays a script run's fixed cost (~31 µs of Redis CPU: the call, the prologue that names
  * every key and argument, the request memo, the sequence number, the wake) once a batch, not
- * once a job (bench: single adds, 200 in flight, 4× the jobs/s). An add made alone goes out
- * alone, one turn later.
+ * once a job (bench: single adds, 200 in flight, 4× the jobs/s). A run goes out as soon as it
+ * holds `max` adds, before the turn ends, so Redis starts on it while the rest are made. An add
+ * made alone goes out alone, one turn later.
  *
  * A call is refused as a whole when a job's cost is above a rate limit's max: an add with a cost
  * above 1 goes alone (after those pending), so that refusal is its own. An error of the call (the

@@ -78,14 +78,15 @@ describe('add', () => {
     await q.close();
   });
 
-  test('single adds made at once go out in one script run, each answered as if made alone', async () => {
+  test('single adds made at once go out in script runs of 100, each answered as if made alone', async () => {
     const q = newQueue<number>();
     await q.add(-1, { delay: 60_000 }); // connected, scripts loaded, queue registered
     await fx.client.config('RESETSTAT');
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => q.add(i, { id: `j${i % 150}`, delay: 60_000 })));
     const stats = await fx.client.info('commandstats');
     const runs = [...stats.matchAll(/cmdstat_(?:eval(?:sha)?|fcall):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-    assert.equal(runs, 1, `200 adds of one turn in ${runs} script runs`);
+    // A run goes out as it fills (add-batcher.test.ts), so Redis writes one while the next is made.
+    assert.equal(runs, 2, `200 adds of one turn in ${runs} script runs`);
     assert.deepEqual(
       results.map((r) => r.added),
       Array.from({ length: 200 }, (_, i) => i < 150),

@@ -47,3 +47,18 @@ test('a run written in part (one shard failed) resolves the adds that were writt
   );
   assert.equal((settled[1] as PromiseRejectedResult).reason, broken);
 });
+
+test('a run goes out as soon as it holds `max` adds, before the turn ends: Redis starts on it while the rest are made', async () => {
+  const runs: number[] = [];
+  const b = new AddBatcher(async (jobs) => {
+    runs.push(jobs.length);
+    return jobs.map(added);
+  }, 100);
+  const adds: Promise<StoredAddResult>[] = [];
+  for (let i = 0; i < 100; i++) adds.push(b.add(job(`a${i}`)));
+  assert.deepEqual(runs, [100], 'the 100th add sent the run at once');
+  for (let i = 0; i < 150; i++) adds.push(b.add(job(`b${i}`)));
+  assert.deepEqual(runs, [100, 100], 'each full run goes out as it fills');
+  await Promise.all(adds);
+  assert.deepEqual(runs, [100, 100, 50], 'the rest go out when the turn ends');
+});
