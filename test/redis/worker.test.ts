@@ -233,6 +233,34 @@ describe('worker', () => {
     await w.close();
   });
 
+  test('in a backlog of handlers that return at once, every claim asks for a whole batch', async () => {
+    // Two claims' jobs starting in one turn: the first job to end found a slot or two free and
+    // claimed for those alone (a tenth of a dispatch's claims brought one job). Such a claim
+    // waits for the turn's end, when the other handlers' slots are free too.
+    const store = new RedisStore({ connection: fx.redis.url });
+    open.push(store);
+    const wants: number[] = [];
+    const claim = store.claim.bind(store);
+    store.claim = (queue, want, ...rest) => {
+      wants.push(want);
+      return claim(queue, want, ...rest);
+    };
+    const { queue, worker } = setup<number>();
+    const n = 10_000;
+    for (let i = 0; i < n; i += 1000) await queue.addBulk(Array.from({ length: 1000 }, (_, k) => ({ data: i + k })));
+    let ran = 0;
+    const w = worker(
+      () => {
+        ran++;
+      },
+      { store, concurrency: 200, batch: 100 },
+    );
+    await until(() => ran === n, 'the backlog to run', 30_000);
+    await w.close();
+    const partial = wants.filter((want) => want !== 100);
+    assert.deepEqual(partial, [], `${partial.length} of ${wants.length} claims asked for part of a batch`);
+  });
+
   test('an idle worker sends next to no commands to Redis', async () => {
     // A server of its own, so other tests' traffic does not count.
     const own = await fx.another();
