@@ -22,7 +22,7 @@ const IDLE_FALLBACK_MS = 1_000;
  * evenly, a claim of 100 over 3 shards was three calls of 33, and the busiest node paid 1.8× an
  * unsharded node's CPU for each job it held. Measured (`npm run bench -- --cluster --repeat 3`):
  * split evenly, busiest node 0.67× the unsharded node's CPU per job of the queue, dispatch 0.62×
- * of one shard's; a shard a claim, 0.49× and 0.95×, lateness p99 unchanged (4 ms).
+ * of one shard's; a shard a claim, 0.49–0.52× and 0.83–0.95× (two runs), lateness p99 4 ms.
  */
 const BACKLOG_SHARE = 100;
 
