@@ -1,12 +1,12 @@
 /**
- * numberText (redis-store.ts: an add's numbers as the text sent, an epoch ms written digit by
+ * numberText (number-text.ts: an add's numbers as the text sent, an epoch ms written digit by
  * digit) against String(): the same text for every number, at and around the bounds of its fast
  * path (13 digits) and for every kind of number it leaves to String().
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { numberText } from '../../src/store/redis/redis-store.js';
+import { numberText } from '../../src/store/redis/number-text.js';
 
 test('numberText writes what String() writes, at the edges of the 13-digit range and off it', () => {
   const edges = [
