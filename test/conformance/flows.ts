@@ -414,6 +414,23 @@ export function flowConformance(kind: StoreKind): void {
       assert.equal((await q.get('p'))?.lastError, 'dependency zz-added-first was cancelled');
     });
 
+    test("a drain's ends are one call's: a held job waiting for two drained jobs hears of the second, not of a held job the first one's end buried", async () => {
+      // The differential test's find (seed -436346357): the memory store and the model told the
+      // holds of each drained job and then buried what that ended, one drained job at a time;
+      // drain.lua ends every drained job first (one `finish`), then buries, as a call of its own.
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'e' } },
+        { data: 2, opts: { id: 'c', dependsOn: ['e'] } },
+        { data: 3, opts: { id: 'a' } },
+        { data: 4, opts: { id: 'd', dependsOn: ['c', 'a'] } },
+      ]);
+      assert.equal(await q.store.drain(q.name, Date.now() + 3_600_000), 2, 'e and a: held jobs wait out a bounded drain');
+      assert.equal((await q.get('c'))?.lastError, 'dependency e was cancelled');
+      assert.equal((await q.get('d'))?.lastError, 'dependency a was cancelled');
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a job added again under the id of a held job that is gone hears only of its own dependencies', async () => {
       const q = queue<unknown>();
       await q.add(1, { id: 'x' });

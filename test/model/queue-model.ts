@@ -351,30 +351,50 @@ export class QueueModel {
    * job's dependencies that no held job waits for any more and that have not started are cancelled.
    */
   #finish(job: ModelJob, outcome: ModelEnd, told: string, end: () => void, ending?: ReadonlySet<string>): void {
-    const orphans = outcome === 'cancelled' && job.hold?.phase === 'held' ? [...job.hold.deps] : [];
-    // A held job buried from outside (failNow with dead) hears of its dependencies' ends and does nothing.
-    if (outcome === 'dead' && job.hold?.phase === 'held') job.hold.phase = 'buried';
-    const reason = outcome === 'dead' ? (job.lastError ?? '') : told;
-    const text = (outcome === 'completed' ? 'c' : outcome === 'dead' ? 'd' : 'x') + reason;
-    const bury: ModelJob[] = [];
-    for (const parent of this.#waitingFor(job.id)) {
-      // A held job ending in the same call (a drain) is not told: it ends too.
-      if (ending?.has(parent.id)) continue;
-      const h = parent.hold!;
-      h.waitsOn.delete(job.id);
-      h.ended.set(job.id, text);
-      if (h.phase !== 'held') continue;
-      if (outcome !== 'completed' && h.policy === 'fail') {
-        h.phase = 'buried';
-        parent.lastError = `dependency ${job.id} ${outcome === 'dead' ? 'died' : 'was cancelled'}${reason !== '' ? `: ${reason}` : ''}`;
-        bury.push(parent);
-      } else if (h.waitsOn.size === 0) {
-        h.phase = 'released';
-        this.#schedule(parent, Math.max(this.now, h.addDue));
-      }
+    this.#finishMany([{ job, told, end }], outcome, ending);
+  }
+
+  /**
+   * Ends of several jobs in one call, as _lifecycle.lua's `finish` takes them: every job's holds
+   * hear of it first, in order, then what that decided follows as calls of its own — every held
+   * job buried, together (and what they bury, in turn), then the dependencies left to no one.
+   * So in a drain a held job waiting for two drained jobs hears of the first drained, not of a
+   * held job the first one's end buried.
+   */
+  #finishMany(items: readonly { job: ModelJob; told: string; end: () => void }[], outcome: ModelEnd, ending?: ReadonlySet<string>): void {
+    const orphans: string[] = [];
+    for (const { job } of items) {
+      if (outcome === 'cancelled' && job.hold?.phase === 'held') orphans.push(...job.hold.deps);
+      // A held job buried from outside (failNow with dead) hears of its dependencies' ends and does nothing.
+      if (outcome === 'dead' && job.hold?.phase === 'held') job.hold.phase = 'buried';
     }
-    end();
-    for (const parent of bury) this.#bury(parent);
+    const bury: ModelJob[] = [];
+    for (const { job, told, end } of items) {
+      const reason = outcome === 'dead' ? (job.lastError ?? '') : told;
+      const text = (outcome === 'completed' ? 'c' : outcome === 'dead' ? 'd' : 'x') + reason;
+      for (const parent of this.#waitingFor(job.id)) {
+        // A held job ending in the same call (a drain) is not told: it ends too.
+        if (ending?.has(parent.id)) continue;
+        const h = parent.hold!;
+        h.waitsOn.delete(job.id);
+        h.ended.set(job.id, text);
+        if (h.phase !== 'held') continue;
+        if (outcome !== 'completed' && h.policy === 'fail') {
+          h.phase = 'buried';
+          parent.lastError = `dependency ${job.id} ${outcome === 'dead' ? 'died' : 'was cancelled'}${reason !== '' ? `: ${reason}` : ''}`;
+          bury.push(parent);
+        } else if (h.waitsOn.size === 0) {
+          h.phase = 'released';
+          this.#schedule(parent, Math.max(this.now, h.addDue));
+        }
+      }
+      end();
+    }
+    if (bury.length > 0)
+      this.#finishMany(
+        bury.map((parent) => ({ job: parent, told: '', end: this.#buryEnd(parent) })),
+        'dead',
+      );
     const cancel: ModelJob[] = [];
     for (const dep of new Set(orphans)) {
       if (ending?.has(dep)) continue;
@@ -382,7 +402,12 @@ export class QueueModel {
       const d = this.jobs.get(dep);
       if (d && (d.state === 'scheduled' || d.state === 'held')) cancel.push(d);
     }
-    for (const d of cancel) this.#finish(d, 'cancelled', 'the job waiting for it was cancelled', () => this.#remove(d));
+    if (cancel.length > 0)
+      this.#finishMany(
+        cancel.map((d) => ({ job: d, told: 'the job waiting for it was cancelled', end: () => this.#remove(d) })),
+        'cancelled',
+        new Set(cancel.map((d) => d.id)),
+      );
   }
 
   /** claim: held jobs whose deadline passed run anyway, due at the later of now and their own due time. */
@@ -484,13 +509,18 @@ export class QueueModel {
   }
 
   #bury(job: ModelJob): void {
-    this.#finish(job, 'dead', '', () => {
+    this.#finish(job, 'dead', '', this.#buryEnd(job));
+  }
+
+  /** A burial's own writes: into the dead set. */
+  #buryEnd(job: ModelJob): () => void {
+    return () => {
       // A job's end ends its debounce burst (finish); only one buried before it ran still had one.
       if (job.debounceKey !== undefined && this.bursts.get(job.debounceKey)?.id === job.id) this.bursts.delete(job.debounceKey);
       job.state = 'dead';
       job.finishedAt = this.now;
       this.deadOrder.push(job.id);
-    });
+    };
   }
 
   /** Jobs in a state in ZSET order: by `score`, then id by bytes. */
@@ -896,7 +926,11 @@ export class QueueModel {
           (place(a) === 3 ? bytes(a.group!, b.group!) || b.priority - a.priority || a.due - b.due || a.seq - b.seq : 0),
       );
     const ending = new Set(victims.map((j) => j.id));
-    for (const j of victims) this.#finish(j, 'cancelled', '', () => this.#remove(j), ending);
+    this.#finishMany(
+      victims.map((j) => ({ job: j, told: '', end: () => this.#remove(j) })),
+      'cancelled',
+      ending,
+    );
     return victims.length;
   }
 

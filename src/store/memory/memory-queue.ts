@@ -400,41 +400,65 @@ export class MemoryQueue {
    * and events stay with the caller. The next rule that must hear of every end (flows) goes here.
    */
   finish(outcome: Finish, job: MemJob, now: number, keep = false, told = '', ending?: ReadonlySet<string>): void {
-    this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : told);
-    // Held jobs waiting for this one are told first (memory/holds.ts); what that ends ends after
-    // this one's own writes.
-    const after = this.holds.used ? this.holds.settle(this, outcome, job, told, now, ending) : undefined;
-    switch (outcome) {
-      case 'completed':
-        this.completed++;
-        this.history.note(now, { completed: 1 });
-        if (!keep) {
-          this.remove(job);
-          break;
-        }
-        this.#move(job, 'completed');
-        job.diedAt = now;
-        this.completedKept.set(job.id, job);
-        break;
-      case 'dead':
-        this.history.note(now, { dead: 1 });
-        this.#endBurst(job);
-        this.#move(job, 'dead');
-        job.diedAt = now;
-        this.dead.set(job.id, job);
-        break;
-      case 'cancelled':
-        this.remove(job);
-        break;
-    }
-    if (after) this.#afterHolds(after, now, ending);
+    this.finishAll(outcome, [job], now, keep, [told], ending);
   }
 
-  /** What a hold decided as a job ended: held jobs to bury, dependencies left to no one to cancel. */
-  #afterHolds(after: { bury: MemJob[]; orphans: string[] }, now: number, ending: ReadonlySet<string> | undefined): void {
-    for (const parent of after.bury) this.finish('dead', parent, now);
-    for (const orphan of this.holds.takeOrphans(this, after.orphans, now, ending))
-      this.finish('cancelled', orphan, now, false, 'the job waiting for it was cancelled');
+  /**
+   * Ends of several jobs in one call, as _lifecycle.lua's `finish` takes them: each job's holds
+   * hear of it and its end is written, in order; then what the holds decided follows as calls of
+   * their own: every held job buried, together (and what they bury, in turn), then the
+   * dependencies left to no one. (Ended one by one, a held job waiting for two drained jobs heard
+   * of a held job the first one's end buried, not of the second drained job, as Redis has it.)
+   */
+  finishAll(outcome: Finish, jobs: readonly MemJob[], now: number, keep = false, told: readonly string[] = [], ending?: ReadonlySet<string>): void {
+    const bury: MemJob[] = [];
+    const orphans: string[] = [];
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      const why = told[i] ?? '';
+      this.#tellWaiters(outcome, job, outcome === 'dead' ? (job.lastError ?? '') : why);
+      // Held jobs waiting for this one are told first (memory/holds.ts); what that ends ends after
+      // the call's own writes.
+      const after = this.holds.used ? this.holds.settle(this, outcome, job, why, now, ending) : undefined;
+      switch (outcome) {
+        case 'completed':
+          this.completed++;
+          this.history.note(now, { completed: 1 });
+          if (!keep) {
+            this.remove(job);
+            break;
+          }
+          this.#move(job, 'completed');
+          job.diedAt = now;
+          this.completedKept.set(job.id, job);
+          break;
+        case 'dead':
+          this.history.note(now, { dead: 1 });
+          this.#endBurst(job);
+          this.#move(job, 'dead');
+          job.diedAt = now;
+          this.dead.set(job.id, job);
+          break;
+        case 'cancelled':
+          this.remove(job);
+          break;
+      }
+      if (after) {
+        bury.push(...after.bury);
+        orphans.push(...after.orphans);
+      }
+    }
+    if (bury.length > 0) this.finishAll('dead', bury, now);
+    const cancel = this.holds.takeOrphans(this, orphans, now, ending);
+    if (cancel.length > 0)
+      this.finishAll(
+        'cancelled',
+        cancel,
+        now,
+        false,
+        cancel.map(() => 'the job waiting for it was cancelled'),
+        new Set(cancel.map((j) => j.id)),
+      );
   }
 
   /**

@@ -702,10 +702,9 @@ export class MemoryStore implements Store {
       )
       .sort((a, b) => place[a.where]! - place[b.where]! || key(a)[0] - key(b)[0] || byteOrder(key(a)[1], key(b)[1]));
     const ending = new Set(victims.map((j) => j.id));
-    for (const job of victims) {
-      q.finish('cancelled', job, now, false, '', ending);
-      q.emit(now, 'drained', job.id, {});
-    }
+    // One call's ends, as drain.lua's one `finish` (memory-queue.ts finishAll), then its events.
+    q.finishAll('cancelled', victims, now, false, [], ending);
+    for (const job of victims) q.emit(now, 'drained', job.id, {});
     return victims.length;
   }
 
