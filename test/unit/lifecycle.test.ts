@@ -108,7 +108,8 @@ describe('the job lifecycle has one home per store', () => {
     const store = readFileSync(new URL('memory-store.ts', memoryDir), 'utf8');
     // Into the dead or completed place only in finish; the store deletes a job (remove) only for
     // deletes that are no end: a replace, purge, the retention trim, obliterate.
-    const finish = queue.slice(queue.indexOf('  finish('), queue.indexOf('\n  }\n', queue.indexOf('  finish(')));
+    // finish and finishAll (a call's ends together, which finish is one of).
+    const finish = queue.slice(queue.indexOf('  finish('), queue.indexOf('\n  }\n', queue.indexOf('  finishAll(')));
     for (const place of ['dead', 'completed']) {
       const moves = [...queue.matchAll(new RegExp(`#move\\(job, '${place}'\\)`, 'g'))].length;
       assert.equal(moves, 1, `one move to ${place}`);
