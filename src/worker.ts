@@ -120,17 +120,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #claims = 0;
   #reserved = 0;
   #claimRetryMs = CLAIM_RETRY_MIN_MS;
-  /** Set from a claim's sending until the next turn of the event loop (see #pump). */
+  /** Set from a claim's sending until the turn of the event loop ends (see #pump). */
   #claimSentThisTurn = false;
-  readonly #nextTurn = () => {
-    this.#claimSentThisTurn = false;
-    this.#pump();
-  };
-  /** A claim for part of a batch waits for the turn's end (see #pump): set while that pump runs. */
+  /** A pump is booked for the turn's end (#atTurnEnd); #turnEnds is set while it runs. */
+  #turnEndBooked = false;
   #turnEnds = false;
-  #partialScheduled = false;
-  readonly #partialTurn = () => {
-    this.#partialScheduled = false;
+  readonly #turnEnd = () => {
+    this.#turnEndBooked = false;
+    this.#claimSentThisTurn = false;
     this.#turnEnds = true;
     this.#pump();
     this.#turnEnds = false;
@@ -324,10 +321,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // each took one of the two claims in flight). At the turn's end the ended handlers' slots are
     // free; a slow handler's slot is claimed for then, a turn later than it ended.
     if (free < this.batch && this.#running.size > 0 && !this.#turnEnds) {
-      if (!this.#partialScheduled) {
-        this.#partialScheduled = true;
-        setImmediate(this.#partialTurn);
-      }
+      this.#atTurnEnd();
       return;
     }
     // One claim per turn of the event loop. Two claims written together reach Redis in one read,
@@ -339,6 +333,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#claim(Math.min(this.batch, free));
   }
 
+  /** Books one pump for the end of this turn of the event loop (setImmediate: after its I/O). */
+  #atTurnEnd(): void {
+    if (this.#turnEndBooked) return;
+    this.#turnEndBooked = true;
+    setImmediate(this.#turnEnd);
+  }
+
   /**
    * Sends a claim for `want` jobs. Apart from #pump, which runs each time a handler ends and
    * mostly finds nothing to do: the closures here would otherwise make #pump allocate their
@@ -346,7 +347,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   #claim(want: number): void {
     this.#claimSentThisTurn = true;
-    setImmediate(this.#nextTurn);
+    this.#atTurnEnd();
     this.#claims++;
     this.#reserved += want;
     const wakesBefore = this.#wakes;
