@@ -431,6 +431,38 @@ export function flowConformance(kind: StoreKind): void {
       assert.deepEqual((await q.verify()).problems, []);
     });
 
+    test("a claim's recovered leases end as one call's: a held job waiting for two jobs buried by one recovery hears of the second, not of a held job the first one's end buried", async () => {
+      // claim.lua decides every expired lease first, then buries those out of attempts with one
+      // `finish` and reschedules the rest after; the memory store buried each with its cascade
+      // as it went (the drain's disagreement above, in the recovery).
+      const q = queue<unknown>();
+      await q.addBulk([
+        { data: 1, opts: { id: 'a' } },
+        { data: 2, opts: { id: 'c', dependsOn: ['a'] } },
+        { data: 3, opts: { id: 'e' } },
+        { data: 4, opts: { id: 'd', dependsOn: ['c', 'e'] } },
+      ]);
+      // Both in one claim, so their leases share a deadline and a recovers first (on shards, as many
+      // claims as it takes).
+      const jobs: { id: string; leaseExpiresAtMs: number }[] = [];
+      await until(async () => {
+        jobs.push(...(await q.store.claim(q.name, 2 - jobs.length, 50, 1)).jobs);
+        return jobs.length === 2;
+      }, 'e and a handed out');
+      assert.deepEqual(jobs.map((j) => j.id).sort(), ['a', 'e']);
+      await until(async () => (await kind.now()) > Math.max(...jobs.map((j) => j.leaseExpiresAtMs)), 'the leases to run out');
+      // The next claim recovers both, out of attempts (1 of 1); c and d are buried after.
+      await until(async () => {
+        await q.store.claim(q.name, 1, 30_000, 1);
+        return (await q.get('d'))?.state === 'dead';
+      }, 'the leases recovered');
+      assert.equal((await q.get('e'))?.state, 'dead');
+      assert.equal((await q.get('a'))?.state, 'dead');
+      assert.match((await q.get('c'))?.lastError ?? '', /^dependency a died/);
+      assert.match((await q.get('d'))?.lastError ?? '', /^dependency e died/);
+      assert.deepEqual((await q.verify()).problems, []);
+    });
+
     test('a job added again under the id of a held job that is gone hears only of its own dependencies', async () => {
       const q = queue<unknown>();
       await q.add(1, { id: 'x' });

@@ -623,16 +623,27 @@ export class QueueModel {
     const expired = [...this.jobs.values()]
       .filter((j) => j.state === 'active' && j.leaseDeadline <= this.now)
       .sort((a, b) => a.leaseDeadline - b.leaseDeadline || bytes(a.id, b.id));
+    // As claim.lua: every expired lease ends first, then those out of attempts are buried as one
+    // call's ends (a held job waiting for two of them hears of the second, not of a held job the
+    // first one's end buried).
+    const buried: ModelJob[] = [];
     for (const job of expired) {
       this.#endLease(job, () => {
         job.mark = 'recovered';
         job.lastError = `lease expired during attempt ${job.attempts} of ${this.#maxOf(job)}`;
         if (job.attempts >= this.#maxOf(job)) {
           job.spentMax = this.#maxOf(job);
-          this.#bury(job);
+          // Out of active now (its group's slot is free); its end is written with the others'.
+          job.state = 'dead';
+          buried.push(job);
         } else this.#schedule(job, this.now);
       });
     }
+    if (buried.length > 0)
+      this.#finishMany(
+        buried.map((job) => ({ job, told: '', end: this.#buryEnd(job) })),
+        'dead',
+      );
     this.#releaseExpired();
     if (this.paused) return { jobs: [], more: false };
     // At its concurrency limit the queue hands out nothing, and no more than the room left.

@@ -225,6 +225,8 @@ export class MemoryQueue {
 
   /** Jobs per state, to tell when a heap is mostly stale entries. */
   readonly #count = { scheduled: 0, ready: 0, waiting: 0, active: 0, dead: 0, completed: 0, held: 0 };
+  /** Recovered leases out of active and not yet moved on: within one claim only (takeExpiredLeases). */
+  readonly #leftActive = new Set<MemJob>();
 
   /** Jobs held for other jobs (docs/flows.md; Redis: _holds.lua). */
   readonly holds = new MemHolds();
@@ -259,6 +261,8 @@ export class MemoryQueue {
    */
   #leave(job: MemJob): void {
     if (job.version === 0) return;
+    // Taken out of active already (takeExpiredLeases).
+    if (this.#leftActive.delete(job)) return;
     if (job.where === 'active' && this.concurrency !== undefined && this.#count.active >= this.concurrency) this.signal(0);
     this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
@@ -487,6 +491,28 @@ export class MemoryQueue {
 
   nextLease(): MemJob | undefined {
     return this.#leases.peek()?.job;
+  }
+
+  /**
+   * Up to `limit` leases whose deadline is at or before `now`, in the active set's order, taken
+   * out of active together, as claim.lua's leave_active takes them before it decides what
+   * becomes of each: their groups' slots come back and the groups that get room join the
+   * rotation in that order. Each stays `active` by name until finishAll or schedule moves it on,
+   * which then gives nothing back a second time.
+   */
+  takeExpiredLeases(now: number, limit: number): MemJob[] {
+    const out: MemJob[] = [];
+    while (out.length < limit) {
+      const top = this.#leases.peek();
+      if (!top || top.at > now) break;
+      this.#leases.pop();
+      out.push(top.job);
+    }
+    for (const job of out) {
+      this.#leave(job);
+      this.#leftActive.add(job);
+    }
+    return out;
   }
 
   readyCount(): number {

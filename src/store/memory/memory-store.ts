@@ -313,9 +313,11 @@ export class MemoryStore implements Store {
     const q = this.#q(queue);
     const now = this.#now();
     // 1. Recover expired leases: back to scheduled (due now), or dead when no attempts are left.
-    for (let i = 0; i < LIMIT.reap_per_claim; i++) {
-      const lease = q.nextLease();
-      if (!lease || lease.leaseDeadline > now) break;
+    // As claim.lua: every lease is decided first, then those out of attempts end as one call's
+    // ends (MemoryQueue.finishAll), then the rest are scheduled again.
+    const buried: MemJob[] = [];
+    const again: MemJob[] = [];
+    for (const lease of q.takeExpiredLeases(now, LIMIT.reap_per_claim)) {
       const attempts = lease.attempts;
       const max = lease.maxAttempts ?? defaultMaxAttempts;
       const why = `lease expired during attempt ${attempts} of ${max}`;
@@ -325,13 +327,17 @@ export class MemoryStore implements Store {
       q.emit(now, 'leaseExpired', lease.id, { attempt: String(attempts) });
       if (attempts >= max) {
         lease.spentMaxAttempts = max;
-        // As claim.lua: its event, then its end and what that ends (docs/flows.md).
         q.emit(now, 'dead', lease.id, { attempt: String(attempts), error: why });
-        this.#bury(q, lease, now);
+        buried.push(lease);
       } else {
-        q.schedule(lease, now);
+        again.push(lease);
       }
     }
+    if (buried.length > 0) {
+      q.finishAll('dead', buried, now);
+      this.#trim(q, 'dead', now, buried.length);
+    }
+    for (const job of again) q.schedule(job, now);
     // Held jobs whose deadline passed are scheduled, so this claim can hand them out (claim.lua).
     if (q.holds.used) q.holds.releaseExpired(q, now, LIMIT.reap_per_claim);
     // A paused queue hands out nothing, nor does one at its concurrency limit (claim.lua).
