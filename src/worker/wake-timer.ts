@@ -16,21 +16,25 @@ import { timerDelay } from '../timers.js';
 const OFFSET_DRIFT_MS_PER_S = 0.5;
 
 /**
- * A wake for a server moment is aimed this much before the local moment the offset gives. The
- * server's clock is read in whole ms, so the offset is known to half a ms at best and a job due at
- * D may be claimable up to that much before the estimate; Node's timers then fire up to a ms after
- * the moment they are set for (#arm). Measured (`npm run bench -- --only load,low`, 3 runs each):
- * aimed at the estimate, lateness p50 1 ms at 10k and at 400 jobs/s, 2.00 script calls a job at 400/s,
- * Redis 217 µs a job there; 0.5 ms before it, p50 0 / 0, p99 4 / 2, 2.13 calls, 204 µs. (Before
- * #arm rounded delays up, timers fired up to 2 ms early: p50 0 / 0, but 2.58 calls and 250 µs.)
+ * A wake for a server moment is aimed this much before the earliest local moment at which the
+ * server's clock can have reached it (the offset's lower bound, #observe). Node's timers fire up
+ * to a ms after the moment they are set for (#arm), so a wake aimed at that moment starts its job
+ * a ms late at the median; aimed a little before it, on time, and now and then a claim finds
+ * nothing. Measured (`npm run bench -- --only load,low`, 2-3 runs each) at 400 jobs/s: aimed at
+ * the lower bound, lateness p50 1 ms, 1.98 script calls a job; 0.25 ms before it, p50 1, 1.99;
+ * 0.5 ms before it, p50 0, 1.99-2.00 (before the bounds, aimed 0.5 ms before the middle of a
+ * single answer's ms: p50 0, 2.09-2.14 calls a job).
  */
 export const WAKE_LEAD_MS = 0.5;
 
 export class WakeTimer {
-  /** Server epoch ms minus local monotonic ms; undefined until the first claim answered. */
-  #offset: number | undefined;
-  /** How far #offset may be off (half its round trip), and when it was measured (local ms). */
-  #uncertainty = Infinity;
+  /**
+   * What the server's clock can be, as bounds of its offset (server epoch ms minus local
+   * monotonic ms) every round trip so far allows; undefined until the first claim answered.
+   */
+  #lo: number | undefined;
+  #hi = 0;
+  /** When the bounds were last narrowed (local ms): they widen by the clocks' drift since. */
   #observedAt = 0;
   #timer: NodeJS.Timeout | undefined;
   /**
@@ -49,36 +53,41 @@ export class WakeTimer {
 
   /**
    * Records the server's clock read during a round trip sent at `sentAt` and answered at
-   * `receivedAt` (performance.now()). The offset is known to within half the round trip, and a
-   * round trip that waited (behind a batch of acks in Redis, or a busy event loop here) gives a
-   * wrong one by up to half the wait: each wake-up set from it was late by as much (measured: the
-   * 6-13 ms stalls behind lateness p99 at 10k jobs/s). So the offset kept is that of the tightest
-   * recent round trip, NTP's way: a sample replaces it when its uncertainty is no larger than the
-   * kept one's plus an allowance for drift since (OFFSET_DRIFT_MS_PER_S), or when it cannot be
-   * true together with the kept one (the server's clock stepped).
+   * `receivedAt` (performance.now()). The server read its clock at some moment of the round trip,
+   * and gives it floored to the ms, so the offset lies in [serverNowMs - receivedAt, serverNowMs +
+   * 1 - sentAt] whatever the trip waited for (behind a batch of acks in Redis, or a busy event loop
+   * here: a midpoint would be off by half the wait). Each answer is such an interval and the
+   * offset lies in all of them, so the bounds kept are their intersection, NTP's way: answers read
+   * at different points of the server's ms narrow it from the ms a single answer allows to about
+   * a round trip (a claim aimed at the earliest moment then finds its job: at 400 jobs/s, ~0.15
+   * claims a job found nothing with the offset known to half a ms). The kept bounds widen by
+   * OFFSET_DRIFT_MS_PER_S since they were last narrowed; an answer outside them (the server's clock
+   * stepped, a failover to another server) starts them afresh.
    */
   observe(serverNowMs: number, sentAt: number, receivedAt: number): void {
-    // The server's ms is floored from its µs: its true time is within [serverNowMs, serverNowMs + 1).
     const lo = serverNowMs - receivedAt;
     const hi = serverNowMs + 1 - sentAt;
-    const uncertainty = (hi - lo) / 2;
-    const kept = this.#offset;
-    const keptUncertainty = this.#uncertainty + ((receivedAt - this.#observedAt) / 1000) * OFFSET_DRIFT_MS_PER_S;
-    if (kept === undefined || kept < lo || kept > hi || uncertainty <= keptUncertainty) {
-      this.#offset = (lo + hi) / 2;
-      this.#uncertainty = uncertainty;
-      this.#observedAt = receivedAt;
+    const drift = ((receivedAt - this.#observedAt) / 1000) * OFFSET_DRIFT_MS_PER_S;
+    const keptLo = this.#lo === undefined ? undefined : this.#lo - drift;
+    const keptHi = this.#hi + drift;
+    if (keptLo === undefined || lo > keptHi || hi < keptLo) {
+      this.#lo = lo;
+      this.#hi = hi;
+    } else {
+      this.#lo = Math.max(lo, keptLo);
+      this.#hi = Math.min(hi, keptHi);
     }
+    this.#observedAt = receivedAt;
   }
 
   /** The server's clock as best known; before the first observation, a guess no decision may rest on. */
   serverNow(): number {
-    return performance.now() + (this.#offset ?? 0);
+    return performance.now() + (this.#lo === undefined ? 0 : (this.#lo + this.#hi) / 2);
   }
 
   /** Whether the server's clock has been observed, so that server times can be told apart. */
   get synced(): boolean {
-    return this.#offset !== undefined;
+    return this.#lo !== undefined;
   }
 
   /**
@@ -89,8 +98,9 @@ export class WakeTimer {
   wakeAt(serverMs: number | undefined): void {
     const now = performance.now();
     // Unsynced, a server time cannot be placed on the local clock: fire at once and let the
-    // claim that follows measure the offset.
-    const local = serverMs === undefined ? Infinity : this.#offset === undefined ? now : serverMs - this.#offset - WAKE_LEAD_MS;
+    // claim that follows measure the offset. Synced, the earliest local moment the server's clock
+    // can be at serverMs is at the offset's lower bound.
+    const local = serverMs === undefined ? Infinity : this.#lo === undefined ? now : serverMs - this.#lo - WAKE_LEAD_MS;
     this.#setLocal(local, now);
   }
 

@@ -113,6 +113,52 @@ describe('wake timer: the server clock from round trips', () => {
   });
 });
 
+describe('wake timer: the offset narrowed by many answers', () => {
+  test('answers read at different points of the server ms narrow the offset to about a round trip, and a wake then never fires more than WAKE_LEAD_MS before its moment', async () => {
+    // A simulated server a fractional number of ms ahead of this process: every answer reads its
+    // clock 0.05 ms into a 0.1 ms round trip and floors it to the ms. One answer places the
+    // offset within 1.1 ms (a wake aimed at its middle fires up to half a ms early, a claim that
+    // finds nothing); forty answers at different points of the ms place it within the trip.
+    const ahead = 1_764_000_000_123.37;
+    const base = performance.now() - 1000;
+    const timer = new WakeTimer(() => {}, 30_000);
+    for (let i = 0; i < 40; i++) {
+      const sentAt = base + i * 7.31;
+      timer.observe(Math.floor(sentAt + 0.05 + ahead), sentAt, sentAt + 0.1);
+    }
+    const error = timer.serverNow() - (performance.now() + ahead);
+    assert.ok(Math.abs(error) < 0.1, `offset off by ${error} ms`);
+    // Wakes for server moments a fraction of a ms apart: none fires more than WAKE_LEAD_MS before
+    // its moment by the simulated server's clock.
+    const early: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const moment = performance.now() + ahead + 2 + i * 0.13;
+      const firedAt = await new Promise<number>((resolve) => {
+        const t = new WakeTimer(() => resolve(performance.now()), 30_000);
+        for (let k = 0; k < 40; k++) {
+          const sentAt = base + k * 7.31;
+          t.observe(Math.floor(sentAt + 0.05 + ahead), sentAt, sentAt + 0.1);
+        }
+        t.wakeAt(moment);
+      });
+      if (firedAt + ahead < moment - WAKE_LEAD_MS) early.push(Math.round((moment - firedAt - ahead) * 1000) / 1000);
+    }
+    assert.deepEqual(early, [], `${early.length} of 20 wakes fired more than ${WAKE_LEAD_MS} ms before their moment (ms early): ${early.join(', ')}`);
+  });
+
+  test('an answer outside the bounds (the server clock stepped) starts them afresh; one inside narrows them', () => {
+    const timer = new WakeTimer(() => {}, 30_000);
+    const S = Date.UTC(2026, 10, 30);
+    timer.observe(S, 1000, 1000.2);
+    timer.observe(S + 10, 1010.4, 1010.6);
+    const narrowed = timer.serverNow() - performance.now();
+    // [S - 1000.2, S - 999] and [S - 1000.6, S - 999.4]: within [S - 1000.2, S - 999.4].
+    assert.ok(Math.abs(narrowed - (S - 999.8)) < 0.05, `offset ${narrowed - S}`);
+    timer.observe(S + 60_000, 1020, 1020.2);
+    assert.ok(Math.abs(timer.serverNow() - performance.now() - (S + 60_000 - 1019.6)) < 0.05);
+  });
+});
+
 describe('wake timer with an idle check past what a Node timer holds', () => {
   test('never hands Node a delay over 2^31 - 1 ms (it would fire at once, with a TimeoutOverflowWarning)', async () => {
     const warnings: string[] = [];
