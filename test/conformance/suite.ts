@@ -234,6 +234,52 @@ export function conformance(kind: StoreKind): void {
       );
     });
 
+    test("a claim's next wake is the earliest of the next due time and the earliest lease deadline, whatever it handed out", {
+      skip: sharded ? "a sharded claim's next wake is its planner's (test/unit/claim-planner.test.ts)" : false,
+    }, async () => {
+      const q = queue<number>();
+      const s = q.store;
+      await q.add(0, { id: 'a' });
+      const later = await q.add(0, { id: 'later', delay: 600_000 });
+      // No lease yet: the one handed out is the earliest.
+      const first = await s.claim(q.name, 5, 30_000, 3);
+      assert.deepEqual(
+        first.jobs.map((j) => j.id),
+        ['a'],
+      );
+      assert.equal(first.nextWakeMs, first.jobs[0]!.leaseExpiresAtMs);
+      // Nothing due: the lease held.
+      const none = await s.claim(q.name, 5, 30_000, 3);
+      assert.deepEqual([none.jobs.length, none.more, none.nextWakeMs], [0, false, first.jobs[0]!.leaseExpiresAtMs]);
+      // A lease shorter than the one held is the earliest; a longer one leaves the held one so.
+      await q.add(0, { id: 'b' });
+      const short = await s.claim(q.name, 5, 5_000, 3);
+      assert.deepEqual([short.jobs.map((j) => j.id), short.nextWakeMs], [['b'], short.jobs[0]!.leaseExpiresAtMs]);
+      await q.add(0, { id: 'c' });
+      const long = await s.claim(q.name, 5, 60_000, 3);
+      assert.deepEqual([long.jobs.map((j) => j.id), long.nextWakeMs], [['c'], short.jobs[0]!.leaseExpiresAtMs]);
+      // No lease: the next due time.
+      await s.complete(
+        q.name,
+        [first, short, long].map((c) => ({ id: c.jobs[0]!.id, token: c.jobs[0]!.token })),
+      );
+      const idle = await s.claim(q.name, 5, 30_000, 3);
+      assert.deepEqual([idle.jobs.length, idle.nextWakeMs], [0, later.dueAtMs]);
+      // Two due and one asked for: more (the worker asks again at once, whatever the next wake).
+      await q.addBulk([
+        { data: 1, opts: { id: 'd' } },
+        { data: 2, opts: { id: 'e' } },
+      ]);
+      const one = await s.claim(q.name, 1, 30_000, 3);
+      assert.deepEqual([one.jobs.map((j) => j.id), one.more], [['d'], true]);
+      // A lease run out is recovered, and the wake is the next deadline after it.
+      const gone = await s.claim(q.name, 1, 50, 3);
+      await until(async () => (await kind.now()) > gone.jobs[0]!.leaseExpiresAtMs, 'the lease to run out');
+      const after = await s.claim(q.name, 5, 30_000, 3);
+      assert.deepEqual(after.jobs.map((j) => j.id).sort(), ['e']);
+      assert.equal(after.nextWakeMs, one.jobs[0]!.leaseExpiresAtMs);
+    });
+
     test('handlers that return a value, a promise, a thenable or throw at once each settle their job once; a thenable whose then throws fails the attempt', async () => {
       const q = queue<string>();
       const kinds = ['value', 'promise', 'thenable', 'bad-thenable', 'then-getter', 'throws-proxy', 'throws'];

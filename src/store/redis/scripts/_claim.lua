@@ -24,7 +24,9 @@ function CLAIM.begin(now)
   -- instructions each time).
   -- `ready_empty`: the pick found the ready set empty and put nothing in it (the wake then needs
   -- no second look at it). `next_due`: the scheduled set's head after the hand-out, when the
-  -- hand-out read it (nil: CLAIM.wake reads it).
+  -- hand-out read it (false: the set is empty; nil: CLAIM.wake reads it). `next_lease`: the active
+  -- set's earliest deadline, when the recovery read it and the claim kept track since (false: no
+  -- lease; nil: CLAIM.next_lease reads it).
   CS = { now = now, now_s = int(now), ready_empty = false, run_writes = {}, dropped = {}, buried = {}, rescheduled = {}, rate_blocked = {}, group_lines = {} }
 end
 
@@ -155,8 +157,12 @@ function CLAIM.wake(out, full, exhausted, grouped, f)
   local now = CS.now
   -- The scheduled set's head, unless the hand-out saw it (CLAIM.hand_out_direct).
   local next_due = CS.next_due
-  if next_due == nil then next_due = head_score(K_SCHEDULED) end
-  local next_lease = head_score(K_ACTIVE)
+  if next_due == nil then
+    next_due = head_score(K_SCHEDULED)
+  elseif next_due == false then
+    next_due = nil
+  end
+  local next_lease = CLAIM.next_lease()
   if full then
     if next_lease ~= nil then out[R.next_wake_ms] = next_lease end
     return out
@@ -208,10 +214,31 @@ function CLAIM.flush_writes()
   CS.run_writes, CS.dropped, CS.buried, CS.rescheduled = {}, {}, {}, {}
 end
 
+-- The active set's earliest lease deadline (nil: no lease), read once a claim: the recovery's
+-- look at the set's head serves the wake as well, while the claim keeps it (CLAIM.leased).
+function CLAIM.next_lease()
+  local n = CS.next_lease
+  if n == nil then return head_score(K_ACTIVE) end
+  return n or nil
+end
+
+-- The claim handed out leases up to `deadline`: the earliest deadline, if known, is kept known.
+function CLAIM.leased(deadline)
+  local n = CS.next_lease
+  if n == false or (n and deadline < n) then CS.next_lease = deadline end
+end
+
 -- Recovers up to `reap_limit` expired leases: back to scheduled (due now), or dead when no
--- attempts are left. Decided here, written by the next flush_writes.
+-- attempts are left. Decided here, written by the next flush_writes. The set's head first: a
+-- claim mostly finds no lease run out, and that one read then also tells the wake the next
+-- deadline (one call a claim fewer than a range read here and a head read there).
 function CLAIM.recover_expired(reap_limit, default_max)
   local now = CS.now
+  local first = head_score(K_ACTIVE)
+  if first == nil or first > now then
+    CS.next_lease = first or false
+    return
+  end
   local expired = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', CS.now_s, 'LIMIT', '0', text(reap_limit))
   if #expired == 0 then return end
   leave_active(expired)

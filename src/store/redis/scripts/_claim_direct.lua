@@ -27,15 +27,27 @@ end
 function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   local now, now_s = CS.now, CS.now_s
   CS.ready_empty = true
-  -- One member more than it takes: when that many are due, the one left is the set's head once
-  -- these are gone, and CLAIM.wake need not read it (a ZRANGE and its score: ~11k instructions).
-  local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', text(want + 1))
+  -- The set's first two members first: a worker that keeps up finds none or one due, and then
+  -- they are the hand-out and the head left after it, which CLAIM.wake need not read (a ZRANGE
+  -- and its score: ~11k instructions). With both due, one member more than it takes: when that
+  -- many are due, the one left is the head once these are gone.
+  local flat = redis.call('ZRANGE', K_SCHEDULED, '0', '1', 'WITHSCORES')
+  local first, second = tonumber(flat[2]), tonumber(flat[4])
+  if first == nil or first > now then
+    CS.next_due = first or false
+    return 0
+  end
+  if second == nil or second > now or want == 1 then
+    CS.next_due = second or false
+    flat[3], flat[4] = nil, nil
+  else
+    flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', text(want + 1))
+  end
   local due_n = #flat / 2
   if due_n > want then
     due_n = want
     CS.next_due = tonumber(flat[2 * want + 2])
   end
-  if due_n == 0 then return 0 end
   -- The set's first members: one removal by rank (cheaper than a ZREM, which looks each one up).
   redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', text(due_n - 1))
   local byte, sub, find = string.byte, string.sub, string.find

@@ -69,7 +69,7 @@ if f.limit and not f.paused then
   if room <= want then want, at_limit = math.max(0, room), true end
 end
 if f.paused or want == 0 then
-  local next_lease = head_score(K_ACTIVE)
+  local next_lease = CLAIM.next_lease()
   return reply({ now_ms = now, next_wake_ms = next_lease or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '', holds = '' })
 end
 
@@ -82,7 +82,7 @@ if f.rated then
   if q_left <= 0 then
     RL().save()
     local wake = RL().free_at('')
-    local next_lease = head_score(K_ACTIVE)
+    local next_lease = CLAIM.next_lease()
     if next_lease ~= nil and (wake == nil or next_lease < wake) then wake = next_lease end
     return reply({ now_ms = now, next_wake_ms = wake or -1, more = 0, deadline_ms = 0, token_prefix = '', groups = '', holds = '' })
   end
@@ -140,6 +140,7 @@ elseif #picked > 0 then
   end
 end
 CLAIM.flush_writes()
+if handed > 0 then CLAIM.leased(now + lease_ms) end
 
 if served then TURNS.rotate_lanes(served, gone, ready_left, f, lane_got) end
 if f.rated then RL().save() end
