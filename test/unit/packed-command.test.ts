@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { Command } from 'ioredis';
 import { PackedCommand } from '../../src/store/redis/packed-command.js';
 
@@ -42,4 +43,68 @@ test('a lone surrogate goes out as the bytes the socket would write for ioredis 
   const packed = new PackedCommand('fcall', head, rows, {}).toWritable({});
   // ioredis writes its command as a string; the socket encodes it as UTF-8.
   assert.deepEqual(packed, Buffer.from(asIoredisWrites('fcall', head, rows), 'utf8'));
+});
+
+/**
+ * Numbers: a whole number up to 2^31 - 1 and an epoch ms of 13 digits are written digit by digit
+ * (packed-command.ts wholeDigits), any other as String() writes it, as ioredis does: the same
+ * bytes at and around the edges of both fast paths and for every kind of number they leave alone.
+ */
+const NUMBER_EDGES = [
+  0,
+  -0,
+  1,
+  9,
+  10,
+  99,
+  100,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  1e12,
+  1e12 + 1,
+  1e12 - 1,
+  1e13 - 1,
+  1e13,
+  1e13 + 1,
+  1e12 + 0.5,
+  1e13 - 0.5,
+  1_796_031_608_214,
+  1_000_000_900_001,
+  9_999_990_000_009,
+  1_000_000_000_000,
+  -1,
+  -1_796_031_608_214,
+  -(2 ** 31),
+  2 ** 53,
+  2 ** 53 + 2,
+  1e21,
+  1e-7,
+  0.1,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+];
+
+test('number arguments go out as ioredis writes them, at the edges of the digit-by-digit paths and off them', () => {
+  const head = ['dq_fn', 0];
+  for (const n of NUMBER_EDGES) {
+    const rows = ['a', n, 'b'];
+    assert.equal(new PackedCommand('fcall', head, rows, {}).toWritable({}).toString('utf8'), asIoredisWrites('fcall', head, rows), String(n));
+  }
+});
+
+test('number arguments go out as ioredis writes them, for any number', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.integer({ min: 1e12 - 10, max: 1e13 + 10 }), fc.integer({ min: 0, max: 2 ** 31 + 10 }), fc.double(), fc.integer()), { maxLength: 8 }),
+      (rows) => {
+        const head = ['dq_fn', 0];
+        assert.equal(new PackedCommand('fcall', head, rows, {}).toWritable({}).toString('utf8'), asIoredisWrites('fcall', head, rows));
+      },
+    ),
+    { numRuns: 5_000 },
+  );
 });

@@ -79,14 +79,67 @@ export class PackedCommand extends Command {
   }
 }
 
+/**
+ * How many digits a number argument written here has: a whole number from 0 to 2^31 - 1 (a
+ * count, a lease's length) or an epoch ms of 13 digits (an add's run_at); 0 for any other number,
+ * which goes out as String() writes it. Written here, not made a string first: String() of an
+ * epoch ms goes to V8's runtime, and the string is then measured and copied by two calls into
+ * Node (~240 ns a number, against ~30 written here; micro-benchmark), once per add.
+ */
+function wholeDigits(n: number): number {
+  if ((n | 0) === n && n >= 0) return digits(n);
+  return n >= 1e12 && n < 1e13 && Number.isInteger(n) ? 13 : 0;
+}
+
+/** Writes the `count` digits of a number wholeDigits measured at `at`; returns where they end. */
+function writeWhole(buf: Buffer, at: number, n: number, count: number): number {
+  let i = at + count - 1;
+  // An epoch ms as two halves of seven and six digits, each a small integer: integer division
+  // (`| 0`), not Math.floor on a double.
+  let low = n;
+  if (count === 13) {
+    const high = Math.floor(n / 1e7);
+    low = n - high * 1e7;
+    for (const end = at + 6; i >= end; i--) {
+      const q = (low / 10) | 0;
+      buf[i] = 48 + low - q * 10;
+      low = q;
+    }
+    low = high;
+  }
+  for (; i >= at; i--) {
+    const q = (low / 10) | 0;
+    buf[i] = 48 + low - q * 10;
+    low = q;
+  }
+  return at + count;
+}
+
+/**
+ * Any other number as ioredis writes one (its `toArg`): a whole number beyond 2^53 in full, as
+ * BigInt writes it (String() would write 1e+21), else as String() writes it.
+ */
+function numberText(n: number): string {
+  return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n).toString() : String(n);
+}
+
 /** The bytes one argument takes in a command: `$bytes\r\n`, the argument, `\r\n`. */
 function argBytes(arg: string | number): number {
-  const bytes = Buffer.byteLength(typeof arg === 'string' ? arg : String(arg));
+  const bytes = typeof arg === 'string' ? Buffer.byteLength(arg) : wholeDigits(arg) || numberText(arg).length;
   return 1 + digits(bytes) + 2 + bytes + 2;
 }
 
 function writeArg(buf: Buffer, at: number, arg: string | number): number {
-  const text = typeof arg === 'string' ? arg : String(arg);
+  if (typeof arg === 'number') {
+    const count = wholeDigits(arg);
+    if (count > 0) {
+      at = writeWhole(buf, writeHeader(buf, at, DOLLAR, count), arg, count);
+      buf[at] = CR;
+      buf[at + 1] = LF;
+      return at + 2;
+    }
+  }
+  const text = typeof arg === 'string' ? arg : numberText(arg);
   const bytes = Buffer.byteLength(text);
   at = writeHeader(buf, at, DOLLAR, bytes);
   // No length or encoding: the buffer was sized to hold the text whole, so write() writes all of

@@ -80,7 +80,6 @@ import { subscribeWake } from './wake-subscriber.js';
 import { openEventReader } from './event-reader.js';
 import { readWorkerInfo } from '../worker-info.js';
 import { ClaimWatchdog } from './claim-watchdog.js';
-import { numberText } from './number-text.js';
 
 /** limits.lua's arguments that leave every setting as it is. */
 const NO_LIMITS_CHANGE = {
@@ -183,9 +182,9 @@ function appendAddRows(args: WireValue[], { jobs, row }: AddRows): void {
   args.length = n + jobs.length * row.length;
   for (const j of jobs)
     for (const value of row) {
-      // A number as its text once, here: a PackedCommand converts one twice (to measure, to write).
-      const v = value(j);
-      args[n++] = typeof v === 'number' ? numberText(v) : v;
+      // Numbers as they are: a PackedCommand writes their digits (ioredis, when the call joins its
+      // pipeline, String()s them: the same text).
+      args[n++] = value(j);
     }
 }
 
