@@ -108,3 +108,12 @@ test('number arguments go out as ioredis writes them, for any number', () => {
     { numRuns: 5_000 },
   );
 });
+
+test('commands of more arguments than the kept sizes (a bulk add), then fewer, each go out as ioredis writes them', () => {
+  const head = ['dq_fn', 0];
+  const big: (string | number)[] = [];
+  for (let i = 0; i < 5000; i++) big.push(`job-${i}`, i % 2 === 0 ? 1_796_031_608_214 + i : `é${i}`);
+  for (const rows of [big, ['a', 'bé', 7], big.slice(0, 10), []]) {
+    assert.equal(new PackedCommand('fcall', head, rows, {}).toWritable({}).toString('utf8'), asIoredisWrites('fcall', head, rows));
+  }
+});

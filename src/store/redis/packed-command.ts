@@ -65,19 +65,34 @@ export class PackedCommand extends Command {
     const rows = this.#rows;
     const nameBytes = Buffer.byteLength(this.name);
     let total = 1 + digits(head.length + rows.length + 1) + 2 + 1 + digits(nameBytes) + 2 + nameBytes + 2;
-    for (let i = 0; i < head.length; i++) total += argBytes(head[i]!);
-    for (let i = 0; i < rows.length; i++) total += argBytes(rows[i]!);
+    // Each argument measured once: its size kept for the writing below (measured twice, a string
+    // cost a second call into Node for its UTF-8 length).
+    const sizes = SIZES;
+    let k = 0;
+    for (let i = 0; i < head.length; i++) total += framed((sizes[k++] = argSize(head[i]!)));
+    for (let i = 0; i < rows.length; i++) total += framed((sizes[k++] = argSize(rows[i]!)));
     const buf = Buffer.allocUnsafe(total);
     let at = writeHeader(buf, 0, STAR, head.length + rows.length + 1);
     at = writeHeader(buf, at, DOLLAR, nameBytes);
     at += buf.write(this.name, at, 'latin1');
     buf[at++] = CR;
     buf[at++] = LF;
-    for (let i = 0; i < head.length; i++) at = writeArg(buf, at, head[i]!);
-    for (let i = 0; i < rows.length; i++) at = writeArg(buf, at, rows[i]!);
+    k = 0;
+    for (let i = 0; i < head.length; i++) at = writeArg(buf, at, head[i]!, sizes[k++]!);
+    for (let i = 0; i < rows.length; i++) at = writeArg(buf, at, rows[i]!, sizes[k++]!);
+    // A bulk add of thousands of jobs is not kept alive in this array for the process's life.
+    if (k > SIZES_KEPT) SIZES.length = 0;
     return buf;
   }
 }
+
+/**
+ * The byte sizes of the arguments of the command being written (toWritable measures them, then
+ * writes them): one array for every command, as a command is written from start to end in one
+ * synchronous call. Emptied after a command of more than SIZES_KEPT arguments.
+ */
+const SIZES: number[] = [];
+const SIZES_KEPT = 4096;
 
 /**
  * How many digits a number argument written here has: a whole number from 0 to 2^31 - 1 (a
@@ -123,28 +138,26 @@ function numberText(n: number): string {
   return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n).toString() : String(n);
 }
 
-/** The bytes one argument takes in a command: `$bytes\r\n`, the argument, `\r\n`. */
-function argBytes(arg: string | number): number {
-  const bytes = typeof arg === 'string' ? Buffer.byteLength(arg) : wholeDigits(arg) || numberText(arg).length;
-  return 1 + digits(bytes) + 2 + bytes + 2;
+/** The bytes of one argument's text (UTF-8), or of its digits (a number). */
+function argSize(arg: string | number): number {
+  if (typeof arg === 'string') return arg.length === 0 ? 0 : Buffer.byteLength(arg);
+  return wholeDigits(arg) || numberText(arg).length;
 }
 
-function writeArg(buf: Buffer, at: number, arg: string | number): number {
-  if (typeof arg === 'number') {
-    const count = wholeDigits(arg);
-    if (count > 0) {
-      at = writeWhole(buf, writeHeader(buf, at, DOLLAR, count), arg, count);
-      buf[at] = CR;
-      buf[at + 1] = LF;
-      return at + 2;
-    }
-  }
-  const text = typeof arg === 'string' ? arg : numberText(arg);
-  const bytes = Buffer.byteLength(text);
-  at = writeHeader(buf, at, DOLLAR, bytes);
-  // No length or encoding: the buffer was sized to hold the text whole, so write() writes all of
-  // it (UTF-8, its default); its checks of the two cost ~10% of an ack's encoding.
-  if (bytes > 0) at += buf.write(text, at);
+/** The bytes an argument of `size` bytes takes in a command: `$size\r\n`, the argument, `\r\n`. */
+function framed(size: number): number {
+  return 1 + digits(size) + 2 + size + 2;
+}
+
+/** Writes an argument argSize measured as `size` bytes; returns where it ends. */
+function writeArg(buf: Buffer, at: number, arg: string | number, size: number): number {
+  at = writeHeader(buf, at, DOLLAR, size);
+  if (typeof arg === 'string') {
+    // No length or encoding: the buffer was sized to hold the text whole, so write() writes all of
+    // it (UTF-8, its default); its checks of the two cost ~10% of an ack's encoding.
+    if (size > 0) at += buf.write(arg, at);
+  } else if (wholeDigits(arg) > 0) at = writeWhole(buf, at, arg, size);
+  else at += buf.write(numberText(arg), at, 'latin1');
   buf[at] = CR;
   buf[at + 1] = LF;
   return at + 2;
