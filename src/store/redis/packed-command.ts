@@ -69,8 +69,16 @@ export class PackedCommand extends Command {
     // cost a second call into Node for its UTF-8 length).
     const sizes = SIZES;
     let k = 0;
-    for (let i = 0; i < head.length; i++) total += framed((sizes[k++] = argSize(head[i]!)));
-    for (let i = 0; i < rows.length; i++) total += framed((sizes[k++] = argSize(rows[i]!)));
+    for (let i = 0; i < head.length; i++) {
+      const size = argSize(head[i]!);
+      sizes[k++] = size;
+      total += framed(size);
+    }
+    for (let i = 0; i < rows.length; i++) {
+      const size = argSize(rows[i]!);
+      sizes[k++] = size;
+      total += framed(size);
+    }
     const buf = Buffer.allocUnsafe(total);
     let at = writeHeader(buf, 0, STAR, head.length + rows.length + 1);
     at = writeHeader(buf, at, DOLLAR, nameBytes);
