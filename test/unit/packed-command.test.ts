@@ -99,7 +99,9 @@ test('number arguments go out as ioredis writes them, at the edges of the digit-
 test('number arguments go out as ioredis writes them, for any number', () => {
   fc.assert(
     fc.property(
-      fc.array(fc.oneof(fc.integer({ min: 1e12 - 10, max: 1e13 + 10 }), fc.integer({ min: 0, max: 2 ** 31 + 10 }), fc.double(), fc.integer()), { maxLength: 8 }),
+      fc.array(fc.oneof(fc.integer({ min: 1e12 - 10, max: 1e13 + 10 }), fc.integer({ min: 0, max: 2 ** 31 + 10 }), fc.double(), fc.integer()), {
+        maxLength: 8,
+      }),
       (rows) => {
         const head = ['dq_fn', 0];
         assert.equal(new PackedCommand('fcall', head, rows, {}).toWritable({}).toString('utf8'), asIoredisWrites('fcall', head, rows));
