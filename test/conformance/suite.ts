@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { listQueues, Queue, UnrecoverableError, ValidationError, type ConnectionOptions, type Job, type ListState } from '../../src/index.js';
+import { listQueues, type Queue, UnrecoverableError, ValidationError, type ConnectionOptions, type Job, type ListState } from '../../src/index.js';
 import { shardIndex } from '../../src/store/sharded/layout.js';
 import { deferred, until, within } from '../helpers/wait.js';
 import { useHarness } from './harness.js';
