@@ -105,7 +105,7 @@ const SIZES_KEPT = 4096;
 /**
  * How many digits a number argument written here has: a whole number from 0 to 2^31 - 1 (a
  * count, a lease's length) or an epoch ms of 13 digits (an add's run_at); 0 for any other number,
- * which goes out as String() writes it. Written here, not made a string first: String() of an
+ * which goes out as ioredis writes it (numberText). Written here, not made a string first: String() of an
  * epoch ms goes to V8's runtime, and the string is then measured and copied by two calls into
  * Node (~240 ns a number, against ~30 written here; micro-benchmark), once per add.
  */

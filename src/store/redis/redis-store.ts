@@ -182,8 +182,8 @@ function appendAddRows(args: WireValue[], { jobs, row }: AddRows): void {
   args.length = n + jobs.length * row.length;
   for (const j of jobs)
     for (const value of row) {
-      // Numbers as they are: a PackedCommand writes their digits (ioredis, when the call joins its
-      // pipeline, String()s them: the same text).
+      // Numbers as they are: a PackedCommand writes their digits, and ioredis, when the call joins
+      // its pipeline, the same text (packed-command.test.ts holds the two to the same bytes).
       args[n++] = value(j);
     }
 }
