@@ -799,6 +799,8 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * beside running workers of this version, and safe to run again; resolves to how many entries
    * it rewrote (0 when there was nothing to do). Run it once no process of an older version uses
    * the queue: an older worker cannot read the new form. A queue made by this version needs none.
+   * On a queue that once had a job with a priority, it also checks whether one is left and, when
+   * none is, gives claims of a backlog their one pass back (no ready set): docs/operations.md.
    */
   migrate(): Promise<number> {
     return this.#calls.migrate(this.name);

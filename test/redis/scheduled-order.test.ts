@@ -237,6 +237,77 @@ describe('a queue an older version made', () => {
     assert.equal((await store.claim(q, 5, LEASE_MS, 3, 'w')).jobs[0]?.id, 'urgent');
   });
 
+  test('a queue whose jobs with a priority have all ended: migrate clears `prioritized`, and claims of a backlog go back to the one pass', async () => {
+    const store = newStore();
+    const q = uniqueName('was-prio');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 5000, priority: 5 })]);
+    const [urgent] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    assert.deepEqual(await store.complete(q, [{ id: 'urgent', token: urgent!.token }]), ['ok']);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
+    assert.equal(await store.migrate(q), 0);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), null, 'no job with a priority is left');
+    const plain = ids('p-', 300);
+    await store.add(
+      q,
+      plain.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    const first = (await store.claim(q, 50, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+    assert.equal(await fx.client.zcard(k.ready), 0, 'the one pass: no ready set');
+    assert.deepEqual([...first, ...(await claimAll(store, q, 50))], plain);
+    // A priority again marks the queue again, and orders it again.
+    await store.add(
+      q,
+      ids('l-', 20).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await store.add(q, [newJob('urgent-2', { delayMs: undefined, runAtMs: now, priority: 5 })]);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
+    assert.equal((await store.claim(q, 5, LEASE_MS, 3, 'w')).jobs[0]?.id, 'urgent-2');
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('migrate keeps `prioritized` while a job with a priority is anywhere: waiting far ahead, or dead (it may be retried)', async () => {
+    const store = newStore();
+    const q = uniqueName('still-prio');
+    const k = queueKeys('dq', q);
+    await store.add(q, [newJob('later', { delayMs: 3_600_000, priority: -2 }), newJob('plain', { delayMs: 3_600_000 })]);
+    assert.equal(await store.migrate(q), 0);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
+    assert.equal((await store.cancel(q, ['later']))[0]?.cancelled, true);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('buried', { delayMs: undefined, runAtMs: now - 10, priority: 3, maxAttempts: 1 })]);
+    const [b] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    await store.fail(q, { id: 'buried', token: b!.token, error: 'x', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+    assert.equal(await store.migrate(q), 0);
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1', 'the dead job with a priority was seen');
+  });
+
+  test('an add with a priority while migrate checks keeps the mark; claims meanwhile keep ordering through the ready set', async () => {
+    const store = newStore();
+    const q = uniqueName('racing-prio');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('gone', { delayMs: undefined, runAtMs: now - 5000, priority: 1 })]);
+    const [gone] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    await store.complete(q, [{ id: 'gone', token: gone!.token }]);
+    await store.add(
+      q,
+      ids('p-', 300).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    // A step of one job at a time: the check is under way.
+    const step = async () => (await callScript(fx.client, 'migrate', q, { count: 1 })) as number[];
+    assert.equal(Number((await step())[1]), 0);
+    assert.notEqual(await fx.client.hget(k.meta, 'prioritized'), null, 'still marked while it checks');
+    await store.claim(q, 10, LEASE_MS, 3, 'w');
+    assert.ok((await fx.client.zcard(k.ready)) > 0, 'a claim meanwhile orders through the ready set');
+    await store.add(q, [newJob('urgent', { delayMs: 3_600_000, priority: 7 })]);
+    let steps = 0;
+    while (Number((await step())[1]) !== 1) assert.ok(++steps < 2000, 'migrate ends');
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
+    assert.equal(await fx.client.hget(k.meta, 'orderScan'), null);
+  });
+
   test('migrate of a queue never made writes nothing', async () => {
     const store = newStore();
     const q = uniqueName('never');

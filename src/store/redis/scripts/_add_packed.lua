@@ -157,8 +157,9 @@ function ADD_PACKED.write(out, it, dues, writes, now)
       if events then emit(EVENT.added, id, 'due', due_s) end
     end
   end
-  -- A queue that ever had a job with a priority orders its due jobs through the ready set.
-  if ranked and not SCHED.order().prioritized then SCHED.mark_prioritized() end
+  -- A queue with a job with a priority orders its due jobs through the ready set (until migrate
+  -- finds none left).
+  if ranked and not SCHED.order().marked then SCHED.mark_prioritized() end
   hset_pairs(K_JOBS, bodies)
   schedule_many(scheduled, earliest, true)
 end

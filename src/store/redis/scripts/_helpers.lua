@@ -370,8 +370,16 @@ local order_cache = nil
 -- The functions of the scheduled members (one top-level name: the library's are counted).
 local SCHED = {}
 -- From the two meta fields as read (a caller that reads meta anyway primes it: SCHED.prime).
+-- `prioritized`: claims order due jobs through the ready set (meta `prioritized` '1', or '2' while
+-- migrate checks whether a job with a priority is left); `marked`: the mark is '1', so an add of a
+-- job with a priority need not write it (a '2' it must turn back into '1': the check then keeps it).
 function SCHED.prime(ordered, prioritized)
-  order_cache = { writes = ordered == '1' or ordered == '2', complete = ordered == '2', prioritized = prioritized == '1' }
+  order_cache = {
+    writes = ordered == '1' or ordered == '2',
+    complete = ordered == '2',
+    prioritized = prioritized == '1' or prioritized == '2',
+    marked = prioritized == '1',
+  }
 end
 
 function SCHED.order()
@@ -391,7 +399,8 @@ end
 -- A job with a priority was added: due jobs go through the ready set from now on.
 function SCHED.mark_prioritized()
   redis.call('HSET', K_META, 'prioritized', '1')
-  SCHED.order().prioritized = true
+  local order = SCHED.order()
+  order.prioritized, order.marked = true, true
 end
 
 -- What comes before the seq in a member whose seq has `seq_len` digits.

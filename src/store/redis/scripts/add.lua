@@ -423,7 +423,7 @@ for _, j in ipairs(jobs) do
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(seq_s, now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
       -- A queue that ever had a job with a priority orders its due jobs through the ready set.
-      if j.priority ~= 0 and not SCHED.order().prioritized then SCHED.mark_prioritized() end
+      if j.priority ~= 0 and not SCHED.order().marked then SCHED.mark_prioritized() end
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then

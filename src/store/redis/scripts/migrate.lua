@@ -3,7 +3,7 @@ step a call; today that is its scheduled members (wire.ts SCHEDULED_MEMBER): the
 the form that keeps add order, so claims on a queue without priorities need no ready set.
 KEYS: base
 ARGV: base, count
-Returns: { converted, done }; converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2')
+Returns: { converted, done }; converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended
 The first call sets meta `ordered` = '1': from then on every script writes new members in the
 new form, and this one walks the queue's jobs with HSCAN (its cursor kept in meta `orderScan`),
 `count` bodies a call: a job of the scheduled set with a member of the id form gets the new one,
@@ -15,14 +15,51 @@ set is then whole: `ordered` = '2', and claims hand out in the set's order. A qu
 version starts at '2' (add.lua); one never made (no seq number taken) gets nothing written.
 Run it only once no worker or producer of an older version uses the queue: an older claim takes
 a member of the new form for an id without a body and drops it (docs/operations.md, Upgrades).
-Safe to re-send: a member already converted is skipped, and a call after the end answers done.
+Once every member has the new form, a queue marked `prioritized` is checked for a job with a
+priority left, so that one whose every such job has ended gets the one-pass claim back (the mark
+is never taken off otherwise): the first call sets the mark to '2' (still marked for every claim)
+and each call looks at `count` bodies of the same walk (`orderScan`); a body with a priority other
+than 0 sets it back to '1' and ends the check, and so does an add of such a job meanwhile (adds
+write '1' over '2'), seen by the next call, which starts the walk again. A walk that comes back
+to cursor 0 with the mark still '2' has seen every job that was there throughout, and none added
+since had a priority: the mark goes.
+Safe to re-send: a member already converted is skipped, and a call after the end answers done
+(a re-sent step of the check looks at the next bodies, or starts the walk again).
 ]]
 --@include _helpers.lua
 
 local count = arg_int('count')
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
 local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized')
-if meta[1] == '2' then return reply({ converted = 0, done = 1 }) end
+if meta[1] == '2' then
+  -- The check of a prioritized queue (above). '1' starts a walk: the first call, or an add of a
+  -- job with a priority since the last step (its body may be behind the cursor).
+  if meta[3] ~= '1' and meta[3] ~= '2' then return reply({ converted = 0, done = 1 }) end
+  local cursor = meta[2] or '0'
+  if meta[3] == '1' then
+    redis.call('HSET', K_META, 'prioritized', '2')
+    cursor = '0'
+  end
+  local scan = redis.call('HSCAN', K_JOBS, cursor, 'COUNT', count)
+  local flat = scan[2]
+  for i = 1, #flat, 2 do
+    if flat[i] ~= HT_FIELD then
+      local _, priority = body_order(flat[i + 1])
+      -- A body that does not read is no job with a priority; a claim buries it.
+      if priority and priority ~= 0 then
+        redis.call('HSET', K_META, 'prioritized', '1')
+        redis.call('HDEL', K_META, 'orderScan')
+        return reply({ converted = 0, done = 1 })
+      end
+    end
+  end
+  if scan[1] == '0' then
+    redis.call('HDEL', K_META, 'prioritized', 'orderScan')
+    return reply({ converted = 0, done = 1 })
+  end
+  redis.call('HSET', K_META, 'orderScan', scan[1])
+  return reply({ converted = 0, done = 0 })
+end
 if meta[1] ~= '1' then redis.call('HSET', K_META, 'ordered', '1') end
 local prioritized = meta[3] == '1'
 
