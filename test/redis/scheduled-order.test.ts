@@ -308,6 +308,24 @@ describe('a queue an older version made', () => {
     assert.equal(await fx.client.hget(k.meta, 'orderScan'), null);
   });
 
+  test('one migrate of a queue an older version made converts it, then checks its priorities: none left, the mark goes', async () => {
+    const store = newStore();
+    const q = uniqueName('legacy-was-prio');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 5000, priority: 4 })]);
+    const [urgent] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    await store.complete(q, [{ id: 'urgent', token: urgent!.token }]);
+    await store.add(
+      q,
+      ids('p-', 40).map((id) => newJob(id, { delayMs: 60_000 })),
+    );
+    await toIdForm(q);
+    assert.equal(await store.migrate(q), 40);
+    assert.equal(await fx.client.hget(k.meta, 'ordered'), '2');
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), null);
+  });
+
   test('migrate of a queue never made writes nothing', async () => {
     const store = newStore();
     const q = uniqueName('never');

@@ -15,7 +15,8 @@ set is then whole: `ordered` = '2', and claims hand out in the set's order. A qu
 version starts at '2' (add.lua); one never made (no seq number taken) gets nothing written.
 Run it only once no worker or producer of an older version uses the queue: an older claim takes
 a member of the new form for an id without a body and drops it (docs/operations.md, Upgrades).
-Once every member has the new form, a queue marked `prioritized` is checked for a job with a
+Once every member has the new form (the walk that converts them ends with done 0 then), a queue
+marked `prioritized` is checked for a job with a
 priority left, so that one whose every such job has ended gets the one-pass claim back (the mark
 is never taken off otherwise): the first call sets the mark to '2' (still marked for every claim)
 and each call looks at `count` bodies of the same walk (`orderScan`); a body with a priority other
@@ -95,7 +96,8 @@ end
 if scan[1] == '0' then
   redis.call('HSET', K_META, 'ordered', '2')
   redis.call('HDEL', K_META, 'orderScan')
-  return reply({ converted = #olds, done = 1 })
+  -- A marked queue goes on to the check for a job with a priority (above) in the same migrate.
+  return reply({ converted = #olds, done = prioritized and 0 or 1 })
 end
 redis.call('HSET', K_META, 'orderScan', scan[1])
 return reply({ converted = #olds, done = 0 })
