@@ -14,6 +14,8 @@
  * - a worker's cycle: each claim of a backlog followed by the ack of the batch before (the run
  *   states of one to two batches alive, as a Worker has them);
  * - single adds and claims of one job (a call's fixed cost on every job);
+ * - a backlog on a queue whose jobs with a priority all ended, before and after migrate (the
+ *   ready set, then the one pass);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
@@ -253,6 +255,21 @@ if (wanted('single adds, one at a time') || wanted('claims and acks of one job')
   }
   rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
   rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
+}
+// A queue that once had a job with a priority, all ended: marked `prioritized`, it orders its
+// backlogs through the ready set until migrate takes the mark off (then the one pass again).
+for (const migrated of [false, true]) {
+  const scenario = `backlog of ${N} due at one ms, the queue's jobs with a priority ended${migrated ? ', after migrate' : ''}`;
+  if (!wanted(scenario)) continue;
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  await queue.add({}, { id: 'urgent', priority: 5 });
+  const [urgent] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
+  await store.complete(name, [{ id: urgent!.id, token: urgent!.token }]);
+  if (migrated) await queue.migrate();
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
+  await drain(name, scenario);
 }
 // Grouped dispatch: the backlog spread over 1,000 groups (turns between them in every claim).
 if (wanted(`backlog of ${N} in 1,000 groups`)) {
