@@ -15,10 +15,10 @@ set is then whole: `ordered` = '2', and claims hand out in the set's order. A qu
 version starts at '2' (add.lua); one never made (no seq number taken) gets nothing written.
 Run it only once no worker or producer of an older version uses the queue: an older claim takes
 a member of the new form for an id without a body and drops it (docs/operations.md, Upgrades).
-Once every member has the new form (the walk that converts them ends with done 0 then), a queue
-marked `prioritized` is checked for a job with a
-priority left, so that one whose every such job has ended gets the one-pass claim back (the mark
-is never taken off otherwise): the first call sets the mark to '2' (still marked for every claim)
+Once every member has the new form (the walk that converts them then ends with done 0), a queue
+marked `prioritized` is checked for a job with a priority left, so that one whose every such job
+has ended gets the one-pass claim back (the mark is never taken off otherwise): the first call
+sets the mark to '2' (still marked for every claim)
 and each call looks at `count` bodies of the same walk (`orderScan`); a body with a priority other
 than 0 sets it back to '1' and ends the check, and so does an add of such a job meanwhile (adds
 write '1' over '2'), seen by the next call, which starts the walk again. A walk that comes back
