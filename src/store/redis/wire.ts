@@ -591,7 +591,7 @@ export const WIRE = {
     args: ['count'],
     reply: {
       fields: ['converted', 'done'],
-      note: "converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2')",
+      note: "converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended",
     },
   },
   layout: {
