@@ -46,6 +46,13 @@ async function toIdForm(queue: string): Promise<void> {
   await tx.exec();
 }
 
+/** Adds a job with `priority`, hands it out and acks it: the queue is marked `prioritized` and holds no job with a priority. */
+async function priorityEnded(store: RedisStore, queue: string, now: number, priority: number): Promise<void> {
+  await store.add(queue, [newJob('ended', { delayMs: undefined, runAtMs: now - 5000, priority })]);
+  const [job] = (await store.claim(queue, 1, LEASE_MS, 3, 'w')).jobs;
+  assert.deepEqual(await store.complete(queue, [{ id: 'ended', token: job!.token }]), ['ok']);
+}
+
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
 
 describe('the scheduled set keeps add order', () => {
@@ -242,9 +249,7 @@ describe('a queue an older version made', () => {
     const q = uniqueName('was-prio');
     const k = queueKeys('dq', q);
     const now = await serverTimeMs(fx.client);
-    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 5000, priority: 5 })]);
-    const [urgent] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
-    assert.deepEqual(await store.complete(q, [{ id: 'urgent', token: urgent!.token }]), ['ok']);
+    await priorityEnded(store, q, now, 5);
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
     assert.equal(await store.migrate(q), 0);
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), null, 'no job with a priority is left');
@@ -288,9 +293,7 @@ describe('a queue an older version made', () => {
     const q = uniqueName('racing-prio');
     const k = queueKeys('dq', q);
     const now = await serverTimeMs(fx.client);
-    await store.add(q, [newJob('gone', { delayMs: undefined, runAtMs: now - 5000, priority: 1 })]);
-    const [gone] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
-    await store.complete(q, [{ id: 'gone', token: gone!.token }]);
+    await priorityEnded(store, q, now, 1);
     await store.add(
       q,
       ids('p-', 300).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
@@ -313,9 +316,7 @@ describe('a queue an older version made', () => {
     const q = uniqueName('legacy-was-prio');
     const k = queueKeys('dq', q);
     const now = await serverTimeMs(fx.client);
-    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 5000, priority: 4 })]);
-    const [urgent] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
-    await store.complete(q, [{ id: 'urgent', token: urgent!.token }]);
+    await priorityEnded(store, q, now, 4);
     await store.add(
       q,
       ids('p-', 40).map((id) => newJob(id, { delayMs: 60_000 })),
