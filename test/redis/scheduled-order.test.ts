@@ -301,7 +301,7 @@ describe('a queue an older version made', () => {
     // A step of one job at a time: the check is under way.
     const step = async () => (await callScript(fx.client, 'migrate', q, { count: 1 })) as number[];
     assert.equal(Number((await step())[1]), 0);
-    assert.notEqual(await fx.client.hget(k.meta, 'prioritized'), null, 'still marked while it checks');
+    assert.equal(await fx.client.hget(k.meta, 'prioritized'), '2', 'still marked while it checks');
     await store.claim(q, 10, LEASE_MS, 3, 'w');
     assert.ok((await fx.client.zcard(k.ready)) > 0, 'a claim meanwhile orders through the ready set');
     await store.add(q, [newJob('urgent', { delayMs: 3_600_000, priority: 7 })]);

@@ -105,9 +105,9 @@ const SIZES_KEPT = 4096;
 /**
  * How many digits a number argument written here has: a whole number from 0 to 2^31 - 1 (a
  * count, a lease's length) or an epoch ms of 13 digits (an add's run_at); 0 for any other number,
- * which goes out as ioredis writes it (numberText). Written here, not made a string first: String() of an
- * epoch ms goes to V8's runtime, and the string is then measured and copied by two calls into
- * Node (~240 ns a number, against ~30 written here; micro-benchmark), once per add.
+ * which goes out as ioredis writes it (numberText). Written here, not made a string first:
+ * String() of an epoch ms goes to V8's runtime, and the string is then measured and copied by two
+ * calls into Node (~240 ns a number, against ~30 written here; micro-benchmark), once per add.
  */
 function wholeDigits(n: number): number {
   if ((n | 0) === n && n >= 0) return digits(n);

@@ -18,10 +18,10 @@ a member of the new form for an id without a body and drops it (docs/operations.
 Once every member has the new form (the walk that converts them then ends with done 0), a queue
 marked `prioritized` is checked for a job with a priority left, so that one whose every such job
 has ended gets the one-pass claim back (the mark is never taken off otherwise): the first call
-sets the mark to '2' (still marked for every claim)
-and each call looks at `count` bodies of the same walk (`orderScan`); a body with a priority other
-than 0 sets it back to '1' and ends the check, and so does an add of such a job meanwhile (adds
-write '1' over '2'), seen by the next call, which starts the walk again. A walk that comes back
+sets the mark to '2' (still marked for every claim) and each call looks at `count` bodies of the
+same walk (`orderScan`); a body with a priority other than 0 sets it back to '1' and ends the
+check, and so does an add of such a job meanwhile (adds write '1' over '2'), seen by the next
+call, which starts the walk again. A walk that comes back
 to cursor 0 with the mark still '2' has seen every job that was there throughout, and none added
 since had a priority: the mark goes.
 Safe to re-send: a member already converted is skipped, and a call after the end answers done
@@ -30,6 +30,22 @@ Safe to re-send: a member already converted is skipped, and a call after the end
 --@include _helpers.lua
 
 local count = arg_int('count')
+
+-- One step of a walk of the jobs hash from `cursor`: the next cursor, and the ids and bodies found
+-- (HT_FIELD is no job: hset_pairs).
+local function scan_jobs(cursor)
+  local scan = redis.call('HSCAN', K_JOBS, cursor, 'COUNT', count)
+  local flat = scan[2]
+  local ids, bodies = {}, {}
+  for i = 1, #flat, 2 do
+    if flat[i] ~= HT_FIELD then
+      ids[#ids + 1] = flat[i]
+      bodies[#bodies + 1] = flat[i + 1]
+    end
+  end
+  return scan[1], ids, bodies
+end
+
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
 local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized')
 if meta[1] == '2' then
@@ -41,39 +57,27 @@ if meta[1] == '2' then
     redis.call('HSET', K_META, 'prioritized', '2')
     cursor = '0'
   end
-  local scan = redis.call('HSCAN', K_JOBS, cursor, 'COUNT', count)
-  local flat = scan[2]
-  for i = 1, #flat, 2 do
-    if flat[i] ~= HT_FIELD then
-      local _, priority = body_order(flat[i + 1])
-      -- A body that does not read is no job with a priority; a claim buries it.
-      if priority and priority ~= 0 then
-        redis.call('HSET', K_META, 'prioritized', '1')
-        redis.call('HDEL', K_META, 'orderScan')
-        return reply({ converted = 0, done = 1 })
-      end
+  local next_cursor, _, bodies = scan_jobs(cursor)
+  for _, body in ipairs(bodies) do
+    local _, priority = body_order(body)
+    -- A body that does not read is no job with a priority; a claim buries it.
+    if priority and priority ~= 0 then
+      redis.call('HSET', K_META, 'prioritized', '1')
+      redis.call('HDEL', K_META, 'orderScan')
+      return reply({ converted = 0, done = 1 })
     end
   end
-  if scan[1] == '0' then
+  if next_cursor == '0' then
     redis.call('HDEL', K_META, 'prioritized', 'orderScan')
     return reply({ converted = 0, done = 1 })
   end
-  redis.call('HSET', K_META, 'orderScan', scan[1])
+  redis.call('HSET', K_META, 'orderScan', next_cursor)
   return reply({ converted = 0, done = 0 })
 end
 if meta[1] ~= '1' then redis.call('HSET', K_META, 'ordered', '1') end
 local prioritized = meta[3] == '1'
 
-local scan = redis.call('HSCAN', K_JOBS, meta[2] or '0', 'COUNT', count)
-local flat = scan[2]
-local ids, bodies = {}, {}
-for i = 1, #flat, 2 do
-  -- HT_FIELD is no job (hset_pairs).
-  if flat[i] ~= HT_FIELD then
-    ids[#ids + 1] = flat[i]
-    bodies[#bodies + 1] = flat[i + 1]
-  end
-end
+local next_cursor, ids, bodies = scan_jobs(meta[2] or '0')
 local adds, olds = {}, {}
 for k, id in ipairs(ids) do
   local _, priority = body_order(bodies[k])
@@ -93,11 +97,11 @@ if #olds > 0 then
   call_chunked('ZREM', K_SCHEDULED, olds)
   call_chunked('ZADD', K_SCHEDULED, adds)
 end
-if scan[1] == '0' then
+if next_cursor == '0' then
   redis.call('HSET', K_META, 'ordered', '2')
   redis.call('HDEL', K_META, 'orderScan')
   -- A marked queue goes on to the check for a job with a priority (above) in the same migrate.
   return reply({ converted = #olds, done = prioritized and 0 or 1 })
 end
-redis.call('HSET', K_META, 'orderScan', scan[1])
+redis.call('HSET', K_META, 'orderScan', next_cursor)
 return reply({ converted = #olds, done = 0 })
