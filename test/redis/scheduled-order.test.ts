@@ -46,11 +46,27 @@ async function toIdForm(queue: string): Promise<void> {
   await tx.exec();
 }
 
-/** Adds a job with `priority`, hands it out and acks it: the queue is marked `prioritized` and holds no job with a priority. */
+/**
+ * Adds a job with `priority`, hands it out and acks it, and marks the queue as a version before
+ * the count left it: marked `prioritized` (with no count) while it holds no job with a priority.
+ */
 async function priorityEnded(store: RedisStore, queue: string, now: number, priority: number): Promise<void> {
   await store.add(queue, [newJob('ended', { delayMs: undefined, runAtMs: now - 5000, priority })]);
   const [job] = (await store.claim(queue, 1, LEASE_MS, 3, 'w')).jobs;
   assert.deepEqual(await store.complete(queue, [{ id: 'ended', token: job!.token }]), ['ok']);
+  await legacyMark(queue);
+}
+
+/** Marks the queue `prioritized` without a count: as a version before the count left a queue that ever had a job with a priority. */
+async function legacyMark(queue: string): Promise<void> {
+  const k = queueKeys('dq', queue);
+  await fx.client.multi().hset(k.meta, 'prioritized', '1').hdel(k.meta, 'ranked').exec();
+}
+
+/** The queue's mark and count: [prioritized, ranked] as stored. */
+async function mark(queue: string): Promise<[string | null, string | null]> {
+  const [p, r] = await fx.client.hmget(queueKeys('dq', queue).meta, 'prioritized', 'ranked');
+  return [p ?? null, r ?? null];
 }
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
@@ -149,6 +165,118 @@ describe('the scheduled set keeps add order', () => {
     const report = await store.verify(q);
     assert.equal(report.ok, false);
     assert.match(JSON.stringify(report), /job b: its scheduled member carries seq 9999/);
+  });
+});
+
+describe('the mark counts the jobs with a priority that have not ended', () => {
+  test('a job with a priority marks the queue while it waits or runs; once it is acked the mark goes, and the next backlog is claimed in one pass', async () => {
+    const store = newStore();
+    const q = uniqueName('counted');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(
+      q,
+      ids('p-', 100).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    await store.add(q, [newJob('urgent', { delayMs: undefined, runAtMs: now - 10, priority: 3 }), newJob('minus', { delayMs: 3_600_000, priority: -1 })]);
+    assert.deepEqual(await mark(q), ['1', '2']);
+    const first = (await store.claim(q, 10, LEASE_MS, 3, 'w')).jobs;
+    assert.equal(first[0]?.id, 'urgent', 'the priority still orders');
+    assert.deepEqual(await mark(q), ['1', '2'], 'a running job with a priority may come back');
+    // A second ack of it ends nothing twice.
+    const ack = [{ id: 'urgent', token: first[0]!.token }];
+    assert.deepEqual(await store.complete(q, ack), ['ok']);
+    assert.deepEqual(await store.complete(q, ack), ['not_found']);
+    assert.deepEqual(await mark(q), ['1', '1']);
+    assert.equal((await store.cancel(q, ['minus']))[0]?.cancelled, true);
+    assert.deepEqual(await mark(q), [null, null], 'no job with a priority is left: no mark, with no migrate');
+    const rest = ids('p-', 100).slice(9);
+    const batch = (await store.claim(q, 50, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+    assert.deepEqual(batch, rest.slice(0, 50));
+    // What the earlier claims moved into the ready set goes first; then the one pass.
+    const more = ids('n-', 200);
+    await store.add(
+      q,
+      more.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 500 })),
+    );
+    assert.deepEqual(await claimAll(store, q, 50), [...rest.slice(50), ...more]);
+    assert.equal(await fx.client.zcard(k.ready), 0);
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('every end takes a job off the count (fail to dead, cancel, drain, completed and kept, replaced without a priority), and a retried dead one marks again and goes first', async () => {
+    const store = newStore();
+    const q = uniqueName('ends');
+    const now = await serverTimeMs(fx.client);
+    await store.setRetention(q, 'completed', 100, 3_600_000);
+    await store.add(q, [
+      newJob('dies', { delayMs: undefined, runAtMs: now - 100, priority: 9, maxAttempts: 1 }),
+      newJob('kept', { delayMs: undefined, runAtMs: now - 50, priority: 8 }),
+      newJob('drained', { delayMs: 1_000, priority: 2 }),
+      newJob('swapped', { delayMs: 3_600_000, priority: 2 }),
+      newJob('swapped-ranked', { delayMs: 3_600_000, priority: 2 }),
+    ]);
+    assert.deepEqual(await mark(q), ['1', '5']);
+    const [dies, kept] = (await store.claim(q, 2, LEASE_MS, 3, 'w')).jobs;
+    assert.deepEqual([dies?.id, kept?.id], ['dies', 'kept']);
+    await store.fail(q, { id: 'dies', token: dies!.token, error: 'x', retryDelayMs: 0, dead: true, defaultMaxAttempts: 3 });
+    assert.deepEqual(await mark(q), ['1', '4']);
+    assert.deepEqual(await store.complete(q, [{ id: 'kept', token: kept!.token }]), ['ok']);
+    assert.equal((await store.get(q, 'kept'))?.state, 'completed');
+    assert.deepEqual(await mark(q), ['1', '3']);
+    // Replaced by a job with a priority: still one; by one without: none.
+    assert.equal((await store.add(q, [newJob('swapped-ranked', { delayMs: 3_600_000, priority: 4, replace: true })]))?.[0]?.code, 'replaced');
+    assert.deepEqual(await mark(q), ['1', '3']);
+    assert.equal((await store.add(q, [newJob('swapped', { delayMs: 3_600_000, replace: true })]))?.[0]?.code, 'replaced');
+    assert.deepEqual(await mark(q), ['1', '2']);
+    assert.equal((await store.cancel(q, ['swapped-ranked']))[0]?.cancelled, true);
+    assert.deepEqual(await mark(q), ['1', '1']);
+    assert.equal(await store.drain(q, undefined), 2);
+    assert.deepEqual(await mark(q), [null, null]);
+    // A dead job with a priority is retried: the queue is marked again, and it goes first.
+    await store.add(
+      q,
+      ids('p-', 20).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000 })),
+    );
+    // Replacing a dead job with a priority writes a job that counts.
+    assert.equal(await store.deadRetry(q, ['dies']), 1);
+    assert.deepEqual(await mark(q), ['1', '1']);
+    assert.equal((await store.claim(q, 5, LEASE_MS, 3, 'w')).jobs[0]?.id, 'dies');
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
+  test('a queue an older version marked keeps its mark when its jobs end (they were never counted), adds count nothing on it, and migrate takes it off', async () => {
+    const store = newStore();
+    const q = uniqueName('uncounted');
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('old', { delayMs: undefined, runAtMs: now - 100, priority: 1 })]);
+    await legacyMark(q);
+    await store.add(q, [newJob('new', { delayMs: undefined, runAtMs: now - 50, priority: 1 })]);
+    assert.deepEqual(await mark(q), ['1', null]);
+    const jobs = (await store.claim(q, 2, LEASE_MS, 3, 'w')).jobs;
+    assert.deepEqual(await store.complete(q, jobs.map((j) => ({ id: j.id, token: j.token }))), ['ok', 'ok']);
+    assert.deepEqual(await mark(q), ['1', null], 'uncounted: only migrate knows none is left');
+    assert.equal(await store.migrate(q), 0);
+    assert.deepEqual(await mark(q), [null, null]);
+    // From then on it counts.
+    await store.add(q, [newJob('later', { delayMs: 60_000, priority: 1 })]);
+    assert.deepEqual(await mark(q), ['1', '1']);
+    assert.equal(await store.migrate(q), 0);
+    assert.deepEqual(await mark(q), ['1', '1'], 'a counted mark needs no walk');
+  });
+
+  test('a count that does not read is no count: the queue keeps ordering through the ready set until migrate', async () => {
+    const store = newStore();
+    const q = uniqueName('bad-count');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [newJob('a', { delayMs: undefined, runAtMs: now - 100, priority: 1 })]);
+    await fx.client.hset(k.meta, 'ranked', 'nan');
+    const [a] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
+    assert.deepEqual(await store.complete(q, [{ id: 'a', token: a!.token }]), ['ok']);
+    assert.equal((await mark(q))[0], '1');
+    assert.equal(await store.migrate(q), 0);
+    assert.deepEqual(await mark(q), [null, null]);
   });
 });
 
@@ -272,11 +400,13 @@ describe('a queue an older version made', () => {
     assert.equal((await store.verify(q)).ok, true);
   });
 
-  test('migrate keeps `prioritized` while a job with a priority is anywhere: waiting far ahead, or dead (it may be retried)', async () => {
+  test('migrate keeps an uncounted `prioritized` while a job with a priority is anywhere: waiting far ahead, or dead (it may be retried)', async () => {
     const store = newStore();
     const q = uniqueName('still-prio');
     const k = queueKeys('dq', q);
     await store.add(q, [newJob('later', { delayMs: 3_600_000, priority: -2 }), newJob('plain', { delayMs: 3_600_000 })]);
+    // Marked as a version before the count left it: only migrate's walk can take the mark off.
+    await legacyMark(q);
     assert.equal(await store.migrate(q), 0);
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
     assert.equal((await store.cancel(q, ['later']))[0]?.cancelled, true);

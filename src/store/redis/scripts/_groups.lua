@@ -76,7 +76,7 @@ local function flow()
     end
     -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same
     -- read: a call pays for one read of the meta hash, not one per thing it asks.
-    SCHED.prime(m.ordered, m.prioritized)
+    SCHED.prime(m.ordered, m.prioritized, m.ranked)
     if events_max == nil then events_from(m.events) end
     flow_cache = {
       paused = m.paused == '1',

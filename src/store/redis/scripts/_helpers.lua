@@ -369,23 +369,37 @@ end
 local order_cache = nil
 -- The functions of the scheduled members (one top-level name: the library's are counted).
 local SCHED = {}
--- From the two meta fields as read (a caller that reads meta anyway primes it: SCHED.prime).
+-- From the meta fields as read (a caller that reads meta anyway primes it: SCHED.prime).
 -- `prioritized`: claims order due jobs through the ready set (meta `prioritized` '1', or '2' while
 -- migrate checks whether a job with a priority is left); `marked`: the mark is '1', so an add of a
 -- job with a priority need not write it (a '2' it must turn back into '1': the check then keeps it).
-function SCHED.prime(ordered, prioritized)
+-- `ranked`: how many jobs with a priority other than 0 have not ended (meta `ranked`, kept with
+-- the mark: 0 and no mark when none), or nil when the mark is not counted: a version before the
+-- count marked the queue (its jobs' ends were never counted off), migrate is checking ('2'), or
+-- the count does not read. Only a counted mark comes off when its jobs end (SCHED.rank);
+-- an uncounted one only by migrate's walk, which then starts the count at 0.
+function SCHED.prime(ordered, prioritized, ranked)
+  local count = nil
+  -- No field reads as false from HMGET, nil from flow()'s HGETALL.
+  if not prioritized then
+    count = 0
+  elseif prioritized == '1' then
+    count = as_int(ranked)
+    if count and count < 1 then count = nil end
+  end
   order_cache = {
     writes = ordered == '1' or ordered == '2',
     complete = ordered == '2',
     prioritized = prioritized == '1' or prioritized == '2',
     marked = prioritized == '1',
+    ranked = count,
   }
 end
 
 function SCHED.order()
   if not order_cache then
-    local m = redis.call('HMGET', K_META, 'ordered', 'prioritized')
-    SCHED.prime(m[1], m[2])
+    local m = redis.call('HMGET', K_META, 'ordered', 'prioritized', 'ranked')
+    SCHED.prime(m[1], m[2], m[3])
   end
   return order_cache
 end
@@ -396,11 +410,49 @@ function SCHED.made()
   order_cache = nil
 end
 
--- A job with a priority was added: due jobs go through the ready set from now on.
-function SCHED.mark_prioritized()
-  redis.call('HSET', K_META, 'prioritized', '1')
+-- `n` more (or, below 0, fewer) jobs with a priority that have not ended: an add, a dead job
+-- retried, a job ended or replaced. Due jobs go through the ready set while any is left; the
+-- count reaching 0 takes the mark off, so a queue whose jobs with a priority all ended claims
+-- its backlog in one pass again. An uncounted mark is left as it is ('2' turns back into '1' on
+-- a job more, so migrate's check starts again).
+function SCHED.rank(n)
+  if n == 0 then return end
   local order = SCHED.order()
-  order.prioritized, order.marked = true, true
+  local count = order.ranked
+  if not count then
+    if n > 0 and not order.marked then
+      redis.call('HSET', K_META, 'prioritized', '1')
+      order.prioritized, order.marked = true, true
+    end
+    return
+  end
+  -- Below 0 only when the count was wrong (a job an older version added with a priority ended
+  -- here): no mark then, the count's best reading.
+  count = count + n
+  if count > 0 then
+    redis.call('HSET', K_META, 'prioritized', '1', 'ranked', text(count))
+    order.prioritized, order.marked, order.ranked = true, true, count
+  else
+    redis.call('HDEL', K_META, 'prioritized', 'ranked')
+    order.prioritized, order.marked, order.ranked = false, false, 0
+  end
+end
+
+-- How many of `ids`' bodies (as stored) have a priority other than 0, as body_order reads it (an
+-- add counts by the same reading): read only while the queue counts some, so a plain queue's
+-- ends read nothing for it. A body that does not read is not counted off: the count may stay
+-- high (the ready set a while longer), never low (a priority passed over).
+function SCHED.ranked_of(ids)
+  local count = SCHED.order().ranked
+  if not count or count == 0 or #ids == 0 then return 0 end
+  local n = 0
+  for _, body in ipairs(hmget(K_JOBS, ids)) do
+    if body then
+      local _, priority = body_order(body)
+      if priority and priority ~= 0 then n = n + 1 end
+    end
+  end
+  return n
 end
 
 -- What comes before the seq in a member whose seq has `seq_len` digits.

@@ -239,11 +239,15 @@ end
 
 local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
+  -- Ended jobs with a priority leave the count (their bodies read only while it counts some):
+  -- the last one takes the queue's mark off (SCHED.rank). flow() first: its meta read primes it.
+  local f = flow()
+  SCHED.rank(-SCHED.ranked_of(ids))
   tell_waiters(outcome, ids, told)
   -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
   -- still hold their reasons; what it decides to end next ends after this call's own writes.
   local after = nil
-  if flow().holds then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
+  if f.holds then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
   finish_writes(outcome, ids, now, kept)
   if after then
     finish(FINISH.dead, after.bury, now or now_ms())

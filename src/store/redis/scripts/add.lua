@@ -210,10 +210,10 @@ end
 -- the producer re-reads the layout and adds where it says. Recurring schedules always add to the
 -- unsharded keys, which are never retired for them.
 if arg('schedule') == '' then
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events', 'ranked')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
   -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same read.
-  SCHED.prime(meta[3], meta[4])
+  SCHED.prime(meta[3], meta[4], meta[6])
   events_from(meta[5])
 end
 
@@ -390,6 +390,7 @@ local new_members = SCHED.order().writes
 local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
+local ranked = 0 -- jobs with a priority written, less replaced ones that had not ended (SCHED.rank)
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -422,8 +423,14 @@ for _, j in ipairs(jobs) do
       local seq_s = int(seq)
       bodies[#bodies + 1] = j.id
       bodies[#bodies + 1] = encode_body(seq_s, now_s, j.priority_s, j.max and int(j.max), j.timeout and int(j.timeout), j.backoff, j.trace, j.name, j.data)
-      -- A queue that ever had a job with a priority orders its due jobs through the ready set.
-      if j.priority ~= 0 and not SCHED.order().marked then SCHED.mark_prioritized() end
+      -- A queue with a job with a priority orders its due jobs through the ready set while one
+      -- is left (SCHED.rank): this one counts, and a replaced one that had not ended no more.
+      if j.priority ~= 0 then ranked = ranked + 1 end
+      local st = j.state
+      if j.delete_stored and (st == PLACE.scheduled or st == PLACE.ready or st == PLACE.waiting or st == PLACE.held) then
+        local _, old_priority = body_order(j.old_body)
+        if old_priority and old_priority ~= 0 then ranked = ranked - 1 end
+      end
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then
@@ -463,6 +470,7 @@ if dedup_until > 0 then
   if not known or dedup_until > known then redis.call('HSET', K_META, 'dedupUntil', int(dedup_until)) end
 end
 hset_pairs(K_JOBS, bodies)
+SCHED.rank(ranked)
 if #flows > 0 then
   hset_pairs(K_FLOW_OF, flows)
   if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end

@@ -24,8 +24,12 @@ if #dead == 0 then return 0 end
 local bodies, runs = hmget(K_JOBS, dead), hmget(K_RUNS, dead)
 call_chunked('ZREM', K_DEAD, dead)
 local run_writes, scheduled, gone = {}, {}, {}
+local ranked = 0
 for i, id in ipairs(dead) do
   if bodies[i] then
+    -- Back among the jobs that have not ended: one with a priority counts again (SCHED.rank).
+    local _, priority = body_order(bodies[i])
+    if priority and priority ~= 0 then ranked = ranked + 1 end
     local r = parse_run(runs[i])
     run_writes[#run_writes + 1] = id
     -- A body that was corrupt stays corrupt: it comes back here with the reason. The start is
@@ -39,6 +43,7 @@ for i, id in ipairs(dead) do
   end
 end
 hset_pairs(K_RUNS, run_writes)
+SCHED.rank(ranked)
 forget(gone)
 schedule_many(scheduled, nil, true)
 return #scheduled / 2

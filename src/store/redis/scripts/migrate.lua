@@ -16,14 +16,17 @@ version starts at '2' (add.lua); one never made (no seq number taken) gets nothi
 Run it only once no worker or producer of an older version uses the queue: an older claim takes
 a member of the new form for an id without a body and drops it (docs/operations.md, Upgrades).
 Once every member has the new form (the walk that converts them then ends with done 0), a queue
-marked `prioritized` is checked for a job with a priority left, so that one whose every such job
-has ended gets the one-pass claim back (the mark is never taken off otherwise): the first call
+marked `prioritized` without a count (meta `ranked`: SCHED.rank keeps it, and takes a counted
+mark off when its last job with a priority ends) is checked for a job with a priority left, so
+that one whose every such job has ended gets the one-pass claim back: the first call
 sets the mark to '2' (still marked for every claim) and each call looks at `count` bodies of the
 same walk (`orderScan`); a body with a priority other than 0 sets it back to '1' and ends the
 check, and so does an add of such a job meanwhile (adds write '1' over '2'), seen by the next
 call, which starts the walk again. A walk that comes back
 to cursor 0 with the mark still '2' has seen every job that was there throughout, and none added
-since had a priority: the mark goes.
+since had a priority: the mark goes, and the count starts at 0. A version before the count marked
+without one; so does this walk when the conversion finds a job with a priority (an older version
+may have added it uncounted).
 Safe to re-send: a member already converted is skipped, and a call after the end answers done
 (a re-sent step of the check looks at the next bodies, or starts the walk again).
 ]]
@@ -47,11 +50,14 @@ local function scan_jobs(cursor)
 end
 
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
-local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized')
+local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized', 'ranked')
+-- A mark with its count (SCHED.rank) comes off by itself when its last job with a priority ends:
+-- nothing to check.
+local counted = meta[3] == '1' and (as_int(meta[4]) or 0) > 0
 if meta[1] == '2' then
   -- The check of a prioritized queue (above). '1' starts a walk: the first call, or an add of a
   -- job with a priority since the last step (its body may be behind the cursor).
-  if meta[3] ~= '1' and meta[3] ~= '2' then return reply({ converted = 0, done = 1 }) end
+  if counted or (meta[3] ~= '1' and meta[3] ~= '2') then return reply({ converted = 0, done = 1 }) end
   local cursor = meta[2] or '0'
   if meta[3] == '1' then
     redis.call('HSET', K_META, 'prioritized', '2')
@@ -68,14 +74,17 @@ if meta[1] == '2' then
     end
   end
   if next_cursor == '0' then
-    redis.call('HDEL', K_META, 'prioritized', 'orderScan')
+    -- No job with a priority is left: the count starts at 0 (no mark, no count).
+    redis.call('HDEL', K_META, 'prioritized', 'orderScan', 'ranked')
     return reply({ converted = 0, done = 1 })
   end
   redis.call('HSET', K_META, 'orderScan', next_cursor)
   return reply({ converted = 0, done = 0 })
 end
 if meta[1] ~= '1' then redis.call('HSET', K_META, 'ordered', '1') end
-local prioritized = meta[3] == '1'
+-- An uncounted mark (a counted one may not count a job an older version added: a body with a
+-- priority found here leaves the mark uncounted, for the check after the conversion).
+local prioritized = meta[3] == '1' and not counted
 
 local next_cursor, ids, bodies = scan_jobs(meta[2] or '0')
 local adds, olds = {}, {}
@@ -83,6 +92,7 @@ for k, id in ipairs(ids) do
   local _, priority = body_order(bodies[k])
   if priority and priority ~= 0 and not prioritized then
     redis.call('HSET', K_META, 'prioritized', '1')
+    redis.call('HDEL', K_META, 'ranked')
     prioritized = true
   end
   local score = redis.call('ZSCORE', K_SCHEDULED, id)
