@@ -14,8 +14,9 @@
  * - a worker's cycle: each claim of a backlog followed by the ack of the batch before (the run
  *   states of one to two batches alive, as a Worker has them);
  * - single adds and claims of one job (a call's fixed cost on every job);
- * - a backlog on a queue whose jobs with a priority all ended, before and after migrate (the
- *   ready set, then the one pass);
+ * - a backlog beside a job with a priority (the ready set, and acks that count such jobs off), on
+ *   a queue whose jobs with a priority all ended (the one pass), and under an older version's
+ *   mark before and after migrate;
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
@@ -256,17 +257,29 @@ if (wanted('single adds, one at a time') || wanted('claims and acks of one job')
   rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
   rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
 }
-// A queue that once had a job with a priority, all ended: marked `prioritized`, it orders its
-// backlogs through the ready set until migrate takes the mark off (then the one pass again).
-for (const migrated of [false, true]) {
-  const scenario = `backlog of ${N} due at one ms, the queue's jobs with a priority ended${migrated ? ', after migrate' : ''}`;
+// Priorities and the mark (meta `prioritized`, counted in `ranked`): with a job with a priority
+// waiting (far ahead), backlogs go through the ready set and each ack reads its jobs' bodies for
+// the count; once every such job ended the mark is off (the one pass). A mark an older version
+// left (no count) stays until migrate takes it off.
+const PRIORITY_CASES = {
+  pending: 'a job with a priority waiting',
+  ended: "the queue's jobs with a priority ended",
+  legacy: "the queue's jobs with a priority ended under an older version's mark",
+  migrated: "the queue's jobs with a priority ended under an older version's mark, after migrate",
+} as const;
+for (const [kind, what] of Object.entries(PRIORITY_CASES)) {
+  const scenario = `backlog of ${N} due at one ms, ${what}`;
   if (!wanted(scenario)) continue;
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
-  await queue.add({}, { id: 'urgent', priority: 5 });
-  const [urgent] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
-  await store.complete(name, [{ id: urgent!.id, token: urgent!.token }]);
-  if (migrated) await queue.migrate();
+  if (kind === 'pending') await queue.add({}, { id: 'urgent', priority: 5, delay: 3_600_000 });
+  else {
+    await queue.add({}, { id: 'urgent', priority: 5 });
+    const [urgent] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
+    await store.complete(name, [{ id: urgent!.id, token: urgent!.token }]);
+  }
+  if (kind === 'legacy' || kind === 'migrated') await server.client().hset(`dq:{${name}}:meta`, 'prioritized', '1');
+  if (kind === 'migrated') await queue.migrate();
   const due = (await server.client().time()).map(Number);
   await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
   await drain(name, scenario);

@@ -254,7 +254,13 @@ describe('the mark counts the jobs with a priority that have not ended', () => {
     await store.add(q, [newJob('new', { delayMs: undefined, runAtMs: now - 50, priority: 1 })]);
     assert.deepEqual(await mark(q), ['1', null]);
     const jobs = (await store.claim(q, 2, LEASE_MS, 3, 'w')).jobs;
-    assert.deepEqual(await store.complete(q, jobs.map((j) => ({ id: j.id, token: j.token }))), ['ok', 'ok']);
+    assert.deepEqual(
+      await store.complete(
+        q,
+        jobs.map((j) => ({ id: j.id, token: j.token })),
+      ),
+      ['ok', 'ok'],
+    );
     assert.deepEqual(await mark(q), ['1', null], 'uncounted: only migrate knows none is left');
     assert.equal(await store.migrate(q), 0);
     assert.deepEqual(await mark(q), [null, null]);
@@ -263,6 +269,18 @@ describe('the mark counts the jobs with a priority that have not ended', () => {
     assert.deepEqual(await mark(q), ['1', '1']);
     assert.equal(await store.migrate(q), 0);
     assert.deepEqual(await mark(q), ['1', '1'], 'a counted mark needs no walk');
+  });
+
+  test('verify() reports a count below the jobs with a priority that have not ended', async () => {
+    const store = newStore();
+    const q = uniqueName('low-count');
+    const k = queueKeys('dq', q);
+    await store.add(q, [newJob('a', { delayMs: 60_000, priority: 1 }), newJob('b', { delayMs: 60_000, priority: 2 })]);
+    assert.equal((await store.verify(q)).ok, true);
+    await fx.client.hset(k.meta, 'ranked', '1');
+    assert.match(JSON.stringify(await store.verify(q)), /2 jobs with a priority have not ended, but the priority mark counts 1/);
+    await fx.client.hdel(k.meta, 'prioritized', 'ranked');
+    assert.match(JSON.stringify(await store.verify(q)), /2 jobs with a priority have not ended, but the priority mark counts 0/);
   });
 
   test('a count that does not read is no count: the queue keeps ordering through the ready set until migrate', async () => {

@@ -3,7 +3,9 @@
  * exactly one state set, every set entry has a body, every active job holds a live lease token,
  * every ready member matches its job, and no run state or extra (result, progress, logs, error
  * history, group) outlives its body, and no debounce key its burst's waiting job; every group's running and waiting counts equal its jobs in
- * `active` and in its line (no slot leaked, none counted twice).
+ * `active` and in its line (no slot leaked, none counted twice); and a counted priority mark (meta
+ * `ranked`) counts at least every job with a priority that has not ended (too few would let a
+ * claim pass one over; too many only keeps the ready set a while longer).
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
 import type { Client } from './connection.js';
@@ -61,6 +63,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
   for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
+  const [mark, ranked] = await client.hmget(keys.meta, 'prioritized', 'ranked');
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),
     hashEntries(client, hk.holds),
@@ -175,6 +178,17 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
   }
   for (const id of runs.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a run state but no body`);
+  // The priority mark's count (_helpers.lua SCHED.rank): none marked counts 0; a mark without a
+  // readable count (an older version's) is not counted.
+  const counted = mark === null ? 0 : mark === '1' && ranked !== null && /^[1-9]\d{0,15}$/.test(ranked) ? Number(ranked) : undefined;
+  if (counted !== undefined) {
+    let pending = 0;
+    for (const [id, text] of bodies) {
+      const list = states.get(id);
+      if (list && !list.includes('dead') && !list.includes('completed') && (tryParseBody(text)?.priority ?? 0) !== 0) pending++;
+    }
+    if (pending > counted) problems.push(`${pending} jobs with a priority have not ended, but the priority mark counts ${counted}`);
+  }
   // A result, progress, log or error history outliving its job would leak memory for ever.
   extras.forEach((hash, i) => {
     for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs', 'an error history'][i]} but no body`);
