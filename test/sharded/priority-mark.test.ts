@@ -1,0 +1,94 @@
+/**
+ * The priority mark on a sharded queue: each store queue (the unsharded keys, every shard, shards
+ * draining after a reshard) counts its own jobs with a priority that have not ended (meta
+ * `ranked`, docs/data-model.md "The mark counts its jobs"). Jobs with a priority worked through a
+ * live reshard made by a second process whose layout is stale still go out by priority on each
+ * store queue, and once the last one ended no store queue is left marked: its next backlog is
+ * claimed in one pass. On a real redis-server and a real local Redis Cluster (3 masters).
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { parseLayout } from '../../src/store/sharded/layout.js';
+import { queueKeys } from '../../src/store/redis/keys.js';
+import { uniqueName } from '../helpers/names.js';
+import { type SimProcess, startWorld, type World, type WorldKind } from '../helpers/two-processes.js';
+import { deferred, within } from '../helpers/wait.js';
+
+for (const kind of ['redis', 'cluster'] as WorldKind[]) {
+  describe(`the priority mark on a sharded queue [${kind}]`, () => {
+    let world: World;
+    let open: SimProcess[] = [];
+    before(async () => {
+      world = await startWorld(kind);
+    });
+    after(() => world.stop());
+    afterEach(async () => {
+      await Promise.all(open.map((p) => p.close()));
+      open = [];
+    });
+    const proc = () => {
+      const p = world.process();
+      open.push(p);
+      return p;
+    };
+
+    /** Every store queue of the layout (current and draining shards, and the unsharded keys) with its mark and count. */
+    async function marks(p: SimProcess, name: string): Promise<{ member: string; prioritized: string | null; ranked: string | null }[]> {
+      const layout = parseLayout(await p.store.inner.layout(name));
+      const members = [name];
+      for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) for (let i = 0; i < s.count; i++) members.push(`${name}#${s.from + i}`);
+      return Promise.all(
+        members.map(async (member) => {
+          const meta = queueKeys('dq', member).meta;
+          const client = (await world.nodeClient(meta))!;
+          const [prioritized, ranked] = await client.hmget(meta, 'prioritized', 'ranked');
+          return { member, prioritized: prioritized ?? null, ranked: ranked ?? null };
+        }),
+      );
+    }
+
+    test('jobs with a priority through a live reshard from a stale process: every one runs once, and then no store queue is marked', async () => {
+      const name = uniqueName('prio-shards');
+      const [a, b] = [proc(), proc()];
+      const qa = a.queue<string>(name, { shards: 3 });
+      for (let i = 0; i < 30; i++) await qa.add(`u${i}`, { id: `u${i}`, priority: 1 + (i % 3), delay: 300 });
+      for (let i = 0; i < 30; i++) await qa.add(`p${i}`, { id: `p${i}`, delay: 300 });
+      const before = await marks(a, name);
+      assert.equal(before.filter((m) => m.prioritized === '1').length, 3, JSON.stringify(before));
+      assert.equal(
+        before.reduce((n, m) => n + Number(m.ranked ?? 0), 0),
+        30,
+        'the shards count the 30 jobs with a priority between them',
+      );
+      // b read the 3-shard layout; a reshards to 4 while every job still waits on an old shard.
+      const qb = b.queue<string>(name);
+      assert.equal((await qb.stats()).scheduled, 60);
+      await a.reshard(name, 4);
+      const seen = new Map<string, number>();
+      const all = deferred();
+      const w = b.worker<string>(
+        name,
+        (job) => {
+          seen.set(job.id, (seen.get(job.id) ?? 0) + 1);
+          if (seen.size === 70) all.resolve();
+        },
+        { concurrency: 5 },
+      );
+      // Added through the new layout while the old shards drain.
+      for (let i = 0; i < 10; i++) await qa.add(`n${i}`, { id: `n${i}`, priority: 4 });
+      await within(all.promise, 15_000, 'every job to run');
+      await w.close();
+      assert.ok(
+        [...seen.values()].every((n) => n === 1),
+        'each ran once',
+      );
+      const left = await marks(a, name);
+      assert.deepEqual(
+        left.filter((m) => m.prioritized !== null || m.ranked !== null),
+        [],
+        'no store queue marked once every job with a priority ended',
+      );
+      assert.equal((await qa.verify()).ok, true);
+    });
+  });
+}
