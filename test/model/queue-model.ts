@@ -662,7 +662,11 @@ export class QueueModel {
       if (qLeft < want) [want, atLimit] = [qLeft, false];
     }
     const due = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && j.due <= this.now);
-    if (!this.grouped) {
+    // Turns while a job of a group has not ended, or on a rated queue (_groups.lua GROUP_JOBS):
+    // a queue whose jobs of a group all ended claims as one that never had groups.
+    const takesTurns =
+      this.grouped && (this.rated || [...this.jobs.values()].some((j) => j.group !== undefined && j.state !== 'dead' && j.state !== 'completed'));
+    if (!takesTurns) {
       // One order over every due job: priority, then due time, then add order.
       due.sort((a, b) => b.priority - a.priority || a.due - b.due || a.seq - b.seq);
       for (const j of due) j.promoted = true;

@@ -167,8 +167,13 @@ export class MemoryQueue {
   doneMax = 0;
   doneMaxAge = 0;
   seq = 0;
-  /** Once a job of a group was added (meta grouped): claims take turns between lanes. */
+  /** Once a job of a group was added (meta grouped): reads answer each job's group. */
   grouped = false;
+  /**
+   * Jobs of a group that have not ended (meta groupJobs, _groups.lua GROUP_JOBS): claims take
+   * turns between lanes while one is left (or the queue is rated), kept by #enter and #leave.
+   */
+  groupJobs = 0;
   /** Most jobs of the queue active at once (meta concurrency); undefined: no limit. */
   concurrency: number | undefined;
   /** Most jobs of one group active at once, unless it has its own limit (meta groupConcurrency). */
@@ -263,6 +268,7 @@ export class MemoryQueue {
     if (job.version === 0) return;
     // Taken out of active already (takeExpiredLeases).
     if (this.#leftActive.delete(job)) return;
+    if (job.group !== undefined && job.where !== 'dead' && job.where !== 'completed') this.groupJobs--;
     if (job.where === 'active' && this.concurrency !== undefined && this.#count.active >= this.concurrency) this.signal(0);
     this.#count[job.where]--;
     if (job.where === 'ready') this.#ready--;
@@ -284,6 +290,7 @@ export class MemoryQueue {
 
   #enter(job: MemJob): void {
     this.#count[job.where]++;
+    if (job.group !== undefined && job.where !== 'dead' && job.where !== 'completed') this.groupJobs++;
     if (job.where === 'ready') this.#ready++;
     if (job.group === undefined || (job.where !== 'active' && job.where !== 'waiting')) return;
     const g = this.group(job.group);

@@ -5,7 +5,8 @@
  * history, group) outlives its body, and no debounce key its burst's waiting job; every group's running and waiting counts equal its jobs in
  * `active` and in its line (no slot leaked, none counted twice); and a counted priority mark (meta
  * `ranked`) counts at least every job with a priority that has not ended (too few would let a
- * claim pass one over; too many only keeps the ready set a while longer).
+ * claim pass one over; too many only keeps the ready set a while longer), and so does meta
+ * `groupJobs` every job of a group.
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
 import type { Client } from './connection.js';
@@ -63,7 +64,7 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
   for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
-  const [mark, ranked] = await client.hmget(keys.meta, 'prioritized', 'ranked');
+  const [mark, ranked, groupedMark, groupJobs] = await client.hmget(keys.meta, 'prioritized', 'ranked', 'grouped', 'groupJobs');
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),
     hashEntries(client, hk.holds),
@@ -188,6 +189,17 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       if (list && !list.includes('dead') && !list.includes('completed') && (tryParseBody(text)?.priority ?? 0) !== 0) pending++;
     }
     if (pending > counted) problems.push(`${pending} jobs with a priority have not ended, but the priority mark counts ${counted}`);
+  }
+  // The count of jobs of a group (_groups.lua GROUP_JOBS): too few would let a claim skip turns
+  // and a group's slots; a queue marked without a count is not counted.
+  const groupCount = groupedMark !== '1' ? 0 : groupJobs !== null && /^\d{1,16}$/.test(groupJobs) ? Number(groupJobs) : undefined;
+  if (groupCount !== undefined) {
+    let live = 0;
+    for (const id of groupOf.keys()) {
+      const list = states.get(id);
+      if (list && !list.includes('dead') && !list.includes('completed')) live++;
+    }
+    if (live > groupCount) problems.push(`${live} jobs of a group have not ended, but meta groupJobs counts ${groupCount}`);
   }
   // A result, progress, log or error history outliving its job would leak memory for ever.
   extras.forEach((hash, i) => {

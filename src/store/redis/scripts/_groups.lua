@@ -68,6 +68,19 @@ end
 -- answer, absent ones too, and a queue's meta holds a few short fields (an HMGET of sixteen cost
 -- ~22k instructions, the HGETALL and the loop ~9k; a one-job claim 396k -> 375k).
 local flow_cache = nil
+
+-- Jobs of a group (below): one top-level name for all its functions.
+local GROUP_JOBS = {}
+
+-- The count of jobs of a group that have not ended, from meta as read: 0 on a queue never marked
+-- `grouped`; nil (uncounted) on one marked without a count that reads.
+function GROUP_JOBS.of_meta(grouped, count)
+  if grouped ~= '1' then return 0 end
+  local n = as_int(count)
+  if n and n >= 0 then return n end
+  return nil
+end
+
 local function flow()
   if not flow_cache then
     local flat, m = redis.call('HGETALL', K_META), {}
@@ -81,6 +94,9 @@ local function flow()
     flow_cache = {
       paused = m.paused == '1',
       grouped = m.grouped == '1',
+      -- How many jobs of a group have not ended (meta `groupJobs`, GROUP_JOBS below), or nil when
+      -- not counted (a version before the count marked the queue, or the count does not read).
+      group_jobs = GROUP_JOBS.of_meta(m.grouped, m.groupJobs),
       limit = m.concurrency and as_int(m.concurrency),
       group_limit = m.groupConcurrency and as_int(m.groupConcurrency),
       rated = m.rated == '1',
@@ -93,6 +109,67 @@ local function flow()
     }
   end
   return flow_cache
+end
+
+-- Jobs of a group (GROUP_JOBS). Meta `grouped` = '1' stays once a job of a group was added (reads
+-- answer groups by it); `groupJobs` counts the jobs of a group that have not ended: scheduled,
+-- waiting, held or active. While it is 0 no job needs a turn or a group's slot, so claims take
+-- the path of a queue without groups (the one pass when nothing else stands in the way) and acks
+-- give back no group's slot: a queue that once had a job of a group does not pay for turns for
+-- good. Adds and dead-job retries count on, `finish` counts off (reading `group-of` only while the
+-- count is above 0), a replaced job that had not ended counts off. A queue marked by a version
+-- before the count has none (nil): it takes turns until a claim finds no job of a group at all
+-- (GROUP_JOBS.settle), which starts the count at 0. A count that would go below 0 was wrong: it
+-- is dropped (turns again until settle), never read as 0.
+
+-- Whether claims take turns and acks give group slots back: a job of a group may be waiting or
+-- running, or the queue has rate limits (a claim's turns also give groups their spent tokens
+-- back, which rateStatus reads: such a queue never took the one pass anyway).
+function GROUP_JOBS.turns(f)
+  return f.grouped and (f.group_jobs ~= 0 or f.rated)
+end
+
+-- `n` more (or, below 0, fewer) jobs of a group that have not ended.
+function GROUP_JOBS.count(n)
+  if n == 0 then return end
+  local f = flow()
+  local c = f.group_jobs
+  if c == nil then return end
+  c = c + n
+  if c < 0 then
+    redis.call('HDEL', K_META, 'groupJobs')
+    f.group_jobs = nil
+    return
+  end
+  f.group_jobs = c
+  if f.grouped then
+    redis.call('HSET', K_META, 'groupJobs', text(c))
+  else
+    redis.call('HSET', K_META, 'grouped', '1', 'groupJobs', text(c))
+    f.grouped = true
+  end
+end
+
+-- How many of `ids` are jobs of a group (their `group-of` entries), read only while the count is
+-- above 0.
+function GROUP_JOBS.among(ids)
+  local c = flow().group_jobs
+  if not c or c == 0 or #ids == 0 then return 0 end
+  local n = 0
+  for _, g in ipairs(hmget(K_GROUP_OF, ids)) do
+    if g then n = n + 1 end
+  end
+  return n
+end
+
+-- A queue marked without a count whose `group-of` holds no job (only HT_FIELD, if anything): no
+-- job of a group exists, so the count starts at 0. One HLEN a claim until then.
+function GROUP_JOBS.settle(f)
+  if not f.grouped or f.group_jobs ~= nil then return end
+  local n = redis.call('HLEN', K_GROUP_OF)
+  if n > 1 or (n == 1 and redis.call('HEXISTS', K_GROUP_OF, HT_FIELD) == 0) then return end
+  redis.call('HSET', K_META, 'groupJobs', '0')
+  f.group_jobs = 0
 end
 
 -- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is

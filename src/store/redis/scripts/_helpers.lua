@@ -426,15 +426,19 @@ function SCHED.rank(n)
     end
     return
   end
-  -- Below 0 only when the count was wrong (a job an older version added with a priority ended
-  -- here): no mark then, the count's best reading.
   count = count + n
   if count > 0 then
     redis.call('HSET', K_META, 'prioritized', '1', 'ranked', text(count))
     order.prioritized, order.marked, order.ranked = true, true, count
-  else
+  elseif count == 0 then
     redis.call('HDEL', K_META, 'prioritized', 'ranked')
     order.prioritized, order.marked, order.ranked = false, false, 0
+  else
+    -- Below 0 only when the count was wrong (a job an older version added with a priority ended
+    -- here): the mark stays, uncounted, until migrate's check finds no job with a priority.
+    redis.call('HSET', K_META, 'prioritized', '1')
+    redis.call('HDEL', K_META, 'ranked')
+    order.prioritized, order.marked, order.ranked = true, true, nil
   end
 end
 

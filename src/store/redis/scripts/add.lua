@@ -391,6 +391,7 @@ local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 local ranked = 0 -- jobs with a priority written, less replaced ones that had not ended (SCHED.rank)
+local group_jobs = 0 -- the same for jobs of a group (GROUP_JOBS)
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -430,7 +431,10 @@ for _, j in ipairs(jobs) do
       if j.delete_stored and (st == PLACE.scheduled or st == PLACE.ready or st == PLACE.waiting or st == PLACE.held) then
         local _, old_priority = body_order(j.old_body)
         if old_priority and old_priority ~= 0 then ranked = ranked - 1 end
+        -- So with a job of a group (GROUP_JOBS), whose entry forget_extras deletes below.
+        if flow().grouped and redis.call('HEXISTS', K_GROUP_OF, j.id) == 1 then group_jobs = group_jobs - 1 end
       end
+      if j.group ~= '' then group_jobs = group_jobs + 1 end
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then
@@ -486,10 +490,10 @@ for _, key in ipairs(burst_order) do
 end
 hset_pairs(K_DEBOUNCE, burst_starts)
 if #bursts_ended > 0 then call_chunked('HDEL', K_DEBOUNCE, bursts_ended) end
-if #grouped > 0 then
-  hset_pairs(K_GROUP_OF, grouped)
-  if not flow().grouped then redis.call('HSET', K_META, 'grouped', '1') end
-end
+if #grouped > 0 then hset_pairs(K_GROUP_OF, grouped) end
+-- Counts them, and marks the queue `grouped` with its first (a queue marked without a count is
+-- marked already).
+GROUP_JOBS.count(group_jobs)
 schedule_many(scheduled, earliest, true)
 local memo_into = ''
 if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end

@@ -94,7 +94,8 @@ end
 -- one hands them out in one pass, in step 3 (_claim_direct.lua).
 local picked, served, gone, ready_left = {}, nil, nil, nil
 local direct = false
-if f.grouped then
+GROUP_JOBS.settle(f)
+if GROUP_JOBS.turns(f) then
   picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f)
 else
   local ready_empty

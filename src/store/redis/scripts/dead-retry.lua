@@ -9,6 +9,7 @@ and not counted. A fixed number of calls per batch.
 Events: PUBLISH <wake> when a retried job became the queue's earliest due job.
 ]]
 --@include _helpers.lua
+--@include _groups.lua
 
 local ids
 if arg('mode') == 'all' then
@@ -23,7 +24,7 @@ local dead = members_of(K_DEAD, ids)
 if #dead == 0 then return 0 end
 local bodies, runs = hmget(K_JOBS, dead), hmget(K_RUNS, dead)
 call_chunked('ZREM', K_DEAD, dead)
-local run_writes, scheduled, gone = {}, {}, {}
+local run_writes, scheduled, gone, retried = {}, {}, {}, {}
 local ranked = 0
 for i, id in ipairs(dead) do
   if bodies[i] then
@@ -37,6 +38,7 @@ for i, id in ipairs(dead) do
     run_writes[#run_writes + 1] = encode_run(0, now, r and r.k, r and r.e, nil, r and r.w)
     scheduled[#scheduled + 1] = now
     scheduled[#scheduled + 1] = SCHED.at(id, bodies[i])
+    retried[#retried + 1] = id
     emit(EVENT.deadRetried, id)
   else
     gone[#gone + 1] = id
@@ -44,6 +46,14 @@ for i, id in ipairs(dead) do
 end
 hset_pairs(K_RUNS, run_writes)
 SCHED.rank(ranked)
+-- And a job of a group (GROUP_JOBS): its `group-of` entry outlived its death.
+if flow().grouped and flow().group_jobs ~= nil and #retried > 0 then
+  local n = 0
+  for _, g in ipairs(hmget(K_GROUP_OF, retried)) do
+    if g then n = n + 1 end
+  end
+  GROUP_JOBS.count(n)
+end
 forget(gone)
 schedule_many(scheduled, nil, true)
 return #scheduled / 2
