@@ -17,6 +17,7 @@
  * - a backlog beside a job with a priority (the ready set, and acks that count such jobs off), on
  *   a queue whose jobs with a priority all ended (the one pass), and under an older version's
  *   mark before and after migrate;
+ * - a backlog on a queue whose one job of a group, or with a debounce key, ended (the one pass);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
@@ -280,6 +281,23 @@ for (const [kind, what] of Object.entries(PRIORITY_CASES)) {
   }
   if (kind === 'legacy' || kind === 'migrated') await server.client().hset(`dq:{${name}}:meta`, 'prioritized', '1');
   if (kind === 'migrated') await queue.migrate();
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
+  await drain(name, scenario);
+}
+// A queue whose one job of a group (or with a debounce key) ended: it claims as a plain queue
+// (meta groupJobs / flowJobs 0).
+for (const [what, opts] of [
+  ['of a group', { group: 'tenant' }],
+  ['with a debounce key', { debounce: { key: 'user-1', delayMs: 0 } }],
+] as const) {
+  const scenario = `backlog of ${N} due at one ms, the queue's jobs ${what} ended`;
+  if (!wanted(scenario)) continue;
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  await queue.add({}, { id: 'once', ...opts });
+  const [once] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
+  await store.complete(name, [{ id: once!.id, token: once!.token }]);
   const due = (await server.client().time()).map(Number);
   await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
   await drain(name, scenario);

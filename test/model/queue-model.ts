@@ -662,7 +662,7 @@ export class QueueModel {
       if (qLeft < want) [want, atLimit] = [qLeft, false];
     }
     const due = [...this.jobs.values()].filter((j) => j.state === 'scheduled' && j.due <= this.now);
-    // Turns while a job of a group has not ended, or on a rated queue (_groups.lua GROUP_JOBS):
+    // Turns while a job of a group has not ended, or on a rated queue (_groups.lua LIVE):
     // a queue whose jobs of a group all ended claims as one that never had groups.
     const takesTurns =
       this.grouped && (this.rated || [...this.jobs.values()].some((j) => j.group !== undefined && j.state !== 'dead' && j.state !== 'completed'));

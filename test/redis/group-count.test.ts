@@ -2,7 +2,7 @@
  * A queue that once had a job of a group does not take turns for good: meta `groupJobs` counts
  * the jobs of a group that have not ended (scheduled, waiting, held, active), and while it is 0
  * claims take the path of a queue without groups (the one pass: no ready set, no lanes) and acks
- * give no group's slot back (_groups.lua GROUP_JOBS). Meta `grouped` stays: reads keep answering
+ * give no group's slot back (_groups.lua LIVE). Meta `grouped` stays: reads keep answering
  * each job's group. A queue an older version marked (no count) takes turns until a claim finds no
  * job of a group at all.
  */
@@ -147,5 +147,45 @@ describe('the jobs of a group are counted', () => {
     assert.equal((await store.verify(q)).ok, true);
     await fx.client.hset(k.meta, 'groupJobs', '1');
     assert.match(JSON.stringify(await store.verify(q)), /2 jobs of a group have not ended, but meta groupJobs counts 1/);
+  });
+});
+
+describe('the jobs with a cost or a debounce key are counted', () => {
+  test('once the last one ended, a backlog is claimed in one pass; a debounce burst still ends when its job starts', async () => {
+    const store = newStore();
+    const q = uniqueName('was-flowed');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    const flowMark = async () => {
+      const [m, n] = await fx.client.hmget(k.meta, 'flowed', 'flowJobs');
+      return [m ?? null, n ?? null];
+    };
+    await store.add(q, [newJob('burst', { debounce: { key: 'user-1', delayMs: 1, maxWaitMs: undefined } }), newJob('costly', { delayMs: 3_600_000, cost: 2 })]);
+    assert.deepEqual(await flowMark(), ['1', '2']);
+    // A second add of the key folds into the waiting job.
+    assert.equal((await store.add(q, [newJob('other', { debounce: { key: 'user-1', delayMs: 1, maxWaitMs: undefined } })]))?.[0]?.code, 'debounced');
+    assert.deepEqual(await flowMark(), ['1', '2']);
+    await new Promise((r) => setTimeout(r, 20));
+    const [burst] = (await store.claim(q, 5, LEASE_MS, 3, 'w')).jobs;
+    assert.equal(burst?.id, 'burst');
+    // Its start ended the burst: the key starts a new one.
+    assert.equal((await store.add(q, [newJob('next', { debounce: { key: 'user-1', delayMs: 3_600_000, maxWaitMs: undefined } })]))?.[0]?.code, 'added');
+    assert.deepEqual(await flowMark(), ['1', '3']);
+    assert.deepEqual(await store.complete(q, [{ id: 'burst', token: burst!.token }]), ['ok']);
+    assert.equal((await store.cancel(q, ['costly', 'next'])).filter((c) => c.cancelled).length, 2);
+    assert.deepEqual(await flowMark(), ['1', '0']);
+    const plain = ids('p-', 300);
+    await store.add(
+      q,
+      plain.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 50 })),
+    );
+    const first = (await store.claim(q, 50, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+    assert.equal(await fx.client.zcard(k.ready), 0, 'the one pass: no ready set');
+    assert.deepEqual([...first, ...(await claimAll(store, q, 50))], plain);
+    assert.equal((await store.verify(q)).ok, true);
+    await fx.client.hset(k.meta, 'flowJobs', '0');
+    await store.add(q, [newJob('c1', { delayMs: 60_000, cost: 3 })]);
+    await fx.client.hset(k.meta, 'flowJobs', '0');
+    assert.match(JSON.stringify(await store.verify(q)), /1 jobs with a cost or a debounce key have not ended, but meta flowJobs counts 0/);
   });
 });

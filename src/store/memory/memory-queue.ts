@@ -170,7 +170,7 @@ export class MemoryQueue {
   /** Once a job of a group was added (meta grouped): reads answer each job's group. */
   grouped = false;
   /**
-   * Jobs of a group that have not ended (meta groupJobs, _groups.lua GROUP_JOBS): claims take
+   * Jobs of a group that have not ended (meta groupJobs, _groups.lua LIVE): claims take
    * turns between lanes while one is left (or the queue is rated), kept by #enter and #leave.
    */
   groupJobs = 0;

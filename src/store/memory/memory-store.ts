@@ -362,7 +362,7 @@ export class MemoryStore implements Store {
     // 2. Due jobs move on and are picked: in turns between lanes on a queue with groups, else in
     // one order (priority, due time, add order) from the ready heap.
     // Turns while a job of a group has not ended (or the queue is rated), as claim.lua's
-    // GROUP_JOBS.turns: a queue whose jobs of a group all ended claims as one without groups.
+    // LIVE.turns: a queue whose jobs of a group all ended claims as one without groups.
     const turns = q.grouped && (q.groupJobs > 0 || q.rated) ? pickInTurns(q, now, want) : undefined;
     let picked: MemJob[] = [];
     if (turns) picked.push(...turns.picked);

@@ -64,7 +64,16 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
   for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
-  const [mark, ranked, groupedMark, groupJobs] = await client.hmget(keys.meta, 'prioritized', 'ranked', 'grouped', 'groupJobs');
+  const [ordered, mark, ranked, groupedMark, groupJobs, flowedMark, flowJobs] = await client.hmget(
+    keys.meta,
+    'ordered',
+    'prioritized',
+    'ranked',
+    'grouped',
+    'groupJobs',
+    'flowed',
+    'flowJobs',
+  );
   const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
     zsetMembers(client, hk.held),
     hashEntries(client, hk.holds),
@@ -179,9 +188,11 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
   }
   for (const id of runs.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a run state but no body`);
-  // The priority mark's count (_helpers.lua SCHED.rank): none marked counts 0; a mark without a
-  // readable count (an older version's) is not counted.
-  const counted = mark === null ? 0 : mark === '1' && ranked !== null && /^[1-9]\d{0,15}$/.test(ranked) ? Number(ranked) : undefined;
+  // The priority mark's count (_helpers.lua SCHED.rank): none marked counts 0 on a queue whose
+  // every member keeps add order (versions before the mark wrote neither; migrate marks what it
+  // finds); a mark without a readable count (an older version's) is not counted.
+  const counted =
+    mark === null ? (ordered === '2' ? 0 : undefined) : mark === '1' && ranked !== null && /^[1-9]\d{0,15}$/.test(ranked) ? Number(ranked) : undefined;
   if (counted !== undefined) {
     let pending = 0;
     for (const [id, text] of bodies) {
@@ -190,17 +201,21 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
     if (pending > counted) problems.push(`${pending} jobs with a priority have not ended, but the priority mark counts ${counted}`);
   }
-  // The count of jobs of a group (_groups.lua GROUP_JOBS): too few would let a claim skip turns
-  // and a group's slots; a queue marked without a count is not counted.
-  const groupCount = groupedMark !== '1' ? 0 : groupJobs !== null && /^\d{1,16}$/.test(groupJobs) ? Number(groupJobs) : undefined;
-  if (groupCount !== undefined) {
-    let live = 0;
-    for (const id of groupOf.keys()) {
+  // The counts of jobs of a group and of jobs with a cost or a debounce key (_groups.lua LIVE):
+  // too few would let a claim skip turns and a group's slots, or a job's cost and burst; a queue
+  // marked without a count is not counted.
+  const live = (what: string, field: string, marked: string | null, count: string | null, entries: Map<string, string>) => {
+    const counted = marked !== '1' ? 0 : count !== null && /^\d{1,16}$/.test(count) ? Number(count) : undefined;
+    if (counted === undefined) return;
+    let n = 0;
+    for (const id of entries.keys()) {
       const list = states.get(id);
-      if (list && !list.includes('dead') && !list.includes('completed')) live++;
+      if (list && !list.includes('dead') && !list.includes('completed')) n++;
     }
-    if (live > groupCount) problems.push(`${live} jobs of a group have not ended, but meta groupJobs counts ${groupCount}`);
-  }
+    if (n > counted) problems.push(`${n} ${what} have not ended, but meta ${field} counts ${counted}`);
+  };
+  live('jobs of a group', 'groupJobs', groupedMark ?? null, groupJobs ?? null, groupOf);
+  live('jobs with a cost or a debounce key', 'flowJobs', flowedMark ?? null, flowJobs ?? null, flowOf);
   // A result, progress, log or error history outliving its job would leak memory for ever.
   extras.forEach((hash, i) => {
     for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs', 'an error history'][i]} but no body`);

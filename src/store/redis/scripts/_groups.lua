@@ -69,13 +69,14 @@ end
 -- ~22k instructions, the HGETALL and the loop ~9k; a one-job claim 396k -> 375k).
 local flow_cache = nil
 
--- Jobs of a group (below): one top-level name for all its functions.
-local GROUP_JOBS = {}
+-- Jobs of a group, and jobs with a cost or a debounce key, counted (below): one top-level name
+-- for all its functions.
+local LIVE = {}
 
--- The count of jobs of a group that have not ended, from meta as read: 0 on a queue never marked
--- `grouped`; nil (uncounted) on one marked without a count that reads.
-function GROUP_JOBS.of_meta(grouped, count)
-  if grouped ~= '1' then return 0 end
+-- A count of jobs that have not ended, from meta as read: 0 on a queue never marked (`mark` not
+-- '1'); nil (uncounted) on one marked without a count that reads.
+function LIVE.of_meta(mark, count)
+  if mark ~= '1' then return 0 end
   local n = as_int(count)
   if n and n >= 0 then return n end
   return nil
@@ -94,15 +95,17 @@ local function flow()
     flow_cache = {
       paused = m.paused == '1',
       grouped = m.grouped == '1',
-      -- How many jobs of a group have not ended (meta `groupJobs`, GROUP_JOBS below), or nil when
-      -- not counted (a version before the count marked the queue, or the count does not read).
-      group_jobs = GROUP_JOBS.of_meta(m.grouped, m.groupJobs),
+      -- How many jobs of a group have not ended (meta `groupJobs`, LIVE below), or nil when not
+      -- counted (a version before the count marked the queue, or the count does not read).
+      group_jobs = LIVE.of_meta(m.grouped, m.groupJobs),
       limit = m.concurrency and as_int(m.concurrency),
       group_limit = m.groupConcurrency and as_int(m.groupConcurrency),
       rated = m.rated == '1',
       rate = (m.rateMax or m.ratePer) and rate_of(m.rateMax, m.ratePer) or false,
       group_rate = (m.groupRateMax or m.groupRatePer) and rate_of(m.groupRateMax, m.groupRatePer) or false,
       flowed = m.flowed == '1',
+      -- The same for jobs with a cost or a debounce key (meta `flowJobs`).
+      flow_jobs = LIVE.of_meta(m.flowed, m.flowJobs),
       holds = m.holds == '1',
       -- A retention rule for completed jobs (doneMax / doneMaxAge): acked jobs are kept.
       keeps_completed = m.doneMax ~= nil or m.doneMaxAge ~= nil,
@@ -111,65 +114,91 @@ local function flow()
   return flow_cache
 end
 
--- Jobs of a group (GROUP_JOBS). Meta `grouped` = '1' stays once a job of a group was added (reads
--- answer groups by it); `groupJobs` counts the jobs of a group that have not ended: scheduled,
--- waiting, held or active. While it is 0 no job needs a turn or a group's slot, so claims take
--- the path of a queue without groups (the one pass when nothing else stands in the way) and acks
--- give back no group's slot: a queue that once had a job of a group does not pay for turns for
--- good. Adds and dead-job retries count on, `finish` counts off (reading `group-of` only while the
--- count is above 0), a replaced job that had not ended counts off. A queue marked by a version
--- before the count has none (nil): it takes turns until a claim finds no job of a group at all
--- (GROUP_JOBS.settle), which starts the count at 0. A count that would go below 0 was wrong: it
--- is dropped (turns again until settle), never read as 0.
+-- Features a queue used once need not cost it for good. Meta `grouped` = '1' stays once a job of
+-- a group was added (reads answer groups by it), `flowed` = '1' once a job with a cost or a
+-- debounce key was; beside each, a count of such jobs that have not ended (scheduled, waiting,
+-- held or active): `groupJobs`, `flowJobs`. While a count is 0 no job needs what the mark turns
+-- on: with no job of a group left, claims take the path of a queue without groups (the one pass
+-- when nothing else stands in the way) and acks give back no group's slot; with no job with a cost
+-- or a debounce key left, claims read no job's cost or burst. Adds and dead-job retries count on,
+-- `finish` counts off (reading the entries only while the count is above 0), a replaced job that
+-- had not ended counts off. A queue marked by a version before the counts has none (nil): it
+-- pays as before until a claim finds no such job at all (LIVE.settle), which starts the count at
+-- 0. A count that would go below 0 was wrong: it is dropped (uncounted again), never read as 0.
+-- A kind: its meta mark and count, and the fields flow() keeps them in; LIVE.key, the hash whose
+-- entries are its jobs (an entry outlives its job's death, so a retry counts it again).
+LIVE.GROUP = { mark = 'grouped', field = 'groupJobs', f_mark = 'grouped', f_count = 'group_jobs' }
+LIVE.FLOW = { mark = 'flowed', field = 'flowJobs', f_mark = 'flowed', f_count = 'flow_jobs' }
+
+-- Looked up as a call runs, not kept in the kind: the library makes these tables once, at load,
+-- and points the key names at each call's keys as it enters.
+function LIVE.key(kind)
+  if kind == LIVE.GROUP then return K_GROUP_OF end
+  return K_FLOW_OF
+end
 
 -- Whether claims take turns and acks give group slots back: a job of a group may be waiting or
 -- running, or the queue has rate limits (a claim's turns also give groups their spent tokens
 -- back, which rateStatus reads: such a queue never took the one pass anyway).
-function GROUP_JOBS.turns(f)
+function LIVE.turns(f)
   return f.grouped and (f.group_jobs ~= 0 or f.rated)
 end
 
--- `n` more (or, below 0, fewer) jobs of a group that have not ended.
-function GROUP_JOBS.count(n)
+-- Whether a claim reads its jobs' costs and bursts: one with a cost or a debounce key may be
+-- waiting.
+function LIVE.flows(f)
+  return f.flowed and f.flow_jobs ~= 0
+end
+
+-- `n` more (or, below 0, fewer) jobs of `kind` that have not ended; the first marks the queue.
+function LIVE.count(kind, n)
   if n == 0 then return end
   local f = flow()
-  local c = f.group_jobs
+  local c = f[kind.f_count]
   if c == nil then return end
   c = c + n
   if c < 0 then
-    redis.call('HDEL', K_META, 'groupJobs')
-    f.group_jobs = nil
+    redis.call('HDEL', K_META, kind.field)
+    f[kind.f_count] = nil
     return
   end
-  f.group_jobs = c
-  if f.grouped then
-    redis.call('HSET', K_META, 'groupJobs', text(c))
+  f[kind.f_count] = c
+  if f[kind.f_mark] then
+    redis.call('HSET', K_META, kind.field, text(c))
   else
-    redis.call('HSET', K_META, 'grouped', '1', 'groupJobs', text(c))
-    f.grouped = true
+    redis.call('HSET', K_META, kind.mark, '1', kind.field, text(c))
+    f[kind.f_mark] = true
   end
 end
 
--- How many of `ids` are jobs of a group (their `group-of` entries), read only while the count is
--- above 0.
-function GROUP_JOBS.among(ids)
-  local c = flow().group_jobs
-  if not c or c == 0 or #ids == 0 then return 0 end
+-- How many of `ids` have an entry in `kind`'s hash (`always`: whatever the count; else only while
+-- it is above 0, so a queue with none pays nothing).
+function LIVE.among(kind, ids, always)
+  local f = flow()
+  local c = f[kind.f_count]
+  if #ids == 0 or not f[kind.f_mark] or c == nil or (c == 0 and not always) then return 0 end
   local n = 0
-  for _, g in ipairs(hmget(K_GROUP_OF, ids)) do
-    if g then n = n + 1 end
+  for _, v in ipairs(hmget(LIVE.key(kind), ids)) do
+    if v then n = n + 1 end
   end
   return n
 end
 
--- A queue marked without a count whose `group-of` holds no job (only HT_FIELD, if anything): no
--- job of a group exists, so the count starts at 0. One HLEN a claim until then.
-function GROUP_JOBS.settle(f)
-  if not f.grouped or f.group_jobs ~= nil then return end
-  local n = redis.call('HLEN', K_GROUP_OF)
-  if n > 1 or (n == 1 and redis.call('HEXISTS', K_GROUP_OF, HT_FIELD) == 0) then return end
-  redis.call('HSET', K_META, 'groupJobs', '0')
-  f.group_jobs = 0
+-- Ended jobs leave the counts (finish, before their entries go).
+function LIVE.ended(ids)
+  LIVE.count(LIVE.GROUP, -LIVE.among(LIVE.GROUP, ids))
+  LIVE.count(LIVE.FLOW, -LIVE.among(LIVE.FLOW, ids))
+end
+
+-- A queue marked without a count whose hash of `kind` holds no job (only HT_FIELD, if anything):
+-- none exists, so the count starts at 0. One HLEN a claim until then.
+function LIVE.settle(kind, f)
+  if not f[kind.f_mark] or f[kind.f_count] ~= nil then return end
+  local key = LIVE.key(kind)
+  local n = redis.call('HLEN', key)
+  if n > 1 or (n == 1 and redis.call('HEXISTS', key, HT_FIELD) == 0) then return end
+  redis.call('HSET', K_META, kind.field, '0')
+  f[kind.f_count] = 0
 end
 
 -- The group machinery (GL(): the table of its functions), built on first use: every closure a script defines at its top level is

@@ -89,8 +89,8 @@ local function leave_active(ids)
   local wake = false
   if f.limit then wake = redis.call('ZCARD', K_ACTIVE) >= f.limit end
   call_chunked('ZREM', K_ACTIVE, ids)
-  -- No job of a group running (GROUP_JOBS): no slot to give back.
-  if GROUP_JOBS.turns(f) then
+  -- No job of a group running (LIVE): no slot to give back.
+  if LIVE.turns(f) then
     local groups = groups_of(ids)
     local L = GL()
     L.load_groups(groups)
@@ -244,7 +244,7 @@ local function finish(outcome, ids, now, kept, told)
   -- the last one takes the queue's mark off (SCHED.rank). flow() first: its meta read primes it.
   local f = flow()
   SCHED.rank(-SCHED.ranked_of(ids))
-  GROUP_JOBS.count(-GROUP_JOBS.among(ids))
+  LIVE.ended(ids)
   tell_waiters(outcome, ids, told)
   -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
   -- still hold their reasons; what it decides to end next ends after this call's own writes.

@@ -391,7 +391,7 @@ local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 local ranked = 0 -- jobs with a priority written, less replaced ones that had not ended (SCHED.rank)
-local group_jobs = 0 -- the same for jobs of a group (GROUP_JOBS)
+local group_jobs, flow_jobs = 0, 0 -- the same for jobs of a group, and with a cost or a debounce key (LIVE)
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
 local now_s = int(now)
@@ -431,10 +431,13 @@ for _, j in ipairs(jobs) do
       if j.delete_stored and (st == PLACE.scheduled or st == PLACE.ready or st == PLACE.waiting or st == PLACE.held) then
         local _, old_priority = body_order(j.old_body)
         if old_priority and old_priority ~= 0 then ranked = ranked - 1 end
-        -- So with a job of a group (GROUP_JOBS), whose entry forget_extras deletes below.
+        -- So with a job of a group, or with a cost or a debounce key (LIVE), whose entries
+        -- forget_extras deletes below.
         if flow().grouped and redis.call('HEXISTS', K_GROUP_OF, j.id) == 1 then group_jobs = group_jobs - 1 end
+        if flow().flowed and redis.call('HEXISTS', K_FLOW_OF, j.id) == 1 then flow_jobs = flow_jobs - 1 end
       end
       if j.group ~= '' then group_jobs = group_jobs + 1 end
+      if (j.cost and j.cost > 1) or j.debounce then flow_jobs = flow_jobs + 1 end
       -- Jobs of one add often share a due time: its text is made once.
       local due_s = due_text[j.due]
       if not due_s then
@@ -475,10 +478,9 @@ if dedup_until > 0 then
 end
 hset_pairs(K_JOBS, bodies)
 SCHED.rank(ranked)
-if #flows > 0 then
-  hset_pairs(K_FLOW_OF, flows)
-  if not flow().flowed then redis.call('HSET', K_META, 'flowed', '1') end
-end
+if #flows > 0 then hset_pairs(K_FLOW_OF, flows) end
+-- Counts them, and marks the queue `flowed` with its first (LIVE).
+LIVE.count(LIVE.FLOW, flow_jobs)
 local bursts_ended = {}
 for _, key in ipairs(burst_order) do
   if burst_keys[key] then
@@ -493,7 +495,7 @@ if #bursts_ended > 0 then call_chunked('HDEL', K_DEBOUNCE, bursts_ended) end
 if #grouped > 0 then hset_pairs(K_GROUP_OF, grouped) end
 -- Counts them, and marks the queue `grouped` with its first (a queue marked without a count is
 -- marked already).
-GROUP_JOBS.count(group_jobs)
+LIVE.count(LIVE.GROUP, group_jobs)
 schedule_many(scheduled, earliest, true)
 local memo_into = ''
 if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end

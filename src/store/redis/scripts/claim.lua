@@ -94,8 +94,9 @@ end
 -- one hands them out in one pass, in step 3 (_claim_direct.lua).
 local picked, served, gone, ready_left = {}, nil, nil, nil
 local direct = false
-GROUP_JOBS.settle(f)
-if GROUP_JOBS.turns(f) then
+LIVE.settle(LIVE.GROUP, f)
+LIVE.settle(LIVE.FLOW, f)
+if LIVE.turns(f) then
   picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f)
 else
   local ready_empty
@@ -103,9 +104,10 @@ else
   if not direct then picked = CLAIM.pick_in_order(want, promote_limit, ready_empty) end
 end
 
--- Each job's cost and debounce key (JOB_FLOW), on a queue that ever had a job with either.
+-- Each job's cost and debounce key (JOB_FLOW), while a job with either has not ended (LIVE).
 local costs, debounce_keys = {}, {}
-if f.flowed and #picked > 0 then
+local flows = LIVE.flows(f)
+if flows and #picked > 0 then
   local ids = {}
   for i, c in ipairs(picked) do ids[i] = c.id end
   for i, v in ipairs(hmget(K_FLOW_OF, ids)) do
@@ -133,7 +135,7 @@ if direct then
 elseif #picked > 0 then
   local token_base = CLAIM.hand_out_picked(out, picked, now + lease_ms, worker, memo_key, lease_ms)
   if charged then RATES.log(picked, f, charged, token_base) end
-  if f.flowed then CLAIM.end_started_bursts(picked, debounce_keys) end
+  if flows then CLAIM.end_started_bursts(picked, debounce_keys) end
   if f.holds then
     local ids, positions = {}, {}
     for i, c in ipairs(picked) do ids[i], positions[i] = c.id, i end

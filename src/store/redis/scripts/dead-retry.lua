@@ -46,14 +46,9 @@ for i, id in ipairs(dead) do
 end
 hset_pairs(K_RUNS, run_writes)
 SCHED.rank(ranked)
--- And a job of a group (GROUP_JOBS): its `group-of` entry outlived its death.
-if flow().grouped and flow().group_jobs ~= nil and #retried > 0 then
-  local n = 0
-  for _, g in ipairs(hmget(K_GROUP_OF, retried)) do
-    if g then n = n + 1 end
-  end
-  GROUP_JOBS.count(n)
-end
+-- And a job of a group, or with a cost or a debounce key (LIVE): its entries outlived its death.
+LIVE.count(LIVE.GROUP, LIVE.among(LIVE.GROUP, retried, true))
+LIVE.count(LIVE.FLOW, LIVE.among(LIVE.FLOW, retried, true))
 forget(gone)
 schedule_many(scheduled, nil, true)
 return #scheduled / 2
