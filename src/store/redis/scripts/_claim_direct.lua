@@ -14,7 +14,7 @@ out for the first time. What it writes and answers is the general path's, job fo
 -- `ready_empty`).
 function CLAIM.direct(f)
   local ready_empty = redis.call('ZCARD', K_READY) == 0
-  if LIVE.turns(f) or f.rated or LIVE.flows(f) or f.holds or not ready_empty then return false, ready_empty end
+  if (f.grouped and LIVE.turns(f)) or f.rated or (f.flowed and LIVE.flows(f)) or f.holds or not ready_empty then return false, ready_empty end
   local order = SCHED.order()
   return order.complete and not order.prioritized, ready_empty
 end

@@ -70,8 +70,13 @@ end
 local flow_cache = nil
 
 -- Jobs of a group, and jobs with a cost or a debounce key, counted (below): one top-level name
--- for all its functions.
-local LIVE = {}
+-- for all its functions. A kind: its meta mark and count, and the fields flow() keeps them in;
+-- LIVE.key, the hash whose entries are its jobs (an entry outlives its job's death, so a retry
+-- counts it again).
+local LIVE = {
+  GROUP = { mark = 'grouped', field = 'groupJobs', f_mark = 'grouped', f_count = 'group_jobs' },
+  FLOW = { mark = 'flowed', field = 'flowJobs', f_mark = 'flowed', f_count = 'flow_jobs' },
+}
 
 -- A count of jobs that have not ended, from meta as read: 0 on a queue never marked (`mark` not
 -- '1'); nil (uncounted) on one marked without a count that reads.
@@ -97,7 +102,7 @@ local function flow()
       grouped = m.grouped == '1',
       -- How many jobs of a group have not ended (meta `groupJobs`, LIVE below), or nil when not
       -- counted (a version before the count marked the queue, or the count does not read).
-      group_jobs = LIVE.of_meta(m.grouped, m.groupJobs),
+      group_jobs = m.grouped ~= '1' and 0 or LIVE.of_meta(m.grouped, m.groupJobs),
       limit = m.concurrency and as_int(m.concurrency),
       group_limit = m.groupConcurrency and as_int(m.groupConcurrency),
       rated = m.rated == '1',
@@ -105,7 +110,7 @@ local function flow()
       group_rate = (m.groupRateMax or m.groupRatePer) and rate_of(m.groupRateMax, m.groupRatePer) or false,
       flowed = m.flowed == '1',
       -- The same for jobs with a cost or a debounce key (meta `flowJobs`).
-      flow_jobs = LIVE.of_meta(m.flowed, m.flowJobs),
+      flow_jobs = m.flowed ~= '1' and 0 or LIVE.of_meta(m.flowed, m.flowJobs),
       holds = m.holds == '1',
       -- A retention rule for completed jobs (doneMax / doneMaxAge): acked jobs are kept.
       keeps_completed = m.doneMax ~= nil or m.doneMaxAge ~= nil,
@@ -125,11 +130,6 @@ end
 -- had not ended counts off. A queue marked by a version before the counts has none (nil): it
 -- pays as before until a claim finds no such job at all (LIVE.settle), which starts the count at
 -- 0. A count that would go below 0 was wrong: it is dropped (uncounted again), never read as 0.
--- A kind: its meta mark and count, and the fields flow() keeps them in; LIVE.key, the hash whose
--- entries are its jobs (an entry outlives its job's death, so a retry counts it again).
-LIVE.GROUP = { mark = 'grouped', field = 'groupJobs', f_mark = 'grouped', f_count = 'group_jobs' }
-LIVE.FLOW = { mark = 'flowed', field = 'flowJobs', f_mark = 'flowed', f_count = 'flow_jobs' }
-
 -- Looked up as a call runs, not kept in the kind: the library makes these tables once, at load,
 -- and points the key names at each call's keys as it enters.
 function LIVE.key(kind)

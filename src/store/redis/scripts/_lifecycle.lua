@@ -90,7 +90,7 @@ local function leave_active(ids)
   if f.limit then wake = redis.call('ZCARD', K_ACTIVE) >= f.limit end
   call_chunked('ZREM', K_ACTIVE, ids)
   -- No job of a group running (LIVE): no slot to give back.
-  if LIVE.turns(f) then
+  if f.grouped and LIVE.turns(f) then
     local groups = groups_of(ids)
     local L = GL()
     L.load_groups(groups)
@@ -242,9 +242,11 @@ local function finish(outcome, ids, now, kept, told)
   if #ids == 0 then return end
   -- Ended jobs with a priority leave the count (their bodies read only while it counts some):
   -- the last one takes the queue's mark off (SCHED.rank). flow() first: its meta read primes it.
+  -- Each asked here first: a queue that counts none (most) makes no call for them.
   local f = flow()
-  SCHED.rank(-SCHED.ranked_of(ids))
-  LIVE.ended(ids)
+  local ranked = SCHED.order().ranked
+  if ranked and ranked > 0 then SCHED.rank(-SCHED.ranked_of(ids)) end
+  if (f.group_jobs or 0) > 0 or (f.flow_jobs or 0) > 0 then LIVE.ended(ids) end
   tell_waiters(outcome, ids, told)
   -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
   -- still hold their reasons; what it decides to end next ends after this call's own writes.

@@ -94,9 +94,11 @@ end
 -- one hands them out in one pass, in step 3 (_claim_direct.lua).
 local picked, served, gone, ready_left = {}, nil, nil, nil
 local direct = false
-LIVE.settle(LIVE.GROUP, f)
-LIVE.settle(LIVE.FLOW, f)
-if LIVE.turns(f) then
+-- A queue marked grouped or flowed by a version before the counts (no count) starts them once it
+-- holds no such job (LIVE); the marks asked here first, so a plain queue makes no call for them.
+if f.grouped and f.group_jobs == nil then LIVE.settle(LIVE.GROUP, f) end
+if f.flowed and f.flow_jobs == nil then LIVE.settle(LIVE.FLOW, f) end
+if f.grouped and LIVE.turns(f) then
   picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f)
 else
   local ready_empty
@@ -106,7 +108,7 @@ end
 
 -- Each job's cost and debounce key (JOB_FLOW), while a job with either has not ended (LIVE).
 local costs, debounce_keys = {}, {}
-local flows = LIVE.flows(f)
+local flows = f.flowed and LIVE.flows(f)
 if flows and #picked > 0 then
   local ids = {}
   for i, c in ipairs(picked) do ids[i] = c.id end
