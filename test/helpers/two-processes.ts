@@ -15,6 +15,7 @@
  * ShardedStore of its own, as its layout cache is the sharding view's), a real redis-server, and
  * a real local Redis Cluster of 3 masters. Everything a world opens is closed by world.stop().
  */
+import { after, afterEach, before } from 'node:test';
 import { Redis } from 'ioredis';
 import {
   listQueues,
@@ -173,4 +174,29 @@ export async function startWorld(kind: WorldKind): Promise<World> {
 /** The inner store of a process (the Redis or memory store under its sharding view), for a step a crash would leave half done. */
 export function innerOf(p: SimProcess): Store {
   return p.store.inner;
+}
+
+/**
+ * A world for the tests of one describe block: started before them, stopped after; `proc()` opens
+ * a process that is closed after each test. `world()` is the world (once started).
+ */
+export function useWorld(kind: WorldKind): { world: () => World; proc: () => SimProcess } {
+  let world: World | undefined;
+  let open: SimProcess[] = [];
+  before(async () => {
+    world = await startWorld(kind);
+  });
+  after(() => world?.stop());
+  afterEach(async () => {
+    await Promise.all(open.map((p) => p.close()));
+    open = [];
+  });
+  return {
+    world: () => world!,
+    proc: () => {
+      const p = world!.process();
+      open.push(p);
+      return p;
+    },
+  };
 }

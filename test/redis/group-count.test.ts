@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import { RedisStore } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
+import { claimAll, paddedIds } from '../helpers/claims.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs } from '../helpers/wait.js';
@@ -28,17 +29,7 @@ async function groupMark(queue: string): Promise<[string | null, string | null]>
   return [g ?? null, n ?? null];
 }
 
-const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
-
-/** Claims of `batch` until none is left: the ids in the order they came. */
-async function claimAll(store: RedisStore, queue: string, batch: number): Promise<string[]> {
-  const out: string[] = [];
-  for (;;) {
-    const r = await store.claim(queue, batch, LEASE_MS, 3, 'w');
-    if (r.jobs.length === 0) return out;
-    for (const j of r.jobs) out.push(j.id);
-  }
-}
+const ids = paddedIds;
 
 describe('the jobs of a group are counted', () => {
   test('once the last job of a group ended, a backlog is claimed in one pass (no ready set, no lanes); a new one brings turns and its group’s limit back', async () => {

@@ -11,6 +11,7 @@ import { Queue, RedisStore } from '../../src/index.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { scheduledMemberId } from '../../src/store/zset-order.js';
 import { uniqueName } from '../helpers/names.js';
+import { claimAll, paddedIds } from '../helpers/claims.js';
 import { newJob } from '../helpers/new-job.js';
 import { callScript } from '../helpers/protocol-call.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -23,17 +24,6 @@ const LEASE_MS = 60_000;
 
 function newStore(): RedisStore {
   return fx.track(new RedisStore({ connection: fx.redis.url }));
-}
-
-/** Every job of the queue handed out by claims of `batch`, in the order they came. */
-async function claimAll(store: RedisStore, queue: string, batch: number, each?: () => Promise<void>): Promise<string[]> {
-  const out: string[] = [];
-  for (;;) {
-    const r = await store.claim(queue, batch, LEASE_MS, 3, 'w');
-    if (r.jobs.length === 0) return out;
-    for (const j of r.jobs) out.push(j.id);
-    if (each) await each();
-  }
 }
 
 /** Rewrites a queue's scheduled members to the id form and forgets `ordered`: a queue as an older version left it. */
@@ -69,7 +59,7 @@ async function mark(queue: string): Promise<[string | null, string | null]> {
   return [p ?? null, r ?? null];
 }
 
-const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+const ids = paddedIds;
 
 describe('the scheduled set keeps add order', () => {
   test('a new queue: a backlog due at one millisecond is handed out in add order, claim after claim, with no ready set and no run state for a job not handed out', async () => {

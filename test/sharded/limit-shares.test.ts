@@ -8,31 +8,18 @@
  * local Redis Cluster (3 masters).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ValidationError } from '../../src/index.js';
 import { formatLayout, parseLayout } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
-import { type SimProcess, startWorld, type World, type WorldKind } from '../helpers/two-processes.js';
+import { type SimProcess, useWorld, type WorldKind } from '../helpers/two-processes.js';
 import { deferred, until } from '../helpers/wait.js';
 
 for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
   describe(`queue limits on a sharded queue are the queue's [${kind}]`, () => {
-    let world: World;
-    let open: SimProcess[] = [];
-    before(async () => {
-      world = await startWorld(kind);
-    });
-    after(() => world.stop());
-    afterEach(async () => {
-      await Promise.all(open.map((p) => p.close()));
-      open = [];
-    });
-    const proc = () => {
-      const p = world.process();
-      open.push(p);
-      return p;
-    };
+    const fixture = useWorld(kind);
+    const proc = fixture.proc;
 
     /** Every store queue's enforced concurrency and rate max, as the layout stands. */
     async function shares(p: SimProcess, name: string): Promise<{ member: string; concurrency?: number; rate?: number }[]> {

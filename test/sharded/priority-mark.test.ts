@@ -7,30 +7,17 @@
  * claimed in one pass. On a real redis-server and a real local Redis Cluster (3 masters).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { parseLayout } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
-import { type SimProcess, startWorld, type World, type WorldKind } from '../helpers/two-processes.js';
+import { type SimProcess, useWorld, type WorldKind } from '../helpers/two-processes.js';
 import { deferred, within } from '../helpers/wait.js';
 
 for (const kind of ['redis', 'cluster'] as WorldKind[]) {
   describe(`the priority mark on a sharded queue [${kind}]`, () => {
-    let world: World;
-    let open: SimProcess[] = [];
-    before(async () => {
-      world = await startWorld(kind);
-    });
-    after(() => world.stop());
-    afterEach(async () => {
-      await Promise.all(open.map((p) => p.close()));
-      open = [];
-    });
-    const proc = () => {
-      const p = world.process();
-      open.push(p);
-      return p;
-    };
+    const fixture = useWorld(kind);
+    const proc = fixture.proc;
 
     /** Every store queue of the layout (current and draining shards, and the unsharded keys) with its mark and count. */
     async function marks(p: SimProcess, name: string): Promise<{ member: string; prioritized: string | null; ranked: string | null }[]> {
@@ -40,7 +27,7 @@ for (const kind of ['redis', 'cluster'] as WorldKind[]) {
       return Promise.all(
         members.map(async (member) => {
           const meta = queueKeys('dq', member).meta;
-          const client = (await world.nodeClient(meta))!;
+          const client = (await fixture.world().nodeClient(meta))!;
           const [prioritized, ranked] = await client.hmget(meta, 'prioritized', 'ranked');
           return { member, prioritized: prioritized ?? null, ranked: ranked ?? null };
         }),

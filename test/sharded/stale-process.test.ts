@@ -8,11 +8,11 @@
  * with the two-process harness (test/helpers/two-processes.ts).
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ShardError } from '../../src/index.js';
 import { formatLayout, parseLayout, reshardedLayout, shardIndex, shardNames } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
-import { type SimProcess, startWorld, type World, type WorldKind } from '../helpers/two-processes.js';
+import { useWorld, type WorldKind } from '../helpers/two-processes.js';
 import { until, within } from '../helpers/wait.js';
 
 /** An id (or dedup key) that a layout of `count` shards routes to its shard `index`. */
@@ -22,21 +22,8 @@ function keyIn(index: number, count: number, label: string): string {
 
 for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
   describe(`the stale second process [${kind}]`, () => {
-    let world: World;
-    let open: SimProcess[] = [];
-    before(async () => {
-      world = await startWorld(kind);
-    });
-    after(() => world.stop());
-    afterEach(async () => {
-      await Promise.all(open.map((p) => p.close()));
-      open = [];
-    });
-    const proc = () => {
-      const p = world.process();
-      open.push(p);
-      return p;
-    };
+    const fixture = useWorld(kind);
+    const proc = fixture.proc;
 
     test('item 8: an add after another process obliterated a sharded queue lands where every process looks, and runs', async () => {
       const name = uniqueName('obl');
@@ -97,7 +84,7 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
       // (A process that gives `shards` makes the layout again when it next finds none: this one is done.)
       await a.close();
       await b.obliterate(name);
-      const left = await world.keysOf(name);
+      const left = await fixture.world().keysOf(name);
       // Request memos, dedup keys and the sequence floor obliterate leaves expire by themselves
       // (docs/data-model.md).
       if (left !== undefined)
