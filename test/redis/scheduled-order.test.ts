@@ -12,6 +12,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { scheduledMemberId } from '../../src/store/zset-order.js';
 import { uniqueName } from '../helpers/names.js';
 import { claimAll, paddedIds } from '../helpers/claims.js';
+import { metaFields } from '../helpers/meta-fields.js';
 import { newJob } from '../helpers/new-job.js';
 import { callScript } from '../helpers/protocol-call.js';
 import { useRedis } from '../helpers/redis-fixture.js';
@@ -54,10 +55,7 @@ async function legacyMark(queue: string): Promise<void> {
 }
 
 /** The queue's mark and count: [prioritized, ranked] as stored. */
-async function mark(queue: string): Promise<[string | null, string | null]> {
-  const [p, r] = await fx.client.hmget(queueKeys('dq', queue).meta, 'prioritized', 'ranked');
-  return [p ?? null, r ?? null];
-}
+const mark = (queue: string) => metaFields(fx.client, queue, 'prioritized', 'ranked');
 
 const ids = paddedIds;
 

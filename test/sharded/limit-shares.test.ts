@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ValidationError } from '../../src/index.js';
-import { formatLayout, parseLayout } from '../../src/store/sharded/layout.js';
+import { formatLayout, memberNames, parseLayout } from '../../src/store/sharded/layout.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { type SimProcess, useWorld, type WorldKind } from '../helpers/two-processes.js';
@@ -23,9 +23,7 @@ for (const kind of ['memory', 'redis', 'cluster'] as WorldKind[]) {
 
     /** Every store queue's enforced concurrency and rate max, as the layout stands. */
     async function shares(p: SimProcess, name: string): Promise<{ member: string; concurrency?: number; rate?: number }[]> {
-      const layout = parseLayout(await p.store.inner.layout(name));
-      const members = [name];
-      for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) for (let i = 0; i < s.count; i++) members.push(`${name}#${s.from + i}`);
+      const members = memberNames(name, parseLayout(await p.store.inner.layout(name)));
       return Promise.all(
         members.map(async (member) => {
           const l = await p.store.inner.limits(member);

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseLayout } from '../../src/store/sharded/layout.js';
+import { memberNames, parseLayout } from '../../src/store/sharded/layout.js';
 import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { type SimProcess, useWorld, type WorldKind } from '../helpers/two-processes.js';
@@ -21,9 +21,7 @@ for (const kind of ['redis', 'cluster'] as WorldKind[]) {
 
     /** Every store queue of the layout (current and draining shards, and the unsharded keys) with its mark and count. */
     async function marks(p: SimProcess, name: string): Promise<{ member: string; prioritized: string | null; ranked: string | null }[]> {
-      const layout = parseLayout(await p.store.inner.layout(name));
-      const members = [name];
-      for (const s of [layout.current, ...layout.retired]) if (s && s.from >= 0) for (let i = 0; i < s.count; i++) members.push(`${name}#${s.from + i}`);
+      const members = memberNames(name, parseLayout(await p.store.inner.layout(name)));
       return Promise.all(
         members.map(async (member) => {
           const meta = queueKeys('dq', member).meta;

@@ -5,8 +5,8 @@
  * history, group) outlives its body, and no debounce key its burst's waiting job; every group's running and waiting counts equal its jobs in
  * `active` and in its line (no slot leaked, none counted twice); and a counted priority mark (meta
  * `ranked`) counts at least every job with a priority that has not ended (too few would let a
- * claim pass one over; too many only keeps the ready set a while longer), and so does meta
- * `groupJobs` every job of a group.
+ * claim pass one over; too many only keeps the ready set a while longer), and so do meta
+ * `groupJobs` and `flowJobs` every job of a group and every job with a cost or a debounce key.
  * It reads without a lock, so run it on a quiet queue (tests run it after every fault).
  */
 import type { Client } from './connection.js';
@@ -64,23 +64,15 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
   for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
-  const [ordered, mark, ranked, groupedMark, groupJobs, flowedMark, flowJobs] = await client.hmget(
-    keys.meta,
-    'ordered',
-    'prioritized',
-    'ranked',
-    'grouped',
-    'groupJobs',
-    'flowed',
-    'flowJobs',
-  );
-  const [held, holds, holdDeps, dependents, childResults] = await Promise.all([
+  const [held, holds, holdDeps, dependents, childResults, meta] = await Promise.all([
     zsetMembers(client, hk.held),
     hashEntries(client, hk.holds),
     hashEntries(client, hk.deps),
     hashEntries(client, hk.dependents),
     hashEntries(client, hk.results),
+    client.hmget(keys.meta, 'ordered', 'prioritized', 'ranked', 'grouped', 'groupJobs', 'flowed', 'flowJobs'),
   ]);
+  const [ordered, mark, ranked, groupedMark, groupJobs, flowedMark, flowJobs] = meta;
   const problems: string[] = [];
   const states = new Map<string, string[]>();
   const note = (id: string, state: string) => {
@@ -188,34 +180,29 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
     }
   }
   for (const id of runs.keys()) if (!bodies.has(id)) problems.push(`job ${id} has a run state but no body`);
-  // The priority mark's count (_helpers.lua SCHED.rank): none marked counts 0 on a queue whose
-  // every member keeps add order (versions before the mark wrote neither; migrate marks what it
-  // finds); a mark without a readable count (an older version's) is not counted.
-  const counted =
-    mark === null ? (ordered === '2' ? 0 : undefined) : mark === '1' && ranked !== null && /^[1-9]\d{0,15}$/.test(ranked) ? Number(ranked) : undefined;
-  if (counted !== undefined) {
-    let pending = 0;
-    for (const [id, text] of bodies) {
-      const list = states.get(id);
-      if (list && !list.includes('dead') && !list.includes('completed') && (tryParseBody(text)?.priority ?? 0) !== 0) pending++;
-    }
-    if (pending > counted) problems.push(`${pending} jobs with a priority have not ended, but the priority mark counts ${counted}`);
-  }
-  // The counts of jobs of a group and of jobs with a cost or a debounce key (_groups.lua LIVE):
-  // too few would let a claim skip turns and a group's slots, or a job's cost and burst; a queue
-  // marked without a count is not counted.
-  const live = (what: string, field: string, marked: string | null, count: string | null, entries: Map<string, string>) => {
-    const counted = marked !== '1' ? 0 : count !== null && /^\d{1,16}$/.test(count) ? Number(count) : undefined;
+  // The counts of jobs that have not ended kept beside three marks (_helpers.lua SCHED.rank,
+  // _groups.lua LIVE): too few would let a claim pass a priority over, or skip a group's turn and
+  // slot, or a job's cost and burst (too many only keeps the slower path a while longer). A queue
+  // marked without a readable count (an older version's) is not counted; nor is an unmarked
+  // queue older than the priority mark (`ordered` not 2: versions before it wrote neither).
+  const notEnded = (id: string) => {
+    const list = states.get(id);
+    return list !== undefined && !list.includes('dead') && !list.includes('completed');
+  };
+  const checkCount = (what: string, counter: string, counted: number | undefined, ids: Iterable<string>) => {
     if (counted === undefined) return;
     let n = 0;
-    for (const id of entries.keys()) {
-      const list = states.get(id);
-      if (list && !list.includes('dead') && !list.includes('completed')) n++;
-    }
-    if (n > counted) problems.push(`${n} ${what} have not ended, but meta ${field} counts ${counted}`);
+    for (const id of ids) if (notEnded(id)) n++;
+    if (n > counted) problems.push(`${n} ${what} have not ended, but ${counter} counts ${counted}`);
   };
-  live('jobs of a group', 'groupJobs', groupedMark ?? null, groupJobs ?? null, groupOf);
-  live('jobs with a cost or a debounce key', 'flowJobs', flowedMark ?? null, flowJobs ?? null, flowOf);
+  // A count beside a mark of '1' as the scripts read it (the priority mark's is at least 1: at 0
+  // the mark goes); undefined when it does not read.
+  const countOf = (count: string | null, min: number) => (count !== null && /^\d{1,16}$/.test(count) && Number(count) >= min ? Number(count) : undefined);
+  const withPriority = [...bodies].filter(([, text]) => (tryParseBody(text)?.priority ?? 0) !== 0).map(([id]) => id);
+  const priorityCount = mark === null ? (ordered === '2' ? 0 : undefined) : mark === '1' ? countOf(ranked, 1) : undefined;
+  checkCount('jobs with a priority', 'the priority mark', priorityCount, withPriority);
+  checkCount('jobs of a group', 'meta groupJobs', groupedMark !== '1' ? 0 : countOf(groupJobs, 0), groupOf.keys());
+  checkCount('jobs with a cost or a debounce key', 'meta flowJobs', flowedMark !== '1' ? 0 : countOf(flowJobs, 0), flowOf.keys());
   // A result, progress, log or error history outliving its job would leak memory for ever.
   extras.forEach((hash, i) => {
     for (const id of hash.keys()) if (!bodies.has(id)) problems.push(`job ${id} has ${['a result', 'progress', 'logs', 'an error history'][i]} but no body`);

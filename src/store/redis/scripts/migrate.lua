@@ -52,8 +52,9 @@ end
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
 local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized', 'ranked')
 -- A mark with its count (SCHED.rank) comes off by itself when its last job with a priority ends:
--- nothing to check.
-local counted = meta[3] == '1' and (as_int(meta[4]) or 0) > 0
+-- nothing to check. SCHED reads the count as every script does.
+SCHED.prime(meta[1], meta[3], meta[4])
+local counted = SCHED.order().marked and SCHED.order().ranked ~= nil
 if meta[1] == '2' then
   -- The check of a prioritized queue (above). '1' starts a walk: the first call, or an add of a
   -- job with a priority since the last step (its body may be behind the cursor).
