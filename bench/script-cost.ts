@@ -14,6 +14,7 @@
  * - a worker's cycle: each claim of a backlog followed by the ack of the batch before (the run
  *   states of one to two batches alive, as a Worker has them);
  * - single adds and claims of one job (a call's fixed cost on every job);
+ * - a backlog in which one job in ten has a priority (those through the ready set);
  * - a backlog beside a job with a priority (the ready set, and acks that count such jobs off), on
  *   a queue whose jobs with a priority all ended (the one pass), and under an older version's
  *   mark before and after migrate;
@@ -284,6 +285,20 @@ for (const [kind, what] of Object.entries(PRIORITY_CASES)) {
   const due = (await server.client().time()).map(Number);
   await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
   await drain(name, scenario);
+}
+// A backlog in which one job in ten has a priority: those go through the ready set (found by the
+// index of such jobs), the rest are claimed in the scheduled set's order.
+if (wanted(`backlog of ${N} due at one ms, one job in ten with a priority`)) {
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  const due = (await server.client().time()).map(Number);
+  for (let i = 0; i < N; i += 1000) {
+    const k = Math.min(1000, N - i);
+    await queue.addBulk(
+      Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `job-${i + j}`, runAt: due[0]! * 1000 - 1000, priority: (i + j) % 10 === 0 ? 1 : 0 } })),
+    );
+  }
+  await drain(name, `backlog of ${N} due at one ms, one job in ten with a priority`);
 }
 // A queue whose one job of a group (or with a debounce key) ended: it claims as a plain queue
 // (meta groupJobs / flowJobs 0).

@@ -4,12 +4,13 @@
  * `ranked`, docs/data-model.md "The mark counts its jobs"). Jobs with a priority worked through a
  * live reshard made by a second process whose layout is stale still go out by priority on each
  * store queue, and once the last one ended no store queue is left marked: its next backlog is
- * claimed in one pass. On a real redis-server and a real local Redis Cluster (3 masters).
+ * claimed in one pass; each store queue indexes its own scheduled jobs with a priority, and no
+ * index is left. On a real redis-server and a real local Redis Cluster (3 masters).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { memberNames, parseLayout } from '../../src/store/sharded/layout.js';
-import { queueKeys } from '../../src/store/redis/keys.js';
+import { queueKeys, rankedKey } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { type SimProcess, useWorld, type WorldKind } from '../helpers/two-processes.js';
 import { deferred, within } from '../helpers/wait.js';
@@ -20,14 +21,18 @@ for (const kind of ['redis', 'cluster'] as WorldKind[]) {
     const proc = fixture.proc;
 
     /** Every store queue of the layout (current and draining shards, and the unsharded keys) with its mark and count. */
-    async function marks(p: SimProcess, name: string): Promise<{ member: string; prioritized: string | null; ranked: string | null }[]> {
+    async function marks(
+      p: SimProcess,
+      name: string,
+    ): Promise<{ member: string; prioritized: string | null; ranked: string | null; rankedSet: string | null; indexed: number }[]> {
       const members = memberNames(name, parseLayout(await p.store.inner.layout(name)));
       return Promise.all(
         members.map(async (member) => {
-          const meta = queueKeys('dq', member).meta;
-          const client = (await fixture.world().nodeClient(meta))!;
-          const [prioritized, ranked] = await client.hmget(meta, 'prioritized', 'ranked');
-          return { member, prioritized: prioritized ?? null, ranked: ranked ?? null };
+          const keys = queueKeys('dq', member);
+          const client = (await fixture.world().nodeClient(keys.meta))!;
+          const [prioritized, ranked, rankedSet] = await client.hmget(keys.meta, 'prioritized', 'ranked', 'rankedSet');
+          const indexed = await client.zcard(rankedKey(keys));
+          return { member, prioritized: prioritized ?? null, ranked: ranked ?? null, rankedSet: rankedSet ?? null, indexed };
         }),
       );
     }
@@ -45,10 +50,16 @@ for (const kind of ['redis', 'cluster'] as WorldKind[]) {
         30,
         'the shards count the 30 jobs with a priority between them',
       );
+      assert.deepEqual(
+        before.filter((m) => m.prioritized === '1').map((m) => [m.rankedSet, m.indexed]),
+        before.filter((m) => m.prioritized === '1').map((m) => ['1', Number(m.ranked)]),
+        "each shard's index holds its scheduled jobs with a priority",
+      );
       // b read the 3-shard layout; a reshards to 4 while every job still waits on an old shard.
       const qb = b.queue<string>(name);
       assert.equal((await qb.stats()).scheduled, 60);
       await a.reshard(name, 4);
+      assert.deepEqual((await qa.verify()).problems, [], 'the old shards keep their indexes through the reshard');
       const seen = new Map<string, number>();
       const all = deferred();
       const w = b.worker<string>(
@@ -69,9 +80,9 @@ for (const kind of ['redis', 'cluster'] as WorldKind[]) {
       );
       const left = await marks(a, name);
       assert.deepEqual(
-        left.filter((m) => m.prioritized !== null || m.ranked !== null),
+        left.filter((m) => m.prioritized !== null || m.ranked !== null || m.rankedSet !== null || m.indexed !== 0),
         [],
-        'no store queue marked once every job with a priority ended',
+        'no store queue marked or indexed once every job with a priority ended',
       );
       assert.equal((await qa.verify()).ok, true);
     });

@@ -67,7 +67,7 @@ describe('script headers match wire.ts', () => {
     // all 25 base keys cost every call ~32k Redis instructions).
     assert.match(
       p,
-      /^local K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, DEDUP_PREFIX, K_WAITING_DUE, K_HISTORY = ROOT \.\. 'ready', .*ROOT \.\. 'waiters', ROOT \.\. 'dedup:', ROOT \.\. 'waiting-due', ROOT \.\. 'history'$/m,
+      /^local K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS, K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, DEDUP_PREFIX, K_WAITING_DUE, K_RANKED, K_HISTORY = ROOT \.\. 'ready', .*ROOT \.\. 'waiters', ROOT \.\. 'dedup:', ROOT \.\. 'waiting-due', ROOT \.\. 'ranked', ROOT \.\. 'history'$/m,
     );
     assert.match(p, /^local A = \{ count = 3, lease_ms = 4, default_max = 5, promote_limit = 6, reap_limit = 7, request_id = 8, worker = 9, packed = 10 \}$/m);
     assert.ok(loadScriptSource('claim').includes(p));

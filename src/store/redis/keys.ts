@@ -25,6 +25,8 @@
  *                                  due jobs of groups, each group's line in hand-out order
  *   <prefix>:{<queue>}:waiting-due ZSET due ms -> group id: for each group with jobs in its line, a
  *                                  due time at or below theirs (stats' oldest due age; wire.ts WAITING_DUE_SUFFIX)
+ *   <prefix>:{<queue>}:ranked      ZSET due ms -> scheduled member: the scheduled jobs with a priority, while
+ *                                  the queue counts some (claims take the due ones out by it; wire.ts RANKED_SUFFIX)
  *   <prefix>:{<queue>}:history     HASH  minute % 1440 -> wire.ts HISTORY_MINUTE: the last 24 h a minute at a
  *                                  time (completed, failed, dead, lateness; wire.ts HISTORY_SUFFIX)
  *   <prefix>:{<queue>}:flow-of     HASH  job id -> wire.ts JOB_FLOW (cost, debounce key; jobs with either only)
@@ -46,7 +48,7 @@
  *   <prefix>:{<queue>}:wake        pub/sub channel: "the earliest due time moved earlier" (a due
  *                                  time in ms), or 's': "a schedule was stored or removed"
  */
-import { BASE_KEYS, DEDUP_SUFFIX, PASSED_BASE_KEYS, HISTORY_SUFFIX, HOLD_SUFFIXES, WAITING_DUE_SUFFIX } from './wire.js';
+import { BASE_KEYS, DEDUP_SUFFIX, PASSED_BASE_KEYS, HISTORY_SUFFIX, HOLD_SUFFIXES, RANKED_SUFFIX, WAITING_DUE_SUFFIX } from './wire.js';
 
 export interface QueueKeys {
   readonly root: string;
@@ -115,6 +117,11 @@ export function requestKey(keys: QueueKeys, requestId: string): string {
 /** The index of the earliest due time of each group's line (the scripts build the same as K_WAITING_DUE). */
 export function waitingDueKey(keys: QueueKeys): string {
   return keys.root + WAITING_DUE_SUFFIX;
+}
+
+/** The index of the scheduled jobs with a priority (the scripts build the same as K_RANKED). */
+export function rankedKey(keys: QueueKeys): string {
+  return keys.root + RANKED_SUFFIX;
 }
 
 /** The keys of holds (docs/flows.md; the scripts build the same from HOLD_KEY). */

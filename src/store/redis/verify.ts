@@ -11,7 +11,7 @@
  */
 import type { Client } from './connection.js';
 import type { VerifyReport } from '../store.js';
-import { holdKeys, type QueueKeys } from './keys.js';
+import { holdKeys, type QueueKeys, rankedKey } from './keys.js';
 import { parseRun, tryParseBody } from './packed.js';
 import { readyMember } from '../zset-order.js';
 import { parseGroupState } from './group-state.js';
@@ -31,6 +31,17 @@ async function zsetMembers(client: Client, key: string): Promise<string[]> {
   return out;
 }
 
+async function zsetScores(client: Client, key: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let cursor = '0';
+  do {
+    const [next, items] = await client.zscan(key, cursor, 'COUNT', 1000);
+    for (let i = 0; i < items.length; i += 2) out.set(items[i]!, items[i + 1]!);
+    cursor = next;
+  } while (cursor !== '0');
+  return out;
+}
+
 async function hashEntries(client: Client, key: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let cursor = '0';
@@ -43,9 +54,9 @@ async function hashEntries(client: Client, key: string): Promise<Map<string, str
 }
 
 export async function verifyQueue(client: Client, keys: QueueKeys): Promise<VerifyReport> {
-  const [scheduled, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog, debounce] =
+  const [scheduledScores, readyMembers, active, dead, completed, bodies, runs, extras, waitingMembers, groupOf, groupStates, flowOf, rates, rateLog, debounce] =
     await Promise.all([
-      zsetMembers(client, keys.scheduled),
+      zsetScores(client, keys.scheduled),
       zsetMembers(client, keys.ready),
       zsetMembers(client, keys.active),
       zsetMembers(client, keys.dead),
@@ -61,18 +72,20 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
       zsetMembers(client, keys.rateLog),
       hashEntries(client, keys.debounce),
     ]);
+  const scheduled = [...scheduledScores.keys()];
   // The field that keeps these hashes hashtables is no job, nor group (wire.ts HASHTABLE_FIELD).
   for (const hash of [bodies, runs, groupOf, flowOf, groupStates]) hash.delete(HASHTABLE_FIELD);
   const hk = holdKeys(keys);
-  const [held, holds, holdDeps, dependents, childResults, meta] = await Promise.all([
+  const [held, holds, holdDeps, dependents, childResults, meta, rankedIndex] = await Promise.all([
     zsetMembers(client, hk.held),
     hashEntries(client, hk.holds),
     hashEntries(client, hk.deps),
     hashEntries(client, hk.dependents),
     hashEntries(client, hk.results),
-    client.hmget(keys.meta, 'ordered', 'prioritized', 'ranked', 'grouped', 'groupJobs', 'flowed', 'flowJobs'),
+    client.hmget(keys.meta, 'ordered', 'prioritized', 'ranked', 'grouped', 'groupJobs', 'flowed', 'flowJobs', 'rankedSet'),
+    zsetScores(client, rankedKey(keys)),
   ]);
-  const [ordered, mark, ranked, groupedMark, groupJobs, flowedMark, flowJobs] = meta;
+  const [ordered, mark, ranked, groupedMark, groupJobs, flowedMark, flowJobs, rankedSet] = meta;
   const problems: string[] = [];
   const states = new Map<string, string[]>();
   const note = (id: string, state: string) => {
@@ -201,6 +214,24 @@ export async function verifyQueue(client: Client, keys: QueueKeys): Promise<Veri
   const withPriority = [...bodies].filter(([, text]) => (tryParseBody(text)?.priority ?? 0) !== 0).map(([id]) => id);
   const priorityCount = mark === null ? (ordered === '2' ? 0 : undefined) : mark === '1' ? countOf(ranked, 1) : undefined;
   checkCount('jobs with a priority', 'the priority mark', priorityCount, withPriority);
+  // The index of scheduled jobs with a priority (wire.ts RANKED_SUFFIX): while meta rankedSet is
+  // '1' every such job is in it at its due time (a claim would hand one out missing from it as if
+  // of priority 0), and it names no other member.
+  if (rankedSet === '1') {
+    const memberOf = new Map(scheduled.map((member) => [scheduledMemberId(member), member]));
+    for (const id of withPriority) {
+      const member = memberOf.get(id);
+      const score = member === undefined ? undefined : scheduledScores.get(member);
+      if (member !== undefined && rankedIndex.get(member) !== score) {
+        problems.push(
+          `job ${id}: scheduled with a priority at ${score}, but ${rankedIndex.has(member) ? `indexed at ${rankedIndex.get(member)}` : 'not in the index of such jobs'}`,
+        );
+      }
+    }
+  }
+  for (const member of rankedIndex.keys()) {
+    if (!scheduledScores.has(member)) problems.push(`the index of scheduled jobs with a priority names ${scheduledMemberId(member)}, which is not scheduled`);
+  }
   checkCount('jobs of a group', 'meta groupJobs', groupedMark !== '1' ? 0 : countOf(groupJobs, 0), groupOf.keys());
   checkCount('jobs with a cost or a debounce key', 'meta flowJobs', flowedMark !== '1' ? 0 : countOf(flowJobs, 0), flowOf.keys());
   // A result, progress, log or error history outliving its job would leak memory for ever.

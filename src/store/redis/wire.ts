@@ -39,6 +39,17 @@ export const DEDUP_SUFFIX = 'dedup:';
 export const WAITING_DUE_SUFFIX = 'waiting-due';
 
 /**
+ * `<root>ranked` (ZSET due ms -> scheduled member): the scheduled jobs with a priority other than
+ * 0, while the queue counts such jobs (meta `ranked`, with `rankedSet` = '1' once every one of them
+ * is in it). A claim takes the due ones out by it and hands out the rest of the due jobs in the
+ * scheduled set's own order, instead of moving every due job through the ready set. Kept by the
+ * scripts that write or remove scheduled members (_helpers.lua SCHED), under this one name
+ * (K_RANKED in every script, keys.ts rankedKey), never declared as a KEY: it changes no script's
+ * wire.
+ */
+export const RANKED_SUFFIX = 'ranked';
+
+/**
  * `<root>history` (HASH): the queue's last 24 hours a minute at a time, so charts and the CLI
  * read throughput, failures and lateness from Redis, not from whatever process sampled them.
  * Field: a minute's number (epoch ms / 60,000) modulo LIMIT.history_minutes; value: HISTORY_MINUTE.
@@ -840,6 +851,7 @@ export const ROOT_NAMES: readonly (readonly [string, string])[] = [
   ...DERIVED_BASE_KEYS.map((k) => [luaName('K_', k), k] as const),
   ['DEDUP_PREFIX', DEDUP_SUFFIX],
   ['K_WAITING_DUE', WAITING_DUE_SUFFIX],
+  ['K_RANKED', RANKED_SUFFIX],
   ['K_HISTORY', HISTORY_SUFFIX],
 ];
 

@@ -118,7 +118,7 @@ function ADD_PACKED.write(out, it, dues, writes, now)
   end
   local new_members = SCHED.order().writes
   local head = ':' .. int(now) .. ':'
-  local bodies, scheduled, due_text, earliest, ranked = {}, {}, {}, nil, 0
+  local bodies, scheduled, due_text, earliest, ranked, ranked_at = {}, {}, {}, nil, 0, {}
   -- Written out (counts kept, the seqs as text in one go, the stream's switch asked once): this
   -- loop runs once per job written.
   local seq_texts = int_texts(seq + 1, writes)
@@ -153,7 +153,10 @@ function ADD_PACKED.write(out, it, dues, writes, now)
       scheduled[s + 1], scheduled[s + 2] = due_s, member
       s = s + 2
       if not earliest or due < earliest then earliest = due end
-      if is_ranked[i] then ranked = ranked + 1 end
+      if is_ranked[i] then
+        ranked = ranked + 1
+        ranked_at[ranked] = s / 2
+      end
       if events then emit(EVENT.added, id, 'due', due_s) end
     end
   end
@@ -161,7 +164,7 @@ function ADD_PACKED.write(out, it, dues, writes, now)
   -- left (SCHED.rank).
   SCHED.rank(ranked)
   hset_pairs(K_JOBS, bodies)
-  schedule_many(scheduled, earliest, true)
+  schedule_many(scheduled, earliest, true, ranked_at)
 end
 
 -- Runs the call: `memo_key` as add.lua reads it ('' without a request id).
@@ -173,10 +176,10 @@ function ADD_PACKED.run(memo_key, memo_ms)
   if memo then return ADD_PACKED.resent(out, it, memo) end
 
   -- A retired shard, or one that is not a live shard of the producer's layout, takes no new job.
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events', 'ranked')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events', 'ranked', 'rankedSet')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
   -- The scheduled set's order and the event stream's switch (events_on) from the same read.
-  SCHED.prime(meta[3], meta[4], meta[6])
+  SCHED.prime(meta[3], meta[4], meta[6], meta[7])
   events_from(meta[5])
 
   -- Each job as if added on its own: one that exists, or that an earlier item of the call adds,

@@ -343,11 +343,17 @@ end
 
 -- Reads due members of the scheduled set (at most `limit`, in the set's order) as candidates and
 -- takes them out. They are the set's first members, so one range removal by rank takes them
--- (cheaper than a ZREM, which looks each member up).
-function CLAIM.take_due(limit)
+-- (cheaper than a ZREM, which looks each member up). Those indexed go out of the index
+-- (SCHED.unindex), unless the caller took every due indexed job out first (`unindexed`).
+function CLAIM.take_due(limit, unindexed)
   local flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', CS.now_s, 'WITHSCORES', 'LIMIT', '0', text(limit))
   local due, due_ids = {}, {}
   local n = 0
+  if not unindexed and #flat > 0 and SCHED.order().prioritized then
+    local members = {}
+    for i = 1, #flat, 2 do members[#members + 1] = flat[i] end
+    SCHED.unindex(members)
+  end
   for i = 1, #flat, 2 do
     n = n + 1
     local id, score = SCHED.id(flat[i]), flat[i + 1]
@@ -392,6 +398,13 @@ function CLAIM.pick_in_order(want, promote_limit, ready_empty)
     local due, due_ids = CLAIM.take_due(want)
     return CLAIM.readable(due, due_ids, false, true)
   end
+  -- Such a queue with jobs with a priority, each of them in the index (SCHED): only those go
+  -- through the ready set.
+  if order.complete and order.indexed then
+    local picked = CLAIM.pick_ranked(want, promote_limit)
+    if picked then return picked end
+    ready_empty = redis.call('ZCARD', K_READY) == 0
+  end
   -- One read of the due members decides the path and feeds it: when the ready set is empty it
   -- reads one more than a hand-out takes, to see whether all fit.
   local limit = promote_limit
@@ -416,10 +429,18 @@ function CLAIM.pick_in_order(want, promote_limit, ready_empty)
   -- More is due than one hand-out takes: move due jobs into the ready set, which keeps them in
   -- priority order, and take the best from there. A ready job's run state holds its due time,
   -- so its ready member can be found again by id.
-  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
-  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
+  CLAIM.promote(due, due_ids)
+  local cands, ids = CLAIM.pop_ready(want)
+  return CLAIM.readable(cands, ids, true)
+end
+
+-- Moves candidates taken out of the scheduled set into the ready set, in priority order, with
+-- the run state that keeps a ready job's due time.
+function CLAIM.promote(due, due_ids)
   local adds = {}
   local run_writes = CS.run_writes
+  -- Written out here, not through ready_add / promoted_run: this loop runs for every job of a
+  -- backlog, and two calls a job cost it 3% (callgrind, bench:scripts).
   for _, c in ipairs(CLAIM.readable(due, due_ids)) do
     adds[#adds + 1] = -c.priority
     if c.due_s then adds[#adds + 1] = ready_member_text(c.due_s, c.seq_s, c.id) else adds[#adds + 1] = ready_member(c.due, c.seq, c.id) end
@@ -427,6 +448,72 @@ function CLAIM.pick_in_order(want, promote_limit, ready_empty)
     if c.ran then run_writes[#run_writes + 1] = encode_run(c.r.a, c.due, c.r.k, c.r.e, c.r.s, c.r.w) else run_writes[#run_writes + 1] = c.due_s or int(c.due) end
   end
   if #adds > 0 then call_chunked('ZADD', K_READY, adds) end
-  local cands, ids = CLAIM.pop_ready(want)
-  return CLAIM.readable(cands, ids, true)
+end
+
+-- The pick of a queue whose scheduled members keep add order and whose jobs with a priority are
+-- all in the index (K_RANKED, SCHED order.indexed). The due ones of those go into the ready set;
+-- every other due job is of priority 0 and stays in the scheduled set, whose order is its
+-- hand-out order. So the hand-out is the ready set's jobs of a higher priority, then the
+-- scheduled set's due jobs, then the ready set's jobs of a lower priority: the order of the
+-- general path, with only the jobs with a priority moved twice.
+-- Returns nil when this claim must take the general path: more jobs with a priority are due
+-- than one claim promotes, or the ready set holds jobs of priority 0 (the general path, a rate
+-- limit's put-back or an older version left them; that path moves them on).
+function CLAIM.pick_ranked(want, promote_limit)
+  local flat = redis.call('ZRANGEBYSCORE', K_RANKED, '-inf', CS.now_s, 'LIMIT', '0', text(promote_limit + 1))
+  if #flat > promote_limit then return nil end
+  if #flat > 0 then
+    -- The scheduled set decides: a member it no longer holds (an older version's claim took the
+    -- job) is dropped from the index, one not due there stays in it at its score there.
+    local scores = {}
+    for i = 1, #flat, CHUNK do
+      for _, score in ipairs(redis.call('ZMSCORE', K_SCHEDULED, unpack(flat, i, math.min(i + CHUNK - 1, #flat)))) do scores[#scores + 1] = score end
+    end
+    local due, due_ids, taken, gone, kept = {}, {}, {}, {}, {}
+    for i, member in ipairs(flat) do
+      local score = scores[i]
+      local due_ms = score and tonumber(score)
+      if not due_ms then
+        gone[#gone + 1] = member
+      elseif due_ms > CS.now then
+        kept[#kept + 1] = score
+        kept[#kept + 1] = member
+      else
+        local id = SCHED.id(member)
+        taken[#taken + 1] = member
+        due_ids[#due_ids + 1] = id
+        local due_s = false
+        if due_ms >= 1 and due_ms < 1e16 and due_ms % 1 == 0 then due_s = score end
+        due[#due + 1] = CLAIM.candidate(id, due_ms, due_s)
+      end
+    end
+    if #gone > 0 then call_chunked('ZREM', K_RANKED, gone) end
+    if #kept > 0 then call_chunked('ZADD', K_RANKED, kept) end
+    if #taken > 0 then
+      call_chunked('ZREM', K_SCHEDULED, taken)
+      call_chunked('ZREM', K_RANKED, taken)
+      CLAIM.promote(due, due_ids)
+    end
+  end
+  if redis.call('ZCOUNT', K_READY, '0', '0') > 0 then return nil end
+  -- The ready set's jobs of a higher priority (score below 0) lead it.
+  local higher = redis.call('ZRANGEBYSCORE', K_READY, '-inf', '(0', 'LIMIT', '0', text(want))
+  if #higher > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', text(#higher - 1)) end
+  local cands, ids = {}, {}
+  for i, member in ipairs(higher) do
+    ids[i] = ready_id(member)
+    cands[i] = CLAIM.candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
+  end
+  local picked = CLAIM.readable(cands, ids, true)
+  -- Then the due jobs of the scheduled set (every one due with a priority is in the ready set
+  -- now), then the ready set's rest: only jobs of a lower priority are left in it.
+  if #higher < want then
+    local due, due_ids = CLAIM.take_due(want - #higher, true)
+    for _, c in ipairs(CLAIM.readable(due, due_ids, false, true)) do picked[#picked + 1] = c end
+    if #due < want - #higher then
+      local lower, lower_ids = CLAIM.pop_ready(want - #higher - #due)
+      for _, c in ipairs(CLAIM.readable(lower, lower_ids, true)) do picked[#picked + 1] = c end
+    end
+  end
+  return picked
 end

@@ -95,7 +95,7 @@ local function flow()
     end
     -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same
     -- read: a call pays for one read of the meta hash, not one per thing it asks.
-    SCHED.prime(m.ordered, m.prioritized, m.ranked)
+    SCHED.prime(m.ordered, m.prioritized, m.ranked, m.rankedSet)
     if events_max == nil then events_from(m.events) end
     flow_cache = {
       paused = m.paused == '1',
@@ -331,7 +331,7 @@ local function GL()
   -- The rotation. New turns go after the last one; a lane joining keeps its place when it is in.
   -- The texts of the next n turns.
   function L.next_turns(n)
-    if not L.last_turn then L.last_turn = head_score_at(K_LANES, -1) or 0 end
+    if not L.last_turn then L.last_turn = head_score(K_LANES, -1) or 0 end
     local texts = int_texts(L.last_turn + 1, n)
     L.last_turn = L.last_turn + n
     return texts

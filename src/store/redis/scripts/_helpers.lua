@@ -378,7 +378,11 @@ local SCHED = {}
 -- count marked the queue (its jobs' ends were never counted off), migrate is checking ('2'), or
 -- the count does not read. Only a counted mark comes off when its jobs end (SCHED.rank);
 -- an uncounted one only by migrate's walk, which then starts the count at 0.
-function SCHED.prime(ordered, prioritized, ranked)
+-- `indexed`: every scheduled job with a priority is in K_RANKED (meta `rankedSet` '1', set when
+-- the count starts from 0 here, gone with it): claims then take those jobs out of the scheduled
+-- set by the index and leave the rest there (CLAIM.pick_ranked), not every due job through the
+-- ready set.
+function SCHED.prime(ordered, prioritized, ranked, ranked_set)
   local count = nil
   -- No field reads as false from HMGET, nil from flow()'s HGETALL.
   if not prioritized then
@@ -393,13 +397,14 @@ function SCHED.prime(ordered, prioritized, ranked)
     prioritized = prioritized == '1' or prioritized == '2',
     marked = prioritized == '1',
     ranked = count,
+    indexed = count ~= nil and count > 0 and ranked_set == '1',
   }
 end
 
 function SCHED.order()
   if not order_cache then
-    local m = redis.call('HMGET', K_META, 'ordered', 'prioritized', 'ranked')
-    SCHED.prime(m[1], m[2], m[3])
+    local m = redis.call('HMGET', K_META, 'ordered', 'prioritized', 'ranked', 'rankedSet')
+    SCHED.prime(m[1], m[2], m[3], m[4])
   end
   return order_cache
 end
@@ -426,20 +431,47 @@ function SCHED.rank(n)
     end
     return
   end
+  local from = count
   count = count + n
   if count > 0 then
-    redis.call('HSET', K_META, 'prioritized', '1', 'ranked', text(count))
+    if from == 0 then
+      -- The count starts here, so every job with a priority from now on is indexed (K_RANKED)
+      -- by the writes of this version. A set left from before (entries whose job left the
+      -- scheduled set by an older version's claim) goes first.
+      redis.call('DEL', K_RANKED)
+      redis.call('HSET', K_META, 'prioritized', '1', 'ranked', text(count), 'rankedSet', '1')
+      order.indexed = true
+    else
+      redis.call('HSET', K_META, 'prioritized', '1', 'ranked', text(count))
+    end
     order.prioritized, order.marked, order.ranked = true, true, count
   elseif count == 0 then
-    redis.call('HDEL', K_META, 'prioritized', 'ranked')
-    order.prioritized, order.marked, order.ranked = false, false, 0
+    redis.call('HDEL', K_META, 'prioritized', 'ranked', 'rankedSet')
+    redis.call('DEL', K_RANKED)
+    order.prioritized, order.marked, order.ranked, order.indexed = false, false, 0, false
   else
     -- Below 0 only when the count was wrong (a job an older version added with a priority ended
     -- here): the mark stays, uncounted, until migrate's check finds no job with a priority.
     redis.call('HSET', K_META, 'prioritized', '1')
-    redis.call('HDEL', K_META, 'ranked')
-    order.prioritized, order.marked, order.ranked = true, true, nil
+    redis.call('HDEL', K_META, 'ranked', 'rankedSet')
+    order.prioritized, order.marked, order.ranked, order.indexed = true, true, nil, false
   end
+end
+
+-- The index of scheduled jobs with a priority (K_RANKED: due ms -> the job's scheduled member).
+-- Kept while the queue has a job with a priority (`prioritized`), by whoever writes or removes a
+-- scheduled member; a plain queue pays nothing for it. A member whose job left the scheduled
+-- set another way (an older version's claim) is dropped by the claim that meets it.
+function SCHED.unindex(members)
+  if #members > 0 and SCHED.order().prioritized then call_chunked('ZREM', K_RANKED, members) end
+end
+
+-- Whether a stored body has a priority other than 0, as body_order reads it (the test an add and
+-- an end count by: priority 0 as add writes it, with no capture, most jobs).
+function SCHED.has_priority(body)
+  if not body or string.find(body, '^%d+:%d+:0:') then return false end
+  local _, priority = body_order(body)
+  return priority ~= nil and priority ~= 0
 end
 
 -- How many of `ids`' bodies (as stored) have a priority other than 0, as body_order reads it (an
@@ -449,13 +481,9 @@ end
 function SCHED.ranked_of(ids)
   local count = SCHED.order().ranked
   if not count or count == 0 or #ids == 0 then return 0 end
-  local n, find = 0, string.find
+  local n = 0
   for _, body in ipairs(hmget(K_JOBS, ids)) do
-    -- Priority 0 as add writes it, with no capture (most jobs); any other through body_order.
-    if body and not find(body, '^%d+:%d+:0:') then
-      local _, priority = body_order(body)
-      if priority and priority ~= 0 then n = n + 1 end
-    end
+    if SCHED.has_priority(body) then n = n + 1 end
   end
   return n
 end
@@ -500,25 +528,24 @@ function SCHED.score(id, body)
   return score
 end
 
--- Takes a job out of the scheduled set, whichever form its member has.
+-- Takes a job out of the scheduled set, whichever form its member has (and out of its index).
 function SCHED.remove(id, body)
   local member = SCHED.member_of(id, body)
   if member then
     redis.call('ZREM', K_SCHEDULED, member, id)
+    SCHED.unindex({ member, id })
   else
     redis.call('ZREM', K_SCHEDULED, id)
+    SCHED.unindex({ id })
   end
 end
 
--- The score at a rank (-1: the last), or nil when the set is shorter.
-local function head_score_at(zset, rank)
-  local head = redis.call('ZRANGE', zset, rank, rank, 'WITHSCORES')
+-- The score at a rank (the first when `rank` is nil; -1: the last), or nil when the set is
+-- shorter. One name for both: the library's top-level names are counted (lua-limits.test.ts).
+local function head_score(zset, rank)
+  local head = redis.call('ZRANGE', zset, rank or '0', rank or '0', 'WITHSCORES')
   if head[2] then return tonumber(head[2]) end -- ZSET scores are always valid numbers
   return nil
-end
-
-local function head_score(zset)
-  return head_score_at(zset, '0')
 end
 
 -- Workers sleep until the earliest due time they know of; tell them when it moved earlier.
@@ -532,15 +559,40 @@ end
 -- or its text as int() writes it when the caller passes the earliest due as `min_due`. With
 -- `members` the pairs hold scheduled members already (add.lua makes them as it writes the
 -- bodies); else the ids become members of the form the queue writes (their bodies read once).
-local function schedule_many(pairs_, min_due, members)
+-- On a queue with a job with a priority, those with one go into its index too (K_RANKED):
+-- `ranked` says which (a list of the positions of such pairs' jobs, 1 for the first pair; an add
+-- knows), else their bodies are read for it.
+local function schedule_many(pairs_, min_due, members, ranked)
   if #pairs_ == 0 then return end
-  if not members and SCHED.order().writes then
+  local order = SCHED.order()
+  local bodies = nil
+  if not members and order.writes then
     local ids = {}
     for i = 2, #pairs_, 2 do ids[#ids + 1] = pairs_[i] end
-    for k, body in ipairs(hmget(K_JOBS, ids)) do
+    bodies = hmget(K_JOBS, ids)
+    for k, body in ipairs(bodies) do
       local member = SCHED.member_of(ids[k], body)
       if member then pairs_[2 * k] = member end
     end
+  end
+  if order.prioritized then
+    if not ranked then
+      ranked = {}
+      if not bodies then
+        local ids = {}
+        for i = 2, #pairs_, 2 do ids[#ids + 1] = SCHED.id(pairs_[i]) end
+        bodies = hmget(K_JOBS, ids)
+      end
+      for k, body in ipairs(bodies) do
+        if SCHED.has_priority(body) then ranked[#ranked + 1] = k end
+      end
+    end
+    local index = {}
+    for _, k in ipairs(ranked) do
+      index[#index + 1] = pairs_[2 * k - 1]
+      index[#index + 1] = pairs_[2 * k]
+    end
+    if #index > 0 then call_chunked('ZADD', K_RANKED, index) end
   end
   local prev_head = head_score(K_SCHEDULED)
   if min_due == nil then

@@ -210,10 +210,10 @@ end
 -- the producer re-reads the layout and adds where it says. Recurring schedules always add to the
 -- unsharded keys, which are never retired for them.
 if arg('schedule') == '' then
-  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events', 'ranked')
+  local meta = redis.call('HMGET', K_META, 'moved', 'epoch', 'ordered', 'prioritized', 'events', 'ranked', 'rankedSet')
   if meta[1] == '1' or (arg('epoch') ~= '' and meta[2] ~= arg('epoch')) then return { CODE.moved } end
   -- The scheduled set's order (SCHED) and the event stream's switch (events_on) from the same read.
-  SCHED.prime(meta[3], meta[4], meta[6])
+  SCHED.prime(meta[3], meta[4], meta[6], meta[7])
   events_from(meta[5])
 end
 
@@ -391,6 +391,7 @@ local dedup_until = 0
 local bodies, scheduled, replaced, grouped, flows, burst_starts, made_runs = {}, {}, {}, {}, {}, {}, {}
 local unfolded = {} -- replaced jobs not folded into their own burst: their bursts end
 local ranked = 0 -- jobs with a priority written, less replaced ones that had not ended (SCHED.rank)
+local ranked_at = {} -- the positions in `scheduled` of the pairs of jobs with a priority (schedule_many)
 local group_jobs, flow_jobs = 0, 0 -- the same for jobs of a group, and with a cost or a debounce key (LIVE)
 -- Numbers as text once, not per job: Redis turns a Lua number into text at each call anyway,
 -- and string.format costs ~2.7k instructions a number (bench/script-cost.ts).
@@ -452,6 +453,7 @@ for _, j in ipairs(jobs) do
       if not held then
         scheduled[#scheduled + 1] = due_s
         scheduled[#scheduled + 1] = new_members and SCHED.member(seq_s, j.id) or j.id
+        if j.priority ~= 0 then ranked_at[#ranked_at + 1] = #scheduled / 2 end
         if not earliest or j.due < earliest then earliest = j.due end
       end
       -- Attempts made before it was added: a run state that counts on from them (RUN_STATE).
@@ -496,7 +498,7 @@ if #grouped > 0 then hset_pairs(K_GROUP_OF, grouped) end
 -- Counts them, and marks the queue `grouped` with its first (a queue marked without a count is
 -- marked already).
 LIVE.count(LIVE.GROUP, group_jobs)
-schedule_many(scheduled, earliest, true)
+schedule_many(scheduled, earliest, true, ranked_at)
 local memo_into = ''
 if #folded_into > 0 then memo_into = ':' .. table.concat(folded_into, '\n') end
 memo_set(memo_key, int(now) .. ':' .. table.concat(codes) .. ':' .. out[R.made] .. memo_into, memo_ms)

@@ -35,7 +35,10 @@ else
   ids = redis.call('ZRANGE', K_SCHEDULED, 0, limit - 1)
 end
 local more = #ids >= limit or #held >= limit
-if #ids > 0 then call_chunked('ZREM', K_SCHEDULED, ids) end
+if #ids > 0 then
+  call_chunked('ZREM', K_SCHEDULED, ids)
+  SCHED.unindex(ids)
+end
 -- Members to ids (SCHEDULED_MEMBER: either form).
 for i, member in ipairs(ids) do ids[i] = SCHED.id(member) end
 for _, id in ipairs(held) do ids[#ids + 1] = id end

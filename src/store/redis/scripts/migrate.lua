@@ -50,10 +50,10 @@ local function scan_jobs(cursor)
 end
 
 if redis.call('EXISTS', K_SEQ) == 0 then return reply({ converted = 0, done = 1 }) end
-local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized', 'ranked')
+local meta = redis.call('HMGET', K_META, 'ordered', 'orderScan', 'prioritized', 'ranked', 'rankedSet')
 -- A mark with its count (SCHED.rank) comes off by itself when its last job with a priority ends:
 -- nothing to check. SCHED reads the count as every script does.
-SCHED.prime(meta[1], meta[3], meta[4])
+SCHED.prime(meta[1], meta[3], meta[4], meta[5])
 local counted = SCHED.order().marked and SCHED.order().ranked ~= nil
 if meta[1] == '2' then
   -- The check of a prioritized queue (above). '1' starts a walk: the first call, or an add of a
@@ -76,7 +76,7 @@ if meta[1] == '2' then
   end
   if next_cursor == '0' then
     -- No job with a priority is left: the count starts at 0 (no mark, no count).
-    redis.call('HDEL', K_META, 'prioritized', 'orderScan', 'ranked')
+    redis.call('HDEL', K_META, 'prioritized', 'orderScan', 'ranked', 'rankedSet')
     return reply({ converted = 0, done = 1 })
   end
   redis.call('HSET', K_META, 'orderScan', next_cursor)
@@ -93,7 +93,7 @@ for k, id in ipairs(ids) do
   local _, priority = body_order(bodies[k])
   if priority and priority ~= 0 and not prioritized then
     redis.call('HSET', K_META, 'prioritized', '1')
-    redis.call('HDEL', K_META, 'ranked')
+    redis.call('HDEL', K_META, 'ranked', 'rankedSet')
     prioritized = true
   end
   local score = redis.call('ZSCORE', K_SCHEDULED, id)

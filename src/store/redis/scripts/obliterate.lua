@@ -43,7 +43,7 @@ end
 local seq = as_int(redis.call('GET', K_SEQ)) or 0
 seq = math.ceil(seq / SEQ_LIFE) * SEQ_LIFE
 redis.call('UNLINK', K_SCHEDULED, K_READY, K_ACTIVE, K_DEAD, K_SEQ, K_JOBS, K_RUNS, K_META, K_EVENTS, K_COMPLETED, K_RESULTS, K_PROGRESS,
-  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE, K_HISTORY,
+  K_LOGS, K_ERRORS, K_GROUP_OF, K_GROUPS, K_LANES, K_WAITING, K_FLOW_OF, K_DEBOUNCE, K_RATE, K_RATE_LOG, K_RATE_WAKE, K_REVOKED, K_WAITERS, K_WORKERS, K_WORKER_INFO, K_SCHEDULES, K_SCHEDULE_LAST, K_WAITING_DUE, K_HISTORY, K_RANKED,
   hold_key('held'), hold_key('holds'), hold_key('deps'), hold_key('dependents'), hold_key('results'),
   hold_key('signals'), hold_key('delivered'))
 if seq > 0 then redis.call('SET', K_SEQ, int(seq), 'PX', SEQ_FLOOR_TTL_MS) end
