@@ -186,25 +186,35 @@ describe('the index of scheduled jobs with a priority', () => {
     assert.deepEqual(await claimAll(store, q, 30), paddedIds('b-', 100).slice(9));
   });
 
-  test('more jobs with a priority due than one claim promotes: the general path, in the same order', async () => {
-    const store = newStore();
-    const q = uniqueName('ranked-many');
-    const now = await serverTimeMs(fx.client);
-    const n = LIMIT.promote_per_claim + 5;
-    const ranked = paddedIds('r-', n);
-    await store.add(
-      q,
-      paddedIds('b-', 50).map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 2000 })),
-    );
-    await store.add(
-      q,
-      ranked.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000, priority: 1 })),
-    );
-    const got = await claimAll(store, q, 100);
-    assert.deepEqual(got, [...ranked, ...paddedIds('b-', 50)]);
-    assert.deepEqual(await indexed(q), []);
-    assert.equal((await store.verify(q)).ok, true);
-  });
+  for (const priority of [1, -1]) {
+    test(`more jobs with a priority ${priority} due than one claim promotes: the order holds, and no claim comes back empty`, async () => {
+      const store = newStore();
+      const q = uniqueName('ranked-many');
+      const k = queueKeys('dq', q);
+      const now = await serverTimeMs(fx.client);
+      const ranked = paddedIds('r-', LIMIT.promote_per_claim + 5);
+      const plain = paddedIds('b-', 50);
+      await store.add(
+        q,
+        plain.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 2000 })),
+      );
+      await store.add(
+        q,
+        ranked.map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 1000, priority })),
+      );
+      const first = (await store.claim(q, 100, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+      if (priority > 0) {
+        assert.deepEqual(first, ranked.slice(0, 100), 'those promoted go first');
+        assert.equal(await fx.client.zcount(k.ready, '0', '0'), 0, 'no job of priority 0 went through the ready set');
+      } else {
+        assert.deepEqual(first, [...plain, ...ranked.slice(0, 50)], 'the general path: jobs of priority 0 first');
+      }
+      const got = [...first, ...(await claimAll(store, q, 100))];
+      assert.deepEqual(got, priority > 0 ? [...ranked, ...plain] : [...plain, ...ranked]);
+      assert.deepEqual(await indexed(q), []);
+      assert.equal((await store.verify(q)).ok, true);
+    });
+  }
 
   test('verify names a scheduled job with a priority missing from the index', async () => {
     const store = newStore();

@@ -456,12 +456,18 @@ end
 -- hand-out order. So the hand-out is the ready set's jobs of a higher priority, then the
 -- scheduled set's due jobs, then the ready set's jobs of a lower priority: the order of the
 -- general path, with only the jobs with a priority moved twice.
--- Returns nil when this claim must take the general path: more jobs with a priority are due
--- than one claim promotes, or the ready set holds jobs of priority 0 (the general path, a rate
--- limit's put-back or an older version left them; that path moves them on).
+-- More jobs with a priority due than one claim promotes (`promote_limit`, in due order): this
+-- claim hands out only the ready set's jobs of a higher priority, as a job of priority 0 may not
+-- pass one not promoted yet; the claims after it promote the rest.
+-- Returns nil when this claim must take the general path: the ready set holds jobs of priority 0
+-- (the general path, a rate limit's put-back or an older version left them; that path moves them
+-- on), or jobs with a priority are left to promote and the ready set has none of a higher one
+-- (the general path then hands out the best of the due jobs it promotes, so no claim comes back
+-- empty while jobs are due).
 function CLAIM.pick_ranked(want, promote_limit)
   local flat = redis.call('ZRANGEBYSCORE', K_RANKED, '-inf', CS.now_s, 'LIMIT', '0', text(promote_limit + 1))
-  if #flat > promote_limit then return nil end
+  local more_ranked = #flat > promote_limit
+  if more_ranked then flat[#flat] = nil end
   if #flat > 0 then
     -- The scheduled set decides: a member it no longer holds (an older version's claim took the
     -- job) is dropped from the index, one not due there stays in it at its score there.
@@ -505,6 +511,10 @@ function CLAIM.pick_ranked(want, promote_limit)
     cands[i] = CLAIM.candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
   end
   local picked = CLAIM.readable(cands, ids, true)
+  if more_ranked then
+    if #higher == 0 then return nil end
+    return picked
+  end
   -- Then the due jobs of the scheduled set (every one due with a priority is in the ready set
   -- now), then the ready set's rest: only jobs of a lower priority are left in it.
   if #higher < want then

@@ -481,9 +481,14 @@ end
 function SCHED.ranked_of(ids)
   local count = SCHED.order().ranked
   if not count or count == 0 or #ids == 0 then return 0 end
-  local n = 0
+  local n, find = 0, string.find
   for _, body in ipairs(hmget(K_JOBS, ids)) do
-    if SCHED.has_priority(body) then n = n + 1 end
+    -- SCHED.has_priority, written out (an ack runs it for every job): priority 0 as add writes
+    -- it, with no capture (most jobs); any other through body_order.
+    if body and not find(body, '^%d+:%d+:0:') then
+      local _, priority = body_order(body)
+      if priority and priority ~= 0 then n = n + 1 end
+    end
   end
   return n
 end
