@@ -14,7 +14,7 @@ import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { startProxy } from '../helpers/tcp-proxy.js';
-import { deferred, until, within } from '../helpers/wait.js';
+import { deferred, serverTimeMs, until, within } from '../helpers/wait.js';
 
 const fx = useRedis();
 
@@ -424,6 +424,25 @@ describe('a re-sent command gives the caller the truth (reply lost, connection c
     assert.deepEqual(await claimReplyLost(queue, 3), ['a', 'b']);
     assert.equal((await direct.get(queue, 'x'))?.state, 'dead');
     assert.equal((await direct.get(queue, 'c'))?.state, 'scheduled');
+  });
+
+  test('a re-sent claim of a queue with jobs with a priority (higher, then the one pass with a burial, then lower) returns the same batch', async () => {
+    const queue = uniqueName('re-claim-ranked');
+    const direct = redisStore();
+    const now = await serverTimeMs(fx.client);
+    await direct.add(queue, [
+      job('lo', 0, { delayMs: undefined, runAtMs: now - 1000, priority: -1 }),
+      job('a', 0, { delayMs: undefined, runAtMs: now - 100 }),
+      job('x', 0, { delayMs: undefined, runAtMs: now - 100 }),
+      job('b', 0, { delayMs: undefined, runAtMs: now - 100 }),
+      job('hi', 0, { delayMs: undefined, runAtMs: now - 10, priority: 5 }),
+      job('later', 60_000, { priority: 5 }),
+    ]);
+    await fx.client.hset(jobsKey(queue), 'x', 'not a packed body');
+    assert.deepEqual((await claimReplyLost(queue, 5)).sort(), ['a', 'b', 'hi', 'lo']);
+    assert.equal((await direct.get(queue, 'x'))?.state, 'dead');
+    assert.equal((await direct.get(queue, 'later'))?.state, 'scheduled');
+    assert.equal((await direct.verify(queue)).ok, true);
   });
 
   test("a re-sent claim and a re-sent ack of jobs of a group take and give each group's slot once", async () => {

@@ -216,6 +216,20 @@ describe('the index of scheduled jobs with a priority', () => {
     });
   }
 
+  test('obliterate removes the index; the name used again starts without one, and its count starts afresh', async () => {
+    const store = newStore();
+    const q = uniqueName('ranked-obliterate');
+    const k = queueKeys('dq', q);
+    await store.add(q, [newJob('p', { delayMs: 3_600_000, priority: 2 }), newJob('o', { delayMs: 3_600_000 })]);
+    assert.equal(await fx.client.zcard(rankedKey(k)), 1);
+    assert.equal((await store.obliterate(q, true)).removed, true);
+    assert.equal(await fx.client.exists(rankedKey(k)), 0);
+    await store.add(q, [newJob('again', { delayMs: 3_600_000, priority: 1 })]);
+    assert.deepEqual(await metaFields(fx.client, q, 'prioritized', 'ranked', 'rankedSet'), ['1', '1', '1']);
+    await assertIndexed(q, ['again'], 'only the new job');
+    assert.equal((await store.verify(q)).ok, true);
+  });
+
   test('verify names a scheduled job with a priority missing from the index', async () => {
     const store = newStore();
     const q = uniqueName('ranked-verify');

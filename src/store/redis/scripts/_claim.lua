@@ -10,6 +10,12 @@ CLAIM.begin makes as the claim begins.
 -- The claim's functions (made once, at load, in the library).
 local CLAIM = {}
 
+-- The passes of a claim that hands out in more than one (CLAIM.hand_out_ranked; set back there):
+-- their jobs, first and last token numbers, lateness and lease deadline. Made once, at load, and
+-- not asked by a claim of one pass, which writes its own memo and history (a table or calls more
+-- a claim cost a one-job claim ~4k instructions).
+CLAIM.hand = { n = 0, base = 0, last = 0, sum = 0, max = 0, deadline_s = '' }
+
 -- What one claim decided so far (per call: set by CLAIM.begin): `now`; run states to write
 -- (`run_writes`, HSET K_RUNS pairs), members whose body is gone (`dropped`: their run states go
 -- too), jobs to bury (`buried`) and to reschedule (`rescheduled`), all written by flush_writes;
@@ -74,8 +80,8 @@ end
 
 -- Hands the picks out with fresh lease tokens `<now>-<n>` (n from the queue's seq): their run
 -- states, the active set (one deadline for the batch), the reply, the memo a re-sent claim
--- answers from, and how late they start in the queue's history. Returns the first token number
--- less one.
+-- answers from, and how late they start in the queue's history (with `memo_key` false, one pass
+-- of several: CLAIM.handed notes them). Returns the first token number less one.
 function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms)
   local now = CS.now
   local now_s = CS.now_s
@@ -129,10 +135,36 @@ function CLAIM.hand_out_picked(out, picked, deadline, worker, memo_key, lease_ms
     if events then emit(EVENT.claimed, id, 'attempt', attempt, 'due', int(due)) end
   end
   enter_active(actives, groups)
-  note_history(now, 0, 0, 0, #picked, late_sum, late_max)
   out[R.groups] = table.concat(group_lines)
-  memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. text(#picked), lease_ms)
+  if memo_key == false then
+    CLAIM.handed(token_base, #picked, #picked, late_sum, late_max, deadline_s)
+  else
+    note_history(now, 0, 0, 0, #picked, late_sum, late_max)
+    memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. text(#picked), lease_ms)
+  end
   return token_base
+end
+
+-- Notes a pass of a claim's hand-out in several (CLAIM.hand_out_ranked): it took the token
+-- numbers after `token_base` up to `token_base + span` and handed out `n` jobs, `late_sum` /
+-- `late_max` ms late, with leases to `deadline_s` (as text); CLAIM.note_handed writes them once.
+function CLAIM.handed(token_base, span, n, late_sum, late_max, deadline_s)
+  local h = CLAIM.hand
+  if h.n == 0 then h.base, h.deadline_s = token_base, deadline_s end
+  h.last = token_base + span
+  h.n, h.sum = h.n + n, h.sum + late_sum
+  if late_max > h.max then h.max = late_max end
+end
+
+-- The claim's hand-out in the queue's history (how late its jobs start) and the memo a re-sent
+-- claim answers from: '<now>:<deadline>:<first token number less one>:<span>', the span covering
+-- every number its passes took (one a buried job left unused included: the re-sent claim answers
+-- with the jobs still held by tokens in it).
+function CLAIM.note_handed(memo_key, lease_ms)
+  local h = CLAIM.hand
+  if h.n == 0 then return end
+  note_history(CS.now, 0, 0, 0, h.n, h.sum, h.max)
+  memo_set(memo_key, CS.now_s .. ':' .. h.deadline_s .. ':' .. int(h.base) .. ':' .. text(h.last - h.base), lease_ms)
 end
 
 -- A debounced job that starts ends its burst: the next add with its key starts a new one.
@@ -385,9 +417,12 @@ function CLAIM.pop_ready(n)
   return cands, ids
 end
 
--- The pick of a queue without groups: one order over all its due jobs, `want` at most.
--- `ready_empty`: whether the ready set is empty (CLAIM.direct asked).
-function CLAIM.pick_in_order(want, promote_limit, ready_empty)
+-- The pick of a queue without groups: one order over all its due jobs, `want` at most (and, from
+-- CLAIM.pick_ranked, how many more CLAIM.hand_out_ranked hands out after them).
+-- `ready_empty`: whether the ready set is empty (CLAIM.direct asked); `plain`: the queue has no
+-- groups taking turns, rate limit, held job or job with a cost or a debounce key, so the jobs of
+-- priority 0 of an indexed queue may go out in the one pass (CLAIM.pick_ranked).
+function CLAIM.pick_in_order(want, promote_limit, ready_empty, plain)
   -- A queue whose scheduled members all keep add order (SCHEDULED_MEMBER) and that never had a
   -- job with a priority: the set's order is the hand-out order (due time, then add order), so
   -- the first `want` due members are the picks, however many are due. No ready set, and each
@@ -401,8 +436,8 @@ function CLAIM.pick_in_order(want, promote_limit, ready_empty)
   -- Such a queue with jobs with a priority, each of them in the index (SCHED): only those go
   -- through the ready set.
   if order.complete and order.indexed then
-    local picked = CLAIM.pick_ranked(want, promote_limit)
-    if picked then return picked end
+    local picked, rest = CLAIM.pick_ranked(want, promote_limit, plain)
+    if picked then return picked, rest end
     ready_empty = redis.call('ZCARD', K_READY) == 0
   end
   -- One read of the due members decides the path and feeds it: when the ready set is empty it
@@ -463,8 +498,9 @@ end
 -- (the general path, a rate limit's put-back or an older version left them; that path moves them
 -- on), or jobs with a priority are left to promote and the ready set has none of a higher one
 -- (the general path then hands out the best of the due jobs it promotes, so no claim comes back
--- empty while jobs are due).
-function CLAIM.pick_ranked(want, promote_limit)
+-- empty while jobs are due). On a `plain` queue it returns the higher priorities alone and how
+-- many more the claim may hand out, which CLAIM.hand_out_ranked hands out in the one pass.
+function CLAIM.pick_ranked(want, promote_limit, plain)
   local flat = redis.call('ZRANGEBYSCORE', K_RANKED, '-inf', CS.now_s, 'LIMIT', '0', text(promote_limit + 1))
   local more_ranked = #flat > promote_limit
   if more_ranked then flat[#flat] = nil end
@@ -514,6 +550,9 @@ function CLAIM.pick_ranked(want, promote_limit)
   if more_ranked then
     if #higher == 0 then return nil end
     return picked
+  end
+  if plain then
+    return picked, want - #higher
   end
   -- Then the due jobs of the scheduled set (every one due with a priority is in the ready set
   -- now), then the ready set's rest: only jobs of a lower priority are left in it.

@@ -11,19 +11,22 @@ out for the first time. What it writes and answers is the general path's, job fo
 
 -- Whether this claim may take the direct pass: the queue's flags (`f`, flow()) and the
 -- scheduled set's order, and an empty ready set (one ZCARD, which the general pick then reuses:
--- `ready_empty`).
+-- `ready_empty`). Also whether the queue is plain but for jobs with a priority (`plain`: an
+-- indexed one hands its jobs of priority 0 out in this pass, CLAIM.hand_out_ranked).
 function CLAIM.direct(f)
   local ready_empty = redis.call('ZCARD', K_READY) == 0
-  if (f.grouped and LIVE.turns(f)) or f.rated or (f.flowed and LIVE.flows(f)) or f.holds or not ready_empty then return false, ready_empty end
+  local plain = not ((f.grouped and LIVE.turns(f)) or f.rated or (f.flowed and LIVE.flows(f)) or f.holds)
+  if not plain or not ready_empty then return false, ready_empty, plain end
   local order = SCHED.order()
-  return order.complete and not order.prioritized, ready_empty
+  return order.complete and not order.prioritized, ready_empty, plain
 end
 
 -- Hands out up to `want` due jobs in the scheduled set's order with fresh lease tokens `<now>-<n>`:
 -- run states, the active set (one deadline for the batch), the reply `out`, the memo a re-sent
--- claim answers from, and how late they start in the queue's history. A body or run state it
--- cannot read goes to the dead set, a member whose body is gone is dropped (CLAIM.flush_writes
--- writes both). Returns how many it handed out.
+-- claim answers from, and how late they start in the queue's history (with `memo_key` false, one
+-- pass of several: CLAIM.handed notes them). A body or run state it cannot read goes to the dead set, a
+-- member whose body is gone is dropped (CLAIM.flush_writes writes both). Returns how many it
+-- handed out, and whether it took the last due job of the set.
 function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   local now, now_s = CS.now, CS.now_s
   CS.ready_empty = true
@@ -35,10 +38,12 @@ function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   local first, second = tonumber(flat[2]), tonumber(flat[4])
   if first == nil or first > now then
     CS.next_due = first or false
-    return 0
+    return 0, true
   end
+  local last = true
   if second == nil or second > now or want == 1 then
     CS.next_due = second or false
+    last = second == nil or second > now
     flat[3], flat[4] = nil, nil
   else
     flat = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now_s, 'WITHSCORES', 'LIMIT', '0', text(want + 1))
@@ -47,6 +52,7 @@ function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   if due_n > want then
     due_n = want
     CS.next_due = tonumber(flat[2 * want + 2])
+    last = false
   end
   -- The set's first members: one removal by rank (cheaper than a ZREM, which looks each one up).
   redis.call('ZREMRANGEBYRANK', K_SCHEDULED, '0', text(due_n - 1))
@@ -124,10 +130,43 @@ function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
       end
     end
   end
-  if k == 0 then return 0 end
+  if k == 0 then return 0, last end
   -- No job here has a group: the active set alone (enter_active counts groups' slots).
   enter_active(actives, {})
-  note_history(now, 0, 0, 0, k, late_sum, late_max)
-  memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. text(k), lease_ms)
-  return k
+  if memo_key == false then
+    CLAIM.handed(token_base, k, k, late_sum, late_max, deadline_s)
+  else
+    note_history(now, 0, 0, 0, k, late_sum, late_max)
+    memo_set(memo_key, now_s .. ':' .. deadline_s .. ':' .. int(token_base) .. ':' .. text(k), lease_ms)
+  end
+  return k, last
+end
+
+-- The hand-out of a queue plain but for its jobs with a priority, all indexed (CLAIM.pick_ranked):
+-- the ready set's jobs of a higher priority (`higher`, picked), then up to `rest` due jobs of
+-- the scheduled set (all of priority 0) in the one pass, then, once none is left due there, the
+-- ready set's jobs of a lower priority for what is left; one memo and one history note for all.
+-- Returns how many it handed out.
+function CLAIM.hand_out_ranked(out, higher, rest, deadline, worker, memo_key, lease_ms)
+  local h = CLAIM.hand
+  h.n, h.sum, h.max = 0, 0, 0
+  local handed = #higher
+  if handed > 0 then CLAIM.hand_out_picked(out, higher, deadline, worker, false) end
+  if rest > 0 then
+    handed = handed + CLAIM.hand_out_ranked_rest(out, rest, deadline, worker)
+  end
+  CLAIM.note_handed(memo_key, lease_ms)
+  return handed
+end
+
+-- hand_out_ranked's jobs of priority 0 and lower: how many it handed out.
+function CLAIM.hand_out_ranked_rest(out, rest, deadline, worker)
+  local k, last = CLAIM.hand_out_direct(out, rest, deadline, worker, false)
+  -- Jobs of a lower priority may still wait in the ready set (CLAIM.wake looks).
+  CS.ready_empty = false
+  if k >= rest or not last then return k end
+  local lower, ids = CLAIM.pop_ready(rest - k)
+  local picks = CLAIM.readable(lower, ids, true)
+  if #picks > 0 then CLAIM.hand_out_picked(out, picks, deadline, worker, false) end
+  return k + #picks
 end

@@ -94,6 +94,8 @@ end
 -- one hands them out in one pass, in step 3 (_claim_direct.lua).
 local picked, served, gone, ready_left = {}, nil, nil, nil
 local direct = false
+-- An indexed queue's claim: how many more jobs it hands out after the picks (CLAIM.pick_ranked).
+local ranked_rest = nil
 -- A queue marked grouped or flowed by a version before the counts (no count) starts them once it
 -- holds no such job (LIVE); the marks asked here first, so a plain queue makes no call for them.
 if f.grouped and f.group_jobs == nil then LIVE.settle(LIVE.GROUP, f) end
@@ -101,9 +103,9 @@ if f.flowed and f.flow_jobs == nil then LIVE.settle(LIVE.FLOW, f) end
 if f.grouped and LIVE.turns(f) then
   picked, served, gone, ready_left = TURNS.pick(want, promote_limit, f)
 else
-  local ready_empty
-  direct, ready_empty = CLAIM.direct(f)
-  if not direct then picked = CLAIM.pick_in_order(want, promote_limit, ready_empty) end
+  local ready_empty, plain
+  direct, ready_empty, plain = CLAIM.direct(f)
+  if not direct then picked, ranked_rest = CLAIM.pick_in_order(want, promote_limit, ready_empty, plain) end
 end
 
 -- Each job's cost and debounce key (JOB_FLOW), while a job with either has not ended (LIVE).
@@ -134,6 +136,8 @@ local out = reply({ now_ms = now, next_wake_ms = -1, more = 0, deadline_ms = now
 local handed = #picked
 if direct then
   handed = CLAIM.hand_out_direct(out, want, now + lease_ms, worker, memo_key, lease_ms)
+elseif ranked_rest then
+  handed = CLAIM.hand_out_ranked(out, picked, ranked_rest, now + lease_ms, worker, memo_key, lease_ms)
 elseif #picked > 0 then
   local token_base = CLAIM.hand_out_picked(out, picked, now + lease_ms, worker, memo_key, lease_ms)
   if charged then RATES.log(picked, f, charged, token_base) end
