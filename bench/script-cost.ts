@@ -32,7 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis-server.js';
-import { Queue, RedisStore } from '../src/index.js';
+import { type AddOptions, Queue, RedisStore } from '../src/index.js';
 import type { CompleteRef } from '../src/store/store.js';
 import { functionNames, selfCosts, topFunctions } from './callgrind-self.js';
 
@@ -118,6 +118,14 @@ async function addJobs(queue: Queue, firstDue: number, spreadMs: number, n: numb
     await queue.addBulk(
       Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `job-${i + j}`, runAt: firstDue + Math.floor(((i + j) * spreadMs) / n) } })),
     );
+  }
+}
+
+/** `n` jobs added in bulks of 1,000, job `i` with the options `opts(i)` (data `{ n: i }`). */
+async function addEach(queue: Queue, n: number, opts: (i: number) => AddOptions): Promise<void> {
+  for (let i = 0; i < n; i += 1000) {
+    const k = Math.min(1000, n - i);
+    await queue.addBulk(Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: opts(i + j) })));
   }
 }
 
@@ -292,12 +300,7 @@ if (wanted(`backlog of ${N} due at one ms, one job in ten with a priority`)) {
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
   const due = (await server.client().time()).map(Number);
-  for (let i = 0; i < N; i += 1000) {
-    const k = Math.min(1000, N - i);
-    await queue.addBulk(
-      Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `job-${i + j}`, runAt: due[0]! * 1000 - 1000, priority: (i + j) % 10 === 0 ? 1 : 0 } })),
-    );
-  }
+  await addEach(queue, N, (n) => ({ id: `job-${n}`, runAt: due[0]! * 1000 - 1000, priority: n % 10 === 0 ? 1 : 0 }));
   await drain(name, `backlog of ${N} due at one ms, one job in ten with a priority`);
 }
 // A queue whose one job of a group (or with a debounce key) ended: it claims as a plain queue
@@ -322,12 +325,7 @@ if (wanted(`backlog of ${N} in 1,000 groups`)) {
   const name = `cost-${++queueNo}`;
   const queue = new Queue(name, { store });
   const due = (await server.client().time()).map(Number);
-  for (let i = 0; i < N; i += 1000) {
-    const k = Math.min(1000, N - i);
-    await queue.addBulk(
-      Array.from({ length: k }, (_, j) => ({ data: { n: i + j }, opts: { id: `g${i + j}`, runAt: due[0]! * 1000 - 1000, group: `t${(i + j) % 1000}` } })),
-    );
-  }
+  await addEach(queue, N, (n) => ({ id: `g${n}`, runAt: due[0]! * 1000 - 1000, group: `t${n % 1000}` }));
   await drain(name, `backlog of ${N} in 1,000 groups`);
 }
 

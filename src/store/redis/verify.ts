@@ -21,16 +21,10 @@ import { HASHTABLE_FIELD } from './wire.js';
 const READY_ID_OFFSET = 32;
 
 async function zsetMembers(client: Client, key: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, items] = await client.zscan(key, cursor, 'COUNT', 1000);
-    for (let i = 0; i < items.length; i += 2) out.push(items[i]!);
-    cursor = next;
-  } while (cursor !== '0');
-  return out;
+  return [...(await zsetScores(client, key)).keys()];
 }
 
+/** A sorted set's members and their scores (as text). */
 async function zsetScores(client: Client, key: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let cursor = '0';

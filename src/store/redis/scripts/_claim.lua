@@ -402,12 +402,19 @@ function CLAIM.take_due(limit, unindexed)
   return due, due_ids
 end
 
--- Pops the best `n` of the ready set as candidates. ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on
--- Redis 7.0 ZPOPMIN removes each member by its score and member (~2.4 µs a member measured), the
--- range removal walks the head once (~1.5).
-function CLAIM.pop_ready(n)
+-- Pops the best `n` of the ready set as candidates (with `higher`, only of those with a priority
+-- above 0: a score below 0). ZRANGE + ZREMRANGEBYRANK, not ZPOPMIN: on Redis 7.0 ZPOPMIN removes
+-- each member by its score and member (~2.4 µs a member measured), the range removal walks the
+-- head once (~1.5).
+function CLAIM.pop_ready(n, higher)
   local popped = {}
-  if n > 0 then popped = redis.call('ZRANGE', K_READY, '0', text(n - 1)) end
+  if n > 0 then
+    if higher then
+      popped = redis.call('ZRANGEBYSCORE', K_READY, '-inf', '(0', 'LIMIT', '0', text(n))
+    else
+      popped = redis.call('ZRANGE', K_READY, '0', text(n - 1))
+    end
+  end
   if #popped > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', text(#popped - 1)) end
   local cands, ids = {}, {}
   for i, member in ipairs(popped) do
@@ -539,28 +546,20 @@ function CLAIM.pick_ranked(want, promote_limit, plain)
   end
   if redis.call('ZCOUNT', K_READY, '0', '0') > 0 then return nil end
   -- The ready set's jobs of a higher priority (score below 0) lead it.
-  local higher = redis.call('ZRANGEBYSCORE', K_READY, '-inf', '(0', 'LIMIT', '0', text(want))
-  if #higher > 0 then redis.call('ZREMRANGEBYRANK', K_READY, '0', text(#higher - 1)) end
-  local cands, ids = {}, {}
-  for i, member in ipairs(higher) do
-    ids[i] = ready_id(member)
-    cands[i] = CLAIM.candidate(ids[i], tonumber(string.sub(member, 1, 16)), false)
-  end
+  local cands, ids = CLAIM.pop_ready(want, true)
   local picked = CLAIM.readable(cands, ids, true)
   if more_ranked then
-    if #higher == 0 then return nil end
+    if #ids == 0 then return nil end
     return picked
   end
-  if plain then
-    return picked, want - #higher
-  end
+  if plain then return picked, want - #ids end
   -- Then the due jobs of the scheduled set (every one due with a priority is in the ready set
   -- now), then the ready set's rest: only jobs of a lower priority are left in it.
-  if #higher < want then
-    local due, due_ids = CLAIM.take_due(want - #higher, true)
+  if #ids < want then
+    local due, due_ids = CLAIM.take_due(want - #ids, true)
     for _, c in ipairs(CLAIM.readable(due, due_ids, false, true)) do picked[#picked + 1] = c end
-    if #due < want - #higher then
-      local lower, lower_ids = CLAIM.pop_ready(want - #higher - #due)
+    if #due < want - #ids then
+      local lower, lower_ids = CLAIM.pop_ready(want - #ids - #due)
       for _, c in ipairs(CLAIM.readable(lower, lower_ids, true)) do picked[#picked + 1] = c end
     end
   end
