@@ -10,18 +10,13 @@ CLAIM.begin makes as the claim begins.
 -- The claim's functions (made once, at load, in the library).
 local CLAIM = {}
 
--- The passes of a claim that hands out in more than one (CLAIM.hand_out_ranked; set back there):
--- their jobs, first and last token numbers, lateness and lease deadline. Made once, at load, and
--- not asked by a claim of one pass, which writes its own memo and history (a table or calls more
--- a claim cost a one-job claim ~4k instructions).
-CLAIM.hand = { n = 0, base = 0, last = 0, sum = 0, max = 0, deadline_s = '' }
-
 -- What one claim decided so far (per call: set by CLAIM.begin): `now`; run states to write
 -- (`run_writes`, HSET K_RUNS pairs), members whose body is gone (`dropped`: their run states go
 -- too), jobs to bury (`buried`) and to reschedule (`rescheduled`), all written by flush_writes;
 -- groups held back by their rate limit in this claim (`rate_blocked`: their turn ends, rate-wake
 -- brings them back); the reply's lines naming the groups of the jobs handed out (`group_lines`,
--- wire.ts CLAIM_GROUPS).
+-- wire.ts CLAIM_GROUPS); the passes of a claim that hands out in several (`hand`, made by
+-- CLAIM.hand_out_ranked only: CLAIM.handed).
 local CS = nil
 
 function CLAIM.begin(now)
@@ -148,8 +143,11 @@ end
 -- Notes a pass of a claim's hand-out in several (CLAIM.hand_out_ranked): it took the token
 -- numbers after `token_base` up to `token_base + span` and handed out `n` jobs, `late_sum` /
 -- `late_max` ms late, with leases to `deadline_s` (as text); CLAIM.note_handed writes them once.
+-- Kept in CS.hand, which only such a claim makes: a claim of one pass writes its own memo and
+-- history (through this seam, with a table and two calls more, it cost a one-job claim ~4k
+-- instructions).
 function CLAIM.handed(token_base, span, n, late_sum, late_max, deadline_s)
-  local h = CLAIM.hand
+  local h = CS.hand
   if h.n == 0 then h.base, h.deadline_s = token_base, deadline_s end
   h.last = token_base + span
   h.n, h.sum = h.n + n, h.sum + late_sum
@@ -161,7 +159,7 @@ end
 -- every number its passes took (one a buried job left unused included: the re-sent claim answers
 -- with the jobs still held by tokens in it).
 function CLAIM.note_handed(memo_key, lease_ms)
-  local h = CLAIM.hand
+  local h = CS.hand
   if h.n == 0 then return end
   note_history(CS.now, 0, 0, 0, h.n, h.sum, h.max)
   memo_set(memo_key, CS.now_s .. ':' .. h.deadline_s .. ':' .. int(h.base) .. ':' .. text(h.last - h.base), lease_ms)

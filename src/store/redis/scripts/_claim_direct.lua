@@ -148,8 +148,7 @@ end
 -- ready set's jobs of a lower priority for what is left; one memo and one history note for all.
 -- Returns how many it handed out.
 function CLAIM.hand_out_ranked(out, higher, rest, deadline, worker, memo_key, lease_ms)
-  local h = CLAIM.hand
-  h.n, h.sum, h.max = 0, 0, 0
+  CS.hand = { n = 0, base = 0, last = 0, sum = 0, max = 0, deadline_s = '' }
   local handed = #higher
   if handed > 0 then CLAIM.hand_out_picked(out, higher, deadline, worker, false) end
   if rest > 0 then
