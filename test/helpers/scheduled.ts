@@ -6,9 +6,15 @@ import type { Redis } from 'ioredis';
 import { scheduledMemberId } from '../../src/store/zset-order.js';
 
 export async function scheduledScore(client: Redis, key: string, id: string): Promise<number | null> {
+  return (await scheduledEntries(client, key)).find(([member]) => member === id)?.[1] ?? null;
+}
+
+/** A set of scheduled members (the scheduled set, or the index of its jobs with a priority) as [id, score] pairs, in its order. */
+export async function scheduledEntries(client: Redis, key: string): Promise<[string, number][]> {
   const flat = await client.zrange(key, '0', '-1', 'WITHSCORES');
-  for (let i = 0; i < flat.length; i += 2) if (scheduledMemberId(flat[i]!) === id) return Number(flat[i + 1]);
-  return null;
+  const out: [string, number][] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([scheduledMemberId(flat[i]!), Number(flat[i + 1])]);
+  return out;
 }
 
 /** The ids of a scheduled set, in its order. */

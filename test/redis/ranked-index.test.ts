@@ -18,6 +18,7 @@ import { claimAll, paddedIds } from '../helpers/claims.js';
 import { metaFields } from '../helpers/meta-fields.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
+import { scheduledEntries } from '../helpers/scheduled.js';
 import { serverTimeMs } from '../helpers/wait.js';
 
 const fx = useRedis();
@@ -28,22 +29,11 @@ function newStore(): RedisStore {
 }
 
 /** The index as [id, due] pairs in its order. */
-async function indexed(queue: string): Promise<[string, number][]> {
-  const flat = await fx.client.zrange(rankedKey(queueKeys('dq', queue)), '0', '-1', 'WITHSCORES');
-  const out: [string, number][] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([scheduledMemberId(flat[i]!), Number(flat[i + 1])]);
-  return out;
-}
+const indexed = (queue: string) => scheduledEntries(fx.client, rankedKey(queueKeys('dq', queue)));
 
 /** The scheduled set's entries of these ids, as [id, due] pairs in the set's order. */
 async function scheduledOf(queue: string, ids: string[]): Promise<[string, number][]> {
-  const flat = await fx.client.zrange(queueKeys('dq', queue).scheduled, '0', '-1', 'WITHSCORES');
-  const out: [string, number][] = [];
-  for (let i = 0; i < flat.length; i += 2) {
-    const id = scheduledMemberId(flat[i]!);
-    if (ids.includes(id)) out.push([id, Number(flat[i + 1])]);
-  }
-  return out;
+  return (await scheduledEntries(fx.client, queueKeys('dq', queue).scheduled)).filter(([id]) => ids.includes(id));
 }
 
 /** The index holds exactly the scheduled entries of the jobs with a priority named. */

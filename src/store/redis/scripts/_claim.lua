@@ -516,29 +516,30 @@ function CLAIM.pick_ranked(want, promote_limit, plain)
     for i = 1, #flat, CHUNK do
       for _, score in ipairs(redis.call('ZMSCORE', K_SCHEDULED, unpack(flat, i, math.min(i + CHUNK - 1, #flat)))) do scores[#scores + 1] = score end
     end
-    local due, due_ids, taken, gone, kept = {}, {}, {}, {}, {}
+    -- `unindexed`: the entries that leave the index (gone from the scheduled set, or taken now).
+    local due, due_ids, taken, unindexed, kept = {}, {}, {}, {}, {}
     for i, member in ipairs(flat) do
       local score = scores[i]
       local due_ms = score and tonumber(score)
       if not due_ms then
-        gone[#gone + 1] = member
+        unindexed[#unindexed + 1] = member
       elseif due_ms > CS.now then
         kept[#kept + 1] = score
         kept[#kept + 1] = member
       else
         local id = SCHED.id(member)
         taken[#taken + 1] = member
+        unindexed[#unindexed + 1] = member
         due_ids[#due_ids + 1] = id
         local due_s = false
         if due_ms >= 1 and due_ms < 1e16 and due_ms % 1 == 0 then due_s = score end
         due[#due + 1] = CLAIM.candidate(id, due_ms, due_s)
       end
     end
-    if #gone > 0 then call_chunked('ZREM', K_RANKED, gone) end
+    if #unindexed > 0 then call_chunked('ZREM', K_RANKED, unindexed) end
     if #kept > 0 then call_chunked('ZADD', K_RANKED, kept) end
     if #taken > 0 then
       call_chunked('ZREM', K_SCHEDULED, taken)
-      call_chunked('ZREM', K_RANKED, taken)
       CLAIM.promote(due, due_ids)
     end
   end

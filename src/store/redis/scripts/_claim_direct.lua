@@ -24,9 +24,9 @@ end
 -- Hands out up to `want` due jobs in the scheduled set's order with fresh lease tokens `<now>-<n>`:
 -- run states, the active set (one deadline for the batch), the reply `out`, the memo a re-sent
 -- claim answers from, and how late they start in the queue's history (with `memo_key` false, one
--- pass of several: CLAIM.handed notes them). A body or run state it cannot read goes to the dead set, a
--- member whose body is gone is dropped (CLAIM.flush_writes writes both). Returns how many it
--- handed out, and whether it took the last due job of the set.
+-- pass of several: CLAIM.handed notes them). A body or run state it cannot read goes to the dead
+-- set, a member whose body is gone is dropped (CLAIM.flush_writes writes both). Returns how many
+-- it handed out, and whether it took the last due job of the set.
 function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   local now, now_s = CS.now, CS.now_s
   CS.ready_empty = true
