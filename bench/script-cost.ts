@@ -18,7 +18,8 @@
  * - a backlog beside a job with a priority (the ready set, and acks that count such jobs off), on
  *   a queue whose jobs with a priority all ended (the one pass), and under an older version's
  *   mark before and after migrate;
- * - a backlog on a queue whose one job of a group, or with a debounce key, ended (the one pass);
+ * - a backlog on a queue whose one job of a group, or with a debounce key, ended (the one pass),
+ *   and on one whose flow ended (no hold left: the one pass);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
@@ -316,6 +317,23 @@ for (const [what, opts] of [
   await queue.add({}, { id: 'once', ...opts });
   const [once] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
   await store.complete(name, [{ id: once!.id, token: once!.token }]);
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
+  await drain(name, scenario);
+}
+// A queue whose one flow ended (a parent held for its child, both acked): meta `holds` stays,
+// but with no hold left its claims take the one pass and its acks settle no hold (HOLDS.live).
+if (wanted(`backlog of ${N} due at one ms, the queue's flow ended`)) {
+  const scenario = `backlog of ${N} due at one ms, the queue's flow ended`;
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  await queue.add({}, { id: 'child' });
+  await queue.add({}, { id: 'parent', dependsOn: ['child'] });
+  for (const id of ['child', 'parent']) {
+    const [job] = (await store.claim(name, 1, 600_000, 3, 'cost')).jobs;
+    if (job?.id !== id) throw new Error(`the flow ran ${job?.id ?? 'nothing'} where ${id} was due`);
+    await store.complete(name, [{ id: job.id, token: job.token }]);
+  }
   const due = (await server.client().time()).map(Number);
   await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
   await drain(name, scenario);

@@ -8,11 +8,21 @@ Keys (wire.ts HOLD_SUFFIXES, built from ROOT: no script declares them): `held` Z
 +inf -> id), `holds` HASH (id -> HOLD_STATE), `hold-deps` HASH (id -> dependency ids, tab-
 separated), `dependents` HASH (id -> ids of the held jobs waiting for it), `child-results` HASH
 ('<held id>\t<dependency id>' -> CHILD_OUTCOME). Only a queue whose meta says `holds` = '1' (set by
-the first add with dependencies) reads any of them: a queue without holds pays nothing.
+the first add with dependencies) reads any of them: a queue without holds pays nothing. The mark
+stays (reads answer holds by it); claims and ends look only while a hold exists (HOLDS.live), so
+a queue whose flows all ended pays one EXISTS a call, not the hold path.
 In the library these functions are made once, at load (the fields of HOLDS: one top-level name).
 ]]
 
 local HOLDS = {}
+
+-- Whether a job is held or waits for a signal (`held`, `holds`), or a held job waits for one
+-- (`dependents`): every hold path (release, claim lines, settling an end, the next deadline)
+-- reads only these keys, each written by the add or wait that made the hold and deleted once
+-- its last entry goes. One EXISTS, on a queue marked `holds` only.
+function HOLDS.live()
+  return redis.call('EXISTS', hold_key('held'), hold_key('holds'), hold_key('dependents')) > 0
+end
 
 -- Ids separated by tabs (ids never hold a control character).
 function HOLDS.split(s)

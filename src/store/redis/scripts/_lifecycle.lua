@@ -251,7 +251,7 @@ local function finish(outcome, ids, now, kept, told)
   -- Held jobs waiting for these are told first (_holds.lua), while the ended jobs' run states
   -- still hold their reasons; what it decides to end next ends after this call's own writes.
   local after = nil
-  if f.holds then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
+  if f.holds and HOLDS.live() then after = HOLDS.settle(outcome, ids, told, now or now_ms()) end
   finish_writes(outcome, ids, now, kept)
   if after then
     finish(FINISH.dead, after.bury, now or now_ms())

@@ -58,6 +58,9 @@ CLAIM.flush_writes()
 -- Held jobs whose deadline passed are scheduled (due now at the latest), so this claim can hand
 -- them out (_holds.lua).
 local f = flow()
+-- A queue that held a job once keeps its mark; with no hold left (HOLDS.live) this claim takes
+-- the path of a queue without holds. A claim makes no hold, so the answer stands for the call.
+if f.holds and not HOLDS.live() then f.holds = false end
 if f.holds then HOLDS.release_expired(now, reap_limit) end
 
 -- A paused queue hands out nothing, nor does one at its concurrency limit; workers sleep until a
