@@ -19,7 +19,7 @@
  *   a queue whose jobs with a priority all ended (the one pass), and under an older version's
  *   mark before and after migrate;
  * - a backlog on a queue whose one job of a group, or with a debounce key, ended (the one pass),
- *   and on one whose flow ended (no hold left: the one pass);
+ *   on one whose flow ended (no hold left) and one whose rate limit was removed (the one pass);
  * - a backlog spread over 1,000 groups (grouped dispatch).
  *
  * Options: --jobs <n> (5,000), --batch <n> (100), --json, --only <word> (only the scenarios
@@ -337,6 +337,17 @@ if (wanted(`backlog of ${N} due at one ms, the queue's flow ended`)) {
   const due = (await server.client().time()).map(Number);
   await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
   await drain(name, scenario);
+}
+// A queue whose rate limit was removed: meta `rated` stays, but with no limit or hold in force
+// its claims take the one pass (RL().live).
+if (wanted(`backlog of ${N} due at one ms, the queue's rate limit removed`)) {
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  await store.setLimits(name, { rateLimit: { max: 10, perMs: 1_000 } });
+  await store.setLimits(name, { rateLimit: null });
+  const due = (await server.client().time()).map(Number);
+  await addJobs(queue, due[0]! * 1000 - 1000, 0, N);
+  await drain(name, `backlog of ${N} due at one ms, the queue's rate limit removed`);
 }
 // Grouped dispatch: the backlog spread over 1,000 groups (turns between them in every claim).
 if (wanted(`backlog of ${N} in 1,000 groups`)) {

@@ -12,10 +12,11 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { HOLD_SUFFIXES } from '../../src/store/redis/wire.js';
 import { claimAll, paddedIds } from '../helpers/claims.js';
 import { metaFields } from '../helpers/meta-fields.js';
+import { commandsNaming } from '../helpers/monitor.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs, until } from '../helpers/wait.js';
+import { serverTimeMs } from '../helpers/wait.js';
 
 const fx = useRedis();
 const LEASE_MS = 60_000;
@@ -34,25 +35,15 @@ async function holdKeys(queue: string): Promise<string[]> {
   return out;
 }
 
-/**
- * The commands (as MONITOR sees them, those the scripts run included) that name one of the
- * queue's keys of holds while `fn` runs: a marker sent after it says when MONITOR has seen all.
- */
+/** The commands that name one of the queue's keys of holds while `fn` runs. */
 async function holdCommands(queue: string, fn: () => Promise<void>): Promise<string[]> {
   const root = queueKeys('dq', queue).root;
-  const names = new Set(Object.values(HOLD_SUFFIXES).map((s) => root + s));
-  const mon = await fx.client.monitor();
-  const seen: string[][] = [];
-  mon.on('monitor', (_time: string, args: unknown[]) => seen.push(args.map(String)));
-  try {
-    await fn();
-    const marker = `holds-ended-${queue}`;
-    await fx.client.echo(marker);
-    await until(() => seen.some((a) => a[1] === marker), 'MONITOR to see the marker');
-  } finally {
-    mon.disconnect();
-  }
-  return seen.filter((a) => a.slice(1).some((x) => names.has(x))).map((a) => a[0]!.toUpperCase());
+  const seen = await commandsNaming(
+    fx.client,
+    Object.values(HOLD_SUFFIXES).map((s) => root + s),
+    fn,
+  );
+  return seen.map((c) => c.command);
 }
 
 /** Claims everything due in one call and acks it; returns the ids in hand-out order. */
