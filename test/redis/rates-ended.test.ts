@@ -1,8 +1,8 @@
 /**
- * A queue that once had a rate limit, or a RateLimitSignal's hold, does not pay for rate limits
- * for good: meta `rated` stays '1', but a claim takes the path of a queue without them while no
- * limit is set, no hold is in force and no group waits for its tokens (_rate.lua RL().live), and
- * a new limit or hold is back in force at once.
+ * A queue without groups that once had a rate limit, or a RateLimitSignal's hold, does not pay
+ * for rate limits for good: meta `rated` stays '1', but a claim takes the path of a queue without
+ * them while no limit is set, no hold is in force and no group waits for its tokens (_rate.lua
+ * RL().live), and a new limit or hold is back in force at once.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -189,12 +189,12 @@ local function RL()
     return math.max(0, used), held, refill
   end
 
-  -- Whether rate limits bear on a claim that hands out no job of a group (meta `rated` stays
-  -- once set): the queue's limit is set, its hold (a RateLimitSignal's) is not over, or a group
-  -- is booked in rate-wake (tokens to give back, a hold to look at again). Group limits bear on
-  -- jobs of a group only. Tokens logged under a limit since removed are given back by the next
-  -- claim that has one (tokens() trims first), so skipping them here changes no answer. Two
-  -- reads; the queue's state stays loaded for the claim.
+  -- Whether rate limits bear on a claim of a queue without groups (meta `rated` stays once set):
+  -- the queue's limit is set, its hold (a RateLimitSignal's) is not over, or a group is booked in
+  -- rate-wake (tokens to give back, a hold to look at again). Group limits bear on jobs of a group
+  -- only. Tokens logged under a limit since removed are given back by the next claim that has one
+  -- (tokens() trims first), so skipping them here changes no answer. Two reads; the queue's state
+  -- stays loaded for the claim.
   function L.live(f, now)
     if f.rate then return true end
     local st = L.state(UNGROUPED)

@@ -62,9 +62,10 @@ local f = flow()
 -- the path of a queue without holds. A claim makes no hold, so the answer stands for the call.
 if f.holds and not HOLDS.live() then f.holds = false end
 if f.holds then HOLDS.release_expired(now, reap_limit) end
--- The same for a queue that had a rate limit or a hold once: while none bears on this claim
--- (RL().live) and no job of a group may be handed out, it takes the path of a queue without them.
-if f.rated and not (f.grouped and f.group_jobs ~= 0) and not RL().live(f, now) then f.rated = false end
+-- The same for a queue without groups that had a rate limit or a hold once: while none bears on
+-- this claim (RL().live), it takes the path of a queue without them. A queue marked grouped keeps
+-- taking turns while it is rated (LIVE.turns: the memory store's rule, and its groups' tokens).
+if f.rated and not f.grouped and not RL().live(f, now) then f.rated = false end
 
 -- A paused queue hands out nothing, nor does one at its concurrency limit; workers sleep until a
 -- lease needs recovering or the resume signal comes (or, at the limit, until a slot frees:
