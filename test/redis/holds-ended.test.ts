@@ -16,7 +16,7 @@ import { commandsNaming } from '../helpers/monitor.js';
 import { uniqueName } from '../helpers/names.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
-import { serverTimeMs } from '../helpers/wait.js';
+import { serverTimeMs, until } from '../helpers/wait.js';
 
 const fx = useRedis();
 const LEASE_MS = 60_000;
@@ -135,11 +135,10 @@ describe('holds cost nothing once they have all ended', () => {
       newJob('late-child', { delayMs: 3_600_000 }),
       newJob('late-parent', { delayMs: undefined, runAtMs: now - 10, hold: { dependsOn: ['late-child'], deadlineMs: 1, onChildFailure: 'ignore' } }),
     ]);
-    let got: string[] = [];
-    for (let i = 0; i < 200 && got.length === 0; i++) {
-      got = (await store.claim(q, 10, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
-      if (got.length === 0) await new Promise((r) => setTimeout(r, 5));
-    }
+    const got = await until(async () => {
+      const ids = (await store.claim(q, 10, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+      return ids.length > 0 ? ids : undefined;
+    }, 'the parent whose deadline passed to be handed out');
     assert.deepEqual(got, ['late-parent']);
   });
 });

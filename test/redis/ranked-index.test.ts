@@ -206,6 +206,22 @@ describe('the index of scheduled jobs with a priority', () => {
     });
   }
 
+  test('a pass left short by a burial, with jobs of priority 0 still due, hands out no job of a lower priority before them', async () => {
+    const store = newStore();
+    const q = uniqueName('ranked-short');
+    const now = await serverTimeMs(fx.client);
+    await store.add(q, [
+      newJob('lo', { delayMs: undefined, runAtMs: now - 1000, priority: -1 }),
+      ...['a', 'x', 'b', 'c'].map((id) => newJob(id, { delayMs: undefined, runAtMs: now - 100 })),
+    ]);
+    await fx.client.hset(queueKeys('dq', q).jobs, 'x', 'not a packed body');
+    // Three wanted: a and b (x is buried on the way); c is still due, so lo waits for it.
+    const first = (await store.claim(q, 3, LEASE_MS, 3, 'w')).jobs.map((j) => j.id);
+    assert.deepEqual(first, ['a', 'b']);
+    assert.deepEqual(await claimAll(store, q, 3), ['c', 'lo']);
+    assert.equal((await store.get(q, 'x'))?.state, 'dead');
+  });
+
   test('obliterate removes the index; the name used again starts without one, and its count starts afresh', async () => {
     const store = newStore();
     const q = uniqueName('ranked-obliterate');

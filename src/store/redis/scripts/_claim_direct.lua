@@ -80,13 +80,14 @@ function CLAIM.hand_out_direct(out, want, deadline, worker, memo_key, lease_ms)
   local late_sum, late_max = 0, 0
   -- Jobs of a backlog share their due ms in runs (all of them, for jobs added due now in one
   -- call): a score's text read as the one before it (interned strings: one compare) is that
-  -- number, so strtod (~1.3k instructions) runs once a run.
-  local last_s, last = nil, nil
+  -- number, so strtod (~1.3k instructions) runs once a run. (Not `last`: that name says whether
+  -- this pass took the set's last due job, and is returned below.)
+  local run_s, run_ms = nil, nil
   for i = 1, due_n do
     local id, body, run = ids[i], bodies[i], runs[i]
     local due_s = flat[2 * i]
-    if due_s ~= last_s then last_s, last = due_s, tonumber(due_s) end
-    local due = last
+    if due_s ~= run_s then run_s, run_ms = due_s, tonumber(due_s) end
+    local due = run_ms
     if not body then
       if run then dropped[#dropped + 1] = id end
     else
