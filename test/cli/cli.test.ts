@@ -129,6 +129,28 @@ describe('delayq CLI against a real redis-server', () => {
     }
   });
 
+  test('migrate says what it did: nothing on a queue of this version, the mark it took off on one an older version marked', async () => {
+    const q = uniqueName('cli-migrate');
+    const g = ['--redis', fx.redis.url, '--queue', q];
+    const queue = new Queue(q, { connection: fx.redis.url });
+    try {
+      await queue.add({ n: 1 }, { id: 'plain', delay: 60_000 });
+      const none = await run([...g, 'migrate']);
+      assert.equal(none.code, 0, none.stderr);
+      assert.match(none.stdout, /^nothing to convert/);
+      // Marked as a version before the priority count left a queue that once had a job with a
+      // priority (none left): migrate takes the mark off, and says so.
+      await fx.client.hset(`dq:{${q}}:meta`, 'prioritized', '1');
+      const took = await run([...g, 'migrate']);
+      assert.equal(took.code, 0, took.stderr);
+      assert.match(took.stdout, /^migrated: 1 entry rewritten/);
+      assert.equal(await fx.client.hget(`dq:{${q}}:meta`, 'prioritized'), null);
+      assert.deepEqual(JSON.parse((await run([...g, 'migrate', '--json'])).stdout), { converted: 0 });
+    } finally {
+      await queue.close();
+    }
+  });
+
   test('dead list, retry and purge', async () => {
     const q = uniqueName('cli');
     const g = ['--redis', fx.redis.url, '--queue', q];

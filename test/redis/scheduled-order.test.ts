@@ -255,7 +255,7 @@ describe('the mark counts the jobs with a priority that have not ended', () => {
       ['ok', 'ok'],
     );
     assert.deepEqual(await mark(q), ['1', null], 'uncounted: only migrate knows none is left');
-    assert.equal(await store.migrate(q), 0);
+    assert.equal(await store.migrate(q), 1, 'the mark it took off');
     assert.deepEqual(await mark(q), [null, null]);
     // From then on it counts.
     await store.add(q, [newJob('later', { delayMs: 60_000, priority: 1 })]);
@@ -286,7 +286,7 @@ describe('the mark counts the jobs with a priority that have not ended', () => {
     const [a] = (await store.claim(q, 1, LEASE_MS, 3, 'w')).jobs;
     assert.deepEqual(await store.complete(q, [{ id: 'a', token: a!.token }]), ['ok']);
     assert.equal((await mark(q))[0], '1');
-    assert.equal(await store.migrate(q), 0);
+    assert.equal(await store.migrate(q), 1, 'the mark it took off');
     assert.deepEqual(await mark(q), [null, null]);
   });
 });
@@ -390,8 +390,9 @@ describe('a queue an older version made', () => {
     const now = await serverTimeMs(fx.client);
     await priorityEnded(store, q, now, 5);
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), '1');
-    assert.equal(await store.migrate(q), 0);
+    assert.equal(await store.migrate(q), 1, 'the mark taken off is an entry rewritten (the CLI said "nothing to convert")');
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), null, 'no job with a priority is left');
+    assert.equal(await store.migrate(q), 0, 'and once off, there is nothing left to do');
     const plain = ids('p-', 300);
     await store.add(
       q,
@@ -463,7 +464,7 @@ describe('a queue an older version made', () => {
       ids('p-', 40).map((id) => newJob(id, { delayMs: 60_000 })),
     );
     await toIdForm(q);
-    assert.equal(await store.migrate(q), 40);
+    assert.equal(await store.migrate(q), 41, '40 members and the mark');
     assert.equal(await fx.client.hget(k.meta, 'ordered'), '2');
     assert.equal(await fx.client.hget(k.meta, 'prioritized'), null);
   });

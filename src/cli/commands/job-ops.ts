@@ -265,7 +265,9 @@ Examples:
       const g = globals(cmd);
       const converted = await withQueue(g, (q) => q.migrate());
       output(g, { converted }, () =>
-        converted === 0 ? 'nothing to convert: the queue is of this version' : `${paint('green', 'migrated')}: ${converted} entries rewritten`,
+        converted === 0
+          ? 'nothing to convert: the queue is of this version'
+          : `${paint('green', 'migrated')}: ${converted} ${converted === 1 ? 'entry' : 'entries'} rewritten`,
       );
     });
 

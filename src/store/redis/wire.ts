@@ -602,7 +602,7 @@ export const WIRE = {
     args: ['count'],
     reply: {
       fields: ['converted', 'done'],
-      note: "converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended",
+      note: "converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER), plus 1 when it took the mark `prioritized` off (below: an entry rewritten, so that an operator is not told there was nothing to do); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended",
     },
   },
   layout: {

@@ -3,7 +3,7 @@ step a call; today that is its scheduled members (wire.ts SCHEDULED_MEMBER): the
 the form that keeps add order, so claims on a queue without priorities need no ready set.
 KEYS: base
 ARGV: base, count
-Returns: { converted, done }; converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended
+Returns: { converted, done }; converted is how many scheduled members this call wrote in the form that keeps add order (SCHEDULED_MEMBER), plus 1 when it took the mark `prioritized` off (below: an entry rewritten, so that an operator is not told there was nothing to do); done is 1 once every member has it (meta ordered = '2') and, on a queue marked prioritized, the check for a job with a priority (below) has ended
 The first call sets meta `ordered` = '1': from then on every script writes new members in the
 new form, and this one walks the queue's jobs with HSCAN (its cursor kept in meta `orderScan`),
 `count` bodies a call: a job of the scheduled set with a member of the id form gets the new one,
@@ -77,7 +77,7 @@ if meta[1] == '2' then
   if next_cursor == '0' then
     -- No job with a priority is left: the count starts at 0 (no mark, no count).
     redis.call('HDEL', K_META, 'prioritized', 'orderScan', 'ranked', 'rankedSet')
-    return reply({ converted = 0, done = 1 })
+    return reply({ converted = 1, done = 1 })
   end
   redis.call('HSET', K_META, 'orderScan', next_cursor)
   return reply({ converted = 0, done = 0 })
