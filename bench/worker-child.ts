@@ -1,7 +1,7 @@
 /**
  * One system's worker in a process of its own (so it never shares an event loop with the
  * producer). argv: <system> <redis url> <queue>. IPC in: { t: 'expect', n } (report when n jobs
- * have started), { t: 'count' }, { t: 'samples' }, { t: 'cpu' }, { t: 'stop' }. IPC out:
+ * have started; each expect is answered once), { t: 'count' }, { t: 'samples' }, { t: 'cpu' }, { t: 'stop' }. IPC out:
  * { t: 'ready' }, { t: 'reached', startedAt, reachedAt }, { t: 'count', n } (handlers started so
  * far), { t: 'samples', lateness }, { t: 'cpu', us } (this process's CPU time, user + system,
  * since just before the worker started).
@@ -25,7 +25,9 @@ const consumer = await system.consumer(url, queue, (due) => {
 });
 process.on('message', async (m: { t: string; n?: number }) => {
   if (m.t === 'expect') {
+    // Each expect gets its own 'reached' (the warm pass of dispatch asks a second time).
     expect = m.n!;
+    reported = false;
     if (!reported && lateness.length >= expect) {
       reported = true;
       process.send!({ t: 'reached', startedAt, reachedAt: Date.now() });
