@@ -56,12 +56,36 @@ export async function scriptCalls(admin: Redis): Promise<number> {
   return n;
 }
 
+export interface CpuProfile {
+  /** The top functions by self time, as shares (%) of the busy samples. */
+  sites: { site: string; share: number }[];
+  /**
+   * The busy samples by owner, shares (%): each sample goes to the nearest frame up its stack that
+   * is delayq's (`delayq <file>`), the Redis client's (`ioredis`), the garbage collector's or
+   * V8's own (`(program)`); Node's work called from one of those (a socket write, Buffer
+   * methods) is its caller's, and the rest (timers, the event loop's own) is `node`. The CPU
+   * profiler's own work (the inspector's `dispatch`) is left out.
+   */
+  owners: { owner: string; share: number }[];
+  /** Of the samples owned by `ioredis`, the functions they ran (shares of all busy samples). */
+  clientLeaves: { site: string; share: number }[];
+}
+
+/** A frame's owner (CpuProfile.owners), or undefined for Node's and anonymous frames. */
+function ownerOf(f: CallFrame): string | undefined {
+  if (f.functionName === '(garbage collector)' || f.functionName === '(program)') return f.functionName;
+  if (f.url.includes('/node_modules/ioredis/')) return 'ioredis';
+  const ours = /\/dist\/src\/(.*)$/.exec(f.url);
+  return ours ? `delayq ${ours[1]}` : undefined;
+}
+
 /**
  * Starts V8's CPU profiler (`intervalUs`: its sampling interval, or V8's default); the function
- * it returns stops it and gives the top `n` functions by self time, as shares (%) of the busy
- * samples. The first sample is the profiler's own start (the inspector's dispatch): left out.
+ * it returns stops it and gives the top `n` functions by self time and the owners of the busy
+ * samples (CpuProfile). The first sample is the profiler's own start (the inspector's dispatch):
+ * left out, as is every sample of the inspector's dispatch.
  */
-export async function cpuProfile(n: number, intervalUs?: number): Promise<() => Promise<{ site: string; share: number }[]>> {
+export async function cpuProfile(n: number, intervalUs?: number): Promise<() => Promise<CpuProfile>> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -73,13 +97,28 @@ export async function cpuProfile(n: number, intervalUs?: number): Promise<() => 
     };
     session.disconnect();
     const self = new Map<string, number>();
+    const owners = new Map<string, number>();
+    const clientLeaves = new Map<string, number>();
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const parent = new Map<number, number>();
+    for (const node of profile.nodes as { id: number; children?: number[] }[]) for (const c of node.children ?? []) parent.set(c, node.id);
+    const add = (m: Map<string, number>, k: string, us: number) => m.set(k, (m.get(k) ?? 0) + us);
     for (let i = 1; i < profile.samples.length; i++) {
-      const site = siteOf(byId.get(profile.samples[i]!)!.callFrame);
-      if (!site.startsWith('(idle)')) self.set(site, (self.get(site) ?? 0) + profile.timeDeltas[i]!);
+      const leaf = byId.get(profile.samples[i]!)!.callFrame;
+      const site = siteOf(leaf);
+      if (site.startsWith('(idle)') || leaf.functionName === 'dispatch') continue;
+      const us = profile.timeDeltas[i]!;
+      add(self, site, us);
+      let owner: string | undefined;
+      for (let id: number | undefined = profile.samples[i]; id !== undefined && owner === undefined; id = parent.get(id))
+        owner = ownerOf(byId.get(id)!.callFrame);
+      add(owners, owner ?? 'node', us);
+      if (owner === 'ioredis') add(clientLeaves, site, us);
     }
     const busy = [...self.values()].reduce((a, us) => a + us, 0);
-    return top(self, n).map(([site, us]) => ({ site, share: Number(((us / busy) * 100).toFixed(1)) }));
+    const shares = <K extends string>(m: Map<string, number>, key: K, k: number) =>
+      top(m, k).map(([name, us]) => ({ [key]: name, share: Number(((us / busy) * 100).toFixed(1)) }) as { [P in K]: string } & { share: number });
+    return { sites: shares(self, 'site', n), owners: shares(owners, 'owner', n), clientLeaves: shares(clientLeaves, 'site', 8) };
   };
 }
 

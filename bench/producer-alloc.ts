@@ -94,7 +94,7 @@ const cpu = process.cpuUsage(cpu0);
 const wallMs = performance.now() - t0;
 const calls = (await scriptCalls(admin)) - calls0;
 await q.close();
-const topFunctions = stopProfile ? await stopProfile() : [];
+const profile = stopProfile ? await stopProfile() : undefined;
 
 // sites
 const sites: { site: string; bytesPerAdd: number }[] = [];
@@ -119,7 +119,8 @@ const result = {
   cpuUsPerAdd: Number(((cpu.user + cpu.system) / N).toFixed(2)),
   addsPerSecond: Math.round(N / (wallMs / 1000)),
   addsPerScriptCall: Number((N / calls).toFixed(1)),
-  top: topFunctions,
+  top: profile?.sites ?? [],
+  owners: profile?.owners ?? [],
   sites,
 };
 if (values.json) console.log(JSON.stringify(result));
@@ -127,9 +128,11 @@ else {
   console.log(
     `${N} single adds, ${IN_FLIGHT} in flight: ${result.bytesPerAdd} B allocated per add (GC trace), ${result.cpuUsPerAdd} µs CPU per add, ${result.addsPerSecond} adds/s, ${result.addsPerScriptCall} adds per script call`,
   );
-  if (stopProfile) {
+  if (profile) {
     console.log(`cpu pass, top functions by self time (share of the busy samples):`);
-    for (const t of topFunctions) console.log(`${t.share.toFixed(1).padStart(5)}%  ${t.site}`);
+    for (const t of profile.sites) console.log(`${t.share.toFixed(1).padStart(5)}%  ${t.site}`);
+    console.log(`cpu pass by owner (each sample to the nearest frame up its stack that is delayq's, ioredis's or V8's):`);
+    for (const t of profile.owners) console.log(`${t.share.toFixed(1).padStart(5)}%  ${t.owner}`);
   }
   if (values.sites) {
     console.log(`top allocation sites, self bytes per add (sampling every ${values.interval} B):`);

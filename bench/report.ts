@@ -118,6 +118,7 @@ const ROWS: Row[] = [
   },
   { label: 'lateness p99, 1M pending', value: (r) => r.scale?.p99, unit: 'ms', lowerIsBetter: true },
   { label: 'worker script µs/call, 1M pending', value: (r) => r.scale?.scriptUsecPerCall, unit: 'µs', lowerIsBetter: true },
+  { label: '  the same per job that fell due (delayq hands out several a call)', value: (r) => r.scale?.scriptUsecPerJob, unit: 'µs', lowerIsBetter: true },
 ];
 
 /** Median and spread of one figure over the runs that have it. */

@@ -71,6 +71,12 @@ export interface Lateness {
   /** Mean server time per script call (EVALSHA/EVAL) while the window ran, when asked for. */
   scriptUsecPerCall?: number;
   /**
+   * The same server time per job that fell due, when asked for: a system whose claim hands out
+   * several jobs a call (delayq) and one that moves one job a call (BullMQ) compare here, not per
+   * call.
+   */
+  scriptUsecPerJob?: number;
+  /**
    * Redis CPU per job from the window's opening to the last ack, less the server's own idle
    * rate (its cron), µs, when asked for (`cpu`): what a worker keeping up at this rate costs
    * Redis, claims that find a job or two, acks and wake-ups included.
@@ -139,11 +145,14 @@ export async function lateness(
     scriptCallsPerJob = Math.round((((await scriptCalls(opts.cpu)) - from.calls) / n) * 100) / 100;
   }
   let scriptUsecPerCall: number | undefined;
+  let scriptUsecPerJob: number | undefined;
   if (opts.admin) {
     const stats = await opts.admin.info('commandstats');
     const m = [...stats.matchAll(/cmdstat_(evalsha|eval|fcall):calls=(\d+),usec=(\d+)/g)];
     const calls = m.reduce((a, x) => a + Number(x[2]), 0);
-    scriptUsecPerCall = calls ? Math.round((m.reduce((a, x) => a + Number(x[3]), 0) / calls) * 10) / 10 : Number.NaN;
+    const usec = m.reduce((a, x) => a + Number(x[3]), 0);
+    scriptUsecPerCall = calls ? Math.round((usec / calls) * 10) / 10 : Number.NaN;
+    scriptUsecPerJob = Math.round((usec / n) * 10) / 10;
   }
   const samples = (await child.samples()).sort((a, b) => a - b);
   await child.stop();
@@ -157,6 +166,7 @@ export async function lateness(
   };
   if (opts.keepSamples) out.samples = samples;
   if (scriptUsecPerCall !== undefined) out.scriptUsecPerCall = scriptUsecPerCall;
+  if (scriptUsecPerJob !== undefined) out.scriptUsecPerJob = scriptUsecPerJob;
   if (redisCpuUsPerJob !== undefined) out.redisCpuUsPerJob = redisCpuUsPerJob;
   if (scriptCallsPerJob !== undefined) out.scriptCallsPerJob = scriptCallsPerJob;
   return out;
