@@ -1,6 +1,15 @@
 /**
  * Turns the user's `connection` option into ioredis clients. A client the user passed in stays
  * theirs: delayq duplicates it for extra connections and never closes the original.
+ *
+ * Why ioredis, and not node-redis or a RESP codec of our own on the claim/ack connection (issue
+ * 35 item 6: a swap had to pay 1.5 µs a job): the worker's hot calls carry 50-100 jobs each, as
+ * one packed command (packed-command.ts) and one MessagePack reply string (msgpack-reply.ts), so
+ * the client's own work is per call, not per job. `npm run bench:worker -- --profile` puts
+ * ioredis at 16 % of a dispatching worker's CPU (~0.8 µs a job of ~4.9), half of it the socket
+ * writes any client makes: a client that cost nothing would save ~0.4 µs a job
+ * (docs/benchmarks.md, "the client question"). ioredis also brings the Cluster, Sentinel and
+ * re-send-after-reconnect behaviour every test here holds.
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 
