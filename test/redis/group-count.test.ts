@@ -13,6 +13,7 @@ import { queueKeys } from '../../src/store/redis/keys.js';
 import { uniqueName } from '../helpers/names.js';
 import { claimAll, paddedIds } from '../helpers/claims.js';
 import { metaFields } from '../helpers/meta-fields.js';
+import { commandsNaming } from '../helpers/monitor.js';
 import { newJob } from '../helpers/new-job.js';
 import { useRedis } from '../helpers/redis-fixture.js';
 import { serverTimeMs, until } from '../helpers/wait.js';
@@ -126,6 +127,52 @@ describe('the jobs of a group are counted', () => {
     assert.equal(await store.purge(q, 'dead', { all: true }), 1);
     await store.claim(q, 5, LEASE_MS, 3, 'w');
     assert.deepEqual(await groupMark(q), ['1', '0'], 'no job of a group at all: the count starts');
+  });
+
+  test('an ack reads its jobs’ groups once: the slots it gives back and the count it takes off come from the same read', async () => {
+    const store = newStore();
+    const q = uniqueName('ack-reads-once');
+    const k = queueKeys('dq', q);
+    const now = await serverTimeMs(fx.client);
+    const grouped = ['a', 'b', 'c', 'd', 'e', 'f'].map((id, i) => newJob(id, { delayMs: undefined, runAtMs: now - 100 + i, group: `g${i % 3}` }));
+    const plain = ['p', 'q'].map((id, i) => newJob(id, { delayMs: undefined, runAtMs: now - 50 + i }));
+    await store.add(q, [...grouped, ...plain]);
+    assert.deepEqual(await groupMark(q), ['1', '6']);
+    const held = (await store.claim(q, 10, LEASE_MS, 3, 'w')).jobs;
+    assert.equal(held.length, 8);
+    // Acked: four of a group, one of none, and one whose token is stale (not ended: not counted).
+    const byId = new Map(held.map((j) => [j.id, j]));
+    const acks = ['a', 'b', 'c', 'e', 'p'].map((id) => ({ id, token: byId.get(id)!.token }));
+    let answers: string[] = [];
+    const extras = [k.groupOf, k.flowOf, k.results, k.errors, k.logs, k.progress];
+    const seen = await commandsNaming(fx.client, extras, async () => {
+      answers = await store.complete(q, [...acks, { id: 'f', token: `${byId.get('f')!.token}0` }]);
+    });
+    assert.deepEqual(answers, ['ok', 'ok', 'ok', 'ok', 'ok', 'lease_lost']);
+    assert.deepEqual(
+      seen.filter((c) => c.command === 'HMGET'),
+      [{ command: 'HMGET', keys: [k.groupOf] }],
+      `one read of the jobs' groups: ${JSON.stringify(seen)}`,
+    );
+    // The jobs' extras go with them: one EXISTS of them all says only group-of is there, so no
+    // other is asked about on its own (a look key by key asked all eight).
+    assert.deepEqual(
+      seen.filter((c) => c.command === 'EXISTS' && c.keys.length === 1),
+      [{ command: 'EXISTS', keys: [k.groupOf] }],
+      JSON.stringify(seen),
+    );
+    assert.deepEqual(await groupMark(q), ['1', '2'], 'd and f have not ended');
+    assert.equal((await store.verify(q)).ok, true, 'group states and the count agree with the sets');
+    // The rest end too: the count reaches 0.
+    assert.deepEqual(
+      await store.complete(
+        q,
+        ['d', 'f', 'q'].map((id) => ({ id, token: byId.get(id)!.token })),
+      ),
+      ['ok', 'ok', 'ok'],
+    );
+    assert.deepEqual(await groupMark(q), ['1', '0']);
+    assert.equal((await store.verify(q)).ok, true);
   });
 
   test('verify() reports a count below the jobs of a group that have not ended', async () => {

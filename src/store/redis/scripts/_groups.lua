@@ -69,6 +69,10 @@ end
 -- ~22k instructions, the HGETALL and the loop ~9k; a one-job claim 396k -> 375k).
 local flow_cache = nil
 
+-- The last read of K_GROUP_OF this call made (groups_of), or nil: set back to nil as each call
+-- enters, so no call sees another's.
+local group_of_read = nil
+
 -- Jobs of a group, and jobs with a cost or a debounce key, counted (below): one top-level name
 -- for all its functions. A kind: its meta mark and count, and the fields flow() keeps them in;
 -- LIVE.key, the hash whose entries are its jobs (an entry outlives its job's death, so a retry
@@ -177,11 +181,28 @@ function LIVE.among(kind, ids, always)
   local f = flow()
   local c = f[kind.f_count]
   if #ids == 0 or not f[kind.f_mark] or c == nil or (c == 0 and not always) then return 0 end
+  local vals = LIVE.read_again(kind, ids) or hmget(LIVE.key(kind), ids)
   local n = 0
-  for _, v in ipairs(hmget(LIVE.key(kind), ids)) do
-    if v then n = n + 1 end
+  for i = 1, #ids do
+    if vals[i] then n = n + 1 end
   end
   return n
+end
+
+-- The entries of `ids` in K_GROUP_OF as groups_of last read them this call, when it read these
+-- very ids (in this order) and `kind` is groups; else nil. Used once: an entry changes only where
+-- a job is added or forgotten, which no call does between its leave_active and its finish's
+-- count (the one use), and a read used up cannot be met again after its jobs were forgotten.
+function LIVE.read_again(kind, ids)
+  local r = group_of_read
+  if kind ~= LIVE.GROUP or not r then return nil end
+  group_of_read = nil
+  if #r.ids ~= #ids then return nil end
+  local seen = r.ids
+  for i = 1, #ids do
+    if seen[i] ~= ids[i] then return nil end
+  end
+  return r.vals
 end
 
 -- Ended jobs leave the counts (finish, before their entries go).
@@ -445,7 +466,9 @@ local function GL()
 end
 
 -- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
--- never had a job of a group.
+-- never had a job of a group. The read is kept for the call (`group_of_read`: the ids as they
+-- were, and the entries as stored) so that LIVE.among, asked about the same jobs as an end
+-- counts them off, needs no second read (an ack's leave_active, then finish).
 local function groups_of(ids)
   local out = {}
   if not flow().grouped or #ids == 0 then
@@ -453,7 +476,12 @@ local function groups_of(ids)
     return out
   end
   local vals = hmget(K_GROUP_OF, ids)
-  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  local seen = {}
+  for i = 1, #ids do
+    out[i] = vals[i] or UNGROUPED
+    seen[i] = ids[i]
+  end
+  group_of_read = { ids = seen, vals = vals }
   return out
 end
 
