@@ -69,10 +69,6 @@ end
 -- ~22k instructions, the HGETALL and the loop ~9k; a one-job claim 396k -> 375k).
 local flow_cache = nil
 
--- The last read of K_GROUP_OF this call made (groups_of), or nil: set back to nil as each call
--- enters, so no call sees another's.
-local group_of_read = nil
-
 -- Jobs of a group, and jobs with a cost or a debounce key, counted (below): one top-level name
 -- for all its functions. A kind: its meta mark and count, and the fields flow() keeps them in;
 -- LIVE.key, the hash whose entries are its jobs (an entry outlives its job's death, so a retry
@@ -194,9 +190,10 @@ end
 -- a job is added or forgotten, which no call does between its leave_active and its finish's
 -- count (the one use), and a read used up cannot be met again after its jobs were forgotten.
 function LIVE.read_again(kind, ids)
-  local r = group_of_read
+  local f = flow()
+  local r = f.group_of_read
   if kind ~= LIVE.GROUP or not r then return nil end
-  group_of_read = nil
+  f.group_of_read = nil
   if #r.ids ~= #ids then return nil end
   local seen = r.ids
   for i = 1, #ids do
@@ -466,9 +463,10 @@ local function GL()
 end
 
 -- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
--- never had a job of a group. The read is kept for the call (`group_of_read`: the ids as they
--- were, and the entries as stored) so that LIVE.among, asked about the same jobs as an end
--- counts them off, needs no second read (an ack's leave_active, then finish).
+-- never had a job of a group. The read is kept for the call (in flow()'s table, made afresh by
+-- each call: `group_of_read`, the ids as they were and the entries as stored; not a top-level
+-- name of its own, as the library's are counted) so that LIVE.among, asked about the same jobs
+-- as an end counts them off, needs no second read (an ack's leave_active, then finish).
 local function groups_of(ids)
   local out = {}
   if not flow().grouped or #ids == 0 then
@@ -481,7 +479,7 @@ local function groups_of(ids)
     out[i] = vals[i] or UNGROUPED
     seen[i] = ids[i]
   end
-  group_of_read = { ids = seen, vals = vals }
+  flow().group_of_read = { ids = seen, vals = vals }
   return out
 end
 
