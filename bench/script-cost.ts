@@ -358,6 +358,33 @@ if (wanted(`backlog of ${N} in 1,000 groups`)) {
   await drain(name, `backlog of ${N} in 1,000 groups`);
 }
 
+// One job of a group a call: a grouped queue whose worker keeps up (each claim finds one job,
+// each ack gives its group's slot back), 200 jobs in 100 groups.
+if (wanted('claims and acks of one job of a group')) {
+  const SINGLE = Math.min(N, 200);
+  const name = `cost-${++queueNo}`;
+  const queue = new Queue(name, { store });
+  const due = (await server.client().time()).map(Number);
+  await addEach(queue, SINGLE, (n) => ({ id: `g${n}`, runAt: due[0]! * 1000 - 1000, group: `t${n % 100}` }));
+  let claimed = 0;
+  let completed = 0;
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
+  for (let i = 0; i < SINGLE; i++) {
+    instructions();
+    const res = await store.claim(name, 1, 600_000, 3, 'cost');
+    claimed += instructions(claimDumps);
+    await store.complete(
+      name,
+      res.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
+    completed += instructions(completeDumps);
+  }
+  const scenario = 'claims and acks of one job of a group';
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
+}
+
 await store.close();
 await server.stop();
 // --top: each row's costliest functions, per job (names from every dump of the run).

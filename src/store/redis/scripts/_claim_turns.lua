@@ -90,7 +90,9 @@ function TURNS.promote_to_lanes(promote_limit, f)
       if #again > 0 then call_chunked('ZADD', K_RATE_WAKE, again) end
     end
   end
-  local ready_count = redis.call('ZCARD', K_READY)
+  -- An empty ready set (no head before this claim) holds just what this claim put there.
+  local ready_count = 0
+  if ready_head or #ready_adds > 0 then ready_count = redis.call('ZCARD', K_READY) end
   -- Lanes that now have due jobs and room join the rotation's tail, in the order of their
   -- earliest job promoted here (the lane of no group: or its first job from before, if earlier).
   local joining = {}
