@@ -797,8 +797,9 @@ export class Queue<T = unknown> extends EventEmitter<QueueEvents> {
    * the scheduled set's members, so that claims on a queue without priorities keep add order with
    * no ready set: docs/operations.md, Upgrades). Bounded steps of about a millisecond each, safe
    * beside running workers of this version, and safe to run again; resolves to how many entries
-   * it rewrote (0 when there was nothing to do; a mark taken off, below, counts as one). Run it once no process of an older version uses
-   * the queue: an older worker cannot read the new form. A queue made by this version needs none.
+   * it rewrote (0 when there was nothing to do; a mark taken off, below, counts as one). Run it
+   * once no process of an older version uses the queue: an older worker cannot read the new
+   * form. A queue made by this version needs none.
    * On a queue that once had a job with a priority, it also checks whether one is left and, when
    * none is, gives claims of a backlog their one pass back (no ready set): docs/operations.md.
    */

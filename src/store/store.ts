@@ -678,8 +678,8 @@ export interface Store {
   /**
    * Converts what an older version stored to this version's forms, a bounded step per call until
    * none is left (today the scheduled set's members: wire.ts SCHEDULED_MEMBER); returns how many
-   * entries were rewritten (a queue's mark taken off counts as one). Safe to run again, and beside running workers of this version; not
-   * beside those of an older one. A store with no stored forms (memory) has nothing to convert.
+   * entries were rewritten (a queue's mark taken off counts as one). Safe to run again, and
+   * beside running workers of this version; not beside those of an older one. A store with no stored forms (memory) has nothing to convert.
    */
   migrate(queue: string): Promise<number>;
   /** Wake-up signals of these queues, on one connection. */
