@@ -130,6 +130,26 @@ async function addEach(queue: Queue, n: number, opts: (i: number) => AddOptions)
   }
 }
 
+/** `n` rounds of a claim of one job and its ack (a worker that keeps up): instructions per job for each. */
+async function oneAtATime(name: string, n: number, scenario: string): Promise<void> {
+  let claimed = 0;
+  let completed = 0;
+  const claimDumps: string[] = [];
+  const completeDumps: string[] = [];
+  for (let i = 0; i < n; i++) {
+    instructions();
+    const res = await store.claim(name, 1, 600_000, 3, 'cost');
+    claimed += instructions(claimDumps);
+    await store.complete(
+      name,
+      res.jobs.map((j) => ({ id: j.id, token: j.token })),
+    );
+    completed += instructions(completeDumps);
+  }
+  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / n, jobs: n, dumps: claimDumps });
+  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / n, jobs: n, dumps: completeDumps });
+}
+
 /** Claims until nothing is left, then acks every job in batches; instructions per job for each. */
 async function drain(name: string, scenario: string): Promise<void> {
   instructions();
@@ -251,22 +271,7 @@ if (wanted('single adds, one at a time') || wanted('claims and acks of one job')
   });
   const due = `cost-${++queueNo}`;
   await new Queue(due, { store }).addBulk(Array.from({ length: SINGLE }, (_, j) => ({ data: { n: j }, opts: { id: `d${j}` } })));
-  let claimed = 0;
-  let completed = 0;
-  const claimDumps: string[] = [];
-  const completeDumps: string[] = [];
-  for (let i = 0; i < SINGLE; i++) {
-    instructions();
-    const res = await store.claim(due, 1, 600_000, 3, 'cost');
-    claimed += instructions(claimDumps);
-    await store.complete(
-      due,
-      res.jobs.map((j) => ({ id: j.id, token: j.token })),
-    );
-    completed += instructions(completeDumps);
-  }
-  rows.push({ scenario: 'claims and acks of one job', script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
-  rows.push({ scenario: 'claims and acks of one job', script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
+  await oneAtATime(due, SINGLE, 'claims and acks of one job');
 }
 // Priorities and the mark (meta `prioritized`, counted in `ranked`): with a job with a priority
 // waiting (far ahead), backlogs go through the ready set and each ack reads its jobs' bodies for
@@ -366,23 +371,7 @@ if (wanted('claims and acks of one job of a group')) {
   const queue = new Queue(name, { store });
   const due = (await server.client().time()).map(Number);
   await addEach(queue, SINGLE, (n) => ({ id: `g${n}`, runAt: due[0]! * 1000 - 1000, group: `t${n % 100}` }));
-  let claimed = 0;
-  let completed = 0;
-  const claimDumps: string[] = [];
-  const completeDumps: string[] = [];
-  for (let i = 0; i < SINGLE; i++) {
-    instructions();
-    const res = await store.claim(name, 1, 600_000, 3, 'cost');
-    claimed += instructions(claimDumps);
-    await store.complete(
-      name,
-      res.jobs.map((j) => ({ id: j.id, token: j.token })),
-    );
-    completed += instructions(completeDumps);
-  }
-  const scenario = 'claims and acks of one job of a group';
-  rows.push({ scenario, script: 'claim', instructionsPerJob: claimed / SINGLE, jobs: SINGLE, dumps: claimDumps });
-  rows.push({ scenario, script: 'complete', instructionsPerJob: completed / SINGLE, jobs: SINGLE, dumps: completeDumps });
+  await oneAtATime(name, SINGLE, 'claims and acks of one job of a group');
 }
 
 await store.close();
