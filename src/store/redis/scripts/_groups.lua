@@ -185,8 +185,8 @@ function LIVE.among(kind, ids, always)
   return n
 end
 
--- The entries of `ids` in K_GROUP_OF as groups_of last read them this call, when it read these
--- very ids (in this order) and `kind` is groups; else nil. Used once: an entry changes only where
+-- The entries of `ids` in K_GROUP_OF as leave_active's groups_of kept them this call, when it
+-- read these very ids (in this order) and `kind` is groups; else nil. Used once: an entry changes only where
 -- a job is added or forgotten, which no call does between its leave_active and its finish's
 -- count (the one use), and a read used up cannot be met again after its jobs were forgotten.
 function LIVE.read_again(kind, ids)
@@ -463,23 +463,24 @@ local function GL()
 end
 
 -- The group of each id (UNGROUPED for none), one HMGET for all; all UNGROUPED on a queue that
--- never had a job of a group. The read is kept for the call (in flow()'s table, made afresh by
--- each call: `group_of_read`, the ids as they were and the entries as stored; not a top-level
--- name of its own, as the library's are counted) so that LIVE.among, asked about the same jobs
--- as an end counts them off, needs no second read (an ack's leave_active, then finish).
-local function groups_of(ids)
+-- never had a job of a group. With `keep` (leave_active: its jobs are about to end) the read is
+-- kept for the call (in flow()'s table, made afresh by each call: `group_of_read`, the ids as
+-- they were and the entries as stored; not a top-level name of its own, as the library's are
+-- counted) so that finish's count (LIVE.among) needs no second read. Claims and listings keep
+-- nothing: their reads are not asked again, and a claim's promotion reads a thousand ids.
+local function groups_of(ids, keep)
   local out = {}
   if not flow().grouped or #ids == 0 then
     for i = 1, #ids do out[i] = UNGROUPED end
     return out
   end
   local vals = hmget(K_GROUP_OF, ids)
-  local seen = {}
-  for i = 1, #ids do
-    out[i] = vals[i] or UNGROUPED
-    seen[i] = ids[i]
+  for i = 1, #ids do out[i] = vals[i] or UNGROUPED end
+  if keep then
+    local seen = {}
+    for i = 1, #ids do seen[i] = ids[i] end
+    flow().group_of_read = { ids = seen, vals = vals }
   end
-  flow().group_of_read = { ids = seen, vals = vals }
   return out
 end
 

@@ -91,7 +91,8 @@ local function leave_active(ids)
   call_chunked('ZREM', K_ACTIVE, ids)
   -- No job of a group running (LIVE): no slot to give back.
   if f.grouped and LIVE.turns(f) then
-    local groups = groups_of(ids)
+    -- Kept for finish's count of the jobs of a group that end (groups_of).
+    local groups = groups_of(ids, true)
     local L = GL()
     L.load_groups(groups)
     local freed, order = {}, {}
